@@ -1,0 +1,39 @@
+// Lint rules: typed TypeScript, no `any`, and the one-way import direction of docs/architecture.md.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Folders a layer may not import from (http → api → engine → index → storage; leaves import no layer). */
+const forbidden = {
+  'src/storage': ['http', 'api', 'engine', 'index', 'cli'],
+  'src/index': ['http', 'api', 'engine', 'cli'],
+  'src/engine': ['http', 'api', 'cli'],
+  'src/api': ['http', 'cli'],
+  'src/model': ['http', 'api', 'engine', 'index', 'storage', 'cli'],
+  'src/domain': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli'],
+};
+
+const layerRules = Object.entries(forbidden).map(([dir, bans]) => ({
+  files: [`${dir}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', {
+      patterns: bans.map((b) => ({ group: [`**/${b}/*`, `../${b}/*`, `../../${b}/*`], message: `${dir} may not import from src/${b} (one-way imports)` })),
+    }],
+  },
+}));
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'build/**', 'node_modules/**', 'assembly/**', 'data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['bin/**/*.js', '*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  ...layerRules,
+);

@@ -1,0 +1,141 @@
+// Wire-shaped value types shared by every layer: tuples, stores, models, changes, assertions.
+// Field names are the JSON names of the OpenFGA API (snake_case, except the rewrite keys).
+
+/** JSON object as carried by `context` fields (google.protobuf.Struct). */
+export type JsonObject = { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+
+/** A condition attached to a tuple: `{name: "in_office", context: {ip: "10.0.0.1"}}`. */
+export interface RelationshipCondition {
+  readonly name: string;
+  readonly context?: JsonObject | undefined;
+}
+
+/** `document:1#viewer@user:anne`, optionally conditioned. */
+export interface TupleKey {
+  readonly user: string;
+  readonly relation: string;
+  readonly object: string;
+  readonly condition?: RelationshipCondition | undefined;
+}
+
+/** A stored tuple with the time it was written (RFC 3339). */
+export interface Tuple {
+  readonly key: TupleKey;
+  readonly timestamp: string;
+}
+
+export type TupleOperation = 'TUPLE_OPERATION_WRITE' | 'TUPLE_OPERATION_DELETE';
+
+export interface TupleChange {
+  readonly tuple_key: TupleKey;
+  readonly operation: TupleOperation;
+  readonly timestamp: string;
+}
+
+export interface Store {
+  readonly id: string;
+  readonly name: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly deleted_at?: string | undefined;
+}
+
+export type Consistency = 'UNSPECIFIED' | 'MINIMIZE_LATENCY' | 'HIGHER_CONSISTENCY';
+
+// ---- Authorization model JSON (schema 1.1 / 1.2) ----
+
+export interface ObjectRelation {
+  object?: string;
+  relation?: string;
+}
+
+export interface TupleToUsersetJson {
+  tupleset: ObjectRelation;
+  computedUserset: ObjectRelation;
+}
+
+/** A rewrite node: exactly one key is set. */
+export interface UsersetJson {
+  this?: Record<string, never>;
+  computedUserset?: ObjectRelation;
+  tupleToUserset?: TupleToUsersetJson;
+  union?: { child: UsersetJson[] };
+  intersection?: { child: UsersetJson[] };
+  difference?: { base: UsersetJson; subtract: UsersetJson };
+}
+
+export interface RelationReferenceJson {
+  type: string;
+  relation?: string;
+  wildcard?: Record<string, never>;
+  condition?: string;
+}
+
+export interface SourceInfoJson {
+  file?: string;
+}
+
+export interface RelationMetadataJson {
+  directly_related_user_types?: RelationReferenceJson[];
+  module?: string;
+  source_info?: SourceInfoJson | null;
+}
+
+export interface TypeMetadataJson {
+  relations?: Record<string, RelationMetadataJson> | null;
+  module?: string;
+  source_info?: SourceInfoJson | null;
+}
+
+export interface TypeDefinitionJson {
+  type: string;
+  relations?: Record<string, UsersetJson>;
+  metadata?: TypeMetadataJson | null;
+}
+
+export type ConditionTypeName =
+  | 'TYPE_NAME_UNSPECIFIED'
+  | 'TYPE_NAME_ANY'
+  | 'TYPE_NAME_BOOL'
+  | 'TYPE_NAME_STRING'
+  | 'TYPE_NAME_INT'
+  | 'TYPE_NAME_UINT'
+  | 'TYPE_NAME_DOUBLE'
+  | 'TYPE_NAME_DURATION'
+  | 'TYPE_NAME_TIMESTAMP'
+  | 'TYPE_NAME_MAP'
+  | 'TYPE_NAME_LIST'
+  | 'TYPE_NAME_IPADDRESS';
+
+export interface ConditionParamTypeRefJson {
+  type_name: ConditionTypeName;
+  generic_types?: ConditionParamTypeRefJson[];
+}
+
+export interface ConditionJson {
+  name: string;
+  expression: string;
+  parameters?: Record<string, ConditionParamTypeRefJson>;
+  metadata?: { module?: string; source_info?: SourceInfoJson | null } | null;
+}
+
+/** A model as written by a client (no id yet). */
+export interface AuthorizationModelInput {
+  schema_version: string;
+  type_definitions: TypeDefinitionJson[];
+  conditions?: Record<string, ConditionJson>;
+}
+
+/** A stored, immutable model. */
+export interface AuthorizationModel extends AuthorizationModelInput {
+  id: string;
+}
+
+/** An assertion stored per model: the expected answer of one Check. */
+export interface Assertion {
+  readonly tuple_key: { user: string; relation: string; object: string };
+  readonly expectation: boolean;
+  readonly contextual_tuples?: TupleKey[];
+  readonly context?: JsonObject;
+}

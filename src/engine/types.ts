@@ -1,0 +1,217 @@
+// The service facade: every operation of the API, in-process, on validated inputs.
+// The HTTP layer, the msgpack channel, the CLI and embedders (`import { openLatch } from 'latch'`)
+// all call this one interface. Inputs have passed shape validation (patterns, lengths, counts)
+// at the edge; the service does every model-dependent validation and throws AppError with the
+// per-API codes of semantics.md Appendix A.3.
+
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Consistency,
+  JsonObject,
+  Store,
+  Tuple,
+  TupleChange,
+  TupleKey,
+} from '../domain/types.js';
+import type { AppError } from '../errors.js';
+import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
+
+export interface CheckTupleKey {
+  readonly user: string;
+  readonly relation: string;
+  readonly object: string;
+}
+
+/** Fields shared by every query. `modelId` omitted → the store's latest model. */
+export interface QueryBase {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  /** Validated like writes (semantics.md §4.2), duplicates accepted; at most 100. */
+  readonly contextualTuples: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+  readonly consistency: Consistency;
+}
+
+export interface CheckInput extends QueryBase {
+  readonly tupleKey: CheckTupleKey;
+}
+
+export interface CheckResult {
+  readonly allowed: boolean;
+  /** The resolved model id (for the Openfga-Authorization-Model-Id header). */
+  readonly modelId: string;
+}
+
+export interface BatchCheckItem {
+  readonly correlationId: string;
+  readonly tupleKey: CheckTupleKey;
+  readonly contextualTuples: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+}
+
+export interface BatchCheckInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly checks: readonly BatchCheckItem[];
+  readonly consistency: Consistency;
+}
+
+export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
+
+export interface BatchCheckResult {
+  readonly modelId: string;
+  /** correlationId → outcome; one entry per input item. */
+  readonly results: ReadonlyMap<string, BatchCheckOutcome>;
+}
+
+export interface ListObjectsInput extends QueryBase {
+  readonly type: string;
+  readonly relation: string;
+  readonly user: string;
+}
+
+export interface ListObjectsResult {
+  readonly objects: string[];
+  readonly modelId: string;
+}
+
+export interface UserFilter {
+  readonly type: string;
+  readonly relation?: string | undefined;
+}
+
+export interface ListUsersInput extends QueryBase {
+  readonly object: { readonly type: string; readonly id: string };
+  readonly relation: string;
+  readonly userFilters: readonly UserFilter[];
+}
+
+/** Exactly one key set, as OpenFGA returns it. */
+export type ListedUser =
+  | { readonly object: { readonly type: string; readonly id: string } }
+  | { readonly userset: { readonly type: string; readonly id: string; readonly relation: string } }
+  | { readonly wildcard: { readonly type: string } };
+
+export interface ListUsersResult {
+  readonly users: ListedUser[];
+  readonly modelId: string;
+}
+
+export interface ExpandInput extends Omit<QueryBase, 'context'> {
+  readonly object: string;
+  readonly relation: string;
+}
+
+/** Expand's tree, exactly the JSON shape of semantics.md §6.4. */
+export interface UsersetTreeNode {
+  readonly name: string;
+  readonly leaf?: {
+    readonly users?: { readonly users: string[] };
+    readonly computed?: { readonly userset: string };
+    readonly tupleToUserset?: { readonly tupleset: string; readonly computed: { readonly userset: string }[] };
+  };
+  readonly union?: { readonly nodes: UsersetTreeNode[] };
+  readonly intersection?: { readonly nodes: UsersetTreeNode[] };
+  readonly difference?: { readonly base: UsersetTreeNode; readonly subtract: UsersetTreeNode };
+}
+
+export interface ExpandResult {
+  readonly tree: { readonly root: UsersetTreeNode };
+  readonly modelId: string;
+}
+
+export interface WriteInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly writes: readonly TupleKey[];
+  readonly deletes: readonly TupleKey[];
+  readonly onDuplicate: 'error' | 'ignore';
+  readonly onMissing: 'error' | 'ignore';
+}
+
+export interface WriteOutput {
+  readonly modelId: string;
+  readonly revision: number;
+}
+
+export interface ReadInput extends PageRequest {
+  readonly storeId: string;
+  readonly filter: TupleFilter;
+  readonly consistency: Consistency;
+}
+
+export interface ReadChangesInput extends PageRequest {
+  readonly storeId: string;
+  readonly type?: string | undefined;
+  readonly startTime?: string | undefined;
+}
+
+export interface Latch {
+  // stores
+  createStore(name: string): Promise<Store>;
+  /** Throws store_id_not_found. */
+  getStore(storeId: string): Promise<Store>;
+  listStores(query: PageRequest & { name?: string | undefined }): Promise<Page<Store>>;
+  /** Throws store_id_not_found. */
+  deleteStore(storeId: string): Promise<void>;
+
+  // models
+  /** Validates (400 with D5 codes), stores, compiles; returns the new model id. */
+  writeModel(storeId: string, model: AuthorizationModelInput): Promise<string>;
+  /** Throws authorization_model_not_found. */
+  readModel(storeId: string, modelId: string): Promise<AuthorizationModel>;
+  listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>>;
+
+  // assertions
+  readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
+  writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void>;
+
+  // tuples
+  write(input: WriteInput): Promise<WriteOutput>;
+  read(input: ReadInput): Promise<Page<Tuple>>;
+  readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
+
+  // queries
+  check(input: CheckInput): Promise<CheckResult>;
+  batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
+  listObjects(input: ListObjectsInput): Promise<ListObjectsResult>;
+  /** Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream. */
+  streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;
+  listUsers(input: ListUsersInput): Promise<ListUsersResult>;
+  expand(input: ExpandInput): Promise<ExpandResult>;
+
+  /** Resolves when every store's index is loaded (readiness). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Engine limits; every field has the OpenFGA default. */
+export interface EngineConfig {
+  readonly resolveDepth: number; // 25
+  readonly listObjectsMaxResults: number; // 1000
+  readonly listObjectsDeadlineMs: number; // 3000
+  readonly listUsersMaxResults: number; // 1000
+  readonly listUsersDeadlineMs: number; // 3000
+  readonly checkDeadlineMs: number; // 3000
+  readonly maxBatchCheckItems: number; // 50
+  readonly maxContextualTuples: number; // 100
+  readonly maxTuplesPerWrite: number; // 100
+  readonly workers: number; // 0 = inline only
+  readonly cacheSize: number; // result cache entries, 0 = off
+}
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  resolveDepth: 25,
+  listObjectsMaxResults: 1000,
+  listObjectsDeadlineMs: 3000,
+  listUsersMaxResults: 1000,
+  listUsersDeadlineMs: 3000,
+  checkDeadlineMs: 3000,
+  maxBatchCheckItems: 50,
+  maxContextualTuples: 100,
+  maxTuplesPerWrite: 100,
+  workers: 2,
+  cacheSize: 100_000,
+};

@@ -1,0 +1,106 @@
+// The storage contract: one interface, two backends (LevelDB in ./level.ts, memory in ./memory.ts),
+// one test suite (test/storage/suite.ts) run against both.
+//
+// Guarantees every backend keeps:
+// - every mutating call is one atomic batch (LevelDB: one `batch()` with `sync: true`) and is
+//   durable when its promise resolves; a call that rejects changed nothing;
+// - each tuple write bumps the store's revision by exactly one (revisions strictly increase) and
+//   records one change per tuple (deletes before writes, in request order);
+// - a deleted store vanishes from every read at once (tombstone) and its keys are reclaimed later
+//   in the background, never with `db.clear()`.
+// Inputs are already validated by the caller (api/engine); storage only enforces existence rules.
+
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
+
+/** A page of results; `next` is an opaque backend cursor, undefined at the end. */
+export interface Page<T> {
+  readonly items: T[];
+  readonly next?: string | undefined;
+}
+
+export interface PageRequest {
+  /** 1..100; validated by the caller. */
+  readonly pageSize: number;
+  /** A cursor returned as `next` by the same call with the same filter. Invalid → AppError invalid_continuation_token. */
+  readonly after?: string | undefined;
+}
+
+/** Read filter (OpenFGA Read rules): `object` is `T:id` or `T:` (type only); `user` is any user string. */
+export interface TupleFilter {
+  readonly object?: string | undefined;
+  readonly relation?: string | undefined;
+  readonly user?: string | undefined;
+}
+
+export interface TupleWrite {
+  /** Deleted first, in order; a delete ignores any condition. */
+  readonly deletes: readonly TupleKey[];
+  readonly writes: readonly TupleKey[];
+  /** 'error': writing an existing key fails with write_failed_due_to_invalid_input; 'ignore': skipped if identical, 409 transaction_conflict if the condition differs. */
+  readonly onDuplicate: 'error' | 'ignore';
+  /** 'error': deleting a missing key fails with write_failed_due_to_invalid_input; 'ignore': skipped. */
+  readonly onMissing: 'error' | 'ignore';
+}
+
+export interface WriteResult {
+  /** The store's revision after this write (unchanged when every op was ignored). */
+  readonly revision: number;
+  /** RFC 3339 time stamped on the tuples and changes of this write. */
+  readonly timestamp: string;
+  /** The tuples actually deleted and written (ignored ones left out), for index maintenance. */
+  readonly deleted: readonly TupleKey[];
+  readonly written: readonly TupleKey[];
+}
+
+export interface ChangeQuery extends PageRequest {
+  /** Only changes whose object type equals this. */
+  readonly type?: string | undefined;
+  /** Only changes at or after this time (RFC 3339). */
+  readonly startTime?: string | undefined;
+}
+
+export interface StoreQuery extends PageRequest {
+  /** Exact store name filter. */
+  readonly name?: string | undefined;
+}
+
+export interface Storage {
+  /** A human-readable name of the backend: 'leveldb' or 'memory'. */
+  readonly kind: string;
+  close(): Promise<void>;
+
+  createStore(name: string): Promise<Store>;
+  /** Undefined when unknown or deleted. */
+  getStore(id: string): Promise<Store | undefined>;
+  listStores(query: StoreQuery): Promise<Page<Store>>;
+  /** Tombstones the store; false when unknown or already deleted. */
+  deleteStore(id: string): Promise<boolean>;
+
+  /** Stores a new immutable model with a fresh ULID (greater than every earlier id of the store). */
+  writeModel(storeId: string, model: AuthorizationModelInput): Promise<AuthorizationModel>;
+  getModel(storeId: string, id: string): Promise<AuthorizationModel | undefined>;
+  /** The model with the greatest id, or undefined when the store has none. */
+  latestModel(storeId: string): Promise<AuthorizationModel | undefined>;
+  /** Newest first. */
+  listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>>;
+
+  /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
+  writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
+  /** Tuples matching the filter, in a stable order (object, relation, user). */
+  readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>>;
+  /** Every tuple of the store with the revision it was read at; used to build the index. */
+  scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }>;
+  /** Changes oldest first. */
+  readChanges(storeId: string, query: ChangeQuery): Promise<Page<TupleChange>>;
+  /** The store's current revision (0 before the first tuple write). */
+  revision(storeId: string): Promise<number>;
+
+  readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
+  /** Replaces the model's assertions. */
+  writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** LevelDB directory; omitted → in-memory backend. */
+  readonly path?: string | undefined;
+}
