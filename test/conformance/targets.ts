@@ -1,0 +1,7 @@
+// The registry of conformance targets. To add one: one import and one array entry.
+import type { Target } from './types.js';
+import { languageTarget } from './language.js';
+
+export const targets: readonly Target[] = [
+  languageTarget,
+];
