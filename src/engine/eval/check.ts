@@ -1,0 +1,183 @@
+// The reference Check evaluator (semantics.md §5): a direct, three-valued recursion over the
+// compiled model and a TupleView. The fast walker is differential-tested against it.
+//
+// Outcomes: TRUE, FALSE, CYCLE (FALSE carrying the cycle flag, §5.10) or an AppError (ERROR:
+// a condition evaluation failure, or the depth limit). Depth counts tuple hops only (§5.11).
+// Example: `doc:1#viewer@group:eng#member`, `group:eng#member@user:anne` →
+//   evalCheck(ctx, 'doc:1', 'viewer', 'user:anne') = true (one userset hop, depth 1).
+
+import { parseObject, parseUser, type ParsedUser } from '../../domain/tuple.js';
+import { AppError, fail } from '../../errors.js';
+import type { TupleEntry } from '../../index/types.js';
+import type { Rewrite } from '../../model/types.js';
+import { RequestState, type EvalContext, type TupleOutcome } from './context.js';
+
+export const FALSE = 0;
+export const TRUE = 1;
+export const CYCLE = 2;
+/** A three-valued outcome; CYCLE is FALSE with the cycle flag. */
+export type Outcome = typeof FALSE | typeof TRUE | typeof CYCLE | AppError;
+
+/** Union: TRUE > ERROR > CYCLE > FALSE. */
+export function orOutcome(a: Outcome, b: Outcome): Outcome {
+  if (a === TRUE || b === TRUE) return TRUE;
+  if (a instanceof AppError) return a;
+  if (b instanceof AppError) return b;
+  return a === CYCLE || b === CYCLE ? CYCLE : FALSE;
+}
+
+function fromCondition(c: TupleOutcome): Outcome {
+  return c === true ? TRUE : c === false ? FALSE : c;
+}
+
+/** Check evaluation for one subject; reusable for many (object, relation) pairs of one request. */
+export class Checker {
+  private readonly subject: ParsedUser;
+  private readonly path = new Set<string>();
+  private steps = 0;
+
+  constructor(
+    readonly state: RequestState,
+    readonly user: string,
+  ) {
+    const parsed = parseUser(user);
+    if (!parsed) throw fail.validation(`invalid user '${user}'`);
+    this.subject = parsed;
+  }
+
+  /** `eval(o, r, s, {}, 0)` as a boolean: FALSE/CYCLE → false, ERROR thrown. */
+  check(object: string, relation: string): boolean {
+    const out = this.eval(object, relation, 0);
+    if (out instanceof AppError) throw out;
+    return out === TRUE;
+  }
+
+  /** §5.2 steps 1-5. */
+  eval(object: string, relation: string, depth: number): Outcome {
+    if (depth >= this.state.ctx.resolveDepth) return fail.tooComplex();
+    const key = `${object}#${relation}`;
+    if (this.path.has(key)) return CYCLE;
+    if (key === this.user) return TRUE;
+    if ((++this.steps & 1023) === 0) this.state.checkDeadline();
+    const type = parseObject(object)?.type ?? '';
+    const rel = this.state.ctx.model.types.get(type)?.relations.get(relation);
+    if (!rel) return FALSE;
+    this.path.add(key);
+    try {
+      return this.rewrite(object, relation, rel.rewrite, depth);
+    } finally {
+      this.path.delete(key);
+    }
+  }
+
+  private rewrite(object: string, relation: string, rw: Rewrite, depth: number): Outcome {
+    switch (rw.kind) {
+      case 'this':
+        return this.direct(object, relation, depth);
+      case 'computed':
+        return this.eval(object, rw.relation, depth);
+      case 'ttu':
+        return this.ttu(object, rw.tupleset, rw.computed, depth);
+      case 'union': {
+        let acc: Outcome = FALSE;
+        for (const c of rw.children) {
+          acc = orOutcome(acc, this.rewrite(object, relation, c, depth));
+          if (acc === TRUE) return TRUE;
+        }
+        return acc;
+      }
+      case 'intersection':
+        return this.intersection(object, relation, rw.children, depth);
+      case 'difference':
+        return this.difference(object, relation, rw.base, rw.subtract, depth);
+    }
+  }
+
+  /** FALSE > CYCLE > ERROR > TRUE; a plain FALSE is decisive, so stop there. */
+  private intersection(object: string, relation: string, children: readonly Rewrite[], depth: number): Outcome {
+    let cycle = false;
+    let err: AppError | undefined;
+    for (const c of children) {
+      const out = this.rewrite(object, relation, c, depth);
+      if (out === FALSE) return FALSE;
+      if (out === CYCLE) cycle = true;
+      else if (out instanceof AppError) err ??= out;
+    }
+    return cycle ? CYCLE : (err ?? TRUE);
+  }
+
+  /** base FALSE/CYCLE decides; then subtract TRUE → FALSE, CYCLE → CYCLE; then errors. */
+  private difference(object: string, relation: string, base: Rewrite, subtract: Rewrite, depth: number): Outcome {
+    const b = this.rewrite(object, relation, base, depth);
+    if (b === FALSE || b === CYCLE) return b;
+    const s = this.rewrite(object, relation, subtract, depth);
+    if (s === TRUE) return FALSE;
+    if (s === CYCLE) return CYCLE;
+    if (b instanceof AppError) return b;
+    if (s instanceof AppError) return s;
+    return TRUE;
+  }
+
+  /** §5.4.1: exact tuple, typed wildcard, then userset tuples (one hop each). */
+  private direct(object: string, relation: string, depth: number): Outcome {
+    const s = this.subject;
+    const wildcard = s.kind === 'object' ? `${s.type}:*` : undefined;
+    let acc: Outcome = FALSE;
+    let exactSeen = false;
+    let wildSeen = false;
+    const usersets: TupleEntry[] = [];
+    for (const t of this.state.validUsers(object, relation)) {
+      if (t.user === this.user) {
+        // Exact-key lookup: the first copy (contextual before stored) is the one evaluated.
+        if (exactSeen) continue;
+        exactSeen = true;
+        acc = orOutcome(acc, fromCondition(this.state.condition(t)));
+      } else if (t.user === wildcard) {
+        if (wildSeen) continue;
+        wildSeen = true;
+        acc = orOutcome(acc, fromCondition(this.state.condition(t)));
+      } else if (t.user.includes('#')) {
+        usersets.push(t);
+      }
+      if (acc === TRUE) return TRUE;
+    }
+    for (const t of usersets) {
+      acc = orOutcome(acc, this.viaUserset(t, depth));
+      if (acc === TRUE) return TRUE;
+    }
+    return acc;
+  }
+
+  private viaUserset(t: TupleEntry, depth: number): Outcome {
+    const cond = this.state.condition(t);
+    if (cond !== true) return cond === false ? FALSE : cond;
+    const hash = t.user.lastIndexOf('#');
+    return this.eval(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1);
+  }
+
+  /** §5.4.3: parents via valid tupleset tuples; parents whose type lacks `computed` are skipped. */
+  private ttu(object: string, tupleset: string, computed: string, depth: number): Outcome {
+    let acc: Outcome = FALSE;
+    for (const t of this.state.validUsers(object, tupleset)) {
+      const cond = this.state.condition(t);
+      if (cond !== true) {
+        acc = orOutcome(acc, cond === false ? FALSE : cond);
+        continue;
+      }
+      const ptype = parseObject(t.user)?.type ?? '';
+      if (!this.state.ctx.model.types.get(ptype)?.relations.has(computed)) continue;
+      acc = orOutcome(acc, this.eval(t.user, computed, depth + 1));
+      if (acc === TRUE) return TRUE;
+    }
+    return acc;
+  }
+}
+
+/**
+ * Check(user, relation, object) with exact v1 semantics. Throws `fail.tooComplex()` (2002) when
+ * the depth limit decides the answer, `AppError('validation_error')` (2000) when a condition error
+ * does, and `deadline_exceeded` once `ctx.deadline` passes. Inputs are assumed validated.
+ */
+export function evalCheck(ctx: EvalContext, object: string, relation: string, user: string): boolean {
+  return new Checker(new RequestState(ctx), user).check(object, relation);
+}
