@@ -1,0 +1,63 @@
+// Model resolution for queries and writes: an explicit id or the store's latest model, compiled
+// once and cached. Models are immutable, so a compiled model never goes stale; only "latest"
+// moves, and it moves only through `noteWritten`.
+
+import type { AuthorizationModel } from '../domain/types.js';
+import { isUlid } from '../domain/ids.js';
+import { fail } from '../errors.js';
+import { compileModel } from '../model/compile.js';
+import type { CompiledModel } from '../model/types.js';
+import type { Storage } from '../storage/types.js';
+
+const MAX_CACHED = 1024;
+
+export class ModelCache {
+  private readonly compiled = new Map<string, CompiledModel>();
+  private readonly latest = new Map<string, string>();
+
+  constructor(private readonly storage: Storage) {}
+
+  /** The model `modelId` of the store, or its latest when `modelId` is empty; throws 2001 / 2020. */
+  async resolve(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
+    if (modelId) return this.byId(storeId, modelId);
+    const known = this.latest.get(storeId);
+    if (known) return this.byId(storeId, known);
+    const model = await this.storage.latestModel(storeId);
+    if (!model) throw fail.latestModelNotFound(storeId);
+    this.latest.set(storeId, model.id);
+    return this.remember(storeId, model);
+  }
+
+  /** Records a freshly written model as the store's latest and returns it compiled. */
+  noteWritten(storeId: string, model: AuthorizationModel): CompiledModel {
+    this.latest.set(storeId, model.id);
+    return this.remember(storeId, model);
+  }
+
+  forgetStore(storeId: string): void {
+    this.latest.delete(storeId);
+    for (const key of this.compiled.keys()) if (key.startsWith(`${storeId}/`)) this.compiled.delete(key);
+  }
+
+  private async byId(storeId: string, modelId: string): Promise<CompiledModel> {
+    const hit = this.compiled.get(`${storeId}/${modelId}`);
+    if (hit) return hit;
+    if (!isUlid(modelId)) throw fail.modelNotFound(modelId);
+    const model = await this.storage.getModel(storeId, modelId);
+    if (!model) throw fail.modelNotFound(modelId);
+    return this.remember(storeId, model);
+  }
+
+  private remember(storeId: string, model: AuthorizationModel): CompiledModel {
+    const key = `${storeId}/${model.id}`;
+    const hit = this.compiled.get(key);
+    if (hit) return hit;
+    if (this.compiled.size >= MAX_CACHED) {
+      const oldest = this.compiled.keys().next();
+      if (!oldest.done) this.compiled.delete(oldest.value);
+    }
+    const compiled = compileModel(model);
+    this.compiled.set(key, compiled);
+    return compiled;
+  }
+}
