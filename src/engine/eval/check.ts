@@ -159,13 +159,13 @@ export class Checker {
   private ttu(object: string, tupleset: string, computed: string, depth: number): Outcome {
     let acc: Outcome = FALSE;
     for (const t of this.state.validUsers(object, tupleset)) {
-      const cond = this.state.condition(t);
-      if (cond !== true) {
-        acc = orOutcome(acc, cond === false ? FALSE : cond);
-        continue;
-      }
       const ptype = parseObject(t.user)?.type ?? '';
       if (!this.state.ctx.model.types.get(ptype)?.relations.has(computed)) continue;
+      const cond = this.state.condition(t);
+      if (cond !== true) {
+        acc = orOutcome(acc, fromCondition(cond));
+        continue;
+      }
       acc = orOutcome(acc, this.eval(t.user, computed, depth + 1));
       if (acc === TRUE) return TRUE;
     }

@@ -1,0 +1,146 @@
+// A slow, obviously correct reference for Check, ListObjects and ListUsers, transcribed directly
+// from semantics.md §5.2-5.10 and §6.1/§6.3 over a plain tuple array. It shares nothing with
+// src/engine/eval: no indexes, no memo tables, no short-circuits. Contextual tuples go first.
+
+import type { JsonObject, TupleKey } from '../../src/domain/types.js';
+import type { CompiledModel, Rewrite } from '../../src/model/types.js';
+
+/** T, F, C (false with the cycle flag) or an error code (2000 condition, 2002 depth). */
+export type O = 'T' | 'F' | 'C' | 2000 | 2002;
+
+export interface OracleInput {
+  model: CompiledModel;
+  tuples: readonly TupleKey[];
+  context?: JsonObject | undefined;
+  depthLimit?: number;
+}
+
+const typeOf = (s: string): string => s.slice(0, s.indexOf(':'));
+const isErr = (o: O): o is 2000 | 2002 => typeof o === 'number';
+
+function or(xs: O[]): O {
+  if (xs.includes('T')) return 'T';
+  const e = xs.find(isErr);
+  if (e !== undefined) return e;
+  return xs.includes('C') ? 'C' : 'F';
+}
+
+function and(xs: O[]): O {
+  if (xs.includes('F')) return 'F';
+  if (xs.includes('C')) return 'C';
+  const e = xs.find(isErr);
+  return e ?? 'T';
+}
+
+function butNot(b: O, s: O): O {
+  if (b === 'F' || b === 'C') return b;
+  if (s === 'T') return 'F';
+  if (s === 'C') return 'C';
+  if (isErr(b)) return b;
+  if (isErr(s)) return s;
+  return 'T';
+}
+
+/** A tuple hop: its condition must hold (F and errors stand as they are) before recursing. */
+const then = (c: O, next: () => O): O => (c === 'T' ? next() : c);
+
+/** §4.5: the tuple still fits the model (rules 5-7 of §4.2 and the relation exists). */
+export function oracleValid(m: CompiledModel, t: TupleKey): boolean {
+  const rel = m.types.get(typeOf(t.object))?.relations.get(t.relation);
+  if (!rel || t.object.endsWith(':*')) return false;
+  const [uobj, urel] = t.user.split('#') as [string, string | undefined];
+  const utype = typeOf(uobj);
+  if (!m.types.has(utype)) return false;
+  if (urel !== undefined && !m.types.get(utype)?.relations.has(urel)) return false;
+  const wild = uobj.endsWith(':*');
+  if (rel.isTupleset && (wild || urel !== undefined)) return false;
+  const forms = rel.directTypes.filter((d) => d.type === utype && d.wildcard === wild && d.relation === (wild ? undefined : urel));
+  if (forms.length === 0) return false;
+  const c = t.condition?.name;
+  if (!c) return forms.some((d) => d.condition === undefined);
+  return m.conditions.has(c) && rel.directTypes.some((d) => d.type === utype && d.condition === c);
+}
+
+/** Check(user, relation, object): the literal recursion eval(o, r, s, path, depth). */
+export function oracleCheck(inp: OracleInput, object: string, relation: string, user: string): O {
+  const m = inp.model;
+  const limit = inp.depthLimit ?? 25;
+  const valid = inp.tuples.filter((t) => oracleValid(m, t));
+  const cond = (t: TupleKey): O => {
+    if (!t.condition?.name) return 'T';
+    const c = m.conditions.get(t.condition.name);
+    const r = c?.evaluate(t.condition.context, inp.context, `${t.object}#${t.relation}@${t.user}`);
+    return !r || !r.ok ? 2000 : r.value ? 'T' : 'F';
+  };
+  const evalNode = (o: string, r: string, path: string[], depth: number): O => {
+    if (depth >= limit) return 2002;
+    if (path.includes(`${o}#${r}`)) return 'C';
+    if (user === `${o}#${r}`) return 'T';
+    const rel = m.types.get(typeOf(o))?.relations.get(r);
+    if (!rel) return 'F';
+    return rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth);
+  };
+  const rewrite = (o: string, r: string, rw: Rewrite, path: string[], depth: number): O => {
+    switch (rw.kind) {
+      case 'this': {
+        const here = valid.filter((t) => t.object === o && t.relation === r);
+        const exact = here.find((t) => t.user === user);
+        const wild = user.includes('#') || user.endsWith(':*') ? undefined : here.find((t) => t.user === `${typeOf(user)}:*`);
+        const viaUsersets = here
+          .filter((t) => t.user.includes('#') && t.user !== user)
+          .map((t) => then(cond(t), () => evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1)));
+        return or([exact ? cond(exact) : 'F', wild ? cond(wild) : 'F', ...viaUsersets]);
+      }
+      case 'computed':
+        return evalNode(o, rw.relation, path, depth);
+      case 'ttu':
+        return or(
+          valid
+            .filter((t) => t.object === o && t.relation === rw.tupleset)
+            .filter((t) => m.types.get(typeOf(t.user))?.relations.has(rw.computed))
+            .map((t) => then(cond(t), () => evalNode(t.user, rw.computed, path, depth + 1))),
+        );
+      case 'union':
+        return or(rw.children.map((c) => rewrite(o, r, c, path, depth)));
+      case 'intersection':
+        return and(rw.children.map((c) => rewrite(o, r, c, path, depth)));
+      case 'difference':
+        return butNot(rewrite(o, r, rw.base, path, depth), rewrite(o, r, rw.subtract, path, depth));
+    }
+  };
+  return evalNode(object, relation, [], 0);
+}
+
+/** Every object or user string mentioned by a tuple (users without their `#relation`). */
+function mentioned(tuples: readonly TupleKey[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of tuples) {
+    out.add(t.object);
+    out.add(t.user.split('#')[0] as string);
+  }
+  return out;
+}
+
+/** ListObjects: every mentioned object of `type` (+ a userset subject's own object) that Checks TRUE. */
+export function oracleListObjects(inp: OracleInput, type: string, relation: string, user: string): Map<string, O> {
+  const cands = mentioned(inp.tuples);
+  if (user.includes('#')) cands.add(user.split('#')[0] as string);
+  const out = new Map<string, O>();
+  for (const o of cands) if (typeOf(o) === type && !o.endsWith(':*')) out.set(o, oracleCheck(inp, o, relation, user));
+  return out;
+}
+
+/** ListUsers candidates of the filter form with their Check outcome (`T:*` and self usersets included). */
+export function oracleListUsers(inp: OracleInput, object: string, relation: string, ftype: string, frel?: string): Map<string, O> {
+  const out = new Map<string, O>();
+  const users = new Set<string>();
+  if (frel === undefined) {
+    for (const u of mentioned(inp.tuples)) if (typeOf(u) === ftype) users.add(u);
+    users.add(`${ftype}:*`);
+  } else {
+    for (const u of mentioned(inp.tuples)) if (typeOf(u) === ftype && !u.endsWith(':*')) users.add(`${u}#${frel}`);
+    if (typeOf(object) === ftype) users.add(`${object}#${frel}`);
+  }
+  for (const u of users) out.set(u, oracleCheck(inp, object, relation, u));
+  return out;
+}
