@@ -1,0 +1,167 @@
+// The key space and value codecs shared by both backends: pure functions, byte-stable.
+//
+// Keys are "binary strings": one char per byte (latin1), so JS string order equals LevelDB's
+// bytewise order and the memory backend can compare keys with `<`. Layout:
+//
+//   S <storeId>                      store record (JSON)              listing order = id order
+//   T <storeId>                      tombstone of a deleted store     (reclaimed in background)
+//   D <storeId> t                    the store's revision (u48)       sorts right before its tuples
+//   D <storeId> t <obj><rel><user>   tuple → timestamp + condition    Read by object, scanTuples
+//   D <storeId> u <type><user><rel><id>  same value, by user          Read `{object:"T:", user}`
+//   D <storeId> c <rev u48><seq u32> one change (JSON)                ReadChanges, changesSince
+//   D <storeId> i <ms u48><rev u48>  time index → first rev at a ms    ReadChanges start_time
+//   D <storeId> m <modelId>          model (JSON), newest = greatest id
+//   D <storeId> a <modelId>          assertions of a model (JSON)
+//   D <storeId> k / k <u32>          checkpoint head (JSON) / chunk i
+//
+// Store ids are fixed-width ULIDs, so `D <storeId>` is an exact prefix of one store's data.
+// Variable strings (<obj> …) are UTF-8, with 0x00 escaped as 00 FF and terminated by 00 01:
+// binary-safe and order-preserving ("a" < "a\0" < "ab").
+
+import type { RelationshipCondition, TupleKey } from '../domain/types.js';
+
+export const STORE = 'S';
+export const TOMBSTONE = 'T';
+const DATA = 'D';
+const TERM = '\u0000\u0001';
+// ASCII without NUL is its own UTF-8 encoding and needs no escaping: the fast path.
+// eslint-disable-next-line no-control-regex
+const ASCII_NO_NUL = /^[\u0001-\u007f]*$/;
+
+/** UTF-8 bytes of `s` as a binary string (ASCII strings are their own encoding). */
+export function toBin(s: string): string {
+  return ASCII_NO_NUL.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
+}
+
+export function fromBin(b: string): string {
+  return ASCII_NO_NUL.test(b) ? b : Buffer.from(b, 'latin1').toString('utf8');
+}
+
+/** One escaped, terminated component. */
+export function part(s: string): string {
+  const b = toBin(s);
+  return (b.includes('\u0000') ? b.replaceAll('\u0000', '\u0000\u00ff') : b) + TERM;
+}
+
+/** Splits escaped components back into strings; undefined when malformed. */
+export function parts(b: string, from = 0): string[] | undefined {
+  const out: string[] = [];
+  let cur = '';
+  let i = from;
+  while (i < b.length) {
+    const z = b.indexOf('\u0000', i);
+    if (z === -1 || z + 1 >= b.length) return undefined;
+    cur += b.slice(i, z);
+    const next = b.charCodeAt(z + 1);
+    if (next === 0xff) cur += '\u0000';
+    else if (next === 0x01) {
+      out.push(fromBin(cur));
+      cur = '';
+    } else return undefined;
+    i = z + 2;
+  }
+  return cur === '' ? out : undefined;
+}
+
+export function u48(n: number): string {
+  let s = '';
+  for (let i = 5; i >= 0; i--) s += String.fromCharCode(Math.floor(n / 2 ** (8 * i)) % 256);
+  return s;
+}
+
+export function u32(n: number): string {
+  return u48(n).slice(2);
+}
+
+/** Big-endian unsigned integer of `len` bytes at `at`. */
+export function readUint(b: string, at: number, len: number): number {
+  let n = 0;
+  for (let i = 0; i < len; i++) n = n * 256 + b.charCodeAt(at + i);
+  return n;
+}
+
+/** The smallest key greater than every key starting with `prefix`. */
+export function prefixEnd(prefix: string): string {
+  let p = prefix;
+  while (p.length > 0 && p.charCodeAt(p.length - 1) === 0xff) p = p.slice(0, -1);
+  if (p.length === 0) return '\u00ff'.repeat(prefix.length + 1);
+  return p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
+}
+
+/** Key builders for one store. */
+export const key = {
+  store: (id: string): string => STORE + id,
+  tombstone: (id: string): string => TOMBSTONE + id,
+  data: (id: string): string => DATA + id,
+  revision: (id: string): string => DATA + id + 't',
+  tuples: (id: string): string => DATA + id + 't',
+  tuple: (id: string, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
+    DATA + id + 't' + part(t.object) + part(t.relation) + part(t.user),
+  byUser: (id: string): string => DATA + id + 'u',
+  userIndex: (id: string, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => {
+    const colon = t.object.indexOf(':');
+    return DATA + id + 'u' + part(t.object.slice(0, colon)) + part(t.user) + part(t.relation) + part(t.object.slice(colon + 1));
+  },
+  changes: (id: string): string => DATA + id + 'c',
+  change: (id: string, rev: number, seq: number): string => DATA + id + 'c' + u48(rev) + u32(seq),
+  times: (id: string): string => DATA + id + 'i',
+  time: (id: string, ms: number, rev: number): string => DATA + id + 'i' + u48(ms) + u48(rev),
+  models: (id: string): string => DATA + id + 'm',
+  model: (id: string, modelId: string): string => DATA + id + 'm' + modelId,
+  assertions: (id: string, modelId: string): string => DATA + id + 'a' + modelId,
+  checkpoint: (id: string): string => DATA + id + 'k',
+  chunk: (id: string, i: number): string => DATA + id + 'k' + u32(i),
+};
+
+/** Tuple from a primary key suffix (after `D <id> t`). */
+export function decodeTupleKey(suffix: string): Pick<TupleKey, 'object' | 'relation' | 'user'> | undefined {
+  const p = parts(suffix);
+  if (!p || p.length !== 3) return undefined;
+  return { object: p[0] as string, relation: p[1] as string, user: p[2] as string };
+}
+
+/** Tuple from a user-index key suffix (after `D <id> u`). */
+export function decodeUserIndexKey(suffix: string): Pick<TupleKey, 'object' | 'relation' | 'user'> | undefined {
+  const p = parts(suffix);
+  if (!p || p.length !== 4) return undefined;
+  return { object: `${p[0] as string}:${p[3] as string}`, relation: p[2] as string, user: p[1] as string };
+}
+
+// ---- values ----
+
+const ISO_LENGTH = 24;
+
+/** Tuple value: the 24-byte ISO timestamp, then the condition as JSON when there is one. */
+export function encodeTupleValue(timestamp: string, condition: RelationshipCondition | undefined): Uint8Array {
+  return Buffer.from(condition ? timestamp + JSON.stringify(condition) : timestamp, 'utf8');
+}
+
+export function decodeTupleValue(v: Uint8Array): { timestamp: string; condition?: RelationshipCondition } {
+  const s = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8');
+  const timestamp = s.slice(0, ISO_LENGTH);
+  if (s.length === ISO_LENGTH) return { timestamp };
+  return { timestamp, condition: JSON.parse(s.slice(ISO_LENGTH)) as RelationshipCondition };
+}
+
+export function encodeJson(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+export function decodeJson<T>(v: Uint8Array): T {
+  return JSON.parse(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8')) as T;
+}
+
+export function encodeU48(n: number): Uint8Array {
+  return Buffer.from(u48(n), 'latin1');
+}
+
+export function decodeU48(v: Uint8Array): number {
+  return readUint(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1'), 0, 6);
+}
+
+/** One changelog entry as stored. */
+export interface StoredChange {
+  readonly op: 'write' | 'delete';
+  readonly tuple: TupleKey;
+  readonly timestamp: string;
+}

@@ -1,0 +1,14 @@
+// Entry point of the storage layer: picks the backend from the options.
+
+import { openLevelStorage } from './level.js';
+import { openMemoryStorage } from './memory.js';
+import type { OpenOptions, Storage } from './types.js';
+
+export { DataDirectoryInUseError } from './lock.js';
+export type * from './types.js';
+
+/** `path` → LevelDB in that directory; no path → a fresh in-memory store. */
+export async function openStorage(options: OpenOptions): Promise<Storage> {
+  if (options.path !== undefined) return openLevelStorage(options.path);
+  return openMemoryStorage();
+}

@@ -1,0 +1,233 @@
+// The Storage contract over an ordered key-value map (LevelDB or memory): store lifecycle,
+// per-store write serialization, models, assertions and checkpoints; tuples and changes are in
+// ./tuples.ts and ./changes.ts.
+//
+// Liveness: the set of live stores is held in memory (loaded at open). A store-scoped read of an
+// unknown or deleted store returns empty results; a store-scoped mutation throws
+// store_id_not_found. Every mutation runs under the store's mutex and re-checks liveness there,
+// so nothing is written to a store after its tombstone.
+
+import { fail } from '../errors.js';
+import { isUlid, ulid, ulidTime } from '../domain/ids.js';
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
+import { changesSince, readChanges } from './changes.js';
+import { collectChunks, planCheckpoint, readCheckpoint } from './checkpoint.js';
+import { decodeJson, decodeU48, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { KeyedMutex, type Kv } from './kv.js';
+import { Reclaimer } from './reclaim.js';
+import { loadState, planWrite, readTuples, scanTuples, type StoreState } from './tuples.js';
+import type {
+  ChangeQuery, Page, PageRequest, RevisionChange, Storage, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+} from './types.js';
+
+
+async function* nothing<T>(): AsyncGenerator<T> {}
+
+export interface KvStorageOptions {
+  /** Reclaim deleted stores in the background (default true; tests turn it off to test resumption). */
+  readonly reclaim?: boolean | undefined;
+  /** Runs after the Kv is closed (the LevelDB backend releases its pid file). */
+  readonly onClose?: (() => Promise<void>) | undefined;
+}
+
+export class KvStorage implements Storage {
+  private readonly stores = new Map<string, Store>();
+  private readonly states = new Map<string, StoreState>();
+  private readonly mutex = new KeyedMutex();
+  private readonly reclaimer: Reclaimer;
+
+  constructor(readonly kind: string, private readonly kv: Kv, private readonly options: KvStorageOptions = {}) {
+    this.reclaimer = new Reclaimer(kv);
+  }
+
+  /** Loads the live stores and resumes the reclamation of tombstoned ones. */
+  async init(): Promise<this> {
+    for await (const [, v] of this.kv.entries({ gt: STORE, lt: prefixEnd(STORE) })) {
+      const s = decodeJson<Store>(v);
+      this.stores.set(s.id, s);
+    }
+    for await (const k of this.kv.keys({ gt: TOMBSTONE, lt: prefixEnd(TOMBSTONE) })) this.scheduleReclaim(k.slice(1));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.reclaimer.stop();
+    await this.kv.close();
+    await this.options.onClose?.();
+  }
+
+  /** Resolves once background reclamation has caught up (tests, shutdown tooling). */
+  settled(): Promise<void> {
+    return this.reclaimer.settled();
+  }
+
+  /** Number of keys (including the record or tombstone) that the store occupies; counted with an iterator. */
+  async countStoreKeys(storeId: string): Promise<number> {
+    let n = 0;
+    const data = key.data(storeId);
+    for await (const _ of this.kv.keys({ gte: data, lt: prefixEnd(data) })) n++;
+    for (const k of [key.store(storeId), key.tombstone(storeId)]) if (await this.kv.get(k)) n++;
+    return n;
+  }
+
+  // ---- stores ----
+
+  async createStore(name: string): Promise<Store> {
+    const now = new Date().toISOString();
+    const store: Store = { id: ulid(), name, created_at: now, updated_at: now };
+    await this.kv.batch([{ type: 'put', key: key.store(store.id), value: encodeJson(store) }], true);
+    this.stores.set(store.id, store);
+    return store;
+  }
+
+  async getStore(id: string): Promise<Store | undefined> {
+    return this.stores.get(id);
+  }
+
+  /** Oldest first (id order); `name` is an exact filter. */
+  async listStores(q: StoreQuery): Promise<Page<Store>> {
+    const after = decodeCursor(q.after, 's', isUlid);
+    const range = after === undefined ? { gt: STORE } : { gt: key.store(after) };
+    const items: Store[] = [];
+    for await (const [, v] of this.kv.entries({ ...range, lt: prefixEnd(STORE) })) {
+      const s = decodeJson<Store>(v);
+      if (q.name !== undefined && s.name !== q.name) continue;
+      if (items.length === q.pageSize) return { items, next: encodeCursor('s', items[items.length - 1]?.id ?? '') };
+      items.push(s);
+    }
+    return { items };
+  }
+
+  async deleteStore(id: string): Promise<boolean> {
+    return this.mutex.run(id, async () => {
+      if (!this.stores.has(id)) return false;
+      const tombstone = { id, deleted_at: new Date().toISOString() };
+      await this.kv.batch([{ type: 'del', key: key.store(id) }, { type: 'put', key: key.tombstone(id), value: encodeJson(tombstone) }], true);
+      this.stores.delete(id);
+      this.states.delete(id);
+      this.scheduleReclaim(id);
+      return true;
+    });
+  }
+
+  private scheduleReclaim(id: string): void {
+    if (this.options.reclaim !== false) this.reclaimer.schedule(id);
+  }
+
+  /** Runs `fn` under the store's mutex after checking that the store is live. */
+  private exclusive<T>(storeId: string, fn: () => Promise<T>): Promise<T> {
+    return this.mutex.run(storeId, async () => {
+      if (!this.stores.has(storeId)) throw fail.storeNotFound();
+      return fn();
+    });
+  }
+
+  // ---- models ----
+
+  async writeModel(storeId: string, model: AuthorizationModelInput): Promise<AuthorizationModel> {
+    return this.exclusive(storeId, async () => {
+      const latest = (await this.latestModel(storeId))?.id;
+      let id = ulid();
+      if (latest !== undefined && id <= latest) id = ulid(ulidTime(latest) + 1);
+      const stored: AuthorizationModel = Object.assign({ id }, model, { id });
+      await this.kv.batch([{ type: 'put', key: key.model(storeId, id), value: encodeJson(stored) }], true);
+      return stored;
+    });
+  }
+
+  async getModel(storeId: string, id: string): Promise<AuthorizationModel | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    const v = await this.kv.get(key.model(storeId, id));
+    return v ? decodeJson<AuthorizationModel>(v) : undefined;
+  }
+
+  async latestModel(storeId: string): Promise<AuthorizationModel | undefined> {
+    return (await this.listModels(storeId, { pageSize: 1 })).items[0];
+  }
+
+  /** Newest first; the cursor is the last model id returned. */
+  async listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> {
+    const after = decodeCursor(page.after, 'm', isUlid);
+    if (!this.stores.has(storeId)) return { items: [] };
+    const base = key.models(storeId);
+    const lt = after === undefined ? prefixEnd(base) : base + after;
+    const items: AuthorizationModel[] = [];
+    for await (const [, v] of this.kv.entries({ gt: base, lt, reverse: true, limit: page.pageSize + 1 })) {
+      if (items.length === page.pageSize) return { items, next: encodeCursor('m', items[items.length - 1]?.id ?? '') };
+      items.push(decodeJson<AuthorizationModel>(v));
+    }
+    return { items };
+  }
+
+  // ---- tuples and changes ----
+
+  async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
+    return this.exclusive(storeId, async () => {
+      const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
+      this.states.set(storeId, state);
+      const plan = await planWrite(this.kv, storeId, state, write);
+      if (plan.ops.length === 0) return plan.result;
+      await this.kv.batch(plan.ops, true);
+      state.revision = plan.result.revision;
+      state.lastMs = plan.ms;
+      return plan.result;
+    });
+  }
+
+  async readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
+    if (!this.stores.has(storeId)) return { items: [] };
+    return readTuples(this.kv, storeId, filter, page);
+  }
+
+  async scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
+    if (!this.stores.has(storeId)) return { revision: 0, tuples: nothing() };
+    return scanTuples(this.kv, storeId);
+  }
+
+  async readChanges(storeId: string, query: ChangeQuery): Promise<Page<TupleChange>> {
+    if (!this.stores.has(storeId)) return { items: [], next: query.after };
+    return readChanges(this.kv, storeId, query);
+  }
+
+  async revision(storeId: string): Promise<number> {
+    if (!this.stores.has(storeId)) return 0;
+    const cached = this.states.get(storeId);
+    if (cached) return cached.revision;
+    const v = await this.kv.get(key.revision(storeId));
+    return v ? decodeU48(v) : 0;
+  }
+
+  changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {
+    if (!this.stores.has(storeId)) return nothing();
+    return changesSince(this.kv, storeId, revision);
+  }
+
+  // ---- checkpoints ----
+
+  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void> {
+    const collected = await collectChunks(chunks);
+    await this.exclusive(storeId, async () => this.kv.batch(await planCheckpoint(this.kv, storeId, revision, collected), true));
+  }
+
+  async readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    return readCheckpoint(this.kv, storeId);
+  }
+
+  // ---- assertions ----
+
+  async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
+    if (!this.stores.has(storeId)) return [];
+    const v = await this.kv.get(key.assertions(storeId, modelId));
+    return v ? decodeJson<Assertion[]>(v) : [];
+  }
+
+  /** Replaces the set; an empty set removes the key. */
+  async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
+    await this.exclusive(storeId, async () => {
+      const k = key.assertions(storeId, modelId);
+      await this.kv.batch([assertions.length === 0 ? { type: 'del', key: k } : { type: 'put', key: k, value: encodeJson(assertions) }], true);
+    });
+  }
+}

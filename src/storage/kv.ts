@@ -1,0 +1,49 @@
+// The ordered key-value contract under both backends (LevelDB and memory), plus a per-key mutex.
+// Keys are binary strings (one char per byte, see codec.ts); values are bytes.
+
+export type KvOp = { readonly type: 'put'; readonly key: string; readonly value: Uint8Array } | { readonly type: 'del'; readonly key: string };
+
+/** A key range; bounds are binary strings. */
+export interface KvRange {
+  readonly gt?: string | undefined;
+  readonly gte?: string | undefined;
+  readonly lt?: string | undefined;
+  readonly reverse?: boolean | undefined;
+  readonly limit?: number | undefined;
+}
+
+export interface Kv {
+  get(key: string): Promise<Uint8Array | undefined>;
+  getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
+  /** Atomic; durable on resolve when `sync` (every API mutation passes sync: true). */
+  batch(ops: readonly KvOp[], sync: boolean): Promise<void>;
+  /**
+   * Entries in key order (reverse when asked). The snapshot is taken synchronously when this is
+   * called, so a caller that reads in-memory state and opens the iterator in the same tick sees
+   * one consistent state. The iterable must be consumed (or broken out of) to release it.
+   */
+  entries(range: KvRange): AsyncIterable<readonly [string, Uint8Array]>;
+  /** Keys only, same snapshot rule as `entries`. */
+  keys(range: KvRange): AsyncIterable<string>;
+  close(): Promise<void>;
+}
+
+/** Serializes async sections per key (one store's writes): commit order = call order. */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    let release: () => void = () => {};
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = prev.then(() => mine);
+    this.tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
