@@ -1,0 +1,87 @@
+// The storage suite against LevelDB in a fresh temp directory, plus what only a disk can show:
+// persistence across reopen, resumed reclamation and the directory lock within one process.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openLevelStorage } from '../../src/storage/level.js';
+import { DataDirectoryInUseError } from '../../src/storage/lock.js';
+import { allTuples, collect, writes } from './helpers.js';
+import { storageSuite } from './suite.js';
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'latch-storage-'));
+}
+
+storageSuite('leveldb', async () => {
+  const dir = await tempDir();
+  const storage = await openLevelStorage(dir);
+  return {
+    storage,
+    dispose: async () => {
+      await storage.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('storage: leveldb on disk', () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  });
+
+  it('keeps stores, tuples, revisions, models and checkpoints across a reopen', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const a = await openLevelStorage(dir);
+    const id = (await a.createStore('persist')).id;
+    const model = await a.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] });
+    await a.writeTuples(id, writes('doc:1#viewer@user:anne'));
+    await a.writeTuples(id, writes('doc:2#viewer@user:bob'));
+    await a.writeCheckpoint(id, 2, [new Uint8Array([9, 9])]);
+    await a.close();
+
+    const b = await openLevelStorage(dir);
+    expect((await b.getStore(id))?.name).toBe('persist');
+    expect(await b.revision(id)).toBe(2);
+    expect(await allTuples(b, id)).toEqual(['doc:1#viewer@user:anne', 'doc:2#viewer@user:bob']);
+    expect((await b.latestModel(id))?.id).toBe(model.id);
+    const cp = await b.readCheckpoint(id);
+    expect((await collect(cp?.chunks ?? [])).map((c) => [...c])).toEqual([[9, 9]]);
+    expect((await b.writeTuples(id, writes('doc:3#viewer@user:carl'))).revision).toBe(3);
+    const later = (await b.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] })).id;
+    expect(later > model.id).toBe(true);
+    await b.close();
+  });
+
+  it('resumes reclaiming a tombstoned store after a restart', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const a = await openLevelStorage(dir, { reclaim: false });
+    const id = (await a.createStore('doomed')).id;
+    for (let i = 0; i < 30; i++) await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
+    await a.deleteStore(id);
+    expect(await a.countStoreKeys(id)).toBeGreaterThan(3000);
+    await a.close();
+
+    const b = await openLevelStorage(dir);
+    expect(await b.getStore(id)).toBeUndefined();
+    await b.settled();
+    expect(await b.countStoreKeys(id)).toBe(0);
+    await b.close();
+  });
+
+  it('a second open of the same directory fails fast with a clear message', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const a = await openLevelStorage(dir);
+    const err = await openLevelStorage(dir).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(DataDirectoryInUseError);
+    expect((err as Error).message).toBe(`data directory ${dir} is in use by another latch process (pid ${process.pid})`);
+    await a.close();
+    const again = await openLevelStorage(dir);
+    await again.close();
+  });
+});

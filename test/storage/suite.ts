@@ -1,0 +1,323 @@
+// The one storage suite: every backend must pass it unchanged (memory.test.ts, level.test.ts).
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorCode } from '../../src/errors.js';
+import type { TupleKey } from '../../src/domain/types.js';
+import type { KvStorage } from '../../src/storage/kv-storage.js';
+import type { TupleWrite } from '../../src/storage/types.js';
+import { allTuples, collect, deletes, rejectsWith, str, tk, writes } from './helpers.js';
+import { readShapes } from './read-shapes.js';
+
+export interface Harness {
+  readonly storage: KvStorage;
+  /** Closes the storage and removes its files. */
+  readonly dispose: () => Promise<void>;
+}
+
+export function storageSuite(name: string, open: () => Promise<Harness>): void {
+  describe(`storage: ${name}`, () => {
+    let h: Harness;
+    let s: KvStorage;
+    let id: string;
+    beforeEach(async () => {
+      h = await open();
+      s = h.storage;
+      id = (await s.createStore('suite')).id;
+    });
+    afterEach(async () => h.dispose());
+
+    describe('stores', () => {
+      it('lists oldest first with pagination and an exact name filter', async () => {
+        const made = [id];
+        for (const n of ['a-1', 'b-2', 'a-1', 'c-3']) made.push((await s.createStore(n)).id);
+        const seen: string[] = [];
+        let after: string | undefined;
+        do {
+          const page = await s.listStores({ pageSize: 2, after });
+          seen.push(...page.items.map((x) => x.id));
+          after = page.next;
+        } while (after);
+        expect(seen).toEqual(made);
+        const named = await s.listStores({ pageSize: 1, name: 'a-1' });
+        expect(named.items.map((x) => x.id)).toEqual([made[1]]);
+        const rest = await s.listStores({ pageSize: 1, name: 'a-1', after: named.next });
+        expect(rest.items.map((x) => x.id)).toEqual([made[3]]);
+        expect(rest.next).toBeUndefined();
+        await rejectsWith(s.listStores({ pageSize: 1, after: 'garbage' }), 'invalid_continuation_token');
+      });
+
+      it('getStore returns the record; created_at equals updated_at', async () => {
+        const got = await s.getStore(id);
+        expect(got?.name).toBe('suite');
+        expect(got?.created_at).toBe(got?.updated_at);
+        expect(await s.getStore('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+      });
+
+      it('a tombstone hides the store and all its data at once; reclamation removes its keys', async () => {
+        const model = await s.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] });
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));
+        await s.writeAssertions(id, model.id, [{ tuple_key: tk('doc:1#viewer@user:anne'), expectation: true }]);
+        await s.writeCheckpoint(id, 1, [new Uint8Array([1, 2, 3])]);
+        const other = (await s.createStore('other')).id;
+        await s.writeTuples(other, writes('doc:1#viewer@user:anne'));
+        expect(await s.countStoreKeys(id)).toBeGreaterThan(8);
+
+        expect(await s.deleteStore(id)).toBe(true);
+        expect(await s.deleteStore(id)).toBe(false);
+        expect(await s.getStore(id)).toBeUndefined();
+        expect((await s.listStores({ pageSize: 100 })).items.map((x) => x.id)).toEqual([other]);
+        expect((await s.readTuples(id, {}, { pageSize: 100 })).items).toEqual([]);
+        expect((await s.readChanges(id, { pageSize: 100 })).items).toEqual([]);
+        expect(await s.revision(id)).toBe(0);
+        expect(await s.latestModel(id)).toBeUndefined();
+        expect(await s.getModel(id, model.id)).toBeUndefined();
+        expect(await s.readAssertions(id, model.id)).toEqual([]);
+        expect(await s.readCheckpoint(id)).toBeUndefined();
+        expect(await collect(s.changesSince(id, 0))).toEqual([]);
+        expect(await collect((await s.scanTuples(id)).tuples)).toEqual([]);
+        await rejectsWith(s.writeTuples(id, writes('doc:3#viewer@user:anne')), 'store_id_not_found');
+        await rejectsWith(s.writeModel(id, { schema_version: '1.1', type_definitions: [] }), 'store_id_not_found');
+
+        await s.settled();
+        expect(await s.countStoreKeys(id)).toBe(0);
+        expect(await allTuples(s, other)).toEqual(['doc:1#viewer@user:anne']);
+      });
+    });
+
+    describe('models and assertions', () => {
+      it('lists models newest first across pages; latest is the greatest id', async () => {
+        expect(await s.latestModel(id)).toBeUndefined();
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await s.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: `t${i}` }] })).id);
+        expect([...ids].sort()).toEqual(ids);
+        const seen: string[] = [];
+        let after: string | undefined;
+        do {
+          const page = await s.listModels(id, { pageSize: 2, after });
+          seen.push(...page.items.map((m) => m.id));
+          after = page.next;
+        } while (after);
+        expect(seen).toEqual([...ids].reverse());
+        expect((await s.latestModel(id))?.type_definitions[0]?.type).toBe('t4');
+        expect((await s.getModel(id, ids[1] as string))?.type_definitions).toEqual([{ type: 't1' }]);
+        expect(await s.getModel(id, '01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+        await rejectsWith(s.listModels(id, { pageSize: 2, after: 'm.bm90IGFuIGlk' }), 'invalid_continuation_token');
+      });
+
+      it('writeAssertions replaces the set; an empty set clears it', async () => {
+        const m = (await s.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] })).id;
+        const a = { tuple_key: tk('doc:1#viewer@user:anne'), expectation: true };
+        const b = { tuple_key: tk('doc:2#viewer@user:bob'), expectation: false, context: { x: 1 } };
+        expect(await s.readAssertions(id, m)).toEqual([]);
+        await s.writeAssertions(id, m, [a, b]);
+        expect(await s.readAssertions(id, m)).toEqual([a, b]);
+        await s.writeAssertions(id, m, [b]);
+        expect(await s.readAssertions(id, m)).toEqual([b]);
+        await s.writeAssertions(id, m, []);
+        expect(await s.readAssertions(id, m)).toEqual([]);
+      });
+    });
+
+    describe('writes', () => {
+      it('revisions strictly increase by one per write; ignored-only writes keep it', async () => {
+        expect(await s.revision(id)).toBe(0);
+        const r1 = await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:1#viewer@user:bob'));
+        const r2 = await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const r3 = await s.writeTuples(id, { ...writes('doc:1#viewer@user:bob'), onDuplicate: 'ignore' });
+        expect([r1.revision, r2.revision, r3.revision]).toEqual([1, 2, 2]);
+        expect(r3.written).toEqual([]);
+        expect(await s.revision(id)).toBe(2);
+        expect(r1.timestamp <= r2.timestamp).toBe(true);
+      });
+
+      it('concurrent writes get distinct, contiguous revisions; concurrent duplicates fail once', async () => {
+        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => s.writeTuples(id, writes(`doc:${i}#viewer@user:anne`))));
+        expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        const outcomes = await Promise.allSettled([1, 2, 3].map(() => s.writeTuples(id, writes('doc:x#viewer@user:anne'))));
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      });
+
+      it('applies deletes before writes, and records them first in the changelog', async () => {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        const r = await s.writeTuples(id, { ...writes('doc:2#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne')] });
+        expect(r.deleted.map(str)).toEqual(['doc:1#viewer@user:anne']);
+        expect(await allTuples(s, id)).toEqual(['doc:2#viewer@user:anne']);
+        const changes = (await s.readChanges(id, { pageSize: 10 })).items;
+        expect(changes.map((c) => `${c.operation} ${str(c.tuple_key)}`)).toEqual([
+          'TUPLE_OPERATION_WRITE doc:1#viewer@user:anne',
+          'TUPLE_OPERATION_DELETE doc:1#viewer@user:anne',
+          'TUPLE_OPERATION_WRITE doc:2#viewer@user:anne',
+        ]);
+        expect(changes[1]?.timestamp).toBe(changes[2]?.timestamp);
+      });
+
+      const failing: { name: string; write: TupleWrite; code: ErrorCode; message: RegExp }[] = [
+        {
+          name: 'a write whose 3rd tuple already exists (on_duplicate error)',
+          write: writes('doc:8#viewer@user:anne', 'doc:9#viewer@user:anne', 'doc:1#viewer@user:anne'),
+          code: 'write_failed_due_to_invalid_input',
+          message: /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:1': tuple to be written already existed or the tuple to be deleted did not exist$/,
+        },
+        {
+          name: 'a delete of a missing tuple (on_missing error) after a valid delete and with writes',
+          write: { ...writes('doc:8#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne'), tk('doc:7#viewer@user:zed')] },
+          code: 'write_failed_due_to_invalid_input',
+          message: /^cannot delete a tuple which does not exist: user: 'user:zed', relation: 'viewer', object: 'doc:7': tuple/,
+        },
+        {
+          name: 'on_duplicate ignore with a different condition',
+          write: { ...writes('doc:8#viewer@user:anne'), writes: [tk('doc:8#viewer@user:anne'), tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 2 } })], onDuplicate: 'ignore' },
+          code: 'transaction_conflict',
+          message: /^transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: user: 'user:bob', relation: 'viewer', object: 'doc:2'$/,
+        },
+        {
+          name: 'on_duplicate ignore where the stored tuple has a condition and the new one none',
+          write: { ...writes('doc:3#viewer@user:carl'), onDuplicate: 'ignore' },
+          code: 'transaction_conflict',
+          message: /different condition/,
+        },
+      ];
+      for (const c of failing) {
+        it(`a failed batch changes nothing: ${c.name}`, async () => {
+          await s.writeTuples(id, { ...writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'), writes: [tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl', { name: 'c' })] });
+          const before = { tuples: await allTuples(s, id), revision: await s.revision(id), changes: (await s.readChanges(id, { pageSize: 100 })).items };
+          const err = await rejectsWith(s.writeTuples(id, c.write), c.code);
+          expect(err.message).toMatch(c.message);
+          expect({ tuples: await allTuples(s, id), revision: await s.revision(id), changes: (await s.readChanges(id, { pageSize: 100 })).items }).toEqual(before);
+        });
+      }
+
+      it('ignore options skip identical duplicates and missing deletes without changelog entries', async () => {
+        const cond = { name: 'c', context: { b: [1, 2], a: 'x' } };
+        await s.writeTuples(id, { ...writes(), writes: [tk('doc:1#viewer@user:anne', cond)] });
+        const r = await s.writeTuples(id, {
+          deletes: [tk('doc:9#viewer@user:nobody')],
+          writes: [tk('doc:1#viewer@user:anne', { name: 'c', context: { a: 'x', b: [1, 2] } }), tk('doc:2#viewer@user:anne')],
+          onDuplicate: 'ignore',
+          onMissing: 'ignore',
+        });
+        expect(r.deleted).toEqual([]);
+        expect(r.written.map(str)).toEqual(['doc:2#viewer@user:anne']);
+        expect(r.revision).toBe(2);
+        expect((await s.readChanges(id, { pageSize: 100 })).items).toHaveLength(2);
+        const read = await s.readTuples(id, { object: 'doc:1', relation: 'viewer', user: 'user:anne' }, { pageSize: 10 });
+        expect(read.items[0]?.key.condition).toEqual(cond);
+        expect(read.items[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      });
+
+      it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
+        const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
+        await s.writeTuples(id, writes(...odd));
+        expect(await allTuples(s, id)).toEqual(['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\uFFFD', 'doc:a#viewer@user:\u{1F600}']);
+        expect((await s.readTuples(id, { object: 'doc:', user: 'user:é' }, { pageSize: 10 })).items.map((t) => str(t.key))).toEqual([odd[0]]);
+      });
+    });
+
+    readShapes(() => s, () => id);
+
+    describe('changes', () => {
+      async function seed(): Promise<void> {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'folder:1#viewer@user:anne'));
+        await s.writeTuples(id, { ...writes('doc:2#viewer@user:bob'), deletes: [tk('doc:1#viewer@user:anne')] });
+        await s.writeTuples(id, writes('folder:2#viewer@user:bob', 'doc:3#viewer@user:carl', 'doc:4#viewer@user:dan'));
+      }
+      const render = (cs: { operation: string; tuple_key: TupleKey }[]): string[] => cs.map((c) => `${c.operation === 'TUPLE_OPERATION_WRITE' ? '+' : '-'}${str(c.tuple_key)}`);
+
+      const cases: { name: string; type?: string; pageSize: number; expected: string[] }[] = [
+        { name: 'all, oldest first', pageSize: 100, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
+        { name: 'all, pages of 2', pageSize: 2, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
+        { name: 'type folder, pages of 1', type: 'folder', pageSize: 1, expected: ['+folder:1#viewer@user:anne', '+folder:2#viewer@user:bob'] },
+        { name: 'type doc, pages of 3', type: 'doc', pageSize: 3, expected: ['+doc:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
+        { name: 'unknown type', type: 'team', pageSize: 3, expected: [] },
+      ];
+      for (const c of cases) {
+        it(`ReadChanges ${c.name}; the cursor is echoed once nothing is new`, async () => {
+          await seed();
+          const seen: string[] = [];
+          let after: string | undefined;
+          for (let guard = 0; guard < 20; guard++) {
+            const page = await s.readChanges(id, { pageSize: c.pageSize, type: c.type, after });
+            if (page.items.length === 0) {
+              expect(page.next).toBe(after);
+              break;
+            }
+            expect(page.items.length).toBeLessThanOrEqual(c.pageSize);
+            expect(page.next).toBeDefined();
+            seen.push(...render(page.items));
+            after = page.next;
+          }
+          expect(seen).toEqual(c.expected);
+          if (after === undefined) return;
+          await s.writeTuples(id, writes(`${c.type ?? 'doc'}:new#viewer@user:zoe`));
+          expect(render((await s.readChanges(id, { pageSize: 10, type: c.type, after })).items)).toEqual([`+${c.type ?? 'doc'}:new#viewer@user:zoe`]);
+        });
+      }
+
+      it('deletes carry no condition; writes keep theirs', async () => {
+        await s.writeTuples(id, { ...writes(), writes: [tk('doc:1#viewer@user:anne', { name: 'c', context: { x: 1 } })] });
+        await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const [w, d] = (await s.readChanges(id, { pageSize: 10 })).items;
+        expect(w?.tuple_key.condition).toEqual({ name: 'c', context: { x: 1 } });
+        expect(d?.tuple_key).toEqual(tk('doc:1#viewer@user:anne'));
+      });
+
+      it('startTime returns changes at or after that millisecond; nothing matched gives no cursor', async () => {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        await new Promise((r) => setTimeout(r, 15));
+        const t = new Date().toISOString();
+        await s.writeTuples(id, writes('doc:2#viewer@user:anne'));
+        const page = await s.readChanges(id, { pageSize: 10, startTime: t });
+        expect(render(page.items)).toEqual(['+doc:2#viewer@user:anne']);
+        expect((await s.readChanges(id, { pageSize: 10, startTime: '1970-01-01T00:00:00Z' })).items).toHaveLength(2);
+        const late = await s.readChanges(id, { pageSize: 10, startTime: new Date(Date.now() + 60_000).toISOString() });
+        expect(late).toEqual({ items: [] });
+        expect(await s.readChanges(id, { pageSize: 10, type: 'none' })).toEqual({ items: [], next: undefined });
+        await rejectsWith(s.readChanges(id, { pageSize: 10, after: 'c.AAAA' }), 'invalid_continuation_token');
+        await rejectsWith(s.readChanges(id, { pageSize: 10, after: page.next?.replace(/^c/, 't') }), 'invalid_continuation_token');
+      });
+
+      it('changesSince yields later revisions with their revision numbers', async () => {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        await s.writeTuples(id, writes('doc:2#viewer@user:anne'));
+        await s.writeTuples(id, { ...writes('doc:3#viewer@user:anne', 'doc:4#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne')] });
+        const since = await collect(s.changesSince(id, 1));
+        expect(since.map((c) => `${c.revision} ${c.operation} ${str(c.tuple)}`)).toEqual([
+          '2 write doc:2#viewer@user:anne',
+          '3 delete doc:1#viewer@user:anne',
+          '3 write doc:3#viewer@user:anne',
+          '3 write doc:4#viewer@user:anne',
+        ]);
+        expect(await collect(s.changesSince(id, 3))).toEqual([]);
+      });
+
+      it('scanTuples returns the revision with every tuple', async () => {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));
+        await s.writeTuples(id, { ...writes(), writes: [tk('doc:0#viewer@user:carl', { name: 'c' })] });
+        const scan = await s.scanTuples(id);
+        expect(scan.revision).toBe(2);
+        expect(await collect(scan.tuples)).toEqual([tk('doc:0#viewer@user:carl', { name: 'c' }), tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:bob')]);
+      });
+    });
+
+    describe('checkpoints', () => {
+      it('round-trips multi-chunk data, splits chunks over 8 MiB and replaces atomically', async () => {
+        expect(await s.readCheckpoint(id)).toBeUndefined();
+        const big = new Uint8Array(8 * 1024 * 1024 + 10).map((_, i) => i % 251);
+        await s.writeCheckpoint(id, 7, (async function* () {
+          yield new Uint8Array([1, 2]);
+          yield big;
+          yield new Uint8Array([3]);
+        })());
+        const cp = await s.readCheckpoint(id);
+        expect(cp?.revision).toBe(7);
+        const chunks = await collect(cp?.chunks ?? []);
+        expect(chunks.map((c) => c.byteLength)).toEqual([2, 8 * 1024 * 1024, 10, 1]);
+        expect(Buffer.concat(chunks).equals(Buffer.concat([Buffer.from([1, 2]), big, Buffer.from([3])]))).toBe(true);
+        await s.writeCheckpoint(id, 9, [new Uint8Array([4]), new Uint8Array([5, 6])]);
+        const next = await s.readCheckpoint(id);
+        expect(next?.revision).toBe(9);
+        expect((await collect(next?.chunks ?? [])).map((c) => [...c])).toEqual([[4], [5, 6]]);
+      });
+    });
+  });
+}
