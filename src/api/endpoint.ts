@@ -1,0 +1,73 @@
+// The shape of one API endpoint, shared by the JSON routes and the msgpack channel: a parser from
+// an untyped request to a validated input, and a handler that calls the service with it.
+
+import type { Latch } from '../engine/types.js';
+import type { TokenCodec } from './tokens.js';
+
+/** What a transport hands to a parser: path parameters, query parameters and the decoded body. */
+export interface ApiRequest {
+  /** Path parameters by name (`store_id`, `id`, `authorization_model_id`). */
+  readonly params: Readonly<Record<string, string | undefined>>;
+  /** Query parameters (GET routes); the channel passes the request body's fields here. */
+  readonly query: (name: string) => unknown;
+  /** The decoded body: `{}` for an empty POST; anything a JSON/msgpack decoder produced. */
+  readonly body: unknown;
+}
+
+/** Per-request facts a handler reports back for the response headers (D11). */
+export interface CallContext {
+  readonly latch: Latch;
+  readonly tokens: TokenCodec;
+  /** Aborted when the client goes away; streaming handlers stop on it. */
+  readonly signal: AbortSignal;
+  /** True once the service's indexes are loaded (`latch.ready()` resolved). */
+  readonly ready: () => boolean;
+  /** The resolved model id, set by handlers of endpoints that resolve one. */
+  modelId: string | undefined;
+}
+
+/** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */
+export interface Reply {
+  readonly status: number;
+  /** Undefined → no body (204). */
+  readonly body?: unknown;
+  readonly json?: string | undefined;
+}
+
+/** A streamed response (StreamedListObjects): items are sent as `{"result": item}` lines. */
+export interface StreamReply {
+  readonly stream: AsyncIterable<unknown>;
+}
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
+
+export interface Endpoint<I = unknown> {
+  /** The OpenFGA operation id, e.g. `Check`. */
+  readonly name: string;
+  /** The msgpack channel op, e.g. `check`. */
+  readonly op: string;
+  readonly method: HttpMethod;
+  /** uWS route pattern, e.g. `/stores/:store_id/check`. */
+  readonly path: string;
+  /** `unknown` → validated input; throws AppError at the first violation (proto field order). */
+  parse(req: ApiRequest): I;
+  /**
+   * Runs the operation. Every store-scoped service method throws store_id_not_found for an
+   * unknown or deleted store (D2), so handlers do not look the store up themselves.
+   */
+  handle(input: I, ctx: CallContext): Promise<Reply | StreamReply>;
+}
+
+/** Helper that keeps the input type of each endpoint while storing them in one table. */
+export function endpoint<I>(e: Endpoint<I>): Endpoint<unknown> {
+  return e as unknown as Endpoint<unknown>;
+}
+
+export const EMPTY: readonly never[] = Object.freeze([]);
+
+/** A reply with a body, status 200 unless given. */
+export function ok(body: unknown, status = 200): Reply {
+  return { status, body };
+}
+
+export const NO_CONTENT: Reply = Object.freeze({ status: 204 });

@@ -1,0 +1,17 @@
+// The one endpoint table: every route of the API, served by the JSON/msgpack HTTP routes and the
+// msgpack channel alike (by `op`).
+
+import type { Endpoint } from './endpoint.js';
+import { MODEL_ENDPOINTS } from './models.js';
+import { QUERY_ENDPOINTS } from './queries.js';
+import { STORE_ENDPOINTS } from './stores.js';
+import { TUPLE_ENDPOINTS } from './tuples.js';
+
+export const ENDPOINTS: readonly Endpoint[] = [...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...QUERY_ENDPOINTS];
+
+export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));
+
+/** Parameter names of a route pattern, in order: `/stores/:store_id/x/:id` → [store_id, id]. */
+export function paramNames(path: string): string[] {
+  return path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+}

@@ -1,0 +1,78 @@
+// Parsers of the tuple-key messages (http-api.md §3.1–3.3). The six variants differ in their
+// rules and are not interchangeable: `TupleKey` (written, contextual), `TupleKeyWithoutCondition`
+// (deleted), `CheckRequestTupleKey` (Check, BatchCheck) and `AssertionTupleKey`.
+
+import type { RelationshipCondition, TupleKey } from '../domain/types.js';
+import type { CheckTupleKey } from '../engine/types.js';
+import { EMPTY } from './endpoint.js';
+import { P, REASON, isObj, list, match, maxBytes, optMessage, str, struct, typeError, violation, type Obj } from './validate.js';
+
+/** Contextual tuples per request (proto `max_items`). */
+export const MAX_CONTEXTUAL_TUPLES = 100;
+
+function element(v: unknown, field: string): Obj {
+  if (!isObj(v)) throw typeError(field, 'message', v);
+  return v;
+}
+
+function condition(body: Obj): RelationshipCondition | undefined {
+  const c = optMessage(body, 'condition');
+  if (!c) return undefined;
+  const name = match(str(c, 'name'), P.conditionName, 'RelationshipCondition', 'Name');
+  const context = struct(c, 'context');
+  return context === undefined ? { name } : { name, context };
+}
+
+/** `TupleKey`: user ≤ 512 bytes; relation and object patterns with empty allowed (checked later). */
+export function tupleKey(v: unknown, field = 'tuple_keys'): TupleKey {
+  const body = element(v, field);
+  const user = maxBytes(str(body, 'user'), 512, 'TupleKey', 'User');
+  const relation = match(str(body, 'relation'), P.relation, 'TupleKey', 'Relation', true);
+  const object = match(str(body, 'object'), P.object, 'TupleKey', 'Object', true);
+  const cond = condition(body);
+  return cond ? { user, relation, object, condition: cond } : { user, relation, object };
+}
+
+/** `TupleKeyWithoutCondition` (Write deletes): as TupleKey; a `condition` sent is ignored. */
+export function deleteKey(v: unknown): TupleKey {
+  const body = element(v, 'tuple_keys');
+  const user = maxBytes(str(body, 'user'), 512, 'TupleKeyWithoutCondition', 'User');
+  const relation = match(str(body, 'relation'), P.relation, 'TupleKeyWithoutCondition', 'Relation', true);
+  const object = match(str(body, 'object'), P.object, 'TupleKeyWithoutCondition', 'Object', true);
+  return { user, relation, object };
+}
+
+/** `CheckRequestTupleKey` under `<message>.TupleKey` (required). */
+export function checkKey(body: Obj, message: string): CheckTupleKey {
+  const k = optMessage(body, 'tuple_key');
+  if (!k) throw violation(message, 'TupleKey', REASON.required);
+  const user = match(str(k, 'user'), P.checkUser, 'CheckRequestTupleKey', 'User');
+  const relation = match(str(k, 'relation'), P.relation, 'CheckRequestTupleKey', 'Relation');
+  const object = match(str(k, 'object'), P.object, 'CheckRequestTupleKey', 'Object');
+  return { user, relation, object };
+}
+
+/** `AssertionTupleKey` (object, relation, user — that proto order). */
+export function assertionKey(body: Obj): { user: string; relation: string; object: string } {
+  const k = optMessage(body, 'tuple_key');
+  if (!k) throw violation('Assertion', 'TupleKey', REASON.required);
+  const object = match(str(k, 'object'), P.object, 'AssertionTupleKey', 'Object');
+  const relation = match(str(k, 'relation'), P.relation, 'AssertionTupleKey', 'Relation');
+  const user = match(str(k, 'user'), P.checkUser, 'AssertionTupleKey', 'User');
+  return { user, relation, object };
+}
+
+/** A bare `TupleKey[]` with a maximum count (ListUsers, assertions). */
+export function tupleKeyList(body: Obj, field: string, message: string, goField: string, max: number): readonly TupleKey[] {
+  const items = list(body, field);
+  if (items.length === 0) return EMPTY;
+  if (items.length > max) throw violation(message, goField, REASON.atMost(max));
+  return items.map((t) => tupleKey(t, field));
+}
+
+/** The `contextual_tuples: {tuple_keys: TupleKey[]}` wrapper of Check, Expand, ListObjects. */
+export function contextualTuples(body: Obj): readonly TupleKey[] {
+  const wrapper = optMessage(body, 'contextual_tuples');
+  if (!wrapper) return EMPTY;
+  return tupleKeyList(wrapper, 'tuple_keys', 'ContextualTupleKeys', 'TupleKeys', MAX_CONTEXTUAL_TUPLES);
+}

@@ -1,0 +1,189 @@
+// Query endpoints (http-api.md §4.14–4.19): Check, BatchCheck, Expand, ListObjects,
+// StreamedListObjects and ListUsers. Check is the hot path: one small input object, no copies,
+// and its two possible bodies pre-encoded.
+
+import type { AppError } from '../errors.js';
+import { AppError as Failure } from '../errors.js';
+import type { BatchCheckInput, BatchCheckItem, BatchCheckOutcome, CheckInput, ExpandInput, ListObjectsInput, ListUsersInput, UserFilter } from '../engine/types.js';
+import { endpoint, ok, type Endpoint, type Reply } from './endpoint.js';
+import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
+import { bodyObject } from './stores.js';
+import {
+  P, REASON, bool, byteLength, consistency, isObj, list, match, modelId, optMessage, storeId, str, struct, typeError, violation, type Obj,
+} from './validate.js';
+
+export const MAX_BATCH_CHECKS = 50;
+
+export const ALLOWED: Reply = Object.freeze({ status: 200, body: { allowed: true, resolution: '' }, json: '{"allowed":true,"resolution":""}' });
+export const DENIED: Reply = Object.freeze({ status: 200, body: { allowed: false, resolution: '' }, json: '{"allowed":false,"resolution":""}' });
+
+/** CheckRequest: store_id, tuple_key, contextual_tuples, authorization_model_id, trace, context, consistency. */
+export function parseCheck(store: string | undefined, body: Obj): CheckInput {
+  const id = storeId(store, 'CheckRequest');
+  const tupleKey = checkKey(body, 'CheckRequest');
+  const contextual = contextualTuples(body);
+  const model = modelId(body, 'CheckRequest');
+  bool(body, 'trace');
+  const context = struct(body, 'context');
+  return { storeId: id, tupleKey, contextualTuples: contextual, modelId: model, context, consistency: consistency(body, 'CheckRequest') };
+}
+
+const check = endpoint<CheckInput>({
+  name: 'Check', op: 'check', method: 'post', path: '/stores/:store_id/check',
+  parse: (req) => parseCheck(req.params.store_id, bodyObject(req)),
+  async handle(input, ctx) {
+    const r = await ctx.latch.check(input);
+    ctx.modelId = r.modelId;
+    return r.allowed ? ALLOWED : DENIED;
+  },
+});
+
+function batchItem(v: unknown): BatchCheckItem {
+  if (!isObj(v)) throw typeError('checks', 'message', v);
+  const tupleKey = checkKey(v, 'BatchCheckItem');
+  const contextual = contextualTuples(v);
+  const context = struct(v, 'context');
+  const correlationId = match(str(v, 'correlation_id'), P.correlationId, 'BatchCheckItem', 'CorrelationId');
+  return { correlationId, tupleKey, contextualTuples: contextual, context };
+}
+
+export function parseBatchCheck(store: string | undefined, body: Obj): BatchCheckInput {
+  const id = storeId(store, 'BatchCheckRequest');
+  const items = list(body, 'checks');
+  if (items.length === 0) throw violation('BatchCheckRequest', 'Checks', REASON.atLeastOne);
+  const checks = items.map(batchItem);
+  const model = modelId(body, 'BatchCheckRequest');
+  const c = consistency(body, 'BatchCheckRequest');
+  if (checks.length > MAX_BATCH_CHECKS) {
+    throw new Failure('validation_error', `batchCheck received ${checks.length} checks, the maximum allowed is ${MAX_BATCH_CHECKS}`);
+  }
+  const seen = new Set<string>();
+  for (const item of checks) {
+    if (seen.has(item.correlationId)) throw new Failure('validation_error', `received duplicate correlation id: ${item.correlationId}`);
+    seen.add(item.correlationId);
+  }
+  return { storeId: id, modelId: model, checks, consistency: c };
+}
+
+/** A per-item failure as BatchCheck reports it (§4.15): request faults are `input_error`. */
+export function checkErrorOut(err: AppError): Record<string, string> {
+  if (err.code === 'throttled_timeout_error') return { input_error: 'validation_error', message: err.message };
+  if (err.status === 400) return { input_error: err.code, message: err.message };
+  if (err.code === 'deadline_exceeded') return { internal_error: 'deadline_exceeded', message: err.message };
+  return { internal_error: 'internal_error', message: err.message };
+}
+
+export function outcomeOut(o: BatchCheckOutcome): Record<string, unknown> {
+  return 'error' in o ? { error: checkErrorOut(o.error) } : { allowed: o.allowed };
+}
+
+const batchCheck = endpoint<BatchCheckInput>({
+  name: 'BatchCheck', op: 'batch-check', method: 'post', path: '/stores/:store_id/batch-check',
+  parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req)),
+  async handle(input, ctx) {
+    const r = await ctx.latch.batchCheck(input);
+    ctx.modelId = r.modelId;
+    const result: Record<string, unknown> = {};
+    for (const [id, outcome] of r.results) result[id] = outcomeOut(outcome);
+    return ok({ result });
+  },
+});
+
+/** ExpandRequest: store_id, tuple_key, authorization_model_id, consistency, contextual_tuples. */
+const expand = endpoint<ExpandInput>({
+  name: 'Expand', op: 'expand', method: 'post', path: '/stores/:store_id/expand',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'ExpandRequest');
+    const body = bodyObject(req);
+    const k = optMessage(body, 'tuple_key');
+    if (!k) throw violation('ExpandRequest', 'TupleKey', REASON.required);
+    const relation = match(str(k, 'relation'), P.relation, 'ExpandRequestTupleKey', 'Relation', true);
+    const object = match(str(k, 'object'), P.object, 'ExpandRequestTupleKey', 'Object', true);
+    const model = modelId(body, 'ExpandRequest');
+    const c = consistency(body, 'ExpandRequest');
+    const contextual = contextualTuples(body);
+    if (object === '' || relation === '') {
+      throw new Failure('invalid_expand_input', 'Invalid input. Make sure you provide an object and a relation');
+    }
+    return { storeId: id, object, relation, modelId: model, consistency: c, contextualTuples: contextual };
+  },
+  async handle(input, ctx) {
+    const r = await ctx.latch.expand(input);
+    ctx.modelId = r.modelId;
+    return ok({ tree: r.tree });
+  },
+});
+
+/** ListObjectsRequest (and its streamed twin): authorization_model_id, type, relation, user, … */
+export function parseListObjects(store: string | undefined, body: Obj, message: string): ListObjectsInput {
+  const id = storeId(store, message);
+  const model = modelId(body, message);
+  const type = match(str(body, 'type'), P.type, message, 'Type');
+  const relation = match(str(body, 'relation'), P.relation, message, 'Relation');
+  const user = str(body, 'user');
+  const bytes = byteLength(user);
+  if (bytes < 1 || bytes > 512) throw violation(message, 'User', 'value length must be between 1 and 512 bytes, inclusive');
+  const contextual = contextualTuples(body);
+  const context = struct(body, 'context');
+  return { storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: consistency(body, message) };
+}
+
+const listObjects = endpoint<ListObjectsInput>({
+  name: 'ListObjects', op: 'list-objects', method: 'post', path: '/stores/:store_id/list-objects',
+  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest'),
+  async handle(input, ctx) {
+    const r = await ctx.latch.listObjects(input);
+    ctx.modelId = r.modelId;
+    return ok({ objects: r.objects });
+  },
+});
+
+async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown> {
+  for await (const object of items) yield { object };
+}
+
+const streamedListObjects = endpoint<ListObjectsInput>({
+  name: 'StreamedListObjects', op: 'streamed-list-objects', method: 'post',
+  path: '/stores/:store_id/streamed-list-objects',
+  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest'),
+  async handle(input, ctx) {
+    // The header needs the resolved model before the first line; the stream itself reports
+    // latest_authorization_model_not_found when the store has none.
+    ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
+    return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+  },
+});
+
+function userFilter(v: unknown): UserFilter {
+  if (!isObj(v)) throw typeError('user_filters', 'message', v);
+  const type = match(str(v, 'type'), P.type, 'UserTypeFilter', 'Type');
+  const relation = match(str(v, 'relation'), P.relation, 'UserTypeFilter', 'Relation', true);
+  return relation ? { type, relation } : { type };
+}
+
+/** ListUsersRequest: authorization_model_id, object, relation, user_filters, contextual_tuples, context, consistency. */
+const listUsers = endpoint<ListUsersInput>({
+  name: 'ListUsers', op: 'list-users', method: 'post', path: '/stores/:store_id/list-users',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'ListUsersRequest');
+    const body = bodyObject(req);
+    const model = modelId(body, 'ListUsersRequest');
+    const o = optMessage(body, 'object');
+    if (!o) throw violation('ListUsersRequest', 'Object', REASON.required);
+    const object = { type: match(str(o, 'type'), P.type, 'Object', 'Type'), id: match(str(o, 'id'), P.objectId, 'Object', 'Id') };
+    const relation = match(str(body, 'relation'), P.relation, 'ListUsersRequest', 'Relation');
+    const filters = list(body, 'user_filters');
+    if (filters.length !== 1) throw violation('ListUsersRequest', 'UserFilters', REASON.exactlyOne);
+    const userFilters = filters.map(userFilter);
+    const contextual = tupleKeyList(body, 'contextual_tuples', 'ListUsersRequest', 'ContextualTuples', MAX_CONTEXTUAL_TUPLES);
+    const context = struct(body, 'context');
+    return { storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: consistency(body, 'ListUsersRequest') };
+  },
+  async handle(input, ctx) {
+    const r = await ctx.latch.listUsers(input);
+    ctx.modelId = r.modelId;
+    return ok({ users: r.users });
+  },
+});
+
+export const QUERY_ENDPOINTS: readonly Endpoint[] = [check, batchCheck, expand, listObjects, streamedListObjects, listUsers];

@@ -1,0 +1,202 @@
+// Field-level validation primitives shared by every endpoint parser: the proto patterns and
+// bounds of http-api.md §1.5, the `invalid <Message>.<Field>: <reason>` messages and the code
+// derivation of §6.4. Parsers walk fields in proto order and throw on the first violation.
+
+import { AppError, type ErrorCode } from '../errors.js';
+import type { Consistency, JsonObject } from '../domain/types.js';
+
+/** A proto string pattern: the JS regex that enforces it and the text quoted in messages. */
+export interface Pattern {
+  readonly re: RegExp;
+  /** As OpenFGA's validators print it: backslashes doubled (http-api.md §6.4 quirk). */
+  readonly text: string;
+}
+
+// Go RE2's `\s` is ASCII whitespace only ([\t\n\f\r ]); JS `\s` also matches Unicode spaces,
+// so the regexes spell the class out. `u` makes `{m,n}` count code points as RE2 does.
+const WS = '\\t\\n\\f\\r ';
+function pattern(js: string, text: string): Pattern {
+  return { re: new RegExp(js, 'u'), text };
+}
+
+export const P = {
+  ulid: pattern('^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$', '^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$'),
+  type: pattern(`^[^:#@${WS}]{1,254}$`, String.raw`^[^:#@\\s]{1,254}$`),
+  changesType: pattern(`^[^:#${WS}]{1,254}$`, String.raw`^[^:#\\s]{1,254}$`),
+  relation: pattern(`^[^:#@${WS}]{1,50}$`, String.raw`^[^:#@\\s]{1,50}$`),
+  object: pattern(`^[^${WS}]{2,256}$`, String.raw`^[^\\s]{2,256}$`),
+  checkUser: pattern(`^[^${WS}]{2,512}$`, String.raw`^[^\\s]{2,512}$`),
+  readUser: pattern(`^[^${WS}]{1,511}:[^${WS}]{1,511}$`, String.raw`^[^\\s]{1,511}:[^\\s]{1,511}$`),
+  objectId: pattern(`[^#:${WS}]+$`, String.raw`[^#:\\s]+$`),
+  conditionName: pattern(`^[^${WS}]{2,256}$`, String.raw`^[^\\s]{2,256}$`),
+  storeName: pattern(`^[a-zA-Z0-9${WS}.\\-/^_&@]{3,64}$`, String.raw`^[a-zA-Z0-9\\s\\.\\-\\/^_&@]{3,64}$`),
+  token: pattern('^$|^[A-Za-z0-9\\-_]+={0,2}$', '^$|^[A-Za-z0-9-_]+={0,2}$'),
+  correlationId: pattern('^[\\w\\d\\-]{1,36}$', String.raw`^[\\w\\d-]{1,36}$`),
+} as const;
+
+/** The wire code of a validator failure (§6.4): derived from the field name and the reason. */
+function derivedCode(field: string, reason: string): ErrorCode {
+  if (reason.startsWith('value must be inside range') && field === 'PageSize') return 'page_size_invalid';
+  if (reason.startsWith('value is required')) {
+    if (field === 'TupleKey') return 'tuple_key_value_not_specified';
+    if (field === 'Base') return 'difference_base_missing_value';
+    if (field === 'Subtract') return 'subtract_base_missing_value';
+  }
+  if (field === 'Type' && reason.startsWith('value does not match regex pattern')) return 'type_invalid_pattern';
+  if (field === 'Type' && reason.startsWith('value length must be at')) return 'type_invalid_length';
+  if (field === 'TypeDefinitions' && reason.startsWith('value must contain at least')) return 'type_definitions_too_few_items';
+  if (field.startsWith('Relations[') && reason.startsWith('value does not match regex pattern')) return 'relations_invalid_pattern';
+  if (field.startsWith('Relations[') && reason.startsWith('value length must be at most')) return 'relations_too_long';
+  if (field === 'Relations' && reason.startsWith('value must contain at least')) return 'relations_too_few_items';
+  if (field === 'Assertions' && reason.startsWith('value must contain no more than')) return 'assertions_too_many_items';
+  if (field === 'Object' && reason.startsWith('value length must be at most')) return 'object_too_long';
+  if (field === 'Relation' && reason.startsWith('value length must be at most')) return 'relation_too_long';
+  return 'validation_error';
+}
+
+/** `invalid <Message>.<Field>: <reason>` with the derived code. */
+export function violation(message: string, field: string, reason: string): AppError {
+  return new AppError(derivedCode(field, reason), `invalid ${message}.${field}: ${reason}`);
+}
+
+/** A map-key failure: `invalid key for <Message>.<Field>[<key>]: <reason>`. */
+export function keyViolation(message: string, field: string, key: string, reason: string): AppError {
+  return new AppError(derivedCode(`${field}[`, reason), `invalid key for ${message}.${field}[${key}]: ${reason}`);
+}
+
+/** A protojson decoding failure (wrong JSON type for a field): 400 validation_error. */
+export function typeError(field: string, kind: string, value: unknown): AppError {
+  return new AppError('validation_error', `invalid value for ${kind} field ${field}: ${JSON.stringify(value) ?? String(value)}`);
+}
+
+export const REASON = {
+  regex: (p: Pattern): string => `value does not match regex pattern "${p.text}"`,
+  required: 'value is required',
+  atLeastOne: 'value must contain at least 1 item(s)',
+  atMost: (n: number): string => `value must contain no more than ${n} item(s)`,
+  exactlyOne: 'value must contain exactly 1 item(s)',
+  maxBytes: (n: number): string => `value length must be at most ${n} bytes`,
+  range: (lo: number, hi: number): string => `value must be inside range [${lo}, ${hi}]`,
+  enum: 'value must be one of the defined enum values',
+} as const;
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A message-typed field: absent/null → undefined; a non-object is a decoding error. */
+export function optMessage(body: Obj, field: string): Obj | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) throw typeError(field, 'message', v);
+  return v;
+}
+
+/** A string field: absent/null → "" (proto3 default); a non-string is a decoding error. */
+export function str(body: Obj, field: string): string {
+  const v = body[field];
+  if (typeof v === 'string') return v;
+  if (v === undefined || v === null) return '';
+  throw typeError(field, 'string', v);
+}
+
+export function bool(body: Obj, field: string): boolean {
+  const v = body[field];
+  if (typeof v === 'boolean') return v;
+  if (v === undefined || v === null) return false;
+  throw typeError(field, 'bool', v);
+}
+
+/** A repeated field: absent/null → []. */
+export function list(body: Obj, field: string): unknown[] {
+  const v = body[field];
+  if (Array.isArray(v)) return v;
+  if (v === undefined || v === null) return [];
+  throw typeError(field, 'repeated', v);
+}
+
+/** A google.protobuf.Struct: any JSON object, absent/null → undefined. */
+export function struct(body: Obj, field: string): JsonObject | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) throw typeError(field, 'google.protobuf.Struct', v);
+  return v as JsonObject;
+}
+
+/** Pattern check; empty strings fail unless `ignoreEmpty` (proto `ignore_empty: true`). */
+export function match(value: string, p: Pattern, message: string, field: string, ignoreEmpty = false): string {
+  if (ignoreEmpty && value === '') return value;
+  if (!p.re.test(value)) throw violation(message, field, REASON.regex(p));
+  return value;
+}
+
+/** UTF-8 length without encoding when the string is short enough for it not to matter. */
+export function byteLength(s: string): number {
+  return s.length * 3 <= 512 ? s.length : Buffer.byteLength(s, 'utf8');
+}
+
+export function maxBytes(value: string, n: number, message: string, field: string): string {
+  if (value.length > n || (value.length * 3 > n && Buffer.byteLength(value, 'utf8') > n)) {
+    throw violation(message, field, REASON.maxBytes(n));
+  }
+  return value;
+}
+
+/** `authorization_model_id`: empty → undefined (latest model), else a ULID. */
+export function modelId(body: Obj, message: string, field = 'authorization_model_id'): string | undefined {
+  const id = str(body, field);
+  if (id === '') return undefined;
+  match(id, P.ulid, message, 'AuthorizationModelId');
+  return id;
+}
+
+/** The store id path parameter (field 1 of every store-scoped request). */
+export function storeId(value: string | undefined, message: string): string {
+  return match(value ?? '', P.ulid, message, 'StoreId');
+}
+
+const CONSISTENCY_BY_NUMBER: Record<number, Consistency> = { 0: 'UNSPECIFIED', 100: 'MINIMIZE_LATENCY', 200: 'HIGHER_CONSISTENCY' };
+
+/** `consistency`: the enum name or its number (§1.7). */
+export function consistency(body: Obj, message: string): Consistency {
+  const v = body.consistency;
+  if (v === undefined || v === null) return 'UNSPECIFIED';
+  if (v === 'UNSPECIFIED' || v === 'MINIMIZE_LATENCY' || v === 'HIGHER_CONSISTENCY') return v;
+  if (typeof v === 'number' && Number.isInteger(v)) {
+    const c = CONSISTENCY_BY_NUMBER[v];
+    if (c) return c;
+    throw violation(message, 'Consistency', REASON.enum);
+  }
+  throw new AppError('validation_error', `invalid value for enum field consistency: ${JSON.stringify(v)}`);
+}
+
+/**
+ * An int32 wrapper (`page_size`): a JSON number or numeric string; absent → undefined.
+ * Query parameters arrive as strings.
+ */
+export function int32(v: unknown, field: string): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n > 2147483647 || n < -2147483648) {
+    throw typeError(field, 'int32', v);
+  }
+  return n;
+}
+
+/** `page_size` of the paginated endpoints: default 50, inside [1, 100]. */
+export function pageSize(v: unknown, message: string, max = 100): number {
+  const n = int32(v, 'page_size');
+  if (n === undefined) return 50;
+  if (n < 1 || n > max) throw violation(message, 'PageSize', REASON.range(1, max));
+  return n;
+}
+
+/** `continuation_token`: the regex and 5120-byte bound; the content is checked by tokens.ts. */
+export function tokenText(v: unknown, message: string): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw typeError('continuation_token', 'string', v);
+  if (v.length > 5120) throw violation(message, 'ContinuationToken', REASON.maxBytes(5120));
+  return match(v, P.token, message, 'ContinuationToken');
+}

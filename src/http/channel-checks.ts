@@ -1,0 +1,38 @@
+// The checks of one channel frame, sent to the service as one BatchCheck call per group of
+// ≤ 50 checks sharing store, model and consistency, and answered one by one.
+
+import type { BatchCheckItem, CheckInput, Latch } from '../engine/types.js';
+import type { Consistency } from '../domain/types.js';
+import { ALLOWED, DENIED, MAX_BATCH_CHECKS } from '../api/queries.js';
+import { errorAnswer, type Answer, type RequestId } from './channel.js';
+
+export interface CheckGroup {
+  readonly storeId: string;
+  readonly modelId: string | undefined;
+  readonly consistency: Consistency;
+  readonly ids: RequestId[];
+  readonly inputs: CheckInput[];
+}
+
+/** Correlation ids "0" … "49", made once: a frame of checks allocates no id strings. */
+const CORRELATION: readonly string[] = Array.from({ length: MAX_BATCH_CHECKS }, (_, i) => String(i));
+
+export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Answer) => void): Promise<void> {
+  const checks: BatchCheckItem[] = new Array<BatchCheckItem>(g.inputs.length);
+  for (let i = 0; i < g.inputs.length; i++) {
+    const input = g.inputs[i] as CheckInput;
+    checks[i] = { correlationId: CORRELATION[i] as string, tupleKey: input.tupleKey, contextualTuples: input.contextualTuples, context: input.context };
+  }
+  try {
+    const r = await latch.batchCheck({ storeId: g.storeId, modelId: g.modelId, checks, consistency: g.consistency });
+    for (let i = 0; i < g.ids.length; i++) {
+      const id = g.ids[i] as RequestId;
+      const outcome = r.results.get(CORRELATION[i] as string);
+      if (!outcome) answer(errorAnswer(id, new Error(`batchCheck returned no result for item ${i}`), 'check'));
+      else if ('error' in outcome) answer(errorAnswer(id, outcome.error, 'check'));
+      else answer({ id, status: 200, body: outcome.allowed ? ALLOWED.body : DENIED.body });
+    }
+  } catch (err) {
+    for (const id of g.ids) answer(errorAnswer(id, err, 'check'));
+  }
+}

@@ -1,0 +1,234 @@
+// The msgpack batch channel: a WebSocket on /stream carrying binary frames, each a msgpack array
+// of requests `{id, op, store_id, body}` answered by frames of `{id, status, body}` /
+// `{id, status, error:{code, message}}` (any order). Requests go through the same endpoint table
+// and parsers as JSON; the checks of one frame go to the service as BatchCheck calls.
+// Backpressure: a connection stops dispatching while too many of its requests are in flight or
+// too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
+// the connection is closed (1008). Dispatch resumes on drain. See docs/msgpack.md.
+
+import type { CallContext } from '../api/endpoint.js';
+import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
+import { MAX_BATCH_CHECKS, parseCheck } from '../api/queries.js';
+import { isObj } from '../api/validate.js';
+import type { CheckInput } from '../engine/types.js';
+import { AppError, toAppError } from '../errors.js';
+import { decodeMsgpack, encodeMsgpack } from './codec.js';
+import type { ServerShared } from './exchange.js';
+import { logFailure } from './log.js';
+import type { TemplatedApp, WebSocket } from './uws.js';
+import { runCheckGroup, type CheckGroup } from './channel-checks.js';
+
+export interface ChannelOptions {
+  /** Largest frame accepted (bytes); a larger one closes the connection (uWS rule). */
+  readonly maxFrameBytes: number;
+  /** Requests of one connection dispatched and not yet answered before dispatch pauses. */
+  readonly maxInFlight: number;
+  /** Unsent answer bytes of one connection before dispatch pauses. */
+  readonly maxBuffered: number;
+  /** Bytes of frames queued while paused before the connection is closed with 1008. */
+  readonly maxQueuedBytes: number;
+}
+
+export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
+  maxFrameBytes: 16 * 1024 * 1024,
+  maxInFlight: 16_384,
+  maxBuffered: 4 * 1024 * 1024,
+  maxQueuedBytes: 64 * 1024 * 1024,
+};
+
+export type RequestId = string | number | null;
+
+export interface Answer {
+  readonly id: RequestId;
+  readonly status: number;
+  readonly body?: unknown;
+  readonly error?: { code: string; message: string };
+}
+
+/** Per-connection state (uWS user data). */
+export class Connection {
+  ws: WebSocket<Connection> | undefined;
+  inFlight = 0;
+  closed = false;
+  queue: Buffer[] = [];
+  queuedBytes = 0;
+  outbox: Answer[] = [];
+  flushScheduled = false;
+  readonly controller = new AbortController();
+}
+
+export function errorAnswer(id: RequestId, err: unknown, route: string): Answer {
+  const e = toAppError(err);
+  if (e.status >= 500) logFailure(`channel:${String(id)}`, route, e);
+  return { id, status: e.status, error: e.toBody() };
+}
+
+export class Channel {
+  readonly #options: ChannelOptions;
+  readonly #open = new Set<Connection>();
+
+  constructor(
+    readonly shared: ServerShared,
+    options: Partial<ChannelOptions> | undefined,
+  ) {
+    this.#options = { ...DEFAULT_CHANNEL_OPTIONS, ...options };
+  }
+
+  mount(app: TemplatedApp, path: string): void {
+    app.ws<Connection>(path, {
+      maxPayloadLength: this.#options.maxFrameBytes,
+      // Never let uWS drop an answer: latch bounds the buffer itself by pausing dispatch.
+      maxBackpressure: 1024 * 1024 * 1024,
+      closeOnBackpressureLimit: 0,
+      idleTimeout: 120,
+      upgrade: (res, req, context) => {
+        res.upgrade(new Connection(), req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
+          req.getHeader('sec-websocket-extensions'), context);
+      },
+      open: (ws) => {
+        const conn = ws.getUserData();
+        conn.ws = ws;
+        this.#open.add(conn);
+      },
+      message: (ws, message, isBinary) => this.#onFrame(ws.getUserData(), message, isBinary),
+      drain: (ws) => this.#resume(ws.getUserData()),
+      close: (ws) => {
+        const conn = ws.getUserData();
+        conn.closed = true;
+        conn.ws = undefined;
+        conn.controller.abort();
+        this.#open.delete(conn);
+      },
+    });
+  }
+
+  closeAll(): void {
+    for (const conn of this.#open) conn.ws?.end(1001, 'server shutting down');
+  }
+
+  #blocked(conn: Connection): boolean {
+    return conn.inFlight >= this.#options.maxInFlight || (conn.ws?.getBufferedAmount() ?? 0) > this.#options.maxBuffered;
+  }
+
+  #onFrame(conn: Connection, message: ArrayBuffer, isBinary: boolean): void {
+    if (!isBinary) return void conn.ws?.end(1003, 'binary msgpack frames only');
+    if (conn.queue.length > 0 || this.#blocked(conn)) {
+      // `message` is neutered after this callback: keep a copy.
+      conn.queue.push(Buffer.from(new Uint8Array(message)));
+      conn.queuedBytes += message.byteLength;
+      if (conn.queuedBytes > this.#options.maxQueuedBytes) conn.ws?.end(1008, 'backpressure: too many queued frames');
+      return;
+    }
+    this.#dispatch(conn, Buffer.from(message));
+  }
+
+  /** Dispatches queued frames while the connection has room. */
+  #resume(conn: Connection): void {
+    while (!conn.closed && conn.queue.length > 0 && !this.#blocked(conn)) {
+      const frame = conn.queue.shift() as Buffer;
+      conn.queuedBytes -= frame.length;
+      this.#dispatch(conn, frame);
+    }
+  }
+
+  /** Decodes one frame (synchronously: `bytes` may be uWS memory) and starts every request. */
+  #dispatch(conn: Connection, bytes: Buffer): void {
+    let frame: unknown;
+    try {
+      frame = decodeMsgpack(bytes);
+    } catch (err) {
+      return this.#answer(conn, errorAnswer(null, new AppError('validation_error', `malformed msgpack frame: ${String(err)}`), 'channel'), false);
+    }
+    if (!Array.isArray(frame)) {
+      return this.#answer(conn, errorAnswer(null, new AppError('validation_error', 'a frame must be a msgpack array of requests'), 'channel'), false);
+    }
+    let group: CheckGroup | undefined;
+    const groups: CheckGroup[] = [];
+    for (const request of frame) {
+      if (!isObj(request)) {
+        this.#answer(conn, errorAnswer(null, new AppError('validation_error', 'a request must be a map {id, op, store_id, body}'), 'channel'), false);
+        continue;
+      }
+      const id = (typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null) as RequestId;
+      const body = request.body === undefined || request.body === null ? {} : request.body;
+      const storeId = typeof request.store_id === 'string' ? request.store_id : undefined;
+      this.#begin(conn);
+      if (request.op !== 'check') {
+        void this.#runOne(conn, id, String(request.op), storeId, body);
+        continue;
+      }
+      let input: CheckInput;
+      try {
+        if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
+        input = parseCheck(storeId, body);
+      } catch (err) {
+        this.#answer(conn, errorAnswer(id, err, 'check'));
+        continue;
+      }
+      // Checks sharing store, model and consistency (the usual case: all of them) form one group.
+      if (!group || group.storeId !== input.storeId || group.modelId !== input.modelId || group.consistency !== input.consistency
+        || group.ids.length === MAX_BATCH_CHECKS) {
+        group = groups.find((g) => g.storeId === input.storeId && g.modelId === input.modelId && g.consistency === input.consistency
+          && g.ids.length < MAX_BATCH_CHECKS);
+        if (!group) groups.push((group = { storeId: input.storeId, modelId: input.modelId, consistency: input.consistency, ids: [], inputs: [] }));
+      }
+      group.ids.push(id);
+      group.inputs.push(input);
+    }
+    for (const g of groups) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
+  }
+
+  #begin(conn: Connection): void {
+    conn.inFlight++;
+    this.shared.inFlight++;
+  }
+
+  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown): Promise<void> {
+    const e = ENDPOINTS_BY_OP.get(op);
+    if (!e) return this.#answer(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'));
+    const fields = isObj(body) ? body : {};
+    const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id) };
+    const ctx: CallContext = { latch: this.shared.latch, tokens: this.shared.tokens, signal: conn.controller.signal, ready: this.shared.ready, modelId: undefined };
+    try {
+      const reply = await e.handle(e.parse({ params, query: (name) => fields[name], body }), ctx);
+      if ('stream' in reply) {
+        const results: unknown[] = [];
+        for await (const item of reply.stream) results.push(item);
+        this.#answer(conn, { id, status: 200, body: { results } });
+      } else {
+        this.#answer(conn, reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body });
+      }
+    } catch (err) {
+      this.#answer(conn, errorAnswer(id, err, e.name));
+    }
+  }
+
+  /** Queues an answer for the next flush; `counted` answers finish one in-flight request. */
+  #answer(conn: Connection, answer: Answer, counted = true): void {
+    if (counted) {
+      conn.inFlight--;
+      this.shared.inFlight--;
+    }
+    if (conn.closed) return;
+    conn.outbox.push(answer);
+    if (!conn.flushScheduled) {
+      conn.flushScheduled = true;
+      setImmediate(() => this.#flush(conn));
+    }
+  }
+
+  /** Sends every queued answer as one frame, then resumes dispatch if there is room. */
+  #flush(conn: Connection): void {
+    conn.flushScheduled = false;
+    const ws = conn.ws;
+    if (conn.closed || !ws || conn.outbox.length === 0) return;
+    const bytes = encodeMsgpack(conn.outbox);
+    conn.outbox = [];
+    ws.cork(() => ws.send(bytes, true));
+    this.#resume(conn);
+  }
+}
+
+function asText(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}

@@ -1,0 +1,182 @@
+// One HTTP request/response on uWS: abort tracking (→ AbortSignal), the D11 headers, corked
+// replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
+// Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
+
+import { randomUUID } from 'node:crypto';
+import type { CallContext, Reply } from '../api/endpoint.js';
+import type { TokenCodec } from '../api/tokens.js';
+import type { Latch } from '../engine/types.js';
+import { toAppError, type AppError } from '../errors.js';
+import { MSGPACK_TYPE, encodeMsgpack } from './codec.js';
+import { logFailure } from './log.js';
+import type { HttpResponse } from './uws.js';
+
+const STATUS_LINE: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 409: '409 Conflict', 422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+};
+
+/** gRPC code carried in stream error chunks, by HTTP status (§4.18). */
+function grpcCode(status: number): number {
+  if (status === 400) return 3;
+  if (status === 401 || status === 403) return 16;
+  if (status === 404) return 5;
+  if (status === 409) return 10;
+  if (status === 422 || status === 429) return 8;
+  return 13;
+}
+
+export interface ServerShared {
+  readonly latch: Latch;
+  readonly tokens: TokenCodec;
+  readonly ready: () => boolean;
+  /** Requests started and not yet finished (body read, handler run, reply sent or aborted). */
+  inFlight: number;
+}
+
+export class Exchange implements CallContext {
+  aborted = false;
+  modelId: string | undefined = undefined;
+  readonly requestId = randomUUID();
+  readonly #start = performance.now();
+  #controller: AbortController | undefined;
+  #finished = false;
+  /** Pending stream writer waiting for onWritable; woken by an abort too. */
+  #wake: (() => void) | undefined;
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly shared: ServerShared,
+    readonly route: string,
+    /** The store id path parameter, echoed in `Openfga-Store-Id`. */
+    readonly storeId: string | undefined,
+    /** Reply in msgpack (the request's Accept named it). */
+    readonly msgpack: boolean,
+  ) {
+    shared.inFlight++;
+    res.onAborted(() => {
+      this.aborted = true;
+      this.#controller?.abort();
+      this.#wake?.();
+    });
+  }
+
+  get latch(): Latch {
+    return this.shared.latch;
+  }
+
+  get tokens(): TokenCodec {
+    return this.shared.tokens;
+  }
+
+  get ready(): () => boolean {
+    return this.shared.ready;
+  }
+
+  /** Created on first use: most requests never look at it. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.aborted) this.#controller.abort();
+    return this.#controller.signal;
+  }
+
+  /** Marks the request finished exactly once (the in-flight counter is exact). */
+  finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.shared.inFlight--;
+  }
+
+  #headers(status: number, contentType: string | undefined): void {
+    const res = this.res;
+    res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
+    if (contentType) res.writeHeader('Content-Type', contentType);
+    res.writeHeader('X-Request-Id', this.requestId);
+    if (this.storeId) res.writeHeader('Openfga-Store-Id', this.storeId);
+    if (this.modelId) res.writeHeader('Openfga-Authorization-Model-Id', this.modelId);
+    res.writeHeader('fga-query-duration-ms', String(Math.round(performance.now() - this.#start)));
+  }
+
+  send(reply: Reply, closeConnection = false): void {
+    if (this.aborted) return;
+    const { status, body } = reply;
+    let payload: string | Buffer | undefined;
+    if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
+    this.res.cork(() => {
+      this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
+      if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
+      else this.res.end(payload, closeConnection);
+    });
+  }
+
+  /** Replies with an error body; unknown failures are logged and sent as internal_error. */
+  fail(err: unknown, closeConnection = false): void {
+    const e = toAppError(err);
+    if (e.status >= 500) logFailure(this.requestId, this.route, e);
+    this.send({ status: e.status, body: e.toBody() }, closeConnection);
+  }
+
+  /** Streams `{"result":item}` lines; the first item (or error) decides the status. */
+  async stream(items: AsyncIterable<unknown>): Promise<void> {
+    const it = items[Symbol.asyncIterator]();
+    let next: IteratorResult<unknown>;
+    try {
+      next = await it.next();
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.status >= 500) logFailure(this.requestId, this.route, e);
+      this.#streamLine(e.status, this.#errorLine(e), true);
+      return;
+    }
+    if (this.aborted) return void (await it.return?.());
+    this.#streamLine(200, undefined, false);
+    try {
+      while (!next.done && !this.aborted) {
+        const ok = this.#write(`{"result":${JSON.stringify(next.value)}}\n`);
+        if (!ok) await this.#writable();
+        next = await it.next();
+      }
+      if (this.aborted) await it.return?.();
+      else this.res.cork(() => this.res.end());
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.status >= 500) logFailure(this.requestId, this.route, e);
+      if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
+    }
+  }
+
+  #errorLine(e: AppError): string {
+    return JSON.stringify({ error: { code: grpcCode(e.status), message: e.message, details: [] } }) + '\n';
+  }
+
+  #streamLine(status: number, line: string | undefined, end: boolean): void {
+    if (this.aborted) return;
+    this.res.cork(() => {
+      this.#headers(status, 'application/json');
+      if (end) this.res.end(line);
+      else if (line) this.res.write(line);
+    });
+  }
+
+  #write(chunk: string): boolean {
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  /** Resolves when uWS drained the socket, or at once when the client goes away. */
+  #writable(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.aborted) return resolve();
+      this.#wake = resolve;
+      this.res.onWritable(() => {
+        this.#wake = undefined;
+        resolve();
+        return true;
+      });
+    });
+  }
+}

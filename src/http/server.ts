@@ -1,0 +1,135 @@
+// The uWS application: one route per endpoint of the API table, the routing fallbacks
+// (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
+// graceful close (stop accepting, let in-flight requests finish, then close every socket).
+
+import { ENDPOINTS, paramNames } from '../api/endpoints.js';
+import type { ApiRequest, Endpoint } from '../api/endpoint.js';
+import { TokenCodec } from '../api/tokens.js';
+import type { Latch } from '../engine/types.js';
+import { AppError } from '../errors.js';
+import { DEFAULT_BODY_LIMIT, decodeBody, readBody, tooLarge } from './body.js';
+import { Channel, type ChannelOptions } from './channel.js';
+import { isMsgpackType } from './codec.js';
+import { Exchange, type ServerShared } from './exchange.js';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
+
+export interface HttpServerOptions {
+  /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
+  readonly bodyLimit?: number | undefined;
+  /** Secret the continuation-token MAC key is derived from; omitted → random per process. */
+  readonly tokenSecret?: string | undefined;
+  readonly channel?: Partial<ChannelOptions> | undefined;
+}
+
+export interface LatchHttpServer {
+  /** Starts listening; resolves with the bound port (port 0 → a free one). */
+  listen(host: string, port: number): Promise<number>;
+  /** Stop accepting, wait up to `graceMs` for in-flight requests, then close every connection. */
+  close(graceMs?: number): Promise<void>;
+  /** Requests being processed now (HTTP requests plus channel requests). */
+  inFlight(): number;
+}
+
+const NO_QUERY = (): undefined => undefined;
+
+function queryReader(raw: string): (name: string) => string | undefined {
+  if (raw === '') return NO_QUERY;
+  let parsed: URLSearchParams | undefined;
+  return (name) => (parsed ??= new URLSearchParams(raw)).get(name) ?? undefined;
+}
+
+async function run(x: Exchange, e: Endpoint, req: ApiRequest): Promise<void> {
+  try {
+    const reply = await e.handle(e.parse(req), x);
+    if ('stream' in reply) await x.stream(reply.stream);
+    else x.send(reply);
+  } catch (err) {
+    x.fail(err);
+  } finally {
+    x.finish();
+  }
+}
+
+function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number): void {
+  const names = paramNames(e.path);
+  const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
+  app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
+    // Everything read from `req` must be read now: it is invalid after this callback returns.
+    const params: Record<string, string> = {};
+    for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
+    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'));
+    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} });
+    const msgpack = isMsgpackType(req.getHeader('content-type'));
+    const announced = Number(req.getHeader('content-length') || 0);
+    readBody(
+      res,
+      announced,
+      bodyLimit,
+      (bytes) => {
+        let body: unknown;
+        try {
+          body = decodeBody(bytes, msgpack);
+        } catch (err) {
+          x.fail(err);
+          return x.finish();
+        }
+        void run(x, e, { params, query: NO_QUERY, body });
+      },
+      () => {
+        // Close the connection: the rest of the body is never read (D9).
+        x.fail(tooLarge(bodyLimit), true);
+        x.finish();
+      },
+    );
+  });
+}
+
+function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
+  return (res: HttpResponse, req: HttpRequest): void => {
+    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader('accept').includes('msgpack'));
+    x.fail(new AppError(code, message));
+    x.finish();
+  };
+}
+
+export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
+  const uws = loadUws();
+  const app = uws.App();
+  let readyFlag = false;
+  latch.ready().then(
+    () => void (readyFlag = true),
+    (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'index load failed', cause: String(err) }) + '\n'),
+  );
+  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0 };
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const channel = new Channel(shared, options.channel);
+
+  for (const e of ENDPOINTS) register(app, e, shared, bodyLimit);
+  // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
+  for (const path of new Set(ENDPOINTS.map((e) => e.path))) app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
+  channel.mount(app, '/stream');
+  app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
+
+  let listenSocket: us_listen_socket | undefined;
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+          listenSocket = socket;
+          resolve(uws.us_socket_local_port(socket as unknown as us_socket));
+        });
+      });
+    },
+    async close(graceMs = 10_000) {
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+      const deadline = Date.now() + graceMs;
+      while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      channel.closeAll();
+      // Present in the native binary, missing from the package's typings.
+      (app as TemplatedApp & { close?: () => void }).close?.();
+    },
+    inFlight: () => shared.inFlight,
+  };
+}
