@@ -1,0 +1,56 @@
+// Validation of a query's own tuple key against the model, with the per-API codes of
+// semantics.md appendix A.3: Check and Expand answer every fault with 2000 (`validation_error`);
+// ListObjects/ListUsers use `type_not_found` (2021) / `relation_not_found` (2022) for the queried
+// type and relation (and ListUsers' filters), and 2000 for a bad user.
+// Example: ListObjects type `folder` absent → AppError('type_not_found', "type 'folder' not found").
+
+import { AppError } from '../errors.js';
+import { parseObject, parseUser } from '../domain/tuple.js';
+import { userFormCause, userTypeCause } from './tuple-validation.js';
+import type { CompiledModel } from './types.js';
+
+export type QueryApi = 'check' | 'listObjects' | 'listUsers' | 'expand';
+
+/** The queried object type and relation exist (`type` is the bare type name). */
+export function validateQueryTarget(model: CompiledModel, type: string, relation: string, api: QueryApi): void {
+  const specific = api === 'listObjects' || api === 'listUsers';
+  const t = model.types.get(type);
+  if (!t) throw new AppError(specific ? 'type_not_found' : 'validation_error', `type '${type}' not found`);
+  if (!t.relations.has(relation)) {
+    throw new AppError(specific ? 'relation_not_found' : 'validation_error', `relation '${type}#${relation}' not found`);
+  }
+}
+
+/** The query's subject is an object, userset or typed wildcard whose type (and relation) exist. Always 2000. */
+export function validateQueryUser(model: CompiledModel, user: string, api: QueryApi): void {
+  const parsed = parseUser(user);
+  const cause = parsed ? userTypeCause(model, parsed) : userFormCause(user);
+  if (!cause) return;
+  throw new AppError('validation_error', api === 'listObjects' ? `invalid 'user' value: ${cause}` : cause);
+}
+
+/**
+ * Check/Expand request tuple key `{object, relation, user?}` in reference order: user, object,
+ * relation (all 2000). For ListObjects pass `object` = the type: type and relation first, then user.
+ */
+export function validateCheckKey(model: CompiledModel, key: { object: string; relation: string; user?: string }, api: QueryApi): void {
+  if (api === 'listObjects' || api === 'listUsers') {
+    const type = parseObject(key.object)?.type ?? key.object;
+    validateQueryTarget(model, type, key.relation, api);
+    if (api === 'listObjects' && key.user !== undefined) validateQueryUser(model, key.user, api);
+    return;
+  }
+  if (key.user !== undefined) validateQueryUser(model, key.user, api);
+  const object = parseObject(key.object);
+  if (!object) throw new AppError('validation_error', `invalid 'object' field format: '${key.object}'`);
+  validateQueryTarget(model, object.type, key.relation, api);
+}
+
+/** A ListUsers filter `{type, relation?}`: 2021 for an unknown type, 2022 for an unknown relation. */
+export function validateUserFilter(model: CompiledModel, filter: { type: string; relation?: string | undefined }): void {
+  const t = model.types.get(filter.type);
+  if (!t) throw new AppError('type_not_found', `type '${filter.type}' not found`);
+  if (filter.relation && !t.relations.has(filter.relation)) {
+    throw new AppError('relation_not_found', `relation '${filter.type}#${filter.relation}' not found`);
+  }
+}

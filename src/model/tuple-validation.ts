@@ -1,0 +1,173 @@
+// Tuple validation against a compiled model (semantics.md §4.2–§4.5).
+// `checkTuple` returns the first failure of checks 1–7 (plus the write-only rules) as the wire
+// message `Invalid tuple '<object>#<relation>@<user>'. Reason: <cause>` and says whether it is a
+// condition problem (rule 7 / context size): contextual tuples map those to 2000 in ListObjects,
+// ListUsers and Expand, everything else to 2027 (appendix A.3).
+// `isValidAtRead` is the read-time filter for stale stored tuples (rules 5–7 + relation exists).
+
+import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
+import { parseObject, parseUser, tupleString, type ParsedUser } from '../domain/tuple.js';
+import type { CompiledModel, CompiledRelation, CompiledType, DirectType } from './types.js';
+
+export interface TupleProblem {
+  /** Wire message: `Invalid tuple '…'. Reason: …`. */
+  readonly message: string;
+  /** True for condition problems (§4.2 rule 7, context size). */
+  readonly conditionProblem: boolean;
+}
+
+export const MAX_CONDITION_CONTEXT_BYTES = 32_768;
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** First failure of `t` against `model`, or undefined when valid. 'write' adds the write-only rules (§4.4). */
+export function checkTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): TupleProblem | undefined {
+  const cond = t.condition?.name ? ` (condition ${t.condition.name})` : '';
+  const problem = (cause: string, conditionProblem = false): TupleProblem => ({
+    message: `Invalid tuple '${tupleString(t)}${cond}'. Reason: ${cause}`,
+    conditionProblem,
+  });
+  const user = parseUser(t.user);
+  if (!user) return problem(userFormCause(t.user));
+  const userCause = userTypeCause(model, user);
+  if (userCause) return problem(userCause);
+  const object = parseObject(t.object);
+  if (!object) return problem(`invalid 'object' field format`);
+  if (object.id === '*') return problem(`the 'object' field cannot reference a typed wildcard`);
+  const type = model.types.get(object.type);
+  if (!type) return problem(`type '${object.type}' not found`);
+  const relation = type.relations.get(t.relation);
+  if (!relation) return problem(`relation '${object.type}#${t.relation}' not found`);
+  const restrictionCause = restrictionProblem(object.type, relation, user);
+  if (restrictionCause) return problem(restrictionCause);
+  const conditionCause = conditionProblem(model, relation, user, t);
+  if (conditionCause) return problem(conditionCause, true);
+  if (mode === 'write') return writeProblem(t, user, object.type, object.id, problem);
+  return undefined;
+}
+
+/** The wire message of `checkTuple`, or undefined when valid. */
+export function validateTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): string | undefined {
+  return checkTuple(model, t, mode)?.message;
+}
+
+/** Cause for a user that does not parse (§4.2 rule 1). */
+export function userFormCause(user: string): string {
+  return /^[^\s:#]+$/.test(user)
+    ? `the 'user' field must be an object (e.g. document:1), an 'object#relation' or a typed wildcard (e.g. user:*)`
+    : `the 'user' field is malformed`;
+}
+
+/** Cause when the user's type or userset relation is not in the model (§4.2 rule 2). */
+export function userTypeCause(model: CompiledModel, user: ParsedUser): string | undefined {
+  const type = model.types.get(user.type);
+  if (!type) return `type '${user.type}' not found`;
+  if (user.kind === 'userset' && !type.relations.has(user.relation)) return `relation '${user.type}#${user.relation}' not found`;
+  return undefined;
+}
+
+/** Rules 5 (tupleset) and 6 (type restriction). */
+function restrictionProblem(objectType: string, relation: CompiledRelation, user: ParsedUser): string | undefined {
+  const target = `'${objectType}#${relation.name}'`;
+  if (relation.isTupleset && user.kind !== 'object') {
+    return user.kind === 'wildcard'
+      ? `unexpected wildcard relationship with tupleset relation ${target}`
+      : `unexpected user '${user.type}:${user.id}#${user.relation}' with tupleset relation ${target}`;
+  }
+  if (relation.directTypes.some((d) => sameForm(d, user))) return undefined;
+  if (user.kind === 'wildcard') return `the typed wildcard '${user.type}:*' is not an allowed type restriction for ${target}`;
+  if (user.kind === 'userset') return `'${user.type}#${user.relation}' is not an allowed type restriction for ${target}`;
+  return `type '${user.type}' is not an allowed type restriction for ${target}`;
+}
+
+function sameForm(d: DirectType, user: ParsedUser): boolean {
+  if (d.type !== user.type) return false;
+  if (user.kind === 'wildcard') return d.wildcard;
+  if (user.kind === 'userset') return d.relation === user.relation;
+  return !d.wildcard && d.relation === undefined;
+}
+
+/** Rule 7. */
+function conditionProblem(model: CompiledModel, relation: CompiledRelation, user: ParsedUser, t: TupleKey): string | undefined {
+  const name = t.condition?.name;
+  if (!name) return relation.directTypes.some((d) => sameForm(d, user) && !d.condition) ? undefined : 'condition is missing';
+  if (CONTROL.test(name)) return 'condition name contains forbidden characters';
+  const condition = model.conditions.get(name);
+  if (!condition) return 'undefined condition';
+  if (!relation.directTypes.some((d) => d.type === user.type && d.condition === name)) return 'invalid condition for type restriction';
+  const context = t.condition?.context;
+  if (!context) return undefined;
+  if (hasControl(context)) return 'context contains forbidden characters';
+  return condition.checkContext(context);
+}
+
+function hasControl(v: JsonValue): boolean {
+  if (typeof v === 'string') return CONTROL.test(v);
+  if (Array.isArray(v)) return v.some(hasControl);
+  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => CONTROL.test(k) || hasControl(x));
+  return false;
+}
+
+/** §4.4: no self-defining tuple; stored context at most 32 KiB. */
+function writeProblem(
+  t: TupleKey,
+  user: ParsedUser,
+  objectType: string,
+  objectId: string,
+  problem: (cause: string, conditionProblem?: boolean) => TupleProblem,
+): TupleProblem | undefined {
+  if (user.kind === 'userset' && user.type === objectType && user.id === objectId && user.relation === t.relation) {
+    return problem('cannot write a tuple that is implicit');
+  }
+  const context: JsonObject | undefined = t.condition?.context;
+  const size = context ? Buffer.byteLength(JSON.stringify(context), 'utf8') : 0;
+  if (size > MAX_CONDITION_CONTEXT_BYTES) {
+    return problem(`condition context size limit exceeded: ${size} bytes exceeds ${MAX_CONDITION_CONTEXT_BYTES} bytes`, true);
+  }
+  return undefined;
+}
+
+/** Per-model cache of the last object type looked up, so the hot path slices no strings. */
+const lastType = new WeakMap<CompiledModel, { name: string; type: CompiledType }>();
+
+function typeOfObject(model: CompiledModel, object: string): CompiledType | undefined {
+  const hit = lastType.get(model);
+  if (hit && object.length > hit.name.length && object.charCodeAt(hit.name.length) === 58 && object.startsWith(hit.name)) return hit.type;
+  const colon = object.indexOf(':');
+  const name = colon === -1 ? object : object.slice(0, colon);
+  const type = model.types.get(name);
+  if (type) lastType.set(model, { name, type });
+  return type;
+}
+
+/**
+ * Read-time validity of a stored tuple under `model` (§4.5): the relation exists; a tupleset relation
+ * takes only plain objects; a restriction of the user's form exists; no condition ⇒ such a restriction
+ * is unconditioned; a condition ⇒ it exists in the model and a restriction of the user's type names it.
+ * Scans the relation's (short) restriction list comparing in place: no allocation per call.
+ */
+export function isValidAtRead(model: CompiledModel, object: string, relation: string, user: string, conditionName: string | undefined): boolean {
+  const rel = typeOfObject(model, object)?.relations.get(relation);
+  if (!rel) return false;
+  const colon = user.indexOf(':');
+  const hash = user.lastIndexOf('#');
+  const kind = hash > colon ? 2 : user.length === colon + 2 && user.charCodeAt(colon + 1) === 42 ? 1 : 0; // 0 object, 1 wildcard, 2 userset
+  if (colon <= 0 || (rel.isTupleset && kind !== 0)) return false;
+  if (conditionName && !model.conditions.has(conditionName)) return false;
+  let formOk = false;
+  let conditionOk = false;
+  for (const d of rel.directTypes) {
+    if (d.type.length !== colon || !user.startsWith(d.type)) continue;
+    if (conditionName && d.condition === conditionName) conditionOk = true;
+    const form = kind === 1 ? d.wildcard : kind === 2 ? relationMatches(d, user, hash) : !d.wildcard && d.relation === undefined;
+    if (!form) continue;
+    formOk = true;
+    if (!conditionName && !d.condition) conditionOk = true;
+  }
+  return formOk && conditionOk;
+}
+
+function relationMatches(d: DirectType, user: string, hash: number): boolean {
+  return d.relation !== undefined && d.relation.length === user.length - hash - 1 && user.endsWith(d.relation);
+}
