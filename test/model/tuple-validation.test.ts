@@ -1,0 +1,142 @@
+// Tuple validation (semantics.md §4.2–§4.5): every cause of §4.3, the write-only rules, read-time
+// validity of stale tuples, and the per-API codes of a query's own tuple key (appendix A.3).
+import { describe, expect, it } from 'vitest';
+import type { ErrorCode } from '../../src/errors.js';
+import type { JsonObject, TupleKey } from '../../src/domain/types.js';
+import { compileModel } from '../../src/model/compile.js';
+import { dslToModel } from '../../src/model/dsl.js';
+import { validateCheckKey, validateUserFilter, type QueryApi } from '../../src/model/query-validation.js';
+import { checkTuple, isValidAtRead, validateTuple } from '../../src/model/tuple-validation.js';
+import { validateModel } from '../../src/model/validate.js';
+import { appErrorOf, dsl } from './helpers.js';
+
+const model = compileModel({
+  id: '01JTESTMODEL0000000000000A',
+  ...validateModel(dslToModel(dsl(`type user
+type employee
+type group
+  relations
+    define member: [user, user:*, group#member]
+type folder
+  relations
+    define viewer: [user]
+type doc
+  relations
+    define parent: [folder]
+    define owner: [user]
+    define viewer: [user, user with in_net, group#member, user:* with in_net] or owner
+    define editor: [user with in_net]
+    define note: [user with big]
+    define can_view: viewer from parent
+condition in_net(ip: ipaddress) {
+  ip.in_cidr("10.0.0.0/8")
+}
+condition big(s: string) {
+  s != ""
+}
+`))),
+});
+
+const key = (text: string, condition?: string, context?: JsonObject): TupleKey => {
+  const [left = '', user = ''] = text.split('@');
+  const hash = left.indexOf('#');
+  return { object: left.slice(0, hash), relation: left.slice(hash + 1), user, condition: condition ? { name: condition, context } : undefined };
+};
+
+/** [tuple, condition, context, expected cause (undefined = valid), is a condition problem] */
+const causes: [string, string | undefined, JsonObject | undefined, string | undefined, boolean][] = [
+  ['doc:1#owner@user:anne', undefined, undefined, undefined, false],
+  ['doc:1#owner@anne', undefined, undefined, "the 'user' field must be an object", false],
+  ['doc:1#owner@user:anne:x', undefined, undefined, "the 'user' field is malformed", false],
+  ['doc:1#owner@team:1', undefined, undefined, "type 'team' not found", false],
+  ['doc:1#viewer@group:eng#owner', undefined, undefined, "relation 'group#owner' not found", false],
+  ['doc#owner@user:anne', undefined, undefined, "invalid 'object' field format", false],
+  ['doc:*#owner@user:anne', undefined, undefined, 'cannot reference a typed wildcard', false],
+  ['dossier:1#owner@user:anne', undefined, undefined, "type 'dossier' not found", false],
+  ['doc:1#nope@user:anne', undefined, undefined, "relation 'doc#nope' not found", false],
+  ['doc:1#parent@folder:*', undefined, undefined, "unexpected wildcard relationship with tupleset relation 'doc#parent'", false],
+  ['doc:1#parent@folder:x#viewer', undefined, undefined, "unexpected user 'folder:x#viewer' with tupleset relation 'doc#parent'", false],
+  ['doc:1#owner@user:*', undefined, undefined, "the typed wildcard 'user:*' is not an allowed type restriction for 'doc#owner'", false],
+  ['doc:1#owner@employee:1', undefined, undefined, "type 'employee' is not an allowed type restriction for 'doc#owner'", false],
+  ['doc:1#owner@group:eng#member', undefined, undefined, "'group#member' is not an allowed type restriction for 'doc#owner'", false],
+  ['doc:1#editor@user:anne', undefined, undefined, 'condition is missing', true],
+  ['doc:1#viewer@user:*', undefined, undefined, 'condition is missing', true],
+  ['doc:1#owner@user:anne', 'nope', undefined, 'undefined condition', true],
+  ['doc:1#owner@user:anne', 'in_net', undefined, 'invalid condition for type restriction', true],
+  ['doc:1#editor@user:anne', 'in_net', { bad: 1 }, 'found invalid context parameter: bad', true],
+  ['doc:1#editor@user:anne', 'in_net', { ip: 'not-an-ip' }, "failed to convert context parameter 'ip'", true],
+  ['doc:1#editor@user:anne', 'in_net', { ip: '10.0.0.1' }, undefined, false],
+  ['doc:1#viewer@user:*', 'in_net', undefined, undefined, false],
+];
+
+describe('validateTuple: checks 1–7 (§4.2/§4.3)', () => {
+  it.each(causes)('%s with %s %j', (text, condition, context, cause, conditionProblem) => {
+    const t = key(text, condition, context);
+    const problem = checkTuple(model, t, 'contextual');
+    if (cause === undefined) return expect(problem).toBeUndefined();
+    expect(problem?.message).toMatch(/^Invalid tuple '.*'\. Reason: /);
+    expect(problem?.message).toContain(cause);
+    expect(problem?.message).toContain(`'${text}${condition ? ` (condition ${condition})` : ''}'`);
+    expect(problem?.conditionProblem).toBe(conditionProblem);
+  });
+
+  it('write mode rejects the self-defining tuple, contextual mode does not', () => {
+    const t = key('group:eng#member@group:eng#member');
+    expect(validateTuple(model, t, 'write')).toBe("Invalid tuple 'group:eng#member@group:eng#member'. Reason: cannot write a tuple that is implicit");
+    expect(validateTuple(model, t, 'contextual')).toBeUndefined();
+  });
+
+  it('write mode limits stored condition context to 32 KiB', () => {
+    const t = key('doc:1#note@user:anne', 'big', { s: 'x'.repeat(40_000) });
+    expect(checkTuple(model, t, 'write')).toMatchObject({ conditionProblem: true, message: expect.stringContaining('condition context size limit exceeded: 40008 bytes exceeds 32768 bytes') });
+    expect(checkTuple(model, t, 'contextual')).toBeUndefined();
+  });
+});
+
+describe('isValidAtRead: stale tuples are skipped (§4.5)', () => {
+  it.each([
+    ['doc:1#viewer@user:anne', undefined, true],
+    ['doc:1#viewer@user:anne', 'in_net', true],
+    ['doc:1#viewer@group:eng#member', undefined, true],
+    ['doc:1#viewer@user:*', 'in_net', true],
+    ['doc:1#parent@folder:f', undefined, true],
+    ['doc:1#gone@user:anne', undefined, false],
+    ['dossier:1#viewer@user:anne', undefined, false],
+    ['doc:1#owner@employee:e', undefined, false],
+    ['doc:1#owner@user:*', undefined, false],
+    ['doc:1#viewer@user:*', undefined, false],
+    ['doc:1#viewer@user:anne', 'old_name', false],
+    ['doc:1#owner@user:anne', 'in_net', false],
+    ['doc:1#editor@user:anne', undefined, false],
+    ['doc:1#parent@folder:f#viewer', undefined, false],
+    ['doc:1#viewer@group:eng#admin', undefined, false],
+    ['doc:1#viewer@groups:eng#member', undefined, false],
+  ] as [string, string | undefined, boolean][])('%s (condition %s) → %s', (text, condition, expected) => {
+    const t = key(text);
+    expect(isValidAtRead(model, t.object, t.relation, t.user, condition)).toBe(expected);
+  });
+});
+
+describe('query tuple key codes per API (appendix A.3)', () => {
+  it.each([
+    ['check', 'folder2:1', 'viewer', 'user:anne', 'validation_error'],
+    ['check', 'doc:1', 'nope', 'user:anne', 'validation_error'],
+    ['check', 'doc:1', 'viewer', 'a:b:c', 'validation_error'],
+    ['check', 'doc:1', 'viewer', 'team:1', 'validation_error'],
+    ['expand', 'folder2:1', 'viewer', undefined, 'validation_error'],
+    ['listObjects', 'folder2', 'viewer', 'user:anne', 'type_not_found'],
+    ['listObjects', 'doc', 'nope', 'user:anne', 'relation_not_found'],
+    ['listObjects', 'doc', 'viewer', 'team:1', 'validation_error'],
+    ['listUsers', 'folder2:1', 'viewer', undefined, 'type_not_found'],
+    ['listUsers', 'doc:1', 'nope', undefined, 'relation_not_found'],
+  ] as [QueryApi, string, string, string | undefined, ErrorCode][])('%s %s#%s@%s → %s', (api, object, relation, user, code) => {
+    expect(appErrorOf(() => validateCheckKey(model, { object, relation, user }, api)).code).toBe(code);
+  });
+
+  it('accepts a valid key and checks ListUsers filters', () => {
+    expect(() => validateCheckKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, 'check')).not.toThrow();
+    expect(appErrorOf(() => validateUserFilter(model, { type: 'team' })).code).toBe('type_not_found');
+    expect(appErrorOf(() => validateUserFilter(model, { type: 'group', relation: 'owner' })).code).toBe('relation_not_found');
+    expect(() => validateUserFilter(model, { type: 'group', relation: 'member' })).not.toThrow();
+  });
+});
