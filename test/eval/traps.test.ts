@@ -1,0 +1,278 @@
+// The fifteen traps of semantics.md §0.1, table-driven against the reference evaluator.
+// Each row reads as the query and its expected answer (a number is the expected error code).
+
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { expand, MemoryTupleView } from '../../src/engine/eval/index.js';
+import { dslToModel } from '../../src/model/dsl.js';
+import type { StoreDriver } from '../conformance/engine.js';
+import { createDirectDriver } from './direct-driver.js';
+import { compileDsl } from '../eval/model.js';
+import { check, objects, tk, users, type Env } from './table.js';
+
+const dsl = (body: string): string => `model\n  schema 1.1\n${body}`;
+
+function rows(env: () => Env, table: [string, boolean | number][]): void {
+  for (const [q, want] of table) it(`${q} => ${want}`, () => expect(check(env(), q)).toBe(want));
+}
+
+const condModel = compileDsl(
+  dsl(`type user
+type folder
+  relations
+    define viewer: [user]
+type doc
+  relations
+    define parent: [folder]
+    define viewer: [user with a] or viewer from parent
+condition a(p: int, q: int) {
+  p > 0
+}`),
+);
+
+describe('1. a missing condition parameter is an error only when it decides', () => {
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a'] }), [
+    ['doc:1#viewer@user:x', 2000],
+    ['doc:1#viewer@user:y', false],
+  ]);
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":1}'] }), [['doc:1#viewer@user:x', 2000]]);
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":1,"q":0}'] }), [['doc:1#viewer@user:x', true]]);
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a', 'doc:1#parent@folder:f', 'folder:f#viewer@user:x'] }), [
+    ['doc:1#viewer@user:x', true],
+  ]);
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a', 'doc:1#parent@folder:f'] }), [['doc:1#viewer@user:x', 2000]]);
+});
+
+describe('2. tuple context beats request context', () => {
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":0}'], context: { p: 5, q: 1 } }), [['doc:1#viewer@user:x', false]]);
+  rows(() => ({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":3}'], context: { p: 0, q: 1 } }), [['doc:1#viewer@user:x', true]]);
+});
+
+describe('3. stale tuples are ignored under the query model', () => {
+  const before = compileDsl(dsl('type user\ntype employee\ntype doc\n  relations\n    define viewer: [user, employee, user:*]'));
+  const after = compileDsl(dsl('type user\ntype employee\ntype doc\n  relations\n    define viewer: [user]'));
+  const tuples = ['doc:1#viewer@employee:e', 'doc:1#viewer@user:*', 'doc:1#viewer@user:u'];
+  rows(() => ({ model: before, tuples }), [
+    ['doc:1#viewer@employee:e', true],
+    ['doc:1#viewer@user:z', true],
+  ]);
+  rows(() => ({ model: after, tuples }), [
+    ['doc:1#viewer@employee:e', false],
+    ['doc:1#viewer@user:z', false],
+    ['doc:1#viewer@user:u', true],
+  ]);
+  it('ListObjects and ListUsers skip them too', () => {
+    expect(objects({ model: after, tuples }, 'doc#viewer@user:z')).toEqual([]);
+    expect(users({ model: after, tuples }, 'doc:1#viewer', 'user')).toEqual(['user:u']);
+  });
+});
+
+const groups = compileDsl(
+  dsl(`type user
+type group
+  relations
+    define member: [user, group#member]
+type folder
+  relations
+    define writer: [user]
+    define editor: [user]
+    define viewer: writer or editor
+    define both: writer and editor
+type doc
+  relations
+    define parent: [folder]
+    define blocked: [user]
+    define viewer: [group#member] but not blocked
+    define reader: viewer from parent`),
+);
+
+describe('4. self-defining usersets', () => {
+  rows(() => ({ model: groups, tuples: [] }), [
+    ['group:eng#member@group:eng#member', true],
+    ['group:eng#member@group:ops#member', false],
+  ]);
+  rows(() => ({ model: groups, tuples: ['doc:1#parent@folder:x'] }), [
+    ['doc:1#reader@folder:x#editor', true],
+    ['doc:1#reader@folder:y#editor', false],
+  ]);
+  it('ListObjects and ListUsers include the implicit membership', () => {
+    expect(objects({ model: groups, tuples: [] }, 'group#member@group:eng#member')).toEqual(['group:eng']);
+    expect(users({ model: groups, tuples: [] }, 'group:eng#member', 'group#member')).toEqual(['group:eng#member']);
+    expect(users({ model: groups, tuples: ['doc:1#parent@folder:x'] }, 'doc:1#reader', 'folder#editor')).toEqual(['folder:x#editor']);
+  });
+});
+
+describe('5. usersets are opaque under but not and and', () => {
+  const tuples = ['doc:1#viewer@group:eng#member', 'group:eng#member@user:bob', 'doc:1#blocked@user:bob', 'group:eng#member@user:ann'];
+  rows(() => ({ model: groups, tuples }), [
+    ['doc:1#viewer@group:eng#member', true],
+    ['doc:1#viewer@user:bob', false],
+    ['doc:1#viewer@user:ann', true],
+    ['folder:x#both@folder:x#editor', false],
+    ['folder:x#viewer@folder:x#editor', true],
+  ]);
+  it('ListUsers returns the userset itself', () => {
+    expect(users({ model: groups, tuples }, 'doc:1#viewer', 'group#member')).toEqual(['group:eng#member']);
+    expect(users({ model: groups, tuples }, 'doc:1#viewer', 'user')).toEqual(['user:ann']);
+  });
+});
+
+describe('6. cycles are FALSE, and decisive in a subtract', () => {
+  const m = compileDsl(
+    dsl(`type user
+type doc
+  relations
+    define restricted: [user, doc#viewer]
+    define viewer: [user] but not restricted
+    define loop: [user, doc#loop]`),
+  );
+  rows(() => ({ model: m, tuples: ['doc:1#viewer@user:jon', 'doc:1#restricted@doc:1#viewer', 'doc:1#loop@doc:1#loop'] }), [
+    ['doc:1#viewer@user:jon', false],
+    ['doc:1#loop@user:jon', false],
+  ]);
+  it('ListUsers: a cycle contributes nothing', () => {
+    expect(users({ model: m, tuples: ['doc:1#loop@doc:1#loop'] }, 'doc:1#loop', 'user')).toEqual([]);
+  });
+});
+
+describe('7. depth counts tuple hops only', () => {
+  const chain = compileDsl(dsl('type user\ntype g\n  relations\n    define m: [user, g#m]\n    define a: m\n    define b: a\n    define c: b'));
+  const hops = (n: number): string[] => [...Array.from({ length: n }, (_, i) => `g:${i}#m@g:${i + 1}#m`), `g:${n}#m@user:u`];
+  rows(() => ({ model: chain, tuples: hops(3), depth: 4 }), [['g:0#c@user:u', true]]);
+  rows(() => ({ model: chain, tuples: hops(4), depth: 4 }), [['g:0#c@user:u', 2002]]);
+  rows(() => ({ model: chain, tuples: [...hops(4), 'g:0#m@user:u'], depth: 4 }), [['g:0#c@user:u', true]]);
+  it('ListUsers counts computed relations too', () => {
+    expect(users({ model: chain, tuples: hops(1), depth: 3 }, 'g:0#c', 'user')).toBe(2002);
+    expect(users({ model: chain, tuples: hops(1), depth: 6 }, 'g:0#c', 'user')).toEqual(['user:u']);
+  });
+});
+
+describe('8. contextual tuples behave like stored ones; duplicates are harmless', () => {
+  const m = compileDsl(dsl('type user\ntype doc\n  relations\n    define viewer: [user]'));
+  rows(() => ({ model: m, tuples: [], contextual: ['doc:1#viewer@user:a', 'doc:1#viewer@user:a'] }), [
+    ['doc:1#viewer@user:a', true],
+    ['doc:1#viewer@user:aa', false],
+  ]);
+  it('ListObjects has no duplicates', () => {
+    expect(objects({ model: m, tuples: ['doc:1#viewer@user:a'], contextual: ['doc:1#viewer@user:a'] }, 'doc#viewer@user:a')).toEqual(['doc:1']);
+  });
+  it('the contextual copy of an exact key is the one evaluated', () => {
+    expect(check({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":0,"q":0}'], contextual: ['doc:1#viewer@user:x with a {"p":1,"q":0}'] }, 'doc:1#viewer@user:x')).toBe(true);
+  });
+});
+
+describe('10. typed wildcards', () => {
+  const m = compileDsl(
+    dsl(`type user
+type user2
+type group
+  relations
+    define member: [user:*, user2]
+type doc
+  relations
+    define restricted: [user]
+    define public: [user:*]
+    define viewer: [group#member]
+    define open: [user:*] but not restricted`),
+  );
+  const tuples = ['group:g#member@user:*', 'doc:1#viewer@group:g#member', 'doc:1#open@user:*', 'doc:1#restricted@user:bad', 'doc:1#public@user:*'];
+  rows(() => ({ model: m, tuples }), [
+    ['doc:1#viewer@user:anyone', true],
+    ['doc:1#viewer@user2:x', false],
+    ['doc:1#viewer@user:*', true],
+    ['doc:1#open@user:bad', false],
+    ['doc:1#open@user:ok', true],
+    ['doc:1#public@group:g#member', false],
+  ]);
+  it('ListUsers keeps user:* beside an exclusion', () => {
+    expect(users({ model: m, tuples }, 'doc:1#open', 'user')).toEqual(['user:*']);
+    expect(objects({ model: m, tuples }, 'doc#open@user:*')).toEqual(['doc:1']);
+  });
+});
+
+describe('11. tuple-to-userset skips parents whose type lacks the relation', () => {
+  const m = compileDsl(
+    dsl(`type user
+type folder
+  relations
+    define viewer: [user]
+type bucket
+type doc
+  relations
+    define parent: [folder, bucket]
+    define viewer: viewer from parent`),
+  );
+  rows(() => ({ model: m, tuples: ['doc:1#parent@bucket:b', 'doc:1#parent@folder:f', 'folder:f#viewer@user:u'] }), [
+    ['doc:1#viewer@user:u', true],
+    ['doc:1#viewer@user:v', false],
+  ]);
+});
+
+describe('14. error strictness differs between APIs', () => {
+  const tuples = ['doc:1#viewer@user:x with a', 'doc:1#parent@folder:f', 'folder:f#viewer@user:x', 'doc:2#parent@folder:f'];
+  it('Check masks the error, ListObjects and ListUsers do not', () => {
+    expect(check({ model: condModel, tuples }, 'doc:1#viewer@user:x')).toBe(true);
+    expect(objects({ model: condModel, tuples }, 'doc#viewer@user:x')).toBe(2000);
+    expect(users({ model: condModel, tuples }, 'doc:1#viewer', 'user')).toBe(2000);
+  });
+  it('ListObjects for an untouched user succeeds', () => {
+    expect(objects({ model: condModel, tuples: [...tuples, 'folder:g#viewer@user:y', 'doc:3#parent@folder:g'] }, 'doc#viewer@user:y')).toEqual(['doc:3']);
+  });
+});
+
+describe('15. ListUsers returns typed users; Expand returns one level', () => {
+  it('typed entries', () => {
+    const env = { model: groups, tuples: ['doc:1#viewer@group:eng#member'] };
+    expect(users(env, 'doc:1#viewer', 'group#member')).toEqual(['group:eng#member']);
+  });
+  it('expand', () => {
+    const view = new MemoryTupleView(['doc:1#viewer@group:eng#member', 'doc:1#blocked@user:b', 'doc:1#viewer@group:eng#member'].map(tk));
+    expect(expand(groups, view, 'doc:1', 'viewer')).toEqual({
+      name: 'doc:1#viewer',
+      difference: {
+        base: { name: 'doc:1#viewer', leaf: { users: { users: ['group:eng#member'] } } },
+        subtract: { name: 'doc:1#viewer', leaf: { computed: { userset: 'doc:1#blocked' } } },
+      },
+    });
+    expect(expand(groups, new MemoryTupleView([tk('doc:1#parent@folder:x'), tk('doc:1#parent@folder:x')]), 'doc:1', 'reader')).toEqual({
+      name: 'doc:1#reader',
+      leaf: { tupleToUserset: { tupleset: 'doc:1#parent', computed: [{ userset: 'folder:x#viewer' }] } },
+    });
+  });
+});
+
+describe('9. error codes differ per API (direct conformance driver)', () => {
+  const model = 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user]';
+  const empty = { contextualTuples: [] };
+  const run = async (fn: (s: StoreDriver, id: string) => Promise<unknown>): Promise<unknown> => {
+    const store = await createDirectDriver(dslToModel).createStore('t');
+    const id = await store.writeModel(model);
+    return fn(store, id).then(
+      (v) => v,
+      (e: unknown) => (e instanceof AppError ? e.numeric : e),
+    );
+  };
+  it('unknown relation: Check 2000, ListObjects 2022, ListUsers 2022', async () => {
+    expect(await run((s, id) => s.check(id, { ...empty, key: { user: 'user:a', relation: 'nope', object: 'doc:1' } }))).toBe(2000);
+    expect(await run((s, id) => s.listObjects(id, { ...empty, key: { user: 'user:a', relation: 'nope', type: 'doc' } }))).toBe(2022);
+    expect(await run((s, id) => s.listUsers(id, { ...empty, key: { object: { type: 'doc', id: '1' }, relation: 'nope', filters: [{ type: 'user' }] } }))).toBe(2022);
+  });
+  it('unknown object type: Check 2000, ListObjects 2021', async () => {
+    expect(await run((s, id) => s.check(id, { ...empty, key: { user: 'user:a', relation: 'viewer', object: 'nope:1' } }))).toBe(2000);
+    expect(await run((s, id) => s.listObjects(id, { ...empty, key: { user: 'user:a', relation: 'viewer', type: 'nope' } }))).toBe(2021);
+  });
+  it('invalid contextual tuple: 2027', async () => {
+    const bad = { contextualTuples: [tk('doc:1#viewer@nope:x')] };
+    expect(await run((s, id) => s.check(id, { ...bad, key: { user: 'user:a', relation: 'viewer', object: 'doc:1' } }))).toBe(2027);
+    expect(await run((s, id) => s.listObjects(id, { ...bad, key: { user: 'user:a', relation: 'viewer', type: 'doc' } }))).toBe(2027);
+  });
+});
+
+describe('12-13. the DSL has no precedence; computed-only cycles are invalid models', () => {
+  it('mixing operators at one level is a syntax error', () => {
+    expect(() => compileDsl(dsl('type user\ntype doc\n  relations\n    define a: [user]\n    define b: [user]\n    define c: a or b and a'))).toThrow();
+  });
+  it('x: [user] or y / y: [user] or x is rejected', () => {
+    expect(() => compileDsl(dsl('type user\ntype doc\n  relations\n    define x: [user] or y\n    define y: [user] or x'))).toThrow();
+  });
+});
