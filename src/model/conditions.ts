@@ -88,7 +88,7 @@ class CelCondition implements CompiledCondition {
         continue;
       }
       const c = convertValue(this.parameters.get(param) ?? { kind: 'any' }, raw.value);
-      if (!c.ok) return fail(`failed to convert context parameter '${param}': ${c.reason}`);
+      if (!c.ok) return fail(this.typeError(param, c.reason));
       values[param] = c.value;
     }
     if (missing.length > 0) return fail(`tuple '${tupleText}' is missing context parameters '[${missing.join(' ')}]'`);
@@ -100,14 +100,19 @@ class CelCondition implements CompiledCondition {
     }
   }
 
+  /** Reference order: convert the declared parameters present first, then reject unknown keys. */
   checkContext(context: JsonObject): string | undefined {
-    for (const [key, value] of Object.entries(context)) {
-      const t = this.parameters.get(key);
-      if (!t) return `found invalid context parameter: ${key}`;
-      const c = convertValue(t, value);
-      if (!c.ok) return `failed to convert context parameter '${key}': ${c.reason}`;
+    for (const param of this.sortedParams) {
+      const raw = pick(context, param);
+      const c = raw && convertValue(this.parameters.get(param) ?? { kind: 'any' }, raw.value);
+      if (c && !c.ok) return this.typeError(param, c.reason);
     }
+    for (const key of Object.keys(context)) if (!this.parameters.has(key)) return `found invalid context parameter: ${key}`;
     return undefined;
+  }
+
+  private typeError(param: string, reason: string): string {
+    return `parameter type error on condition '${this.name}' - failed to convert context parameter '${param}': ${reason}`;
   }
 }
 

@@ -12,7 +12,7 @@ import type { CompiledModel, CompiledRelation, CompiledType, DirectType } from '
 export interface TupleProblem {
   /** Wire message: `Invalid tuple '…'. Reason: …`. */
   readonly message: string;
-  /** True for condition problems (§4.2 rule 7, context size). */
+  /** True for condition problems (§4.2 rule 7); the write-only context size limit is not one. */
   readonly conditionProblem: boolean;
 }
 
@@ -20,12 +20,14 @@ export const MAX_CONDITION_CONTEXT_BYTES = 32_768;
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
+const RELATION = /^[^:#@\s]+$/;
 
 /** First failure of `t` against `model`, or undefined when valid. 'write' adds the write-only rules (§4.4). */
 export function checkTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): TupleProblem | undefined {
+  // Condition problems print the tuple with its condition, like the reference's InvalidConditionalTupleError.
   const cond = t.condition?.name ? ` (condition ${t.condition.name})` : '';
   const problem = (cause: string, conditionProblem = false): TupleProblem => ({
-    message: `Invalid tuple '${tupleString(t)}${cond}'. Reason: ${cause}`,
+    message: `Invalid tuple '${tupleString(t)}${conditionProblem ? cond : ''}'. Reason: ${cause}`,
     conditionProblem,
   });
   const user = parseUser(t.user);
@@ -37,6 +39,7 @@ export function checkTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'c
   if (object.id === '*') return problem(`the 'object' field cannot reference a typed wildcard`);
   const type = model.types.get(object.type);
   if (!type) return problem(`type '${object.type}' not found`);
+  if (!RELATION.test(t.relation)) return problem(`the 'relation' field is malformed`);
   const relation = type.relations.get(t.relation);
   if (!relation) return problem(`relation '${object.type}#${t.relation}' not found`);
   const restrictionCause = restrictionProblem(object.type, relation, user);
@@ -54,9 +57,11 @@ export function validateTuple(model: CompiledModel, t: TupleKey, mode: 'write' |
 
 /** Cause for a user that does not parse (§4.2 rule 1). */
 export function userFormCause(user: string): string {
-  return /^[^\s:#]+$/.test(user)
-    ? `the 'user' field must be an object (e.g. document:1), an 'object#relation' or a typed wildcard (e.g. user:*)`
-    : `the 'user' field is malformed`;
+  if (/^[^\s:#]+$/.test(user)) {
+    return `the 'user' field must be an object (e.g. document:1) or an 'object#relation' or a typed wildcard (e.g. group:*)`;
+  }
+  if (/^[^\s:#]+:\*#[^\s:#]+$/.test(user)) return `the 'user' field cannot reference a typed wildcard in a userset value`;
+  return `the 'user' field is malformed`;
 }
 
 /** Cause when the user's type or userset relation is not in the model (§4.2 rule 2). */
@@ -123,7 +128,7 @@ function writeProblem(
   const context: JsonObject | undefined = t.condition?.context;
   const size = context ? Buffer.byteLength(JSON.stringify(context), 'utf8') : 0;
   if (size > MAX_CONDITION_CONTEXT_BYTES) {
-    return problem(`condition context size limit exceeded: ${size} bytes exceeds ${MAX_CONDITION_CONTEXT_BYTES} bytes`, true);
+    return problem(`condition context size limit exceeded: ${size} bytes exceeds ${MAX_CONDITION_CONTEXT_BYTES} bytes`);
   }
   return undefined;
 }

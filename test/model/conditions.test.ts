@@ -55,7 +55,7 @@ describe('parameter conversions (§5.9.4)', () => {
     const out = cond(ref, expression).evaluate(undefined, { x: value }, 'doc:1#viewer@user:anne');
     if (expected === 'error') {
       expect(out.ok).toBe(false);
-      if (!out.ok) expect(out.message).toMatch(/^failed to evaluate relationship condition: 'c' - failed to convert context parameter 'x'/);
+      if (!out.ok) expect(out.message).toMatch(/^failed to evaluate relationship condition: 'c' - parameter type error on condition 'c' - failed to convert context parameter 'x'/);
     } else expect(out).toEqual({ ok: true, value: expected });
   });
 
@@ -107,7 +107,8 @@ describe('write-time context checks (§4.2 rule 7)', () => {
     [{ x: 1 }, undefined],
     [{ x: '12' }, undefined],
     [{ y: 1 }, 'found invalid context parameter: y'],
-    [{ x: 1.5 }, "failed to convert context parameter 'x'"],
+    [{ x: 1.5 }, "parameter type error on condition 'c' - failed to convert context parameter 'x'"],
+    [{ y: 1, x: 'bad' }, "failed to convert context parameter 'x'"],
   ] as [JsonObject, string | undefined][])('%j → %s', (ctx, fragment) => {
     const got = c.checkContext(ctx);
     if (fragment === undefined) expect(got).toBeUndefined();
