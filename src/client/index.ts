@@ -1,0 +1,137 @@
+// `latch/client`: a typed client of the msgpack batch channel (docs/msgpack.md). Calls made in
+// the same tick are coalesced into one frame, so `Promise.all(keys.map((k) => c.check(s, k)))`
+// costs one round trip; answers are matched to requests by id.
+
+import { decodeMsgpack, encodeMsgpack } from '../http/codec.js';
+import { openFrameSocket, type FrameSocket } from './ws.js';
+
+export interface CheckKey {
+  readonly user: string;
+  readonly relation: string;
+  readonly object: string;
+}
+
+export interface CheckOptions {
+  readonly authorization_model_id?: string;
+  readonly contextual_tuples?: { tuple_keys: readonly unknown[] };
+  readonly context?: Record<string, unknown>;
+  readonly consistency?: 'UNSPECIFIED' | 'MINIMIZE_LATENCY' | 'HIGHER_CONSISTENCY';
+}
+
+/** One request of a frame: an API operation (`check`, `write`, `read`, …) with its JSON-shaped body. */
+export interface ChannelRequest {
+  readonly op: string;
+  readonly store_id?: string | undefined;
+  readonly body?: unknown;
+}
+
+export interface ChannelAnswer {
+  readonly id: number | string | null;
+  readonly status: number;
+  readonly body?: unknown;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** An error answer, thrown by `check()` and `request()`. */
+export class ChannelError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ChannelError';
+  }
+}
+
+interface Pending {
+  resolve(answer: ChannelAnswer): void;
+  reject(err: Error): void;
+}
+
+/** Requests per frame before a frame is sent without waiting for the end of the tick. */
+const MAX_FRAME_REQUESTS = 4096;
+
+export class LatchChannelClient {
+  #nextId = 1;
+  readonly #pending = new Map<number, Pending>();
+  #frame: Record<string, unknown>[] = [];
+  #flushQueued = false;
+  #closed: Error | undefined;
+
+  private constructor(private readonly socket: FrameSocket) {
+    socket.onMessage = (data) => this.#onFrame(data);
+    socket.onClose = (code, reason) => this.#fail(new Error(`channel closed (${code}${reason ? `: ${reason}` : ''})`));
+  }
+
+  /** Connects to `ws://host:port/stream`. */
+  static async connect(url: string): Promise<LatchChannelClient> {
+    return new LatchChannelClient(await openFrameSocket(url));
+  }
+
+  /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */
+  request(op: string, storeId: string | undefined, body: unknown): Promise<ChannelAnswer> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    const id = this.#nextId++;
+    this.#frame.push({ id, op, store_id: storeId, body });
+    if (this.#frame.length >= MAX_FRAME_REQUESTS) this.#flush();
+    else if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(() => this.#flush());
+    }
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  /** Check: true or false; an error answer rejects with a ChannelError. */
+  async check(storeId: string, key: CheckKey, options: CheckOptions = {}): Promise<boolean> {
+    const a = await this.request('check', storeId, { ...options, tuple_key: key });
+    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    return (a.body as { allowed: boolean }).allowed;
+  }
+
+  /** Sends the requests in one frame; answers come back in request order. */
+  batch(requests: readonly ChannelRequest[]): Promise<ChannelAnswer[]> {
+    return Promise.all(requests.map((r) => this.request(r.op, r.store_id, r.body ?? {})));
+  }
+
+  close(): Promise<void> {
+    this.#flush();
+    this.#fail(new Error('channel client closed'));
+    this.socket.close(1000);
+    return Promise.resolve();
+  }
+
+  #flush(): void {
+    this.#flushQueued = false;
+    if (this.#frame.length === 0 || this.#closed) return;
+    const frame = this.#frame;
+    this.#frame = [];
+    this.socket.send(encodeMsgpack(frame));
+  }
+
+  #onFrame(data: Buffer): void {
+    const answers = decodeMsgpack(data);
+    if (!Array.isArray(answers)) return;
+    for (const a of answers as ChannelAnswer[]) {
+      if (typeof a.id !== 'number') {
+        // A frame-level error (id null) concerns requests we cannot identify: fail them all.
+        if (a.error) this.#rejectAll(new ChannelError(a.status, a.error.code, a.error.message));
+        continue;
+      }
+      const p = this.#pending.get(a.id);
+      if (!p) continue;
+      this.#pending.delete(a.id);
+      p.resolve(a);
+    }
+  }
+
+  #fail(err: Error): void {
+    this.#closed ??= err;
+    this.#rejectAll(err);
+  }
+
+  #rejectAll(err: Error): void {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,59 @@
+// Shared fixtures of the HTTP tests: a real latch server on 127.0.0.1 (random port, in-memory
+// store) and a small fetch wrapper that returns status, headers and the parsed body.
+
+import { startServer, type RunningServer, type ServerOptions } from '../../src/main.js';
+
+export async function start(options: ServerOptions = {}): Promise<RunningServer & { base: string }> {
+  const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', ...options });
+  return Object.assign(server, { base: `http://127.0.0.1:${server.port}` });
+}
+
+export interface Response {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly json: unknown;
+}
+
+export type Body = undefined | string | Uint8Array | Record<string, unknown> | ReadableStream<Uint8Array>;
+
+export async function call(base: string, method: string, path: string, body?: Body, headers: Record<string, string> = {}): Promise<Response> {
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  if (body instanceof ReadableStream) Object.assign(init, { body, duplex: 'half' });
+  else if (typeof body === 'string' || body instanceof Uint8Array) init.body = body;
+  else if (body !== undefined) init.body = JSON.stringify(body);
+  const r = await fetch(base + path, init);
+  const text = await r.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+/** A model in the OpenFGA JSON form: user, group#member, doc with owner/viewer (conditioned). */
+export const MODEL = {
+  schema_version: '1.1',
+  type_definitions: [
+    { type: 'user' },
+    { type: 'group', relations: { member: { this: {} } }, metadata: { relations: { member: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: {
+        owner: { this: {} },
+        viewer: { union: { child: [{ this: {} }, { computedUserset: { object: '', relation: 'owner' } }] } },
+      },
+      metadata: {
+        relations: {
+          owner: { directly_related_user_types: [{ type: 'user' }] },
+          viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }, { type: 'user', condition: 'office' }] },
+        },
+      },
+    },
+  ],
+  conditions: {
+    office: { name: 'office', expression: 'ip == "10.0.0.1"', parameters: { ip: { type_name: 'TYPE_NAME_STRING' } } },
+  },
+};
