@@ -12,7 +12,7 @@ import { evalCheck, listObjects, listUsers, MemoryTupleView, type EvalContext } 
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
 import { compile } from '../eval/model.js';
-import { tupleProblem } from '../eval/tuple-rules.js';
+import { checkTuple } from '../../src/model/tuple-validation.js';
 import { OBJECT_TYPES, USER_TYPES, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
 import { oracleCheck, oracleListObjects, oracleListUsers, type O, type OracleInput } from '../oracle/oracle.js';
 
@@ -66,8 +66,7 @@ function randomWorld(rng: Rng): World {
     for (let tries = 0; tuples.length < n && tries < n * 20; tries++) {
       const t = rng.chance(0.8) ? fittingTuple(rng, json) : randomTuple(rng, json);
       if (!t) continue;
-      if (t.user === `${t.object}#${t.relation}`) continue;
-      if (!tupleProblem(model, t) || rng.chance(0.05)) tuples.push(t);
+      if (!checkTuple(model, t, 'write') || rng.chance(0.05)) tuples.push(t);
     }
     return { json, model, tuples, depth: rng.chance(0.15) ? 2 + rng.int(3) : 25 };
   }

@@ -2,31 +2,22 @@
 // queries with the reference evaluator, with the request validation and per-API error codes of
 // semantics.md §5.1, §6.1, §6.3 and Appendix A.3. Stands in for the service until openLatch exists.
 
-import { parseObject, parseUser } from '../../src/domain/tuple.js';
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { evalCheck, listObjects, listUsers, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/eval/index.js';
 import type { ListedUser } from '../../src/engine/types.js';
+import { checkTuple } from '../../src/model/tuple-validation.js';
+import { validateCheckKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
 import { compile, loadCompiler } from './model.js';
-import { tupleProblem } from './tuple-rules.js';
 
 /** Contextual tuples: 2027, except condition problems → 2000 where the API says so (A.3). */
 function validateContextual(m: CompiledModel, tuples: readonly TupleKey[], conditionCode: 'invalid_tuple' | 'validation_error'): void {
   for (const t of tuples) {
-    const p = tupleProblem(m, t);
-    if (!p) continue;
-    const msg = `Invalid tuple '${t.object}#${t.relation}@${t.user}'. Reason: ${p.reason}`;
-    throw new AppError(p.kind === 'condition' ? conditionCode : 'invalid_tuple', msg);
+    const p = checkTuple(m, t, 'contextual');
+    if (p) throw new AppError(p.conditionProblem ? conditionCode : 'invalid_tuple', p.message);
   }
-}
-
-/** A query's user: well formed, known type, known userset relation; else 2000. */
-function validateUser(m: CompiledModel, user: string): void {
-  const u = parseUser(user);
-  const t = u && m.types.get(u.type);
-  if (!u || !t || (u.kind === 'userset' && !t.relations.has(u.relation))) throw new AppError('validation_error', `invalid user '${user}'`);
 }
 
 class DirectStore implements StoreDriver {
@@ -55,30 +46,23 @@ class DirectStore implements StoreDriver {
   async write(modelId: string, tuples: readonly TupleKey[]): Promise<void> {
     const m = this.model(modelId);
     for (const t of tuples) {
-      const p = tupleProblem(m, t);
-      if (p) throw new AppError('validation_error', `Invalid tuple: ${p.reason}`);
-      if (t.user === `${t.object}#${t.relation}`) throw new AppError('validation_error', 'cannot write a self-defining tuple');
+      const p = checkTuple(m, t, 'write');
+      if (p) throw new AppError('validation_error', p.message);
     }
     this.tuples.push(...tuples);
   }
 
   async check(modelId: string, q: QueryOf<{ user: string; relation: string; object: string }>): Promise<boolean> {
     const m = this.model(modelId);
-    validateUser(m, q.key.user);
-    const obj = parseObject(q.key.object);
-    if (!obj || obj.id === '*' || !m.types.get(obj.type)?.relations.has(q.key.relation)) {
-      throw new AppError('validation_error', `invalid object or relation '${q.key.object}#${q.key.relation}'`);
-    }
+    validateCheckKey(m, q.key, 'check');
     validateContextual(m, q.contextualTuples, 'invalid_tuple');
     return evalCheck(this.ctx(m, q), q.key.object, q.key.relation, q.key.user);
   }
 
   private validateListObjects(m: CompiledModel, q: QueryOf<{ user: string; type: string; relation: string }>): void {
     validateContextual(m, q.contextualTuples, 'validation_error');
-    const t = m.types.get(q.key.type);
-    if (!t) throw new AppError('type_not_found', `type '${q.key.type}' not found`);
-    if (!t.relations.has(q.key.relation)) throw new AppError('relation_not_found', `relation '${q.key.type}#${q.key.relation}' not found`);
-    validateUser(m, q.key.user);
+    validateQueryTarget(m, q.key.type, q.key.relation, 'listObjects');
+    validateQueryUser(m, q.key.user, 'listObjects');
   }
 
   async listObjects(modelId: string, q: QueryOf<{ user: string; type: string; relation: string }>): Promise<string[]> {
@@ -103,12 +87,8 @@ class DirectStore implements StoreDriver {
     validateContextual(m, q.contextualTuples, 'validation_error');
     const filter = q.key.filters[0];
     if (!filter || q.key.filters.length !== 1) throw new AppError('validation_error', 'exactly one user filter is required');
-    const ft = m.types.get(filter.type);
-    if (!ft) throw new AppError('type_not_found', `type '${filter.type}' not found`);
-    if (filter.relation !== undefined && !ft.relations.has(filter.relation)) throw new AppError('relation_not_found', `relation '${filter.type}#${filter.relation}' not found`);
-    const ot = m.types.get(q.key.object.type);
-    if (!ot) throw new AppError('type_not_found', `type '${q.key.object.type}' not found`);
-    if (!ot.relations.has(q.key.relation)) throw new AppError('relation_not_found', `relation '${q.key.object.type}#${q.key.relation}' not found`);
+    validateUserFilter(m, filter);
+    validateQueryTarget(m, q.key.object.type, q.key.relation, 'listUsers');
     const object = `${q.key.object.type}:${q.key.object.id}`;
     return listUsers(this.ctx(m, q), { object, relation: q.key.relation, filter }, 1000);
   }
