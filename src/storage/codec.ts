@@ -129,7 +129,8 @@ export function decodeUserIndexKey(suffix: string): Pick<TupleKey, 'object' | 'r
 
 // ---- values ----
 
-const ISO_LENGTH = 24;
+/** Length of `Date#toISOString()` for years 0–9999: a tuple value without condition is just this. */
+export const ISO_LENGTH = 24;
 
 /** Tuple value: the 24-byte ISO timestamp, then the condition as JSON when there is one. */
 export function encodeTupleValue(timestamp: string, condition: RelationshipCondition | undefined): Uint8Array {

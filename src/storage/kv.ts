@@ -12,6 +12,8 @@ export interface KvRange {
   readonly limit?: number | undefined;
 }
 
+export type KvEntry = readonly [string, Uint8Array];
+
 export interface Kv {
   get(key: string): Promise<Uint8Array | undefined>;
   getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
@@ -22,10 +24,48 @@ export interface Kv {
    * called, so a caller that reads in-memory state and opens the iterator in the same tick sees
    * one consistent state. The iterable must be consumed (or broken out of) to release it.
    */
-  entries(range: KvRange): AsyncIterable<readonly [string, Uint8Array]>;
+  entries(range: KvRange): AsyncIterable<KvEntry>;
+  /** The same entries in arrays (one per native read): the cheap way to stream millions. */
+  entryBatches(range: KvRange): AsyncIterable<readonly KvEntry[]>;
   /** Keys only, same snapshot rule as `entries`. */
   keys(range: KvRange): AsyncIterable<string>;
   close(): Promise<void>;
+}
+
+/**
+ * An async iterator over the items of batches that needs no generator machinery per item:
+ * `next()` hands out buffered items as already-resolved promises (scanTuples streams millions).
+ */
+export class FlatIterator<E, T> implements AsyncIterableIterator<T> {
+  private buffer: readonly E[] = [];
+  private at = 0;
+
+  constructor(private readonly source: AsyncIterator<readonly E[]>, private readonly map: (e: E) => T) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.at < this.buffer.length) return Promise.resolve({ done: false, value: this.map(this.buffer[this.at++] as E) });
+    return this.refill();
+  }
+
+  async return(): Promise<IteratorResult<T>> {
+    this.buffer = [];
+    await this.source.return?.();
+    return { done: true, value: undefined };
+  }
+
+  private async refill(): Promise<IteratorResult<T>> {
+    for (;;) {
+      const r = await this.source.next();
+      if (r.done) return { done: true, value: undefined };
+      this.buffer = r.value;
+      this.at = 0;
+      if (this.buffer.length > 0) return this.next();
+    }
+  }
 }
 
 /** Serializes async sections per key (one store's writes): commit order = call order. */

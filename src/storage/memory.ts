@@ -6,7 +6,7 @@
 // assignment. An iterator keeps the list it started with, which is its snapshot (like LevelDB's).
 
 import { KvStorage } from './kv-storage.js';
-import type { Kv, KvOp, KvRange } from './kv.js';
+import type { Kv, KvEntry, KvOp, KvRange } from './kv.js';
 
 interface Entry {
   readonly k: string;
@@ -15,6 +15,7 @@ interface Entry {
 type Chunk = readonly Entry[];
 
 const MAX_CHUNK = 1024;
+const BATCH_ROWS = 1000;
 
 /** Index of the chunk that holds or would hold `key` (the last chunk whose first key ≤ key). */
 function chunkOf(chunks: readonly Chunk[], key: string): number {
@@ -69,6 +70,16 @@ function* backward(chunks: readonly Chunk[], r: KvRange): Generator<Entry> {
   }
 }
 
+/** The entries of `range` in a snapshot, honouring `limit`. */
+function* walk(snapshot: readonly Chunk[], range: KvRange): Generator<KvEntry> {
+  let n = 0;
+  const limit = range.limit ?? Infinity;
+  for (const e of range.reverse ? backward(snapshot, range) : forward(snapshot, range)) {
+    if (n++ >= limit) return;
+    yield [e.k, e.v];
+  }
+}
+
 /** Ordered in-memory Kv with snapshot iterators. */
 export class MemoryKv implements Kv {
   private chunks: readonly Chunk[] = [];
@@ -88,16 +99,25 @@ export class MemoryKv implements Kv {
     this.chunks = chunks;
   }
 
-  entries(range: KvRange): AsyncIterable<readonly [string, Uint8Array]> {
+  entries(range: KvRange): AsyncIterable<KvEntry> {
     const snapshot = this.chunks;
-    const limit = range.limit ?? Infinity;
     return {
       async *[Symbol.asyncIterator]() {
-        let n = 0;
-        for (const e of range.reverse ? backward(snapshot, range) : forward(snapshot, range)) {
-          if (n++ >= limit) return;
-          yield [e.k, e.v] as const;
+        yield* walk(snapshot, range);
+      },
+    };
+  }
+
+  entryBatches(range: KvRange): AsyncIterable<readonly KvEntry[]> {
+    const snapshot = this.chunks;
+    return {
+      async *[Symbol.asyncIterator]() {
+        const batch: KvEntry[] = [];
+        for (const e of walk(snapshot, range)) {
+          batch.push(e);
+          if (batch.length === BATCH_ROWS) yield batch.splice(0);
         }
+        if (batch.length > 0) yield batch;
       },
     };
   }

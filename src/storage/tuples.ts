@@ -5,10 +5,10 @@ import { AppError } from '../errors.js';
 import type { RelationshipCondition, Tuple, TupleKey } from '../domain/types.js';
 import {
   decodeTupleKey, decodeTupleValue, decodeU48, decodeUserIndexKey, encodeJson, encodeTupleValue,
-  encodeU48, key, part, prefixEnd, readUint, type StoredChange,
+  encodeU48, ISO_LENGTH, key, part, prefixEnd, readUint, type StoredChange,
 } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { Kv, KvOp } from './kv.js';
+import { FlatIterator, type Kv, type KvEntry, type KvOp } from './kv.js';
 import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from './types.js';
 
 /** Per-store write state, owned by the holder of the store's mutex. */
@@ -161,28 +161,33 @@ export async function readTuples(kv: Kv, storeId: string, filter: TupleFilter, p
 
 /**
  * The revision and every tuple, from one snapshot: the revision key sorts right before the
- * tuple keys, so one iterator reads both.
+ * tuple keys, so one iterator reads both. Streams in native batches (see FlatIterator).
  */
 export async function scanTuples(kv: Kv, storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
   const base = key.tuples(storeId);
-  const it = kv.entries({ gte: base, lt: prefixEnd(base) })[Symbol.asyncIterator]();
-  const first = await it.next();
-  const revision = !first.done && first.value[0] === base ? decodeU48(first.value[1]) : 0;
-  const pending = !first.done && first.value[0] !== base ? first.value : undefined;
-  async function* tuples(): AsyncGenerator<TupleKey> {
-    try {
-      if (pending) yield toKey(pending, base);
-      for (let r = await it.next(); !r.done; r = await it.next()) yield toKey(r.value, base);
-    } finally {
-      await it.return?.();
-    }
+  const batches = kv.entryBatches({ gte: base, lt: prefixEnd(base) })[Symbol.asyncIterator]();
+  const first = await batches.next();
+  let revision = 0;
+  let head: readonly KvEntry[] = first.done ? [] : first.value;
+  if (head[0]?.[0] === base) {
+    revision = decodeU48(head[0][1]);
+    head = head.slice(1);
   }
-  return { revision, tuples: tuples() };
+  const source: AsyncIterator<readonly KvEntry[]> = {
+    next: async () => {
+      if (head.length === 0) return first.done ? { done: true, value: undefined } : batches.next();
+      const value = head;
+      head = [];
+      return { done: false, value };
+    },
+    return: async () => (await batches.return?.()) ?? { done: true, value: undefined },
+  };
+  const tuples = new FlatIterator(source, (e: KvEntry) => toKey(e, base.length));
+  return { revision, tuples: { [Symbol.asyncIterator]: () => tuples } };
 }
 
-function toKey([k, v]: readonly [string, Uint8Array], base: string): TupleKey {
-  const t = decodeTupleKey(k.slice(base.length));
-  if (!t) throw new AppError('data_loss', `undecodable tuple key in store data`);
-  const { condition } = decodeTupleValue(v);
-  return condition ? { ...t, condition } : t;
+function toKey([k, v]: KvEntry, at: number): TupleKey {
+  const t = decodeTupleKey(k.slice(at));
+  if (!t) throw new AppError('data_loss', 'undecodable tuple key in store data');
+  return v.byteLength === ISO_LENGTH ? t : { ...t, condition: decodeTupleValue(v).condition };
 }
