@@ -25,7 +25,12 @@ function baseEnvironment(): Environment {
       return ip.inPrefix(prefix.addr, prefix.bits);
     })
     // `!=` is derived from `==` by the library.
-    .registerOperator('ipaddress == ipaddress', (a: IPAddress, b: IPAddress) => a.equals(b));
+    .registerOperator('ipaddress == ipaddress', (a: IPAddress, b: IPAddress) => a.equals(b))
+    // CEL-Go treats the well-known Timestamp/Duration messages and the ipaddress object type as
+    // nullable, so `t != null` type-checks; a converted parameter is never null.
+    .registerOperator('ipaddress == null', () => false)
+    .registerOperator('google.protobuf.Timestamp == null', () => false)
+    .registerOperator('google.protobuf.Duration == null', () => false);
 }
 
 let base: Environment | undefined;

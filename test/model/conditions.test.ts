@@ -127,3 +127,13 @@ describe('compile errors (R17)', () => {
     expect(err.message).toContain(fragment);
   });
 });
+
+describe('nullable types compare with null, as in CEL-Go', () => {
+  it.each([
+    [T('TYPE_NAME_DURATION'), 'x != null && x > duration("0s")', '1s'],
+    [T('TYPE_NAME_TIMESTAMP'), 'x != null', '2020-01-01T00:00:00Z'],
+    [T('TYPE_NAME_IPADDRESS'), 'x != null && x != ipaddress("192.0.0.1")', '10.0.0.1'],
+  ] as [ConditionParamTypeRefJson, string, JsonValue][])('%j: %s', (ref, expression, value) => {
+    expect(cond(ref, expression).evaluate(undefined, { x: value }, 't')).toEqual({ ok: true, value: true });
+  });
+});
