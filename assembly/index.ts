@@ -1,4 +1,66 @@
-// The graph walker (replaced by the engine work): exports take and return numbers only.
+// The walker module's exports: numbers in, a status out. The host lays out every byte (index,
+// program, per-call context and scratch); this module never allocates and never throws.
+
+import {
+  C_CTX_COUNT, C_DEPTH_LIMIT, C_HANDLE, C_MEMO_CAP, C_MEMO_PTR, C_OBJECT, C_PATH_CAP, C_PATH_PTR, C_PROGRAM, C_RELATION,
+  C_SNAPSHOT, C_SUBJ_REL, C_SUBJECT, C_WILD_NODE, C_WORDS,
+} from './abi';
+import { bind } from './lists';
+import { beginCall, evalRel, setQuery } from './walker';
+
+export const ABI_VERSION: u32 = 2;
+
 export function abiVersion(): u32 {
-  return 1;
+  return ABI_VERSION;
 }
+
+@inline function cw(ctx: usize, word: i32): u32 {
+  return load<u32>(ctx + (<usize>word << 2));
+}
+
+/** Word C_WORDS of the context holds the memo epoch, bumped per call so the memo never needs clearing. */
+function nextEpoch(ctx: usize): u32 {
+  const p = ctx + (<usize>C_WORDS << 2);
+  let e = load<u32>(p) + 1;
+  if (e == 0) e = 1;
+  store<u32>(p, e);
+  return e;
+}
+
+function runOne(ctx: usize): i32 {
+  setQuery(cw(ctx, C_SUBJECT), cw(ctx, C_SUBJ_REL), cw(ctx, C_WILD_NODE), cw(ctx, C_DEPTH_LIMIT), cw(ctx, C_HANDLE));
+  beginCall(cw(ctx, C_PATH_PTR), cw(ctx, C_PATH_CAP), cw(ctx, C_MEMO_PTR), cw(ctx, C_MEMO_CAP), nextEpoch(ctx));
+  return evalRel(cw(ctx, C_OBJECT), cw(ctx, C_RELATION), 0);
+}
+
+/** One Check described by the context at `ctx`. Returns an R_* status. */
+export function check(ctx: usize): i32 {
+  bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
+  return runOne(ctx);
+}
+
+/**
+ * A batch of checks without contextual tuples: `queries` holds `count` records of 5 u32
+ * (object, relation, subject, subjRel, wildNode); statuses go to `out` as bytes.
+ * The context at `ctx` supplies snapshot, program, limits and scratch.
+ */
+export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): void {
+  store<u32>(ctx + (<usize>C_CTX_COUNT << 2), 0);
+  bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
+  for (let i: u32 = 0; i < count; i++) {
+    const q = queries + <usize>i * 20;
+    store<u32>(ctx + (<usize>C_OBJECT << 2), load<u32>(q));
+    store<u32>(ctx + (<usize>C_RELATION << 2), load<u32>(q, 4));
+    store<u32>(ctx + (<usize>C_SUBJECT << 2), load<u32>(q, 8));
+    store<u32>(ctx + (<usize>C_SUBJ_REL << 2), load<u32>(q, 12));
+    store<u32>(ctx + (<usize>C_WILD_NODE << 2), load<u32>(q, 16));
+    store<u8>(out + i, <u8>runOne(ctx));
+  }
+}
+
+/** Forces a trap (used by the pool's crash test). */
+export function trap(): void {
+  unreachable();
+}
+
+

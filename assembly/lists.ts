@@ -1,0 +1,189 @@
+// Read-only accessors over the index bytes the host laid out: node types, the forward CSR, the
+// sorted overlay / contextual records, the compiled program tables and restriction lists.
+// Everything here is a pure function of memory plus the per-call globals set by `bind`.
+
+import {
+  C_CTX_COUNT, C_CTX_PTR, C_TCOND_COUNT, C_TCOND_NAME, C_TEMP_COUNT, C_TEMP_TYPES, COND_SHIFT, P_DIRECT, P_REWRITE, P_STRIDE, P_TYPEMAP, P_TYPES,
+  S_ADD_COUNT, S_ADD_PTR, S_BASE_NODES, S_COND_COUNT, S_COND_NAME, S_DEL_COUNT, S_DEL_PTR, S_FWD_ENT, S_FWD_KEY,
+  S_FWD_NODE, S_NODE_COUNT, S_NODE_TYPE, SR_MASK, WILDCARD_BIT,
+} from './abi';
+
+// Per-call copies of header words (wasm globals are per instance, so per worker thread: safe).
+export let nodeCount: u32 = 0;
+let nodeTypes: usize = 0;
+let tempCount: u32 = 0;
+let tempTypes: usize = 0;
+let baseNodes: u32 = 0;
+let fwdNode: usize = 0;
+let fwdKey: usize = 0;
+export let fwdEnt: usize = 0;
+export let addCount: u32 = 0;
+export let addPtr: usize = 0;
+export let delCount: u32 = 0;
+export let delPtr: usize = 0;
+export let ctxCount: u32 = 0;
+export let ctxPtr: usize = 0;
+let condCount: u32 = 0;
+let condNames: usize = 0;
+let tcondCount: u32 = 0;
+let tcondNames: usize = 0;
+let stride: u32 = 0;
+let typeCount: u32 = 0;
+let rewriteTab: usize = 0;
+let directTab: usize = 0;
+let typeMap: usize = 0;
+
+@inline function w(base: usize, word: i32): u32 {
+  return load<u32>(base + (<usize>word << 2));
+}
+
+/** Caches the header words of one snapshot, one program and one call context. */
+export function bind(snap: usize, prog: usize, ctx: usize): void {
+  nodeCount = w(snap, S_NODE_COUNT);
+  nodeTypes = w(snap, S_NODE_TYPE);
+  baseNodes = w(snap, S_BASE_NODES);
+  fwdNode = w(snap, S_FWD_NODE);
+  fwdKey = w(snap, S_FWD_KEY);
+  fwdEnt = w(snap, S_FWD_ENT);
+  addCount = w(snap, S_ADD_COUNT);
+  addPtr = w(snap, S_ADD_PTR);
+  delCount = w(snap, S_DEL_COUNT);
+  delPtr = w(snap, S_DEL_PTR);
+  condCount = w(snap, S_COND_COUNT);
+  condNames = w(snap, S_COND_NAME);
+  stride = w(prog, P_STRIDE);
+  typeCount = w(prog, P_TYPES);
+  rewriteTab = w(prog, P_REWRITE);
+  directTab = w(prog, P_DIRECT);
+  typeMap = w(prog, P_TYPEMAP);
+  ctxCount = w(ctx, C_CTX_COUNT);
+  ctxPtr = w(ctx, C_CTX_PTR);
+  tempCount = w(ctx, C_TEMP_COUNT);
+  tempTypes = w(ctx, C_TEMP_TYPES);
+  tcondCount = w(ctx, C_TCOND_COUNT);
+  tcondNames = w(ctx, C_TCOND_NAME);
+}
+
+/** Type name id of a node, with WILDCARD_BIT set for `T:*` nodes; unknown ids get type NONE-ish 0x7fffffff. */
+export function nodeType(n: u32): u32 {
+  if (n < nodeCount) return load<u32>(nodeTypes + (<usize>n << 2));
+  const t = n - nodeCount;
+  if (t < tempCount) return load<u32>(tempTypes + (<usize>t << 2));
+  return 0x7fffffff;
+}
+
+/** Rewrite node pointer of `type#rel`, 0 when the relation is not defined on the type. */
+export function rewriteOf(type: u32, rel: u32): usize {
+  if (type >= stride || rel >= stride) return 0;
+  const slot = load<u32>(typeMap + (<usize>type << 2));
+  if (slot >= typeCount) return 0;
+  return load<u32>(rewriteTab + ((<usize>slot * stride + rel) << 2));
+}
+
+/** Restriction list pointer of `type#rel` (its directly related user types), 0 when none. */
+export function directOf(type: u32, rel: u32): usize {
+  if (type >= stride || rel >= stride) return 0;
+  const slot = load<u32>(typeMap + (<usize>type << 2));
+  if (slot >= typeCount) return 0;
+  return load<u32>(directTab + ((<usize>slot * stride + rel) << 2));
+}
+
+/**
+ * Read-time validity (semantics §4.5): the tuple `?#rel@subj` with `meta` fits some restriction
+ * of the relation: same subject type, same form (object / wildcard / userset relation) and the
+ * same condition name (none ↔ none).
+ */
+export function valid(restr: usize, subj: u32, meta: u32): bool {
+  if (restr == 0) return false;
+  const t = nodeType(subj);
+  const type = t & ~WILDCARD_BIT;
+  const sr = meta & SR_MASK;
+  const form: u32 = sr != 0 ? sr + 1 : ((t & WILDCARD_BIT) != 0 ? 1 : 0);
+  const cond = meta >>> COND_SHIFT;
+  let cn: u32 = 0;
+  if (cond != 0) {
+    if (cond < condCount) cn = load<u32>(condNames + (<usize>cond << 2)) + 1;
+    else if (cond - condCount < tcondCount) cn = load<u32>(tcondNames + (<usize>(cond - condCount) << 2)) + 1;
+    else return false;
+  }
+  const n = load<u32>(restr);
+  let p = restr + 4;
+  for (let i: u32 = 0; i < n; i++, p += 12) {
+    if (load<u32>(p) == type && load<u32>(p, 4) == form && load<u32>(p, 8) == cn) return true;
+  }
+  return false;
+}
+
+/** True when the restriction list admits userset subjects (form >= 2). */
+export function hasUsersetForm(restr: usize): bool {
+  const n = load<u32>(restr);
+  let p = restr + 4;
+  for (let i: u32 = 0; i < n; i++, p += 12) if (load<u32>(p, 4) >= 2) return true;
+  return false;
+}
+
+// Range results (two values; read immediately after the call, before any recursion).
+export let lo: u32 = 0;
+export let hi: u32 = 0;
+
+/** Entry range [lo, hi) of the base forward list of `obj#rel` (empty when absent). */
+export function baseRange(obj: u32, rel: u32): void {
+  lo = 0;
+  hi = 0;
+  if (obj >= baseNodes) return;
+  const k0 = load<u32>(fwdNode + (<usize>obj << 2));
+  const k1 = load<u32>(fwdNode + (<usize>(obj + 1) << 2));
+  for (let k = k0; k < k1; k++) {
+    const p = fwdKey + (<usize>k << 3);
+    if (load<u32>(p) == rel) {
+      lo = load<u32>(p, 4);
+      hi = load<u32>(p, 12);
+      return;
+    }
+  }
+}
+
+/** First base entry index in [from, to) whose (subjRel, subject) >= (sr, subj). */
+export function lowerBound(from: u32, to: u32, sr: u32, subj: u32): u32 {
+  let a = from;
+  let b = to;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    const p = fwdEnt + (<usize>m << 3);
+    const msr = load<u32>(p, 4) & SR_MASK;
+    const ms = load<u32>(p);
+    if (msr < sr || (msr == sr && ms < subj)) a = m + 1;
+    else b = m;
+  }
+  return a;
+}
+
+/** Record range [lo, hi) of `obj#rel` in a sorted (obj, rel, subj, meta) record array. */
+export function recordRange(ptr: usize, count: u32, obj: u32, rel: u32): void {
+  let a: u32 = 0;
+  let b = count;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    const p = ptr + (<usize>m << 4);
+    const mo = load<u32>(p);
+    if (mo < obj || (mo == obj && load<u32>(p, 4) < rel)) a = m + 1;
+    else b = m;
+  }
+  lo = a;
+  let e = a;
+  while (e < count) {
+    const p = ptr + (<usize>e << 4);
+    if (load<u32>(p) != obj || load<u32>(p, 4) != rel) break;
+    e++;
+  }
+  hi = e;
+}
+
+/** True when [dlo, dhi) of the overlay deletes holds the subject (sr, subj). */
+export function deleted(dlo: u32, dhi: u32, sr: u32, subj: u32): bool {
+  for (let i = dlo; i < dhi; i++) {
+    const p = delPtr + (<usize>i << 4);
+    if (load<u32>(p, 8) == subj && (load<u32>(p, 12) & SR_MASK) == sr) return true;
+  }
+  return false;
+}

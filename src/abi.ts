@@ -1,0 +1,81 @@
+// The host's mirror of assembly/abi.ts: statuses, header word offsets, record formats and opcodes
+// of the walker ABI. Keep the two files in step; test/walker checks ABI_VERSION at load.
+
+export const ABI_VERSION = 2;
+
+export const R_FALSE = 0;
+export const R_TRUE = 1;
+export const R_CYCLE = 2;
+export const R_ERR_COND = 3;
+export const R_ERR_DEPTH = 4;
+export const R_ERR_NEEDHOST = 5;
+export const R_ERR_OVERFLOW = 6;
+/** Host-only: the worker running the item trapped or died. */
+export const R_ERR_INTERNAL = 7;
+
+/** Snapshot header words. */
+export const S = {
+  NODE_COUNT: 0,
+  NODE_TYPE: 1,
+  BASE_NODES: 2,
+  FWD_NODE: 3,
+  FWD_KEY: 4,
+  FWD_ENT: 5,
+  ADD_COUNT: 6,
+  ADD_PTR: 7,
+  DEL_COUNT: 8,
+  DEL_PTR: 9,
+  COND_COUNT: 10,
+  COND_NAME: 11,
+  WORDS: 16,
+} as const;
+
+export const WILDCARD_BIT = 0x80000000;
+export const SR_MASK = 0xfff;
+export const COND_SHIFT = 12;
+/** Largest name id usable as a userset relation (subjRel = id + 1 must fit SR_MASK). */
+export const MAX_NAMES = SR_MASK - 1;
+/** Largest condition binding id (20 bits above COND_SHIFT). */
+export const MAX_CONDS = 0xfffff;
+
+/** Per-call context words. Word C.WORDS holds the memo epoch. */
+export const C = {
+  OBJECT: 0,
+  RELATION: 1,
+  SUBJECT: 2,
+  SUBJ_REL: 3,
+  WILD_NODE: 4,
+  DEPTH_LIMIT: 5,
+  CTX_COUNT: 6,
+  CTX_PTR: 7,
+  TEMP_COUNT: 8,
+  TEMP_TYPES: 9,
+  HANDLE: 10,
+  MEMO_PTR: 11,
+  MEMO_CAP: 12,
+  PATH_PTR: 13,
+  PATH_CAP: 14,
+  SNAPSHOT: 15,
+  PROGRAM: 16,
+  TCOND_COUNT: 17,
+  TCOND_NAME: 18,
+  WORDS: 20,
+} as const;
+export const NONE = 0xffffffff;
+export const MEMO_SLOT = 16;
+/** Batch query record: (object, relation, subject, subjRel, wildNode). */
+export const QUERY_WORDS = 5;
+
+export const P = { STRIDE: 0, TYPES: 1, REWRITE: 2, DIRECT: 3, TYPEMAP: 4, WORDS: 5 } as const;
+
+export const OP_THIS = 1;
+export const OP_COMPUTED = 2;
+export const OP_TTU = 3;
+export const OP_UNION = 4;
+export const OP_INTERSECTION = 5;
+export const OP_DIFFERENCE = 6;
+
+/** Restriction forms: object, wildcard, userset (2 + relation id). */
+export const FORM_OBJECT = 0;
+export const FORM_WILDCARD = 1;
+export const FORM_USERSET = 2;

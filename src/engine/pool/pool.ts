@@ -1,0 +1,127 @@
+// The worker pool: Piscina over one shared memory and one compiled walker module. Batches are
+// interned on this thread, laid out as query records in shared memory, split into tasks big
+// enough to be worth a task hop (≈ 22 µs), and answered as one status byte per item.
+// A trapped or crashed worker fails only its own task's items (R_ERR_INTERNAL); Piscina
+// replaces a dead thread and the trapped one re-instantiates its walker.
+
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { C, NONE, QUERY_WORDS, R_ERR_INTERNAL, R_ERR_NEEDHOST } from '../../abi.js';
+import type { IndexSnapshot } from '../../index/store-index.js';
+import { memory, Region, u32, u8 } from '../../index/memory.js';
+import type { Program } from '../walker/program.js';
+import { Scratch, UNSEEN } from '../walker/request.js';
+import type { BatchTask } from './worker.js';
+
+/** Smallest task: below this the ≈ 22 µs task cost dominates (≈ 150 ns per check). */
+const MIN_TASK = 2048;
+
+export interface QueryStrings {
+  readonly object: string;
+  readonly relation: string;
+  readonly user: string;
+  readonly contextualTuples: readonly unknown[];
+}
+
+function workerFile(): { filename: string; execArgv: string[] } {
+  const ts = import.meta.url.endsWith('.ts');
+  return {
+    filename: fileURLToPath(new URL(ts ? './worker.ts' : './worker.js', import.meta.url)),
+    execArgv: ts ? ['--import', 'tsx'] : [],
+  };
+}
+
+export class CheckPool {
+  private readonly piscina: Piscina;
+  private readonly spare: Scratch[] = [];
+  /** Snapshots of running batches: reachable until their tasks finish (memory stays valid). */
+  private readonly inflight = new Map<IndexSnapshot, number>();
+
+  constructor(readonly workers: number, module: WebAssembly.Module) {
+    const wf = workerFile();
+    this.piscina = new Piscina({
+      ...wf,
+      minThreads: workers,
+      maxThreads: workers,
+      idleTimeout: 60_000,
+      workerData: { module, memory },
+    });
+  }
+
+  /**
+   * Interns `items` into query records and runs them. Items with contextual tuples or an object
+   * the snapshot has never seen get R_ERR_NEEDHOST (the caller answers them inline).
+   */
+  async run(snapshot: IndexSnapshot, program: Program, items: readonly QueryStrings[], depth: number): Promise<Uint8Array> {
+    const n = items.length;
+    const q = new Uint32Array(n * QUERY_WORDS);
+    const host: number[] = [];
+    const names = snapshot.dict.names;
+    for (let i = 0; i < n; i++) {
+      const it = items[i];
+      const obj = it && it.contextualTuples.length === 0 ? snapshot.nodeId(it.object) : undefined;
+      if (!it || obj === undefined) {
+        host.push(i);
+        q[i * QUERY_WORDS] = NONE;
+        continue;
+      }
+      const u = it.user;
+      const hash = u.lastIndexOf('#');
+      const un = hash === -1 ? u : u.slice(0, hash);
+      const o = i * QUERY_WORDS;
+      q[o] = obj;
+      q[o + 1] = names.get(it.relation) ?? NONE;
+      q[o + 2] = snapshot.nodeId(un) ?? UNSEEN;
+      q[o + 3] = hash === -1 ? 0 : (names.get(u.slice(hash + 1)) ?? NONE - 1) + 1;
+      q[o + 4] = hash === -1 && !un.endsWith(':*') ? (snapshot.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE) : NONE;
+    }
+    const out = await this.runIds(snapshot, program, q, depth);
+    for (const i of host) out[i] = R_ERR_NEEDHOST;
+    return out;
+  }
+
+  /** Runs pre-interned query records (QUERY_WORDS u32 each); one status byte per query. */
+  async runIds(snapshot: IndexSnapshot, program: Program, queries: Uint32Array, depth: number, fault?: BatchTask['fault']): Promise<Uint8Array> {
+    const n = queries.length / QUERY_WORDS;
+    const qr = new Region(Math.max(queries.byteLength, 16));
+    const or = new Region(Math.max(n, 16));
+    u32().set(queries, qr.ptr >>> 2);
+    const per = Math.max(MIN_TASK, Math.ceil(n / (this.workers * 2)));
+    const tasks: Promise<void>[] = [];
+    const result = new Uint8Array(n);
+    this.inflight.set(snapshot, (this.inflight.get(snapshot) ?? 0) + 1);
+    try {
+      for (let at = 0; at < n; at += per) {
+        const count = Math.min(per, n - at);
+        const scratch = this.spare.pop() ?? new Scratch();
+        scratch.bind(snapshot, program, depth);
+        u32()[(scratch.ctx >>> 2) + C.HANDLE] = 0;
+        const task: BatchTask = { ctx: scratch.ctx, queries: qr.ptr + at * QUERY_WORDS * 4, count, out: or.ptr + at, fault };
+        tasks.push(
+          (this.piscina.run(task) as Promise<number>).then(
+            () => {
+              result.set(u8().subarray(or.ptr + at, or.ptr + at + count), at);
+            },
+            () => {
+              result.fill(R_ERR_INTERNAL, at, at + count);
+            },
+          ).finally(() => this.spare.push(scratch)),
+        );
+      }
+      await Promise.all(tasks);
+      return result;
+    } finally {
+      const left = (this.inflight.get(snapshot) ?? 1) - 1;
+      if (left > 0) this.inflight.set(snapshot, left);
+      else this.inflight.delete(snapshot);
+      qr.drop();
+      or.drop();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+    for (const s of this.spare) s.region.drop();
+    this.spare.length = 0;
+  }
+}

@@ -1,0 +1,141 @@
+// The Check entry point the service calls: maps requests onto the walker (inline on this thread
+// or batched onto the worker pool) and walker statuses onto outcomes and AppErrors.
+//
+// Example: checkInline(snapshot, model, {object:'doc:1', relation:'viewer', user:'user:anne',
+// contextualTuples: []}) → {allowed: true} when `doc:1#viewer@user:anne` is stored and valid.
+
+import type { JsonObject, TupleKey } from '../../domain/types.js';
+import { AppError, fail } from '../../errors.js';
+import type { CompiledModel } from '../../model/types.js';
+import { R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
+import type { IndexSnapshot } from '../../index/store-index.js';
+import { memory } from '../../index/memory.js';
+import { CallState, prepare, Scratch } from './request.js';
+import { programFor } from './program.js';
+import { instantiate, setConditionHook, walkerModule, type WalkerExports } from './wasm.js';
+import { CheckPool } from '../pool/pool.js';
+
+export interface CheckItem {
+  object: string;
+  relation: string;
+  user: string;
+  contextualTuples: readonly TupleKey[];
+  context?: JsonObject;
+}
+
+export type CheckOutcome = { allowed: boolean } | { error: AppError };
+
+export interface Checker {
+  /** Many checks against one snapshot; large batches run on the worker pool. Order preserved. */
+  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[]): Promise<CheckOutcome[]>;
+  /** One check on this thread (cheapest for a single request: no task hop). */
+  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem): CheckOutcome;
+  close(): Promise<void>;
+}
+
+export interface CheckerOptions {
+  workers: number;
+  resolveDepth: number;
+  /** Batches smaller than this run inline (default 4096: below it a task hop costs more than it saves). */
+  poolThreshold?: number;
+}
+
+const ALLOWED: CheckOutcome = Object.freeze({ allowed: true });
+const DENIED: CheckOutcome = Object.freeze({ allowed: false });
+
+/** The main thread's walker instance, scratch and condition hook. */
+class InlineWalker {
+  readonly ex: WalkerExports = instantiate(walkerModule(), memory);
+  readonly scratch = new Scratch();
+  private state: CallState | undefined;
+  private model: CompiledModel | undefined;
+  private readonly condCache = new Map<number, number>();
+  firstError: string | undefined;
+
+  constructor() {
+    setConditionHook((cond, _h, obj, rel, subj, sr) => this.evalCondition(cond, obj, rel, subj, sr));
+  }
+
+  private evalCondition(cond: number, obj: number, rel: number, subj: number, sr: number): number {
+    const hit = this.condCache.get(cond);
+    if (hit !== undefined && hit !== 2) return hit;
+    const st = this.state;
+    const b = st?.binding(cond);
+    const cc = b ? this.model?.conditions.get(b.name) : undefined;
+    if (!st || !b || !cc) return 2;
+    const names = st.snapshot.dict.nameList;
+    const user = st.nodeString(subj) + ((sr & SR_MASK) === 0 ? '' : `#${names[sr - 1] ?? ''}`);
+    const text = `${st.nodeString(obj)}#${names[rel] ?? ''}@${user}`;
+    const out = cc.evaluate(b.context, st.context, text);
+    const r = out.ok ? (out.value ? 1 : 0) : 2;
+    if (!out.ok) this.firstError ??= out.message;
+    this.condCache.set(cond, r);
+    return r;
+  }
+
+  run(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): CheckOutcome {
+    const program = programFor(model, snapshot.dict);
+    this.scratch.bind(snapshot, program, depth);
+    const st = new CallState(snapshot);
+    this.state = st;
+    this.model = model;
+    this.condCache.clear();
+    this.firstError = undefined;
+    try {
+      prepare(this.scratch, st, item);
+      return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
+    } finally {
+      this.state = undefined;
+    }
+  }
+}
+
+export function toOutcome(status: number, condMessage: string | undefined): CheckOutcome {
+  if (status === R_TRUE) return ALLOWED;
+  if (status < R_ERR_COND) return DENIED;
+  if (status === R_ERR_DEPTH) return { error: fail.tooComplex() };
+  if (status === R_ERR_COND) return { error: new AppError('validation_error', condMessage ?? 'failed to evaluate relationship condition') };
+  if (status === R_ERR_OVERFLOW) return { error: new AppError('resource_exhausted', 'check exceeded the walker scratch space') };
+  return { error: new AppError('internal_error', 'Internal Server Error') };
+}
+
+let inline: InlineWalker | undefined;
+
+function inlineWalker(): InlineWalker {
+  inline ??= new InlineWalker();
+  return inline;
+}
+
+/** The inline walker's raw status for one request (tests and benchmarks). */
+export function checkStatus(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth = 25): CheckOutcome {
+  return inlineWalker().run(snapshot, model, item, depth);
+}
+
+export function createChecker(opts: CheckerOptions): Checker {
+  const depth = opts.resolveDepth;
+  const threshold = opts.poolThreshold ?? 4096;
+  let pool: CheckPool | undefined;
+  const runInline = (s: IndexSnapshot, m: CompiledModel, it: CheckItem): CheckOutcome => {
+    try {
+      return inlineWalker().run(s, m, it, depth);
+    } catch (err) {
+      return { error: err instanceof AppError ? err : new AppError('internal_error', 'Internal Server Error', { cause: err }) };
+    }
+  };
+  return {
+    checkInline: runInline,
+    async check(snapshot, model, items) {
+      if (opts.workers <= 0 || items.length < threshold) return items.map((it) => runInline(snapshot, model, it));
+      pool ??= new CheckPool(opts.workers, walkerModule());
+      const statuses = await pool.run(snapshot, programFor(model, snapshot.dict), items, depth);
+      return items.map((it, i) => {
+        const s = statuses[i] ?? R_ERR_NEEDHOST;
+        return s === R_ERR_NEEDHOST ? runInline(snapshot, model, it) : toOutcome(s, undefined);
+      });
+    },
+    async close() {
+      await pool?.close();
+      pool = undefined;
+    },
+  };
+}

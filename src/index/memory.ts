@@ -1,0 +1,150 @@
+// The process-wide shared WebAssembly.Memory and its allocator: every index, program and scratch
+// area lives here so that every Piscina worker reads the same bytes. Only the main thread allocates.
+//
+// Contract: `alloc` returns a 16-byte aligned, zero-filled block; `Region`s are reference counted
+// (the owner holds one reference, each published snapshot one more) and freed at zero. Views from
+// `u32()`/`u8()` must be re-read after any allocation: `memory.grow()` replaces `memory.buffer`.
+
+const PAGE = 65536;
+/** Bytes below this are left to the wasm module (it has no data segment and no shadow stack). */
+const HEAP_START = PAGE;
+const MAX_PAGES = 65536;
+
+export const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
+
+let top = HEAP_START;
+/** Free blocks sorted by address, coalesced. */
+const free: { ptr: number; size: number }[] = [];
+let allocated = 0;
+
+let u32View = new Uint32Array(memory.buffer);
+let u8View = new Uint8Array(memory.buffer);
+let i32View = new Int32Array(memory.buffer);
+
+function refresh(): void {
+  if (u8View.byteLength !== memory.buffer.byteLength) {
+    u32View = new Uint32Array(memory.buffer);
+    u8View = new Uint8Array(memory.buffer);
+    i32View = new Int32Array(memory.buffer);
+  }
+}
+
+/** The current u32 view of the whole memory (re-read after allocations). */
+export function u32(): Uint32Array {
+  refresh();
+  return u32View;
+}
+export function u8(): Uint8Array {
+  refresh();
+  return u8View;
+}
+export function i32(): Int32Array {
+  refresh();
+  return i32View;
+}
+
+function round(n: number): number {
+  return (Math.max(n, 16) + 15) & ~15;
+}
+
+/** A zero-filled block of at least `bytes` bytes; throws RangeError when memory is exhausted. */
+export function alloc(bytes: number): number {
+  const size = round(bytes);
+  for (let i = 0; i < free.length; i++) {
+    const b = free[i];
+    if (b === undefined || b.size < size) continue;
+    const ptr = b.ptr;
+    if (b.size === size) free.splice(i, 1);
+    else {
+      b.ptr += size;
+      b.size -= size;
+    }
+    u8().fill(0, ptr, ptr + size);
+    allocated += size;
+    return ptr;
+  }
+  const ptr = top;
+  const end = ptr + size;
+  if (end > memory.buffer.byteLength) {
+    const need = Math.ceil((end - memory.buffer.byteLength) / PAGE);
+    const cur = memory.buffer.byteLength / PAGE;
+    const grow = Math.min(Math.max(need, cur >> 2), MAX_PAGES - cur);
+    if (grow < need) throw new RangeError('latch: shared index memory exhausted (4 GiB)');
+    memory.grow(grow);
+  }
+  top = end;
+  allocated += size;
+  u8().fill(0, ptr, end); // the range may have been used before `top` last shrank
+  return ptr;
+}
+
+/** Returns a block to the free list (coalescing neighbours; shrinking `top` when it was last). */
+export function release(ptr: number, bytes: number): void {
+  const size = round(bytes);
+  allocated -= size;
+  if (ptr + size === top) {
+    top = ptr;
+    const last = free[free.length - 1];
+    if (last && last.ptr + last.size === top) {
+      top = last.ptr;
+      free.pop();
+    }
+    return;
+  }
+  let i = 0;
+  while (i < free.length && (free[i]?.ptr ?? 0) < ptr) i++;
+  free.splice(i, 0, { ptr, size });
+  const next = free[i + 1];
+  const cur = free[i];
+  if (cur && next && cur.ptr + cur.size === next.ptr) {
+    cur.size += next.size;
+    free.splice(i + 1, 1);
+  }
+  const prev = free[i - 1];
+  if (cur && prev && prev.ptr + prev.size === cur.ptr) {
+    prev.size += cur.size;
+    free.splice(i, 1);
+  }
+}
+
+/** Bytes currently allocated in the shared memory (for benchmarks). */
+export function allocatedBytes(): number {
+  return allocated;
+}
+
+/** A reference-counted block. The creator holds the first reference. */
+export class Region {
+  readonly ptr: number;
+  readonly size: number;
+  private refs = 1;
+  constructor(size: number) {
+    this.size = size;
+    this.ptr = alloc(size);
+  }
+  retain(): this {
+    this.refs++;
+    return this;
+  }
+  /** Drops one reference; the block returns to the allocator at zero. */
+  drop(): void {
+    if (this.refs <= 0) return;
+    if (--this.refs === 0) release(this.ptr, this.size);
+  }
+  get alive(): boolean {
+    return this.refs > 0;
+  }
+}
+
+/**
+ * Releases the regions of a published snapshot when its JS object is collected: a query keeps
+ * its snapshot object reachable until it finishes (the pool stores it with the task), so no
+ * worker ever reads a freed block.
+ */
+const registry = new FinalizationRegistry<Region[]>((regions) => {
+  for (const r of regions) r.drop();
+});
+
+export function holdUntilCollected(owner: object, regions: Region[]): void {
+  for (const r of regions) r.retain();
+  registry.register(owner, regions);
+}

@@ -1,0 +1,142 @@
+// One immutable, published view of a store's index at one revision: the base, the serialised
+// overlay and the dictionary prefix that existed at publication. Implements TupleView for the
+// TypeScript evaluators and exposes the shared-memory header the walker reads.
+//
+// Example: after `document:1#viewer@group:eng#member` is written at revision 7, a snapshot
+// taken then has revision 7 and `users('document:1','viewer')` yields that tuple; a snapshot
+// taken at revision 6 never will, even while the write is being merged into a new base.
+
+import type { RelationshipCondition } from '../domain/types.js';
+import type { TupleEntry, TupleView } from './types.js';
+import { S, SR_MASK, COND_SHIFT, WILDCARD_BIT } from '../abi.js';
+import type { Base } from './base.js';
+import type { Dictionary } from './dictionary.js';
+import { holdUntilCollected, Region, u32 } from './memory.js';
+import { overlayKey, type OverlayImage } from './overlay.js';
+
+export class IndexSnapshot implements TupleView {
+  readonly revision: number;
+  /** Shared-memory address of the walker's snapshot header (abi S.*). */
+  readonly header: number;
+  /** Nodes (and name ids) visible to this snapshot; later-interned ids are not. */
+  readonly nodeCount: number;
+  readonly nameCount: number;
+  readonly condCount: number;
+
+  constructor(
+    readonly dict: Dictionary,
+    readonly base: Base,
+    readonly overlay: OverlayImage,
+    revision: number,
+  ) {
+    this.revision = revision;
+    this.nodeCount = dict.nodeList.length;
+    this.nameCount = dict.nameList.length;
+    this.condCount = dict.conds.length;
+    const header = new Region(S.WORDS * 4);
+    const m = u32();
+    const h = header.ptr >>> 2;
+    m[h + S.NODE_COUNT] = this.nodeCount;
+    m[h + S.NODE_TYPE] = dict.nodeTypes.region.ptr;
+    m[h + S.BASE_NODES] = base.layout.nodes;
+    m[h + S.FWD_NODE] = base.w('fwdNode') * 4;
+    m[h + S.FWD_KEY] = base.w('fwdKey') * 4;
+    m[h + S.FWD_ENT] = base.w('fwdEnt') * 4;
+    m[h + S.ADD_COUNT] = overlay.addCount;
+    m[h + S.ADD_PTR] = overlay.adds?.ptr ?? 0;
+    m[h + S.DEL_COUNT] = overlay.delCount;
+    m[h + S.DEL_PTR] = overlay.dels?.ptr ?? 0;
+    m[h + S.COND_COUNT] = this.condCount;
+    m[h + S.COND_NAME] = dict.condNames.region.ptr;
+    this.header = header.ptr;
+    const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region];
+    if (overlay.adds) held.push(overlay.adds);
+    if (overlay.dels) held.push(overlay.dels);
+    holdUntilCollected(this, held);
+    header.drop(); // the snapshot's hold is now the only one
+  }
+
+  /** Node id of `T:id` / `T:*` if this snapshot knows it. */
+  nodeId(s: string): number | undefined {
+    const id = this.dict.nodes.get(s);
+    return id !== undefined && id < this.nodeCount ? id : undefined;
+  }
+
+  nameId(s: string): number | undefined {
+    const id = this.dict.names.get(s);
+    return id !== undefined && id < this.nameCount ? id : undefined;
+  }
+
+  /** Type name id of a node (without the wildcard bit). */
+  nodeType(n: number): number {
+    return (this.dict.nodeTypes.get(n) & ~WILDCARD_BIT) >>> 0;
+  }
+
+  private userString(subj: number, sr: number): string {
+    const s = this.dict.nodeList[subj] ?? '';
+    return sr === 0 ? s : `${s}#${this.dict.nameList[sr - 1] ?? ''}`;
+  }
+
+  private condition(meta: number): RelationshipCondition | undefined {
+    const c = meta >>> COND_SHIFT;
+    if (c === 0) return undefined;
+    const b = this.dict.conds[c];
+    if (!b) return undefined;
+    return b.context ? { name: b.name, context: b.context } : { name: b.name };
+  }
+
+  private entry(obj: number, rel: number, subj: number, meta: number): TupleEntry {
+    const condition = this.condition(meta);
+    const e = {
+      object: this.dict.nodeList[obj] ?? '',
+      relation: this.dict.nameList[rel] ?? '',
+      user: this.userString(subj, meta & SR_MASK),
+    };
+    return condition ? { ...e, condition } : e;
+  }
+
+  *users(object: string, relation: string): Iterable<TupleEntry> {
+    const obj = this.nodeId(object);
+    const rel = this.nameId(relation);
+    if (obj === undefined || rel === undefined) return;
+    const [lo, hi] = this.base.range(obj, rel);
+    const fe = this.base.w('fwdEnt');
+    for (let i = lo; i < hi; i++) {
+      const m = u32();
+      const subj = m[fe + 2 * i] ?? 0;
+      const meta = m[fe + 2 * i + 1] ?? 0;
+      if (this.overlay.deleted.size > 0 && this.overlay.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj))) continue;
+      yield this.entry(obj, rel, subj, meta);
+    }
+    for (const r of this.overlay.addsByKey.get(`${obj},${rel}`) ?? []) yield this.entry(r.obj, r.rel, r.subj, r.meta);
+  }
+
+  *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {
+    const hash = user.lastIndexOf('#');
+    const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));
+    const sr = hash === -1 ? 0 : (this.nameId(user.slice(hash + 1)) ?? -1) + 1;
+    const rel = this.nameId(relation);
+    const type = this.nameId(objectType);
+    if (subj === undefined || sr < 0 || rel === undefined || type === undefined) return;
+    const want = (rel | (sr << COND_SHIFT)) >>> 0;
+    if (subj < this.base.layout.nodes) {
+      const rn = this.base.w('revNode');
+      const re = this.base.w('revEnt');
+      const m0 = u32();
+      const lo = m0[rn + subj] ?? 0;
+      const hi = m0[rn + subj + 1] ?? 0;
+      for (let i = lo; i < hi; i++) {
+        const m = u32();
+        if (m[re + 2 * i + 1] !== want) continue;
+        const obj = m[re + 2 * i] ?? 0;
+        if (this.nodeType(obj) !== type) continue;
+        if (this.overlay.deleted.size > 0 && this.overlay.deleted.has(overlayKey(obj, rel, sr, subj))) continue;
+        const at = this.base.find(obj, rel, sr, subj);
+        yield this.entry(obj, rel, subj, at >= 0 ? (m[this.base.w('fwdEnt') + 2 * at + 1] ?? 0) : sr);
+      }
+    }
+    for (const r of this.overlay.addsBySubject.get(`${subj},${sr}`) ?? []) {
+      if (r.rel === rel && this.nodeType(r.obj) === type) yield this.entry(r.obj, r.rel, r.subj, r.meta);
+    }
+  }
+}

@@ -1,0 +1,197 @@
+// One store's live index: dictionary + immutable base + write overlay, publishing an immutable
+// IndexSnapshot per revision. Writes never stop the world: they go to the overlay, and when the
+// overlay passes a threshold a background merge (sliced with setImmediate) builds a new base,
+// then republishes with the changes that arrived meanwhile replayed on top.
+
+import type { TupleKey } from '../domain/types.js';
+import type { Storage, WriteResult } from '../storage/types.js';
+import { SR_MASK } from '../abi.js';
+import { Base, buildBase, ColumnBuilder, drain } from './base.js';
+import { readImage, writeImage } from './checkpoint.js';
+import { Dictionary } from './dictionary.js';
+import { u32 } from './memory.js';
+import { Overlay, overlayKey, type Change } from './overlay.js';
+import { IndexSnapshot } from './snapshot.js';
+
+export { IndexSnapshot } from './snapshot.js';
+
+export interface StoreIndexOptions {
+  /** Overlay entries that trigger a background merge (default 16,384). */
+  readonly mergeThreshold?: number;
+}
+
+/** Interned ids of one tuple key; `undefined` subject for a malformed user (never stored). */
+function internTuple(d: Dictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
+  const hash = t.user.lastIndexOf('#');
+  const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
+  const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
+  return { obj: d.node(t.object), rel: d.name(t.relation), subj, meta: (sr | (d.cond(t.condition) << 12)) >>> 0 };
+}
+
+export class StoreIndex {
+  private base: Base;
+  private overlay: Overlay;
+  private current: IndexSnapshot;
+  private merging: Promise<void> | undefined;
+  private closed = false;
+  private readonly threshold: number;
+
+  private constructor(readonly dict: Dictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
+    this.base = base;
+    this.overlay = new Overlay(base);
+    this.threshold = opts.mergeThreshold ?? 16_384;
+    this.current = new IndexSnapshot(dict, base, this.overlay.image(), revision);
+  }
+
+  /** A fresh index over `tuples` (each a stored tuple) at `revision`. */
+  static build(tuples: Iterable<TupleKey>, revision: number, opts?: StoreIndexOptions): StoreIndex {
+    const dict = new Dictionary();
+    const cols = new ColumnBuilder();
+    for (const t of tuples) {
+      const x = internTuple(dict, t);
+      cols.push(x.obj, x.rel, x.subj, x.meta);
+    }
+    return new StoreIndex(dict, drain(buildBase(cols, dict.nodeList.length)), revision, opts);
+  }
+
+  /** Loads from the store's checkpoint plus the change-log tail, or from a full scan. */
+  static async load(storage: Storage, storeId: string, opts?: StoreIndexOptions): Promise<StoreIndex> {
+    const cp = await storage.readCheckpoint(storeId);
+    let index: StoreIndex;
+    if (cp) {
+      const img = await readImage(cp.chunks);
+      index = new StoreIndex(img.dict, img.base, cp.revision, opts);
+    } else {
+      const scan = await storage.scanTuples(storeId);
+      const dict = new Dictionary();
+      const cols = new ColumnBuilder();
+      for await (const t of scan.tuples) {
+        const x = internTuple(dict, t);
+        cols.push(x.obj, x.rel, x.subj, x.meta);
+      }
+      index = new StoreIndex(dict, drain(buildBase(cols, dict.nodeList.length)), scan.revision, opts);
+    }
+    let last = index.revision;
+    for await (const ch of storage.changesSince(storeId, index.revision)) {
+      index.change(ch.revision, ch.operation === 'delete', ch.tuple);
+      last = Math.max(last, ch.revision);
+    }
+    if (last > index.revision) index.publish(last);
+    return index;
+  }
+
+  private change(revision: number, del: boolean, t: TupleKey): void {
+    if (del) {
+      // A delete of strings never interned cannot match any stored tuple.
+      const hash = t.user.lastIndexOf('#');
+      if (this.dict.nodes.get(t.object) === undefined || this.dict.nodes.get(hash === -1 ? t.user : t.user.slice(0, hash)) === undefined) return;
+    }
+    const x = internTuple(this.dict, del ? { object: t.object, relation: t.relation, user: t.user } : t);
+    const c: Change = { revision, del, obj: x.obj, rel: x.rel, subj: x.subj, meta: x.meta };
+    this.overlay.apply(c);
+  }
+
+  private publish(revision: number): void {
+    this.revision = revision;
+    this.current = new IndexSnapshot(this.dict, this.base, this.overlay.image(), revision);
+  }
+
+  /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
+  apply(result: WriteResult): void {
+    if (result.revision <= this.revision) return;
+    for (const t of result.deleted) this.change(result.revision, true, t);
+    for (const t of result.written) this.change(result.revision, false, t);
+    this.publish(result.revision);
+    if (this.overlay.size >= this.threshold && !this.merging) this.merging = this.merge().finally(() => (this.merging = undefined));
+  }
+
+  /** The latest published snapshot; a query uses one snapshot from start to end. */
+  snapshot(): IndexSnapshot {
+    return this.current;
+  }
+
+  get currentRevision(): number {
+    return this.revision;
+  }
+
+  /** Resolves when no background merge is running. */
+  async settled(): Promise<void> {
+    while (this.merging) await this.merging;
+  }
+
+  /**
+   * Folds the overlay into a new base. Runs in slices (one per event-loop turn); changes applied
+   * meanwhile stay in the overlay log and are replayed over the new base when it is published.
+   */
+  async merge(): Promise<void> {
+    const revision = this.revision;
+    const cols = this.mergedColumns();
+    const gen = buildBase(cols, this.dict.nodeList.length);
+    let r = gen.next();
+    while (!r.done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      r = gen.next();
+    }
+    if (this.closed) {
+      r.value.drop();
+      return;
+    }
+    const old = this.base;
+    this.base = r.value;
+    this.overlay.rebase(this.base, revision);
+    this.publish(this.revision);
+    old.drop();
+  }
+
+  /** Synchronous merge (used before writing a checkpoint). */
+  private mergeSync(): void {
+    if (this.overlay.size === 0) return;
+    const old = this.base;
+    this.base = drain(buildBase(this.mergedColumns(), this.dict.nodeList.length));
+    this.overlay.rebase(this.base, this.revision);
+    this.publish(this.revision);
+    old.drop();
+  }
+
+  private mergedColumns(): ColumnBuilder {
+    const cols = new ColumnBuilder();
+    const dels = this.overlay.deletedKeys();
+    const b = this.base;
+    const fn = b.w('fwdNode');
+    const fk = b.w('fwdKey');
+    const fe = b.w('fwdEnt');
+    const m = u32();
+    for (let v = 0; v < b.layout.nodes; v++) {
+      for (let k = m[fn + v] ?? 0, k1 = m[fn + v + 1] ?? 0; k < k1; k++) {
+        const rel = m[fk + 2 * k] ?? 0;
+        for (let i = m[fk + 2 * k + 1] ?? 0, e = m[fk + 2 * k + 3] ?? 0; i < e; i++) {
+          const subj = m[fe + 2 * i] ?? 0;
+          const meta = m[fe + 2 * i + 1] ?? 0;
+          if (dels.size > 0 && dels.has(overlayKey(v, rel, meta & SR_MASK, subj))) continue;
+          cols.push(v, rel, subj, meta);
+        }
+      }
+    }
+    for (const a of this.overlay.addedRecords()) cols.push(a.obj, a.rel, a.subj, a.meta);
+    return cols;
+  }
+
+  /** Writes a checkpoint image of the index at its current revision. */
+  async checkpoint(storage: Storage, storeId: string): Promise<void> {
+    await this.settled();
+    this.mergeSync();
+    await storage.writeCheckpoint(storeId, this.revision, writeImage(this.dict, this.base));
+  }
+
+  /** Releases the index's own references; snapshots still in use keep their memory alive. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.base.drop();
+  }
+
+  /** Bytes of shared memory held by the base (for benchmarks). */
+  get baseBytes(): number {
+    return this.base.bytes;
+  }
+}
