@@ -35,8 +35,10 @@ function baseEnvironment(): Environment {
 
 let base: Environment | undefined;
 
+// Message formats follow the reference (openfga internal/condition/errors.go), except the
+// missing-parameter text, which is the one the API reports (semantics.md §5.9.3).
 const compileError = (name: string, reason: string): AppError =>
-  new AppError('validation_error', `failed to compile expression on condition '${name}' - ${reason}`);
+  new AppError('validation_error', `failed to compile expression on condition '${name}': ${reason}`);
 
 /** First line of a library error (its later lines draw the source with a caret). */
 const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
@@ -54,7 +56,7 @@ export function compileCondition(key: string, def: ConditionJson): CompiledCondi
   const env = base.clone();
   for (const [param, ref] of Object.entries(def.parameters ?? {})) {
     const t = decodeParamType(ref);
-    if (typeof t === 'string') throw compileError(key, `parameter '${param}': ${t}`);
+    if (typeof t === 'string') throw compileError(key, `failed to decode parameter type for parameter '${param}': ${t}`);
     parameters.set(param, t);
     env.registerVariable(param, celTypeOf(t));
   }
@@ -80,9 +82,9 @@ class CelCondition implements CompiledCondition {
   }
 
   evaluate(tupleContext: JsonObject | undefined, requestContext: JsonObject | undefined, tupleText: string): ConditionOutcome {
-    const fail = (why: string): ConditionOutcome => ({ ok: false, message: `failed to evaluate relationship condition: '${this.name}' - ${why}` });
+    const fail = (message: string): ConditionOutcome => ({ ok: false, message });
     if (this.parameters.size === 0 && (nonEmpty(tupleContext) || nonEmpty(requestContext))) {
-      return fail(`tuple '${tupleText}' provides context but the condition declares no parameters`);
+      return fail(`parameter type error on condition '${this.name}': no parameters defined for the condition`);
     }
     const values: Record<string, unknown> = {};
     const missing: string[] = [];
@@ -96,12 +98,16 @@ class CelCondition implements CompiledCondition {
       if (!c.ok) return fail(this.typeError(param, c.reason));
       values[param] = c.value;
     }
-    if (missing.length > 0) return fail(`tuple '${tupleText}' is missing context parameters '[${missing.join(' ')}]'`);
+    if (missing.length > 0) {
+      return fail(`failed to evaluate relationship condition: '${this.name}' - tuple '${tupleText}' is missing context parameters '[${missing.join(' ')}]'`);
+    }
+    const evalError = (why: string): ConditionOutcome =>
+      fail(`failed to evaluate relationship condition '${this.name}': failed to evaluate condition expression: ${why}`);
     try {
       const result = this.program(values);
-      return typeof result === 'boolean' ? { ok: true, value: result } : fail('expression did not evaluate to a bool');
+      return typeof result === 'boolean' ? { ok: true, value: result } : evalError('the result is not a bool');
     } catch (err) {
-      return fail(firstLine(err));
+      return evalError(firstLine(err));
     }
   }
 
@@ -117,7 +123,7 @@ class CelCondition implements CompiledCondition {
   }
 
   private typeError(param: string, reason: string): string {
-    return `parameter type error on condition '${this.name}' - failed to convert context parameter '${param}': ${reason}`;
+    return `parameter type error on condition '${this.name}': failed to convert context parameter '${param}': ${reason}`;
   }
 }
 
