@@ -5,6 +5,9 @@ import { openMemoryStorage } from './memory.js';
 import type { OpenOptions, Storage } from './types.js';
 
 export { DataDirectoryInUseError } from './lock.js';
+export { openLevelStorage, type LevelOptions } from './level.js';
+export { openMemoryStorage } from './memory.js';
+export type { KvStorage } from './kv-storage.js';
 export type * from './types.js';
 
 /** `path` → LevelDB in that directory; no path → a fresh in-memory store. */

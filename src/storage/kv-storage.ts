@@ -51,7 +51,9 @@ export class KvStorage implements Storage {
     return this;
   }
 
+  /** Lets queued mutations finish, stops reclamation (it resumes at the next open), closes. */
   async close(): Promise<void> {
+    await this.mutex.idle();
     await this.reclaimer.stop();
     await this.kv.close();
     await this.options.onClose?.();

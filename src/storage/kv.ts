@@ -86,4 +86,9 @@ export class KeyedMutex {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
+
+  /** Resolves when every section queued so far has finished (used by close()). */
+  async idle(): Promise<void> {
+    while (this.tails.size > 0) await Promise.all(this.tails.values());
+  }
 }

@@ -109,7 +109,12 @@ export async function openLevelStorage(path: string, options: LevelOptions = {})
     if (isLockedError(err)) throw new DataDirectoryInUseError(path, await readHolderPid(path));
     throw err;
   }
-  await writeHolderPid(path);
+  try {
+    await writeHolderPid(path);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
   const storage = new KvStorage('leveldb', new LevelKv(db), { reclaim: options.reclaim, onClose: () => clearHolderPid(path) });
   return storage.init();
 }
