@@ -1,0 +1,99 @@
+// The compact index: build, TupleView reads, writes and deletes through the overlay, snapshot
+// isolation, background merges that keep answers identical, and checkpoint round trips.
+
+import { describe, expect, it } from 'vitest';
+import type { TupleKey } from '../../src/domain/types.js';
+import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
+import { openMemoryStorage } from '../../src/storage/memory.js';
+import type { WriteResult } from '../../src/storage/types.js';
+import { checkStatus } from '../../src/engine/walker/checker.js';
+import { model, tk } from '../walker/helpers.js';
+
+const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define parent: [doc]\n    define viewer: [user, user:*, group#member with c] or viewer from parent\ncondition c(p: int) {\n  p > 0\n}\n`);
+
+const users = (s: IndexSnapshot, o: string, r: string): string[] =>
+  [...s.users(o, r)].map((e) => `${e.object}#${e.relation}@${e.user}${e.condition ? `[${e.condition.name}]` : ''}`).sort();
+const objects = (s: IndexSnapshot, t: string, r: string, u: string): string[] => [...s.objects(t, r, u)].map((e) => e.object).sort();
+const allowed = (s: IndexSnapshot, q: string): boolean => {
+  const t = tk(q);
+  const out = checkStatus(s, m, { object: t.object, relation: t.relation, user: t.user, contextualTuples: [], context: { p: 1 } });
+  return 'allowed' in out && out.allowed;
+};
+const write = (revision: number, written: string[], deleted: string[] = []): WriteResult => ({
+  revision, timestamp: new Date().toISOString(), written: written.map(tk), deleted: deleted.map(tk),
+});
+
+const seed = ['doc:1#viewer@user:anne', 'doc:1#viewer@group:eng#member[c]', 'group:eng#member@user:bob', 'doc:2#parent@doc:1', 'doc:3#viewer@user:*'];
+
+describe('StoreIndex', () => {
+  it('builds and serves TupleView reads', () => {
+    const s = StoreIndex.build(seed.map(tk), 5).snapshot();
+    expect(s.revision).toBe(5);
+    expect(users(s, 'doc:1', 'viewer')).toEqual(['doc:1#viewer@group:eng#member[c]', 'doc:1#viewer@user:anne']);
+    expect(objects(s, 'doc', 'viewer', 'user:anne')).toEqual(['doc:1']);
+    expect(objects(s, 'doc', 'viewer', 'group:eng#member')).toEqual(['doc:1']);
+    expect(objects(s, 'doc', 'viewer', 'user:*')).toEqual(['doc:3']);
+    expect(objects(s, 'doc', 'viewer', 'user:nobody')).toEqual([]);
+    expect(allowed(s, 'doc:2#viewer@user:bob')).toBe(true);
+  });
+
+  it('applies writes and deletes; older snapshots do not see them', () => {
+    const ix = StoreIndex.build(seed.map(tk), 5);
+    const before = ix.snapshot();
+    ix.apply(write(6, ['doc:4#viewer@user:carl', 'doc:1#viewer@user:dan'], ['doc:1#viewer@user:anne']));
+    const after = ix.snapshot();
+    expect(after.revision).toBe(6);
+    expect(allowed(before, 'doc:1#viewer@user:anne')).toBe(true);
+    expect(allowed(after, 'doc:1#viewer@user:anne')).toBe(false);
+    expect(allowed(before, 'doc:4#viewer@user:carl')).toBe(false);
+    expect(allowed(after, 'doc:4#viewer@user:carl')).toBe(true);
+    expect(users(before, 'doc:1', 'viewer')).toEqual(['doc:1#viewer@group:eng#member[c]', 'doc:1#viewer@user:anne']);
+    expect(users(after, 'doc:1', 'viewer')).toEqual(['doc:1#viewer@group:eng#member[c]', 'doc:1#viewer@user:dan']);
+    expect(objects(after, 'doc', 'viewer', 'user:carl')).toEqual(['doc:4']);
+    // delete then re-add with a condition in one later write
+    ix.apply(write(7, ['group:eng#member@user:anne'], ['group:eng#member@user:bob']));
+    expect(allowed(ix.snapshot(), 'doc:2#viewer@user:bob')).toBe(false);
+    expect(allowed(ix.snapshot(), 'doc:2#viewer@user:anne')).toBe(true);
+    expect(allowed(after, 'doc:2#viewer@user:bob')).toBe(true);
+  });
+
+  it('background merges keep answers identical', async () => {
+    const ix = StoreIndex.build(seed.map(tk), 1, { mergeThreshold: 8 });
+    const queries: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      ix.apply(write(2 + i, [`doc:m${i}#viewer@user:u${i}`, `doc:m${i}#parent@doc:1`], i % 3 === 0 && i > 0 ? [`doc:m${i - 3}#viewer@user:u${i - 3}`] : []));
+      queries.push(`doc:m${i}#viewer@user:u${i}`, `doc:m${i}#viewer@user:anne`, `doc:m${i}#viewer@user:bob`);
+    }
+    const beforeMerge = ix.snapshot();
+    const expected = queries.map((q) => allowed(beforeMerge, q));
+    await ix.settled();
+    await ix.merge();
+    const merged = ix.snapshot();
+    expect(merged.overlay.addCount + merged.overlay.delCount).toBe(0);
+    expect(queries.map((q) => allowed(merged, q))).toEqual(expected);
+    expect(queries.map((q) => allowed(beforeMerge, q))).toEqual(expected);
+    expect(users(merged, 'doc:m39', 'viewer')).toEqual(users(beforeMerge, 'doc:m39', 'viewer'));
+  });
+
+  it('round-trips through a checkpoint plus the change-log tail', async () => {
+    const storage = await openMemoryStorage();
+    const store = await storage.createStore('s');
+    const w = async (writes: TupleKey[], deletes: TupleKey[] = []): Promise<WriteResult> =>
+      storage.writeTuples(store.id, { writes, deletes, onDuplicate: 'error', onMissing: 'error' });
+    await w(seed.map(tk));
+    const scanned = await StoreIndex.load(storage, store.id);
+    await scanned.checkpoint(storage, store.id);
+    await w([tk('doc:9#viewer@user:zed')], [tk('doc:1#viewer@user:anne')]);
+    const loaded = await StoreIndex.load(storage, store.id);
+    const s = loaded.snapshot();
+    expect(s.revision).toBe(await storage.revision(store.id));
+    expect(allowed(s, 'doc:9#viewer@user:zed')).toBe(true);
+    expect(allowed(s, 'doc:1#viewer@user:anne')).toBe(false);
+    expect(allowed(s, 'doc:2#viewer@user:bob')).toBe(true);
+    expect(users(s, 'doc:1', 'viewer')).toEqual(['doc:1#viewer@group:eng#member[c]']);
+    await loaded.checkpoint(storage, store.id);
+    const again = (await StoreIndex.load(storage, store.id)).snapshot();
+    expect(users(again, 'doc:9', 'viewer')).toEqual(['doc:9#viewer@user:zed']);
+    await storage.close();
+  });
+});

@@ -1,0 +1,74 @@
+// The worker pool: batched answers equal inline answers (including items sent back to the host
+// for conditions, contextual tuples and unseen objects); a trapped or crashed worker fails only
+// its own task and the pool keeps answering.
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { QUERY_WORDS, R_ERR_INTERNAL, R_TRUE } from '../../src/abi.js';
+import { createChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { CheckPool } from '../../src/engine/pool/pool.js';
+import { programFor } from '../../src/engine/walker/program.js';
+import { walkerModule } from '../../src/engine/walker/wasm.js';
+import { index, model } from './helpers.js';
+
+const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user with c, group#member]\ncondition c(p: int) {\n  p > 0\n}\n`);
+const tuples: string[] = [];
+for (let g = 0; g < 50; g++) tuples.push(`group:g${g}#member@user:u${g}`, `doc:d${g}#viewer@group:g${g}#member`);
+tuples.push('doc:c#viewer@user:cond[c]');
+const ix = index(tuples);
+
+function items(n: number): CheckItem[] {
+  const out: CheckItem[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = i % 7;
+    if (k === 0) out.push({ object: 'doc:c', relation: 'viewer', user: 'user:cond', contextualTuples: [], context: { p: i % 2 } });
+    else if (k === 1) out.push({ object: 'doc:new', relation: 'viewer', user: 'user:x', contextualTuples: [{ object: 'doc:new', relation: 'viewer', user: 'group:g1#member' }] });
+    else out.push({ object: `doc:d${i % 50}`, relation: 'viewer', user: `user:u${(i * 3) % 50}`, contextualTuples: [] });
+  }
+  return out;
+}
+
+describe('pool', () => {
+  const checker = createChecker({ workers: 2, resolveDepth: 25, poolThreshold: 1000 });
+  const pool = new CheckPool(2, walkerModule());
+  afterAll(async () => {
+    await checker.close();
+    await pool.close();
+  });
+
+  it('batched answers equal inline answers (5,000 items)', async () => {
+    const batch = items(5000);
+    const snap = ix.snapshot();
+    const pooled = await checker.check(snap, m, batch);
+    const inline = batch.map((it) => checker.checkInline(snap, m, it));
+    expect(pooled).toEqual(inline);
+    expect(pooled.filter((o) => 'allowed' in o && o.allowed).length).toBeGreaterThan(0);
+  });
+
+  function queries(n: number): Uint32Array {
+    const snap = ix.snapshot();
+    const q = new Uint32Array(n * QUERY_WORDS);
+    const d = snap.nodeId('doc:d1') ?? 0;
+    const u = snap.nodeId('user:u1') ?? 0;
+    for (let i = 0; i < n; i++) q.set([d, snap.dict.names.get('viewer') ?? 0, u, 0, 0xffffffff], i * QUERY_WORDS);
+    return q;
+  }
+
+  it('a trapped worker fails only its task', async () => {
+    const snap = ix.snapshot();
+    const prog = programFor(m, snap.dict);
+    const bad = await pool.runIds(snap, prog, queries(3000), 25, 'trap');
+    expect(bad.every((s) => s === R_ERR_INTERNAL)).toBe(true);
+    const good = await pool.runIds(snap, prog, queries(3000), 25);
+    expect(good.every((s) => s === R_TRUE)).toBe(true);
+  });
+
+  it('a crashed worker is replaced', async () => {
+    const snap = ix.snapshot();
+    const prog = programFor(m, snap.dict);
+    const [bad, good] = await Promise.all([pool.runIds(snap, prog, queries(3000), 25, 'crash'), pool.runIds(snap, prog, queries(3000), 25)]);
+    expect(bad.every((s) => s === R_ERR_INTERNAL)).toBe(true);
+    expect(good.every((s) => s === R_TRUE)).toBe(true);
+    const after = await pool.runIds(snap, prog, queries(9000), 25);
+    expect(after.every((s) => s === R_TRUE)).toBe(true);
+  });
+});
