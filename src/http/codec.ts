@@ -1,7 +1,7 @@
 // The msgpack codec of the HTTP bodies and the batch channel (msgpackr, imported only here and
 // re-used by the channel client so both ends agree on one configuration).
 
-import { Packr, Unpackr } from 'msgpackr';
+import { C1, Packr, Unpackr } from 'msgpackr';
 
 // Plain maps ↔ objects, no record extension (every msgpack implementation can talk to latch),
 // `undefined` encoded as nil; numbers stay numbers.
@@ -14,7 +14,10 @@ export function encodeMsgpack(value: unknown): Buffer {
 
 /** Decodes one msgpack value; throws on malformed input. */
 export function decodeMsgpack(bytes: Uint8Array): unknown {
-  return unpackr.unpack(bytes);
+  const value: unknown = unpackr.unpack(bytes);
+  // 0xC1 is "never used" in msgpack; msgpackr decodes it to a marker object instead of failing.
+  if (value === C1) throw new Error('byte 0xc1 is not valid msgpack');
+  return value;
 }
 
 export const MSGPACK_TYPE = 'application/msgpack';

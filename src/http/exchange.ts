@@ -37,6 +37,8 @@ export interface ServerShared {
 
 export class Exchange implements CallContext {
   aborted = false;
+  /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
+  started = false;
   modelId: string | undefined = undefined;
   readonly requestId = randomUUID();
   readonly #start = performance.now();
@@ -59,6 +61,8 @@ export class Exchange implements CallContext {
       this.aborted = true;
       this.#controller?.abort();
       this.#wake?.();
+      // Gone before the handler started (mid-body): nothing else will finish this request.
+      if (!this.started) this.finish();
     });
   }
 

@@ -39,6 +39,7 @@ function queryReader(raw: string): (name: string) => string | undefined {
 }
 
 async function run(x: Exchange, e: Endpoint, req: ApiRequest): Promise<void> {
+  x.started = true;
   try {
     const reply = await e.handle(e.parse(req), x);
     if ('stream' in reply) await x.stream(reply.stream);

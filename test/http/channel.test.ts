@@ -67,7 +67,7 @@ describe('msgpack channel', () => {
     ws.send(new Uint8Array([0xc1]));
     ws.send(encodeMsgpack({ not: 'an array' }));
     ws.send(encodeMsgpack([{ id: 9, op: 'check', store_id: store, body: { tuple_key: { user: 'user:u3', relation: 'owner', object: 'doc:3' } } }]));
-    for (let i = 0; i < 100 && frames.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && frames.flat().length < 3; i++) await new Promise((r) => setTimeout(r, 10));
     const all = frames.flat() as { id: unknown; status: number }[];
     expect(all.filter((a) => a.id === null).map((a) => a.status)).toEqual([400, 400]);
     expect(all.find((a) => a.id === 9)).toEqual({ id: 9, status: 200, body: { allowed: true, resolution: '' } });

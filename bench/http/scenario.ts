@@ -1,0 +1,169 @@
+// HTTP benchmarks on loopback: single Check over JSON (wrk) against a bare uWS handler parsing the
+// same body in the same run (the ratio is the cost of latch's HTTP layer + engine), p99 latency at
+// half the measured maximum, and checks/s through the msgpack channel. Every answer is verified
+// before the timed runs. Results are appended to bench/results/latest.json.
+//
+//   npx tsx bench/http/scenario.ts [--seconds 4] [--connections 64]
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { LatchChannelClient } from '../../src/client/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const run = promisify(execFile);
+
+export interface Result {
+  readonly scenario: string;
+  readonly metric: string;
+  readonly value: number;
+  readonly unit: string;
+}
+
+const MODEL = {
+  schema_version: '1.1',
+  type_definitions: [
+    { type: 'user' },
+    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+  ],
+};
+const USERS = 100;
+const DOCS = 1000;
+
+/** Starts `bench/http/<file>` under tsx; resolves with the child and the port it printed. */
+async function child(file: string): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(here, file)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  for await (const line of lines) {
+    const msg = JSON.parse(line) as { port?: number };
+    if (msg.port) return { proc, port: msg.port };
+  }
+  throw new Error(`${file} exited before listening`);
+}
+
+async function post(base: string, p: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body) });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (r.status >= 300) throw new Error(`${p}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A store where user:u<i> views doc:<j> iff j % USERS === i. */
+async function setup(base: string): Promise<string> {
+  const store = (await post(base, '/stores', { name: 'bench' })).id as string;
+  await post(base, `/stores/${store}/authorization-models`, MODEL);
+  for (let at = 0; at < DOCS; at += 100) {
+    const tuple_keys = Array.from({ length: 100 }, (_, k) => ({ user: `user:u${(at + k) % USERS}`, relation: 'viewer', object: `doc:${at + k}` }));
+    await post(base, `/stores/${store}/write`, { writes: { tuple_keys } });
+  }
+  const yes = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
+  const no = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:u8', relation: 'viewer', object: 'doc:107' } });
+  if (yes.allowed !== true || no.allowed !== false) throw new Error('bench store answers wrongly');
+  return store;
+}
+
+interface WrkRun {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly non2xx: number;
+}
+
+function ms(value: string, unit: string): number {
+  return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+}
+
+async function wrk(url: string, body: string, seconds: number, connections: number, delayMs = 0): Promise<WrkRun> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
+  const { stdout } = await run('wrk', args, { env: { ...process.env, BODY: body, DELAY_MS: String(delayMs) } });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
+  const p = (q: string): number => {
+    const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(stdout);
+    return m ? ms(m[1] as string, m[2] as string) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
+  return { rps, p50: p('50'), p99: p('99'), non2xx };
+}
+
+/** Checks/s through the channel: `frames` frames of `batch` checks kept in flight for `seconds`. */
+async function channel(port: number, store: string, seconds: number, batch = 2048, frames = 4): Promise<number> {
+  const client = await LatchChannelClient.connect(`ws://127.0.0.1:${port}/stream`);
+  const reqs = Array.from({ length: batch }, (_, i) => ({
+    op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % USERS}`, relation: 'viewer', object: `doc:${i % DOCS}` } },
+  }));
+  const expected = reqs.map((_, i) => i % DOCS % USERS === i % USERS);
+  let done = 0;
+  const end = performance.now() + seconds * 1000;
+  const lane = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const answers = await client.batch(reqs);
+      for (let i = 0; i < answers.length; i++) {
+        if ((answers[i]?.body as { allowed?: boolean } | undefined)?.allowed !== expected[i]) throw new Error(`wrong channel answer ${i}`);
+      }
+      done += answers.length;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: frames }, lane));
+  const rate = done / ((performance.now() - t0) / 1000);
+  await client.close();
+  return rate;
+}
+
+export async function httpScenario(seconds = 4, connections = 64): Promise<Result[]> {
+  const latch = await child('serve.ts');
+  const bare = await child('bare.ts');
+  try {
+    const base = `http://127.0.0.1:${latch.port}`;
+    const store = await setup(base);
+    const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
+    const path_ = `/stores/${store}/check`;
+    await wrk(`http://127.0.0.1:${bare.port}${path_}`, body, 1, connections); // warm-up
+    await wrk(base + path_, body, 1, connections);
+    const bareMax = await wrk(`http://127.0.0.1:${bare.port}${path_}`, body, seconds, connections);
+    const latchMax = await wrk(base + path_, body, seconds, connections);
+    if (latchMax.non2xx > 0) throw new Error(`${latchMax.non2xx} non-2xx answers from latch`);
+    // Hold half of the maximum: each connection sends one request per (1 ms delay + latency).
+    const half = latchMax.rps / 2;
+    const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchMax.p50 / 2)));
+    const latchHalf = await wrk(base + path_, body, seconds, halfConnections, 1);
+    const msgpack = await channel(latch.port, store, seconds);
+    return [
+      { scenario: 'http.check.bare-uws', metric: 'throughput', value: Math.round(bareMax.rps), unit: 'req/s' },
+      { scenario: 'http.check.json', metric: 'throughput', value: Math.round(latchMax.rps), unit: 'req/s' },
+      { scenario: 'http.check.json', metric: 'ratio-to-bare-uws', value: Number((latchMax.rps / bareMax.rps).toFixed(3)), unit: 'ratio' },
+      { scenario: 'http.check.json', metric: 'p99-at-max', value: latchMax.p99, unit: 'ms' },
+      { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
+      { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
+      { scenario: 'msgpack.channel.check', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
+    ];
+  } finally {
+    latch.proc.kill('SIGTERM');
+    bare.proc.kill('SIGTERM');
+  }
+}
+
+/** Appends results to bench/results/latest.json (an array of {scenario, metric, value, unit}). */
+export async function record(results: readonly Result[]): Promise<void> {
+  const file = path.join(root, 'bench/results/latest.json');
+  await mkdir(path.dirname(file), { recursive: true });
+  let existing: Result[] = [];
+  try {
+    existing = JSON.parse(await readFile(file, 'utf8')) as Result[];
+  } catch {
+    existing = [];
+  }
+  await writeFile(file, JSON.stringify([...existing, ...results], null, 2) + '\n');
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '64' } } });
+  const results = await httpScenario(Number(values.seconds), Number(values.connections));
+  console.table(results);
+  await record(results);
+}
