@@ -49,23 +49,43 @@ const UINT64_MAX = 2n ** 64n - 1n;
 
 const ok = (value: unknown): Converted => ({ ok: true, value });
 const bad = (reason: string): Converted => ({ ok: false, reason });
-const show = (v: JsonValue): string => JSON.stringify(v) ?? String(v);
 
-/** Integral JSON number or numeric string → bigint within [min, max]. */
-function toBigInt(v: JsonValue, min: bigint, max: bigint, what: string): Converted {
-  let n: bigint;
-  if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
-  else if (typeof v === 'string' && (what === 'uint' ? /^\d+$/ : /^[+-]?\d+$/).test(v)) n = BigInt(v);
-  else return bad(`expected ${what === 'int' ? 'an int' : 'a uint'} (integral number or numeric string), got ${show(v)}`);
-  return n < min || n > max ? bad(`value ${show(v)} is out of range for ${what}`) : ok(n);
+/** The Go type name the reference prints for a decoded JSON value. */
+function goType(v: JsonValue): string {
+  if (v === null) return '<nil>';
+  if (Array.isArray(v)) return '[]interface {}';
+  if (typeof v === 'object') return 'map[string]interface {}';
+  return typeof v === 'number' ? 'float64' : typeof v === 'boolean' ? 'bool' : 'string';
 }
 
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/**
+ * int/uint: a JSON number or a decimal numeric string whose value is integral (`"42"`, `"4.2e1"`);
+ * integer strings are read exactly (beyond 2^53), and the result must fit the 64-bit range.
+ */
+function toBigInt(v: JsonValue, min: bigint, max: bigint, what: 'int' | 'uint'): Converted {
+  const goName = what === 'int' ? 'int64' : 'uint64';
+  let n: bigint;
+  if (typeof v === 'string' && /^[+-]?\d+$/.test(v)) n = BigInt(v);
+  else {
+    const f = typeof v === 'number' ? v : typeof v === 'string' && FLOAT.test(v) ? Number(v) : undefined;
+    if (f === undefined) {
+      return bad(typeof v === 'string' ? `expected a ${goName} value, but found invalid string value '${v}'` : `expected type value '${goName}', but found '${goType(v)}'`);
+    }
+    if (!Number.isInteger(f)) return bad(`expected ${what === 'int' ? 'an int' : 'a uint'} value, but found numeric value '${String(f)}'`);
+    n = BigInt(f);
+  }
+  if (what === 'uint' && n < 0n) return bad(`expected a uint value, but found int64 value '${n}'`);
+  return n < min || n > max ? bad(`value '${n}' is out of range for ${what}`) : ok(n);
+}
+
 function toDouble(v: JsonValue): Converted {
   const n = typeof v === 'number' ? v : typeof v === 'string' && FLOAT.test(v) ? Number(v) : undefined;
-  if (n === undefined) return bad(`expected a double (number or numeric string), got ${show(v)}`);
-  return Number.isFinite(n) ? ok(n) : bad(`value ${show(v)} is out of range for double`);
+  if (n === undefined) {
+    return bad(typeof v === 'string' ? `expected a float64 value, but found invalid string value '${v}'` : `expected type value 'float64', but found '${goType(v)}'`);
+  }
+  return Number.isFinite(n) ? ok(n) : bad(`value '${String(v)}' is out of range for double`);
 }
 
 const UNIT_NANOS: Record<string, bigint> = {
@@ -96,7 +116,8 @@ export function parseGoDuration(s: string): bigint | undefined {
 
 function toDuration(v: JsonValue): Converted {
   const nanos = typeof v === 'string' ? parseGoDuration(v) : undefined;
-  if (nanos === undefined) return bad(`expected a duration such as "1h30m", got ${show(v)}`);
+  if (typeof v !== 'string') return bad(`expected a duration string, but found: ${goType(v)} '${String(v)}'`);
+  if (nanos === undefined) return bad(`expected a valid duration string, but found: '${v}'`);
   return ok(new Duration(nanos / 1_000_000_000n, Number(nanos % 1_000_000_000n)));
 }
 
@@ -107,16 +128,16 @@ function toTimestamp(v: JsonValue): Converted {
   const [mo, d, h, mi, s] = [m?.[2], m?.[3], m?.[4], m?.[5], m?.[6]].map(Number) as [number, number, number, number, number];
   const date = m ? new Date(v as string) : undefined;
   const valid = date && !Number.isNaN(date.getTime()) && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 && s < 60;
-  return valid ? ok(date) : bad(`expected an RFC 3339 timestamp, got ${show(v)}`);
+  return valid ? ok(date) : bad(`expected RFC 3339 formatted timestamp string, but found '${String(v)}'`);
 }
 
 /** Convert one JSON value to the CEL runtime value of `t`. `null` is never valid. */
 export function convertValue(t: ParamType, v: JsonValue): Converted {
   if (t.kind === 'any') return ok(v);
-  if (v === null) return bad(`expected ${t.kind}, got null`);
+  if (v === null) return bad(`expected a ${t.kind} value, but found null`);
   switch (t.kind) {
-    case 'bool': return typeof v === 'boolean' ? ok(v) : bad(`expected a bool, got ${show(v)}`);
-    case 'string': return typeof v === 'string' ? ok(v) : bad(`expected a string, got ${show(v)}`);
+    case 'bool': return typeof v === 'boolean' ? ok(v) : bad(`expected type value 'bool', but found '${goType(v)}'`);
+    case 'string': return typeof v === 'string' ? ok(v) : bad(`expected type value 'string', but found '${goType(v)}'`);
     case 'int': return toBigInt(v, INT64_MIN, INT64_MAX, 'int');
     case 'uint': {
       const r = toBigInt(v, 0n, UINT64_MAX, 'uint');
@@ -127,7 +148,8 @@ export function convertValue(t: ParamType, v: JsonValue): Converted {
     case 'timestamp': return toTimestamp(v);
     case 'ipaddress': {
       const ip = typeof v === 'string' ? parseIPAddress(v) : undefined;
-      return ip ? ok(ip) : bad(`expected an IP address, got ${show(v)}`);
+      if (typeof v !== 'string') return bad(`expected an ipaddress string, but found: ${goType(v)} '${String(v)}'`);
+      return ip ? ok(ip) : bad(`expected a well-formed IP address, but found: '${v}'`);
     }
     case 'list': return convertList(t.of, v);
     case 'map': return convertMap(t.of, v);
@@ -135,7 +157,7 @@ export function convertValue(t: ParamType, v: JsonValue): Converted {
 }
 
 function convertList(of: ParamType, v: JsonValue): Converted {
-  if (!Array.isArray(v)) return bad(`expected a list, got ${show(v)}`);
+  if (!Array.isArray(v)) return bad(`expected a list, but found '${goType(v)}'`);
   const out: unknown[] = [];
   for (const item of v) {
     const c = convertValue(of, item);
@@ -146,7 +168,7 @@ function convertList(of: ParamType, v: JsonValue): Converted {
 }
 
 function convertMap(of: ParamType, v: JsonValue): Converted {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return bad(`expected a map, got ${show(v)}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return bad(`expected a map, but found '${goType(v)}'`);
   const out = new Map<string, unknown>();
   for (const [k, item] of Object.entries(v)) {
     const c = convertValue(of, item);

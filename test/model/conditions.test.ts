@@ -22,6 +22,8 @@ const conversions: [string, ConditionParamTypeRefJson, string, JsonValue, boolea
   ['int from numeric string', T('TYPE_NAME_INT'), 'x == 42', '42', true],
   ['int from big numeric string', T('TYPE_NAME_INT'), 'x == 9007199254740993', '9007199254740993', true],
   ['int from 10.5 rejected', T('TYPE_NAME_INT'), 'x == 10', 10.5, 'error'],
+  ['int from an integral decimal string', T('TYPE_NAME_INT'), 'x == 42', '4.2e1', true],
+  ['int from a non-numeric string rejected', T('TYPE_NAME_INT'), 'x == 42', 'forty-two', 'error'],
   ['int beyond int64 rejected', T('TYPE_NAME_INT'), 'x > 0', '9223372036854775808', 'error'],
   ['uint from number', T('TYPE_NAME_UINT'), 'x == 7u', 7, true],
   ['uint negative rejected', T('TYPE_NAME_UINT'), 'x == 7u', -7, 'error'],
