@@ -2,10 +2,10 @@
 // changesSince replay stream used to bring an index checkpoint up to date.
 
 import type { TupleChange } from '../domain/types.js';
-import { typeOf } from '../domain/tuple.js';
+import { AppError } from '../errors.js';
 import { decodeJson, key, prefixEnd, readUint, u48, type StoredChange } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { Kv } from './kv.js';
+import type { Kv, KvRange } from './kv.js';
 import type { ChangeQuery, Page, RevisionChange } from './types.js';
 
 /** A change position: revision (6 bytes) + sequence within the write (4 bytes). */
@@ -27,27 +27,30 @@ function toChange(c: StoredChange): TupleChange {
  * is not full; when nothing is returned the given cursor comes back unchanged (poll with it
  * later), and only a call without a cursor that matched nothing returns no `next`
  * (http-api.md §4.13). A cursor takes precedence over `startTime`.
+ *
+ * Positions come from the changelog itself or, with a `type` filter, from the per-type index
+ * (same positions, so one cursor format); the page's changes are then fetched in one getMany.
  */
 export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Promise<Page<TupleChange>> {
   const after = decodeCursor(q.after, 'c', (p) => p.length === POSITION_LENGTH);
   const base = key.changes(storeId);
-  let from = base;
-  if (after === undefined && q.startTime !== undefined) {
+  const index = q.type === undefined ? base : key.changesOfType(storeId, q.type);
+  let range: KvRange = { gte: index, limit: q.pageSize };
+  if (after !== undefined) range = { gt: index + after, limit: q.pageSize };
+  else if (q.startTime !== undefined) {
     const ms = Date.parse(q.startTime);
     const rev = await firstRevisionAt(kv, storeId, Number.isFinite(ms) ? Math.max(0, ms) : 0);
     if (rev === undefined) return { items: [] };
-    from = base + u48(rev);
+    range = { gte: index + u48(rev), limit: q.pageSize };
   }
-  const range = after !== undefined ? { gt: base + after } : { gte: from };
-  const items: TupleChange[] = [];
-  let last: string | undefined;
-  for await (const [k, v] of kv.entries({ ...range, lt: prefixEnd(base) })) {
-    const c = decodeJson<StoredChange>(v);
-    if (q.type !== undefined && typeOf(c.tuple.object) !== q.type) continue;
-    items.push(toChange(c));
-    last = k.slice(base.length);
-    if (items.length === q.pageSize) break;
-  }
+  const positions: string[] = [];
+  for await (const k of kv.keys({ ...range, lt: prefixEnd(index) })) positions.push(k.slice(index.length));
+  const values = await kv.getMany(positions.map((p) => base + p));
+  const items = values.map((v) => {
+    if (!v) throw new AppError('data_loss', 'a change indexed by type is missing from the changelog');
+    return toChange(decodeJson<StoredChange>(v));
+  });
+  const last = positions[positions.length - 1];
   return { items, next: last !== undefined ? encodeCursor('c', last) : q.after };
 }
 

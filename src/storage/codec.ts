@@ -9,6 +9,7 @@
 //   D <storeId> t <obj><rel><user>   tuple → timestamp + condition    Read by object, scanTuples
 //   D <storeId> u <type><user><rel><id>  same value, by user          Read `{object:"T:", user}`
 //   D <storeId> c <rev u48><seq u32> one change (JSON)                ReadChanges, changesSince
+//   D <storeId> y <type><rev><seq>   empty: the changes of one object type (ReadChanges `type`)
 //   D <storeId> i <ms u48><rev u48>  time index → first rev at a ms    ReadChanges start_time
 //   D <storeId> m <modelId>          model (JSON), newest = greatest id
 //   D <storeId> a <modelId>          assertions of a model (JSON)
@@ -104,6 +105,7 @@ export const key = {
   },
   changes: (id: string): string => DATA + id + 'c',
   change: (id: string, rev: number, seq: number): string => DATA + id + 'c' + u48(rev) + u32(seq),
+  changesOfType: (id: string, type: string): string => DATA + id + 'y' + part(type),
   times: (id: string): string => DATA + id + 'i',
   time: (id: string, ms: number, rev: number): string => DATA + id + 'i' + u48(ms) + u48(rev),
   models: (id: string): string => DATA + id + 'm',

@@ -3,9 +3,10 @@
 
 import { AppError } from '../errors.js';
 import type { RelationshipCondition, Tuple, TupleKey } from '../domain/types.js';
+import { typeOf } from '../domain/tuple.js';
 import {
   decodeTupleKey, decodeTupleValue, decodeU48, decodeUserIndexKey, encodeJson, encodeTupleValue,
-  encodeU48, ISO_LENGTH, key, part, prefixEnd, readUint, type StoredChange,
+  encodeU48, ISO_LENGTH, key, part, prefixEnd, readUint, u32, u48, type StoredChange,
 } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { FlatIterator, type Kv, type KvEntry, type KvOp } from './kv.js';
@@ -103,8 +104,13 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
     written.push(t);
   });
   if (changes.length === 0) return { ops: [], ms, result: { revision: state.revision, timestamp, deleted, written } };
-  changes.forEach((c, seq) => ops.push({ type: 'put', key: key.change(storeId, rev, seq), value: encodeJson(c) }));
-  ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: new Uint8Array(0) });
+  const empty = new Uint8Array(0);
+  changes.forEach((c, seq) => {
+    const position = u48(rev) + u32(seq);
+    ops.push({ type: 'put', key: key.changes(storeId) + position, value: encodeJson(c) });
+    ops.push({ type: 'put', key: key.changesOfType(storeId, typeOf(c.tuple.object)) + position, value: empty });
+  });
+  ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
   ops.push({ type: 'put', key: key.revision(storeId), value: encodeU48(rev) });
   return { ops, ms, result: { revision: rev, timestamp, deleted, written } };
 }

@@ -17,13 +17,13 @@ export function changeLog(storage: () => KvStorage, storeId: () => string): void
     async function seed(): Promise<void> {
       await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'folder:1#viewer@user:anne'));
       await s.writeTuples(id, { ...writes('doc:2#viewer@user:bob'), deletes: [tk('doc:1#viewer@user:anne')] });
-      await s.writeTuples(id, writes('folder:2#viewer@user:bob', 'doc:3#viewer@user:carl', 'doc:4#viewer@user:dan'));
+      await s.writeTuples(id, writes('folder:2#viewer@user:bob', 'doc:3#viewer@user:carl', 'doc:4#viewer@user:dan', 'docs:1#viewer@user:eve'));
     }
     const render = (cs: { operation: string; tuple_key: TupleKey }[]): string[] => cs.map((c) => `${c.operation === 'TUPLE_OPERATION_WRITE' ? '+' : '-'}${str(c.tuple_key)}`);
 
     const cases: { name: string; type?: string; pageSize: number; expected: string[] }[] = [
-      { name: 'all, oldest first', pageSize: 100, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
-      { name: 'all, pages of 2', pageSize: 2, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
+      { name: 'all, oldest first', pageSize: 100, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan', '+docs:1#viewer@user:eve'] },
+      { name: 'all, pages of 2', pageSize: 2, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan', '+docs:1#viewer@user:eve'] },
       { name: 'type folder, pages of 1', type: 'folder', pageSize: 1, expected: ['+folder:1#viewer@user:anne', '+folder:2#viewer@user:bob'] },
       { name: 'type doc, pages of 3', type: 'doc', pageSize: 3, expected: ['+doc:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
       { name: 'unknown type', type: 'team', pageSize: 3, expected: [] },
