@@ -2,8 +2,10 @@
 import type { Target } from './types.js';
 import { languageTarget } from './language.js';
 import { engineTarget } from './engine.js';
+import { httpTarget } from './http.js';
 
 export const targets: readonly Target[] = [
   languageTarget,
   engineTarget(),
+  httpTarget(),
 ];
