@@ -5,7 +5,7 @@
 //
 //   S <storeId>                      store record (JSON)              listing order = id order
 //   T <storeId>                      tombstone of a deleted store     (reclaimed in background)
-//   D <storeId> t                    the store's revision (u48)       sorts right before its tuples
+//   D <storeId> t                    the store's revision (decimal)   sorts right before its tuples
 //   D <storeId> t <obj><rel><user>   tuple → timestamp + condition    Read by object, scanTuples
 //   D <storeId> u <type><user><rel><id>  same value, by user          Read `{object:"T:", user}`
 //   D <storeId> c <rev u48><seq u32> one change (JSON)                ReadChanges, changesSince
@@ -154,12 +154,15 @@ export function decodeJson<T>(v: Uint8Array): T {
   return JSON.parse(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8')) as T;
 }
 
-export function encodeU48(n: number): Uint8Array {
-  return Buffer.from(u48(n), 'latin1');
+/** The revision value: decimal ASCII, so it reads back in a text scan (see scanTuples). */
+export function encodeRevision(n: number): Uint8Array {
+  return Buffer.from(String(n), 'latin1');
 }
 
-export function decodeU48(v: Uint8Array): number {
-  return readUint(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1'), 0, 6);
+export function decodeRevision(v: Uint8Array | string): number {
+  const n = Number(typeof v === 'string' ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1'));
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error('corrupt revision value');
+  return n;
 }
 
 /** One changelog entry as stored. */

@@ -12,7 +12,7 @@ import { isUlid, ulid, ulidTime } from '../domain/ids.js';
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
 import { changesSince, readChanges } from './changes.js';
 import { collectChunks, planCheckpoint, readCheckpoint } from './checkpoint.js';
-import { decodeJson, decodeU48, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
+import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
@@ -197,7 +197,7 @@ export class KvStorage implements Storage {
     const cached = this.states.get(storeId);
     if (cached) return cached.revision;
     const v = await this.kv.get(key.revision(storeId));
-    return v ? decodeU48(v) : 0;
+    return v ? decodeRevision(v) : 0;
   }
 
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {

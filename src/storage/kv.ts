@@ -13,6 +13,7 @@ export interface KvRange {
 }
 
 export type KvEntry = readonly [string, Uint8Array];
+export type KvTextEntry = readonly [string, string];
 
 export interface Kv {
   get(key: string): Promise<Uint8Array | undefined>;
@@ -27,6 +28,11 @@ export interface Kv {
   entries(range: KvRange): AsyncIterable<KvEntry>;
   /** The same entries in arrays (one per native read): the cheap way to stream millions. */
   entryBatches(range: KvRange): AsyncIterable<readonly KvEntry[]>;
+  /**
+   * entryBatches with values decoded as UTF-8, for ranges whose values are text (tuples): LevelDB
+   * hands out strings much cheaper than one Uint8Array per value.
+   */
+  textBatches(range: KvRange): AsyncIterable<readonly KvTextEntry[]>;
   /** Keys only, same snapshot rule as `entries`. */
   keys(range: KvRange): AsyncIterable<string>;
   close(): Promise<void>;

@@ -9,7 +9,7 @@
 import { Level } from 'level';
 import { mkdir } from 'node:fs/promises';
 import { KvStorage } from './kv-storage.js';
-import { FlatIterator, type Kv, type KvEntry, type KvOp, type KvRange } from './kv.js';
+import { FlatIterator, type Kv, type KvEntry, type KvOp, type KvRange, type KvTextEntry } from './kv.js';
 import { clearHolderPid, DataDirectoryInUseError, isLockedError, readHolderPid, writeHolderPid } from './lock.js';
 
 type Db = Level<string, Uint8Array>;
@@ -23,6 +23,19 @@ function levelRange(r: KvRange): { gt?: string; gte?: string; lt?: string; rever
   if (r.gte !== undefined) o.gte = r.gte;
   if (r.lt !== undefined) o.lt = r.lt;
   return o;
+}
+
+/** Rows of an already created iterator, ROWS_PER_READ per native call; closes it when done. */
+function batches<V>(it: { nextv(n: number): Promise<[string, V][]>; close(): Promise<void> }): AsyncIterable<readonly (readonly [string, V])[]> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      try {
+        for (let rows = await it.nextv(ROWS_PER_READ); rows.length > 0; rows = await it.nextv(ROWS_PER_READ)) yield rows;
+      } finally {
+        await it.close();
+      }
+    },
+  };
 }
 
 class LevelKv implements Kv {
@@ -52,18 +65,11 @@ class LevelKv implements Kv {
 
   /** The iterator (and so its snapshot) is created now, not at the first `next()`. */
   entryBatches(range: KvRange): AsyncIterable<readonly KvEntry[]> {
-    const it = this.db.iterator(levelRange(range));
-    return {
-      async *[Symbol.asyncIterator]() {
-        try {
-          for (let rows = await it.nextv(ROWS_PER_READ); rows.length > 0; rows = await it.nextv(ROWS_PER_READ)) {
-            yield rows;
-          }
-        } finally {
-          await it.close();
-        }
-      },
-    };
+    return batches(this.db.iterator(levelRange(range)));
+  }
+
+  textBatches(range: KvRange): AsyncIterable<readonly KvTextEntry[]> {
+    return batches(this.db.iterator<string, string>({ ...levelRange(range), valueEncoding: 'utf8' }));
   }
 
   entries(range: KvRange): AsyncIterable<KvEntry> {

@@ -6,7 +6,7 @@
 // assignment. An iterator keeps the list it started with, which is its snapshot (like LevelDB's).
 
 import { KvStorage } from './kv-storage.js';
-import type { Kv, KvEntry, KvOp, KvRange } from './kv.js';
+import type { Kv, KvEntry, KvOp, KvRange, KvTextEntry } from './kv.js';
 
 interface Entry {
   readonly k: string;
@@ -118,6 +118,15 @@ export class MemoryKv implements Kv {
           if (batch.length === BATCH_ROWS) yield batch.splice(0);
         }
         if (batch.length > 0) yield batch;
+      },
+    };
+  }
+
+  textBatches(range: KvRange): AsyncIterable<readonly KvTextEntry[]> {
+    const source = this.entryBatches(range);
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const rows of source) yield rows.map(([k, v]): KvTextEntry => [k, Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8')]);
       },
     };
   }

@@ -5,11 +5,11 @@ import { AppError } from '../errors.js';
 import type { RelationshipCondition, Tuple, TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
 import {
-  decodeTupleKey, decodeTupleValue, decodeU48, decodeUserIndexKey, encodeJson, encodeTupleValue,
-  encodeU48, ISO_LENGTH, key, part, prefixEnd, readUint, u32, u48, type StoredChange,
+  decodeTupleKey, decodeTupleValue, decodeRevision, decodeUserIndexKey, encodeJson, encodeTupleValue,
+  encodeRevision, ISO_LENGTH, key, part, prefixEnd, readUint, u32, u48, type StoredChange,
 } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { FlatIterator, type Kv, type KvEntry, type KvOp } from './kv.js';
+import { FlatIterator, type Kv, type KvOp, type KvTextEntry } from './kv.js';
 import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from './types.js';
 
 /** Per-store write state, owned by the holder of the store's mutex. */
@@ -24,7 +24,7 @@ export async function loadState(kv: Kv, storeId: string): Promise<StoreState> {
   const times = key.times(storeId);
   let lastMs = 0;
   for await (const k of kv.keys({ gte: times, lt: prefixEnd(times), reverse: true, limit: 1 })) lastMs = readUint(k, times.length, 6);
-  return { revision: rev ? decodeU48(rev) : 0, lastMs };
+  return { revision: rev ? decodeRevision(rev) : 0, lastMs };
 }
 
 const EXISTS = 'tuple to be written already existed or the tuple to be deleted did not exist';
@@ -111,7 +111,7 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
     ops.push({ type: 'put', key: key.changesOfType(storeId, typeOf(c.tuple.object)) + position, value: empty });
   });
   ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
-  ops.push({ type: 'put', key: key.revision(storeId), value: encodeU48(rev) });
+  ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
   return { ops, ms, result: { revision: rev, timestamp, deleted, written } };
 }
 
@@ -171,15 +171,15 @@ export async function readTuples(kv: Kv, storeId: string, filter: TupleFilter, p
  */
 export async function scanTuples(kv: Kv, storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
   const base = key.tuples(storeId);
-  const batches = kv.entryBatches({ gte: base, lt: prefixEnd(base) })[Symbol.asyncIterator]();
+  const batches = kv.textBatches({ gte: base, lt: prefixEnd(base) })[Symbol.asyncIterator]();
   const first = await batches.next();
   let revision = 0;
-  let head: readonly KvEntry[] = first.done ? [] : first.value;
+  let head: readonly KvTextEntry[] = first.done ? [] : first.value;
   if (head[0]?.[0] === base) {
-    revision = decodeU48(head[0][1]);
+    revision = decodeRevision(head[0][1]);
     head = head.slice(1);
   }
-  const source: AsyncIterator<readonly KvEntry[]> = {
+  const source: AsyncIterator<readonly KvTextEntry[]> = {
     next: async () => {
       if (head.length === 0) return first.done ? { done: true, value: undefined } : batches.next();
       const value = head;
@@ -188,12 +188,12 @@ export async function scanTuples(kv: Kv, storeId: string): Promise<{ revision: n
     },
     return: async () => (await batches.return?.()) ?? { done: true, value: undefined },
   };
-  const tuples = new FlatIterator(source, (e: KvEntry) => toKey(e, base.length));
+  const tuples = new FlatIterator(source, (e: KvTextEntry) => toKey(e, base.length));
   return { revision, tuples: { [Symbol.asyncIterator]: () => tuples } };
 }
 
-function toKey([k, v]: KvEntry, at: number): TupleKey {
+function toKey([k, v]: KvTextEntry, at: number): TupleKey {
   const t = decodeTupleKey(k.slice(at));
   if (!t) throw new AppError('data_loss', 'undecodable tuple key in store data');
-  return v.byteLength === ISO_LENGTH ? t : { ...t, condition: decodeTupleValue(v).condition };
+  return v.length === ISO_LENGTH ? t : { ...t, condition: JSON.parse(v.slice(ISO_LENGTH)) as RelationshipCondition };
 }
