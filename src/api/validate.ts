@@ -148,13 +148,22 @@ export function maxBytes(value: string, n: number, message: string, field: strin
 export function modelId(body: Obj, message: string, field = 'authorization_model_id'): string | undefined {
   const id = str(body, field);
   if (id === '') return undefined;
-  match(id, P.ulid, message, 'AuthorizationModelId');
-  return id;
+  return ulidField(id, message, 'AuthorizationModelId');
+}
+
+// The last ULID that passed: hot callers check the same store (and model) id over and over.
+let lastUlid = '';
+
+function ulidField(value: string, message: string, field: string): string {
+  if (value === lastUlid) return value;
+  match(value, P.ulid, message, field);
+  lastUlid = value;
+  return value;
 }
 
 /** The store id path parameter (field 1 of every store-scoped request). */
 export function storeId(value: string | undefined, message: string): string {
-  return match(value ?? '', P.ulid, message, 'StoreId');
+  return ulidField(value ?? '', message, 'StoreId');
 }
 
 const CONSISTENCY_BY_NUMBER: Record<number, Consistency> = { 0: 'UNSPECIFIED', 100: 'MINIMIZE_LATENCY', 200: 'HIGHER_CONSISTENCY' };

@@ -1,14 +1,15 @@
 // The msgpack batch channel: a WebSocket on /stream carrying binary frames, each a msgpack array
 // of requests `{id, op, store_id, body}` answered by frames of `{id, status, body}` /
 // `{id, status, error:{code, message}}` (any order). Requests go through the same endpoint table
-// and parsers as JSON; the checks of one frame go to the service as BatchCheck calls.
+// and parsers as JSON; the checks of one frame go to the service as BatchCheck calls
+// (one per store/model/consistency group, not capped at the HTTP API's 50).
 // Backpressure: a connection stops dispatching while too many of its requests are in flight or
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is closed (1008). Dispatch resumes on drain. See docs/msgpack.md.
 
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
-import { MAX_BATCH_CHECKS, parseCheck } from '../api/queries.js';
+import { parseCheck } from '../api/queries.js';
 import { isObj } from '../api/validate.js';
 import type { CheckInput } from '../engine/types.js';
 import { AppError, toAppError } from '../errors.js';
@@ -16,7 +17,7 @@ import { decodeMsgpack, encodeMsgpack } from './codec.js';
 import type { ServerShared } from './exchange.js';
 import { logFailure } from './log.js';
 import type { TemplatedApp, WebSocket } from './uws.js';
-import { runCheckGroup, type CheckGroup } from './channel-checks.js';
+import { MAX_GROUP, runCheckGroup, type CheckGroup } from './channel-checks.js';
 
 export interface ChannelOptions {
   /** Largest frame accepted (bytes); a larger one closes the connection (uWS rule). */
@@ -167,9 +168,9 @@ export class Channel {
       }
       // Checks sharing store, model and consistency (the usual case: all of them) form one group.
       if (!group || group.storeId !== input.storeId || group.modelId !== input.modelId || group.consistency !== input.consistency
-        || group.ids.length === MAX_BATCH_CHECKS) {
+        || group.ids.length === MAX_GROUP) {
         group = groups.find((g) => g.storeId === input.storeId && g.modelId === input.modelId && g.consistency === input.consistency
-          && g.ids.length < MAX_BATCH_CHECKS);
+          && g.ids.length < MAX_GROUP);
         if (!group) groups.push((group = { storeId: input.storeId, modelId: input.modelId, consistency: input.consistency, ids: [], inputs: [] }));
       }
       group.ids.push(id);

@@ -27,6 +27,16 @@ function grpcCode(status: number): number {
   return 13;
 }
 
+// Request ids are UUID-shaped: a random per-process prefix and a counter in the last group.
+// randomUUID() per request showed up at ~5% of a Check's CPU profile; a counter costs nothing.
+const ID_PREFIX = randomUUID().slice(0, 24);
+let idCounter = 0;
+
+function nextRequestId(): string {
+  idCounter = (idCounter + 1) % 0x1000000000000;
+  return ID_PREFIX + idCounter.toString(16).padStart(12, '0');
+}
+
 export interface ServerShared {
   readonly latch: Latch;
   readonly tokens: TokenCodec;
@@ -40,7 +50,7 @@ export class Exchange implements CallContext {
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
   modelId: string | undefined = undefined;
-  readonly requestId = randomUUID();
+  readonly requestId = nextRequestId();
   readonly #start = performance.now();
   #controller: AbortController | undefined;
   #finished = false;
