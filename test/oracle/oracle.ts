@@ -25,9 +25,10 @@ function or(xs: O[]): O {
   return xs.includes('C') ? 'C' : 'F';
 }
 
+/** The first falsey operand in order decides (flag included); then errors; then TRUE. */
 function and(xs: O[]): O {
-  if (xs.includes('F')) return 'F';
-  if (xs.includes('C')) return 'C';
+  const f = xs.find((x) => x === 'F' || x === 'C');
+  if (f !== undefined) return f;
   const e = xs.find(isErr);
   return e ?? 'T';
 }

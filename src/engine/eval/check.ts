@@ -93,17 +93,19 @@ export class Checker {
     }
   }
 
-  /** FALSE > CYCLE > ERROR > TRUE; a plain FALSE is decisive, so stop there. */
+  /**
+   * The first FALSE or CYCLE child (in model order) decides, flag included; else ERROR; else TRUE.
+   * The reference takes whichever falsey child finishes first; fixing the order keeps answers
+   * deterministic and identical to the walker's.
+   */
   private intersection(object: string, relation: string, children: readonly Rewrite[], depth: number): Outcome {
-    let cycle = false;
     let err: AppError | undefined;
     for (const c of children) {
       const out = this.rewrite(object, relation, c, depth);
-      if (out === FALSE) return FALSE;
-      if (out === CYCLE) cycle = true;
-      else if (out instanceof AppError) err ??= out;
+      if (out === FALSE || out === CYCLE) return out;
+      if (out instanceof AppError) err ??= out;
     }
-    return cycle ? CYCLE : (err ?? TRUE);
+    return err ?? TRUE;
   }
 
   /** base FALSE/CYCLE decides; then subtract TRUE → FALSE, CYCLE → CYCLE; then errors. */
