@@ -104,7 +104,6 @@ export const key = {
     return DATA + id + 'u' + part(t.object.slice(0, colon)) + part(t.user) + part(t.relation) + part(t.object.slice(colon + 1));
   },
   changes: (id: string): string => DATA + id + 'c',
-  change: (id: string, rev: number, seq: number): string => DATA + id + 'c' + u48(rev) + u32(seq),
   changesOfType: (id: string, type: string): string => DATA + id + 'y' + part(type),
   times: (id: string): string => DATA + id + 'i',
   time: (id: string, ms: number, rev: number): string => DATA + id + 'i' + u48(ms) + u48(rev),

@@ -1,6 +1,6 @@
 // The Storage contract over an ordered key-value map (LevelDB or memory): store lifecycle,
-// per-store write serialization, models, assertions and checkpoints; tuples and changes are in
-// ./tuples.ts and ./changes.ts.
+// per-store write serialization, models, assertions and checkpoints. Tuple writes are planned in
+// ./write-plan.ts, reads served by ./tuples.ts and ./changes.ts.
 //
 // Liveness: the set of live stores is held in memory (loaded at open). A store-scoped read of an
 // unknown or deleted store returns empty results; a store-scoped mutation throws
@@ -16,11 +16,11 @@ import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTON
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
-import { loadState, planWrite, readTuples, scanTuples, type StoreState } from './tuples.js';
+import { readTuples, scanTuples } from './tuples.js';
+import { loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
   ChangeQuery, Page, PageRequest, RevisionChange, Storage, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
-
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
