@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { LatchChannelClient } from '../../src/client/index.js';
+import type { Scenario } from '../scenario.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -147,6 +148,13 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     bare.proc.kill('SIGTERM');
   }
 }
+
+/** The registry entry (bench/run.ts): `--quick` runs 2 s per measurement instead of 4 s. */
+export const httpCheck: Scenario = {
+  name: 'http',
+  description: 'JSON Check vs bare uWS (wrk), p99 at half load, msgpack channel checks/s',
+  run: (opts) => httpScenario(opts.quick ? 2 : 4),
+};
 
 /** Appends results to bench/results/latest.json (an array of {scenario, metric, value, unit}). */
 export async function record(results: readonly Result[]): Promise<void> {
