@@ -135,7 +135,9 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   const type = nodeType(obj) & ~WILDCARD_BIT;
   const rw = rewriteOf(type, rel);
   if (rw == 0) return R_FALSE;
-  const m = memoFind(obj, rel);
+  // The root is entered once per call, so it never hits the memo: skip the probe and the store.
+  const root = pathLen == 0;
+  const m = root ? 0 : memoFind(obj, rel);
   if (m != 0) {
     const packed = load<u32>(m, 8);
     const height = packed >>> 8;
@@ -158,7 +160,7 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   const height = maxDepth - depth;
   if (savedMax > maxDepth) maxDepth = savedMax;
   pathLen--;
-  if (!isErr(r) && r != R_CYCLE && cycleHits == hits) memoPut(obj, rel, r, height);
+  if (!root && !isErr(r) && r != R_CYCLE && cycleHits == hits) memoPut(obj, rel, r, height);
   return r;
 }
 

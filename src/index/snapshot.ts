@@ -67,6 +67,19 @@ export class IndexSnapshot implements TupleView {
     return id !== undefined && id < this.nameCount ? id : undefined;
   }
 
+  private wild: Map<number, number> | undefined;
+
+  /** Node of `T:*` for type name id `type`, or 0xffffffff when no such wildcard tuple subject exists. */
+  wildcardOf(type: number): number {
+    this.wild ??= new Map();
+    let w = this.wild.get(type);
+    if (w === undefined) {
+      w = this.nodeId(`${this.dict.nameList[type] ?? ''}:*`) ?? 0xffffffff;
+      this.wild.set(type, w);
+    }
+    return w;
+  }
+
   /** Type name id of a node (without the wildcard bit). */
   nodeType(n: number): number {
     return (this.dict.nodeTypes.get(n) & ~WILDCARD_BIT) >>> 0;

@@ -11,7 +11,7 @@ import { R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MAS
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory } from '../../index/memory.js';
 import { CallState, prepare, Scratch } from './request.js';
-import { programFor } from './program.js';
+import { programFor, type Program } from './program.js';
 import { instantiate, setConditionHook, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
 
@@ -47,8 +47,12 @@ const DENIED: CheckOutcome = Object.freeze({ allowed: false });
 class InlineWalker {
   readonly ex: WalkerExports = instantiate(walkerModule(), memory);
   readonly scratch = new Scratch();
-  private state: CallState | undefined;
+  private readonly state = new CallState();
+  private active = false;
   private model: CompiledModel | undefined;
+  private lastModel: CompiledModel | undefined;
+  private lastSnapshot: IndexSnapshot | undefined;
+  private lastProgram: Program | undefined;
   private readonly condCache = new Map<number, number>();
   firstError: string | undefined;
 
@@ -60,32 +64,40 @@ class InlineWalker {
     const hit = this.condCache.get(cond);
     if (hit !== undefined && hit !== 2) return hit;
     const st = this.state;
-    const b = st?.binding(cond);
+    const b = this.active ? st.binding(cond) : undefined;
     const cc = b ? this.model?.conditions.get(b.name) : undefined;
-    if (!st || !b || !cc) return 2;
-    const names = st.snapshot.dict.nameList;
-    const user = st.nodeString(subj) + ((sr & SR_MASK) === 0 ? '' : `#${names[sr - 1] ?? ''}`);
-    const text = `${st.nodeString(obj)}#${names[rel] ?? ''}@${user}`;
-    const out = cc.evaluate(b.context, st.context, text);
+    if (!b || !cc) return 2;
+    // The tuple text only appears in error messages: evaluate without it, and build it only to
+    // re-evaluate a failure (the outcome never depends on the text).
+    let out = cc.evaluate(b.context, st.context, '');
+    if (!out.ok && this.firstError === undefined) {
+      const names = st.snapshot.dict.nameList;
+      const user = st.nodeString(subj) + ((sr & SR_MASK) === 0 ? '' : `#${names[sr - 1] ?? ''}`);
+      out = cc.evaluate(b.context, st.context, `${st.nodeString(obj)}#${names[rel] ?? ''}@${user}`);
+      if (!out.ok) this.firstError = out.message;
+    }
     const r = out.ok ? (out.value ? 1 : 0) : 2;
-    if (!out.ok) this.firstError ??= out.message;
     this.condCache.set(cond, r);
     return r;
   }
 
   run(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): CheckOutcome {
-    const program = programFor(model, snapshot.dict);
-    this.scratch.bind(snapshot, program, depth);
-    const st = new CallState(snapshot);
-    this.state = st;
+    if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
+      this.lastProgram = programFor(model, snapshot.dict);
+      this.lastModel = model;
+      this.lastSnapshot = snapshot;
+    }
+    this.scratch.bind(snapshot, this.lastProgram as Program, depth);
+    this.state.snapshot = snapshot;
     this.model = model;
-    this.condCache.clear();
+    if (this.condCache.size > 0) this.condCache.clear();
     this.firstError = undefined;
+    this.active = true;
     try {
-      prepare(this.scratch, st, item);
+      prepare(this.scratch, this.state, item);
       return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
     } finally {
-      this.state = undefined;
+      this.active = false;
     }
   }
 }

@@ -59,30 +59,48 @@ export interface CheckRequest {
   readonly context?: JsonObject | undefined;
 }
 
-/** Host-side state of one call: what the condition hook and error messages need. */
+/**
+ * Host-side state of one call: temporary ids and contextual condition bindings. One instance per
+ * thread is reused across calls (`reset`), so a plain check allocates nothing here.
+ */
 export class CallState {
+  snapshot!: IndexSnapshot;
+  context: JsonObject | undefined;
   readonly tempNodes: string[] = [];
   private readonly tempIds = new Map<string, number>();
   readonly tempConds: RelationshipCondition[] = [];
-  context: JsonObject | undefined;
-  constructor(readonly snapshot: IndexSnapshot) {}
+  private ctxWord = 0;
+
+  reset(snapshot: IndexSnapshot, scratch: Scratch, context: JsonObject | undefined): void {
+    this.snapshot = snapshot;
+    this.context = context;
+    this.ctxWord = scratch.ctx >>> 2;
+    if (this.tempNodes.length > 0) {
+      this.tempNodes.length = 0;
+      this.tempIds.clear();
+    }
+    this.tempConds.length = 0;
+  }
 
   /** Node id of `s`, a temporary id past the snapshot's nodes when unseen (`intern`), else UNSEEN. */
   node(s: string, intern: boolean): number {
     const id = this.snapshot.nodeId(s);
     if (id !== undefined) return id;
-    const t = this.tempIds.get(s);
-    if (t !== undefined) return t;
+    if (this.tempNodes.length > 0) {
+      const t = this.tempIds.get(s);
+      if (t !== undefined) return t;
+    }
     if (!intern) return UNSEEN;
     if (this.tempNodes.length >= MAX_TEMP) throw new RangeError('latch: too many unseen strings in one request');
     const nid = this.snapshot.nodeCount + this.tempNodes.length;
     const colon = s.indexOf(':');
     const type = this.snapshot.dict.names.get(s.slice(0, colon)) ?? 0x7fffffff;
-    u32()[(u32()[(ctxOf(this) >>> 2) + C.TEMP_TYPES] ?? 0) / 4 + this.tempNodes.length] =
+    const m = u32();
+    m[(m[this.ctxWord + C.TEMP_TYPES] ?? 0) / 4 + this.tempNodes.length] =
       s.length === colon + 2 && s.endsWith('*') ? (type | WILDCARD_BIT) >>> 0 : type;
     this.tempNodes.push(s);
     this.tempIds.set(s, nid);
-    u32()[(ctxOf(this) >>> 2) + C.TEMP_COUNT] = this.tempNodes.length;
+    m[this.ctxWord + C.TEMP_COUNT] = this.tempNodes.length;
     return nid;
   }
 
@@ -94,63 +112,65 @@ export class CallState {
   binding(cond: number): RelationshipCondition | undefined {
     return cond < this.snapshot.condCount ? this.snapshot.dict.conds[cond] : this.tempConds[cond - this.snapshot.condCount];
   }
-  scratchCtx = 0;
 }
 
-function ctxOf(s: CallState): number {
-  return s.scratchCtx;
-}
-
-/** Splits a user string into (node string, subjRel name or undefined). */
-function splitUser(user: string): [string, string | undefined] {
-  const hash = user.lastIndexOf('#');
-  return hash === -1 ? [user, undefined] : [user.slice(0, hash), user.slice(hash + 1)];
+/** Node of `type(subject):*` for a plain object subject, NONE for usersets and wildcards. */
+function wildcardFor(state: CallState, un: string, subj: number, intern: boolean): number {
+  if (un.endsWith(':*')) return NONE;
+  const snap = state.snapshot;
+  if (subj < snap.nodeCount && !intern) return snap.wildcardOf(snap.nodeType(subj));
+  const w = un.slice(0, un.indexOf(':')) + ':*';
+  return intern ? state.node(w, true) : (snap.nodeId(w) ?? NONE);
 }
 
 /**
- * Writes the query and the contextual tuples of `req` into `scratch` (already bound).
- * Contextual records are sorted (obj, rel, subjRel, subj) like overlay records.
+ * Writes the query and the contextual tuples of `req` into `scratch` (already bound) and resets
+ * `state` for it. Contextual records are sorted (obj, rel, subjRel, subj) like overlay records.
  */
 export function prepare(scratch: Scratch, state: CallState, req: CheckRequest): void {
-  state.scratchCtx = scratch.ctx;
-  state.context = req.context;
+  state.reset(state.snapshot, scratch, req.context);
   const names = state.snapshot.dict.names;
   const c = scratch.ctx >>> 2;
   const hasCtx = req.contextualTuples.length > 0;
   const obj = state.node(req.object, true);
-  const [un, ur] = splitUser(req.user);
-  const subj = state.node(un, hasCtx || ur !== undefined);
-  const sr = ur === undefined ? 0 : (names.get(ur) ?? NONE - 1) + 1;
-  let wild = NONE;
-  if (ur === undefined && !un.endsWith(':*')) {
-    const w = un.slice(0, un.indexOf(':')) + ':*';
-    wild = hasCtx ? state.node(w, true) : (state.snapshot.nodeId(w) ?? NONE);
-  }
-  const recs: number[][] = [];
-  for (const t of req.contextualTuples.slice(0, MAX_CTX)) {
-    const [tn, tr] = splitUser(t.user);
-    const rel = names.get(t.relation);
-    const tsr = tr === undefined ? 0 : (names.get(tr) ?? -1) + 1;
-    if (rel === undefined || tsr < 0) continue; // names the model does not know cannot be valid
-    let cond = 0;
-    if (t.condition) {
-      cond = state.snapshot.condCount + state.tempConds.length;
-      const nameId = names.get(t.condition.name);
-      if (nameId === undefined) continue;
-      u32()[(u32()[c + C.TCOND_NAME] ?? 0) / 4 + state.tempConds.length] = nameId;
-      state.tempConds.push(t.condition);
-    }
-    recs.push([state.node(t.object, true), rel, state.node(tn, true), (tsr | (cond << 12)) >>> 0]);
-  }
-  recs.sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0) || (a[1] ?? 0) - (b[1] ?? 0) || ((a[3] ?? 0) & 0xfff) - ((b[3] ?? 0) & 0xfff) || (a[2] ?? 0) - (b[2] ?? 0));
+  const hash = req.user.lastIndexOf('#');
+  const un = hash === -1 ? req.user : req.user.slice(0, hash);
+  const subj = state.node(un, hasCtx || hash !== -1);
+  const sr = hash === -1 ? 0 : (names.get(req.user.slice(hash + 1)) ?? NONE - 1) + 1;
+  const wild = hash === -1 ? wildcardFor(state, un, subj, hasCtx) : NONE;
   const m = u32();
-  const rp = (m[c + C.CTX_PTR] ?? 0) >>> 2;
-  recs.forEach((r, i) => m.set(r, rp + i * 4));
-  m[c + C.CTX_COUNT] = recs.length;
+  m[c + C.CTX_COUNT] = hasCtx ? writeContextual(state, c, req.contextualTuples) : 0;
   m[c + C.TCOND_COUNT] = state.tempConds.length;
   m[c + C.OBJECT] = obj;
   m[c + C.RELATION] = names.get(req.relation) ?? NONE;
   m[c + C.SUBJECT] = subj;
   m[c + C.SUBJ_REL] = sr;
   m[c + C.WILD_NODE] = wild;
+}
+
+function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[]): number {
+  const names = state.snapshot.dict.names;
+  const recs: number[][] = [];
+  for (const t of tuples.slice(0, MAX_CTX)) {
+    const hash = t.user.lastIndexOf('#');
+    const rel = names.get(t.relation);
+    const tsr = hash === -1 ? 0 : (names.get(t.user.slice(hash + 1)) ?? -1) + 1;
+    if (rel === undefined || tsr < 0) continue; // names the model does not know cannot be valid
+    let cond = 0;
+    if (t.condition) {
+      const nameId = names.get(t.condition.name);
+      if (nameId === undefined) continue;
+      cond = state.snapshot.condCount + state.tempConds.length;
+      const m = u32();
+      m[(m[c + C.TCOND_NAME] ?? 0) / 4 + state.tempConds.length] = nameId;
+      state.tempConds.push(t.condition);
+    }
+    const subj = state.node(hash === -1 ? t.user : t.user.slice(0, hash), true);
+    recs.push([state.node(t.object, true), rel, subj, (tsr | (cond << 12)) >>> 0]);
+  }
+  recs.sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0) || (a[1] ?? 0) - (b[1] ?? 0) || ((a[3] ?? 0) & 0xfff) - ((b[3] ?? 0) & 0xfff) || (a[2] ?? 0) - (b[2] ?? 0));
+  const m = u32();
+  const rp = (m[c + C.CTX_PTR] ?? 0) >>> 2;
+  recs.forEach((r, i) => m.set(r, rp + i * 4));
+  return recs.length;
 }
