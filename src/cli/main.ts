@@ -2,11 +2,13 @@
 // (0 success, 1 failure, 2 usage error).
 
 import { serve, SERVE_HELP } from './serve.js';
+import { isToolCommand, runCli, TOOL_COMMANDS_HELP } from './commands.js';
 
 const HELP = `Usage: latch <command> [options]
 
 Commands:
   serve     Run the HTTP API and the msgpack channel
+${TOOL_COMMANDS_HELP}
 
 Run 'latch <command> --help' for a command's options.
 `;
@@ -24,6 +26,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return serve(rest);
   }
+  if (isToolCommand(command)) return runCli(argv);
   process.stderr.write(`latch: unknown command '${command}'\n\n${HELP}`);
   return 2;
 }

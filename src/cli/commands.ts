@@ -1,0 +1,90 @@
+// The registry of latch's tool commands (everything except `serve`, which src/cli/main.ts owns)
+// and the one place that turns a command's outcome into an exit code: 0 success, 1 failure
+// (message on stderr), 2 usage error (what is wrong, and where to find the help).
+
+import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
+import { benchCommand } from './bench-cmd.js';
+import { type CliIo, type Command, describeError, processIo } from './common.js';
+import { modelCommands } from './model-cmd.js';
+import { queryCommands } from './query-cmd.js';
+import { storeCommands } from './store-cmd.js';
+import { testCommand } from './test-cmd.js';
+import { tupleCommands } from './tuple-cmd.js';
+
+interface Group {
+  readonly summary: string;
+  readonly commands: readonly Command[];
+}
+
+const GROUPS: Record<string, Group> = {
+  store: { summary: 'Create, list, inspect, delete, import and export stores', commands: storeCommands },
+  model: { summary: 'Write, read and list authorization models', commands: modelCommands },
+  tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
+  query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
+};
+
+const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand };
+
+/** The lines the top-level help shows for these commands. */
+export const TOOL_COMMANDS_HELP = [
+  ...Object.values(SINGLE).map((c) => `  ${c.spec.path.padEnd(10)}${c.spec.summary}`),
+  ...Object.entries(GROUPS).map(([name, g]) => `  ${name.padEnd(10)}${g.summary}`),
+].join('\n');
+
+/** True when `name` is a command this module runs. */
+export function isToolCommand(name: string): boolean {
+  return name in SINGLE || name in GROUPS;
+}
+
+/** Runs `latch <argv…>` for a tool command; returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const [name = '', ...rest] = argv;
+  const single = SINGLE[name];
+  if (single) return runCommand(single, rest, io);
+  const group = GROUPS[name];
+  if (!group) {
+    io.err(`latch: unknown command '${name}'\n`);
+    return 2;
+  }
+  const [sub, ...subRest] = rest;
+  const groupHelp = `Usage: latch ${name} <command> [options]\n\n${group.summary}.\n\nCommands:\n${group.commands
+    .map((c) => `  ${c.spec.path.split(' ')[1]?.padEnd(16)}${c.spec.summary}`)
+    .join('\n')}\n\nRun 'latch ${name} <command> --help' for a command's options.\n`;
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    (sub === undefined ? io.err : io.out)(groupHelp);
+    return sub === undefined ? 2 : 0;
+  }
+  const command = group.commands.find((c) => c.spec.path === `${name} ${sub}`);
+  if (!command) {
+    io.err(`latch ${name}: unknown command '${sub}'\n\n${groupHelp}`);
+    return 2;
+  }
+  return runCommand(command, subRest, io);
+}
+
+async function runCommand(command: Command, argv: readonly string[], io: CliIo): Promise<number> {
+  const path = command.spec.path;
+  if (wantsHelp(argv)) {
+    io.out(helpText(command.spec));
+    return 0;
+  }
+  let args: Args;
+  try {
+    args = parseArgs(command.spec, argv, io.env);
+  } catch (err) {
+    return usage(io, path, err);
+  }
+  try {
+    return await command.run(args, io);
+  } catch (err) {
+    if (err instanceof UsageError) return usage(io, path, err);
+    io.err(`latch ${path}: ${describeError(err)}\n`);
+    return 1;
+  }
+}
+
+function usage(io: CliIo, path: string, err: unknown): number {
+  if (!(err instanceof UsageError)) throw err;
+  io.err(`latch ${path}: ${err.message}\nRun 'latch ${path} --help' for usage.\n`);
+  return 2;
+}

@@ -1,0 +1,132 @@
+// What every command module shares: the I/O handle (so tests run commands in-process and read
+// their output), the Command shape, the server-connection flags, and tuple-writing in chunks.
+
+import { AppError } from '../errors.js';
+import type { TupleKey } from '../domain/types.js';
+import { type Args, type CommandSpec, type FlagSpec, UsageError } from './args.js';
+import { ApiError, FgaHttpClient } from './http-client.js';
+import { FileFormatError } from './tuple-file.js';
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** stderr is a terminal (progress bars are drawn only then). */
+  readonly errIsTTY: boolean;
+}
+
+export const processIo: CliIo = {
+  out: (t) => void process.stdout.write(t),
+  err: (t) => void process.stderr.write(t),
+  env: process.env,
+  errIsTTY: process.stderr.isTTY === true,
+};
+
+export interface Command {
+  readonly spec: CommandSpec;
+  /** Returns the exit code: 0 success, 1 failure. Throws UsageError for exit code 2. */
+  run(args: Args, io: CliIo): Promise<number>;
+}
+
+/** Flags that say which server to talk to and how to authenticate. */
+export const SERVER_FLAGS: readonly FlagSpec[] = [
+  { name: 'api-url', kind: 'string', value: '<url>', env: 'LATCH_API_URL', help: 'Server base URL, e.g. http://127.0.0.1:8080' },
+  { name: 'api-token', kind: 'string', value: '<token>', env: 'LATCH_API_TOKEN', help: 'Bearer token' },
+  { name: 'client-id', kind: 'string', value: '<id>', env: 'LATCH_CLIENT_ID', help: 'OAuth2 client id (client-credentials flow)' },
+  { name: 'client-secret', kind: 'string', value: '<secret>', env: 'LATCH_CLIENT_SECRET', help: 'OAuth2 client secret' },
+  { name: 'api-token-issuer', kind: 'string', value: '<host|url>', env: 'LATCH_API_TOKEN_ISSUER', help: 'Token issuer (host or token endpoint URL)' },
+  { name: 'api-audience', kind: 'string', value: '<aud>', env: 'LATCH_API_AUDIENCE', help: 'Token audience' },
+];
+
+export const STORE_FLAG: FlagSpec = { name: 'store-id', kind: 'string', value: '<id>', env: 'LATCH_STORE_ID', help: 'Store id' };
+export const MODEL_FLAG: FlagSpec = { name: 'model-id', kind: 'string', value: '<id>', env: 'LATCH_MODEL_ID', help: 'Authorization model id (default: the latest)' };
+
+/** A client for `--api-url`; throws UsageError when the URL or half of the client credentials is missing. */
+export function clientFrom(args: Args): FgaHttpClient {
+  const apiUrl = args.require('api-url', 'or set LATCH_API_URL');
+  if (!/^https?:\/\//.test(apiUrl)) throw new UsageError(`--api-url must start with http:// or https://, got '${apiUrl}'`);
+  const clientId = args.string('client-id');
+  const clientSecret = args.string('client-secret');
+  const issuer = args.string('api-token-issuer');
+  if ((clientId ?? clientSecret ?? issuer) !== undefined && !(clientId && clientSecret && issuer)) {
+    throw new UsageError('client credentials need --client-id, --client-secret and --api-token-issuer together');
+  }
+  return new FgaHttpClient({
+    apiUrl,
+    apiToken: args.string('api-token'),
+    credentials: clientId && clientSecret && issuer ? { clientId, clientSecret, issuer, audience: args.string('api-audience') } : undefined,
+  });
+}
+
+/** A message for a failure that is not a usage error (API answer, file problem, engine error). */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiError || err instanceof FileFormatError) return err.message;
+  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function printJson(io: CliIo, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Splits into chunks of at most `size` items. */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Writes or deletes tuples over HTTP in chunks of ≤100 (the API's limit), reporting progress. */
+export async function writeInChunks(
+  client: FgaHttpClient,
+  storeId: string,
+  tuples: readonly TupleKey[],
+  options: {
+    modelId?: string | undefined;
+    delete?: boolean;
+    /** `ignore`: an existing identical tuple (or, for deletes, a missing one) is skipped, not an error. */
+    ignore?: boolean;
+    chunkSize?: number | undefined;
+    onProgress?: (done: number, total: number) => void;
+  } = {},
+): Promise<void> {
+  let done = 0;
+  for (const chunk of chunks(tuples, Math.min(options.chunkSize ?? 100, 100))) {
+    const model = options.modelId ? { authorization_model_id: options.modelId } : {};
+    if (options.delete) {
+      await client.write(storeId, { deletes: { tuple_keys: chunk.map(({ user, relation, object }) => ({ user, relation, object })), on_missing: options.ignore ? 'ignore' : 'error' }, ...model });
+    } else {
+      await client.write(storeId, { writes: { tuple_keys: chunk, on_duplicate: options.ignore ? 'ignore' : 'error' }, ...model });
+    }
+    done += chunk.length;
+    options.onProgress?.(done, tuples.length);
+  }
+}
+
+/** A one-line progress bar on stderr, drawn only when stderr is a terminal. */
+export class ProgressBar {
+  private last = 0;
+  constructor(
+    private readonly io: CliIo,
+    private readonly label: string,
+  ) {}
+
+  update(done: number, total: number): void {
+    if (!this.io.errIsTTY) return;
+    const now = Date.now();
+    if (done < total && now - this.last < 100) return;
+    this.last = now;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+    this.io.err(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${pct}% ${done}/${total}`);
+    if (done >= total) this.io.err('\n');
+  }
+}
+
+/** `type:id` → {type, id}; throws UsageError naming the flag when malformed. */
+export function splitObject(value: string, what: string): { type: string; id: string } {
+  const i = value.indexOf(':');
+  if (i <= 0 || i === value.length - 1) throw new UsageError(`${what} must look like type:id, got '${value}'`);
+  return { type: value.slice(0, i), id: value.slice(i + 1) };
+}

@@ -1,0 +1,147 @@
+// `latch tuple write|delete|read|import` against a server. One tuple from the arguments
+// (`<user> <relation> <object>`, optional `--condition-name`/`--condition-context`) or many from a
+// YAML/JSON/CSV file, written in chunks of ≤100 with a progress bar on a terminal.
+
+import type { JsonObject, TupleKey } from '../domain/types.js';
+import { type Args, type FlagSpec, UsageError } from './args.js';
+import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
+import { cleanTuple } from './store-cmd.js';
+import { isObject, readTupleFile, toCsv } from './tuple-file.js';
+import YAML from 'yaml';
+
+const TUPLE_ARGS = [
+  { name: 'user', optional: true, help: 'User, e.g. user:anne, group:eng#member, user:*' },
+  { name: 'relation', optional: true, help: 'Relation, e.g. viewer' },
+  { name: 'object', optional: true, help: 'Object, e.g. document:roadmap' },
+];
+
+const FILE: FlagSpec = { name: 'file', kind: 'string', value: '<file>', help: 'Tuples from a .yaml, .yml, .json or .csv file' };
+const CHUNK: FlagSpec = { name: 'chunk-size', kind: 'integer', min: 1, value: '<n>', default: '100', help: 'Tuples per request (at most 100)' };
+
+/** Tuples from `--file` or from the three positionals (exactly one of the two). */
+async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey[]> {
+  const file = args.string('file');
+  const [user, relation, object] = [args.arg('user'), args.arg('relation'), args.arg('object')];
+  if (file !== undefined) {
+    if (user !== undefined) throw new UsageError('give either --file or <user> <relation> <object>, not both');
+    return readTupleFile(file);
+  }
+  if (user === undefined || relation === undefined || object === undefined) {
+    throw new UsageError(`missing argument <${user === undefined ? 'user' : relation === undefined ? 'relation' : 'object'}> (or use --file)`);
+  }
+  const name = allowCondition ? args.string('condition-name') : undefined;
+  const rawContext = allowCondition ? args.string('condition-context') : undefined;
+  if (rawContext !== undefined && name === undefined) throw new UsageError('--condition-context needs --condition-name');
+  if (name === undefined) return [{ user, relation, object }];
+  let context: unknown = {};
+  if (rawContext !== undefined) {
+    try {
+      context = JSON.parse(rawContext);
+    } catch {
+      throw new UsageError('--condition-context must be a JSON object');
+    }
+    if (!isObject(context)) throw new UsageError('--condition-context must be a JSON object');
+  }
+  return [{ user, relation, object, condition: { name, context: context as JsonObject } }];
+}
+
+function writer(path: string, summary: string, remove: boolean): Command {
+  const conditionFlags: FlagSpec[] = remove
+    ? []
+    : [
+        { name: 'condition-name', kind: 'string', value: '<name>', help: 'Condition of the tuple' },
+        { name: 'condition-context', kind: 'string', value: '<json>', help: 'Condition context as a JSON object' },
+      ];
+  return {
+    spec: {
+      path,
+      summary,
+      positionals: TUPLE_ARGS,
+      flags: [
+        STORE_FLAG,
+        MODEL_FLAG,
+        FILE,
+        ...conditionFlags,
+        { name: remove ? 'ignore-missing' : 'ignore-duplicates', kind: 'boolean', help: remove ? 'Skip tuples that do not exist' : 'Skip tuples that already exist' },
+        CHUNK,
+        ...SERVER_FLAGS,
+      ],
+      examples: remove
+        ? ['latch tuple delete --store-id 01J… user:anne viewer document:roadmap', 'latch tuple delete --store-id 01J… --file old.csv']
+        : ['latch tuple write --store-id 01J… user:anne viewer document:roadmap', 'latch tuple write --store-id 01J… --file tuples.yaml'],
+    },
+    async run(args, io) {
+      const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
+      const tuples = await tuplesFrom(args, !remove);
+      const client = clientFrom(args);
+      const bar = new ProgressBar(io, remove ? 'deleting' : 'writing');
+      await writeInChunks(client, storeId, tuples, {
+        modelId: args.string('model-id'),
+        delete: remove,
+        ignore: args.bool(remove ? 'ignore-missing' : 'ignore-duplicates'),
+        chunkSize: args.int('chunk-size'),
+        onProgress: (d, t) => bar.update(d, t),
+      });
+      printJson(io, { [remove ? 'deleted' : 'written']: tuples.length });
+      return 0;
+    },
+  };
+}
+
+const importCmd: Command = {
+  spec: {
+    path: 'tuple import',
+    summary: 'Write every tuple of a YAML/JSON/CSV file, in chunks, with progress',
+    positionals: [],
+    flags: [STORE_FLAG, MODEL_FLAG, { ...FILE, help: FILE.help + ' (required)' }, { name: 'ignore-duplicates', kind: 'boolean', help: 'Skip tuples that already exist' }, CHUNK, ...SERVER_FLAGS],
+    details: 'CSV header: user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context',
+    examples: ['latch tuple import --store-id 01J… --file tuples.csv'],
+  },
+  async run(args, io) {
+    const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
+    const tuples = await readTupleFile(args.require('file'));
+    const client = clientFrom(args);
+    const bar = new ProgressBar(io, 'importing');
+    const started = Date.now();
+    await writeInChunks(client, storeId, tuples, {
+      modelId: args.string('model-id'),
+      ignore: args.bool('ignore-duplicates'),
+      chunkSize: args.int('chunk-size'),
+      onProgress: (d, t) => bar.update(d, t),
+    });
+    printJson(io, { written: tuples.length, seconds: (Date.now() - started) / 1000 });
+    return 0;
+  },
+};
+
+const read: Command = {
+  spec: {
+    path: 'tuple read',
+    summary: 'Read stored tuples (every page), optionally filtered',
+    positionals: [],
+    flags: [
+      STORE_FLAG,
+      { name: 'user', kind: 'string', value: '<user>', help: 'Filter by user' },
+      { name: 'relation', kind: 'string', value: '<relation>', help: 'Filter by relation' },
+      { name: 'object', kind: 'string', value: '<object>', help: 'Filter by object (type:id or type:)' },
+      { name: 'output-format', kind: 'string', value: '<fmt>', choices: ['json', 'yaml', 'csv'], default: 'json', help: 'Output format (yaml and csv can be re-imported)' },
+      ...SERVER_FLAGS,
+    ],
+  },
+  async run(args, io) {
+    const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
+    const filter: { user?: string; relation?: string; object?: string } = {};
+    for (const k of ['user', 'relation', 'object'] as const) {
+      const v = args.string(k);
+      if (v !== undefined) filter[k] = v;
+    }
+    const tuples = await clientFrom(args).readAll(storeId, Object.keys(filter).length ? filter : undefined);
+    const format = args.string('output-format') ?? 'json';
+    if (format === 'csv') io.out(toCsv(tuples.map((t) => t.key)));
+    else if (format === 'yaml') io.out(YAML.stringify(tuples.map((t) => cleanTuple(t.key))));
+    else printJson(io, { tuples });
+    return 0;
+  },
+};
+
+export const tupleCommands: readonly Command[] = [writer('tuple write', 'Write tuples (one from arguments, or a file)', false), writer('tuple delete', 'Delete tuples (one from arguments, or a file)', true), read, importCmd];
