@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
 import { DataDirectoryInUseError } from '../../src/storage/lock.js';
 import { allTuples, collect, writes } from './helpers.js';
@@ -71,6 +72,15 @@ describe('storage: leveldb on disk', () => {
     await b.settled();
     expect(await b.countStoreKeys(id)).toBe(0);
     await b.close();
+  });
+
+  it('openStorage picks LevelDB for a path and memory otherwise', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const disk = await openStorage({ path: dir });
+    const mem = await openStorage({});
+    expect([disk.kind, mem.kind]).toEqual(['leveldb', 'memory']);
+    await Promise.all([disk.close(), mem.close()]);
   });
 
   it('a second open of the same directory fails fast with a clear message', async () => {
