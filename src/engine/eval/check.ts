@@ -35,6 +35,14 @@ export class Checker {
   private readonly subject: ParsedUser;
   private readonly path = new Set<string>();
   private steps = 0;
+  /**
+   * Memo of `o#r` results whose subtree met no cycle and no error: such a result does not depend
+   * on the path it was computed under. `height` (tuple hops below) guards the depth limit: the
+   * entry is reused only where the same subtree would stay below the limit.
+   */
+  private readonly memo = new Map<string, { out: Outcome; height: number }>();
+  private cycleHits = 0;
+  private deepest = 0;
 
   constructor(
     readonly state: RequestState,
@@ -56,17 +64,36 @@ export class Checker {
   eval(object: string, relation: string, depth: number): Outcome {
     if (depth >= this.state.ctx.resolveDepth) return fail.tooComplex();
     const key = `${object}#${relation}`;
-    if (this.path.has(key)) return CYCLE;
+    if (this.path.has(key)) {
+      this.cycleHits++;
+      return CYCLE;
+    }
     if (key === this.user) return TRUE;
+    const hit = this.memo.get(key);
+    if (hit && depth + hit.height < this.state.ctx.resolveDepth) {
+      this.deepest = Math.max(this.deepest, depth + hit.height);
+      return hit.out;
+    }
     if ((++this.steps & 1023) === 0) this.state.checkDeadline();
     const type = parseObject(object)?.type ?? '';
     const rel = this.state.ctx.model.types.get(type)?.relations.get(relation);
     if (!rel) return FALSE;
+    return this.evalFresh(key, object, relation, rel.rewrite, depth);
+  }
+
+  /** Evaluate `o#r` on the current path; memoise a path-independent result. */
+  private evalFresh(key: string, object: string, relation: string, rw: Rewrite, depth: number): Outcome {
+    const hits = this.cycleHits;
+    const outer = this.deepest;
+    this.deepest = depth;
     this.path.add(key);
     try {
-      return this.rewrite(object, relation, rel.rewrite, depth);
+      const out = this.rewrite(object, relation, rw, depth);
+      if (this.cycleHits === hits && (out === TRUE || out === FALSE)) this.memo.set(key, { out, height: this.deepest - depth });
+      return out;
     } finally {
       this.path.delete(key);
+      this.deepest = Math.max(outer, this.deepest);
     }
   }
 
