@@ -3,12 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { expand, MemoryTupleView } from '../../src/engine/eval/index.js';
+import { expand, listObjects, listUsers, MemoryTupleView } from '../../src/engine/eval/index.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import type { StoreDriver } from '../conformance/engine.js';
 import { createDirectDriver } from './direct-driver.js';
 import { compileDsl } from '../eval/model.js';
-import { check, objects, tk, users, type Env } from './table.js';
+import { attempt, check, ctxOf, objects, tk, users, type Env } from './table.js';
 
 const dsl = (body: string): string => `model\n  schema 1.1\n${body}`;
 
@@ -274,5 +274,26 @@ describe('12-13. the DSL has no precedence; computed-only cycles are invalid mod
   });
   it('x: [user] or y / y: [user] or x is rejected', () => {
     expect(() => compileDsl(dsl('type user\ntype doc\n  relations\n    define x: [user] or y\n    define y: [user] or x'))).toThrow();
+  });
+});
+
+describe('limits: max results and the deadline', () => {
+  const tuples = ['doc:1#viewer@user:x with a', 'doc:2#viewer@user:x with a {"p":1,"q":1}', 'doc:3#viewer@user:x with a {"p":1,"q":1}'];
+  it('ListObjects fails on an evaluation error unless max results were collected', () => {
+    const ctx = ctxOf({ model: condModel, tuples });
+    expect(attempt(() => listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:x' }, 1000))).toBe(2000);
+    expect(listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:x' }, 2).sort()).toEqual(['doc:2', 'doc:3']);
+  });
+  it('the deadline ends ListObjects and ListUsers with partial results, no error', () => {
+    const ctx = { ...ctxOf({ model: groups, tuples: ['doc:1#viewer@group:g#member', 'group:g#member@user:u'] }), deadline: Date.now() - 1 };
+    expect(listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:u' }, 1000)).toEqual([]);
+    expect(listUsers(ctx, { object: 'doc:1', relation: 'viewer', filter: { type: 'user' } }, 1000)).toEqual([]);
+  });
+  it('StreamedListObjects sees every object as it is confirmed', () => {
+    const seen: string[] = [];
+    const ctx = ctxOf({ model: condModel, tuples: tuples.slice(1) });
+    const all = listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:x' }, Infinity, (o) => seen.push(o));
+    expect(seen).toEqual(all);
+    expect(all.sort()).toEqual(['doc:2', 'doc:3']);
   });
 });
