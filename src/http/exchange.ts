@@ -65,6 +65,8 @@ export class Exchange implements CallContext {
     readonly storeId: string | undefined,
     /** Reply in msgpack (the request's Accept named it). */
     readonly msgpack: boolean,
+    /** The request's Origin header ('' when absent), echoed for CORS (§1.1: any origin, credentials allowed). */
+    readonly origin = '',
   ) {
     shared.inFlight++;
     res.onAborted(() => {
@@ -110,6 +112,11 @@ export class Exchange implements CallContext {
     if (this.storeId) res.writeHeader('Openfga-Store-Id', this.storeId);
     if (this.modelId) res.writeHeader('Openfga-Authorization-Model-Id', this.modelId);
     res.writeHeader('fga-query-duration-ms', String(Math.round(performance.now() - this.#start)));
+    if (this.origin) {
+      res.writeHeader('Access-Control-Allow-Origin', this.origin);
+      res.writeHeader('Access-Control-Allow-Credentials', 'true');
+      res.writeHeader('Vary', 'Origin');
+    }
   }
 
   send(reply: Reply, closeConnection = false): void {

@@ -58,7 +58,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params: Record<string, string> = {};
     for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
-    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'));
+    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} });
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);
@@ -87,10 +87,25 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
 
 function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
   return (res: HttpResponse, req: HttpRequest): void => {
-    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader('accept').includes('msgpack'));
+    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     x.fail(new AppError(code, message));
     x.finish();
   };
+}
+
+/** CORS preflight (§1.1): every origin, every header, credentials allowed. */
+function preflight(res: HttpResponse, req: HttpRequest): void {
+  const origin = req.getHeader('origin') || '*';
+  const headers = req.getHeader('access-control-request-headers') || '*';
+  res.cork(() => {
+    res.writeStatus('204 No Content')
+      .writeHeader('Access-Control-Allow-Origin', origin)
+      .writeHeader('Access-Control-Allow-Credentials', 'true')
+      .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
+      .writeHeader('Access-Control-Allow-Headers', headers)
+      .writeHeader('Vary', 'Origin')
+      .endWithoutBody(0);
+  });
 }
 
 export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
@@ -107,7 +122,10 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
 
   for (const e of ENDPOINTS) register(app, e, shared, bodyLimit);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
-  for (const path of new Set(ENDPOINTS.map((e) => e.path))) app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
+  for (const path of new Set(ENDPOINTS.map((e) => e.path))) {
+    app.options(path, preflight);
+    app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
+  }
   channel.mount(app, '/stream');
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 
