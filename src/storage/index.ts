@@ -5,8 +5,9 @@ import { openMemoryStorage } from './memory.js';
 import type { OpenOptions, Storage } from './types.js';
 
 export { DataDirectoryInUseError } from './lock.js';
-export { openLevelStorage, type LevelOptions } from './level.js';
-export { openMemoryStorage } from './memory.js';
+export { openLevelKv, openLevelStorage, type LevelOptions } from './level.js';
+export { MemoryKv, openMemoryStorage } from './memory.js';
+export type { Kv, KvOp, KvRange } from './kv.js';
 export type { KvStorage } from './kv-storage.js';
 export type * from './types.js';
 

@@ -27,8 +27,6 @@ async function* nothing<T>(): AsyncGenerator<T> {}
 export interface KvStorageOptions {
   /** Reclaim deleted stores in the background (default true; tests turn it off to test resumption). */
   readonly reclaim?: boolean | undefined;
-  /** Runs after the Kv is closed (the LevelDB backend releases its pid file). */
-  readonly onClose?: (() => Promise<void>) | undefined;
 }
 
 export class KvStorage implements Storage {
@@ -56,7 +54,6 @@ export class KvStorage implements Storage {
     await this.mutex.idle();
     await this.reclaimer.stop();
     await this.kv.close();
-    await this.options.onClose?.();
   }
 
   /** Resolves once background reclamation has caught up (tests, shutdown tooling). */

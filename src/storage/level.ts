@@ -39,7 +39,7 @@ function batches<V>(it: { nextv(n: number): Promise<[string, V][]>; close(): Pro
 }
 
 class LevelKv implements Kv {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly path: string) {}
 
   async get(key: string): Promise<Uint8Array | undefined> {
     return this.db.get(key);
@@ -94,6 +94,7 @@ class LevelKv implements Kv {
 
   async close(): Promise<void> {
     await this.db.close();
+    await clearHolderPid(this.path);
   }
 }
 
@@ -103,10 +104,11 @@ export interface LevelOptions {
 }
 
 /**
- * Opens (creating if needed) the LevelDB directory at `path`. Fails fast with
- * DataDirectoryInUseError when another process (or another handle) holds it.
+ * An ordered Kv on the LevelDB directory at `path` (created if needed), held exclusively: fails
+ * fast with DataDirectoryInUseError when another process (or handle) holds it. Exported so other
+ * storage modules can keep their own databases without importing `level` themselves.
  */
-export async function openLevelStorage(path: string, options: LevelOptions = {}): Promise<KvStorage> {
+export async function openLevelKv(path: string): Promise<Kv> {
   await mkdir(path, { recursive: true });
   const db: Db = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
   try {
@@ -121,6 +123,10 @@ export async function openLevelStorage(path: string, options: LevelOptions = {})
     await db.close();
     throw err;
   }
-  const storage = new KvStorage('leveldb', new LevelKv(db), { reclaim: options.reclaim, onClose: () => clearHolderPid(path) });
-  return storage.init();
+  return new LevelKv(db, path);
+}
+
+/** The Storage on the LevelDB directory at `path`; see openLevelKv for the locking. */
+export async function openLevelStorage(path: string, options: LevelOptions = {}): Promise<KvStorage> {
+  return new KvStorage('leveldb', await openLevelKv(path), { reclaim: options.reclaim }).init();
 }
