@@ -47,14 +47,22 @@ export class Reclaimer {
     }
   }
 
+  /**
+   * Each round resumes after the last key it deleted rather than at the prefix: a LevelDB
+   * iterator opened at the prefix would have to step over every deletion marker left by the
+   * earlier rounds (quadratic over a large store) until compaction drops them.
+   */
   private async reclaim(storeId: string): Promise<void> {
     const prefix = key.data(storeId);
-    for (;;) {
+    for (let last: string | undefined; ; ) {
       if (this.stopped) return;
       const ops: KvOp[] = [];
-      for await (const k of this.kv.keys({ gte: prefix, lt: prefixEnd(prefix), limit: BATCH_KEYS })) ops.push({ type: 'del', key: k });
-      if (ops.length === 0) break;
+      const range = last === undefined ? { gte: prefix } : { gt: last };
+      for await (const k of this.kv.keys({ ...range, lt: prefixEnd(prefix), limit: BATCH_KEYS })) ops.push({ type: 'del', key: k });
+      const tail = ops[ops.length - 1];
+      if (tail === undefined) break;
       await this.kv.batch(ops, false);
+      last = tail.key;
       await new Promise((resolve) => setImmediate(resolve));
     }
     await this.kv.batch([{ type: 'del', key: key.tombstone(storeId) }], true);
