@@ -200,9 +200,26 @@ function evalRewrite(node: usize, obj: u32, type: u32, rel: u32, depth: u32): i3
   return R_FALSE;
 }
 
-/** Union over every stored/overlay/contextual tuple `obj#rel@(sr, subj)` that is valid. */
+/**
+ * Union over the tuples `obj#rel@(sr, subj)` that are valid. A contextual copy of the key hides
+ * the stored one (§5.8: the exact-key read returns the contextual tuple, whose condition counts).
+ */
 function lookupExact(restr: usize, obj: u32, rel: u32, sr: u32, subj: u32): i32 {
   let acc = R_FALSE;
+  if (ctxCount != 0) {
+    recordRange(ctxPtr, ctxCount, obj, rel);
+    let seen = false;
+    for (let j = lo; j < hi; j++) {
+      const p = ctxPtr + (<usize>j << 4);
+      const meta = load<u32>(p, 12);
+      if (load<u32>(p, 8) != subj || (meta & SR_MASK) != sr) continue;
+      seen = true;
+      if (!valid(restr, subj, meta)) continue;
+      acc = unionAcc(acc, condResult(meta, obj, rel, subj));
+      if (acc == R_TRUE) return acc;
+    }
+    if (seen) return acc;
+  }
   baseRange(obj, rel);
   const blo = lo;
   const bhi = hi;
@@ -221,19 +238,14 @@ function lookupExact(restr: usize, obj: u32, rel: u32, sr: u32, subj: u32): i32 
       }
     }
   }
-  if (acc == R_TRUE) return acc;
-  for (let src = 0; src < 2; src++) {
-    const ptr = src == 0 ? addPtr : ctxPtr;
-    const count = src == 0 ? addCount : ctxCount;
-    if (count == 0) continue;
-    recordRange(ptr, count, obj, rel);
-    for (let j = lo; j < hi; j++) {
-      const p = ptr + (<usize>j << 4);
-      const meta = load<u32>(p, 12);
-      if (load<u32>(p, 8) != subj || (meta & SR_MASK) != sr || !valid(restr, subj, meta)) continue;
-      acc = unionAcc(acc, condResult(meta, obj, rel, subj));
-      if (acc == R_TRUE) return acc;
-    }
+  if (acc == R_TRUE || addCount == 0) return acc;
+  recordRange(addPtr, addCount, obj, rel);
+  for (let j = lo; j < hi; j++) {
+    const p = addPtr + (<usize>j << 4);
+    const meta = load<u32>(p, 12);
+    if (load<u32>(p, 8) != subj || (meta & SR_MASK) != sr || !valid(restr, subj, meta)) continue;
+    acc = unionAcc(acc, condResult(meta, obj, rel, subj));
+    if (acc == R_TRUE) return acc;
   }
   return acc;
 }

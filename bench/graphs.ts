@@ -72,6 +72,25 @@ export function nestedGroups(depth = 24): Shape {
   };
 }
 
+/**
+ * A lattice of groups: `levels` levels × `wide` groups, every group a member of every group in
+ * the level above. Without the per-call memo a miss walks wide^levels paths; with it, each
+ * (group, member) is evaluated once.
+ */
+export function groupLattice(levels = 24, wide = 4): Shape {
+  const model = compile(`${HEAD}type group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n`);
+  const tuples: TupleKey[] = [];
+  for (let i = 0; i < wide; i++) tuples.push({ object: 'doc:1', relation: 'viewer', user: `group:0_${i}#member` });
+  for (let l = 0; l < levels - 1; l++) {
+    for (let i = 0; i < wide; i++) for (let j = 0; j < wide; j++) tuples.push({ object: `group:${l}_${i}`, relation: 'member', user: `group:${l + 1}_${j}#member` });
+  }
+  tuples.push({ object: `group:${levels - 1}_${wide - 1}`, relation: 'member', user: 'user:deep' });
+  return {
+    name: `group-lattice-${levels}x${wide}`, model, tuples,
+    queries: [q('doc:1', 'viewer', 'user:deep', true), q('doc:1', 'viewer', 'user:nobody', false)],
+  };
+}
+
 /** 10 levels × 1,000 folders (`viewer from parent`), 10,000 docs under the last level. */
 export function folderTree(levels = 10, wide = 1000): Shape {
   const model = compile(`${HEAD}type folder\n  relations\n    define parent: [folder]\n    define viewer: [user] or viewer from parent\ntype doc\n  relations\n    define parent: [folder]\n    define viewer: [user] or viewer from parent\n`);

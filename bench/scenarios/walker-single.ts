@@ -4,7 +4,7 @@
 import { R_TRUE } from '../../src/abi.js';
 import { createChecker } from '../../src/engine/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
-import { conditions, contextual, direct, folderTree, nestedGroups, setOps, type Shape } from '../graphs.js';
+import { conditions, contextual, direct, folderTree, groupLattice, nestedGroups, setOps, type Shape } from '../graphs.js';
 import { perOp } from '../harness.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
 import { IdWalker } from '../walker-ids.js';
@@ -46,7 +46,7 @@ export const walkerSingle: Scenario = {
   description: 'single-thread Check latency per graph shape (ids and strings)',
   async run(opts) {
     const rows: Metric[] = [];
-    for (const make of [() => direct(opts.quick ? 20_000 : 100_000), () => nestedGroups(), () => folderTree(), () => setOps(), () => conditions(), () => contextual()]) {
+    for (const make of [() => direct(opts.quick ? 20_000 : 100_000), () => nestedGroups(), () => groupLattice(), () => folderTree(), () => setOps(), () => conditions(), () => contextual()]) {
       rows.push(...measureShape(make(), opts.quick));
     }
     return rows;

@@ -188,6 +188,8 @@ export class StoreIndex {
     if (this.closed) return;
     this.closed = true;
     this.base.drop();
+    this.dict.nodeTypes.region.drop();
+    this.dict.condNames.region.drop();
   }
 
   /** Bytes of shared memory held by the base (for benchmarks). */

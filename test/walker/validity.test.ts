@@ -58,3 +58,11 @@ describe('conditions on contextual tuples', () => {
   it('doc:1#viewer@user:x => true (unconditioned duplicate masks the error)', () =>
     expect(answer(ix, m, 'doc:1#viewer@user:x', { ctx: ['doc:1#viewer@user:x[c]', 'doc:1#viewer@user:x'] })).toBe('true'));
 });
+
+describe('a contextual copy of a stored key wins the exact lookup (§5.8)', () => {
+  const m = model(`${HEAD}type user\ntype doc\n  relations\n    define viewer: [user with c]\ncondition c(p: int) {\n  p > 0\n}\n`);
+  const ix = index(['doc:1#viewer@user:x[c {"p":1}]']);
+  it('doc:1#viewer@user:x => true (stored p=1)', () => expect(answer(ix, m, 'doc:1#viewer@user:x')).toBe('true'));
+  it('doc:1#viewer@user:x => false (contextual p=0 hides stored p=1)', () =>
+    expect(answer(ix, m, 'doc:1#viewer@user:x', { ctx: ['doc:1#viewer@user:x[c {"p":0}]'] })).toBe('false'));
+});
