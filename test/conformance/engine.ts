@@ -13,6 +13,7 @@ import { AppError } from '../../src/errors.js';
 import type { ListedUser, UserFilter } from '../../src/engine/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { createDirectDriver } from '../eval/direct-driver.js';
+import { createServiceDriver } from '../eval/service-driver.js';
 import { FileTally, type FileResult, type RunOptions, type Target } from './types.js';
 
 /** One store of the system under test. Failures throw AppError (its `numeric` is compared). */
@@ -164,8 +165,13 @@ export async function runQueryFile(driver: ConformanceDriver, file: string, rel:
 
 export const QUERY_FILES = ['openfga/consolidated_1_1_tests.yaml', 'openfga/abac_tests.yaml'];
 
-/** A target over `driver` (the direct evaluator driver unless another is given). */
-export function engineTarget(driver: ConformanceDriver = createDirectDriver(dslToModel), name = 'engine'): Target {
+/** The driver named by LATCH_ENGINE_DRIVER: `direct` (default, the evaluator) or `service` (openLatch). */
+export function defaultDriver(): ConformanceDriver {
+  return process.env.LATCH_ENGINE_DRIVER === 'service' ? createServiceDriver(dslToModel) : createDirectDriver(dslToModel);
+}
+
+/** A target over `driver` (LATCH_ENGINE_DRIVER's choice unless another is given). */
+export function engineTarget(driver: ConformanceDriver = defaultDriver(), name = 'engine'): Target {
   return {
     name,
     async run(dir: string, options: RunOptions): Promise<FileResult[]> {
