@@ -1,7 +1,7 @@
 // The in-memory backend: an ordered, snapshotting key-value map under the same KvStorage logic as
 // LevelDB, so ordering, pagination, cursors and errors are identical by construction.
 //
-// The map is a list of sorted chunks (≤ 1024 entries each) that are never mutated once
+// The map is a list of sorted chunks (≤ 256 entries each: a write copies the chunks it touches) that are never mutated once
 // published: a batch copies the chunk list and the chunks it touches, then swaps the list in one
 // assignment. An iterator keeps the list it started with, which is its snapshot (like LevelDB's).
 
@@ -14,7 +14,7 @@ interface Entry {
 }
 type Chunk = readonly Entry[];
 
-const MAX_CHUNK = 1024;
+const MAX_CHUNK = 256;
 const BATCH_ROWS = 1000;
 
 /** Index of the chunk that holds or would hold `key` (the last chunk whose first key ≤ key). */
