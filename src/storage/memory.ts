@@ -1,9 +1,10 @@
 // The in-memory backend: an ordered, snapshotting key-value map under the same KvStorage logic as
 // LevelDB, so ordering, pagination, cursors and errors are identical by construction.
 //
-// The map is a list of sorted chunks (≤ 256 entries each: a write copies the chunks it touches) that are never mutated once
-// published: a batch copies the chunk list and the chunks it touches, then swaps the list in one
-// assignment. An iterator keeps the list it started with, which is its snapshot (like LevelDB's).
+// The map is a list of sorted chunks (≤ 256 entries each) that are never mutated once published:
+// a batch copies the chunk list and the chunks it touches, then swaps the list in one assignment.
+// An iterator keeps the list it started with, which is its snapshot (like LevelDB's). Small
+// chunks keep those copies cheap; the test suite checks splits against a naive sorted map.
 
 import { KvStorage } from './kv-storage.js';
 import type { Kv, KvEntry, KvOp, KvRange, KvTextEntry } from './kv.js';
