@@ -49,6 +49,8 @@ export interface Endpoint<I = unknown> {
   readonly method: HttpMethod;
   /** uWS route pattern, e.g. `/stores/:store_id/check`. */
   readonly path: string;
+  /** A streaming endpoint reports every error, even a parse error, in the stream framing (§4.18). */
+  readonly streaming?: boolean;
   /** `unknown` → validated input; throws AppError at the first violation (proto field order). */
   parse(req: ApiRequest): I;
   /**

@@ -144,7 +144,7 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
 
 const streamedListObjects = endpoint<ListObjectsInput>({
   name: 'StreamedListObjects', op: 'streamed-list-objects', method: 'post',
-  path: '/stores/:store_id/streamed-list-objects',
+  path: '/stores/:store_id/streamed-list-objects', streaming: true,
   parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest'),
   async handle(input, ctx) {
     // The header needs the resolved model before the first line; the stream itself reports

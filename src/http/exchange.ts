@@ -145,10 +145,7 @@ export class Exchange implements CallContext {
     try {
       next = await it.next();
     } catch (err) {
-      const e = toAppError(err);
-      if (e.status >= 500) logFailure(this.requestId, this.route, e);
-      this.#streamLine(e.status, this.#errorLine(e), true);
-      return;
+      return this.streamFail(err);
     }
     if (this.aborted) return void (await it.return?.());
     this.#streamLine(200, undefined, false);
@@ -165,6 +162,13 @@ export class Exchange implements CallContext {
       if (e.status >= 500) logFailure(this.requestId, this.route, e);
       if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
     }
+  }
+
+  /** An error before the first stream line: its HTTP status and one `{"error":…}` line. */
+  streamFail(err: unknown): void {
+    const e = toAppError(err);
+    if (e.status >= 500) logFailure(this.requestId, this.route, e);
+    this.#streamLine(e.status, this.#errorLine(e), true);
   }
 
   #errorLine(e: AppError): string {

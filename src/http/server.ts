@@ -45,7 +45,8 @@ async function run(x: Exchange, e: Endpoint, req: ApiRequest): Promise<void> {
     if ('stream' in reply) await x.stream(reply.stream);
     else x.send(reply);
   } catch (err) {
-    x.fail(err);
+    if (e.streaming) x.streamFail(err);
+    else x.fail(err);
   } finally {
     x.finish();
   }
@@ -71,7 +72,8 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
         try {
           body = decodeBody(bytes, msgpack);
         } catch (err) {
-          x.fail(err);
+          if (e.streaming) x.streamFail(err);
+          else x.fail(err);
           return x.finish();
         }
         void run(x, e, { params, query: NO_QUERY, body });

@@ -13,7 +13,8 @@ interface Row {
   readonly body?: Body | (() => Body);
   readonly headers?: Record<string, string>;
   readonly status: number;
-  readonly code: string;
+  /** The error code; a number for streaming endpoints (gRPC code in `{"error":{code,message}}`). */
+  readonly code: string | number;
   readonly message?: string | RegExp;
 }
 
@@ -84,7 +85,8 @@ function rows(): Row[] {
     { name: 'unknown store: write model', method: 'POST', path: `/stores/${UNKNOWN}/authorization-models`, body: MODEL, status: 404, code: 'store_id_not_found' },
     { name: 'unknown store: assertions', method: 'GET', path: `/stores/${UNKNOWN}/assertions/${UNKNOWN}`, status: 404, code: 'store_id_not_found' },
     { name: 'unknown store: list-objects', method: 'POST', path: `/stores/${UNKNOWN}/list-objects`, body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, status: 404, code: 'store_id_not_found' },
-    { name: 'unknown store: streamed-list-objects', method: 'POST', path: `/stores/${UNKNOWN}/streamed-list-objects`, body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, status: 404, code: 'store_id_not_found' },
+    { name: 'unknown store: streamed-list-objects', method: 'POST', path: `/stores/${UNKNOWN}/streamed-list-objects`, body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, status: 404, code: 5, message: 'Store ID not found' },
+    { name: 'streamed-list-objects parse error', method: 'POST', path: `/stores/${store}/streamed-list-objects`, body: { type: 'doc', relation: 'viewer' }, status: 400, code: 3, message: /StreamedListObjectsRequest\.User/ },
     { name: 'unknown store: list-users', method: 'POST', path: `/stores/${UNKNOWN}/list-users`, body: { object: { type: 'doc', id: '1' }, relation: 'viewer', user_filters: [{ type: 'user' }] }, status: 404, code: 'store_id_not_found' },
     { name: 'unknown store: expand', method: 'POST', path: `/stores/${UNKNOWN}/expand`, body: { tuple_key: { object: 'doc:1', relation: 'viewer' } }, status: 404, code: 'store_id_not_found' },
     { name: 'unknown store: batch-check', method: 'POST', path: `/stores/${UNKNOWN}/batch-check`, body: { checks: [{ tuple_key: key(), correlation_id: 'a' }] }, status: 404, code: 'store_id_not_found' },
@@ -146,7 +148,8 @@ describe('HTTP errors', () => {
       const body = typeof row.body === 'function' ? row.body() : row.body;
       const path = row.path.replace('__READ__', readToken).replace('__CHANGES__', changesToken);
       const r = await call(server.base, row.method, path, body, row.headers);
-      const got = r.json as { code?: string; message?: string } | undefined;
+      const json = r.json as { code?: string; message?: string; error?: { code: number; message: string } } | undefined;
+      const got = json?.error ?? json;
       const messageOk = row.message === undefined || (typeof row.message === 'string' ? got?.message === row.message : row.message.test(got?.message ?? ''));
       if (r.status !== row.status || got?.code !== row.code || !messageOk || !r.headers.get('x-request-id')) {
         failures.push(`${row.name}: got ${r.status} ${r.text.slice(0, 200)}`);
