@@ -1,0 +1,112 @@
+// Every command has --help (exit 0); a wrong flag or a missing argument says what is wrong and exits 2.
+
+import { describe, expect, it } from 'vitest';
+import { parseArgs, UsageError, type CommandSpec } from '../../src/cli/args.js';
+import { latch } from './helpers.js';
+
+const COMMANDS = [
+  'test', 'bench',
+  'store create', 'store list', 'store get', 'store delete', 'store import', 'store export',
+  'model write', 'model get', 'model list',
+  'tuple write', 'tuple delete', 'tuple read', 'tuple import',
+  'query check', 'query batch-check', 'query list-objects', 'query list-users', 'query expand', 'query list-relations',
+];
+
+describe('--help', () => {
+  it.each(COMMANDS)('latch %s --help exits 0 and shows usage and options', async (cmd) => {
+    const r = await latch([...cmd.split(' '), '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`Usage: latch ${cmd}`);
+    expect(r.out).toContain('--help');
+    expect(r.err).toBe('');
+  });
+
+  it.each(['store', 'model', 'tuple', 'query'])('latch %s --help lists its subcommands', async (group) => {
+    const r = await latch([group, '--help']);
+    expect(r.code).toBe(0);
+    for (const c of COMMANDS.filter((c) => c.startsWith(group + ' '))) expect(r.out).toContain(c.split(' ')[1]);
+  });
+});
+
+describe('usage errors exit 2 with a message', () => {
+  it.each(COMMANDS)('latch %s --no-such-flag', async (cmd) => {
+    const r = await latch([...cmd.split(' '), '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`latch ${cmd}: unknown option '--no-such-flag'`);
+    expect(r.err).toContain(`latch ${cmd} --help`);
+  });
+
+  const missing: [string[], string][] = [
+    [['test'], 'missing argument <files>'],
+    [['bench'], 'missing argument <file>'],
+    [['store', 'create', '--api-url', 'http://127.0.0.1:1'], 'missing --name'],
+    [['store', 'get', '--api-url', 'http://127.0.0.1:1'], 'missing --store-id'],
+    [['store', 'import', '--api-url', 'http://127.0.0.1:1'], 'missing --file'],
+    [['store', 'list'], 'missing --api-url'],
+    [['model', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'give exactly one of <file> or --inline'],
+    [['tuple', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1', 'user:anne', 'viewer'], 'missing argument <object>'],
+    [['tuple', 'import', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'missing --file'],
+    [['query', 'check', '--store-id', 'X', 'user:anne', 'viewer'], 'missing argument <object>'],
+    [['query', 'list-users', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'missing --object'],
+    [['query', 'expand', '--store-id', 'X'], 'missing argument <relation>'],
+    [['query', 'check', 'a', 'b', 'c', 'd'], "unexpected argument 'd'"],
+    [['store', 'list', '--api-url'], 'option --api-url needs a value'],
+    [['store', 'list', '--api-url', 'ftp://x'], '--api-url must start with http:// or https://'],
+    [['bench', 'x.fga', '--checks', 'many'], '--checks must be an integer'],
+    [['model', 'get', '--format', 'xml'], '--format must be one of fga, json'],
+    [['query', 'check', '--api-url', 'http://127.0.0.1:1', '--store-id', 'X', '--context', '[1]', 'user:a', 'r', 'o:1'], '--context must be a JSON object'],
+  ];
+  it.each(missing)('latch %j', async (argv, message) => {
+    const r = await latch(argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+  });
+
+  it('an unknown subcommand exits 2 and lists the group', async () => {
+    const r = await latch(['store', 'frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("unknown command 'frobnicate'");
+    expect(r.err).toContain('export');
+  });
+
+  it('environment variables fill absent flags', async () => {
+    const r = await latch(['store', 'get'], { LATCH_API_URL: 'http://127.0.0.1:1' });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('missing --store-id');
+  });
+});
+
+describe('parseArgs', () => {
+  const spec: CommandSpec = {
+    path: 'x',
+    summary: 's',
+    positionals: [{ name: 'a', help: '' }, { name: 'rest', help: '', variadic: true, optional: true }],
+    flags: [
+      { name: 'name', kind: 'string', help: '', env: 'X_NAME' },
+      { name: 'n', kind: 'integer', help: '', min: 1 },
+      { name: 'tag', kind: 'list', help: '' },
+      { name: 'json', kind: 'boolean', short: 'j', help: '' },
+    ],
+  };
+
+  it('reads --flag value, --flag=value, short booleans, repeated lists and -- positionals', () => {
+    const a = parseArgs(spec, ['one', '--name=x', '--n', '3', '--tag', 'a', '--tag=b', '-j', 'two', '--', '--three']);
+    expect(a.arg('a')).toBe('one');
+    expect(a.args('rest')).toEqual(['two', '--three']);
+    expect(a.string('name')).toBe('x');
+    expect(a.int('n')).toBe(3);
+    expect(a.list('tag')).toEqual(['a', 'b']);
+    expect(a.bool('json')).toBe(true);
+  });
+
+  it('prefers the flag over the environment, and uses the environment otherwise', () => {
+    expect(parseArgs(spec, ['a', '--name', 'flag'], { X_NAME: 'env' }).string('name')).toBe('flag');
+    expect(parseArgs(spec, ['a'], { X_NAME: 'env' }).string('name')).toBe('env');
+  });
+
+  it('rejects bad integers, values for booleans and missing positionals', () => {
+    expect(() => parseArgs(spec, ['a', '--n', '0'])).toThrow(UsageError);
+    expect(() => parseArgs(spec, ['a', '--json=yes'])).toThrow(/takes no value/);
+    expect(() => parseArgs(spec, [])).toThrow(/missing argument <a>/);
+  });
+});
