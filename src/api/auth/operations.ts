@@ -1,0 +1,77 @@
+// Every authenticated operation of the API, the OAuth scope it needs (http-api.md §2, §5), whether
+// it is bound to a store, and its rate-limit class (D7). Operation names are the endpoint names
+// of src/api (`Check`, `Write`, …), so the HTTP layer passes `endpoint.name` as is.
+// Example: a token with scope `check:tuples` bound to store S may call Check on S only.
+
+export const SCOPES = [
+  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users',
+  'read:assertions', 'read:authorization_models', 'read:changes', 'read:expansions', 'read:indexes',
+  'read:stores', 'read:tuples', 'search:logs', 'write:assertions', 'write:authorization_models', 'write:tuples',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export type OpClass =
+  | 'stores' | 'model-read' | 'model-write' | 'assertions' | 'read' | 'write' | 'read-changes'
+  | 'check' | 'expand' | 'list-objects' | 'list-users' | 'logs' | 'indexes';
+
+export interface OperationRule {
+  /** Scope required; `null` = any authenticated caller (only the unimplemented UpdateStore). */
+  readonly scope: Scope | null;
+  /** True when the path carries `{store_id}` and a token's store binding applies. */
+  readonly storeScoped: boolean;
+  readonly opClass: OpClass;
+}
+
+const rule = (scope: Scope | null, opClass: OpClass, storeScoped = true): OperationRule => ({ scope, storeScoped, opClass });
+
+export const OPERATIONS = {
+  ListStores: rule('read:stores', 'stores', false),
+  CreateStore: rule('create:stores', 'stores', false),
+  GetStore: rule('read:stores', 'stores'),
+  DeleteStore: rule('delete:stores', 'stores'),
+  UpdateStore: rule(null, 'stores'),
+  ReadAuthorizationModels: rule('read:authorization_models', 'model-read'),
+  WriteAuthorizationModel: rule('write:authorization_models', 'model-write'),
+  ReadAuthorizationModel: rule('read:authorization_models', 'model-read'),
+  ReadAssertions: rule('read:assertions', 'assertions'),
+  WriteAssertions: rule('write:assertions', 'assertions'),
+  Write: rule('write:tuples', 'write'),
+  Read: rule('read:tuples', 'read'),
+  ReadChanges: rule('read:changes', 'read-changes'),
+  Check: rule('check:tuples', 'check'),
+  BatchCheck: rule('check:tuples', 'check'),
+  Expand: rule('expand:tuples', 'expand'),
+  ListObjects: rule('list:objects', 'list-objects'),
+  StreamedListObjects: rule('list:objects', 'list-objects'),
+  ListUsers: rule('list:users', 'list-users'),
+  Evaluation: rule('check:tuples', 'check'),
+  Evaluations: rule('check:tuples', 'check'),
+  SubjectSearch: rule('list:users', 'list-users'),
+  ResourceSearch: rule('list:objects', 'list-objects'),
+  ActionSearch: rule('check:tuples', 'check'),
+  GetConfiguration: rule('read:stores', 'stores'),
+  SearchStoreLogs: rule('search:logs', 'logs'),
+  ListIndexes: rule('read:indexes', 'indexes'),
+  GetIndex: rule('read:indexes', 'indexes'),
+  ReadExpansions: rule('read:expansions', 'indexes'),
+} as const satisfies Record<string, OperationRule>;
+
+export type Operation = keyof typeof OPERATIONS;
+
+/** Routes that never authenticate: health probes, the token endpoint and the JWKS. */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['Health', 'Ready', 'Token', 'Jwks']);
+
+export function isOperation(name: string): name is Operation {
+  return Object.prototype.hasOwnProperty.call(OPERATIONS, name);
+}
+
+/** The msgpack channel's op names (`check`, `read-changes`, …) → operation. */
+export function operationOfChannelOp(op: string): Operation | undefined {
+  const name = op.split('-').map((w) => (w[0] ?? '').toUpperCase() + w.slice(1)).join('');
+  return isOperation(name) ? name : undefined;
+}

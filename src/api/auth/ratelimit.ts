@@ -1,0 +1,117 @@
+// Token-bucket rate limits (D7): one bucket per (client, store, operation class) for API calls,
+// and buckets of failed token requests per remote address and per client id for /oauth/token.
+// A refused call throws RateLimitError (429) carrying `retryAfter` seconds for the header.
+// Example: Check at burst 20, 20/s: the 21st call within one instant → 429, Retry-After: 1.
+
+import { AppError } from '../../errors.js';
+import type { Bucket } from './config.js';
+import type { OpClass } from './operations.js';
+import type { Principal } from './principal.js';
+
+/** A 429 with the seconds a client should wait before retrying (`Retry-After`). */
+export class RateLimitError extends AppError {
+  readonly retryAfter: number;
+  constructor(code: 'rate_limit_exceeded' | 'auth_rate_limit_exceeded', message: string, retryAfter: number) {
+    super(code, message);
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** `Retry-After` of any thrown value, when it is a rate-limit refusal. */
+export function retryAfterOf(err: unknown): number | undefined {
+  return err instanceof RateLimitError ? err.retryAfter : undefined;
+}
+
+interface State {
+  tokens: number;
+  last: number;
+}
+
+const MAX_KEYS = 100_000;
+
+/** Buckets keyed by string; refilled lazily on use. */
+class Buckets {
+  readonly #states = new Map<string, State>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Seconds to wait until `cost` tokens exist in the bucket `key` (0 = available now). */
+  wait(key: string, b: Bucket, cost: number): number {
+    const s = this.#refill(key, b);
+    return s.tokens >= cost ? 0 : Math.max(1, Math.ceil((cost - s.tokens) / b.perSecond));
+  }
+
+  consume(key: string, b: Bucket, cost: number): void {
+    this.#refill(key, b).tokens -= cost;
+  }
+
+  #refill(key: string, b: Bucket): State {
+    const now = this.now();
+    let s = this.#states.get(key);
+    if (!s) {
+      if (this.#states.size >= MAX_KEYS) this.#sweep(b);
+      s = { tokens: b.burst, last: now };
+      this.#states.set(key, s);
+      return s;
+    }
+    s.tokens = Math.min(b.burst, s.tokens + ((now - s.last) / 1000) * b.perSecond);
+    s.last = now;
+    return s;
+  }
+
+  /** Drops the oldest half: a forgotten bucket restarts full, which only errs on the generous side. */
+  #sweep(_b: Bucket): void {
+    let n = this.#states.size >>> 1;
+    for (const k of this.#states.keys()) {
+      if (n-- <= 0) break;
+      this.#states.delete(k);
+    }
+  }
+}
+
+export class RateLimiter {
+  readonly #buckets: Buckets;
+
+  constructor(
+    private readonly limits: Readonly<Record<OpClass, Bucket>>,
+    now?: () => number,
+  ) {
+    this.#buckets = new Buckets(now);
+  }
+
+  /** Takes `cost` requests from the caller's bucket; throws 429 rate_limit_exceeded when empty. */
+  take(principal: Principal, storeId: string | undefined, opClass: OpClass, cost = 1): void {
+    const b = this.limits[opClass];
+    const key = principal.clientId + '\u0000' + (storeId ?? '') + '\u0000' + opClass;
+    const wait = this.#buckets.wait(key, b, cost);
+    if (wait > 0) {
+      throw new RateLimitError('rate_limit_exceeded', `rate limit exceeded for ${opClass} requests; retry in ${wait} s`, wait);
+    }
+    this.#buckets.consume(key, b, cost);
+  }
+}
+
+/** Counts failed token requests; once a key's bucket is empty, requests are refused before any work. */
+export class FailureLimiter {
+  readonly #buckets: Buckets;
+
+  constructor(
+    private readonly bucket: Bucket,
+    now?: () => number,
+  ) {
+    this.#buckets = new Buckets(now);
+  }
+
+  /** Throws 429 auth_rate_limit_exceeded when any of `keys` has no failures left. */
+  check(keys: readonly string[]): void {
+    let wait = 0;
+    for (const k of keys) wait = Math.max(wait, this.#buckets.wait(k, this.bucket, 1));
+    if (wait > 0) {
+      throw new RateLimitError('auth_rate_limit_exceeded', `too many failed token requests; retry in ${wait} s`, wait);
+    }
+  }
+
+  fail(keys: readonly string[]): void {
+    for (const k of keys) this.#buckets.consume(k, this.bucket, 1);
+  }
+}

@@ -1,0 +1,93 @@
+// Wiring of the auth subsystem: configuration check (refuses unsafe or incomplete configs), the
+// auth DB (`<dataDir>/auth`: clients, signing keys) and the log DB (`<dataDir>/logs`), both in
+// memory for `--datastore memory`, and the pieces the HTTP layer calls per request.
+
+import { join } from 'node:path';
+import { ClientStore } from '../../storage/auth/clients.js';
+import { KeyRecords } from '../../storage/auth/keys.js';
+import { openAuthKv, type AuthKv } from '../../storage/auth/kv.js';
+import { LogRecords } from '../../storage/auth/logs.js';
+import { clientCredentialsAuth, noAuth, oidcAuth, presharedAuth, type Authenticator } from './authenticator.js';
+import { resolveAuthConfig, type AuthConfig, type ResolvedAuthConfig } from './config.js';
+import { KeyRing } from './keys.js';
+import { StoreLogs } from './logs.js';
+import { FailureLimiter, RateLimiter } from './ratelimit.js';
+import { TokenIssuer, type RawReply, type TokenRequest } from './token-endpoint.js';
+
+export interface AuthOptions {
+  readonly config: AuthConfig;
+  /** The address the server binds (mode none refuses non-loopback addresses unless forced). */
+  readonly host: string;
+  /** Server data directory; omitted → everything in memory. */
+  readonly dataDir?: string | undefined;
+}
+
+export interface AuthService {
+  readonly config: ResolvedAuthConfig;
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly logs: StoreLogs;
+  /** client-credentials mode only. */
+  readonly clients: ClientStore | undefined;
+  readonly keys: KeyRing | undefined;
+  readonly issuer: TokenIssuer;
+  /** `POST /oauth/token`; 404 body outside client-credentials mode. */
+  issueToken(req: TokenRequest): Promise<RawReply>;
+  /** `GET /.well-known/jwks.json`; 404 body outside client-credentials mode. */
+  jwks(): RawReply;
+  close(): Promise<void>;
+}
+
+export function authDbPath(dataDir: string | undefined): string | undefined {
+  return dataDir === undefined ? undefined : join(dataDir, 'auth');
+}
+
+export function logDbPath(dataDir: string | undefined): string | undefined {
+  return dataDir === undefined ? undefined : join(dataDir, 'logs');
+}
+
+export async function openAuth(options: AuthOptions): Promise<AuthService> {
+  const config = resolveAuthConfig(options.config, options.host);
+  if (config.warning) {
+    const bar = '!'.repeat(78);
+    process.stderr.write(`${bar}\n!! ${config.warning}\n${bar}\n`);
+    process.stderr.write(JSON.stringify({ level: 'warn', msg: config.warning }) + '\n');
+  }
+  const opened: AuthKv[] = [];
+  try {
+    let clients: ClientStore | undefined;
+    let keys: KeyRing | undefined;
+    let authenticator: Authenticator;
+    if (config.mode === 'client-credentials') {
+      const kv = await openAuthKv(authDbPath(options.dataDir));
+      opened.push(kv);
+      clients = await ClientStore.open(kv);
+      keys = await KeyRing.open(new KeyRecords(kv), config.keyRotationSeconds, config.tokenTtlSeconds);
+      authenticator = clientCredentialsAuth(config, keys, clients);
+    } else if (config.mode === 'oidc') authenticator = oidcAuth(config);
+    else if (config.mode === 'preshared') authenticator = presharedAuth(config);
+    else authenticator = noAuth();
+    let logKv: AuthKv | undefined;
+    if (config.logRetentionDays > 0) {
+      logKv = await openAuthKv(logDbPath(options.dataDir));
+      opened.push(logKv);
+    }
+    const logs = new StoreLogs(logKv ? new LogRecords(logKv) : undefined, config.logRetentionDays);
+    const issuer = new TokenIssuer(config, keys, clients, new FailureLimiter(config.tokenFailures));
+    const authKv = config.mode === 'client-credentials' ? opened[0] : undefined;
+    return {
+      config, authenticator, limiter: new RateLimiter(config.rateLimits), logs, clients, keys, issuer,
+      issueToken: (req) => issuer.issueToken(req),
+      jwks: () => issuer.jwks(),
+      async close() {
+        authenticator.close();
+        keys?.close();
+        await logs.close();
+        await authKv?.close();
+      },
+    };
+  } catch (err) {
+    for (const kv of opened) await kv.close().catch(() => undefined);
+    throw err;
+  }
+}
