@@ -25,70 +25,62 @@ export class ModelIndex {
   }
 }
 
-type Visited = ReadonlyMap<string, ReadonlySet<string>>;
+const key = (type: string, relation: string): string => `${type}#${relation}`;
 
-function visit(v: Visited, type: string, relation: string): Visited {
-  const next = new Map(v);
-  next.set(type, new Set([...(v.get(type) ?? []), relation]));
-  return next;
+/**
+ * Every `T#R` that has an entrypoint (R14, §3.5), as the least fixpoint of "some finite
+ * derivation reaches a plain type or a wildcard": `this` needs a plain/wildcard restriction or a
+ * userset restriction that has one; `X from Y` needs some parent type's `X`; union any child,
+ * intersection every child, difference both sides. Equivalent to the reference's path-based search
+ * (a shortest derivation never revisits a relation on its own path) but polynomial.
+ */
+export function relationsWithEntrypoints(m: ModelIndex, typeDefs: readonly TypeDefinitionJson[]): Set<string> {
+  const known = new Set<string>();
+  const holds = (type: string, relation: string, rw: UsersetJson): boolean => {
+    if (rw.this) {
+      return m.restrictions(type, relation).some((r) => !r.relation || r.wildcard !== undefined || known.has(key(r.type, r.relation)));
+    }
+    if (rw.computedUserset) return known.has(key(type, rw.computedUserset.relation ?? ''));
+    if (rw.tupleToUserset) {
+      const computed = rw.tupleToUserset.computedUserset.relation ?? '';
+      return m.restrictions(type, rw.tupleToUserset.tupleset.relation ?? '').some((r) => known.has(key(r.type, computed)));
+    }
+    if (rw.union) return rw.union.child.some((c) => holds(type, relation, c));
+    if (rw.intersection) return rw.intersection.child.length > 0 && rw.intersection.child.every((c) => holds(type, relation, c));
+    if (rw.difference) return holds(type, relation, rw.difference.base) && holds(type, relation, rw.difference.subtract);
+    return false;
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const t of typeDefs) {
+      for (const [r, rw] of Object.entries(t.relations ?? {})) {
+        if (!known.has(key(t.type, r)) && holds(t.type, r, rw)) {
+          known.add(key(t.type, r));
+          changed = true;
+        }
+      }
+    }
+  }
+  return known;
 }
 
-const seen = (v: Visited, type: string, relation: string): boolean => v.get(type)?.has(relation) ?? false;
-
-/** [has an entrypoint, the failure involved a loop] for relation `type#relation` evaluated at `rw`. */
-export function hasEntrypoints(m: ModelIndex, type: string, relation: string, rw: UsersetJson, visited: Visited = new Map()): [boolean, boolean] {
-  const v = visit(visited, type, relation);
-  if (rw.this) return [thisHasEntry(m, type, relation, v), false];
-  if (rw.computedUserset) {
-    const target = rw.computedUserset.relation ?? '';
-    const next = m.rewrite(type, target);
-    if (!next) return [false, false];
-    if (seen(v, type, target)) return [false, true];
-    return hasEntrypoints(m, type, target, next, v);
-  }
-  if (rw.tupleToUserset) {
-    const computed = rw.tupleToUserset.computedUserset.relation ?? '';
-    for (const ref of m.restrictions(type, rw.tupleToUserset.tupleset.relation ?? '')) {
-      const next = m.rewrite(ref.type, computed);
-      if (!next || seen(v, ref.type, computed)) continue;
-      if (hasEntrypoints(m, ref.type, computed, next, v)[0]) return [true, false];
+/**
+ * For a relation without entrypoint: does it reach a cycle of computed usersets on its type?
+ * Selects the "potential loop" wording over "no entrypoints defined".
+ */
+export function reachesComputedCycle(m: ModelIndex, type: string, relation: string): boolean {
+  const state = new Map<string, 1 | 2>(); // 1 on the stack, 2 done
+  const visit = (r: string): boolean => {
+    state.set(r, 1);
+    const rw = m.rewrite(type, r);
+    for (const next of rw ? computedTargets(rw) : []) {
+      const s = state.get(next);
+      if (s === 1 || (s === undefined && visit(next))) return true;
     }
-    return [false, false];
-  }
-  if (rw.union) {
-    let loop = false;
-    for (const child of rw.union.child) {
-      const [ok, childLoop] = hasEntrypoints(m, type, relation, child, visited);
-      if (ok) return [true, false];
-      loop ||= childLoop;
-    }
-    return [false, loop];
-  }
-  if (rw.intersection) {
-    for (const child of rw.intersection.child) {
-      const [ok, childLoop] = hasEntrypoints(m, type, relation, child, visited);
-      if (!ok) return [false, childLoop];
-    }
-    return [true, false];
-  }
-  if (rw.difference) {
-    for (const part of [rw.difference.base, rw.difference.subtract]) {
-      const [ok, loop] = hasEntrypoints(m, type, relation, part, visited);
-      if (!ok) return [false, loop];
-    }
-    return [true, false];
-  }
-  return [false, false];
-}
-
-function thisHasEntry(m: ModelIndex, type: string, relation: string, v: Visited): boolean {
-  for (const ref of m.restrictions(type, relation)) {
-    if (!ref.relation || ref.wildcard) return true;
-    const next = m.rewrite(ref.type, ref.relation);
-    if (!next || seen(v, ref.type, ref.relation)) continue;
-    if (hasEntrypoints(m, ref.type, ref.relation, next, v)[0]) return true;
-  }
-  return false;
+    state.set(r, 2);
+    return false;
+  };
+  return visit(relation);
 }
 
 /** Relations named by computed usersets anywhere in `rw` (not by `from`, which hops through tuples). */

@@ -7,7 +7,7 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import type { AuthorizationModelInput, TypeDefinitionJson, UsersetJson } from '../domain/types.js';
 import { compileCondition } from './conditions.js';
-import { ModelIndex, computedTargets, hasComputedCycle, hasEntrypoints } from './validate-graph.js';
+import { ModelIndex, computedTargets, hasComputedCycle, reachesComputedCycle, relationsWithEntrypoints } from './validate-graph.js';
 import { normalizeModel } from './validate-shape.js';
 
 /** A semantic model error; `type`/`relation`/`condition` say where (used to add DSL positions). */
@@ -40,7 +40,8 @@ export function validateModel(input: unknown): AuthorizationModelInput {
   };
   each((t, r, rw) => checkRewrite(index, t.type, r, rw));
   each((t, r, rw) => checkRestrictions(index, model, t, r, rw));
-  each((t, r, rw) => checkGraph(index, t.type, r, rw));
+  const withEntry = relationsWithEntrypoints(index, model.type_definitions);
+  each((t, r, rw) => checkGraph(index, withEntry, t.type, r, rw));
   for (const key of Object.keys(model.conditions ?? {}).sort(cmp)) {
     try {
       compileCondition(key, model.conditions?.[key] ?? { name: '', expression: '' });
@@ -151,13 +152,15 @@ function checkRestrictions(m: ModelIndex, model: AuthorizationModelInput, t: Typ
 }
 
 /** R16, R14, R15. */
-function checkGraph(m: ModelIndex, type: string, relation: string, rw: UsersetJson): void {
+function checkGraph(m: ModelIndex, withEntry: ReadonlySet<string>, type: string, relation: string, rw: UsersetJson): void {
   const short = (node: UsersetJson): boolean =>
     ((node.union ?? node.intersection)?.child.length ?? 2) < 2 ||
     (node.union?.child ?? node.intersection?.child ?? (node.difference ? [node.difference.base, node.difference.subtract] : [])).some(short);
   if (short(rw)) throw invalid('validation_error', type, relation, 'invalid relation: union/intersection has less than 2 children');
-  const [ok, loop] = hasEntrypoints(m, type, relation, rw);
-  if (!ok) throw invalid('validation_error', type, relation, loop ? 'invalid relation: potential loop' : 'invalid relation: no entrypoints defined');
+  if (!withEntry.has(`${type}#${relation}`)) {
+    const loop = reachesComputedCycle(m, type, relation);
+    throw invalid('validation_error', type, relation, loop ? 'invalid relation: potential loop' : 'invalid relation: no entrypoints defined');
+  }
   if (computedTargets(rw).length > 0 && hasComputedCycle(m, type, relation)) {
     throw invalid('validation_error', type, relation, 'invalid relation: the model cannot contain a cycle');
   }
