@@ -5,7 +5,7 @@
 // (one per store/model/consistency group, not capped at the HTTP API's 50).
 // Backpressure: a connection stops dispatching while too many of its requests are in flight or
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
-// the connection is closed (1008). Dispatch resumes on drain. See docs/msgpack.md.
+// the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
@@ -26,7 +26,7 @@ export interface ChannelOptions {
   readonly maxInFlight: number;
   /** Unsent answer bytes of one connection before dispatch pauses. */
   readonly maxBuffered: number;
-  /** Bytes of frames queued while paused before the connection is closed with 1008. */
+  /** Bytes of frames queued while paused before the connection is dropped. */
   readonly maxQueuedBytes: number;
 }
 
@@ -117,10 +117,22 @@ export class Channel {
       // `message` is neutered after this callback: keep a copy.
       conn.queue.push(Buffer.from(new Uint8Array(message)));
       conn.queuedBytes += message.byteLength;
-      if (conn.queuedBytes > this.#options.maxQueuedBytes) conn.ws?.end(1008, 'backpressure: too many queued frames');
+      if (conn.queuedBytes > this.#options.maxQueuedBytes) this.#evict(conn);
       return;
     }
     this.#dispatch(conn, Buffer.from(message));
+  }
+
+  /**
+   * Drops a connection that sends faster than it reads. `end()` would wait for the client's close
+   * reply, which a client that does not read never sends: close the socket at once instead.
+   */
+  #evict(conn: Connection): void {
+    const ws = conn.ws;
+    conn.queue = [];
+    conn.queuedBytes = 0;
+    process.stderr.write(JSON.stringify({ level: 'warn', msg: 'channel connection closed: client does not read its answers' }) + '\n');
+    ws?.close();
   }
 
   /** Dispatches queued frames while the connection has room. */
