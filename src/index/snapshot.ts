@@ -118,10 +118,10 @@ export class IndexSnapshot implements TupleView {
       const m = u32();
       const subj = m[fe + 2 * i] ?? 0;
       const meta = m[fe + 2 * i + 1] ?? 0;
-      if (this.overlay.deleted.size > 0 && this.overlay.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj))) continue;
+      if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj))) continue;
       yield this.entry(obj, rel, subj, meta);
     }
-    for (const r of this.overlay.addsByKey.get(`${obj},${rel}`) ?? []) yield this.entry(r.obj, r.rel, r.subj, r.meta);
+    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsByKey.get(`${obj},${rel}`) ?? []) : []) yield this.entry(r.obj, r.rel, r.subj, r.meta);
   }
 
   *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {
@@ -143,12 +143,12 @@ export class IndexSnapshot implements TupleView {
         if (m[re + 2 * i + 1] !== want) continue;
         const obj = m[re + 2 * i] ?? 0;
         if (this.nodeType(obj) !== type) continue;
-        if (this.overlay.deleted.size > 0 && this.overlay.deleted.has(overlayKey(obj, rel, sr, subj))) continue;
+        if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, sr, subj))) continue;
         const at = this.base.find(obj, rel, sr, subj);
         yield this.entry(obj, rel, subj, at >= 0 ? (m[this.base.w('fwdEnt') + 2 * at + 1] ?? 0) : sr);
       }
     }
-    for (const r of this.overlay.addsBySubject.get(`${subj},${sr}`) ?? []) {
+    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsBySubject.get(`${subj},${sr}`) ?? []) : []) {
       if (r.rel === rel && this.nodeType(r.obj) === type) yield this.entry(r.obj, r.rel, r.subj, r.meta);
     }
   }

@@ -6,7 +6,7 @@
 import type { TupleKey } from '../domain/types.js';
 import type { Storage, WriteResult } from '../storage/types.js';
 import { SR_MASK } from '../abi.js';
-import { Base, buildBase, ColumnBuilder, drain } from './base.js';
+import { type Base, buildBase, ColumnBuilder, drain } from './base.js';
 import { readImage, writeImage } from './checkpoint.js';
 import { Dictionary } from './dictionary.js';
 import { u32 } from './memory.js';
@@ -125,8 +125,7 @@ export class StoreIndex {
    */
   async merge(): Promise<void> {
     const revision = this.revision;
-    const cols = this.mergedColumns();
-    const gen = buildBase(cols, this.dict.nodeList.length);
+    const gen = this.mergeSteps();
     let r = gen.next();
     while (!r.done) {
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -147,21 +146,29 @@ export class StoreIndex {
   private mergeSync(): void {
     if (this.overlay.size === 0) return;
     const old = this.base;
-    this.base = drain(buildBase(this.mergedColumns(), this.dict.nodeList.length));
+    this.base = drain(this.mergeSteps());
     this.overlay.rebase(this.base, this.revision);
     this.publish(this.revision);
     old.drop();
   }
 
-  private mergedColumns(): ColumnBuilder {
+  /**
+   * The new base from the current base minus deleted keys plus added records. Everything it reads
+   * is captured before the first yield (the base is immutable; the overlay's state is copied), so
+   * writes applied between slices cannot leak into it.
+   */
+  private *mergeSteps(): Generator<void, Base> {
     const cols = new ColumnBuilder();
     const dels = this.overlay.deletedKeys();
+    const adds = this.overlay.addedRecords();
+    const nodes = this.dict.nodeList.length;
     const b = this.base;
     const fn = b.w('fwdNode');
     const fk = b.w('fwdKey');
     const fe = b.w('fwdEnt');
-    const m = u32();
     for (let v = 0; v < b.layout.nodes; v++) {
+      if ((v & 0xffff) === 0xffff) yield;
+      const m = u32();
       for (let k = m[fn + v] ?? 0, k1 = m[fn + v + 1] ?? 0; k < k1; k++) {
         const rel = m[fk + 2 * k] ?? 0;
         for (let i = m[fk + 2 * k + 1] ?? 0, e = m[fk + 2 * k + 3] ?? 0; i < e; i++) {
@@ -172,8 +179,8 @@ export class StoreIndex {
         }
       }
     }
-    for (const a of this.overlay.addedRecords()) cols.push(a.obj, a.rel, a.subj, a.meta);
-    return cols;
+    for (const a of adds) cols.push(a.obj, a.rel, a.subj, a.meta);
+    return yield* buildBase(cols, nodes);
   }
 
   /** Writes a checkpoint image of the index at its current revision. */

@@ -75,6 +75,23 @@ describe('StoreIndex', () => {
     expect(users(merged, 'doc:m39', 'viewer')).toEqual(users(beforeMerge, 'doc:m39', 'viewer'));
   });
 
+  it('writes applied while a merge runs survive it', async () => {
+    const ix = StoreIndex.build(seed.map(tk), 1, { mergeThreshold: 1_000_000 });
+    ix.apply(write(2, ['doc:a#viewer@user:early']));
+    const merging = ix.merge();
+    ix.apply(write(3, ['doc:late#viewer@user:late'], ['doc:1#viewer@user:anne', 'doc:a#viewer@user:early']));
+    const during = ix.snapshot();
+    await merging;
+    for (const s of [during, ix.snapshot()]) {
+      expect(s.revision).toBe(3);
+      expect(allowed(s, 'doc:late#viewer@user:late')).toBe(true);
+      expect(allowed(s, 'doc:1#viewer@user:anne')).toBe(false);
+      expect(allowed(s, 'doc:a#viewer@user:early')).toBe(false);
+      expect(allowed(s, 'doc:2#viewer@user:bob')).toBe(true);
+    }
+    expect(ix.snapshot().overlay.addCount).toBe(1); // only the revision-3 write is left
+  });
+
   it('round-trips through a checkpoint plus the change-log tail', async () => {
     const storage = await openMemoryStorage();
     const store = await storage.createStore('s');
