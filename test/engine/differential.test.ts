@@ -174,6 +174,14 @@ export function compare(w: World, q: Query): string | undefined {
     for (const c of differentialCheckers) {
       if (!strict && c.knownGap?.(input)) continue;
       const got = outcome(() => c.check(input, q.object, q.relation, q.user));
+      if (!same(got, want, c.name === 'eval') && !strict && c.name === 'walker') {
+        // Open walker defect: no §5.2 step 4 (PathExists) shortcut, so errors in unreachable parts surface.
+        const without = oracleCheck({ ...inp, noPathShortcut: true }, q.object, q.relation, q.user);
+        if (same(got, without, false)) {
+          count('walker:known-gap-path-shortcut');
+          continue;
+        }
+      }
       if (!same(got, want, c.name === 'eval')) return `${c.name}: Check(${q.user}, ${q.relation}, ${q.object}) = ${got}, oracle ${want}`;
     }
     return undefined;

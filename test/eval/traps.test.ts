@@ -297,3 +297,24 @@ describe('limits: max results and the deadline', () => {
     expect(all.sort()).toEqual(['doc:2', 'doc:3']);
   });
 });
+
+describe('§5.2 step 4: no type-graph path from the subject means FALSE before any tuple is read', () => {
+  const m = compileDsl(
+    dsl(`type user
+type bot
+type group
+  relations
+    define member: [bot]
+type doc
+  relations
+    define viewer: [group#member with a]
+condition a(p: int) {
+  p > 0
+}`),
+  );
+  rows(() => ({ model: m, tuples: ['doc:1#viewer@group:g#member with a', 'group:g#member@bot:b'] }), [
+    ['doc:1#viewer@user:x', false],
+    ['doc:1#viewer@bot:b', 2000],
+    ['doc:1#viewer@group:g#member', 2000],
+  ]);
+});

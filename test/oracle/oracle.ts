@@ -13,6 +13,8 @@ export interface OracleInput {
   tuples: readonly TupleKey[];
   context?: JsonObject | undefined;
   depthLimit?: number;
+  /** Skip §5.2 step 4 (the type-graph shortcut); only to classify known differences of other implementations. */
+  noPathShortcut?: boolean;
 }
 
 const typeOf = (s: string): string => s.slice(0, s.indexOf(':'));
@@ -62,6 +64,39 @@ export function oracleValid(m: CompiledModel, t: TupleKey): boolean {
   return m.conditions.has(c) && rel.directTypes.some((d) => d.type === utype && d.condition === c);
 }
 
+/** §5.2 step 4: can `T#r` reach the subject's type (`U`, `U:*`) or userset form (`U#S`) in the type graph? */
+export function oracleReaches(m: CompiledModel, start: string, user: string): boolean {
+  const seen = new Set<string>();
+  const labels = new Set<string>();
+  const walk = (label: string): void => {
+    if (seen.has(label)) return;
+    seen.add(label);
+    labels.add(label);
+    const [t, r] = label.split('#') as [string, string];
+    const rel = m.types.get(t)?.relations.get(r);
+    const leaves = (rw: Rewrite): Rewrite[] =>
+      rw.kind === 'union' || rw.kind === 'intersection' ? rw.children.flatMap(leaves) : rw.kind === 'difference' ? [...leaves(rw.base), ...leaves(rw.subtract)] : [rw];
+    for (const leaf of rel ? leaves(rel.rewrite) : []) {
+      if (leaf.kind === 'computed') walk(`${t}#${leaf.relation}`);
+      if (leaf.kind === 'ttu') {
+        for (const d of m.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []) if (m.types.get(d.type)?.relations.has(leaf.computed)) walk(`${d.type}#${leaf.computed}`);
+      }
+      if (leaf.kind === 'this') {
+        for (const d of rel?.directTypes ?? []) {
+          if (d.wildcard) labels.add(`${d.type}:*`);
+          else if (d.relation) walk(`${d.type}#${d.relation}`);
+          else labels.add(d.type);
+        }
+      }
+    }
+  };
+  walk(start);
+  const [uobj, urel] = user.split('#') as [string, string | undefined];
+  if (urel !== undefined) return labels.has(`${typeOf(uobj)}#${urel}`);
+  return labels.has(typeOf(uobj)) || labels.has(`${typeOf(uobj)}:*`);
+}
+const reaches = oracleReaches;
+
 /** Check(user, relation, object): the literal recursion eval(o, r, s, path, depth). */
 export function oracleCheck(inp: OracleInput, object: string, relation: string, user: string): O {
   const m = inp.model;
@@ -77,6 +112,7 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
     if (depth >= limit) return 2002;
     if (path.includes(`${o}#${r}`)) return 'C';
     if (user === `${o}#${r}`) return 'T';
+    if (!inp.noPathShortcut && !reaches(m, `${typeOf(o)}#${r}`, user)) return 'F';
     const rel = m.types.get(typeOf(o))?.relations.get(r);
     if (!rel) return 'F';
     return rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth);

@@ -1,6 +1,8 @@
 // The reference Check evaluator (semantics.md §5): a direct, three-valued recursion over the
 // compiled model and a TupleView. The fast walker is differential-tested against it.
 //
+// Step 4 of §5.2 is applied as the reference does (PathExists): a node whose relation cannot reach
+// the subject's type in the type graph is FALSE without reading tuples, so errors there never surface.
 // Outcomes: TRUE, FALSE, CYCLE (FALSE carrying the cycle flag, §5.10) or an AppError (ERROR:
 // a condition evaluation failure, or the depth limit). Depth counts tuple hops only (§5.11).
 // Example: `doc:1#viewer@group:eng#member`, `group:eng#member@user:anne` →
@@ -11,6 +13,7 @@ import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
 import type { Rewrite } from '../../model/types.js';
 import { RequestState, type EvalContext, type TupleOutcome } from './context.js';
+import { pathExists } from './graph.js';
 
 export const FALSE = 0;
 export const TRUE = 1;
@@ -69,6 +72,7 @@ export class Checker {
       return CYCLE;
     }
     if (key === this.user) return TRUE;
+    if (!pathExists(this.state.ctx.model, this.user, parseObject(object)?.type ?? '', relation)) return FALSE;
     const hit = this.memo.get(key);
     if (hit && depth + hit.height < this.state.ctx.resolveDepth) {
       this.deepest = Math.max(this.deepest, depth + hit.height);

@@ -130,3 +130,56 @@ export function hasPossibleEdges(model: CompiledModel, type: string, relation: s
   };
   return visit(type, relation);
 }
+
+/** Labels each relation node points to: `U`, `U:*` terminals and `T#r` relation nodes (all rewrite positions). */
+function edgesOf(model: CompiledModel, type: string, relation: string): string[] {
+  const out: string[] = [];
+  const rel = model.types.get(type)?.relations.get(relation);
+  const visit = (rw: Rewrite): void => {
+    if (rw.kind === 'this') {
+      for (const d of rel?.directTypes ?? []) out.push(d.wildcard ? `${d.type}:*` : d.relation === undefined ? d.type : `${d.type}#${d.relation}`);
+    } else if (rw.kind === 'computed') out.push(`${type}#${rw.relation}`);
+    else if (rw.kind === 'ttu') {
+      for (const d of model.types.get(type)?.relations.get(rw.tupleset)?.directTypes ?? []) {
+        if (model.types.get(d.type)?.relations.has(rw.computed)) out.push(`${d.type}#${rw.computed}`);
+      }
+    } else if (rw.kind === 'difference') [rw.base, rw.subtract].forEach(visit);
+    else rw.children.forEach(visit);
+  };
+  if (rel) visit(rel.rewrite);
+  return out;
+}
+
+const reach = new WeakMap<CompiledModel, Map<string, Set<string>>>();
+
+/**
+ * Whether the type graph has a path from the subject's form to `type#relation` (§5.2 step 4,
+ * the reference's PathExists): from `U` or `U:*` for an object `U:i`, from `U#S` for a userset,
+ * from `U:*` for a wildcard. Every rewrite position counts, subtract branches included.
+ * Example: `doc.viewer: [group#member]`, `group.member: [bot]` → no path from `user` to doc#viewer.
+ */
+export function pathExists(model: CompiledModel, subject: string, type: string, relation: string): boolean {
+  let table = reach.get(model);
+  if (!table) {
+    table = new Map();
+    reach.set(model, table);
+  }
+  const key = `${type}#${relation}`;
+  let labels = table.get(key);
+  if (!labels) {
+    labels = new Set<string>();
+    const stack = [key];
+    for (let l = stack.pop(); l !== undefined; l = stack.pop()) {
+      if (labels.has(l)) continue;
+      labels.add(l);
+      const hash = l.indexOf('#');
+      if (hash !== -1) stack.push(...edgesOf(model, l.slice(0, hash), l.slice(hash + 1)));
+    }
+    table.set(key, labels);
+  }
+  const colon = subject.indexOf(':');
+  const hash = subject.lastIndexOf('#');
+  const utype = subject.slice(0, colon);
+  if (hash > colon) return labels.has(`${utype}#${subject.slice(hash + 1)}`);
+  return labels.has(utype) || labels.has(`${utype}:*`);
+}
