@@ -125,9 +125,11 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]
 
 function toTimestamp(v: JsonValue): Converted {
   const m = typeof v === 'string' ? RFC3339.exec(v) : null;
-  const [mo, d, h, mi, s] = [m?.[2], m?.[3], m?.[4], m?.[5], m?.[6]].map(Number) as [number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = [m?.[1], m?.[2], m?.[3], m?.[4], m?.[5], m?.[6]].map(Number) as [number, number, number, number, number, number];
   const date = m ? new Date(v as string) : undefined;
-  const valid = date && !Number.isNaN(date.getTime()) && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 && s < 60;
+  // Date.parse rolls 2023-02-30 over to March; Go's time.Parse rejects it, so check the day too.
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  const valid = date && !Number.isNaN(date.getTime()) && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h < 24 && mi < 60 && s < 60;
   return valid ? ok(date) : bad(`expected RFC 3339 formatted timestamp string, but found '${String(v)}'`);
 }
 

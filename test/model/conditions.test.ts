@@ -38,6 +38,8 @@ const conversions: [string, ConditionParamTypeRefJson, string, JsonValue, boolea
   ['duration day unit rejected', T('TYPE_NAME_DURATION'), 'x > duration("1s")', '1d', 'error'],
   ['timestamp RFC 3339', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-10-11T10:00:00Z', true],
   ['timestamp with offset and fraction', T('TYPE_NAME_TIMESTAMP'), 'x == timestamp("2023-10-11T08:00:00.5Z")', '2023-10-11T10:00:00.5+02:00', true],
+  ['timestamp with nanoseconds', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-10-11T10:00:00Z")', '2023-10-11T10:00:00.123456789Z', true],
+  ['timestamp on a day the month lacks rejected', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-02-30T00:00:00Z', 'error'],
   ['timestamp without offset rejected', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-10-11 10:00:00', 'error'],
   ['ipaddress in cidr', T('TYPE_NAME_IPADDRESS'), 'x.in_cidr("192.168.0.0/16")', '192.168.1.7', true],
   ['ipaddress outside cidr', T('TYPE_NAME_IPADDRESS'), 'x.in_cidr("10.0.0.0/8")', '192.168.1.7', false],
