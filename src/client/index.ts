@@ -2,7 +2,7 @@
 // the same tick are coalesced into one frame, so `Promise.all(keys.map((k) => c.check(s, k)))`
 // costs one round trip; answers are matched to requests by id.
 
-import { decodeMsgpack, encodeMsgpack } from '../http/codec.js';
+import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpackRecords } from '../http/codec.js';
 import { openFrameSocket, type FrameSocket } from './ws.js';
 
 export interface CheckKey {
@@ -66,7 +66,7 @@ export class LatchChannelClient {
 
   /** Connects to `ws://host:port/stream`. */
   static async connect(url: string): Promise<LatchChannelClient> {
-    return new LatchChannelClient(await openFrameSocket(url));
+    return new LatchChannelClient(await openFrameSocket(url, [RECORDS_PROTOCOL]));
   }
 
   /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */
@@ -106,7 +106,9 @@ export class LatchChannelClient {
     if (this.#frame.length === 0 || this.#closed) return;
     const frame = this.#frame;
     this.#frame = [];
-    this.socket.send(encodeMsgpack(frame));
+    // Requests go out as msgpackr records (latch decodes both forms); answers come back as records
+    // when the server accepted RECORDS_PROTOCOL.
+    this.socket.send(encodeMsgpackRecords(frame));
   }
 
   #onFrame(data: Buffer): void {

@@ -9,6 +9,8 @@ const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 /** The transport the channel client needs; implemented by this class and by a global WebSocket wrapper. */
 export interface FrameSocket {
+  /** The subprotocol the server accepted ('' when none). */
+  readonly protocol: string;
   send(data: Uint8Array): void;
   close(code?: number): void;
   onMessage: (data: Buffer) => void;
@@ -25,10 +27,13 @@ export class MiniWebSocket implements FrameSocket {
   #fragments: Buffer[] = [];
   #closed = false;
 
-  private constructor(private readonly socket: Socket) {}
+  private constructor(
+    private readonly socket: Socket,
+    readonly protocol: string,
+  ) {}
 
-  /** Opens `ws://host:port/path`; rejects when the server does not switch protocols. */
-  static connect(url: string): Promise<MiniWebSocket> {
+  /** Opens `ws://host:port/path`, offering `protocols`; rejects when the server does not switch protocols. */
+  static connect(url: string, protocols: readonly string[] = []): Promise<MiniWebSocket> {
     const u = new URL(url);
     if (u.protocol !== 'ws:') return Promise.reject(new Error(`unsupported URL scheme ${u.protocol} (only ws:)`));
     const key = randomBytes(16).toString('base64');
@@ -48,7 +53,8 @@ export class MiniWebSocket implements FrameSocket {
           socket.destroy();
           return reject(new Error(`WebSocket handshake failed: ${lines[0] ?? 'no status line'}`));
         }
-        const ws = new MiniWebSocket(socket);
+        const protocol = lines.find((l) => l.toLowerCase().startsWith('sec-websocket-protocol:'))?.slice(23).trim() ?? '';
+        const ws = new MiniWebSocket(socket, protocol);
         socket.on('data', (c: Buffer) => ws.#receive(c));
         socket.on('close', () => ws.#closedBy(1006, 'connection lost'));
         socket.on('error', () => ws.#closedBy(1006, 'connection error'));
@@ -60,7 +66,9 @@ export class MiniWebSocket implements FrameSocket {
       socket.on('error', reject);
       socket.write(
         `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+          `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n` +
+          (protocols.length > 0 ? `Sec-WebSocket-Protocol: ${protocols.join(', ')}\r\n` : '') +
+          '\r\n',
       );
     });
   }
@@ -160,6 +168,7 @@ export class MiniWebSocket implements FrameSocket {
 /** The subset of the WHATWG WebSocket used here (Node ≥ 22 has it as a global). */
 interface StandardWebSocket {
   binaryType: string;
+  readonly protocol: string;
   onopen: (() => void) | null;
   onerror: ((e: unknown) => void) | null;
   onmessage: ((e: { data: unknown }) => void) | null;
@@ -169,13 +178,16 @@ interface StandardWebSocket {
 }
 
 /** The global WebSocket when the runtime has one, else MiniWebSocket. */
-export function openFrameSocket(url: string): Promise<FrameSocket> {
-  const Standard = (globalThis as { WebSocket?: new (url: string) => StandardWebSocket }).WebSocket;
-  if (typeof Standard !== 'function') return MiniWebSocket.connect(url);
+export function openFrameSocket(url: string, protocols: readonly string[] = []): Promise<FrameSocket> {
+  const Standard = (globalThis as { WebSocket?: new (url: string, protocols: string[]) => StandardWebSocket }).WebSocket;
+  if (typeof Standard !== 'function') return MiniWebSocket.connect(url, protocols);
   return new Promise((resolve, reject) => {
-    const ws = new Standard(url);
+    const ws = new Standard(url, [...protocols]);
     ws.binaryType = 'arraybuffer';
     const socket: FrameSocket = {
+      get protocol() {
+        return ws.protocol;
+      },
       send: (data) => ws.send(data),
       close: (code) => ws.close(code),
       onMessage: () => undefined,

@@ -13,7 +13,7 @@ import { parseCheck } from '../api/queries.js';
 import { isObj } from '../api/validate.js';
 import type { CheckInput } from '../engine/types.js';
 import { AppError, toAppError } from '../errors.js';
-import { decodeMsgpack, encodeMsgpack } from './codec.js';
+import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpack, encodeMsgpackRecords } from './codec.js';
 import type { ServerShared } from './exchange.js';
 import { logFailure } from './log.js';
 import type { TemplatedApp, WebSocket } from './uws.js';
@@ -49,6 +49,8 @@ export interface Answer {
 /** Per-connection state (uWS user data). */
 export class Connection {
   ws: WebSocket<Connection> | undefined;
+  /** The client negotiated RECORDS_PROTOCOL: answers are encoded with msgpackr records. */
+  records = false;
   inFlight = 0;
   closed = false;
   queue: Buffer[] = [];
@@ -83,7 +85,10 @@ export class Channel {
       closeOnBackpressureLimit: 0,
       idleTimeout: 120,
       upgrade: (res, req, context) => {
-        res.upgrade(new Connection(), req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
+        const conn = new Connection();
+        // The one subprotocol latch knows; any other offer is declined (no protocol in the reply).
+        conn.records = req.getHeader('sec-websocket-protocol').split(',').some((p) => p.trim() === RECORDS_PROTOCOL);
+        res.upgrade(conn, req.getHeader('sec-websocket-key'), conn.records ? RECORDS_PROTOCOL : '',
           req.getHeader('sec-websocket-extensions'), context);
       },
       open: (ws) => {
@@ -235,7 +240,7 @@ export class Channel {
     conn.flushScheduled = false;
     const ws = conn.ws;
     if (conn.closed || !ws || conn.outbox.length === 0) return;
-    const bytes = encodeMsgpack(conn.outbox);
+    const bytes = conn.records ? encodeMsgpackRecords(conn.outbox) : encodeMsgpack(conn.outbox);
     conn.outbox = [];
     ws.cork(() => ws.send(bytes, true));
     this.#resume(conn);

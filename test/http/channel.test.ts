@@ -74,6 +74,16 @@ describe('msgpack channel', () => {
     ws.close();
   });
 
+  test('the records subprotocol is accepted when offered, and only then', async () => {
+    const url = `ws://127.0.0.1:${server.port}/stream`;
+    const withRecords = await MiniWebSocket.connect(url, ['other', 'latch-msgpack-records']);
+    const plain = await MiniWebSocket.connect(url, ['other']);
+    expect(withRecords.protocol).toBe('latch-msgpack-records');
+    expect(plain.protocol).toBe('');
+    withRecords.close();
+    plain.close();
+  });
+
   test('many frames in flight: every request answered once', async () => {
     const n = 20_000;
     const keys = Array.from({ length: n }, (_, i) => ({ user: `user:u${i % 50}`, relation: 'owner', object: `doc:${(i * 7) % 50}` }));
