@@ -13,6 +13,7 @@
 //   with no relations, like `user`), falling back to every type.
 
 import type { AuthorizationModelInput, RelationReferenceJson, TupleKey } from '../domain/types.js';
+import { UsageError } from './args.js';
 import { FileFormatError, isObject } from './tuple-file.js';
 
 export interface SyntheticSpec {
@@ -28,12 +29,12 @@ export interface SyntheticSpec {
 
 export const DEFAULT_SPEC: SyntheticSpec = { objects: {}, fanout: {}, depth: 3, defaultObjects: 100, defaultFanout: 2, seed: 1 };
 
-/** `type=N` pairs (from --objects / --fanout) → a record; throws FileFormatError on a bad pair. */
+/** `type=N` pairs (from --objects / --fanout) → a record; throws UsageError on a bad pair. */
 export function parsePairs(pairs: readonly string[], flag: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const p of pairs) {
     const m = /^([^=\s]+)=(\d+)$/.exec(p);
-    if (!m) throw new FileFormatError(`${flag} takes name=N, got '${p}'`);
+    if (!m) throw new UsageError(`${flag} takes name=N, got '${p}'`);
     out[m[1] as string] = Number(m[2]);
   }
   return out;

@@ -134,7 +134,8 @@ export async function exportStore(client: FgaHttpClient, storeId: string, modelI
 export function modelText(model: AuthorizationModelInput & { id?: string }): string {
   const { id: _id, ...input } = model;
   try {
-    const dsl = modelToDsl(input);
+    // The DSL library may reorder the object it is given; keep `input` untouched for the JSON fallback.
+    const dsl = modelToDsl(structuredClone(input));
     if (isDeepStrictEqual(normalizeModel(dslToModel(dsl)), normalizeModel(input))) return dsl;
   } catch {
     // not expressible as DSL: fall through to JSON
