@@ -1,0 +1,44 @@
+// The one call the transports make per request, before the body is parsed (D1): authenticate,
+// authorize (store binding, scope) and take from the rate limit. The outcome is held as data so
+// a transport can start reading the body meanwhile and decide later, without ever leaving a
+// rejected promise unobserved. Unknown operation names fail closed (only PUBLIC_ROUTES pass).
+
+import { AppError } from '../../errors.js';
+import { isOperation, OPERATIONS, PUBLIC_ROUTES } from './operations.js';
+import type { Principal } from './principal.js';
+import type { AuthService } from './service.js';
+
+export type Admission =
+  | { readonly principal: Principal; readonly error?: undefined; readonly pending?: undefined }
+  | { readonly error: unknown; readonly principal?: undefined; readonly pending?: undefined }
+  | { readonly pending: Promise<Principal>; readonly principal?: undefined; readonly error?: undefined };
+
+/** The principal of unauthenticated public routes (health probes). */
+export const PUBLIC: Principal = Object.freeze({ clientId: '', storeId: undefined, scopes: new Set<string>(), expiresAt: Infinity });
+
+function limit(auth: AuthService, p: Principal, op: keyof typeof OPERATIONS, storeId: string | undefined): Principal {
+  auth.limiter.take(p, storeId, OPERATIONS[op].opClass);
+  return p;
+}
+
+/** Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes. */
+export function admit(auth: AuthService | undefined, op: string, authorizationHeader: string | undefined, storeId: string | undefined): Admission {
+  if (!auth || PUBLIC_ROUTES.has(op)) return { principal: PUBLIC };
+  if (!isOperation(op)) return { error: new AppError('insufficient_permissions', `no scope grants ${op}`) };
+  try {
+    const p = auth.authenticator.authenticate(authorizationHeader, op, storeId);
+    if (!(p instanceof Promise)) return { principal: limit(auth, p, op, storeId) };
+    const pending = p.then((q) => limit(auth, q, op, storeId));
+    pending.catch(() => undefined); // observed here; the transport awaits `pending` for the error
+    return { pending };
+  } catch (err) {
+    return { error: err };
+  }
+}
+
+/** The admitted principal, or the refusal thrown. */
+export function admitted(a: Admission): Principal | Promise<Principal> {
+  if (a.principal) return a.principal;
+  if (a.pending) return a.pending;
+  throw a.error;
+}
