@@ -13,7 +13,6 @@ import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
 import type { Rewrite } from '../../model/types.js';
 import { RequestState, type EvalContext, type TupleOutcome } from './context.js';
-import { pathExists } from './graph.js';
 
 export const FALSE = 0;
 export const TRUE = 1;
@@ -36,6 +35,7 @@ function fromCondition(c: TupleOutcome): Outcome {
 /** Check evaluation for one subject; reusable for many (object, relation) pairs of one request. */
 export class Checker {
   private readonly subject: ParsedUser;
+  private readonly subjectType: string;
   private readonly path = new Set<string>();
   private steps = 0;
   /**
@@ -54,6 +54,8 @@ export class Checker {
     const parsed = parseUser(user);
     if (!parsed) throw fail.validation(`invalid user '${user}'`);
     this.subject = parsed;
+    // The subject's form as the type graph sees it: `U:x` for an object (only the type matters), else itself.
+    this.subjectType = parsed.kind === 'userset' ? `${parsed.type}:x#${parsed.relation}` : `${parsed.type}:x`;
   }
 
   /** `eval(o, r, s, {}, 0)` as a boolean: FALSE/CYCLE → false, ERROR thrown. */
@@ -72,14 +74,14 @@ export class Checker {
       return CYCLE;
     }
     if (key === this.user) return TRUE;
-    if (!pathExists(this.state.ctx.model, this.user, parseObject(object)?.type ?? '', relation)) return FALSE;
+    const type = object.slice(0, object.indexOf(':'));
+    if (!this.state.reaches(this.subjectType, type, relation)) return FALSE;
     const hit = this.memo.get(key);
     if (hit && depth + hit.height < this.state.ctx.resolveDepth) {
       this.deepest = Math.max(this.deepest, depth + hit.height);
       return hit.out;
     }
     if ((++this.steps & 1023) === 0) this.state.checkDeadline();
-    const type = parseObject(object)?.type ?? '';
     const rel = this.state.ctx.model.types.get(type)?.relations.get(relation);
     if (!rel) return FALSE;
     return this.evalFresh(key, object, relation, rel.rewrite, depth);

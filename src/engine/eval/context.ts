@@ -1,11 +1,12 @@
 // Per-request evaluation state shared by Check, ListObjects and ListUsers: the inputs
-// (model, tuple view, request context, limits) and memo tables that make sure every tuple is
-// validated and every condition evaluated at most once per request.
+// (model, tuple view, request context, limits), each tuple's condition outcome evaluated at most
+// once per request, and the memoised type-graph reachability of §5.2 step 4.
 
 import type { JsonObject } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { TupleEntry, TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
+import { pathExists } from './graph.js';
 import { isValidAtReadTime } from './validity.js';
 
 /** What one query evaluates against. `deadline` is a `Date.now()` timestamp in ms. */
@@ -22,18 +23,27 @@ export type TupleOutcome = true | false | AppError;
 
 /** Memoised tuple-level facts for one request. */
 export class RequestState {
-  private readonly valid = new Map<string, boolean>();
   private readonly cond = new WeakMap<TupleEntry, TupleOutcome>();
 
   constructor(readonly ctx: EvalContext) {}
 
-  /** Read-time validity (semantics.md §4.5), memoised by tuple key and condition name. */
+  /**
+   * Read-time validity (semantics.md §4.5). Not memoised on purpose: the check is an
+   * allocation-free scan of a few restrictions, cheaper than any per-request memo lookup.
+   */
   isValid(t: TupleEntry): boolean {
-    const key = `${t.object}#${t.relation}@${t.user}\u0000${t.condition?.name ?? ''}`;
-    let v = this.valid.get(key);
+    return isValidAtReadTime(this.ctx.model, t);
+  }
+
+  private readonly paths = new Map<string, boolean>();
+
+  /** §5.2 step 4 for `subject` and `type#relation`, memoised per request. */
+  reaches(subject: string, type: string, relation: string): boolean {
+    const key = `${subject}\u0000${type}#${relation}`;
+    let v = this.paths.get(key);
     if (v === undefined) {
-      v = isValidAtReadTime(this.ctx.model, t);
-      this.valid.set(key, v);
+      v = pathExists(this.ctx.model, subject, type, relation);
+      this.paths.set(key, v);
     }
     return v;
   }
@@ -58,8 +68,10 @@ export class RequestState {
   }
 
   /** Valid tuples `object#relation@*`, in view order. */
-  *validUsers(object: string, relation: string): Iterable<TupleEntry> {
-    for (const t of this.ctx.view.users(object, relation)) if (this.isValid(t)) yield t;
+  validUsers(object: string, relation: string): TupleEntry[] {
+    const out: TupleEntry[] = [];
+    for (const t of this.ctx.view.users(object, relation)) if (this.isValid(t)) out.push(t);
+    return out;
   }
 
   /** Throws deadline_exceeded once the request deadline has passed. */
