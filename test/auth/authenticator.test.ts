@@ -94,9 +94,10 @@ describe('scope table', () => {
   afterAll(() => auth.close());
 
   for (const [op, rule] of Object.entries(OPERATIONS)) {
-    if (rule.scope === null) continue;
-    it(`${op} needs ${rule.scope}`, async () => {
-      const withScope = await openAuth({ config: { mode: 'preshared', presharedKeys: [{ key: 'x'.repeat(16), storeId: account, scopes: [rule.scope] }] }, host: '127.0.0.1' });
+    const scope: string | null = rule.scope;
+    if (scope === null) continue;
+    it(`${op} needs ${scope}`, async () => {
+      const withScope = await openAuth({ config: { mode: 'preshared', presharedKeys: [{ key: 'x'.repeat(16), storeId: account, scopes: [scope] }] }, host: '127.0.0.1' });
       try {
         expect(await outcome(() => withScope.authenticator.authenticate(`Bearer ${'x'.repeat(16)}`, op as Operation, STORE_A))).toEqual({ status: 200, code: '' });
       } finally {
