@@ -10,9 +10,10 @@ import { poolThroughput } from './scenarios/pool.js';
 import { indexMemory } from './scenarios/memory.js';
 import { listObjects1M } from './scenarios/list-objects.js';
 import { micro } from './scenarios/micro.js';
+import { indexWrites } from './scenarios/index-writes.js';
 import { httpCheck } from './http/scenario.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, listObjects1M, micro, httpCheck];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, indexWrites, listObjects1M, micro, httpCheck];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },

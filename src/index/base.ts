@@ -13,6 +13,9 @@
 import { COND_SHIFT, SR_MASK } from '../abi.js';
 import { Region, u32 } from './memory.js';
 
+/** Units of work (≈ tuples touched) between two yields of a background build: a few ms. */
+export const SLICE = 32_768;
+
 /** Unsorted tuple columns of interned ids. */
 export interface Columns {
   obj: Uint32Array;
@@ -101,7 +104,7 @@ function cmp(c: Columns, i: number, j: number): number {
 
 /**
  * Builds a base over `nodes` node ids. A generator so a background merge can yield to the event
- * loop between slices (`yield` every ~64k tuples); a plain build just drains it.
+ * loop between slices (`yield` every SLICE units of work); a plain build just drains it.
  */
 export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
   const n = c.length;
@@ -110,6 +113,7 @@ export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
   for (let i = 0; i < n; i++) {
     const o = (c.obj[i] ?? 0) + 1;
     start[o] = (start[o] ?? 0) + 1;
+    if ((i & 0xffff) === 0xffff) yield;
   }
   for (let v = 0; v < nodes; v++) start[v + 1] = (start[v + 1] ?? 0) + (start[v] ?? 0);
   const order = new Uint32Array(n);
@@ -118,14 +122,21 @@ export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
     const o = c.obj[i] ?? 0;
     order[fill[o] ?? 0] = i;
     fill[o] = (fill[o] ?? 0) + 1;
+    if ((i & 0xffff) === 0xffff) yield;
   }
   yield;
   // 2. sort each object's bucket by (rel, subjRel, subj); count keys
   let keys = 0;
+  let work = 0;
   const scratch: number[] = [];
   for (let v = 0; v < nodes; v++) {
     const a = start[v] ?? 0;
     const b = start[v + 1] ?? 0;
+    work += 4 + (b - a) * 2;
+    if (work >= SLICE) {
+      work = 0;
+      yield;
+    }
     if (b - a > 1) {
       if (b - a <= 12) {
         for (let i = a + 1; i < b; i++) {
@@ -145,19 +156,25 @@ export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
       }
     }
     for (let i = a; i < b; i++) if (i === a || c.rel[order[i] ?? 0] !== c.rel[order[i - 1] ?? 0]) keys++;
-    if ((v & 0xffff) === 0xffff) yield;
   }
   // 3. emit forward arrays into the region
   const layout: BaseLayout = { nodes, keys, entries: n };
   const off = offsets(layout);
-  const region = new Region(off.words * 4);
+  const region = new Region(off.words * 4, false); // every word is written below
   const base = new Base(region, layout);
   let m = u32();
   const fn = base.w('fwdNode');
   const fk = base.w('fwdKey');
   const fe = base.w('fwdEnt');
   let k = 0;
+  work = 0;
   for (let v = 0; v < nodes; v++) {
+    work += 4 + (start[v + 1] ?? 0) - (start[v] ?? 0);
+    if (work >= SLICE) {
+      work = 0;
+      yield;
+      m = u32(); // other code may have grown the memory between slices
+    }
     m[fn + v] = k;
     const a = start[v] ?? 0;
     const b = start[v + 1] ?? 0;
@@ -187,7 +204,14 @@ export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
   }
   for (let v = 0; v < nodes; v++) rstart[v + 1] = (rstart[v + 1] ?? 0) + (rstart[v] ?? 0);
   for (let v = 0; v <= nodes; v++) m[rn + v] = rstart[v] ?? 0;
+  work = 0;
   for (let v = 0; v < nodes; v++) {
+    work += 4 + (start[v + 1] ?? 0) - (start[v] ?? 0);
+    if (work >= SLICE) {
+      work = 0;
+      yield;
+      m = u32();
+    }
     for (let i = start[v] ?? 0, b = start[v + 1] ?? 0; i < b; i++) {
       const t = order[i] ?? 0;
       const s = c.subj[t] ?? 0;
@@ -195,10 +219,6 @@ export function* buildBase(c: Columns, nodes: number): Generator<void, Base> {
       rstart[s] = at + 1;
       m[re + 2 * at] = v;
       m[re + 2 * at + 1] = ((c.rel[t] ?? 0) | (((c.meta[t] ?? 0) & SR_MASK) << COND_SHIFT)) >>> 0;
-    }
-    if ((v & 0xffff) === 0xffff) {
-      yield;
-      m = u32();
     }
   }
   return base;
@@ -214,11 +234,18 @@ export function drain<T>(g: Generator<void, T>): T {
 
 /** Growable columns for collecting tuples. */
 export class ColumnBuilder implements Columns {
-  obj: Uint32Array = new Uint32Array(1024);
-  rel: Uint32Array = new Uint32Array(1024);
-  subj: Uint32Array = new Uint32Array(1024);
-  meta: Uint32Array = new Uint32Array(1024);
+  obj: Uint32Array;
+  rel: Uint32Array;
+  subj: Uint32Array;
+  meta: Uint32Array;
   length = 0;
+  constructor(capacity = 1024) {
+    const c = Math.max(capacity, 16);
+    this.obj = new Uint32Array(c);
+    this.rel = new Uint32Array(c);
+    this.subj = new Uint32Array(c);
+    this.meta = new Uint32Array(c);
+  }
   push(o: number, r: number, s: number, meta: number): void {
     if (this.length === this.obj.length) {
       const grow = (a: Uint32Array): Uint32Array => {

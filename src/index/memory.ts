@@ -48,8 +48,11 @@ function round(n: number): number {
   return (Math.max(n, 16) + 15) & ~15;
 }
 
-/** A zero-filled block of at least `bytes` bytes; throws RangeError when memory is exhausted. */
-export function alloc(bytes: number): number {
+/**
+ * A block of at least `bytes` bytes, zero-filled unless `zero` is false (for callers that write
+ * every byte). Throws RangeError when memory is exhausted.
+ */
+export function alloc(bytes: number, zero = true): number {
   const size = round(bytes);
   for (let i = 0; i < free.length; i++) {
     const b = free[i];
@@ -60,7 +63,7 @@ export function alloc(bytes: number): number {
       b.ptr += size;
       b.size -= size;
     }
-    u8().fill(0, ptr, ptr + size);
+    if (zero) u8().fill(0, ptr, ptr + size);
     allocated += size;
     return ptr;
   }
@@ -76,7 +79,7 @@ export function alloc(bytes: number): number {
   }
   top = end;
   allocated += size;
-  u8().fill(0, ptr, end); // the range may have been used before `top` last shrank
+  if (zero) u8().fill(0, ptr, end); // the range may have been used before `top` last shrank
   return ptr;
 }
 
@@ -119,9 +122,9 @@ export class Region {
   readonly ptr: number;
   readonly size: number;
   private refs = 1;
-  constructor(size: number) {
+  constructor(size: number, zero = true) {
     this.size = size;
-    this.ptr = alloc(size);
+    this.ptr = alloc(size, zero);
   }
   retain(): this {
     this.refs++;

@@ -175,9 +175,9 @@ export class Overlay {
   addedRecords(): Rec[] {
     return [...this.adds.records()];
   }
-  /** Keys of deleted base tuples (for a merge). */
-  deletedKeys(): Set<string> {
-    return new Set([...this.dels.records()].map((r) => key(r.obj, r.rel, r.meta & SR_MASK, r.subj)));
+  /** Deleted base keys as sorted record words (a copy, for a merge). */
+  deletedWords(): Uint32Array {
+    return this.dels.copy();
   }
 
   image(): OverlayImage {

@@ -6,11 +6,11 @@
 import type { TupleKey } from '../domain/types.js';
 import type { Storage, WriteResult } from '../storage/types.js';
 import { SR_MASK } from '../abi.js';
-import { type Base, buildBase, ColumnBuilder, drain } from './base.js';
+import { type Base, buildBase, ColumnBuilder, drain, SLICE } from './base.js';
 import { readImage, writeImage } from './checkpoint.js';
 import { Dictionary } from './dictionary.js';
 import { u32 } from './memory.js';
-import { Overlay, overlayKey, type Change } from './overlay.js';
+import { Overlay, type Change } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
 
 export { IndexSnapshot } from './snapshot.js';
@@ -158,23 +158,34 @@ export class StoreIndex {
    * writes applied between slices cannot leak into it.
    */
   private *mergeSteps(): Generator<void, Base> {
-    const cols = new ColumnBuilder();
-    const dels = this.overlay.deletedKeys();
+    const cols = new ColumnBuilder(this.base.layout.entries + this.overlay.size);
+    // Deleted keys come sorted (obj, rel, subjRel, subj): the same order the base is walked in,
+    // so they are skipped with one moving pointer instead of a per-entry key lookup.
+    const dels = this.overlay.deletedWords();
     const adds = this.overlay.addedRecords();
     const nodes = this.dict.nodeList.length;
     const b = this.base;
     const fn = b.w('fwdNode');
     const fk = b.w('fwdKey');
     const fe = b.w('fwdEnt');
+    let d = 0;
+    let work = 0;
     for (let v = 0; v < b.layout.nodes; v++) {
-      if ((v & 0xffff) === 0xffff) yield;
+      if (work >= SLICE) {
+        work = 0;
+        yield;
+      }
       const m = u32();
+      work += 4 + (m[fk + 2 * (m[fn + v + 1] ?? 0) + 1] ?? 0) - (m[fk + 2 * (m[fn + v] ?? 0) + 1] ?? 0);
       for (let k = m[fn + v] ?? 0, k1 = m[fn + v + 1] ?? 0; k < k1; k++) {
         const rel = m[fk + 2 * k] ?? 0;
         for (let i = m[fk + 2 * k + 1] ?? 0, e = m[fk + 2 * k + 3] ?? 0; i < e; i++) {
           const subj = m[fe + 2 * i] ?? 0;
           const meta = m[fe + 2 * i + 1] ?? 0;
-          if (dels.size > 0 && dels.has(overlayKey(v, rel, meta & SR_MASK, subj))) continue;
+          if (d < dels.length && dels[d] === v && dels[d + 1] === rel && dels[d + 2] === subj && ((dels[d + 3] ?? 0) & SR_MASK) === (meta & SR_MASK)) {
+            d += 4;
+            continue;
+          }
           cols.push(v, rel, subj, meta);
         }
       }
