@@ -1,0 +1,28 @@
+// docs/embedded.md stays true: its worked example runs against the real engine and prints
+// exactly the output the page shows.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect, it } from 'vitest';
+
+it('the worked example of docs/embedded.md prints its documented output', () => {
+  const doc = readFileSync('docs/embedded.md', 'utf8');
+  const section = doc.slice(doc.indexOf('## Worked example'));
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  const output = /```text\n([\s\S]*?)```/.exec(section)?.[1];
+  expect(code).toBeDefined();
+  expect(output).toBeDefined();
+  const dir = mkdtempSync(join(tmpdir(), 'latch-doc-'));
+  try {
+    const file = join(dir, 'example.mts');
+    writeFileSync(file, (code as string).replace("from 'latch'", `from '${resolve('src/index.ts')}'`));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(output);
+    expect(run.status).toBe(0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
