@@ -14,9 +14,12 @@ function binaryName(): string {
   return `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
 }
 
+/** The native addon exports SSLApp and getParts; the wrapper's JS fallback has neither. */
 function looksNative(mod: unknown): mod is Uws {
-  return typeof mod === 'object' && mod !== null && typeof (mod as { App?: unknown }).App === 'function'
-    && typeof (mod as { us_socket_local_port?: unknown }).us_socket_local_port === 'function';
+  if (typeof mod !== 'object' || mod === null) return false;
+  const m = mod as Record<string, unknown>;
+  return typeof m.App === 'function' && typeof m.SSLApp === 'function' && typeof m.getParts === 'function'
+    && typeof m.us_socket_local_port === 'function';
 }
 
 /** The places a native binary may live, in preference order. */
@@ -37,9 +40,14 @@ let cached: Uws | undefined;
  * (main.ts) let it abort startup — latch never serves through a JS shim.
  */
 export function loadUws(): Uws {
-  if (cached) return cached;
+  cached ??= loadUwsFrom(candidates());
+  return cached;
+}
+
+/** The first of `ids` (module ids or paths of .node files) that loads as native uWS; throws otherwise. */
+export function loadUwsFrom(ids: readonly string[]): Uws {
   const failures: string[] = [];
-  for (const id of candidates()) {
+  for (const id of ids) {
     let path: string;
     try {
       path = require.resolve(id);
@@ -49,11 +57,8 @@ export function loadUws(): Uws {
     }
     try {
       const mod: unknown = require(path);
-      if (looksNative(mod)) {
-        cached = mod;
-        return mod;
-      }
-      failures.push(`${path}: not a uWS binary`);
+      if (looksNative(mod)) return mod;
+      failures.push(`${path}: not a native uWS binary`);
     } catch (err) {
       failures.push(`${path}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
