@@ -60,9 +60,24 @@ export const differentialCheckers: DifferentialChecker[] = [
     },
     // Open walker defect: when a contextual tuple repeats a stored key with another condition
     // context, the walker evaluates the stored copy; §5.8 says the contextual copy is the one.
-    knownGap: (inp) => inp.contextual.some((c) => inp.stored.some((t) => t.object === c.object && t.relation === c.relation && t.user === c.user)),
+    // Open walker defect: §4.2 rule 7 matches a tuple's condition against restrictions of the same
+    // user *type* (any form); the walker requires the tuple's own form to carry the condition.
+    knownGap: (inp) =>
+      inp.contextual.some((c) => inp.stored.some((t) => t.object === c.object && t.relation === c.relation && t.user === c.user)) ||
+      [...inp.stored, ...inp.contextual].some((t) => usesConditionLeniency(inp.model, t)),
   },
 ];
+
+/** A conditioned tuple whose own restriction form does not name its condition (valid only by the type-only rule). */
+function usesConditionLeniency(model: CompiledModel, t: TupleKey): boolean {
+  const name = t.condition?.name;
+  const rel = model.types.get(t.object.split(':')[0] ?? '')?.relations.get(t.relation);
+  if (!name || !rel) return false;
+  const wild = t.user.endsWith(':*');
+  const urel = t.user.includes('#') ? t.user.slice(t.user.lastIndexOf('#') + 1) : undefined;
+  const utype = t.user.slice(0, t.user.indexOf(':'));
+  return !rel.directTypes.some((d) => d.type === utype && d.wildcard === wild && d.relation === urel && d.condition === name);
+}
 
 /** One index per tuple list (the same list is queried many times). */
 const indexes = new WeakMap<readonly TupleKey[], IndexSnapshot>();
@@ -192,7 +207,7 @@ export function compare(w: World, q: Query): string | undefined {
       got = listObjects(ctx, { type: q.type, relation: q.relation, user: q.user }, Infinity);
       count(got.length > 0 ? 'objects:non-empty' : 'objects:empty');
     } catch (e) {
-      if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return void count(`objects:${e.numeric}`);
+      if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return errorMismatch(w, `ListObjects(${q.user}, ${q.relation}, ${q.type})`, e.numeric, 'objects');
       throw e;
     }
     const want = oracleListObjects(inp, q.type, q.relation, q.user);
@@ -205,12 +220,19 @@ export function compare(w: World, q: Query): string | undefined {
     if (users.some((u) => u.endsWith(':*'))) count('users:wildcard');
     if (users.some((u) => u.includes('#'))) count('users:userset');
   } catch (e) {
-    if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return void count(`users:${e.numeric}`);
+    if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return errorMismatch(w, `ListUsers(${q.object}#${q.relation})`, e.numeric, 'users');
     throw e;
   }
   const want = oracleListUsers(inp, q.object, q.relation, q.filter.type, q.filter.relation);
   const wild = `${q.filter.type}:*`;
   return setMismatch(`ListUsers(${q.object}#${q.relation}, ${JSON.stringify(q.filter)})`, users, want, (u) => !u.includes('#') && users.includes(wild));
+}
+
+/** A list API may fail with 2000 only when some tuple carries a condition (no other evaluation error exists). */
+function errorMismatch(w: World, what: string, code: number, kind: string): string | undefined {
+  count(`${kind}:${code}`);
+  if (code === 2000 && ![...w.tuples, ...w.contextual].some((t) => t.condition)) return `${what}: 2000 without any conditioned tuple`;
+  return undefined;
 }
 
 function setMismatch(what: string, got: string[], want: Map<string, O>, covered: (u: string) => boolean): string | undefined {
