@@ -4,6 +4,7 @@
 
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
+import { clientCommands } from './client-cmd.js';
 import { type CliIo, type Command, describeError, processIo } from './common.js';
 import { modelCommands } from './model-cmd.js';
 import { queryCommands } from './query-cmd.js';
@@ -21,6 +22,7 @@ const GROUPS: Record<string, Group> = {
   model: { summary: 'Write, read and list authorization models', commands: modelCommands },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
+  client: { summary: "Manage the built-in token issuer's OAuth clients (server stopped)", commands: clientCommands },
 };
 
 const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand };

@@ -10,6 +10,7 @@ const COMMANDS = [
   'model write', 'model get', 'model list',
   'tuple write', 'tuple delete', 'tuple read', 'tuple import',
   'query check', 'query batch-check', 'query list-objects', 'query list-users', 'query expand', 'query list-relations',
+  'client create', 'client list', 'client rotate', 'client revoke',
 ];
 
 describe('--help', () => {
@@ -21,7 +22,7 @@ describe('--help', () => {
     expect(r.err).toBe('');
   });
 
-  it.each(['store', 'model', 'tuple', 'query'])('latch %s --help lists its subcommands', async (group) => {
+  it.each(['store', 'model', 'tuple', 'query', 'client'])('latch %s --help lists its subcommands', async (group) => {
     const r = await latch([group, '--help']);
     expect(r.code).toBe(0);
     for (const c of COMMANDS.filter((c) => c.startsWith(group + ' '))) expect(r.out).toContain(c.split(' ')[1]);
