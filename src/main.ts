@@ -1,12 +1,13 @@
 // Wiring: configuration → storage → service → HTTP server. `startServer` is what `latch serve`
 // and the end-to-end tests run; it returns the bound port and a graceful `close()`.
 
+import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
 import type { EngineConfig, Latch } from './engine/types.js';
 import { openLatch } from './engine/service.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
 
-export interface ServerOptions extends HttpServerOptions {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
   /** TCP port (default 8080; 0 → any free port). */
@@ -15,12 +16,15 @@ export interface ServerOptions extends HttpServerOptions {
   readonly dataDir?: string | undefined;
   readonly datastore?: 'memory' | 'leveldb' | undefined;
   readonly engine?: Partial<EngineConfig> | undefined;
+  /** Authentication (docs/auth.md); default mode `none`, refused on a non-loopback host. */
+  readonly auth?: AuthConfig | undefined;
 }
 
 export interface RunningServer {
   readonly host: string;
   readonly port: number;
   readonly latch: Latch;
+  readonly auth: AuthService;
   /** HTTP and channel requests being processed now. */
   inFlight(): number;
   /** Stop accepting, finish in-flight requests, close connections, then close the service. */
@@ -31,14 +35,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   loadUws(); // fail before touching storage when no native uWS binary is available
   const host = options.host ?? '127.0.0.1';
   const path = options.datastore === 'memory' ? undefined : options.dataDir;
-  const latch = await openLatch({ path, config: options.engine });
-  const server = createHttpServer(latch, options);
+  // Auth first: a refused configuration must stop the server before storage is touched.
+  const auth = await openAuth({ config: options.auth ?? { mode: 'none' }, host, dataDir: path });
+  const latch = await openLatch({ path, config: options.engine }).catch(async (err: unknown) => {
+    await auth.close();
+    throw err;
+  });
+  const server = createHttpServer(latch, { ...options, auth });
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);
   } catch (err) {
     await server.close(0);
     await latch.close();
+    await auth.close();
     throw err;
   }
   let closing: Promise<void> | undefined;
@@ -46,9 +56,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     host,
     port,
     latch,
+    auth,
     inFlight: server.inFlight,
     close() {
-      closing ??= server.close().then(() => latch.close());
+      closing ??= server.close().then(() => latch.close()).then(() => auth.close());
       return closing;
     },
   };

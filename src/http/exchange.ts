@@ -3,6 +3,9 @@
 // Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
 
 import { randomUUID } from 'node:crypto';
+import type { Principal } from '../api/auth/principal.js';
+import { retryAfterOf } from '../api/auth/ratelimit.js';
+import type { AuthService } from '../api/auth/service.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
@@ -43,6 +46,8 @@ export interface ServerShared {
   readonly ready: () => boolean;
   /** Requests started and not yet finished (body read, handler run, reply sent or aborted). */
   inFlight: number;
+  /** Authentication, rate limits and the store-log recorder (absent: embedded use). */
+  readonly auth?: AuthService | undefined;
 }
 
 export class Exchange implements CallContext {
@@ -50,6 +55,12 @@ export class Exchange implements CallContext {
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
   modelId: string | undefined = undefined;
+  /** Set once admitted (auth gate), and the parsed input: both feed the store log. */
+  principal: Principal | undefined = undefined;
+  input: unknown = undefined;
+  #status = 0;
+  #errorCode = '';
+  #retryAfter: number | undefined;
   readonly requestId = nextRequestId();
   readonly #start = performance.now();
   #controller: AbortController | undefined;
@@ -102,11 +113,19 @@ export class Exchange implements CallContext {
     if (this.#finished) return;
     this.#finished = true;
     this.shared.inFlight--;
+    // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
+    if (this.storeId) this.shared.auth?.logs.recordCall({
+      time: Date.now(), clientId: this.principal?.clientId ?? '', operation: this.route, storeId: this.storeId, modelId: this.modelId,
+      input: this.input, status: this.#status || 499, errorCode: this.#status ? this.#errorCode : 'cancelled',
+      latencyMs: performance.now() - this.#start, requestId: this.requestId,
+    });
   }
 
   #headers(status: number, contentType: string | undefined): void {
     const res = this.res;
+    this.#status = status;
     res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
+    if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
     if (contentType) res.writeHeader('Content-Type', contentType);
     res.writeHeader('X-Request-Id', this.requestId);
     if (this.storeId) res.writeHeader('Openfga-Store-Id', this.storeId);
@@ -134,6 +153,8 @@ export class Exchange implements CallContext {
   /** Replies with an error body; unknown failures are logged and sent as internal_error. */
   fail(err: unknown, closeConnection = false): void {
     const e = toAppError(err);
+    this.#errorCode = e.code;
+    this.#retryAfter = retryAfterOf(err);
     if (e.status >= 500) logFailure(this.requestId, this.route, e);
     this.send({ status: e.status, body: e.toBody() }, closeConnection);
   }
@@ -167,6 +188,8 @@ export class Exchange implements CallContext {
   /** An error before the first stream line: its HTTP status and one `{"error":…}` line. */
   streamFail(err: unknown): void {
     const e = toAppError(err);
+    this.#errorCode = e.code;
+    this.#retryAfter = retryAfterOf(err);
     if (e.status >= 500) logFailure(this.requestId, this.route, e);
     this.#streamLine(e.status, this.#errorLine(e), true);
   }

@@ -2,6 +2,10 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
+import { admit, admitted, type Admission } from '../api/auth/gate.js';
+import { mountAuthRoutes } from '../api/auth/http-routes.js';
+import { logsEndpoint } from '../api/auth/logs-endpoint.js';
+import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
 import type { ApiRequest, Endpoint } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
@@ -19,6 +23,8 @@ export interface HttpServerOptions {
   /** Secret the continuation-token MAC key is derived from; omitted → random per process. */
   readonly tokenSecret?: string | undefined;
   readonly channel?: Partial<ChannelOptions> | undefined;
+  /** Authentication, rate limits and store logs; omitted → every call passes (embedded use). */
+  readonly auth?: AuthService | undefined;
 }
 
 export interface LatchHttpServer {
@@ -38,10 +44,16 @@ function queryReader(raw: string): (name: string) => string | undefined {
   return (name) => (parsed ??= new URLSearchParams(raw)).get(name) ?? undefined;
 }
 
-async function run(x: Exchange, e: Endpoint, req: ApiRequest): Promise<void> {
+/** D1: the credential is decided before the body is looked at (`bodyError` included). */
+async function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): Promise<void> {
   x.started = true;
   try {
-    const reply = await e.handle(e.parse(req), x);
+    const p = admitted(gate);
+    x.principal = p instanceof Promise ? await p : p;
+    if (bodyError !== undefined) throw bodyError;
+    const input = e.parse(req);
+    x.input = input;
+    const reply = await e.handle(input, x);
     if ('stream' in reply) await x.stream(reply.stream);
     else x.send(reply);
   } catch (err) {
@@ -60,7 +72,8 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     const params: Record<string, string> = {};
     for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
-    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} });
+    const gate = admit(shared.auth, e.name, req.getHeader('authorization') || undefined, params.store_id);
+    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);
     readBody(
@@ -72,15 +85,13 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
         try {
           body = decodeBody(bytes, msgpack);
         } catch (err) {
-          if (e.streaming) x.streamFail(err);
-          else x.fail(err);
-          return x.finish();
+          return void run(x, e, { params, query: NO_QUERY, body: {} }, gate, err);
         }
-        void run(x, e, { params, query: NO_QUERY, body });
+        void run(x, e, { params, query: NO_QUERY, body }, gate);
       },
       () => {
         // Close the connection: the rest of the body is never read (D9).
-        x.fail(tooLarge(bodyLimit), true);
+        x.fail(gate.error ?? tooLarge(bodyLimit), true);
         x.finish();
       },
     );
@@ -118,13 +129,15 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'index load failed', cause: String(err) }) + '\n'),
   );
-  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0 };
+  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
-  for (const e of ENDPOINTS) register(app, e, shared, bodyLimit);
+  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
+  for (const e of endpoints) register(app, e, shared, bodyLimit);
+  if (options.auth) mountAuthRoutes(app, options.auth);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
-  for (const path of new Set(ENDPOINTS.map((e) => e.path))) {
+  for (const path of new Set(endpoints.map((e) => e.path))) {
     app.options(path, preflight);
     app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
   }

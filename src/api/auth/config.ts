@@ -49,7 +49,7 @@ export interface AuthConfig {
   readonly rateLimits?: Partial<Record<OpClass, Bucket>> | undefined;
   /** Failed token requests per remote address and per client id (default burst 10, 10/min). */
   readonly tokenFailures?: Bucket | undefined;
-  /** Store-log retention (default 7 days); 0 disables recording. */
+  /** Store-log retention (default 7 days; mode none: 0); 0 disables recording. */
   readonly logRetentionDays?: number | undefined;
 }
 
@@ -125,7 +125,8 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
   const rawAudience = needsIssuer ? url(config.audience, 'an audience (the base URL of this region)', mode) : (config.audience ?? '');
   const audience = rawAudience === '' ? '' : rawAudience.replace(/\/+$/, '') + '/';
   const rateLimits = Object.fromEntries(CLASSES.map((c) => [c, config.rateLimits?.[c] ?? DEFAULT_BUCKET])) as Record<OpClass, Bucket>;
-  const retention = config.logRetentionDays ?? 7;
+  // Mode none is local development: no store log unless asked for (it costs a write per call).
+  const retention = config.logRetentionDays ?? (mode === 'none' ? 0 : 7);
   if (!(retention >= 0)) throw new AuthConfigError(`logRetentionDays must be ≥ 0, got ${retention}`);
   return {
     mode,

@@ -1,0 +1,74 @@
+// `POST /oauth/token` and `GET /.well-known/jwks.json` mounted on the uWS app. Typed against the
+// few uWS methods used (structurally), so src/api never imports src/http. The token body is
+// bounded (64 KiB) and the peer address feeds the failed-request budget.
+
+import type { AuthService } from './service.js';
+import type { RawReply } from './token-endpoint.js';
+
+interface Res {
+  onAborted(cb: () => void): unknown;
+  onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): unknown;
+  cork(cb: () => void): unknown;
+  writeStatus(status: string): unknown;
+  writeHeader(key: string, value: string): unknown;
+  end(body?: string, closeConnection?: boolean): unknown;
+  getRemoteAddressAsText(): ArrayBuffer;
+}
+
+interface Req {
+  getHeader(name: string): string;
+}
+
+interface App {
+  post(pattern: string, handler: (res: Res, req: Req) => void): unknown;
+  get(pattern: string, handler: (res: Res, req: Req) => void): unknown;
+}
+
+const TOKEN_BODY_LIMIT = 64 * 1024;
+const STATUS: Record<number, string> = {
+  200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error',
+};
+
+function write(res: Res, state: { aborted: boolean }, r: RawReply, close = false): void {
+  if (state.aborted) return;
+  res.cork(() => {
+    res.writeStatus(STATUS[r.status] ?? `${r.status} Error`);
+    for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
+    res.end(JSON.stringify(r.body), close);
+  });
+}
+
+const INTERNAL: RawReply = { status: 500, body: { error: 'server_error', error_description: 'internal error' }, headers: { 'Content-Type': 'application/json' } };
+
+export function mountAuthRoutes(app: App, auth: AuthService): void {
+  app.get('/.well-known/jwks.json', (res) => write(res, { aborted: false }, auth.jwks()));
+  app.post('/oauth/token', (res, req) => {
+    const state = { aborted: false };
+    res.onAborted(() => void (state.aborted = true));
+    const contentType = req.getHeader('content-type');
+    const authorization = req.getHeader('authorization') || undefined;
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
+    const parts: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > TOKEN_BODY_LIMIT) {
+        done = true;
+        return write(res, state, { status: 400, body: { error: 'invalid_request', error_description: 'body too large' }, headers: { 'Content-Type': 'application/json' } }, true);
+      }
+      parts.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast) return;
+      done = true;
+      auth.issueToken({ contentType, raw: Buffer.concat(parts), authorization, remoteAddress }).then(
+        (r) => write(res, state, r),
+        (err: unknown) => {
+          process.stderr.write(JSON.stringify({ level: 'error', msg: 'token endpoint failed', cause: String(err) }) + '\n');
+          write(res, state, INTERNAL);
+        },
+      );
+    });
+  });
+}
