@@ -134,8 +134,7 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
         return or(
           valid
             .filter((t) => t.object === o && t.relation === rw.tupleset)
-            .filter((t) => m.types.get(typeOf(t.user))?.relations.has(rw.computed))
-            .map((t) => then(cond(t), () => evalNode(t.user, rw.computed, path, depth + 1))),
+            .map((t) => then(cond(t), () => (m.types.get(typeOf(t.user))?.relations.has(rw.computed) ? evalNode(t.user, rw.computed, path, depth + 1) : 'F'))),
         );
       case 'union':
         return or(rw.children.map((c) => rewrite(o, r, c, path, depth)));

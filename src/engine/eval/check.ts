@@ -190,17 +190,18 @@ export class Checker {
     return this.eval(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1);
   }
 
-  /** §5.4.3: parents via valid tupleset tuples; parents whose type lacks `computed` are skipped. */
+  /** §5.4.3: parents via valid tupleset tuples (condition first); parents whose type lacks `computed` are skipped. */
   private ttu(object: string, tupleset: string, computed: string, depth: number): Outcome {
     let acc: Outcome = FALSE;
     for (const t of this.state.validUsers(object, tupleset)) {
-      const ptype = parseObject(t.user)?.type ?? '';
-      if (!this.state.ctx.model.types.get(ptype)?.relations.has(computed)) continue;
+      // The reference filters conditions while reading, before it looks at the parent's type.
       const cond = this.state.condition(t);
       if (cond !== true) {
         acc = orOutcome(acc, fromCondition(cond));
         continue;
       }
+      const ptype = t.user.slice(0, t.user.indexOf(':'));
+      if (!this.state.ctx.model.types.get(ptype)?.relations.has(computed)) continue;
       acc = orOutcome(acc, this.eval(t.user, computed, depth + 1));
       if (acc === TRUE) return TRUE;
     }
