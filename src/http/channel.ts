@@ -7,6 +7,8 @@
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
+import { authenticateUpgrade } from '../api/auth/channel-gate.js';
+import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
 import { parseCheck } from '../api/queries.js';
@@ -51,6 +53,8 @@ export class Connection {
   ws: WebSocket<Connection> | undefined;
   /** The client negotiated RECORDS_PROTOCOL: answers are encoded with msgpackr records. */
   records = false;
+  /** The upgrade request's Authorization header: every request of the connection is admitted with it. */
+  authorization: string | undefined = undefined;
   inFlight = 0;
   closed = false;
   queue: Buffer[] = [];
@@ -88,8 +92,11 @@ export class Channel {
         const conn = new Connection();
         // The one subprotocol latch knows; any other offer is declined (no protocol in the reply).
         conn.records = req.getHeader('sec-websocket-protocol').split(',').some((p) => p.trim() === RECORDS_PROTOCOL);
-        res.upgrade(conn, req.getHeader('sec-websocket-key'), conn.records ? RECORDS_PROTOCOL : '',
-          req.getHeader('sec-websocket-extensions'), context);
+        conn.authorization = req.getHeader('authorization') || undefined;
+        const key = req.getHeader('sec-websocket-key');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        authenticateUpgrade(this.shared.auth, conn.authorization, res, () =>
+          res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context));
       },
       open: (ws) => {
         const conn = ws.getUserData();
@@ -171,6 +178,22 @@ export class Channel {
       const body = request.body === undefined || request.body === null ? {} : request.body;
       const storeId = typeof request.store_id === 'string' ? request.store_id : undefined;
       this.#begin(conn);
+      // Same gate as HTTP (D1): authenticate, store binding, scope, rate limit — before parsing.
+      const endpoint = this.shared.auth ? ENDPOINTS_BY_OP.get(String(request.op)) : undefined;
+      if (endpoint) {
+        const gate = admit(this.shared.auth, endpoint.name, conn.authorization, storeId);
+        if (gate.error !== undefined) {
+          this.#answer(conn, errorAnswer(id, gate.error, endpoint.name));
+          continue;
+        }
+        if (gate.pending) {
+          gate.pending.then(
+            () => this.#runOne(conn, id, String(request.op), storeId, body),
+            (err: unknown) => this.#answer(conn, errorAnswer(id, err, endpoint.name)),
+          );
+          continue;
+        }
+      }
       if (request.op !== 'check') {
         void this.#runOne(conn, id, String(request.op), storeId, body);
         continue;
