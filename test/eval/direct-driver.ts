@@ -10,7 +10,7 @@ import { checkTuple } from '../../src/model/tuple-validation.js';
 import { validateCheckKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
-import { compile, loadCompiler } from './model.js';
+import { compile } from './model.js';
 
 /** Contextual tuples: 2027, except condition problems → 2000 where the API says so (A.3). */
 function validateContextual(m: CompiledModel, tuples: readonly TupleKey[], conditionCode: 'invalid_tuple' | 'validation_error'): void {
@@ -98,7 +98,6 @@ class DirectStore implements StoreDriver {
 export function createDirectDriver(toJson: (dsl: string) => AuthorizationModelInput): ConformanceDriver {
   return {
     async createStore(): Promise<StoreDriver> {
-      await loadCompiler();
       return new DirectStore(toJson);
     },
   };

@@ -18,8 +18,3 @@ export function compile(model: AuthorizationModelInput & { id?: string }): Compi
 export function compileDsl(text: string): CompiledModel {
   return compile(dslToModel(text));
 }
-
-/** Kept for callers written before src/model/compile.ts existed. */
-export async function loadCompiler(): Promise<typeof compile> {
-  return compile;
-}
