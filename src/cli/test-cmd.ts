@@ -13,7 +13,7 @@ import { type Target, embeddedTarget, remoteTarget } from './target.js';
 export const testCommand: Command = {
   spec: {
     path: 'test',
-    summary: 'Run the tests of OpenFGA store files (.fga.yaml) and report expected versus got.',
+    summary: 'Run the tests of OpenFGA store files (.fga.yaml): expected versus got',
     positionals: [{ name: 'files', variadic: true, help: 'Store files or globs (quote globs: "tests/**/*.fga.yaml")' }],
     flags: [
       { name: 'json', kind: 'boolean', help: 'Print machine-readable results' },

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SPEC, generateTuples, parsePairs } from '../../src/cli/bench-data.js';
 import type { BenchReport } from '../../src/cli/bench-cmd.js';
 import { percentile } from '../../src/cli/bench-stats.js';
+import { ProgressBar } from '../../src/cli/common.js';
 import { loadModelFile, loadStoreFile } from '../../src/cli/store-file.js';
 import { latch } from './helpers.js';
 
@@ -43,6 +44,17 @@ describe('synthetic data', () => {
   it('parses name=N pairs and rejects anything else', () => {
     expect(parsePairs(['user=10', 'doc#viewer=3'], '--x')).toEqual({ user: 10, 'doc#viewer': 3 });
     expect(() => parsePairs(['user'], '--objects')).toThrow(/--objects takes name=N/);
+  });
+
+  it('draws a progress bar only on a terminal, ending with a newline', () => {
+    let drawn = '';
+    const io = (tty: boolean) => ({ out: () => {}, err: (t: string) => void (drawn += t), env: {}, errIsTTY: tty });
+    new ProgressBar(io(false), 'x').update(5, 5);
+    expect(drawn).toBe('');
+    const bar = new ProgressBar(io(true), 'load');
+    bar.update(1, 4);
+    bar.update(4, 4);
+    expect(drawn).toBe(`\rload [########----------------------] 25% 1/4\rload [##############################] 100% 4/4\n`);
   });
 
   it('nearest-rank percentiles', () => {
