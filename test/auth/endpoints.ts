@@ -1,0 +1,45 @@
+// One valid request per implemented endpoint, with its scope and its success status: the scope
+// table of http-api.md §2 driven over HTTP (with the scope → success, without → 403).
+
+export interface EndpointCase {
+  readonly op: string;
+  readonly scope: string;
+  readonly method: string;
+  /** `{S}` = the store, `{M}` = its model id, `{D}` = a store made for deletion. */
+  readonly path: string;
+  readonly body?: unknown;
+  readonly ok: number;
+  /** Store-less operations need an account-level (`*`) token. */
+  readonly account?: boolean;
+}
+
+const tk = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
+
+export const ENDPOINT_CASES: readonly EndpointCase[] = [
+  { op: 'ListStores', scope: 'read:stores', method: 'GET', path: '/stores', ok: 200, account: true },
+  { op: 'CreateStore', scope: 'create:stores', method: 'POST', path: '/stores', body: { name: 'made-by-scope-test' }, ok: 201, account: true },
+  { op: 'GetStore', scope: 'read:stores', method: 'GET', path: '/stores/{S}', ok: 200 },
+  { op: 'DeleteStore', scope: 'delete:stores', method: 'DELETE', path: '/stores/{D}', ok: 204 },
+  { op: 'ReadAuthorizationModels', scope: 'read:authorization_models', method: 'GET', path: '/stores/{S}/authorization-models', ok: 200 },
+  {
+    op: 'WriteAuthorizationModel', scope: 'write:authorization_models', method: 'POST', path: '/stores/{S}/authorization-models',
+    body: { schema_version: '1.1', type_definitions: [{ type: 'user' }, { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }] },
+    ok: 201,
+  },
+  { op: 'ReadAuthorizationModel', scope: 'read:authorization_models', method: 'GET', path: '/stores/{S}/authorization-models/{M}', ok: 200 },
+  { op: 'ReadAssertions', scope: 'read:assertions', method: 'GET', path: '/stores/{S}/assertions/{M}', ok: 200 },
+  { op: 'WriteAssertions', scope: 'write:assertions', method: 'PUT', path: '/stores/{S}/assertions/{M}', body: { assertions: [{ tuple_key: tk, expectation: true }] }, ok: 204 },
+  { op: 'Write', scope: 'write:tuples', method: 'POST', path: '/stores/{S}/write', body: { writes: { tuple_keys: [{ user: 'user:scope-test', relation: 'viewer', object: 'doc:9' }], on_duplicate: 'ignore' } }, ok: 200 },
+  { op: 'Read', scope: 'read:tuples', method: 'POST', path: '/stores/{S}/read', body: {}, ok: 200 },
+  { op: 'ReadChanges', scope: 'read:changes', method: 'GET', path: '/stores/{S}/changes', ok: 200 },
+  { op: 'Check', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/check', body: { tuple_key: tk }, ok: 200 },
+  { op: 'BatchCheck', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/batch-check', body: { checks: [{ tuple_key: tk, correlation_id: 'c1' }] }, ok: 200 },
+  { op: 'Expand', scope: 'expand:tuples', method: 'POST', path: '/stores/{S}/expand', body: { tuple_key: { relation: 'viewer', object: 'doc:1' } }, ok: 200 },
+  { op: 'ListObjects', scope: 'list:objects', method: 'POST', path: '/stores/{S}/list-objects', body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, ok: 200 },
+  { op: 'StreamedListObjects', scope: 'list:objects', method: 'POST', path: '/stores/{S}/streamed-list-objects', body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, ok: 200 },
+  {
+    op: 'ListUsers', scope: 'list:users', method: 'POST', path: '/stores/{S}/list-users',
+    body: { object: { type: 'doc', id: '1' }, relation: 'viewer', user_filters: [{ type: 'user' }] }, ok: 200,
+  },
+  { op: 'SearchStoreLogs', scope: 'search:logs', method: 'GET', path: '/stores/{S}/logs', ok: 200 },
+];
