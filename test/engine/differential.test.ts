@@ -16,7 +16,7 @@ import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
 import { compile } from '../eval/model.js';
 import { checkTuple } from '../../src/model/tuple-validation.js';
-import { OBJECT_TYPES, USER_TYPES, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
+import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
 import { oracleCheck, oracleListObjects, oracleListUsers, type O, type OracleInput } from '../oracle/oracle.js';
 
 /** Stored tuples (possibly stale), contextual tuples (valid), request context and depth limit. */
@@ -138,7 +138,18 @@ function randomWorld(rng: Rng): World {
       if (!checkTuple(model, t, 'write') || rng.chance(0.05)) tuples.push(t);
     }
     const contextual = rng.chance(0.3) ? contextualPart(rng, model, tuples) : [];
-    return { json, model, tuples: tuples.filter((t) => !contextual.includes(t)), contextual, depth: rng.chance(0.15) ? 2 + rng.int(3) : 25 };
+    const stored = tuples.filter((t) => !contextual.includes(t));
+    const depth = rng.chance(0.15) ? 2 + rng.int(3) : 25;
+    if (contextual.length === 0 && rng.chance(0.25)) {
+      // The model changes after the writes: some stored tuples become stale (§4.5).
+      const evolved = evolveModel(rng, json);
+      try {
+        return { json: evolved, model: compile(evolved), tuples: stored, contextual, depth };
+      } catch {
+        // an invalid evolution: keep the original model
+      }
+    }
+    return { json, model, tuples: stored, contextual, depth };
   }
 }
 

@@ -156,3 +156,22 @@ export function randomContext(rng: Rng): JsonObject | undefined {
   const options: (JsonObject | undefined)[] = [undefined, {}, { x: 1 }, { x: 7 }, { x: 7, y: 1 }, { y: 9 }];
   return rng.pick(options);
 }
+
+/**
+ * A later version of `model` for stale-tuple tests (§4.5): one restriction is removed, or one
+ * restriction's condition is dropped or added. Callers validate it and keep the old model if invalid.
+ */
+export function evolveModel(rng: Rng, model: AuthorizationModelInput): AuthorizationModelInput {
+  const next = JSON.parse(JSON.stringify(model)) as AuthorizationModelInput;
+  const def = rng.pick(next.type_definitions.filter((d) => OBJECT_TYPES.includes(d.type)));
+  const metas = Object.values(def.metadata?.relations ?? {}).filter((m) => (m.directly_related_user_types ?? []).length > 0);
+  if (metas.length === 0) return next;
+  const list = rng.pick(metas).directly_related_user_types ?? [];
+  const i = rng.int(list.length);
+  const entry = list[i];
+  if (!entry) return next;
+  if (list.length > 1 && rng.chance(0.5)) list.splice(i, 1);
+  else if (entry.condition) delete entry.condition;
+  else entry.condition = 'small';
+  return next;
+}
