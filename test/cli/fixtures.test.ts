@@ -3,7 +3,9 @@
 // exit code 1 (checked both in-process and as a real process).
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { latch } from './helpers.js';
@@ -80,6 +82,34 @@ describe('latch test on a deliberately wrong copy', () => {
     const good = run('test/fixtures/blocklist.fga.yaml');
     expect(good.stdout).toContain('PASS:');
     expect(good.status).toBe(0);
+  });
+});
+
+describe('latch test reports errors as failures, with the reason', () => {
+  const model = 'model: |\n  model\n    schema 1.1\n  type user\n  type doc\n    relations\n      define viewer: [user with in_office]\n  condition in_office(ip: ipaddress) {\n    ip.in_cidr("10.0.0.0/8")\n  }\n';
+  const run = async (body: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'latch-test-errors-'));
+    try {
+      const file = join(dir, 'errors.fga.yaml');
+      writeFileSync(file, `name: errors\n${model}${body}`);
+      return await latch(['test', file]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('a query error (missing condition parameter) fails that assertion and shows the error', async () => {
+    const r = await run('tuples:\n  - {user: "user:anne", relation: viewer, object: "doc:1", condition: {name: in_office}}\ntests:\n  - name: t\n    check:\n      - {user: "user:anne", object: "doc:1", context: {ip: "10.1.1.1"}, assertions: {viewer: true}}\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: true}}\n');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('checks 1/2');
+    expect(r.out).toMatch(/✗ Check\(user=user:anne, relation=viewer, object=doc:1\): expected true, error: validation_error: .*in_office/);
+  });
+
+  it('a tuple the model rejects fails the test before any query runs', async () => {
+    const r = await run('tests:\n  - name: t\n    tuples:\n      - {user: "user:anne", relation: editor, object: "doc:1"}\n    check:\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: false}}\n');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/✗ t\n\s+error: cannot prepare the store: validation_error/);
+    expect(r.out).toContain('checks 0/0');
   });
 });
 
