@@ -8,7 +8,7 @@
 // Example: `doc:1#viewer@group:eng#member`, `group:eng#member@user:anne` →
 //   evalCheck(ctx, 'doc:1', 'viewer', 'user:anne') = true (one userset hop, depth 1).
 
-import { parseObject, parseUser, type ParsedUser } from '../../domain/tuple.js';
+import { parseUser, type ParsedUser } from '../../domain/tuple.js';
 import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
 import type { Rewrite } from '../../model/types.js';
