@@ -170,6 +170,11 @@ describe('OpenFGA SDK against latch', () => {
     const changes = await fga.readChanges({ type: 'doc' }, { pageSize: 50 });
     expect(changes.changes.length).toBeGreaterThan(0);
     expect(changes.changes.some((c) => c.operation === 'TUPLE_OPERATION_DELETE')).toBe(true);
+    const since = await fga.readChanges({ type: 'doc', startTime: '2020-01-01T00:00:00Z' });
+    expect(since.changes.length).toBe(changes.changes.length);
+    const later = await fga.readChanges({ type: 'doc' }, { continuationToken: changes.continuation_token });
+    expect(later.changes).toEqual([]);
+    expect(later.continuation_token).toBe(changes.continuation_token);
   });
 
   test('assertions: write, read', async () => {
