@@ -5,7 +5,7 @@
 
 import { AppError } from '../../errors.js';
 import { isOperation, OPERATIONS, PUBLIC_ROUTES } from './operations.js';
-import type { Principal } from './principal.js';
+import { authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
 
 export type Admission =
@@ -21,14 +21,29 @@ function limit(auth: AuthService, p: Principal, op: keyof typeof OPERATIONS, sto
   return p;
 }
 
-/** Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes. */
-export function admit(auth: AuthService | undefined, op: string, authorizationHeader: string | undefined, storeId: string | undefined): Admission {
+/**
+ * Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes.
+ * `seen` receives the authenticated principal even when authorization then refuses the call, so
+ * the store log names the client of a 403.
+ */
+export function admit(
+  auth: AuthService | undefined,
+  op: string,
+  authorizationHeader: string | undefined,
+  storeId: string | undefined,
+  seen?: (p: Principal) => void,
+): Admission {
   if (!auth || PUBLIC_ROUTES.has(op)) return { principal: PUBLIC };
   if (!isOperation(op)) return { error: new AppError('insufficient_permissions', `no scope grants ${op}`) };
+  const decide = (p: Principal): Principal => {
+    seen?.(p);
+    authorize(p, op, storeId);
+    return limit(auth, p, op, storeId);
+  };
   try {
-    const p = auth.authenticator.authenticate(authorizationHeader, op, storeId);
-    if (!(p instanceof Promise)) return { principal: limit(auth, p, op, storeId) };
-    const pending = p.then((q) => limit(auth, q, op, storeId));
+    const p = auth.authenticator.verify(authorizationHeader);
+    if (!(p instanceof Promise)) return { principal: decide(p) };
+    const pending = p.then(decide);
     pending.catch(() => undefined); // observed here; the transport awaits `pending` for the error
     return { pending };
   } catch (err) {
