@@ -45,7 +45,7 @@ class Expansion {
     const h = this.done.get(key);
     if (h !== undefined && depth + h < this.state.ctx.resolveDepth) return [h, false];
     this.state.checkDeadline();
-    const type = parseObject(object)?.type ?? '';
+    const type = object.slice(0, object.indexOf(':'));
     if (type === this.filter.type && relation === this.filter.relation) this.candidates.add(key);
     const rel = this.state.ctx.model.types.get(type)?.relations.get(relation);
     if (!rel) return [0, false];
@@ -100,11 +100,11 @@ class Expansion {
     const parts: (() => [number, boolean])[] = [];
     for (const t of this.state.validUsers(object, relation)) {
       if (!this.usable(t)) continue;
-      const u = parseUser(t.user);
-      if (!u) continue;
-      if (u.kind === 'userset') {
-        parts.push(() => this.child(this.node(`${u.type}:${u.id}`, u.relation, depth + 1)));
-      } else if (u.type === this.filter.type && this.filter.relation === undefined) {
+      // Valid tuples carry well-formed users: `T:id`, `T:*` or `T:id#R` (split on the last `#`).
+      const hash = t.user.lastIndexOf('#');
+      if (hash !== -1) {
+        parts.push(() => this.child(this.node(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1)));
+      } else if (this.filter.relation === undefined && t.user.slice(0, t.user.indexOf(':')) === this.filter.type) {
         this.candidates.add(t.user);
       }
     }
