@@ -1,0 +1,126 @@
+// Rate limits over HTTP (429 rate_limit_exceeded with Retry-After; repeated failed token requests
+// → 429 auth_rate_limit_exceeded, even with the right secret afterwards), and the `latch client`
+// command on a LevelDB data directory used by a real server afterwards.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientCommand } from '../../src/api/auth/cli.js';
+import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
+
+const form = (o: Record<string, string>): string => new URLSearchParams(o).toString();
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+describe('rate limits', () => {
+  let s: AuthServer;
+  let store = '';
+  beforeAll(async () => {
+    s = await startAuthServer({ rateLimits: { check: { perSecond: 1, burst: 2 } }, tokenFailures: { perSecond: 1 / 60, burst: 3 } });
+    const admin = bearer(await s.mint('*', ALL_SCOPES));
+    store = (await call(s.base, 'POST', '/stores', { name: 'limits' }, admin)).json!.id as string;
+    await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin);
+  });
+  afterAll(() => s.close());
+
+  it('429 rate_limit_exceeded with Retry-After once the check bucket is empty; other classes unaffected', async () => {
+    const h = bearer(await s.mint(store, ['check:tuples', 'read:tuples']));
+    const body = { tuple_key: { user: 'user:a', relation: 'viewer', object: 'doc:1' } };
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 3; i++) {
+      last = await call(s.base, 'POST', `/stores/${store}/check`, body, h);
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(last!.json?.code).toBe('rate_limit_exceeded');
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, h)).status).toBe(200);
+  });
+
+  it('repeated failed token requests → 429 auth_rate_limit_exceeded, the right secret included', async () => {
+    const { client, secret } = await s.auth.clients!.create({ storeId: store, scopes: ['check:tuples'] });
+    const attempt = (pw: string) => call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: pw, audience: s.audience }), FORM);
+    const ok = await attempt(secret);
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'check:tuples' });
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    for (let i = 0; i < 3; i++) expect((await attempt(`guess-${i}`)).json?.error).toBe('invalid_client');
+    const blocked = await attempt('guess-4');
+    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({ status: 429, code: 'auth_rate_limit_exceeded' });
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await attempt(secret)).status).toBe(429);
+  });
+});
+
+describe('token endpoint details', () => {
+  let s: AuthServer;
+  beforeAll(async () => {
+    s = await startAuthServer();
+  });
+  afterAll(() => s.close());
+
+  it('JSON bodies, HTTP Basic, wrong audience, wrong grant, revoked client', async () => {
+    const { client, secret } = await s.auth.clients!.create({ storeId: '01JAAAAAAAAAAAAAAAAAAAAAAA', scopes: ['check:tuples', 'read:tuples'] });
+    const json = await call(s.base, 'POST', '/oauth/token', { grant_type: 'client_credentials', client_id: client.id, client_secret: secret, audience: s.audience, scope: 'read:tuples' });
+    expect(json.status).toBe(200);
+    expect(json.json?.scope).toBe('read:tuples');
+    const basic = `Basic ${Buffer.from(`${client.id}:${secret}`).toString('base64')}`;
+    expect((await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials' }), { ...FORM, authorization: basic })).status).toBe(200);
+    const region = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret, audience: 'https://api.eu1.fga.dev/' }), FORM);
+    expect({ status: region.status, error: region.json?.error }).toEqual({ status: 403, error: 'access_denied' });
+    const grant = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'password', client_id: client.id, client_secret: secret }), FORM);
+    expect({ status: grant.status, error: grant.json?.error }).toEqual({ status: 400, error: 'unsupported_grant_type' });
+    await s.auth.clients!.revoke(client.id);
+    const revoked = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret }), FORM);
+    expect({ status: revoked.status, error: revoked.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
+  });
+});
+
+describe('latch client (CLI) on a data directory', () => {
+  let dir: string;
+  const out: string[] = [];
+  const run = async (...args: string[]): Promise<number> => {
+    const write = process.stdout.write;
+    process.stdout.write = ((c: string) => (out.push(c), true)) as typeof process.stdout.write;
+    try {
+      return await clientCommand([...args, '--data-dir', dir]);
+    } finally {
+      process.stdout.write = write;
+    }
+  };
+  const last = (): Record<string, unknown> => JSON.parse(out[out.length - 1] as string) as Record<string, unknown>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'latch-cli-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('create, rotate, revoke; the server honours them; a running server holds the lock', async () => {
+    expect(await run('create', '--store', '*', '--scopes', 'read:stores,create:stores')).toBe(0);
+    const created = last();
+    const id = created.client_id as string;
+    const first = created.client_secret as string;
+    expect(await run('rotate', id)).toBe(0);
+    const second = last().client_secret as string;
+    expect(await run('create', '--store', '*', '--scopes', 'read:stores')).toBe(0);
+    const other = last().client_id as string;
+    expect(await run('revoke', other)).toBe(0);
+    expect(await run('list')).toBe(0);
+    expect(JSON.stringify(last())).not.toContain('scrypt');
+    expect(await run('create', '--store', '*', '--scopes', 'read:everything')).toBe(1);
+
+    const s = await startAuthServer({}, { datastore: 'leveldb', dataDir: dir });
+    try {
+      const token = (pw: string, cid = id) => call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: cid, client_secret: pw, audience: s.audience }), FORM);
+      expect((await token(first)).status).toBe(401);
+      const ok = await token(second);
+      expect(ok.status).toBe(200);
+      expect((await call(s.base, 'GET', '/stores', undefined, bearer(ok.json!.access_token as string))).status).toBe(200);
+      expect((await token(second, other)).status).toBe(401);
+      expect(await run('list')).toBe(1); // the server holds <data-dir>/auth
+    } finally {
+      await s.close();
+    }
+  });
+});
