@@ -1,6 +1,7 @@
 // `latch serve`: parses the serve flags, starts the server, and on SIGTERM/SIGINT stops accepting,
 // finishes in-flight requests, closes everything and exits 0.
 
+import { AUTH_FLAGS, AUTH_HELP, authConfigFromFlags } from '../api/auth/flags.js';
 import { startServer, type ServerOptions } from '../main.js';
 
 export const SERVE_HELP = `Usage: latch serve [options]
@@ -12,11 +13,11 @@ Options:
   --datastore <kind>     'leveldb' (default) or 'memory'
   --body-limit <bytes>   Largest request body (default 1048576)
   -h, --help             Show this help
-`;
+${AUTH_HELP}`;
 
 export class UsageError extends Error {}
 
-const FLAGS = new Set(['--host', '--port', '--data-dir', '--datastore', '--body-limit']);
+const FLAGS = new Set(['--host', '--port', '--data-dir', '--datastore', '--body-limit', ...AUTH_FLAGS]);
 
 function integer(flag: string, value: string, min: number, max: number): number {
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
@@ -40,7 +41,14 @@ export function parseServeArgs(args: readonly string[]): ServerOptions {
   if (datastore !== 'memory' && datastore !== 'leveldb') throw new UsageError(`--datastore must be 'memory' or 'leveldb', got '${datastore}'`);
   const port = values.get('--port');
   const limit = values.get('--body-limit');
+  let auth;
+  try {
+    auth = authConfigFromFlags(values);
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
   return {
+    auth,
     host: values.get('--host') ?? '127.0.0.1',
     port: port === undefined ? 8080 : integer('--port', port, 0, 65535),
     datastore,
