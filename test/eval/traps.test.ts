@@ -318,3 +318,14 @@ condition a(p: int) {
     ['doc:1#viewer@group:g#member', 2000],
   ]);
 });
+
+describe('memoised results respect the depth limit where they are reused', () => {
+  const m = compileDsl(
+    dsl('type user\ntype folder\n  relations\n    define viewer: [user]\ntype doc\n  relations\n    define parent: [folder]\n    define viewer: viewer from parent\n    define via: [doc#viewer]\n    define both: viewer and via'),
+  );
+  // doc:1#viewer is TRUE at depth 0 (its self hit is one hop below); reached again at depth 1
+  // through `via`, that hop reaches the limit of 2, so the memo must not answer there.
+  const tuples = ['doc:1#parent@folder:f', 'doc:1#via@doc:1#viewer'];
+  rows(() => ({ model: m, tuples, depth: 2 }), [['doc:1#both@folder:f#viewer', 2002]]);
+  rows(() => ({ model: m, tuples, depth: 3 }), [['doc:1#both@folder:f#viewer', true]]);
+});

@@ -68,6 +68,8 @@ export class Checker {
   /** §5.2 steps 1-5. */
   eval(object: string, relation: string, depth: number): Outcome {
     if (depth >= this.state.ctx.resolveDepth) return fail.tooComplex();
+    // Every node entered counts towards the height of the memoised ancestors (even a self hit).
+    if (depth > this.deepest) this.deepest = depth;
     const key = `${object}#${relation}`;
     if (this.path.has(key)) {
       this.cycleHits++;
