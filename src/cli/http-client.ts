@@ -4,7 +4,7 @@
 // the token is fetched on first use and reused until shortly before `expires_in` elapses.
 // Every non-2xx answer becomes an ApiError carrying the status and the `{code, message}` body.
 
-import type { AuthorizationModel, AuthorizationModelInput, JsonObject, Store, Tuple, TupleKey } from '../domain/types.js';
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, JsonObject, Store, Tuple, TupleKey } from '../domain/types.js';
 import type { ListedUser, UsersetTreeNode } from '../engine/types.js';
 
 export class ApiError extends Error {
@@ -112,6 +112,14 @@ export class FgaHttpClient {
   /** The store's latest model, or undefined when it has none. */
   async latestModel(storeId: string): Promise<AuthorizationModel | undefined> {
     return (await this.listModels(storeId, { pageSize: 1 })).authorization_models[0];
+  }
+
+  // ---- assertions ----
+  async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
+    return (await this.get<{ assertions: Assertion[] }>(`/stores/${enc(storeId)}/assertions/${enc(modelId)}`)).assertions;
+  }
+  async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
+    await this.send('PUT', `/stores/${enc(storeId)}/assertions/${enc(modelId)}`, { assertions });
   }
 
   // ---- tuples ----

@@ -5,12 +5,13 @@
 
 import { writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import YAML from 'yaml';
-import type { AuthorizationModelInput, TupleKey } from '../domain/types.js';
+import type { AuthorizationModelInput } from '../domain/types.js';
 import { dslToModel, modelToDsl } from '../model/dsl.js';
 import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
 import type { FgaHttpClient } from './http-client.js';
 import { loadModelFile, loadStoreFile } from './store-file.js';
+import { cleanTuple, toYaml } from './tuple-file.js';
+import { assertionsToTests, testsToAssertions } from './assertions.js';
 
 const server = SERVER_FLAGS;
 
@@ -84,7 +85,9 @@ const importCmd: Command = {
       { ...STORE_FLAG, help: 'Import into this existing store instead of creating one' },
       ...server,
     ],
-    details: "Tuples are written in chunks of 100 with a progress bar on a terminal. The file's tests are not run (use 'latch test').",
+    details:
+      "Tuples are written in chunks of 100 with a progress bar on a terminal. The tests' check\n" +
+      "expectations are stored as the model's assertions (at most 100); they are not run (use 'latch test').",
     examples: ['latch store import --file store.fga.yaml --api-url http://127.0.0.1:8080'],
   },
   async run(args, io) {
@@ -96,7 +99,10 @@ const importCmd: Command = {
     const modelId = await client.writeModel(store.id, file.model);
     const bar = new ProgressBar(io, 'tuples');
     await writeInChunks(client, store.id, file.tuples, { modelId, onProgress: (d, t) => bar.update(d, t) });
-    printJson(io, { store, model: { authorization_model_id: modelId }, tuples_written: file.tuples.length });
+    const { assertions, skipped } = testsToAssertions(file.tests);
+    if (assertions.length) await client.writeAssertions(store.id, modelId, assertions);
+    for (const reason of skipped.reasons) io.err(`latch store import: ${skipped.count} test expectation(s) not stored as assertions: ${reason}\n`);
+    printJson(io, { store, model: { authorization_model_id: modelId }, tuples_written: file.tuples.length, assertions_written: assertions.length });
     return 0;
   },
 };
@@ -104,7 +110,7 @@ const importCmd: Command = {
 const exportCmd: Command = {
   spec: {
     path: 'store export',
-    summary: 'Write a store as a .fga.yaml store file (model and tuples)',
+    summary: 'Write a store as a .fga.yaml store file (model, tuples, assertions as tests)',
     positionals: [],
     flags: [STORE_FLAG, MODEL_FLAG, { name: 'output', short: 'o', kind: 'string', value: '<file>', help: 'Write to this file instead of stdout' }, ...server],
     examples: ['latch store export --store-id 01J… -o backup.fga.yaml'],
@@ -119,7 +125,7 @@ const exportCmd: Command = {
   },
 };
 
-/** The store file text of a store: name, model (DSL when exact, else JSON) and all tuples. */
+/** The store file text of a store: name, model (DSL when exact, else JSON), all tuples, the model's assertions as tests. */
 export async function exportStore(client: FgaHttpClient, storeId: string, modelId?: string): Promise<string> {
   const store = await client.getStore(storeId);
   const model = modelId ? await client.getModel(storeId, modelId) : await client.latestModel(storeId);
@@ -127,7 +133,9 @@ export async function exportStore(client: FgaHttpClient, storeId: string, modelI
   const doc: Record<string, unknown> = { name: store.name };
   if (model) doc.model = modelText(model);
   doc.tuples = tuples;
-  return YAML.stringify(doc, { lineWidth: 0 });
+  const assertions = model ? await client.readAssertions(storeId, model.id) : [];
+  if (assertions.length) doc.tests = assertionsToTests(assertions);
+  return toYaml(doc);
 }
 
 /** DSL when converting back gives the same model; otherwise pretty JSON (which the importer also reads). */
@@ -158,11 +166,5 @@ export function normalizeModel(value: unknown): unknown {
   return out;
 }
 
-export function cleanTuple(t: TupleKey): TupleKey {
-  const base = { user: t.user, relation: t.relation, object: t.object };
-  if (!t.condition || !t.condition.name) return base;
-  const context = t.condition.context;
-  return { ...base, condition: context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name } };
-}
 
 export const storeCommands: readonly Command[] = [create, list, get, del, importCmd, exportCmd];

@@ -5,9 +5,7 @@
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
-import { cleanTuple } from './store-cmd.js';
-import { isObject, readTupleFile, toCsv } from './tuple-file.js';
-import YAML from 'yaml';
+import { cleanTuple, isObject, readTupleFile, toCsv, toYaml } from './tuple-file.js';
 
 const TUPLE_ARGS = [
   { name: 'user', optional: true, help: 'User, e.g. user:anne, group:eng#member, user:*' },
@@ -138,7 +136,7 @@ const read: Command = {
     const tuples = await clientFrom(args).readAll(storeId, Object.keys(filter).length ? filter : undefined);
     const format = args.string('output-format') ?? 'json';
     if (format === 'csv') io.out(toCsv(tuples.map((t) => t.key)));
-    else if (format === 'yaml') io.out(YAML.stringify(tuples.map((t) => cleanTuple(t.key))));
+    else if (format === 'yaml') io.out(toYaml(tuples.map((t) => cleanTuple(t.key))));
     else printJson(io, { tuples });
     return 0;
   },

@@ -175,6 +175,23 @@ function csvField(s: string): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/**
+ * YAML as latch writes it: block style, no line folding, and strings that a YAML 1.1 reader
+ * (the OpenFGA command line's, for one) would take for timestamps, booleans or numbers quoted,
+ * so a context value like "2024-01-01T00:00:00Z" stays a string everywhere.
+ */
+export function toYaml(value: unknown): string {
+  return YAML.stringify(value, { lineWidth: 0, version: '1.1' });
+}
+
+/** A tuple as store files write it: no null condition, no empty condition context. */
+export function cleanTuple(t: TupleKey): TupleKey {
+  const base = { user: t.user, relation: t.relation, object: t.object };
+  if (!t.condition || !t.condition.name) return base;
+  const context = t.condition.context;
+  return { ...base, condition: context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name } };
+}
+
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertionsToTests, testsToAssertions } from '../../src/cli/assertions.js';
 import { expandGlobs, globToRegExp } from '../../src/cli/glob.js';
 import { loadStoreFile, parseModelText } from '../../src/cli/store-file.js';
 import { FileFormatError, parseCsv, parseCsvTuples, parseTuples, toCsv } from '../../src/cli/tuple-file.js';
@@ -118,5 +119,30 @@ describe('globs', () => {
     expect(await expandGlobs(['g/{a,b}.*'], dir)).toEqual(['g/a.fga.yaml', 'g/b.yaml']);
     expect(await expandGlobs(['plain/path.yaml'], dir)).toEqual(['plain/path.yaml']);
     expect(globToRegExp('a/?.yaml').test('a/x.yaml')).toBe(true);
+  });
+});
+
+describe('tests ↔ assertions', () => {
+  it('expands checks into assertions and groups them back into the same shape', async () => {
+    const f = await loadStoreFile('test/fixtures/multi-tenant-rbac.fga.yaml');
+    const { assertions, skipped } = testsToAssertions(f.tests);
+    expect(skipped.count).toBe(0);
+    expect(assertions).toHaveLength(39);
+    expect(assertions.filter((a) => a.contextual_tuples?.length === 2)).toHaveLength(3);
+    const tests = assertionsToTests(assertions);
+    expect(tests.map((t) => t.name)).toEqual(['assertions', 'assertions-2']);
+    // Grouping is idempotent: assertions → tests → assertions → tests gives the same tests.
+    const path = write('again.fga.yaml', JSON.stringify({ name: 'again', tests })); // JSON is YAML
+    const again = testsToAssertions((await loadStoreFile(path)).tests).assertions;
+    expect(assertionsToTests(again)).toEqual(tests);
+  });
+
+  it('keeps within the API limits and says what it left out', () => {
+    const many = { name: 'many', tuples: [], check: [{ users: Array.from({ length: 60 }, (_, i) => `user:u${i}`), objects: ['doc:1', 'doc:2'], assertions: { viewer: true } }], listObjects: [], listUsers: [] };
+    const crowded = { ...many, name: 'crowded', tuples: Array.from({ length: 21 }, (_, i) => ({ user: `user:u${i}`, relation: 'viewer', object: 'doc:1' })) };
+    const r = testsToAssertions([crowded, many]);
+    expect(r.assertions).toHaveLength(100);
+    expect(r.skipped.count).toBe(120 + 20);
+    expect(r.skipped.reasons.join('\n')).toMatch(/test 'crowded' has 21 tuples[\s\S]*at most 100 assertions/);
   });
 });

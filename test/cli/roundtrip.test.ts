@@ -1,5 +1,6 @@
-// `store export` then `store import` into a fresh server round-trips the model and the tuples
-// exactly, for every fixture (DSL models, a JSON model, a modular model, conditioned tuples).
+// `store export` then `store import` into a fresh server round-trips the model, the tuples and
+// the assertions exactly, for every fixture (DSL models, a JSON model, a modular model,
+// conditioned tuples, tests with their own tuples and contexts).
 
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,8 @@ async function snapshot(server: RunningServer, storeId: string, modelId: string)
   const client = new FgaHttpClient({ apiUrl: url(server) });
   const { id: _id, ...model } = await client.getModel(storeId, modelId);
   const tuples = (await client.readAll(storeId)).map((t) => JSON.stringify(t.key)).sort();
-  return { name: (await client.getStore(storeId)).name, model, tuples };
+  const assertions = (await client.readAssertions(storeId, modelId)).map((a) => JSON.stringify(a)).sort();
+  return { name: (await client.getStore(storeId)).name, model, tuples, assertions };
 }
 
 describe('store export → store import', () => {
@@ -54,6 +56,7 @@ describe('store export → store import', () => {
     const before = await snapshot(source, a.storeId, a.modelId);
     const after = await snapshot(fresh, b.storeId, b.modelId);
     expect(after.tuples.length).toBeGreaterThan(0);
+    expect(after.assertions.length).toBeGreaterThan(0);
     expect(after).toEqual(before);
 
     // Exporting the copy gives the same file again.
@@ -62,12 +65,13 @@ describe('store export → store import', () => {
     expect(again.out).toBe(first.out);
   });
 
-  it('the exported file is itself a runnable store file', async () => {
-    const a = await importFile(source, 'test/fixtures/drive-sharing.fga.yaml');
-    const exported = join(dir, 'drive.fga.yaml');
+  it('the exported file is itself a runnable store file: its assertions pass as tests', async () => {
+    const a = await importFile(source, 'test/fixtures/multi-tenant-rbac.fga.yaml');
+    const exported = join(dir, 'rbac.fga.yaml');
     await latch(['store', 'export', '--store-id', a.storeId, '-o', exported, '--api-url', url(source)]);
     const r = await latch(['test', exported]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain('PASS: files 1/1, tests 0/0');
+    // 36 checks of the two tests without tuples, 3 of the test with its own tuples.
+    expect(r.out).toContain('PASS: files 1/1, tests 2/2 passed; checks 39/39');
   });
 });
