@@ -55,6 +55,7 @@ export const C_SNAPSHOT: i32 = 15;
 export const C_PROGRAM: i32 = 16;
 export const C_TCOND_COUNT: i32 = 17; // temporary condition bindings (contextual tuples), ids from condCount
 export const C_TCOND_NAME: i32 = 18; // ptr u32[]: condition name id per temporary binding
+export const C_SUBJ_KIND: i32 = 19; // dense subject-kind index (program), NONE when the model has none
 export const C_WORDS: i32 = 20;
 export const NONE: u32 = 0xffffffff;
 export const MEMO_SLOT: i32 = 16; // (node, rel+1, result, height)
@@ -65,7 +66,10 @@ export const P_TYPES: i32 = 1; // types of the model
 export const P_REWRITE: i32 = 2; // ptr u32[types*stride]: rewrite node ptr or 0
 export const P_DIRECT: i32 = 3; // ptr u32[types*stride]: restriction list ptr or 0
 export const P_TYPEMAP: i32 = 4; // ptr u32[stride]: name id → type slot, NONE when not a type
-export const P_WORDS: i32 = 5;
+export const P_REACH: i32 = 5; // ptr u32[types*stride*reachWords]: subject kinds that can reach type#rel
+export const P_REACH_WORDS: i32 = 6;
+export const P_HEIGHT: i32 = 7; // ptr u32[types*stride]: tuple-hop height of an error-free closure, NONE = never prune
+export const P_WORDS: i32 = 8;
 
 // ---- rewrite opcodes: node = [op, ...] ----
 export const OP_THIS: u32 = 1; // [op, restrictionListPtr]

@@ -3,12 +3,12 @@
 
 import {
   C_CTX_COUNT, C_DEPTH_LIMIT, C_HANDLE, C_MEMO_CAP, C_MEMO_PTR, C_OBJECT, C_PATH_CAP, C_PATH_PTR, C_PROGRAM, C_RELATION,
-  C_SNAPSHOT, C_SUBJ_REL, C_SUBJECT, C_WILD_NODE, C_WORDS,
+  C_SNAPSHOT, C_SUBJ_KIND, C_SUBJ_REL, C_SUBJECT, C_WILD_NODE, C_WORDS,
 } from './abi';
 import { bind } from './lists';
 import { beginCall, evalRel, setQuery } from './walker';
 
-export const ABI_VERSION: u32 = 2;
+export const ABI_VERSION: u32 = 3;
 
 export function abiVersion(): u32 {
   return ABI_VERSION;
@@ -28,7 +28,7 @@ function nextEpoch(ctx: usize): u32 {
 }
 
 function runOne(ctx: usize): i32 {
-  setQuery(cw(ctx, C_SUBJECT), cw(ctx, C_SUBJ_REL), cw(ctx, C_WILD_NODE), cw(ctx, C_DEPTH_LIMIT), cw(ctx, C_HANDLE));
+  setQuery(cw(ctx, C_SUBJECT), cw(ctx, C_SUBJ_REL), cw(ctx, C_WILD_NODE), cw(ctx, C_DEPTH_LIMIT), cw(ctx, C_HANDLE), cw(ctx, C_SUBJ_KIND));
   beginCall(cw(ctx, C_PATH_PTR), cw(ctx, C_PATH_CAP), cw(ctx, C_MEMO_PTR), cw(ctx, C_MEMO_CAP), nextEpoch(ctx));
   return evalRel(cw(ctx, C_OBJECT), cw(ctx, C_RELATION), 0);
 }
@@ -40,20 +40,21 @@ export function check(ctx: usize): i32 {
 }
 
 /**
- * A batch of checks without contextual tuples: `queries` holds `count` records of 5 u32
- * (object, relation, subject, subjRel, wildNode); statuses go to `out` as bytes.
+ * A batch of checks without contextual tuples: `queries` holds `count` records of 6 u32
+ * (object, relation, subject, subjRel, wildNode, subjKind); statuses go to `out` as bytes.
  * The context at `ctx` supplies snapshot, program, limits and scratch.
  */
 export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): void {
   store<u32>(ctx + (<usize>C_CTX_COUNT << 2), 0);
   bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
   for (let i: u32 = 0; i < count; i++) {
-    const q = queries + <usize>i * 20;
+    const q = queries + <usize>i * 24;
     store<u32>(ctx + (<usize>C_OBJECT << 2), load<u32>(q));
     store<u32>(ctx + (<usize>C_RELATION << 2), load<u32>(q, 4));
     store<u32>(ctx + (<usize>C_SUBJECT << 2), load<u32>(q, 8));
     store<u32>(ctx + (<usize>C_SUBJ_REL << 2), load<u32>(q, 12));
     store<u32>(ctx + (<usize>C_WILD_NODE << 2), load<u32>(q, 16));
+    store<u32>(ctx + (<usize>C_SUBJ_KIND << 2), load<u32>(q, 20));
     store<u8>(out + i, <u8>runOne(ctx));
   }
 }

@@ -9,7 +9,7 @@ import {
 } from './abi';
 import {
   addCount, addPtr, baseRange, ctxCount, ctxPtr, delCount, delPtr, deleted, directOf, fwdEnt, hasUsersetForm, hi, lo,
-  lowerBound, nodeType, recordRange, rewriteOf, valid,
+  lowerBound, nodeType, prunable, recordRange, rewriteOf, valid,
 } from './lists';
 
 /**
@@ -25,6 +25,7 @@ let subjRel: u32 = 0;
 let wildNode: u32 = NONE;
 let depthLimit: u32 = 25;
 let handle: u32 = 0;
+let subjKind: u32 = NONE;
 let pathPtr: usize = 0;
 let pathCap: u32 = 0;
 let pathLen: u32 = 0;
@@ -37,7 +38,8 @@ let cycleHits: u32 = 0;
 /** Deepest hop depth reached in the current subtree (for memo headroom). */
 let maxDepth: u32 = 0;
 
-export function setQuery(subj: u32, sr: u32, wild: u32, limit: u32, h: u32): void {
+export function setQuery(subj: u32, sr: u32, wild: u32, limit: u32, h: u32, kind: u32): void {
+  subjKind = kind;
   subject = subj;
   subjRel = sr;
   wildNode = wild;
@@ -134,10 +136,10 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   if (subjRel != 0 && obj == subject && rel + 1 == subjRel) return R_TRUE; // self-defining rule
   const type = nodeType(obj) & ~WILDCARD_BIT;
   const rw = rewriteOf(type, rel);
-  if (rw == 0) return R_FALSE;
+  if (rw == 0 || prunable(type, rel, subjKind, depth, depthLimit)) return R_FALSE; // §5.2 step 4
   // The root is entered once per call, so it never hits the memo: skip the probe and the store.
   const root = pathLen == 0;
-  const m = root ? 0 : memoFind(obj, rel);
+  const m: usize = root ? 0 : memoFind(obj, rel);
   if (m != 0) {
     const packed = load<u32>(m, 8);
     const height = packed >>> 8;
@@ -255,6 +257,9 @@ function followEdge(acc: i32, obj: u32, rel: u32, subj: u32, meta: u32, nextRel:
   const c = condResult(meta, obj, rel, subj);
   if (c == R_FALSE) return acc;
   if (c != R_TRUE) return unionAcc(acc, c);
+  // A tupleset parent whose type lacks the computed relation is skipped silently, with no hop
+  // (so it can never hit the depth limit); its tuple's condition was still evaluated above.
+  if (rewriteOf(nodeType(subj) & ~WILDCARD_BIT, nextRel) == 0) return acc;
   return unionAcc(acc, evalRel(subj, nextRel, depth + 1));
 }
 
@@ -276,7 +281,8 @@ function evalThis(restr: usize, obj: u32, rel: u32, depth: u32): i32 {
 
 /**
  * Tuple-to-userset (§5.4.3): parents from valid `obj#ts` tuples (plain objects), `comp`
- * evaluated on each parent whose type defines it; other parents are skipped silently.
+ * evaluated on each parent whose type defines it; other parents give FALSE (after the tupleset
+ * tuple's condition was evaluated, as the reference reads and filters tuples first).
  */
 function evalTTU(obj: u32, type: u32, ts: u32, comp: u32, depth: u32): i32 {
   const restr = directOf(type, ts);
@@ -309,7 +315,8 @@ function followAll(acc0: i32, restr: usize, obj: u32, rel: u32, depth: u32, user
     if (!usersets && sr != 0) break; // plain entries sort first
     if (!valid(restr, subj, meta)) continue;
     if (dlo < dhi && deleted(dlo, dhi, sr, subj)) continue;
-    if (!usersets && rewriteOf(nodeType(subj) & ~WILDCARD_BIT, comp) == 0) continue;
+    // Skip an unconditioned edge whose target can neither hold the subject nor raise an error.
+    if ((meta >>> COND_SHIFT) == 0 && prunable(nodeType(subj) & ~WILDCARD_BIT, usersets ? sr - 1 : comp, subjKind, depth + 1, depthLimit)) continue;
     acc = followEdge(acc, obj, rel, subj, meta, usersets ? sr - 1 : comp, depth);
     if (acc == R_TRUE) return acc;
   }
@@ -326,7 +333,7 @@ function followAll(acc0: i32, restr: usize, obj: u32, rel: u32, depth: u32, user
       const meta = load<u32>(p, 12);
       const sr = meta & SR_MASK;
       if ((usersets ? sr == 0 : sr != 0) || !valid(restr, subj, meta)) continue;
-      if (!usersets && rewriteOf(nodeType(subj) & ~WILDCARD_BIT, comp) == 0) continue;
+      if ((meta >>> COND_SHIFT) == 0 && prunable(nodeType(subj) & ~WILDCARD_BIT, usersets ? sr - 1 : comp, subjKind, depth + 1, depthLimit)) continue;
       acc = followEdge(acc, obj, rel, subj, meta, usersets ? sr - 1 : comp, depth);
       if (acc == R_TRUE) return acc;
     }

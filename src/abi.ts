@@ -1,7 +1,7 @@
 // The host's mirror of assembly/abi.ts: statuses, header word offsets, record formats and opcodes
 // of the walker ABI. Keep the two files in step; test/walker checks ABI_VERSION at load.
 
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 
 export const R_FALSE = 0;
 export const R_TRUE = 1;
@@ -59,14 +59,15 @@ export const C = {
   PROGRAM: 16,
   TCOND_COUNT: 17,
   TCOND_NAME: 18,
+  SUBJ_KIND: 19,
   WORDS: 20,
 } as const;
 export const NONE = 0xffffffff;
 export const MEMO_SLOT = 16;
-/** Batch query record: (object, relation, subject, subjRel, wildNode). */
-export const QUERY_WORDS = 5;
+/** Batch query record: (object, relation, subject, subjRel, wildNode, subjKind). */
+export const QUERY_WORDS = 6;
 
-export const P = { STRIDE: 0, TYPES: 1, REWRITE: 2, DIRECT: 3, TYPEMAP: 4, WORDS: 5 } as const;
+export const P = { STRIDE: 0, TYPES: 1, REWRITE: 2, DIRECT: 3, TYPEMAP: 4, REACH: 5, REACH_WORDS: 6, HEIGHT: 7, WORDS: 8 } as const;
 
 export const OP_THIS = 1;
 export const OP_COMPUTED = 2;

@@ -7,6 +7,7 @@ import { QUERY_WORDS, R_ERR_INTERNAL, R_TRUE } from '../../src/abi.js';
 import { createChecker, type CheckItem } from '../../src/engine/walker/checker.js';
 import { CheckPool } from '../../src/engine/pool/pool.js';
 import { programFor } from '../../src/engine/walker/program.js';
+import { encodeQuery } from '../../src/engine/walker/request.js';
 import { walkerModule } from '../../src/engine/walker/wasm.js';
 import { index, model } from './helpers.js';
 
@@ -47,9 +48,7 @@ describe('pool', () => {
   function queries(n: number): Uint32Array {
     const snap = ix.snapshot();
     const q = new Uint32Array(n * QUERY_WORDS);
-    const d = snap.nodeId('doc:d1') ?? 0;
-    const u = snap.nodeId('user:u1') ?? 0;
-    for (let i = 0; i < n; i++) q.set([d, snap.dict.names.get('viewer') ?? 0, u, 0, 0xffffffff], i * QUERY_WORDS);
+    for (let i = 0; i < n; i++) encodeQuery(snap, programFor(m, snap.dict), 'doc:d1', 'viewer', 'user:u1', q, i * QUERY_WORDS);
     return q;
   }
 

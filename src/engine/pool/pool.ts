@@ -10,7 +10,7 @@ import { C, NONE, QUERY_WORDS, R_ERR_INTERNAL, R_ERR_NEEDHOST } from '../../abi.
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, Region, u32, u8 } from '../../index/memory.js';
 import type { Program } from '../walker/program.js';
-import { Scratch, UNSEEN } from '../walker/request.js';
+import { encodeQuery, Scratch } from '../walker/request.js';
 import type { BatchTask } from './worker.js';
 
 /** Smallest task: below this the ≈ 22 µs task cost dominates (≈ 150 ns per check). */
@@ -56,24 +56,12 @@ export class CheckPool {
     const n = items.length;
     const q = new Uint32Array(n * QUERY_WORDS);
     const host: number[] = [];
-    const names = snapshot.dict.names;
     for (let i = 0; i < n; i++) {
       const it = items[i];
-      const obj = it && it.contextualTuples.length === 0 ? snapshot.nodeId(it.object) : undefined;
-      if (!it || obj === undefined) {
+      if (!it || it.contextualTuples.length > 0 || !encodeQuery(snapshot, program, it.object, it.relation, it.user, q, i * QUERY_WORDS)) {
         host.push(i);
-        q[i * QUERY_WORDS] = NONE;
-        continue;
+        q[i * QUERY_WORDS] = NONE; // answered FALSE by the worker, then re-run inline
       }
-      const u = it.user;
-      const hash = u.lastIndexOf('#');
-      const un = hash === -1 ? u : u.slice(0, hash);
-      const o = i * QUERY_WORDS;
-      q[o] = obj;
-      q[o + 1] = names.get(it.relation) ?? NONE;
-      q[o + 2] = snapshot.nodeId(un) ?? UNSEEN;
-      q[o + 3] = hash === -1 ? 0 : (names.get(u.slice(hash + 1)) ?? NONE - 1) + 1;
-      q[o + 4] = hash === -1 && !un.endsWith(':*') ? (snapshot.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE) : NONE;
     }
     const out = await this.runIds(snapshot, program, q, depth);
     for (const i of host) out[i] = R_ERR_NEEDHOST;

@@ -94,7 +94,7 @@ class InlineWalker {
     this.firstError = undefined;
     this.active = true;
     try {
-      prepare(this.scratch, this.state, item);
+      prepare(this.scratch, this.state, item, this.lastProgram as Program);
       return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
     } finally {
       this.active = false;

@@ -3,18 +3,22 @@
 //
 // Layout (u32 words in one Region): header P.*, typeMap[stride] (name id → type slot),
 // rewrite[types × stride] and direct[types × stride] (absolute pointers, 0 = undefined),
-// then rewrite nodes and restriction lists. Example: `document#viewer: [user, group#member] or
+// reach[types × stride × words] (subject-kind bitsets, reach.ts), height[types × stride]
+// (error-free closure heights, NONE = never prune), then rewrite nodes and restriction lists. Example: `document#viewer: [user, group#member] or
 // editor` becomes UNION(THIS(restr [(user,0,0), (group,2+member,0)]), COMPUTED(editor)).
 
 import type { CompiledModel, DirectType, Rewrite } from '../../model/types.js';
 import { FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, NONE, OP_COMPUTED, OP_DIFFERENCE, OP_INTERSECTION, OP_THIS, OP_TTU, OP_UNION, P } from '../../abi.js';
 import type { Dictionary } from '../../index/dictionary.js';
 import { holdUntilCollected, Region, u32 } from '../../index/memory.js';
+import { computeReach } from './reach.js';
 
 export interface Program {
   /** Shared-memory address of the program header. */
   readonly ptr: number;
   readonly stride: number;
+  /** Subject kind key (reach.ts `kindKey`) → the kind index the walker prunes with. */
+  readonly kinds: ReadonlyMap<number, number>;
 }
 
 /** Words of a program before layout: nodes are emitted into a flat array, pointers patched later. */
@@ -97,7 +101,10 @@ export function compileProgram(model: CompiledModel, dict: Dictionary): Program 
   const typeMapAt = P.WORDS;
   const rewriteAt = typeMapAt + stride;
   const directAt = rewriteAt + types.length * stride;
-  const bodyAt = directAt + types.length * stride;
+  const reach = computeReach(model, dict, stride);
+  const reachAt = directAt + types.length * stride;
+  const heightAt = reachAt + types.length * stride * reach.words;
+  const bodyAt = heightAt + types.length * stride;
   const e = new Emitter();
   const table = new Map<number, number>(); // absolute table word → body word offset
   types.forEach((t, slot) => {
@@ -116,6 +123,12 @@ export function compileProgram(model: CompiledModel, dict: Dictionary): Program 
   m[base + P.REWRITE] = (base + rewriteAt) * 4;
   m[base + P.DIRECT] = (base + directAt) * 4;
   m[base + P.TYPEMAP] = (base + typeMapAt) * 4;
+  m[base + P.REACH] = (base + reachAt) * 4;
+  m[base + P.REACH_WORDS] = reach.words;
+  for (const [i, bits] of reach.sets) m.set(bits, base + reachAt + i * reach.words);
+  m[base + P.HEIGHT] = (base + heightAt) * 4;
+  m.fill(NONE, base + heightAt, base + heightAt + types.length * stride);
+  for (const [i, h] of reach.heights) m[base + heightAt + i] = h;
   m.fill(NONE, base + typeMapAt, base + typeMapAt + stride);
   types.forEach((t, slot) => (m[base + typeMapAt + dict.name(t.name)] = slot));
   const abs = (w: number): number => (base + bodyAt + w) * 4;
@@ -123,7 +136,7 @@ export function compileProgram(model: CompiledModel, dict: Dictionary): Program 
   const words = e.words.slice();
   for (const r of e.relocs) words[r] = abs(words[r] ?? 0);
   m.set(words, base + bodyAt);
-  const program: Program = { ptr: region.ptr, stride };
+  const program: Program = { ptr: region.ptr, stride, kinds: reach.kinds };
   holdUntilCollected(program, [region]);
   region.drop();
   return program;

@@ -3,10 +3,11 @@
 // contextual tuples as sorted records with temporary condition bindings. Owns the scratch layout.
 
 import type { JsonObject, RelationshipCondition, TupleKey } from '../../domain/types.js';
-import { C, MEMO_SLOT, NONE, WILDCARD_BIT } from '../../abi.js';
+import { C, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, MEMO_SLOT, NONE, WILDCARD_BIT } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { Region, u32 } from '../../index/memory.js';
 import type { Program } from './program.js';
+import { kindKey } from './reach.js';
 
 const CTX_BYTES = 128;
 export const PATH_CAP = 2048;
@@ -123,11 +124,46 @@ function wildcardFor(state: CallState, un: string, subj: number, intern: boolean
   return intern ? state.node(w, true) : (snap.nodeId(w) ?? NONE);
 }
 
+/** The program's dense subject-kind index of a user string (reach.ts), NONE when unknown. */
+export function subjectKind(program: Program, names: ReadonlyMap<string, number>, user: string): number {
+  const hash = user.lastIndexOf('#');
+  const un = hash === -1 ? user : user.slice(0, hash);
+  const type = names.get(un.slice(0, un.indexOf(':')));
+  if (type === undefined) return NONE;
+  let form = un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT;
+  if (hash !== -1) {
+    const r = names.get(user.slice(hash + 1));
+    if (r === undefined) return NONE;
+    form = FORM_USERSET + r;
+  }
+  return program.kinds.get(kindKey(type, form)) ?? NONE;
+}
+
+/**
+ * Encodes one query without contextual tuples as a QUERY_WORDS record at `out[at..]`; false when
+ * the object is unknown to the snapshot (the caller answers it inline: it needs a temporary id).
+ */
+export function encodeQuery(snap: IndexSnapshot, program: Program, object: string, relation: string, user: string, out: Uint32Array, at: number): boolean {
+  const obj = snap.nodeId(object);
+  if (obj === undefined) return false;
+  const names = snap.dict.names;
+  const hash = user.lastIndexOf('#');
+  const un = hash === -1 ? user : user.slice(0, hash);
+  const subj = snap.nodeId(un) ?? UNSEEN;
+  out[at] = obj;
+  out[at + 1] = names.get(relation) ?? NONE;
+  out[at + 2] = subj;
+  out[at + 3] = hash === -1 ? 0 : (names.get(user.slice(hash + 1)) ?? NONE - 1) + 1;
+  out[at + 4] = hash !== -1 || un.endsWith(':*') ? NONE : subj !== UNSEEN ? snap.wildcardOf(snap.nodeType(subj)) : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
+  out[at + 5] = subjectKind(program, names, user);
+  return true;
+}
+
 /**
  * Writes the query and the contextual tuples of `req` into `scratch` (already bound) and resets
  * `state` for it. Contextual records are sorted (obj, rel, subjRel, subj) like overlay records.
  */
-export function prepare(scratch: Scratch, state: CallState, req: CheckRequest): void {
+export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, program: Program): void {
   state.reset(state.snapshot, scratch, req.context);
   const names = state.snapshot.dict.names;
   const c = scratch.ctx >>> 2;
@@ -146,6 +182,7 @@ export function prepare(scratch: Scratch, state: CallState, req: CheckRequest): 
   m[c + C.SUBJECT] = subj;
   m[c + C.SUBJ_REL] = sr;
   m[c + C.WILD_NODE] = wild;
+  m[c + C.SUBJ_KIND] = subjectKind(program, names, req.user);
 }
 
 function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[]): number {
