@@ -6,6 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
+import { exportJWK, exportPKCS8, generateKeyPair, SignJWT } from 'jose';
 import { clientCommand } from '../../src/api/auth/cli.js';
 import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
 
@@ -74,6 +76,34 @@ describe('token endpoint details', () => {
     await s.auth.clients!.revoke(client.id);
     const revoked = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret }), FORM);
     expect({ status: revoked.status, error: revoked.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
+  });
+});
+
+describe('private_key_jwt client authentication', () => {
+  let s: AuthServer;
+  beforeAll(async () => {
+    s = await startAuthServer();
+  });
+  afterAll(() => s.close());
+
+  it('the official SDK authenticates with a signed assertion; a replayed assertion is refused', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), alg: 'RS256' };
+    const { client } = await s.auth.clients!.create({ storeId: '*', scopes: ['read:stores'], publicKey: jwk });
+    const fga = new OpenFgaClient({
+      apiUrl: s.base,
+      credentials: {
+        method: CredentialsMethod.ClientCredentials,
+        config: { apiTokenIssuer: s.base, apiAudience: s.audience, clientId: client.id, clientAssertionSigningKey: await exportPKCS8(privateKey) },
+      },
+    });
+    expect((await fga.listStores()).stores).toBeDefined();
+    const assertion = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setIssuedAt().setSubject(client.id).setIssuer(client.id)
+      .setJti('once').setAudience(`${s.base}/`).setExpirationTime('2m').sign(privateKey);
+    const body = form({ grant_type: 'client_credentials', client_id: client.id, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion, audience: s.audience });
+    expect((await call(s.base, 'POST', '/oauth/token', body, FORM)).status).toBe(200);
+    const replay = await call(s.base, 'POST', '/oauth/token', body, FORM);
+    expect({ status: replay.status, error: replay.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
   });
 });
 
