@@ -44,17 +44,26 @@ export class ChannelError extends Error {
   }
 }
 
-interface Pending {
-  resolve(answer: ChannelAnswer): void;
-  reject(err: Error): void;
-}
+/**
+ * Who waits for an answer: one `request()` (`first` undefined) or a whole `batch()`, whose ids are
+ * consecutive from `first` — a batch costs one waiter and one promise, not one per request.
+ */
+type Waiter =
+  | { readonly first: undefined; readonly resolve: (answer: ChannelAnswer) => void; readonly reject: (err: Error) => void }
+  | {
+      readonly first: number;
+      readonly answers: ChannelAnswer[];
+      left: number;
+      readonly resolve: (answers: ChannelAnswer[]) => void;
+      readonly reject: (err: Error) => void;
+    };
 
 /** Requests per frame before a frame is sent without waiting for the end of the tick. */
 const MAX_FRAME_REQUESTS = 4096;
 
 export class LatchChannelClient {
   #nextId = 1;
-  readonly #pending = new Map<number, Pending>();
+  readonly #pending = new Map<number, Waiter>();
   #frame: Record<string, unknown>[] = [];
   #flushQueued = false;
   #closed: Error | undefined;
@@ -72,14 +81,21 @@ export class LatchChannelClient {
   /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */
   request(op: string, storeId: string | undefined, body: unknown): Promise<ChannelAnswer> {
     if (this.#closed) return Promise.reject(this.#closed);
+    return new Promise((resolve, reject) => {
+      this.#enqueue(op, storeId, body, { first: undefined, resolve, reject });
+    });
+  }
+
+  /** Queues one request of the current frame for `waiter`. */
+  #enqueue(op: string, storeId: string | undefined, body: unknown, waiter: Waiter): void {
     const id = this.#nextId++;
     this.#frame.push({ id, op, store_id: storeId, body });
+    this.#pending.set(id, waiter);
     if (this.#frame.length >= MAX_FRAME_REQUESTS) this.#flush();
     else if (!this.#flushQueued) {
       this.#flushQueued = true;
       queueMicrotask(() => this.#flush());
     }
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
   }
 
   /** Check: true or false; an error answer rejects with a ChannelError. */
@@ -89,9 +105,15 @@ export class LatchChannelClient {
     return (a.body as { allowed: boolean }).allowed;
   }
 
-  /** Sends the requests in one frame; answers come back in request order. */
+  /** Sends the requests (one frame up to 4096 of them); answers come back in request order. */
   batch(requests: readonly ChannelRequest[]): Promise<ChannelAnswer[]> {
-    return Promise.all(requests.map((r) => this.request(r.op, r.store_id, r.body ?? {})));
+    if (this.#closed) return Promise.reject(this.#closed);
+    if (requests.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      const answers = new Array<ChannelAnswer>(requests.length);
+      const waiter: Waiter = { first: this.#nextId, answers, left: requests.length, resolve, reject };
+      for (const r of requests) this.#enqueue(r.op, r.store_id, r.body ?? {}, waiter);
+    });
   }
 
   close(): Promise<void> {
@@ -120,10 +142,15 @@ export class LatchChannelClient {
         if (a.error) this.#rejectAll(new ChannelError(a.status, a.error.code, a.error.message));
         continue;
       }
-      const p = this.#pending.get(a.id);
-      if (!p) continue;
+      const w = this.#pending.get(a.id);
+      if (!w) continue;
       this.#pending.delete(a.id);
-      p.resolve(a);
+      if (w.first === undefined) {
+        w.resolve(a);
+        continue;
+      }
+      w.answers[a.id - w.first] = a;
+      if (--w.left === 0) w.resolve(w.answers);
     }
   }
 
@@ -133,7 +160,8 @@ export class LatchChannelClient {
   }
 
   #rejectAll(err: Error): void {
-    for (const p of this.#pending.values()) p.reject(err);
+    // A batch's waiter appears once per request; rejecting a settled promise again is a no-op.
+    for (const w of this.#pending.values()) w.reject(err);
     this.#pending.clear();
   }
 }
