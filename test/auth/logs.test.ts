@@ -70,6 +70,14 @@ for (const backend of ['memory', 'leveldb'] as const) {
       await logs.close();
     });
 
+    it('a malformed store id never becomes a key (no writing into another store\'s range)', async () => {
+      const logs = await open();
+      logs.recordCall(call(Date.now(), 'Check', `${S2}\u00009999999999999`));
+      logs.recordCall(call(Date.now(), 'Check', 'not-a-store'));
+      expect((await logs.search(S2, {})).logs).toEqual([]);
+      await logs.close();
+    });
+
     it('prunes records past the retention period', async () => {
       const logs = await open();
       const day = 86_400_000;

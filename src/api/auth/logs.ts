@@ -40,6 +40,7 @@ const DAY_MS = 86_400_000;
 const MAX_PAGE = 100;
 const MAX_SCAN = 10_000;
 const FLUSH_AT = 256;
+const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const bad = (m: string): AppError => new AppError('validation_error', m);
 const badToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
@@ -123,7 +124,8 @@ export class StoreLogs {
 
   /** Buffers one call's record; written within ~50 ms (or at once past 256 pending). Never throws. */
   recordCall(c: CallReport): void {
-    if (!this.enabled) return;
+    // Only well-formed store ids become keys: a raw path segment must not reach another store's range.
+    if (!this.enabled || (c.storeId !== undefined && !STORE_ID.test(c.storeId))) return;
     const summary = c.tupleKey || c.filter ? { tupleKey: c.tupleKey, filter: c.filter } : summarize(c.input);
     this.#buffer.push({
       time: c.time, clientId: c.clientId, operation: c.operation, storeId: c.storeId ?? '', modelId: c.modelId ?? '',
