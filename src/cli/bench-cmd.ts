@@ -6,7 +6,6 @@
 import { readFile } from 'node:fs/promises';
 import YAML from 'yaml';
 import type { AuthorizationModelInput, TupleKey } from '../domain/types.js';
-import type { Latch } from '../engine/types.js';
 import { openLatch } from '../engine/service.js';
 import { type Args, UsageError } from './args.js';
 import { DEFAULT_SPEC, type SyntheticSpec, generateTuples, objectCount, objectId, objectsByType, parsePairs, relationPaths, rng, specFromYaml, subjectTypes } from './bench-data.js';
@@ -153,13 +152,12 @@ async function runBench(args: Args, io: CliIo): Promise<number> {
       ops.push(opStats(op, mine, (performance.now() - t0) / 1000));
       samples.push(...mine);
     };
-    const check = (latchRef: Latch) => () => {
+    await phase('check', args.int('checks') ?? 2000, () => {
       const t = target();
       const user = subject();
       if (!t.object || !user) return undefined;
-      return { path: `${t.type}#${t.relation}`, run: () => latchRef.check({ ...ids, tupleKey: { user, relation: t.relation, object: t.object as string } }) };
-    };
-    await phase('check', args.int('checks') ?? 2000, check(latch));
+      return { path: `${t.type}#${t.relation}`, run: () => latch.check({ ...ids, tupleKey: { user, relation: t.relation, object: t.object as string } }) };
+    });
     await phase('batch-check', args.int('batch-checks') ?? 100, () => {
       const p = pickOf(paths);
       const items = Array.from({ length: batchSize }, (_, i) => ({ i, user: subject(), object: w.objectOf(p.type, r) })).filter((c) => c.user && c.object);

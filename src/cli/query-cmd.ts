@@ -41,17 +41,29 @@ function contextualTuples(args: Args): TupleKey[] {
   });
 }
 
-/** Common request fields: model id, consistency, context and contextual tuples (wrapped or plain). */
-function common(args: Args, wrapTuples = true): Record<string, unknown> {
-  const ct = contextualTuples(args);
+interface Common {
+  authorization_model_id?: string;
+  consistency?: string;
+  context?: JsonObject;
+  contextual_tuples?: { tuple_keys: TupleKey[] };
+}
+
+/** Request-level fields: model id and consistency. */
+function requestFields(args: Args): Pick<Common, 'authorization_model_id' | 'consistency'> {
   const model = args.string('model-id');
   const consistency = args.string('consistency');
-  return {
-    ...(model ? { authorization_model_id: model } : {}),
-    ...(consistency ? { consistency } : {}),
-    ...context(args),
-    ...(ct.length ? { contextual_tuples: wrapTuples ? { tuple_keys: ct } : ct } : {}),
-  };
+  return { ...(model ? { authorization_model_id: model } : {}), ...(consistency ? { consistency } : {}) };
+}
+
+/** Per-check fields: context and contextual tuples (in the `{tuple_keys}` wrapper). */
+function checkFields(args: Args): Pick<Common, 'context' | 'contextual_tuples'> {
+  const ct = contextualTuples(args);
+  return { ...context(args), ...(ct.length ? { contextual_tuples: { tuple_keys: ct } } : {}) };
+}
+
+/** Every shared field of Check, ListObjects and Expand. */
+function common(args: Args): Common {
+  return { ...requestFields(args), ...checkFields(args) };
 }
 
 function storeOf(args: Args): string {
@@ -108,12 +120,12 @@ const batchCheck: Command = {
       items.push({ correlation_id: String(items.length + 1), tuple_key: { user, relation, object } });
     }
     if (items.length === 0) throw new UsageError('give --file or at least one --check');
-    const { authorization_model_id, consistency, context: ctx, contextual_tuples } = common(args) as Record<string, never>;
+    const shared = checkFields(args);
     const client = clientFrom(args);
     const result: Record<string, BatchCheckItemResult & { request?: unknown }> = {};
     for (const chunk of chunks(items, 50)) {
-      const checks = chunk.map((c) => ({ ...(ctx ? { context: ctx } : {}), ...(contextual_tuples ? { contextual_tuples } : {}), ...c }));
-      const r = await client.batchCheck(storeOf(args), { checks, ...(authorization_model_id ? { authorization_model_id } : {}), ...(consistency ? { consistency } : {}) });
+      const checks = chunk.map((c) => ({ ...shared, ...c }));
+      const r = await client.batchCheck(storeOf(args), { checks, ...requestFields(args) });
       for (const c of chunk) result[c.correlation_id] = { request: c.tuple_key, ...(r[c.correlation_id] ?? { error: { message: 'missing from the response' } }) };
     }
     printJson(io, { result });
@@ -153,11 +165,14 @@ const listUsers: Command = {
     const object = splitObject(args.require('object'), '--object');
     const relation = args.require('relation');
     const [type = '', filterRelation] = args.require('user-filter').split('#');
+    const ct = contextualTuples(args);
     const users = await clientFrom(args).listUsers(storeOf(args), {
       object,
       relation,
       user_filters: [filterRelation ? { type, relation: filterRelation } : { type }],
-      ...common(args, false),
+      ...requestFields(args),
+      ...context(args),
+      ...(ct.length ? { contextual_tuples: ct } : {}), // ListUsers takes a plain array
     });
     printJson(io, { users });
     return 0;
@@ -199,11 +214,11 @@ const listRelations: Command = {
       if (!def) throw new Error(`type '${type}' is not in the model`);
       relations = Object.keys(def.relations ?? {});
     }
-    const { authorization_model_id, consistency, context: ctx, contextual_tuples } = common(args) as Record<string, never>;
+    const shared = checkFields(args);
     const allowed: string[] = [];
     for (const chunk of chunks(relations, 50)) {
-      const checks = chunk.map((relation, i) => ({ correlation_id: String(i), tuple_key: { user, relation, object }, ...(ctx ? { context: ctx } : {}), ...(contextual_tuples ? { contextual_tuples } : {}) }));
-      const r = await client.batchCheck(storeId, { checks, ...(authorization_model_id ? { authorization_model_id } : {}), ...(consistency ? { consistency } : {}) });
+      const checks = chunk.map((relation, i) => ({ correlation_id: String(i), tuple_key: { user, relation, object }, ...shared }));
+      const r = await client.batchCheck(storeId, { checks, ...requestFields(args) });
       chunk.forEach((relation, i) => {
         const res = r[String(i)];
         if (res && 'error' in res) throw new Error(`check of '${relation}' failed: ${res.error.message}`);

@@ -101,6 +101,12 @@ describe('query commands', () => {
     expect(json<{ allowed: boolean }>(await q('check', 'user:erin', 'editor', 'document:design')).allowed).toBe(false);
     const ctx = await q('check', 'user:erin', 'editor', 'document:design', '--contextual-tuple', 'user:erin editor folder:specs');
     expect(json<{ allowed: boolean }>(ctx).allowed).toBe(true);
+    const batch = json<{ result: Record<string, { allowed?: boolean }> }>(
+      await q('batch-check', '--check', 'user:erin editor document:design', '--contextual-tuple', 'user:erin editor folder:specs', '--consistency', 'HIGHER_CONSISTENCY'),
+    );
+    expect(batch.result['1']?.allowed).toBe(true);
+    const rels = json<{ relations: string[] }>(await q('list-relations', 'user:erin', 'document:design', '--relation', 'editor', '--relation', 'can_delete', '--contextual-tuple', 'user:erin editor folder:specs'));
+    expect(rels.relations).toEqual(['editor']);
   });
 
   it('batch-check keeps the correlation of each check', async () => {
@@ -116,6 +122,10 @@ describe('query commands', () => {
     const users = json<{ users: unknown[] }>(await q('list-users', '--object', 'document:design', '--relation', 'editor', '--user-filter', 'user'));
     expect(users.users).toEqual(expect.arrayContaining([{ object: { type: 'user', id: 'dave' } }, { object: { type: 'user', id: 'bob' } }, { object: { type: 'user', id: 'alice' } }]));
     expect(users.users).toHaveLength(3);
+    const withCtx = json<{ users: unknown[] }>(
+      await q('list-users', '--object', 'document:design', '--relation', 'can_delete', '--user-filter', 'user', '--contextual-tuple', 'user:zed owner document:design'),
+    );
+    expect(withCtx.users).toHaveLength(2);
     const rel = json<{ relations: string[] }>(await q('list-relations', 'user:dave', 'document:design'));
     expect(rel.relations.sort()).toEqual(['can_delete', 'can_share', 'editor', 'owner', 'viewer']);
     const tree = json<{ tree: { root: { name: string } } }>(await q('expand', 'viewer', 'document:design'));
