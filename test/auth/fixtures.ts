@@ -59,7 +59,7 @@ export const ALL_SCOPES: readonly string[] = SCOPES;
 
 /** A client-credentials server whose issuer and audience are its own URL. */
 export async function startAuthServer(auth: Partial<AuthConfig> = {}, options: ServerOptions = {}): Promise<AuthServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const base = `http://127.0.0.1:${port}`;
   const server = await startServer({
     host: '127.0.0.1', port, datastore: 'memory', ...options,

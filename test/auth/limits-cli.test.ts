@@ -153,4 +153,18 @@ describe('latch client (CLI) on a data directory', () => {
       await s.close();
     }
   });
+
+  it('signing keys persist: a token issued before a restart verifies after it', async () => {
+    const first = await startAuthServer({}, { datastore: 'leveldb', dataDir: dir });
+    const token = await first.mint('*', ['read:stores']);
+    const kid = first.auth.keys!.currentKid;
+    await first.close();
+    const again = await startAuthServer({}, { datastore: 'leveldb', dataDir: dir, port: first.port });
+    try {
+      expect(again.auth.keys!.currentKid).toBe(kid);
+      expect((await call(again.base, 'GET', '/stores', undefined, bearer(token))).status).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
 });
