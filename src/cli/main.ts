@@ -1,7 +1,6 @@
 // The `latch` command line: dispatches to a subcommand and returns the process exit code
 // (0 success, 1 failure, 2 usage error).
 
-import { clientCommand } from '../api/auth/cli.js';
 import { serve, SERVE_HELP } from './serve.js';
 import { isToolCommand, runCli, TOOL_COMMANDS_HELP } from './commands.js';
 
@@ -9,7 +8,6 @@ const HELP = `Usage: latch <command> [options]
 
 Commands:
   serve     Run the HTTP API and the msgpack channel
-  client    Manage OAuth clients of the built-in token issuer (latch client --help)
 ${TOOL_COMMANDS_HELP}
 
 Run 'latch <command> --help' for a command's options.
@@ -28,7 +26,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return serve(rest);
   }
-  if (command === 'client') return clientCommand(rest);
   if (isToolCommand(command)) return runCli(argv);
   process.stderr.write(`latch: unknown command '${command}'\n\n${HELP}`);
   return 2;

@@ -1,5 +1,6 @@
 // Every command has --help (exit 0); a wrong flag or a missing argument says what is wrong and exits 2.
 
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseArgs, UsageError, type CommandSpec } from '../../src/cli/args.js';
 import { latch } from './helpers.js';
@@ -109,5 +110,18 @@ describe('parseArgs', () => {
     expect(() => parseArgs(spec, ['a', '--n', '0'])).toThrow(UsageError);
     expect(() => parseArgs(spec, ['a', '--json=yes'])).toThrow(/takes no value/);
     expect(() => parseArgs(spec, [])).toThrow(/missing argument <a>/);
+  });
+});
+
+describe('the latch process', () => {
+  it('routes every tool command through the shared parser (client included)', () => {
+    const run = (...argv: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+    const bogus = run('client', 'list', '--bogus');
+    expect(bogus.stderr).toContain("latch client list: unknown option '--bogus'");
+    expect(bogus.status).toBe(2);
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    for (const c of ['serve', 'test', 'bench', 'store', 'model', 'tuple', 'query', 'client']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    expect(help.stdout.match(/^ {2}client /gm)).toHaveLength(1);
   });
 });
