@@ -17,7 +17,7 @@ import { userString } from '../conformance/engine.js';
 import { compile } from '../eval/model.js';
 import { checkTuple } from '../../src/model/tuple-validation.js';
 import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
-import { oracleCheck, oracleListObjects, oracleListUsers, type O, type OracleInput } from '../oracle/oracle.js';
+import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
 
 /** Stored tuples (possibly stale), contextual tuples (valid), request context and depth limit. */
 export interface CheckInput {
@@ -224,19 +224,30 @@ export function compare(w: World, q: Query): string | undefined {
     const want = oracleListObjects(inp, q.type, q.relation, q.user);
     return setMismatch(`ListObjects(${q.user}, ${q.relation}, ${q.type})`, got, want, () => false);
   }
+  return compareListUsers(w, q, inp, ctx);
+}
+
+/** ListUsers against the literal reference expansion (errors, reach) and the oracle's Check. */
+function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext): string | undefined {
+  const what = `ListUsers(${q.object}#${q.relation}, ${JSON.stringify(q.filter)})`;
+  const type = q.object.split(':')[0] ?? '';
+  const early = !(type === q.filter.type && q.relation === q.filter.relation) && !oracleFilterReachable(w.model, type, q.relation, q.filter.type, q.filter.relation);
+  const reach = early ? undefined : oracleListUsersReach(inp, q.object, q.relation, q.filter.type, q.filter.relation);
   let users: string[];
   try {
     users = listUsers(ctx, { object: q.object, relation: q.relation, filter: q.filter }, Infinity).map(userString);
-    count(users.length > 0 ? 'users:non-empty' : 'users:empty');
-    if (users.some((u) => u.endsWith(':*'))) count('users:wildcard');
-    if (users.some((u) => u.includes('#'))) count('users:userset');
   } catch (e) {
-    if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return errorMismatch(w, `ListUsers(${q.object}#${q.relation})`, e.numeric, 'users');
-    throw e;
+    if (!(e instanceof AppError) || (e.numeric !== 2000 && e.numeric !== 2002)) throw e;
+    count(`users:${e.numeric}`);
+    return reach?.error === undefined ? `${what}: failed with ${e.numeric}, the reference expansion has no error` : undefined;
   }
-  const want = oracleListUsers(inp, q.object, q.relation, q.filter.type, q.filter.relation);
-  const wild = `${q.filter.type}:*`;
-  return setMismatch(`ListUsers(${q.object}#${q.relation}, ${JSON.stringify(q.filter)})`, users, want, (u) => !u.includes('#') && users.includes(wild));
+  count(users.length > 0 ? 'users:non-empty' : 'users:empty');
+  if (users.some((u) => u.endsWith(':*'))) count('users:wildcard');
+  if (users.some((u) => u.includes('#'))) count('users:userset');
+  if (reach?.error !== undefined) return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
+  const want = new Map<string, O>();
+  for (const u of reach?.users ?? []) want.set(u, oracleCheck(inp, q.object, q.relation, u));
+  return setMismatch(what, users, want, () => false);
 }
 
 /** A list API may fail with 2000 only when some tuple carries a condition (no other evaluation error exists). */

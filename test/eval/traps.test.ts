@@ -329,3 +329,24 @@ describe('memoised results respect the depth limit where they are reused', () =>
   rows(() => ({ model: m, tuples, depth: 2 }), [['doc:1#both@folder:f#viewer', 2002]]);
   rows(() => ({ model: m, tuples, depth: 3 }), [['doc:1#both@folder:f#viewer', true]]);
 });
+
+describe('§6.3: a cycle reached by the subtract empties the difference in ListUsers', () => {
+  const m = compileDsl(
+    dsl(`type user
+type bot
+type group
+  relations
+    define member: [user, group#member]
+type doc
+  relations
+    define restricted: [user, group#member]
+    define viewer: [user, bot] but not restricted`),
+  );
+  const tuples = ['doc:1#viewer@bot:b', 'doc:1#viewer@user:u', 'doc:1#restricted@group:g#member', 'group:g#member@group:h#member', 'group:h#member@group:g#member'];
+  it('Check still answers per user; ListUsers returns nothing', () => {
+    expect(check({ model: m, tuples }, 'doc:1#viewer@bot:b')).toBe(true);
+    expect(check({ model: m, tuples }, 'doc:1#viewer@user:u')).toBe(false);
+    expect(users({ model: m, tuples }, 'doc:1#viewer', 'bot')).toEqual([]);
+    expect(users({ model: m, tuples: tuples.slice(0, 2) }, 'doc:1#viewer', 'bot')).toEqual(['bot:b']);
+  });
+});

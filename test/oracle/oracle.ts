@@ -180,3 +180,91 @@ export function oracleListUsers(inp: OracleInput, object: string, relation: stri
   for (const u of users) out.set(u, oracleCheck(inp, object, relation, u));
   return out;
 }
+
+/** What the reference's ListUsers expansion reaches: users of the filter form, its cycle flag, its first error code. */
+export interface Reach {
+  users: Set<string>;
+  flag: boolean;
+  error: 2000 | 2002 | undefined;
+}
+
+/**
+ * The reference ListUsers expansion, transcribed literally (§6.3; openfga listusers `expand*`):
+ * path-based cycles, every relation visited is one level of depth, the cycle flag travels only
+ * through userset tuples and computed usersets, a flagged subtract empties its difference (and
+ * swallows its errors), any other condition or depth error fails the request.
+ */
+export function oracleListUsersReach(inp: OracleInput, object: string, relation: string, ftype: string, frel?: string): Reach {
+  const m = inp.model;
+  const limit = inp.depthLimit ?? 25;
+  const valid = inp.tuples.filter((t) => oracleValid(m, t));
+  const condErr = (t: TupleKey): boolean | 2000 => {
+    if (!t.condition?.name) return true;
+    const r = m.conditions.get(t.condition.name)?.evaluate(t.condition.context, inp.context, '');
+    return !r || !r.ok ? 2000 : r.value;
+  };
+  const join = (xs: Reach[], keepFlag: boolean): Reach => ({
+    users: new Set(xs.flatMap((x) => [...x.users])),
+    flag: keepFlag && xs.some((x) => x.flag),
+    error: xs.find((x) => x.error !== undefined)?.error,
+  });
+  const node = (o: string, r: string, path: string[], depth: number): Reach => {
+    if (depth >= limit) return { users: new Set(), flag: false, error: 2002 };
+    if (path.includes(`${o}#${r}`)) return { users: new Set(), flag: true, error: undefined };
+    const self: Reach = { users: new Set(typeOf(o) === ftype && r === frel ? [`${o}#${r}`] : []), flag: false, error: undefined };
+    const rel = m.types.get(typeOf(o))?.relations.get(r);
+    return rel ? join([self, rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth)], true) : self;
+  };
+  const read = (o: string, r: string): { ok: TupleKey[]; error: 2000 | undefined } => {
+    const here = valid.filter((t) => t.object === o && t.relation === r);
+    return { ok: here.filter((t) => condErr(t) === true), error: here.some((t) => condErr(t) === 2000) ? 2000 : undefined };
+  };
+  const rewrite = (o: string, r: string, rw: Rewrite, path: string[], depth: number): Reach => {
+    switch (rw.kind) {
+      case 'this': {
+        const { ok, error } = read(o, r);
+        const plain = ok.filter((t) => !t.user.includes('#') && typeOf(t.user) === ftype && frel === undefined).map((t) => t.user);
+        const subs = ok.filter((t) => t.user.includes('#')).map((t) => node(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1));
+        return join([{ users: new Set(plain), flag: false, error }, ...subs], true);
+      }
+      case 'computed':
+        return node(o, rw.relation, path, depth + 1);
+      case 'ttu': {
+        const { ok, error } = read(o, rw.tupleset);
+        return join([{ users: new Set(), flag: false, error }, ...ok.map((t) => node(t.user, rw.computed, path, depth + 1))], false);
+      }
+      case 'union':
+      case 'intersection':
+        return join(rw.children.map((c) => rewrite(o, r, c, path, depth)), false);
+      case 'difference': {
+        const sub = rewrite(o, r, rw.subtract, path, depth);
+        if (sub.flag) return { users: new Set(), flag: false, error: undefined };
+        return join([rewrite(o, r, rw.base, path, depth), sub], false);
+      }
+    }
+  };
+  return node(object, relation, [], 0);
+}
+
+/** Whether the filter (`U` or `U#S`) can reach `T#r` through positive rewrite positions (ListUsers' early answer). */
+export function oracleFilterReachable(m: CompiledModel, type: string, relation: string, ftype: string, frel?: string): boolean {
+  const seen = new Set<string>();
+  const go = (t: string, r: string): boolean => {
+    if (seen.has(`${t}#${r}`)) return false;
+    seen.add(`${t}#${r}`);
+    if (t === ftype && r === frel) return true;
+    const rel = m.types.get(t)?.relations.get(r);
+    const pos = (rw: Rewrite): Rewrite[] =>
+      rw.kind === 'union' || rw.kind === 'intersection' ? rw.children.flatMap(pos) : rw.kind === 'difference' ? pos(rw.base) : [rw];
+    return (rel ? pos(rel.rewrite) : []).some((leaf) => {
+      if (leaf.kind === 'computed') return go(t, leaf.relation);
+      if (leaf.kind === 'ttu') {
+        return (m.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []).some(
+          (d) => !d.relation && !d.wildcard && m.types.get(d.type)?.relations.has(leaf.computed) && go(d.type, leaf.computed),
+        );
+      }
+      return (rel?.directTypes ?? []).some((d) => (d.relation === undefined ? frel === undefined && d.type === ftype : go(d.type, d.relation)));
+    });
+  };
+  return go(type, relation);
+}

@@ -6,7 +6,9 @@
 //
 // Strictness: any condition error met anywhere in the expansion fails (2000); every relation
 // visited counts towards the depth limit, computed usersets included (2002); cycles contribute
-// nothing; the deadline returns the users confirmed so far.
+// nothing, and a cycle reached by the subtract of a difference (through userset tuples and
+// computed usersets) empties that difference, its errors included, as the reference does; the
+// deadline returns the users confirmed so far.
 // Example: `doc:1#viewer@user:*`, `doc:1#blocked@user:bob`, `viewer: [user:*] but not blocked`
 //   listUsers(ctx, {object:'doc:1', relation:'viewer', filter:{type:'user'}}, 1000) = [{wildcard:{type:'user'}}].
 
@@ -25,99 +27,117 @@ export interface ListUsersQuery {
   readonly filter: { readonly type: string; readonly relation?: string | undefined };
 }
 
-/** Forward expansion collecting candidates; `path` gives per-branch cycle detection. */
+/**
+ * What expanding one node or rewrite yields: candidate users, the height below it (for the memo),
+ * whether any cycle was met (memo guard), the reference's cycle flag (`flag`, which only travels
+ * through userset tuples and computed usersets and empties a difference whose subtract carries
+ * it), and the first evaluation error (condition or depth), which fails the request unless such
+ * a difference swallows it.
+ */
+interface Found {
+  readonly users: Set<string>;
+  height: number;
+  cycle: boolean;
+  flag: boolean;
+  error: AppError | undefined;
+}
+
+const found = (): Found => ({ users: new Set(), height: 0, cycle: false, flag: false, error: undefined });
+
+/** Adds `child` (one hop below when `hop`) into `acc`; the cycle flag is kept only if `keepFlag`. */
+function merge(acc: Found, child: Found, hop: boolean, keepFlag: boolean): void {
+  for (const u of child.users) acc.users.add(u);
+  acc.height = Math.max(acc.height, child.height + (hop ? 1 : 0));
+  acc.cycle ||= child.cycle;
+  if (keepFlag) acc.flag ||= child.flag;
+  acc.error ??= child.error;
+}
+
+/** Forward expansion as the reference does it; `path` gives per-branch cycle detection. */
 class Expansion {
-  readonly candidates = new Set<string>();
   private readonly path = new Set<string>();
-  /** Subtrees expanded without meeting a cycle: key → height below them (path-independent). */
-  private readonly done = new Map<string, number>();
+  /** Subtrees expanded without meeting a cycle are path-independent: key → their result. */
+  private readonly done = new Map<string, Found>();
 
   constructor(
     private readonly state: RequestState,
     private readonly filter: ListUsersQuery['filter'],
   ) {}
 
-  /** Returns [height of the subtree, whether a cycle was met]. */
-  node(object: string, relation: string, depth: number): [number, boolean] {
-    if (depth >= this.state.ctx.resolveDepth) throw fail.tooComplex();
+  node(object: string, relation: string, depth: number): Found {
+    if (depth >= this.state.ctx.resolveDepth) return { ...found(), error: fail.tooComplex() };
     const key = `${object}#${relation}`;
-    if (this.path.has(key)) return [0, true];
-    const h = this.done.get(key);
-    if (h !== undefined && depth + h < this.state.ctx.resolveDepth) return [h, false];
+    if (this.path.has(key)) return { ...found(), cycle: true, flag: true };
+    const hit = this.done.get(key);
+    if (hit && depth + hit.height < this.state.ctx.resolveDepth) return hit;
     this.state.checkDeadline();
+    const out = found();
     const type = object.slice(0, object.indexOf(':'));
-    if (type === this.filter.type && relation === this.filter.relation) this.candidates.add(key);
+    if (type === this.filter.type && relation === this.filter.relation) out.users.add(key);
     const rel = this.state.ctx.model.types.get(type)?.relations.get(relation);
-    if (!rel) return [0, false];
+    if (!rel) return out;
     this.path.add(key);
     try {
-      const res = this.rewrite(object, relation, rel.rewrite, depth);
-      if (!res[1]) this.done.set(key, res[0]);
-      return res;
+      merge(out, this.rewrite(object, relation, rel.rewrite, depth), false, true);
+      if (!out.cycle) this.done.set(key, out);
+      return out;
     } finally {
       this.path.delete(key);
     }
   }
 
-  private rewrite(object: string, relation: string, rw: Rewrite, depth: number): [number, boolean] {
+  private rewrite(object: string, relation: string, rw: Rewrite, depth: number): Found {
+    const out = found();
     switch (rw.kind) {
       case 'this':
-        return this.direct(object, relation, depth);
+        this.direct(object, relation, depth, out);
+        break;
       case 'computed':
-        return this.child(this.node(object, rw.relation, depth + 1));
+        merge(out, this.node(object, rw.relation, depth + 1), true, true);
+        break;
       case 'ttu':
-        return this.ttu(object, rw.tupleset, rw.computed, depth);
+        this.ttu(object, rw.tupleset, rw.computed, depth, out);
+        break;
       case 'union':
       case 'intersection':
-        return this.all(rw.children.map((c) => () => this.rewrite(object, relation, c, depth)));
-      case 'difference':
-        return this.all([rw.base, rw.subtract].map((c) => () => this.rewrite(object, relation, c, depth)));
+        for (const c of rw.children) merge(out, this.rewrite(object, relation, c, depth), false, false);
+        break;
+      case 'difference': {
+        const base = this.rewrite(object, relation, rw.base, depth);
+        const sub = this.rewrite(object, relation, rw.subtract, depth);
+        // §6.3: a cycle flag in the subtract empties the difference, errors included.
+        if (sub.flag) return { ...found(), height: Math.max(base.height, sub.height), cycle: true };
+        merge(out, base, false, false);
+        merge(out, sub, false, false);
+      }
     }
+    return out;
   }
 
-  private child([h, cycle]: [number, boolean]): [number, boolean] {
-    return [h + 1, cycle];
-  }
-
-  private all(parts: (() => [number, boolean])[]): [number, boolean] {
-    let height = 0;
-    let cycle = false;
-    for (const p of parts) {
-      const [h, c] = p();
-      height = Math.max(height, h);
-      cycle ||= c;
-    }
-    return [height, cycle];
-  }
-
-  private usable(t: TupleEntry): boolean {
+  /** The tuple's condition; an evaluation error is recorded and the tuple skipped. */
+  private usable(t: TupleEntry, out: Found): boolean {
     const c = this.state.condition(t);
-    if (c instanceof AppError) throw c;
+    if (c instanceof AppError) {
+      out.error ??= c;
+      return false;
+    }
     return c;
   }
 
-  private direct(object: string, relation: string, depth: number): [number, boolean] {
-    const parts: (() => [number, boolean])[] = [];
+  private direct(object: string, relation: string, depth: number, out: Found): void {
     for (const t of this.state.validUsers(object, relation)) {
-      if (!this.usable(t)) continue;
+      if (!this.usable(t, out)) continue;
       // Valid tuples carry well-formed users: `T:id`, `T:*` or `T:id#R` (split on the last `#`).
       const hash = t.user.lastIndexOf('#');
-      if (hash !== -1) {
-        parts.push(() => this.child(this.node(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1)));
-      } else if (this.filter.relation === undefined && t.user.slice(0, t.user.indexOf(':')) === this.filter.type) {
-        this.candidates.add(t.user);
-      }
+      if (hash !== -1) merge(out, this.node(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1), true, true);
+      else if (this.filter.relation === undefined && t.user.slice(0, t.user.indexOf(':')) === this.filter.type) out.users.add(t.user);
     }
-    return this.all(parts);
   }
 
-  private ttu(object: string, tupleset: string, computed: string, depth: number): [number, boolean] {
-    const parts: (() => [number, boolean])[] = [];
+  private ttu(object: string, tupleset: string, computed: string, depth: number, out: Found): void {
     for (const t of this.state.validUsers(object, tupleset)) {
-      if (!this.usable(t)) continue;
-      parts.push(() => this.child(this.node(t.user, computed, depth + 1)));
+      if (this.usable(t, out)) merge(out, this.node(t.user, computed, depth + 1), true, false);
     }
-    return this.all(parts);
   }
 }
 
@@ -139,17 +159,19 @@ export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: numbe
   const self = type === q.filter.type && q.relation === q.filter.relation;
   if (!self && !hasPossibleEdges(ctx.model, type, q.relation, q.filter.type, q.filter.relation)) return [];
   const state = new RequestState(ctx);
-  const exp = new Expansion(state, q.filter);
+  let root: Found;
   try {
-    exp.node(q.object, q.relation, 0);
+    root = new Expansion(state, q.filter).node(q.object, q.relation, 0);
   } catch (e) {
-    if (!(e instanceof AppError && e.code === 'deadline_exceeded')) throw e;
+    if (e instanceof AppError && e.code === 'deadline_exceeded') return [];
+    throw e;
   }
+  if (root.error) throw root.error;
   const out: ListedUser[] = [];
-  for (const user of exp.candidates) {
+  for (const user of root.users) {
     if (out.length >= maxResults || state.expired()) break;
+    // An error here can only come from a region the expansion was allowed to swallow.
     const res = new Checker(state, user).eval(q.object, q.relation, 0);
-    if (res instanceof AppError) throw res;
     if (res === TRUE) out.push(toListedUser(user));
   }
   return out;
