@@ -3,7 +3,7 @@
 // then one summary line. Exit code 0 when everything passed, 1 on any failure (including a file
 // that cannot be loaded), 2 on a usage error. `--json` prints the full results instead.
 
-import type { Args } from './args.js';
+import { type Args, UsageError } from './args.js';
 import { type CliIo, type Command, SERVER_FLAGS, clientFrom, describeError, printJson } from './common.js';
 import { expandGlobs } from './glob.js';
 import { type CheckResult, type FileResult, type ListResult, runStoreFile } from './runner.js';
@@ -14,8 +14,9 @@ export const testCommand: Command = {
   spec: {
     path: 'test',
     summary: 'Run the tests of OpenFGA store files (.fga.yaml): expected versus got',
-    positionals: [{ name: 'files', variadic: true, help: 'Store files or globs (quote globs: "tests/**/*.fga.yaml")' }],
+    positionals: [{ name: 'files', variadic: true, optional: true, help: 'Store files or globs (quote globs: "tests/**/*.fga.yaml")' }],
     flags: [
+      { name: 'tests', kind: 'list', value: '<file>', help: "Store file or glob, as `fga model test --tests` takes it" },
       { name: 'json', kind: 'boolean', help: 'Print machine-readable results' },
       { name: 'verbose', short: 'v', kind: 'boolean', help: 'Also list passing assertions' },
       ...SERVER_FLAGS,
@@ -27,7 +28,9 @@ export const testCommand: Command = {
     examples: ['latch test model.fga.yaml', 'latch test "test/fixtures/*.fga.yaml" --json', 'latch test store.fga.yaml --api-url http://127.0.0.1:8080'],
   },
   async run(args: Args, io: CliIo): Promise<number> {
-    const files = await expandGlobs(args.args('files'));
+    const patterns = [...args.args('files'), ...args.list('tests')];
+    if (patterns.length === 0) throw new UsageError('missing argument <files>');
+    const files = await expandGlobs(patterns);
     if (files.length === 0) {
       io.err('latch test: no store file matched\n');
       return 1;

@@ -68,6 +68,12 @@ describe('latch test on a deliberately wrong copy', () => {
     ]);
   });
 
+  it('accepts --tests as `fga model test` does', async () => {
+    const r = await latch(['test', '--tests', WRONG, '--tests', 'test/fixtures/blocklist.fga.yaml']);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^FAIL: files 1\/2/m);
+  });
+
   it('a fixture that cannot be loaded fails too', async () => {
     const r = await latch(['test', 'test/fixtures/no-such-file.fga.yaml']);
     expect(r.code).toBe(1);
