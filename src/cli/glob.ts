@@ -3,7 +3,7 @@
 // as is, so a missing file is reported by the reader, not silently skipped.
 
 import { readdir } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 
 export async function expandGlobs(patterns: readonly string[], cwd = process.cwd()): Promise<string[]> {
   const out: string[] = [];
@@ -16,7 +16,7 @@ export async function expandGlobs(patterns: readonly string[], cwd = process.cwd
     const firstGlob = parts.findIndex((s) => /[*?{]/.test(s));
     const base = parts.slice(0, firstGlob).join('/') || (p.startsWith('/') ? '/' : '.');
     const re = globToRegExp(parts.slice(firstGlob).join('/'));
-    const matches = (await walk(join(cwd, base))).filter((rel) => re.test(rel.split(sep).join('/')));
+    const matches = (await walk(resolve(cwd, base))).filter((rel) => re.test(rel.split(sep).join('/')));
     out.push(...matches.sort().map((rel) => (base === '.' ? rel : join(base, rel))));
   }
   return [...new Set(out)];

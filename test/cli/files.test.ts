@@ -118,6 +118,7 @@ describe('globs', () => {
     expect(await expandGlobs(['g/**/*.fga.yaml'], dir)).toEqual(['g/a.fga.yaml', 'g/sub/c.fga.yaml', 'g/sub/deep/d.fga.yaml']);
     expect(await expandGlobs(['g/{a,b}.*'], dir)).toEqual(['g/a.fga.yaml', 'g/b.yaml']);
     expect(await expandGlobs(['plain/path.yaml'], dir)).toEqual(['plain/path.yaml']);
+    expect(await expandGlobs([join(dir, 'g/sub/*.fga.yaml')], '/')).toEqual([join(dir, 'g/sub/c.fga.yaml')]);
     expect(globToRegExp('a/?.yaml').test('a/x.yaml')).toBe(true);
   });
 });
