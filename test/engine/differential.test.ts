@@ -17,7 +17,7 @@ import { userString } from '../conformance/engine.js';
 import { compile } from '../eval/model.js';
 import { checkTuple } from '../../src/model/tuple-validation.js';
 import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
-import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
+import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsers, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
 
 /** Stored tuples (possibly stale), contextual tuples (valid), request context and depth limit. */
 export interface CheckInput {
@@ -247,6 +247,12 @@ function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext
   if (reach?.error !== undefined) return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
   const want = new Map<string, O>();
   for (const u of reach?.users ?? []) want.set(u, oracleCheck(inp, q.object, q.relation, u));
+  // Users that Check accepts but the reference expansion never lists (covered by a listed `T:*`,
+  // or behind an emptied difference): counted, so a drift in these rules shows in the totals.
+  const wild = `${q.filter.type}:*`;
+  for (const [u, o] of oracleListUsers(inp, q.object, q.relation, q.filter.type, q.filter.relation)) {
+    if (o === 'T' && !users.includes(u)) count(!u.includes('#') && users.includes(wild) ? 'users:covered-by-wildcard' : 'users:not-reached');
+  }
   return setMismatch(what, users, want, () => false);
 }
 
