@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
 import { exportJWK, exportPKCS8, generateKeyPair, SignJWT } from 'jose';
-import { clientCommand } from '../../src/api/auth/cli.js';
+import { main } from '../../src/cli/main.js';
 import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
 
 const form = (o: Record<string, string>): string => new URLSearchParams(o).toString();
@@ -107,14 +107,14 @@ describe('private_key_jwt client authentication', () => {
   });
 });
 
-describe('latch client (CLI) on a data directory', () => {
+describe('latch client (src/cli, over src/storage/auth) on a data directory', () => {
   let dir: string;
   const out: string[] = [];
   const run = async (...args: string[]): Promise<number> => {
     const write = process.stdout.write;
     process.stdout.write = ((c: string) => (out.push(c), true)) as typeof process.stdout.write;
     try {
-      return await clientCommand([...args, '--data-dir', dir]);
+      return await main(['client', ...args, '--data-dir', dir]);
     } finally {
       process.stdout.write = write;
     }
@@ -138,7 +138,7 @@ describe('latch client (CLI) on a data directory', () => {
     expect(await run('revoke', other)).toBe(0);
     expect(await run('list')).toBe(0);
     expect(JSON.stringify(last())).not.toContain('scrypt');
-    expect(await run('create', '--store', '*', '--scopes', 'read:everything')).toBe(1);
+    expect(await run('create', '--store', '*', '--scopes', 'read:everything')).toBe(2);
 
     const s = await startAuthServer({}, { datastore: 'leveldb', dataDir: dir });
     try {

@@ -8,4 +8,3 @@ export { RateLimitError, retryAfterOf } from './ratelimit.js';
 export type { RawReply, TokenRequest } from './token-endpoint.js';
 export type { CallReport, LogSearch, StoreLogs } from './logs.js';
 export { logsEndpoint } from './logs-endpoint.js';
-export { clientCommand, CLIENT_HELP } from './cli.js';
