@@ -1,5 +1,6 @@
 // Runs the tests of one store file against a Target, as `fga model test` does: each test gets a
-// fresh store holding the model, the global tuples and the test's own tuples; every assertion is
+// fresh store holding the model, the global tuples and the test's own tuples (or, against an
+// existing store, those tuples as contextual tuples); every assertion is
 // one query (a check with `users`/`objects` lists expands to every user × object pair). List
 // answers compare as sets. A failing query (an API error) fails its assertion and records why.
 
@@ -54,7 +55,7 @@ export interface FileResult {
 }
 
 export async function runStoreFile(file: StoreFile, target: Target): Promise<FileResult> {
-  if (file.model === undefined) {
+  if (file.model === undefined && !target.existingStore) {
     return { file: file.path, name: file.name, passed: false, error: `no 'model' or 'model_file'`, tests: [] };
   }
   const tests: TestResult[] = [];
@@ -69,7 +70,7 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
     // Test tuples come after the global ones; a key repeated in both is written once.
     const seen = new Set(file.tuples.map((t) => `${t.object}#${t.relation}@${t.user}`));
     const extra = test.tuples.filter((t) => !seen.has(`${t.object}#${t.relation}@${t.user}`));
-    ids = await target.setup(`${file.name} ${test.name}`, file.model as NonNullable<StoreFile['model']>, [...file.tuples, ...extra]);
+    ids = await target.setup(`${file.name} ${test.name}`, file.model, [...file.tuples, ...extra]);
   } catch (err) {
     return { ...base, passed: false, error: `cannot prepare the store: ${describeError(err)}`, checks: [], listObjects: [], listUsers: [] };
   }
@@ -107,7 +108,7 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
     const passed = [...checks, ...listObjects, ...listUsers].every((r) => r.passed);
     return { ...base, passed, checks, listObjects, listUsers };
   } finally {
-    await target.teardown(ids.storeId).catch(() => undefined);
+    await target.teardown(ids).catch(() => undefined);
   }
 }
 

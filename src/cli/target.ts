@@ -9,9 +9,11 @@ import { chunks, writeInChunks } from './common.js';
 import type { FgaHttpClient } from './http-client.js';
 
 export interface Target {
-  /** Creates a scratch store with the model and tuples; returns its ids. */
-  setup(name: string, model: AuthorizationModelInput, tuples: readonly TupleKey[]): Promise<{ storeId: string; modelId: string }>;
-  teardown(storeId: string): Promise<void>;
+  /** True when tests run on an existing store's model and data (the file's model is not used). */
+  readonly existingStore: boolean;
+  /** Prepares a store holding the model and tuples (a scratch store, or the existing one plus contextual tuples). */
+  setup(name: string, model: AuthorizationModelInput | undefined, tuples: readonly TupleKey[]): Promise<Ids>;
+  teardown(s: Ids): Promise<void>;
   check(s: Ids, user: string, relation: string, object: string, context?: JsonObject): Promise<boolean>;
   listObjects(s: Ids, user: string, relation: string, type: string, context?: JsonObject): Promise<string[]>;
   listUsers(s: Ids, object: string, relation: string, filters: { type: string; relation?: string }[], context?: JsonObject): Promise<string[]>;
@@ -21,6 +23,8 @@ export interface Target {
 export interface Ids {
   readonly storeId: string;
   readonly modelId: string;
+  /** Existing-store mode: the test's tuples, sent with every query. */
+  readonly contextualTuples?: TupleKey[] | undefined;
 }
 
 export function userString(u: ListedUser): string {
@@ -45,7 +49,9 @@ export async function embeddedTarget(): Promise<Target> {
   const latch: Latch = await openLatch({ config: { workers: 0 } });
   const q = { contextualTuples: [], consistency: 'HIGHER_CONSISTENCY' } as const;
   return {
+    existingStore: false,
     async setup(name, model, tuples) {
+      if (!model) throw new Error("no 'model' or 'model_file'");
       const store = await latch.createStore(storeName(name));
       const modelId = await latch.writeModel(store.id, model);
       for (const chunk of chunks(tuples, 100)) {
@@ -53,7 +59,7 @@ export async function embeddedTarget(): Promise<Target> {
       }
       return { storeId: store.id, modelId };
     },
-    teardown: (storeId) => latch.deleteStore(storeId),
+    teardown: (s) => latch.deleteStore(s.storeId),
     async check(s, user, relation, object, context) {
       return (await latch.check({ ...q, ...s, tupleKey: { user, relation, object }, context })).allowed;
     },
@@ -68,23 +74,39 @@ export async function embeddedTarget(): Promise<Target> {
   };
 }
 
-/** A server: every test gets a scratch store, deleted afterwards. */
-export function remoteTarget(client: FgaHttpClient): Target {
+/**
+ * A server. Without `existing`, every test gets a scratch store, deleted afterwards. With
+ * `existing` (OpenFGA's `--store-id` mode), tests run on that store's model (`modelId`, else the
+ * latest) and stored data, and the file's tuples travel as contextual tuples (at most 100).
+ */
+export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string; modelId?: string | undefined }): Target {
   const ctx = (context?: JsonObject) => (context ? { context } : {});
+  const ct = (s: Ids) => (s.contextualTuples?.length ? { contextual_tuples: { tuple_keys: s.contextualTuples } } : {});
   return {
+    existingStore: existing !== undefined,
     async setup(name, model, tuples) {
+      if (existing) {
+        if (tuples.length > 100) throw new Error(`${tuples.length} tuples; a query carries at most 100 contextual tuples`);
+        const modelId = existing.modelId ?? (await client.latestModel(existing.storeId))?.id;
+        if (!modelId) throw new Error(`store ${existing.storeId} has no model`);
+        return { storeId: existing.storeId, modelId, contextualTuples: [...tuples] };
+      }
+      if (!model) throw new Error("no 'model' or 'model_file' (or pass --store-id to use a store's model)");
       const store = await client.createStore(storeName(name));
       const modelId = await client.writeModel(store.id, model);
       await writeInChunks(client, store.id, tuples, { modelId });
       return { storeId: store.id, modelId };
     },
-    teardown: (storeId) => client.deleteStore(storeId),
+    teardown: async (s) => {
+      if (!existing) await client.deleteStore(s.storeId);
+    },
     check: (s, user, relation, object, context) =>
-      client.check(s.storeId, { tuple_key: { user, relation, object }, authorization_model_id: s.modelId, ...ctx(context) }),
+      client.check(s.storeId, { tuple_key: { user, relation, object }, authorization_model_id: s.modelId, ...ctx(context), ...ct(s) }),
     listObjects: (s, user, relation, type, context) =>
-      client.listObjects(s.storeId, { user, relation, type, authorization_model_id: s.modelId, ...ctx(context) }),
+      client.listObjects(s.storeId, { user, relation, type, authorization_model_id: s.modelId, ...ctx(context), ...ct(s) }),
     async listUsers(s, object, relation, filters, context) {
-      const users = await client.listUsers(s.storeId, { object: splitObject(object), relation, user_filters: filters, authorization_model_id: s.modelId, ...ctx(context) });
+      const plain = s.contextualTuples?.length ? { contextual_tuples: s.contextualTuples } : {};
+      const users = await client.listUsers(s.storeId, { object: splitObject(object), relation, user_filters: filters, authorization_model_id: s.modelId, ...ctx(context), ...plain });
       return users.map(userString);
     },
     close: async () => {},

@@ -4,7 +4,7 @@
 // that cannot be loaded), 2 on a usage error. `--json` prints the full results instead.
 
 import { type Args, UsageError } from './args.js';
-import { type CliIo, type Command, SERVER_FLAGS, clientFrom, describeError, printJson } from './common.js';
+import { type CliIo, type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, describeError, printJson } from './common.js';
 import { expandGlobs } from './glob.js';
 import { type CheckResult, type FileResult, type ListResult, runStoreFile } from './runner.js';
 import { loadStoreFile } from './store-file.js';
@@ -19,12 +19,17 @@ export const testCommand: Command = {
       { name: 'tests', kind: 'list', value: '<file>', help: "Store file or glob, as `fga model test --tests` takes it" },
       { name: 'json', kind: 'boolean', help: 'Print machine-readable results' },
       { name: 'verbose', short: 'v', kind: 'boolean', help: 'Also list passing assertions' },
-      ...SERVER_FLAGS,
+      // Explicit only: an exported LATCH_API_URL / LATCH_STORE_ID must not silently move tests off the embedded engine.
+      ...SERVER_FLAGS.map((f) => (f.name === 'api-url' ? { ...f, env: undefined, help: 'Run against this server instead of the embedded engine' } : f)),
+      { ...STORE_FLAG, env: undefined, help: "With --api-url: run on this store's model and data instead of scratch stores" },
+      { ...MODEL_FLAG, env: undefined },
     ],
     details:
       'By default the tests run in-process on a fresh in-memory engine. With --api-url they run\n' +
       'against that server: each test creates a scratch store, writes the model and tuples, runs\n' +
-      'its queries and deletes the store.',
+      "its queries and deletes the store. With --api-url and --store-id they run on that store's\n" +
+      "model (--model-id, else the latest) and data; the file's model is not used and its tuples\n" +
+      'are sent as contextual tuples (at most 100 per test).',
     examples: ['latch test model.fga.yaml', 'latch test "test/fixtures/*.fga.yaml" --json', 'latch test store.fga.yaml --api-url http://127.0.0.1:8080'],
   },
   async run(args: Args, io: CliIo): Promise<number> {
@@ -35,7 +40,9 @@ export const testCommand: Command = {
       io.err('latch test: no store file matched\n');
       return 1;
     }
-    const target: Target = args.has('api-url') ? remoteTarget(clientFrom(args)) : await embeddedTarget();
+    if (args.has('store-id') && !args.has('api-url')) throw new UsageError('--store-id needs --api-url');
+    const existing = args.has('store-id') ? { storeId: args.require('store-id'), modelId: args.string('model-id') } : undefined;
+    const target: Target = args.has('api-url') ? remoteTarget(clientFrom(args), existing) : await embeddedTarget();
     const results: FileResult[] = [];
     try {
       for (const path of files) {

@@ -47,7 +47,7 @@ describe('client credentials', () => {
     const storeId = (JSON.parse(imported.out) as { store: { id: string } }).store.id;
     const check = await latch(['query', 'check', '--store-id', storeId, 'user:alice', 'can_approve', 'invoice:a1'], env);
     expect(JSON.parse(check.out)).toEqual({ allowed: true });
-    const tests = await latch(['test', 'test/fixtures/conditions.fga.yaml'], env);
+    const tests = await latch(['test', 'test/fixtures/conditions.fga.yaml', '--api-url', env.LATCH_API_URL as string], env);
     expect(tests.out).toMatch(/^PASS: /m);
     expect(tests.code).toBe(0);
   });

@@ -137,8 +137,36 @@ describe('latch test --api-url against a real server', () => {
     expect(stores.stores).toEqual([]);
   });
 
+  it('runs on an existing store with --store-id: its model and data, the file\'s tuples as contextual tuples', async () => {
+    const url = `http://127.0.0.1:${server.port}`;
+    const imported = await latch(['store', 'import', '--file', 'test/fixtures/blocklist.fga.yaml', '--api-url', url]);
+    const storeId = (JSON.parse(imported.out) as { store: { id: string } }).store.id;
+    // A model-less file: its tests rely on the store's tuples plus one contextual tuple of its own.
+    const dir = mkdtempSync(join(tmpdir(), 'latch-existing-'));
+    try {
+      const file = join(dir, 'remote.fga.yaml');
+      writeFileSync(file, 'name: remote\ntests:\n  - name: t\n    tuples:\n      - {user: "user:zed", relation: muted, object: "channel:general"}\n    check:\n      - {user: "user:sue", object: "channel:general", assertions: {can_post: true}}\n      - {user: "user:zed", object: "channel:general", assertions: {can_read: true, muted: true}}\n    list_objects:\n      - {user: "user:cole", type: channel, assertions: {can_post: ["channel:eng"]}}\n    list_users:\n      - {object: "channel:general", user_filter: [{type: user}], assertions: {muted: {users: ["user:sam", "user:zed"]}}}\n');
+      const r = await latch(['test', file, '--api-url', url, '--store-id', storeId]);
+      expect(r.out).toMatch(/^PASS: files 1\/1, tests 1\/1 passed; checks 3\/3, list_objects 1\/1, list_users 1\/1$/m);
+      expect(r.code).toBe(0);
+      const stores = (await (await fetch(`${url}/stores`)).json()) as { stores: { id: string }[] };
+      expect(stores.stores.map((s) => s.id)).toEqual([storeId]); // no scratch store, nothing deleted
+      const tuples = (await (await fetch(`${url}/stores/${storeId}/read`, { method: 'POST', body: JSON.stringify({ tuple_key: { object: 'channel:general', relation: 'muted' } }) })).json()) as { tuples: unknown[] };
+      expect(tuples.tuples).toHaveLength(1); // the contextual tuple was not written
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await latch(['store', 'delete', '--store-id', storeId, '--api-url', url]);
+    }
+  });
+
+  it('--store-id without --api-url is a usage error', async () => {
+    const r = await latch(['test', WRONG, '--store-id', '01J5Y0M8Q3ZKX7T9B2C4D6F8GH']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--store-id needs --api-url');
+  });
+
   it('fails the wrong copy the same way', async () => {
-    const r = await latch(['test', WRONG], { LATCH_API_URL: `http://127.0.0.1:${server.port}` });
+    const r = await latch(['test', WRONG, '--api-url', `http://127.0.0.1:${server.port}`]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^FAIL: files 0\/1, tests 1\/3 passed; checks 2\/4, list_objects 0\/1, list_users 0\/1$/m);
   });
