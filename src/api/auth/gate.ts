@@ -4,7 +4,7 @@
 // rejected promise unobserved. Unknown operation names fail closed (only PUBLIC_ROUTES pass).
 
 import { AppError } from '../../errors.js';
-import { isOperation, OPERATIONS, PUBLIC_ROUTES } from './operations.js';
+import { isOperation, OPERATIONS, PUBLIC_ROUTES, type Operation } from './operations.js';
 import { authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
 
@@ -15,11 +15,6 @@ export type Admission =
 
 /** The principal of unauthenticated public routes (health probes). */
 export const PUBLIC: Principal = Object.freeze({ clientId: '', storeId: undefined, scopes: new Set<string>(), expiresAt: Infinity });
-
-function limit(auth: AuthService, p: Principal, op: keyof typeof OPERATIONS, storeId: string | undefined): Principal {
-  auth.limiter.take(p, storeId, OPERATIONS[op].opClass);
-  return p;
-}
 
 /**
  * Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes.
@@ -39,20 +34,22 @@ export function admit(
     if (auth.config.mode === 'none') return { principal: PUBLIC };
     return { error: new AppError('insufficient_permissions', `no scope grants ${op}`) };
   }
-  const decide = (p: Principal): Principal => {
-    seen?.(p);
-    authorize(p, op, storeId);
-    return limit(auth, p, op, storeId);
-  };
   try {
     const p = auth.authenticator.verify(authorizationHeader);
-    if (!(p instanceof Promise)) return { principal: decide(p) };
-    const pending = p.then(decide);
+    if (!(p instanceof Promise)) return { principal: decide(auth, p, op, storeId, seen) };
+    const pending = p.then((q) => decide(auth, q, op, storeId, seen));
     pending.catch(() => undefined); // observed here; the transport awaits `pending` for the error
     return { pending };
   } catch (err) {
     return { error: err };
   }
+}
+
+function decide(auth: AuthService, p: Principal, op: Operation, storeId: string | undefined, seen: ((p: Principal) => void) | undefined): Principal {
+  seen?.(p);
+  authorize(p, op, storeId);
+  auth.limiter.take(p, storeId, OPERATIONS[op].opClass);
+  return p;
 }
 
 /** The admitted principal, or the refusal thrown. */
