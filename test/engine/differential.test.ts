@@ -290,9 +290,10 @@ function shrink(w: World, q: Query): World {
 }
 
 describe('differential: eval vs oracle', () => {
-  it('agrees on random models, tuples and queries', () => {
+  const total = Number(process.env.LATCH_DIFF_CASES ?? 10_000);
+  // Large LATCH_DIFF_CASES runs need more than the default per-test timeout (about 1 ms per case).
+  it('agrees on random models, tuples and queries', { timeout: Math.max(60_000, total * 5) }, () => {
     const seed = Number(process.env.LATCH_DIFF_SEED ?? Math.floor(Math.random() * 2 ** 31));
-    const total = Number(process.env.LATCH_DIFF_CASES ?? 10_000);
     console.log(`differential seed ${seed}, ${total} cases (LATCH_DIFF_SEED=${seed} to reproduce)`);
     const rng = new Rng(seed);
     let done = 0;
