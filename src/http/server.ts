@@ -72,7 +72,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     const params: Record<string, string> = {};
     for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
-    const gate = admit(shared.auth, e.name, req.getHeader('authorization') || undefined, params.store_id, (p) => (x.principal = p));
+    const gate = admit(shared.auth, e.name, req.getHeader('authorization') || undefined, params.store_id, (p) => (x.principal = p), res);
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);

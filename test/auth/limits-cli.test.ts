@@ -18,7 +18,7 @@ describe('rate limits', () => {
   let s: AuthServer;
   let store = '';
   beforeAll(async () => {
-    s = await startAuthServer({ rateLimits: { check: { perSecond: 1, burst: 2 } }, tokenFailures: { perSecond: 1 / 60, burst: 3 } });
+    s = await startAuthServer({ rateLimits: { check: { perSecond: 1, burst: 2 } }, tokenFailures: { perSecond: 1 / 60, burst: 3 }, authFailures: { perSecond: 1 / 60, burst: 3 } });
     const admin = bearer(await s.mint('*', ALL_SCOPES));
     store = (await call(s.base, 'POST', '/stores', { name: 'limits' }, admin)).json!.id as string;
     await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin);
@@ -38,6 +38,19 @@ describe('rate limits', () => {
     expect(last!.json?.code).toBe('rate_limit_exceeded');
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, h)).status).toBe(200);
+  });
+
+  it('repeated forged bearer tokens from one address → 429 auth_rate_limit_exceeded before any signature check', async () => {
+    const cached = bearer(await s.mint(store, ['read:tuples']));
+    expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, cached)).status).toBe(200);
+    const forged = bearer(`${(await s.mint(store, ['read:tuples'])).slice(0, -4)}AAAA`);
+    for (let i = 0; i < 3; i++) expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, forged)).json?.code).toBe('auth_failed_invalid_bearer_token');
+    const blocked = await call(s.base, 'POST', `/stores/${store}/read`, {}, forged);
+    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({ status: 429, code: 'auth_rate_limit_exceeded' });
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // A fresh valid token from that address waits too; an already verified (cached) one still works.
+    expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, bearer(await s.mint(store, ['read:tuples'])))).status).toBe(429);
+    expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, cached)).status).toBe(200);
   });
 
   it('repeated failed token requests → 429 auth_rate_limit_exceeded, the right secret included', async () => {

@@ -13,14 +13,33 @@ import type { KeyRing } from './keys.js';
 import { SIGNING_ALG } from './keys.js';
 import type { Operation } from './operations.js';
 import { ANONYMOUS, authorize, type Principal } from './principal.js';
+import type { FailureLimiter } from './ratelimit.js';
 import { bearerToken, invalidToken, TokenCache, verifyJwt, type JwtRules, type KeyResolver } from './verifier.js';
+
+/** Where a request comes from; read only on the slow path (uWS responses satisfy it). */
+export interface Peer {
+  getRemoteAddressAsText(): ArrayBuffer;
+}
+
+function address(peer: Peer | undefined): string[] {
+  if (!peer) return [];
+  try {
+    return [Buffer.from(peer.getRemoteAddressAsText()).toString('latin1')];
+  } catch {
+    return []; // a response already finished has no address left to read
+  }
+}
 
 export interface Authenticator {
   readonly mode: ResolvedAuthConfig['mode'];
   /** Authentication and authorization of one call; throws AppError. Sync on a cache hit. */
   authenticate(authorizationHeader: string | undefined, op: Operation, storeId: string | undefined): Promise<Principal> | Principal;
-  /** Authentication only (e.g. once per msgpack channel connection); pair with `authorize`. */
-  verify(authorizationHeader: string | undefined): Promise<Principal> | Principal;
+  /**
+   * Authentication only (e.g. once per msgpack channel connection); pair with `authorize`.
+   * `peer` names the caller's address: failed verifications are counted per address and, past
+   * the budget, refused before any signature work (429 auth_rate_limit_exceeded).
+   */
+  verify(authorizationHeader: string | undefined, peer?: Peer): Promise<Principal> | Principal;
   close(): void;
 }
 
@@ -54,7 +73,10 @@ class PresharedAuth implements Authenticator {
   readonly mode = 'preshared' as const;
   readonly #keys: { digest: Buffer; principal: Principal }[];
 
-  constructor(config: ResolvedAuthConfig) {
+  constructor(
+    config: ResolvedAuthConfig,
+    private readonly failures: FailureLimiter,
+  ) {
     this.#keys = config.presharedKeys.map((k, i) => ({
       digest: createHash('sha256').update(k.key).digest(),
       principal: {
@@ -66,11 +88,17 @@ class PresharedAuth implements Authenticator {
     }));
   }
 
-  verify(header: string | undefined): Principal {
-    const digest = createHash('sha256').update(bearerToken(header)).digest();
+  verify(header: string | undefined, peer?: Peer): Principal {
+    const token = bearerToken(header);
+    const from = address(peer);
+    this.failures.check(from);
+    const digest = createHash('sha256').update(token).digest();
     let found: Principal | undefined;
     for (const k of this.#keys) if (timingSafeEqual(k.digest, digest)) found = k.principal;
-    if (!found) throw new AppError('unauthenticated', 'unauthenticated');
+    if (!found) {
+      this.failures.fail(from);
+      throw new AppError('unauthenticated', 'unauthenticated');
+    }
     return found;
   }
 
@@ -90,6 +118,7 @@ class JwtAuth implements Authenticator {
     private readonly rules: JwtRules,
     private readonly principalOf: (payload: JWTPayload, kid: string | undefined) => Principal,
     private readonly revoked: (clientId: string) => boolean,
+    private readonly failures: FailureLimiter,
   ) {}
 
   #live(p: Principal): Principal {
@@ -97,17 +126,26 @@ class JwtAuth implements Authenticator {
     return p;
   }
 
-  verify(header: string | undefined): Principal | Promise<Principal> {
+  verify(header: string | undefined, peer?: Peer): Principal | Promise<Principal> {
     if (header !== undefined) {
       const hit = this.cache.get(header);
       if (hit !== undefined) return this.#live(hit);
     }
     const token = bearerToken(header);
-    return verifyJwt(token, this.rules).then(({ payload, header: h }) => {
-      const p = this.principalOf(payload, h.kid);
-      this.cache.set(header as string, p);
-      return this.#live(p);
-    });
+    const from = address(peer);
+    this.failures.check(from);
+    return verifyJwt(token, this.rules).then(
+      ({ payload, header: h }) => {
+        const p = this.principalOf(payload, h.kid);
+        this.cache.set(header as string, p);
+        return this.#live(p);
+      },
+      (err: unknown) => {
+        // Forged or stale tokens spend the address's budget; an issuer outage (500) does not.
+        if (err instanceof AppError && err.status === 401) this.failures.fail(from);
+        throw err;
+      },
+    );
   }
 
   authenticate(header: string | undefined, op: Operation, storeId: string | undefined): Principal | Promise<Principal> {
@@ -124,7 +162,7 @@ function expiry(payload: JWTPayload): number {
 }
 
 /** latch's own tokens: ES256 from the key ring; `sub` must be a registered client. */
-export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing, clients: ClientStore): JwtAuth {
+export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing, clients: ClientStore, failures: FailureLimiter): JwtAuth {
   const key: KeyResolver = (h) => {
     const k = ring.publicKey(h.kid);
     if (!k) throw invalidToken('unknown key id');
@@ -140,13 +178,13 @@ export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing,
     const store = payload.store_id;
     return { clientId: client.id, storeId: typeof store === 'string' && store ? store : undefined, scopes: scopesOf(payload), expiresAt: expiry(payload), kid };
   };
-  const auth = new JwtAuth('client-credentials', rules, principalOf, (id) => clients.get(id)?.revokedAt !== undefined);
+  const auth = new JwtAuth('client-credentials', rules, principalOf, (id) => clients.get(id)?.revokedAt !== undefined, failures);
   ring.onRetire = (kid) => auth.cache.sweep(kid);
   return auth;
 }
 
 /** An external issuer's tokens, verified against its JWKS; a fetch failure never lets a call in. */
-export function oidcAuth(config: ResolvedAuthConfig): JwtAuth {
+export function oidcAuth(config: ResolvedAuthConfig, failures: FailureLimiter): JwtAuth {
   const remote = createRemoteJWKSet(new URL(config.jwksUri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
   const key: KeyResolver = async (h) => {
     try {
@@ -166,13 +204,13 @@ export function oidcAuth(config: ResolvedAuthConfig): JwtAuth {
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : sub;
     return { clientId, storeId: typeof store === 'string' && store ? store : undefined, scopes: scopesOf(payload), expiresAt: expiry(payload), kid };
   };
-  return new JwtAuth('oidc', rules, principalOf, () => false);
+  return new JwtAuth('oidc', rules, principalOf, () => false, failures);
 }
 
 export function noAuth(): Authenticator {
   return new NoAuth();
 }
 
-export function presharedAuth(config: ResolvedAuthConfig): Authenticator {
-  return new PresharedAuth(config);
+export function presharedAuth(config: ResolvedAuthConfig, failures: FailureLimiter): Authenticator {
+  return new PresharedAuth(config, failures);
 }

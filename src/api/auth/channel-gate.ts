@@ -4,9 +4,10 @@
 // scope and rate limit per request, and an expired or revoked token stops working mid-connection).
 
 import { toAppError } from '../../errors.js';
+import type { Peer } from './authenticator.js';
 import type { AuthService } from './service.js';
 
-interface UpgradeRes {
+interface UpgradeRes extends Peer {
   onAborted(cb: () => void): unknown;
   cork(cb: () => void): unknown;
   writeStatus(status: string): unknown;
@@ -33,7 +34,7 @@ export function authenticateUpgrade(auth: AuthService | undefined, authorization
   if (!auth) return upgrade();
   let verified;
   try {
-    verified = auth.authenticator.verify(authorization);
+    verified = auth.authenticator.verify(authorization, res);
   } catch (err) {
     return refuse(res, err);
   }

@@ -49,6 +49,8 @@ export interface AuthConfig {
   readonly rateLimits?: Partial<Record<OpClass, Bucket>> | undefined;
   /** Failed token requests per remote address and per client id (default burst 10, 10/min). */
   readonly tokenFailures?: Bucket | undefined;
+  /** Failed bearer verifications per remote address (default burst 100, 10/s). */
+  readonly authFailures?: Bucket | undefined;
   /** Store-log retention (default 7 days; mode none: 0); 0 disables recording. */
   readonly logRetentionDays?: number | undefined;
 }
@@ -68,6 +70,7 @@ export interface ResolvedAuthConfig {
   readonly clockToleranceSeconds: number;
   readonly rateLimits: Readonly<Record<OpClass, Bucket>>;
   readonly tokenFailures: Bucket;
+  readonly authFailures: Bucket;
   readonly logRetentionDays: number;
   /** Set when `none` runs on a non-loopback address by force. */
   readonly warning: string | undefined;
@@ -142,6 +145,7 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
     clockToleranceSeconds: config.clockToleranceSeconds ?? 5,
     rateLimits,
     tokenFailures: config.tokenFailures ?? { perSecond: 10 / 60, burst: 10 },
+    authFailures: config.authFailures ?? { perSecond: 10, burst: 100 },
     logRetentionDays: retention,
     warning,
   };

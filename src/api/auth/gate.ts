@@ -4,6 +4,7 @@
 // rejected promise unobserved. Unknown operation names fail closed (only PUBLIC_ROUTES pass).
 
 import { AppError } from '../../errors.js';
+import type { Peer } from './authenticator.js';
 import { isOperation, OPERATIONS, PUBLIC_ROUTES, type Operation } from './operations.js';
 import { authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
@@ -27,6 +28,7 @@ export function admit(
   authorizationHeader: string | undefined,
   storeId: string | undefined,
   seen?: (p: Principal) => void,
+  peer?: Peer,
 ): Admission {
   if (!auth || PUBLIC_ROUTES.has(op)) return { principal: PUBLIC };
   if (!isOperation(op)) {
@@ -35,7 +37,7 @@ export function admit(
     return { error: new AppError('insufficient_permissions', `no scope grants ${op}`) };
   }
   try {
-    const p = auth.authenticator.verify(authorizationHeader);
+    const p = auth.authenticator.verify(authorizationHeader, peer);
     if (!(p instanceof Promise)) return { principal: decide(auth, p, op, storeId, seen) };
     const pending = p.then((q) => decide(auth, q, op, storeId, seen));
     pending.catch(() => undefined); // observed here; the transport awaits `pending` for the error

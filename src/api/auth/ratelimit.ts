@@ -123,7 +123,10 @@ export class RateLimiter {
   }
 }
 
-/** Counts failed token requests; once a key's bucket is empty, requests are refused before any work. */
+/**
+ * Counts failures (token requests, bearer verifications) per key; once a key's bucket is empty,
+ * requests are refused before any work.
+ */
 export class FailureLimiter {
   readonly #buckets: Buckets;
 
@@ -139,7 +142,7 @@ export class FailureLimiter {
     let wait = 0;
     for (const k of keys) wait = Math.max(wait, this.#buckets.wait(k, this.bucket, 1));
     if (wait > 0) {
-      throw new RateLimitError('auth_rate_limit_exceeded', `too many failed token requests; retry in ${wait} s`, wait);
+      throw new RateLimitError('auth_rate_limit_exceeded', `too many failed authentications; retry in ${wait} s`, wait);
     }
   }
 

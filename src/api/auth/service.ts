@@ -58,14 +58,15 @@ export async function openAuth(options: AuthOptions): Promise<AuthService> {
     let clients: ClientStore | undefined;
     let keys: KeyRing | undefined;
     let authenticator: Authenticator;
+    const authFailures = new FailureLimiter(config.authFailures);
     if (config.mode === 'client-credentials') {
       const kv = await openAuthKv(authDbPath(options.dataDir));
       opened.push(kv);
       clients = await ClientStore.open(kv);
       keys = await KeyRing.open(new KeyRecords(kv), config.keyRotationSeconds, config.tokenTtlSeconds);
-      authenticator = clientCredentialsAuth(config, keys, clients);
-    } else if (config.mode === 'oidc') authenticator = oidcAuth(config);
-    else if (config.mode === 'preshared') authenticator = presharedAuth(config);
+      authenticator = clientCredentialsAuth(config, keys, clients, authFailures);
+    } else if (config.mode === 'oidc') authenticator = oidcAuth(config, authFailures);
+    else if (config.mode === 'preshared') authenticator = presharedAuth(config, authFailures);
     else authenticator = noAuth();
     let logKv: AuthKv | undefined;
     if (config.logRetentionDays > 0) {
