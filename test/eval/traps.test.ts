@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { expand, listObjects, listUsers, MemoryTupleView } from '../../src/engine/eval/index.js';
+import { expand, listObjects, listUsers, MemoryTupleView, overlayView } from '../../src/engine/eval/index.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import type { StoreDriver } from '../conformance/engine.js';
 import { createDirectDriver } from './direct-driver.js';
@@ -348,5 +348,22 @@ type doc
     expect(check({ model: m, tuples }, 'doc:1#viewer@user:u')).toBe(false);
     expect(users({ model: m, tuples }, 'doc:1#viewer', 'bot')).toEqual([]);
     expect(users({ model: m, tuples: tuples.slice(0, 2) }, 'doc:1#viewer', 'bot')).toEqual(['bot:b']);
+  });
+});
+
+describe('Expand: valid tuples only, contextual tuples included, conditions ignored', () => {
+  const m = compileDsl(dsl('type user\ntype bot\ntype doc\n  relations\n    define viewer: [user, user:*, bot with a] and editor\n    define editor: [user]\ncondition a(p: int) {\n  p > 0\n}'));
+  it('stale and contextual tuples', () => {
+    const base = new MemoryTupleView(['doc:1#viewer@user:b', 'doc:1#viewer@bot:x', 'doc:1#viewer@bot:y with a', 'doc:1#viewer@user:*'].map(tk));
+    const view = overlayView(base, [tk('doc:1#viewer@user:a')]);
+    expect(expand(m, view, 'doc:1', 'viewer')).toEqual({
+      name: 'doc:1#viewer',
+      intersection: {
+        nodes: [
+          { name: 'doc:1#viewer', leaf: { users: { users: ['bot:y', 'user:*', 'user:a', 'user:b'] } } },
+          { name: 'doc:1#viewer', leaf: { computed: { userset: 'doc:1#editor' } } },
+        ],
+      },
+    });
   });
 });
