@@ -94,7 +94,10 @@ function onPath(obj: u32, rel: u32): bool {
   return ((obj * 0x9e3779b1) ^ (rel * 0x85ebca6b)) & memoMask;
 }
 
-/** Memo slot holding (obj, rel) for this epoch, or 0. Slot = (obj, rel, result | height << 8, epoch). */
+/**
+ * Memo slot holding (obj, rel) for this epoch, or 0. Slot = (obj, rel, result | height << 8,
+ * epoch); for R_ERR_DEPTH the height field holds the depth the error was met at.
+ */
 function memoFind(obj: u32, rel: u32): usize {
   let i = slotOf(obj, rel);
   while (true) {
@@ -142,12 +145,20 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   const m: usize = root ? 0 : memoFind(obj, rel);
   if (m != 0) {
     const packed = load<u32>(m, 8);
+    const mr = <i32>(packed & 0xff);
     const height = packed >>> 8;
-    // Safe to reuse: the memoised subtree had no cycle hit and no error, and at this depth it
-    // still stays under the limit, so re-evaluating would explore the same nodes identically.
-    if (depth + height < depthLimit) {
+    if (mr == R_ERR_DEPTH) {
+      // Stored with the depth it was met at: deeper evaluations only lose more branches to the
+      // limit and can never turn an ERROR into TRUE or FALSE, so it holds at any depth >= that.
+      if (depth >= height) {
+        if (depthLimit - 1 > maxDepth) maxDepth = depthLimit - 1; // this subtree touches the limit
+        return R_ERR_DEPTH;
+      }
+    } else if (depth + height < depthLimit) {
+      // The memoised subtree had no cycle hit, and from this depth it stays under the limit:
+      // re-evaluating would explore the same nodes and reach the same answer.
       if (depth + height > maxDepth) maxDepth = depth + height;
-      return <i32>(packed & 0xff);
+      return mr;
     }
   }
   if (pathLen >= pathCap) return R_ERR_OVERFLOW;
@@ -162,7 +173,9 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   const height = maxDepth - depth;
   if (savedMax > maxDepth) maxDepth = savedMax;
   pathLen--;
-  if (!root && !isErr(r) && r != R_CYCLE && cycleHits == hits) memoPut(obj, rel, r, height);
+  // Memoise path-independent results (no cycle hit below): TRUE, FALSE and condition errors
+  // with their height, depth errors with the depth they were met at. Never NEEDHOST/OVERFLOW.
+  if (!root && cycleHits == hits && r != R_CYCLE && r <= R_ERR_DEPTH) memoPut(obj, rel, r, r == R_ERR_DEPTH ? depth : height);
   return r;
 }
 

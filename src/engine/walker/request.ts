@@ -10,8 +10,8 @@ import type { Program } from './program.js';
 import { kindKey } from './reach.js';
 
 const CTX_BYTES = 128;
-export const PATH_CAP = 2048;
-export const MEMO_CAP = 8192;
+export const PATH_CAP = 4096;
+export const MEMO_CAP = 32768;
 const MAX_CTX = 128;
 const MAX_TEMP = 512;
 const PATH_AT = CTX_BYTES;

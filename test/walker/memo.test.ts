@@ -1,0 +1,39 @@
+// The per-call memo keeps diamond-shaped data polynomial, and memoised results respect the
+// depth limit (a result reused deeper in the walk must still fit under the limit).
+
+import { describe, expect, it } from 'vitest';
+import { answer, index, model } from './helpers.js';
+
+const m = model('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n');
+
+function lattice(levels: number, wide: number): string[] {
+  const t: string[] = [];
+  for (let i = 0; i < wide; i++) t.push(`doc:1#viewer@group:0_${i}#member`);
+  for (let l = 0; l < levels - 1; l++) for (let i = 0; i < wide; i++) for (let j = 0; j < wide; j++) t.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
+  t.push(`group:${levels - 1}_${wide - 1}#member@user:deep`);
+  return t;
+}
+
+describe('memo', () => {
+  const ix = index(lattice(24, 4));
+  it('doc:1#viewer@user:deep => true (4^23 paths)', () => expect(answer(ix, m, 'doc:1#viewer@user:deep')).toBe('true'));
+  it('doc:1#viewer@user:nobody => false, fast', () => {
+    const t0 = performance.now();
+    expect(answer(ix, m, 'doc:1#viewer@user:nobody')).toBe('false');
+    expect(performance.now() - t0).toBeLessThan(500);
+  });
+  it('doc:1#viewer@user:deep => authorization_model_resolution_too_complex with resolveDepth 24', () =>
+    expect(answer(ix, m, 'doc:1#viewer@user:deep', { depth: 24 })).toBe('authorization_model_resolution_too_complex'));
+
+  // group:a is reached first at depth 2 (via group:x) and later at depth 3 (via group:y, y2):
+  // the memoised FALSE from depth 2 needed 2 more hops, which no longer fit at depth 3 when the
+  // limit is 5 — the second visit must re-walk and meet the limit.
+  const ix2 = index([
+    'doc:2#viewer@group:x#member', 'group:x#member@group:a#member', 'group:a#member@group:b#member', 'group:b#member@group:c#member',
+    'doc:2#viewer@group:y#member', 'group:y#member@group:y2#member', 'group:y2#member@group:a#member', 'group:c#member@user:z',
+  ]);
+  it('doc:2#viewer@user:z => true', () => expect(answer(ix2, m, 'doc:2#viewer@user:z')).toBe('true'));
+  it('doc:2#viewer@user:none => authorization_model_resolution_too_complex with resolveDepth 5', () =>
+    expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 5 })).toBe('authorization_model_resolution_too_complex'));
+  it('doc:2#viewer@user:none => false with resolveDepth 6', () => expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 6 })).toBe('false'));
+});
