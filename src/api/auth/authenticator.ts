@@ -134,18 +134,18 @@ class JwtAuth implements Authenticator {
     const token = bearerToken(header);
     const from = address(peer);
     this.failures.check(from);
-    return verifyJwt(token, this.rules).then(
-      ({ payload, header: h }) => {
+    return verifyJwt(token, this.rules)
+      .then(({ payload, header: h }) => {
         const p = this.principalOf(payload, h.kid);
         this.cache.set(header as string, p);
-        return this.#live(p);
-      },
-      (err: unknown) => {
-        // Forged or stale tokens spend the address's budget; an issuer outage (500) does not.
+        return p;
+      })
+      .catch((err: unknown) => {
+        // Forged or stale tokens (any 401) spend the address's budget; an issuer outage does not.
         if (err instanceof AppError && err.status === 401) this.failures.fail(from);
         throw err;
-      },
-    );
+      })
+      .then((p) => this.#live(p));
   }
 
   authenticate(header: string | undefined, op: Operation, storeId: string | undefined): Principal | Promise<Principal> {

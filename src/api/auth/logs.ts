@@ -106,14 +106,15 @@ export class StoreLogs {
   #flushing: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
   readonly #pruner: NodeJS.Timeout | undefined;
+  #pruning: Promise<number> = Promise.resolve(0);
 
   constructor(
     private readonly records: LogRecords | undefined,
     private readonly retentionDays: number,
   ) {
     if (records && retentionDays > 0) {
-      void this.prune();
-      this.#pruner = setInterval(() => void this.prune(), 3_600_000);
+      this.#pruning = this.prune();
+      this.#pruner = setInterval(() => void (this.#pruning = this.prune()), 3_600_000);
       this.#pruner.unref();
     }
   }
@@ -211,6 +212,7 @@ export class StoreLogs {
 
   async close(): Promise<void> {
     if (this.#pruner) clearInterval(this.#pruner);
+    await this.#pruning;
     await this.flush();
     await this.records?.close();
   }
