@@ -105,6 +105,25 @@ describe('store isolation: a token for store A never reads or writes store B', (
   });
 });
 
+describe('preshared mode over HTTP', () => {
+  let server: RunningServer;
+  let url: string;
+  const key = 'k-0123456789abcdef-preshared';
+  beforeAll(async () => {
+    server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });
+    url = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(() => server.close());
+
+  it('right key → 200; wrong key → 401 unauthenticated; none → 401 bearer_token_missing, even with an oversized body', async () => {
+    expect((await call(url, 'GET', '/stores', undefined, bearer(key))).status).toBe(200);
+    const wrong = await call(url, 'GET', '/stores', undefined, bearer(`${key}x`));
+    expect({ status: wrong.status, code: wrong.json?.code }).toEqual({ status: 401, code: 'unauthenticated' });
+    const big = await call(url, 'POST', '/stores', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }));
+    expect({ status: big.status, code: big.json?.code }).toEqual({ status: 401, code: 'bearer_token_missing' });
+  });
+});
+
 describe('oidc mode against a real external issuer', () => {
   let issuer: TestIssuer;
   let server: RunningServer;
