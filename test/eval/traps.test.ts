@@ -156,6 +156,12 @@ describe('8. contextual tuples behave like stored ones; duplicates are harmless'
   it('ListObjects has no duplicates', () => {
     expect(objects({ model: m, tuples: ['doc:1#viewer@user:a'], contextual: ['doc:1#viewer@user:a'] }, 'doc#viewer@user:a')).toEqual(['doc:1']);
   });
+  it('a userset subject also meets its own tuple as a userset tuple, where every copy counts', () => {
+    const g = compileDsl(dsl('type user\ntype group\n  relations\n    define member: [user, group#member with a]\ncondition a(p: int) {\n  p > 0\n}'));
+    const env = { model: g, tuples: ['group:1#member@group:2#member with a {"p":1}'], contextual: ['group:1#member@group:2#member with a {"p":0}'] };
+    expect(check(env, 'group:1#member@group:2#member')).toBe(true);
+    expect(check({ ...env, tuples: [] }, 'group:1#member@group:2#member')).toBe(false);
+  });
   it('the contextual copy of an exact key is the one evaluated', () => {
     expect(check({ model: condModel, tuples: ['doc:1#viewer@user:x with a {"p":0,"q":0}'], contextual: ['doc:1#viewer@user:x with a {"p":1,"q":0}'] }, 'doc:1#viewer@user:x')).toBe(true);
   });

@@ -124,7 +124,7 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
         const exact = here.find((t) => t.user === user);
         const wild = user.includes('#') || user.endsWith(':*') ? undefined : here.find((t) => t.user === `${typeOf(user)}:*`);
         const viaUsersets = here
-          .filter((t) => t.user.includes('#') && t.user !== user)
+          .filter((t) => t.user.includes('#'))
           .map((t) => then(cond(t), () => evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1)));
         return or([exact ? cond(exact) : 'F', wild ? cond(wild) : 'F', ...viaUsersets]);
       }

@@ -165,7 +165,9 @@ export class Checker {
     const usersets: TupleEntry[] = [];
     for (const t of this.state.validUsers(object, relation)) {
       if (t.user === this.user) {
-        // Exact-key lookup: the first copy (contextual before stored) is the one evaluated.
+        // (a) Exact-key lookup: the first copy (contextual before stored) is the one evaluated.
+        // A userset subject's own tuple is also a userset tuple: (c) scans every copy of it.
+        if (s.kind === 'userset') usersets.push(t);
         if (exactSeen) continue;
         exactSeen = true;
         acc = orOutcome(acc, fromCondition(this.state.condition(t)));
