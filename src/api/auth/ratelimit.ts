@@ -81,16 +81,18 @@ export class RateLimiter {
   readonly #index: ReadonlyMap<OpClass, number>;
   #stores = 0;
 
+  /** `limits` undefined → every take passes (rate limiting off). */
   constructor(
-    private readonly limits: Readonly<Record<OpClass, Bucket>>,
+    private readonly limits: Readonly<Record<OpClass, Bucket>> | undefined,
     private readonly now: () => number = Date.now,
   ) {
-    this.#classes = Object.keys(limits) as OpClass[];
+    this.#classes = Object.keys(limits ?? {}) as OpClass[];
     this.#index = new Map(this.#classes.map((c, i) => [c, i]));
   }
 
   /** Takes `cost` requests from the caller's bucket; throws 429 rate_limit_exceeded when empty. */
   take(principal: Principal, storeId: string | undefined, opClass: OpClass, cost = 1): void {
+    if (this.limits === undefined) return;
     const b = this.limits[opClass];
     const s = this.#state(principal.clientId, storeId ?? '', this.#index.get(opClass) ?? 0, b);
     const now = this.now();
