@@ -3,7 +3,7 @@
 // and as a Map<string, Set<string>> lookup — the reason the index is laid out the way it is.
 
 import Benchmark from 'benchmark';
-import { R_TRUE, SR_MASK } from '../../src/abi.js';
+import { QUERY_WORDS, R_TRUE, SR_MASK } from '../../src/abi.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { u32 } from '../../src/index/memory.js';
 import { direct } from '../graphs.js';
@@ -26,7 +26,7 @@ export const micro: Scenario = {
       (map.get(k) ?? map.set(k, new Set()).get(k))?.add(t.user);
     }
     const jsCheck = (i: number): boolean => {
-      const o = i * 5;
+      const o = i * QUERY_WORDS;
       const obj = ids[o] ?? 0;
       const subj = ids[o + 2] ?? 0;
       const at = snap.base.find(obj, ids[o + 1] ?? 0, 0, subj);
