@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { compileDsl } from './model.js';
-import { check, objects, users } from './table.js';
+import { evalCheck, listUsers } from '../../src/engine/eval/index.js';
+import { attempt, check, ctxOf, objects, users } from './table.js';
 
 const model = compileDsl('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n    define blocked: [user]\n    define allowed: member but not blocked\ntype doc\n  relations\n    define viewer: [group#member]');
 
@@ -30,5 +31,22 @@ describe('evaluation stays polynomial on diamond-shaped data', () => {
     expect(users(env, 'doc:1#viewer', 'user')).toEqual(['user:u']);
     expect((users(env, 'doc:1#viewer', 'group#member') as string[]).length).toBe(43);
     expect(Date.now() - start).toBeLessThan(2000);
+  });
+});
+
+describe('dense cyclic data: path-exact evaluation is bounded by the deadline', () => {
+  // Every group is a member of every other group: the number of simple paths is factorial.
+  const clique = (n: number): string[] => {
+    const t: string[] = [];
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) t.push(`group:${i}#member@group:${j}#member`);
+    return t;
+  };
+  it('Check fails with deadline_exceeded (4004); ListUsers returns partial results without error', () => {
+    const start = Date.now();
+    const ctx = { ...ctxOf({ model, tuples: clique(12) }), deadline: Date.now() + 150 };
+    expect(attempt(() => evalCheck(ctx, 'group:0', 'member', 'user:nobody'))).toBe(4004);
+    const listed = listUsers({ ...ctx, deadline: Date.now() + 150 }, { object: 'group:0', relation: 'member', filter: { type: 'user' } }, 1000);
+    expect(listed).toEqual([]);
+    expect(Date.now() - start).toBeLessThan(5000);
   });
 });
