@@ -18,6 +18,7 @@ export interface BenchQuery {
 export interface Shape {
   readonly name: string;
   readonly model: CompiledModel;
+  /** Emptied by scenarios once the index is built, so timing runs on a realistic heap. */
   readonly tuples: TupleKey[];
   readonly queries: BenchQuery[];
 }

@@ -34,6 +34,7 @@ function workerFile(): { filename: string; execArgv: string[] } {
 export class CheckPool {
   private readonly piscina: Piscina;
   private readonly spare: Scratch[] = [];
+  private encode = new Uint32Array(0);
   /** Snapshots of running batches: reachable until their tasks finish (memory stays valid). */
   private readonly inflight = new Map<IndexSnapshot, number>();
 
@@ -54,7 +55,11 @@ export class CheckPool {
    */
   async run(snapshot: IndexSnapshot, program: Program, items: readonly QueryStrings[], depth: number): Promise<Uint8Array> {
     const n = items.length;
-    const q = new Uint32Array(n * QUERY_WORDS);
+    // One encoding buffer reused across batches: runIds copies it into shared memory before its
+    // first await, so an overlapping batch can never see it half-written. Avoids megabytes of
+    // external allocations per batch (they trigger full GCs of a large heap).
+    if (this.encode.length < n * QUERY_WORDS) this.encode = new Uint32Array(n * QUERY_WORDS);
+    const q = this.encode.subarray(0, n * QUERY_WORDS);
     const host: number[] = [];
     for (let i = 0; i < n; i++) {
       const it = items[i];
