@@ -155,7 +155,10 @@ export function encodeQuery(snap: IndexSnapshot, program: Program, object: strin
   out[at + 2] = subj;
   out[at + 3] = hash === -1 ? 0 : (names.get(user.slice(hash + 1)) ?? NONE - 1) + 1;
   out[at + 4] = hash !== -1 || un.endsWith(':*') ? NONE : subj !== UNSEEN ? snap.wildcardOf(snap.nodeType(subj)) : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
-  out[at + 5] = subjectKind(program, names, user);
+  // A known plain subject's type comes from its node: no string slicing on the hot path.
+  out[at + 5] = hash === -1 && subj !== UNSEEN
+    ? (program.kinds.get(kindKey(snap.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
+    : subjectKind(program, names, user);
   return true;
 }
 
