@@ -54,6 +54,15 @@ function round(n: number): number {
  */
 export function alloc(bytes: number, zero = true): number {
   const size = round(bytes);
+  if (size <= SMALL) {
+    const bin = bins.get(size);
+    const ptr = bin?.pop();
+    if (ptr !== undefined) {
+      if (zero) u8().fill(0, ptr, ptr + size);
+      allocated += size;
+      return ptr;
+    }
+  }
   for (let i = 0; i < free.length; i++) {
     const b = free[i];
     if (b === undefined || b.size < size) continue;
@@ -83,10 +92,25 @@ export function alloc(bytes: number, zero = true): number {
   return ptr;
 }
 
+/**
+ * Small blocks (snapshot headers, small overlays, scratch-sized records) are recycled through
+ * exact-size bins: O(1) instead of a walk of the address-ordered free list, which fragments
+ * when a snapshot is published per write. Bins never coalesce; their total is bounded by the
+ * peak number of live small blocks.
+ */
+const SMALL = 64 * 1024;
+const bins = new Map<number, number[]>();
+
 /** Returns a block to the free list (coalescing neighbours; shrinking `top` when it was last). */
 export function release(ptr: number, bytes: number): void {
   const size = round(bytes);
   allocated -= size;
+  if (size <= SMALL) {
+    let bin = bins.get(size);
+    if (!bin) bins.set(size, (bin = []));
+    bin.push(ptr);
+    return;
+  }
   if (ptr + size === top) {
     top = ptr;
     const last = free[free.length - 1];
@@ -140,16 +164,31 @@ export class Region {
   }
 }
 
-/**
- * Releases the regions of a published snapshot when its JS object is collected: a query keeps
- * its snapshot object reachable until it finishes (the pool stores it with the task), so no
- * worker ever reads a freed block.
- */
-const registry = new FinalizationRegistry<Region[]>((regions) => {
-  for (const r of regions) r.drop();
-});
+/** One owner's references on a set of regions, released at most once. */
+export class Hold {
+  private done = false;
+  constructor(private readonly regions: readonly Region[]) {
+    for (const r of regions) r.retain();
+  }
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const r of this.regions) r.drop();
+  }
+  get released(): boolean {
+    return this.done;
+  }
+}
 
-export function holdUntilCollected(owner: object, regions: Region[]): void {
-  for (const r of regions) r.retain();
-  registry.register(owner, regions);
+/**
+ * A safety net: the regions of an object are also released when it is collected. It is not the
+ * primary mechanism — shared memory is invisible to V8's heap accounting, so collection can lag
+ * gigabytes behind — snapshots are retired explicitly (IndexSnapshot.retire).
+ */
+const registry = new FinalizationRegistry<Hold>((h) => h.release());
+
+export function holdUntilCollected(owner: object, regions: Region[]): Hold {
+  const h = new Hold(regions);
+  registry.register(owner, h);
+  return h;
 }

@@ -11,7 +11,7 @@ import type { TupleEntry, TupleView } from './types.js';
 import { S, SR_MASK, COND_SHIFT, WILDCARD_BIT } from '../abi.js';
 import type { Base } from './base.js';
 import type { Dictionary } from './dictionary.js';
-import { holdUntilCollected, Region, u32 } from './memory.js';
+import { type Hold, holdUntilCollected, Region, u32 } from './memory.js';
 import { overlayKey, type OverlayImage } from './overlay.js';
 
 export class IndexSnapshot implements TupleView {
@@ -22,7 +22,11 @@ export class IndexSnapshot implements TupleView {
   readonly nodeCount: number;
   readonly nameCount: number;
   readonly condCount: number;
+  private readonly hold: Hold;
+  private pins = 0;
+  private retired = false;
 
+  /** Takes ownership of `overlay`'s regions (an image belongs to exactly one snapshot). */
   constructor(
     readonly dict: Dictionary,
     readonly base: Base,
@@ -52,8 +56,46 @@ export class IndexSnapshot implements TupleView {
     const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region];
     if (overlay.adds) held.push(overlay.adds);
     if (overlay.dels) held.push(overlay.dels);
-    holdUntilCollected(this, held);
-    header.drop(); // the snapshot's hold is now the only one
+    this.hold = holdUntilCollected(this, held);
+    // The header and the overlay image's regions were made for this snapshot alone: drop their
+    // creation references so the snapshot's hold is the only one (freed when it is collected).
+    header.drop();
+    overlay.adds?.drop();
+    overlay.dels?.drop();
+  }
+
+  /**
+   * Keeps the snapshot's memory while an asynchronous reader (a pool batch) uses it. Synchronous
+   * readers need no pin: memory is only released from a timer, never during a call.
+   */
+  pin(): void {
+    this.pins++;
+  }
+  unpin(): void {
+    this.pins--;
+  }
+
+  /**
+   * Called when a newer snapshot is published: the memory only this snapshot holds (its header,
+   * its overlay image, a replaced base) is released `afterMs` later, or once the last pin is
+   * gone after that. Queries must finish (or pin) within `afterMs` — far above the 3 s deadlines.
+   */
+  retire(afterMs: number): void {
+    if (this.retired) return;
+    this.retired = true;
+    const attempt = (): void => {
+      if (this.pins > 0) {
+        setTimeout(attempt, 1000).unref();
+        return;
+      }
+      this.hold.release();
+    };
+    setTimeout(attempt, afterMs).unref();
+  }
+
+  /** True once the memory was released (reading it afterwards is a bug). */
+  get released(): boolean {
+    return this.hold.released;
   }
 
   /** Node id of `T:id` / `T:*` if this snapshot knows it. */

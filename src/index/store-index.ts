@@ -16,8 +16,10 @@ import { IndexSnapshot } from './snapshot.js';
 export { IndexSnapshot } from './snapshot.js';
 
 export interface StoreIndexOptions {
-  /** Overlay entries that trigger a background merge (default 16,384). */
+  /** Overlay entries that trigger a background merge (default 8,192). */
   readonly mergeThreshold?: number;
+  /** How long a superseded snapshot's memory stays readable (default 5 s; > the 3 s query deadlines). */
+  readonly retireAfterMs?: number;
 }
 
 /** Interned ids of one tuple key; `undefined` subject for a malformed user (never stored). */
@@ -34,12 +36,16 @@ export class StoreIndex {
   private current: IndexSnapshot;
   private merging: Promise<void> | undefined;
   private closed = false;
+  /** Writes or a merge happened since `current` was built. */
+  private stale = false;
   private readonly threshold: number;
+  private readonly retireAfterMs: number;
 
   private constructor(readonly dict: Dictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
     this.base = base;
     this.overlay = new Overlay(base);
-    this.threshold = opts.mergeThreshold ?? 16_384;
+    this.threshold = opts.mergeThreshold ?? 8_192;
+    this.retireAfterMs = opts.retireAfterMs ?? 5_000;
     this.current = new IndexSnapshot(dict, base, this.overlay.image(), revision);
   }
 
@@ -91,9 +97,14 @@ export class StoreIndex {
     this.overlay.apply(c);
   }
 
+  /**
+   * Marks the state at `revision` as the one to publish. The snapshot itself is built lazily by
+   * the next `snapshot()` call, so a burst of writes with no reader in between costs one image,
+   * not one per write (each image copies the overlay into shared memory).
+   */
   private publish(revision: number): void {
     this.revision = revision;
-    this.current = new IndexSnapshot(this.dict, this.base, this.overlay.image(), revision);
+    this.stale = true;
   }
 
   /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
@@ -107,6 +118,12 @@ export class StoreIndex {
 
   /** The latest published snapshot; a query uses one snapshot from start to end. */
   snapshot(): IndexSnapshot {
+    if (this.stale) {
+      this.stale = false;
+      const old = this.current;
+      this.current = new IndexSnapshot(this.dict, this.base, this.overlay.image(), this.revision);
+      old.retire(this.retireAfterMs);
+    }
     return this.current;
   }
 
@@ -205,7 +222,9 @@ export class StoreIndex {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.current.retire(this.retireAfterMs);
     this.base.drop();
+    this.overlay.drop();
     this.dict.nodeTypes.region.drop();
     this.dict.condNames.region.drop();
   }

@@ -114,3 +114,35 @@ describe('StoreIndex', () => {
     await storage.close();
   });
 });
+
+describe('snapshot retirement', () => {
+  it('a superseded snapshot is released after retireAfterMs, a pinned one only once unpinned', async () => {
+    const ix = StoreIndex.build(seed.map(tk), 1, { retireAfterMs: 20 });
+    const first = ix.snapshot();
+    first.pin();
+    ix.apply(write(2, ['doc:r#viewer@user:r']));
+    const second = ix.snapshot();
+    ix.apply(write(3, ['doc:s#viewer@user:s']));
+    const third = ix.snapshot();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(second.released).toBe(true);
+    expect(first.released).toBe(false);
+    expect(allowed(first, 'doc:1#viewer@user:anne')).toBe(true); // still readable while pinned
+    first.unpin();
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(first.released).toBe(true);
+    expect(third.released).toBe(false);
+    expect(allowed(third, 'doc:s#viewer@user:s')).toBe(true);
+  });
+
+  it('writes with no reader in between publish one image', () => {
+    const ix = StoreIndex.build(seed.map(tk), 1);
+    const a = ix.snapshot();
+    ix.apply(write(2, ['doc:x#viewer@user:x']));
+    ix.apply(write(3, ['doc:y#viewer@user:y']));
+    const b = ix.snapshot();
+    expect(b).not.toBe(a);
+    expect(ix.snapshot()).toBe(b);
+    expect(b.revision).toBe(3);
+  });
+});

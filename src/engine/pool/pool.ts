@@ -83,6 +83,7 @@ export class CheckPool {
     const tasks: Promise<void>[] = [];
     const result = new Uint8Array(n);
     this.inflight.set(snapshot, (this.inflight.get(snapshot) ?? 0) + 1);
+    snapshot.pin(); // its memory must outlive the workers' reads even if it is retired meanwhile
     try {
       for (let at = 0; at < n; at += per) {
         const count = Math.min(per, n - at);
@@ -104,6 +105,7 @@ export class CheckPool {
       await Promise.all(tasks);
       return result;
     } finally {
+      snapshot.unpin();
       const left = (this.inflight.get(snapshot) ?? 1) - 1;
       if (left > 0) this.inflight.set(snapshot, left);
       else this.inflight.delete(snapshot);
