@@ -14,6 +14,8 @@ export const R_ERR_DEPTH: i32 = 4;
 export const R_ERR_NEEDHOST: i32 = 5;
 /** The per-call scratch arena is too small. */
 export const R_ERR_OVERFLOW: i32 = 6;
+/** The call exceeded its evaluation step budget (semantics D8: complexity budget). */
+export const R_ERR_BUDGET: i32 = 8;
 
 // ---- snapshot header (u32 words) ----
 export const S_NODE_COUNT: i32 = 0; // nodes typed by S_NODE_TYPE (base + overlay-interned)
@@ -68,7 +70,7 @@ export const P_DIRECT: i32 = 3; // ptr u32[types*stride]: restriction list ptr o
 export const P_TYPEMAP: i32 = 4; // ptr u32[stride]: name id → type slot, NONE when not a type
 export const P_REACH: i32 = 5; // ptr u32[types*stride*reachWords]: subject kinds that can reach type#rel
 export const P_REACH_WORDS: i32 = 6;
-export const P_HEIGHT: i32 = 7; // ptr u32[types*stride]: tuple-hop height of an error-free closure, NONE = never prune
+export const P_HEIGHT: i32 = 7; // reserved (0)
 export const P_WORDS: i32 = 8;
 
 // ---- rewrite opcodes: node = [op, ...] ----

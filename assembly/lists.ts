@@ -3,7 +3,7 @@
 // Everything here is a pure function of memory plus the per-call globals set by `bind`.
 
 import {
-  C_CTX_COUNT, C_CTX_PTR, C_TCOND_COUNT, C_TCOND_NAME, C_TEMP_COUNT, C_TEMP_TYPES, COND_SHIFT, P_DIRECT, P_HEIGHT, P_REACH, P_REACH_WORDS, P_REWRITE, P_STRIDE, P_TYPEMAP, P_TYPES,
+  C_CTX_COUNT, C_CTX_PTR, C_TCOND_COUNT, C_TCOND_NAME, C_TEMP_COUNT, C_TEMP_TYPES, COND_SHIFT, P_DIRECT, P_REACH, P_REACH_WORDS, P_REWRITE, P_STRIDE, P_TYPEMAP, P_TYPES,
   S_ADD_COUNT, S_ADD_PTR, S_BASE_NODES, S_COND_COUNT, S_COND_NAME, S_DEL_COUNT, S_DEL_PTR, S_FWD_ENT, S_FWD_KEY,
   S_FWD_NODE, S_NODE_COUNT, S_NODE_TYPE, SR_MASK, WILDCARD_BIT,
 } from './abi';
@@ -34,7 +34,6 @@ let directTab: usize = 0;
 let typeMap: usize = 0;
 let reachTab: usize = 0;
 let reachWords: u32 = 0;
-let heightTab: usize = 0;
 
 @inline function w(base: usize, word: i32): u32 {
   return load<u32>(base + (<usize>word << 2));
@@ -61,7 +60,6 @@ export function bind(snap: usize, prog: usize, ctx: usize): void {
   typeMap = w(prog, P_TYPEMAP);
   reachTab = w(prog, P_REACH);
   reachWords = w(prog, P_REACH_WORDS);
-  heightTab = w(prog, P_HEIGHT);
   ctxCount = w(ctx, C_CTX_COUNT);
   ctxPtr = w(ctx, C_CTX_PTR);
   tempCount = w(ctx, C_TEMP_COUNT);
@@ -87,19 +85,15 @@ export function rewriteOf(type: u32, rel: u32): usize {
 }
 
 /**
- * True when `type#rel` may be skipped for subject kind `kind` at hop depth `depth` (reach.ts):
- * the kind can never be a member, and the relation's closure cannot produce an ERROR from here
- * (no conditioned tuple, acyclic, `depth + height` under the limit). NONE reaches nothing.
+ * True when `type#rel` is skipped for subject kind `kind` (§5.2 step 4, reach.ts): the model's
+ * type graph has no path from the kind to it. NONE (a kind the model never names) reaches nothing.
  */
-export function prunable(type: u32, rel: u32, kind: u32, depth: u32, limit: u32): bool {
+export function prunable(type: u32, rel: u32, kind: u32): bool {
   if (type >= stride || rel >= stride) return false;
   const slot = load<u32>(typeMap + (<usize>type << 2));
   if (slot >= typeCount) return false;
-  const i = <usize>slot * stride + rel;
-  const h = load<u32>(heightTab + (i << 2));
-  if (h == 0xffffffff || depth + h >= limit) return false;
   if (kind == 0xffffffff) return true;
-  const p = reachTab + ((i * reachWords + (kind >>> 5)) << 2);
+  const p = reachTab + (((<usize>slot * stride + rel) * reachWords + (kind >>> 5)) << 2);
   return ((load<u32>(p) >>> (kind & 31)) & 1) == 0;
 }
 

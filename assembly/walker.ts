@@ -5,7 +5,7 @@
 
 import {
   COND_SHIFT, MEMO_SLOT, OP_COMPUTED, OP_DIFFERENCE, OP_INTERSECTION, OP_THIS, OP_TTU, OP_UNION,
-  R_CYCLE, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_FALSE, R_TRUE, SR_MASK, WILDCARD_BIT, NONE,
+  R_CYCLE, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_FALSE, R_TRUE, SR_MASK, WILDCARD_BIT, NONE,
 } from './abi';
 import {
   addCount, addPtr, baseRange, ctxCount, ctxPtr, delCount, delPtr, deleted, directOf, fwdEnt, hasUsersetForm, hi, lo,
@@ -33,6 +33,10 @@ let memoPtr: usize = 0;
 let memoMask: u32 = 0;
 let memoCount: u32 = 0;
 let epoch: u32 = 0;
+/** Evaluations in this call; past STEP_BUDGET the call gives up (semantics D8 complexity budget). */
+let steps: u32 = 0;
+/** Evaluations per call before R_ERR_BUDGET: about a second of walking. */
+const STEP_BUDGET: u32 = 20_000_000;
 /** Number of cycle hits so far: a subtree that added none is path-independent. */
 let cycleHits: u32 = 0;
 /** Deepest hop depth reached in the current subtree (for memo headroom). */
@@ -57,6 +61,7 @@ export function beginCall(path: usize, pcap: u32, memo: usize, mcap: u32, ep: u3
   epoch = ep;
   cycleHits = 0;
   maxDepth = 0;
+  steps = 0;
 }
 
 @inline function isErr(r: i32): bool {
@@ -95,8 +100,7 @@ function onPath(obj: u32, rel: u32): bool {
 }
 
 /**
- * Memo slot holding (obj, rel) for this epoch, or 0. Slot = (obj, rel, result | height << 8,
- * epoch); for R_ERR_DEPTH the height field holds the depth the error was met at.
+ * Memo slot holding (obj, rel) for this epoch, or 0. Slot = (obj, rel, result | height << 8, epoch).
  */
 function memoFind(obj: u32, rel: u32): usize {
   let i = slotOf(obj, rel);
@@ -130,6 +134,7 @@ function memoPut(obj: u32, rel: u32, result: i32, height: u32): void {
 
 /** eval(o, r) of semantics §5.2 for the call's subject at hop depth `depth`. */
 export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
+  if (++steps > STEP_BUDGET) return R_ERR_BUDGET;
   if (depth >= depthLimit) return R_ERR_DEPTH;
   if (depth > maxDepth) maxDepth = depth;
   if (onPath(obj, rel)) {
@@ -139,7 +144,7 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   if (subjRel != 0 && obj == subject && rel + 1 == subjRel) return R_TRUE; // self-defining rule
   const type = nodeType(obj) & ~WILDCARD_BIT;
   const rw = rewriteOf(type, rel);
-  if (rw == 0 || prunable(type, rel, subjKind, depth, depthLimit)) return R_FALSE; // §5.2 step 4
+  if (rw == 0 || prunable(type, rel, subjKind)) return R_FALSE; // §5.2 step 4
   // The root is entered once per call, so it never hits the memo: skip the probe and the store.
   const root = pathLen == 0;
   const m: usize = root ? 0 : memoFind(obj, rel);
@@ -147,14 +152,7 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
     const packed = load<u32>(m, 8);
     const mr = <i32>(packed & 0xff);
     const height = packed >>> 8;
-    if (mr == R_ERR_DEPTH) {
-      // Stored with the depth it was met at: deeper evaluations only lose more branches to the
-      // limit and can never turn an ERROR into TRUE or FALSE, so it holds at any depth >= that.
-      if (depth >= height) {
-        if (depthLimit - 1 > maxDepth) maxDepth = depthLimit - 1; // this subtree touches the limit
-        return R_ERR_DEPTH;
-      }
-    } else if (depth + height < depthLimit) {
+    if (depth + height < depthLimit) {
       // The memoised subtree had no cycle hit, and from this depth it stays under the limit:
       // re-evaluating would explore the same nodes and reach the same answer.
       if (depth + height > maxDepth) maxDepth = depth + height;
@@ -173,9 +171,11 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   const height = maxDepth - depth;
   if (savedMax > maxDepth) maxDepth = savedMax;
   pathLen--;
-  // Memoise path-independent results (no cycle hit below): TRUE, FALSE and condition errors
-  // with their height, depth errors with the depth they were met at. Never NEEDHOST/OVERFLOW.
-  if (!root && cycleHits == hits && r != R_CYCLE && r <= R_ERR_DEPTH) memoPut(obj, rel, r, r == R_ERR_DEPTH ? depth : height);
+  // Memoise results with no cycle hit below: TRUE, FALSE and condition errors, with their
+  // height. Depth errors are not memoised: a later visit under other ancestors may meet a cycle
+  // before the limit (found by the differential test), so they are re-walked; the step budget
+  // bounds the cost of pathological shapes.
+  if (!root && cycleHits == hits && r != R_CYCLE && r <= R_ERR_COND) memoPut(obj, rel, r, height);
   return r;
 }
 
@@ -328,8 +328,6 @@ function followAll(acc0: i32, restr: usize, obj: u32, rel: u32, depth: u32, user
     if (!usersets && sr != 0) break; // plain entries sort first
     if (!valid(restr, subj, meta)) continue;
     if (dlo < dhi && deleted(dlo, dhi, sr, subj)) continue;
-    // Skip an unconditioned edge whose target can neither hold the subject nor raise an error.
-    if ((meta >>> COND_SHIFT) == 0 && prunable(nodeType(subj) & ~WILDCARD_BIT, usersets ? sr - 1 : comp, subjKind, depth + 1, depthLimit)) continue;
     acc = followEdge(acc, obj, rel, subj, meta, usersets ? sr - 1 : comp, depth);
     if (acc == R_TRUE) return acc;
   }
@@ -346,7 +344,6 @@ function followAll(acc0: i32, restr: usize, obj: u32, rel: u32, depth: u32, user
       const meta = load<u32>(p, 12);
       const sr = meta & SR_MASK;
       if ((usersets ? sr == 0 : sr != 0) || !valid(restr, subj, meta)) continue;
-      if ((meta >>> COND_SHIFT) == 0 && prunable(nodeType(subj) & ~WILDCARD_BIT, usersets ? sr - 1 : comp, subjKind, depth + 1, depthLimit)) continue;
       acc = followEdge(acc, obj, rel, subj, meta, usersets ? sr - 1 : comp, depth);
       if (acc == R_TRUE) return acc;
     }

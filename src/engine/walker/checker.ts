@@ -7,7 +7,7 @@
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
+import { R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory } from '../../index/memory.js';
 import { CallState, prepare, Scratch } from './request.js';
@@ -108,6 +108,7 @@ export function toOutcome(status: number, condMessage: string | undefined): Chec
   if (status === R_ERR_DEPTH) return { error: fail.tooComplex() };
   if (status === R_ERR_COND) return { error: new AppError('validation_error', condMessage ?? 'failed to evaluate relationship condition') };
   if (status === R_ERR_OVERFLOW) return { error: new AppError('resource_exhausted', 'check exceeded the walker scratch space') };
+  if (status === R_ERR_BUDGET) return { error: new AppError('throttled_timeout_error', 'check exceeded its evaluation budget') };
   return { error: new AppError('internal_error', 'Internal Server Error') };
 }
 

@@ -3,8 +3,8 @@
 //
 // Layout (u32 words in one Region): header P.*, typeMap[stride] (name id → type slot),
 // rewrite[types × stride] and direct[types × stride] (absolute pointers, 0 = undefined),
-// reach[types × stride × words] (subject-kind bitsets, reach.ts), height[types × stride]
-// (error-free closure heights, NONE = never prune), then rewrite nodes and restriction lists. Example: `document#viewer: [user, group#member] or
+// reach[types × stride × words] (subject-kind bitsets, reach.ts), then rewrite nodes and
+// restriction lists. Example: `document#viewer: [user, group#member] or
 // editor` becomes UNION(THIS(restr [(user,0,0), (group,2+member,0)]), COMPUTED(editor)).
 
 import type { CompiledModel, DirectType, Rewrite } from '../../model/types.js';
@@ -103,8 +103,7 @@ export function compileProgram(model: CompiledModel, dict: Dictionary): Program 
   const directAt = rewriteAt + types.length * stride;
   const reach = computeReach(model, dict, stride);
   const reachAt = directAt + types.length * stride;
-  const heightAt = reachAt + types.length * stride * reach.words;
-  const bodyAt = heightAt + types.length * stride;
+  const bodyAt = reachAt + types.length * stride * reach.words;
   const e = new Emitter();
   const table = new Map<number, number>(); // absolute table word → body word offset
   types.forEach((t, slot) => {
@@ -126,9 +125,7 @@ export function compileProgram(model: CompiledModel, dict: Dictionary): Program 
   m[base + P.REACH] = (base + reachAt) * 4;
   m[base + P.REACH_WORDS] = reach.words;
   for (const [i, bits] of reach.sets) m.set(bits, base + reachAt + i * reach.words);
-  m[base + P.HEIGHT] = (base + heightAt) * 4;
-  m.fill(NONE, base + heightAt, base + heightAt + types.length * stride);
-  for (const [i, h] of reach.heights) m[base + heightAt + i] = h;
+  m[base + P.HEIGHT] = 0; // unused (the path check is unconditional, as in the reference)
   m.fill(NONE, base + typeMapAt, base + typeMapAt + stride);
   types.forEach((t, slot) => (m[base + typeMapAt + dict.name(t.name)] = slot));
   const abs = (w: number): number => (base + bodyAt + w) * 4;
