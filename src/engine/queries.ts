@@ -1,0 +1,173 @@
+// The query operations (Check, BatchCheck, ListObjects, StreamedListObjects, ListUsers, Expand):
+// resolve the model, validate against it with each API's codes, take ONE index snapshot, and
+// evaluate — Check on the walker, the list queries and Expand on the TypeScript evaluator.
+
+import { parseUser } from '../domain/tuple.js';
+import type { TupleKey } from '../domain/types.js';
+import { AppError, toAppError } from '../errors.js';
+import type { IndexSnapshot } from '../index/store-index.js';
+import type { CompiledModel } from '../model/types.js';
+import type { EvalContext } from './eval/context.js';
+import { expand } from './eval/expand.js';
+import { listObjects } from './eval/list-objects.js';
+import { listUsers } from './eval/list-users.js';
+import { overlayView } from './eval/view.js';
+import type { Indexes } from './indexes.js';
+import type { ModelCache } from './models.js';
+import { ResultCache } from './result-cache.js';
+import { checkCheckKey, checkContextualTuples, checkObjectRelation, checkRequestContext, checkSubject } from './request-checks.js';
+import type {
+  BatchCheckInput,
+  BatchCheckOutcome,
+  BatchCheckResult,
+  CheckInput,
+  CheckResult,
+  EngineConfig,
+  ExpandInput,
+  ExpandResult,
+  ListObjectsInput,
+  ListObjectsResult,
+  ListUsersInput,
+  ListUsersResult,
+  QueryBase,
+} from './types.js';
+import { createChecker, type Checker, type CheckItem } from './walker/checker.js';
+
+export class Queries {
+  private readonly checker: Checker;
+  private readonly cache: ResultCache;
+
+  constructor(
+    private readonly models: ModelCache,
+    private readonly indexes: Indexes,
+    private readonly config: EngineConfig,
+  ) {
+    this.checker = createChecker({ workers: config.workers, resolveDepth: config.resolveDepth });
+    this.cache = new ResultCache(config.cacheSize);
+  }
+
+  async close(): Promise<void> {
+    await this.checker.close();
+  }
+
+  async check(input: CheckInput): Promise<CheckResult> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    checkCheckKey(model, input.tupleKey);
+    checkRequestContext(input.context);
+    checkContextualTuples(model, input.contextualTuples, 'check');
+    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const item: CheckItem = { ...input.tupleKey, contextualTuples: input.contextualTuples, context: input.context };
+    const cacheable = input.consistency !== 'HIGHER_CONSISTENCY' && input.contextualTuples.length === 0 && !input.context;
+    const key = cacheable ? ResultCache.key(input.storeId, model.id, snapshot.revision, item) : undefined;
+    const cached = key === undefined ? undefined : this.cache.get(key);
+    if (cached !== undefined) return { allowed: cached, modelId: model.id };
+    const outcome = this.checker.checkInline(snapshot, model, item);
+    if ('error' in outcome) throw outcome.error;
+    if (key !== undefined) this.cache.set(key, outcome.allowed);
+    return { allowed: outcome.allowed, modelId: model.id };
+  }
+
+  async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const results = new Map<string, BatchCheckOutcome>();
+    const valid: CheckItem[] = [];
+    const ids: string[] = [];
+    for (const c of input.checks) {
+      try {
+        checkCheckKey(model, c.tupleKey);
+        checkRequestContext(c.context);
+        checkContextualTuples(model, c.contextualTuples, 'check');
+        valid.push({ ...c.tupleKey, contextualTuples: c.contextualTuples, context: c.context });
+        ids.push(c.correlationId);
+      } catch (err) {
+        results.set(c.correlationId, { error: toAppError(err) });
+      }
+    }
+    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid) : [];
+    outcomes.forEach((o, i) => results.set(ids[i] ?? '', o));
+    // Keep the caller's order in the map.
+    const ordered = new Map<string, BatchCheckOutcome>();
+    for (const c of input.checks) {
+      const r = results.get(c.correlationId);
+      if (r) ordered.set(c.correlationId, r);
+    }
+    return { modelId: model.id, results: ordered };
+  }
+
+  async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
+    const { model, ctx } = await this.prepareListObjects(input);
+    const objects = listObjects(ctx, { type: input.type, relation: input.relation, user: input.user }, this.config.listObjectsMaxResults);
+    return { objects, modelId: model.id };
+  }
+
+  async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
+    const { ctx } = await this.prepareListObjects(input);
+    const found: string[] = [];
+    listObjects(ctx, { type: input.type, relation: input.relation, user: input.user }, Number.MAX_SAFE_INTEGER, (o) => {
+      found.push(o);
+    });
+    for (const o of found) {
+      if (signal?.aborted) return;
+      yield o;
+    }
+  }
+
+  async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    checkRequestContext(input.context);
+    checkContextualTuples(model, input.contextualTuples, 'listUsers');
+    const filter = input.userFilters[0];
+    if (!filter || input.userFilters.length !== 1) {
+      throw new AppError('validation_error', 'invalid ListUsersRequest.UserFilters: value must contain exactly 1 item(s)');
+    }
+    if (!model.types.has(filter.type)) throw new AppError('type_not_found', `type '${filter.type}' not found`);
+    if (filter.relation !== undefined && filter.relation !== '') checkObjectRelation(model, filter.type, filter.relation, 'listUsers');
+    checkObjectRelation(model, input.object.type, input.relation, 'listUsers');
+    const ctx = await this.context(input, model, this.config.listUsersDeadlineMs);
+    const users = listUsers(
+      ctx,
+      {
+        object: `${input.object.type}:${input.object.id}`,
+        relation: input.relation,
+        filter: { type: filter.type, relation: filter.relation || undefined },
+      },
+      this.config.listUsersMaxResults,
+    );
+    return { users, modelId: model.id };
+  }
+
+  async expand(input: ExpandInput): Promise<ExpandResult> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    checkContextualTuples(model, input.contextualTuples, 'expand');
+    const colon = input.object.indexOf(':');
+    const type = colon === -1 ? input.object : input.object.slice(0, colon);
+    checkObjectRelation(model, type, input.relation, 'expand');
+    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const view = overlayView(snapshot, input.contextualTuples);
+    return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
+  }
+
+  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; ctx: EvalContext }> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    checkRequestContext(input.context);
+    checkContextualTuples(model, input.contextualTuples, 'listObjects');
+    checkObjectRelation(model, input.type, input.relation, 'listObjects');
+    checkSubject(model, input.user);
+    if (!parseUser(input.user)) throw new AppError('validation_error', `invalid 'user' value`);
+    const ctx = await this.context(input, model, this.config.listObjectsDeadlineMs);
+    return { model, ctx };
+  }
+
+  private async context(input: QueryBase, model: CompiledModel, deadlineMs: number): Promise<EvalContext> {
+    const snapshot: IndexSnapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const contextual: readonly TupleKey[] = input.contextualTuples;
+    return {
+      model,
+      view: overlayView(snapshot, contextual),
+      context: input.context,
+      resolveDepth: this.config.resolveDepth,
+      deadline: Date.now() + deadlineMs,
+    };
+  }
+}

@@ -1,0 +1,103 @@
+// Model-dependent validation of query and write inputs, with the per-API error codes of
+// semantics.md Appendix A.3. Shape validation (patterns, lengths, counts) happened at the edge.
+//
+// Example: an unknown relation in the queried key is `validation_error` (2000) for Check and
+// Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
+
+import { parseObject, parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
+import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
+import { AppError } from '../errors.js';
+import { checkTuple } from '../model/tuple-validation.js';
+import type { CompiledModel } from '../model/types.js';
+
+export type QueryApi = 'check' | 'listObjects' | 'listUsers' | 'expand';
+
+/** Contextual tuples: 2027 for every fault, except condition faults outside Check (2000). */
+export function checkContextualTuples(model: CompiledModel, tuples: readonly TupleKey[], api: QueryApi): void {
+  for (const t of tuples) {
+    const fault = checkTuple(model, t, 'contextual');
+    if (!fault) continue;
+    const code = fault.conditionProblem && api !== 'check' ? 'validation_error' : 'invalid_tuple';
+    throw new AppError(code, fault.message);
+  }
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Request `context`: no control characters in keys or string values, at any depth. */
+export function checkRequestContext(context: JsonObject | undefined): void {
+  if (!context) return;
+  const walk = (v: JsonValue): void => {
+    if (typeof v === 'string') {
+      if (CONTROL.test(v)) throw new AppError('validation_error', `invalid context: context value ${JSON.stringify(v)} contains forbidden characters`);
+    } else if (Array.isArray(v)) {
+      for (const item of v) walk(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (CONTROL.test(k)) throw new AppError('validation_error', `invalid context: context key ${JSON.stringify(k)} contains forbidden characters`);
+        walk(item);
+      }
+    }
+  };
+  walk(context);
+}
+
+/** The object type and relation of a query, with the per-API codes for unknown ones. */
+export function checkObjectRelation(model: CompiledModel, type: string, relation: string, api: QueryApi): void {
+  const strict = api === 'listObjects' || api === 'listUsers';
+  const t = model.types.get(type);
+  if (!t) throw new AppError(strict ? 'type_not_found' : 'validation_error', `type '${type}' not found`);
+  if (!t.relations.has(relation)) {
+    throw new AppError(strict ? 'relation_not_found' : 'validation_error', `relation '${type}#${relation}' not found`);
+  }
+}
+
+/** The subject of a query: well formed, its type known, a userset's relation defined (2000). */
+export function checkSubject(model: CompiledModel, user: string): void {
+  const u = parseUser(user);
+  if (!u) throw new AppError('validation_error', `invalid 'user' value: the 'user' field is malformed`);
+  const t = model.types.get(u.type);
+  if (!t) throw new AppError('validation_error', `invalid 'user' value: type '${u.type}' not found`);
+  if (u.kind === 'userset' && !t.relations.has(u.relation)) {
+    throw new AppError('validation_error', `invalid 'user' value: relation '${u.type}#${u.relation}' not found`);
+  }
+}
+
+/** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). */
+export function checkCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
+  checkSubject(model, key.user);
+  const obj = parseObject(key.object);
+  if (!obj || obj.id === '*') {
+    throw new AppError('validation_error', `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`);
+  }
+  checkObjectRelation(model, obj.type, key.relation, 'check');
+}
+
+/** Write requests: limits, duplicates, and every tuple against the model (all 2000). */
+export function checkWrite(model: CompiledModel, writes: readonly TupleKey[], deletes: readonly TupleKey[], maxTuples: number): void {
+  if (writes.length === 0 && deletes.length === 0) {
+    throw new AppError('invalid_write_input', 'Invalid input. Make sure you provide at least one write, or at least one delete');
+  }
+  if (writes.length + deletes.length > maxTuples) {
+    throw new AppError('exceeded_entity_limit', `The number of write operations exceeds the allowed limit of ${maxTuples}`);
+  }
+  const seen = new Set<string>();
+  for (const t of [...deletes, ...writes]) {
+    const id = tupleIdentity(t);
+    if (seen.has(id)) {
+      throw new AppError(
+        'cannot_allow_duplicate_tuples_in_one_request',
+        `duplicate tuple in write: user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`,
+      );
+    }
+    seen.add(id);
+  }
+  for (const t of deletes) {
+    if (!parseUser(t.user)) throw new AppError('validation_error', `Invalid tuple '${tupleString(t)}'. Reason: the 'user' field is malformed`);
+  }
+  for (const t of writes) {
+    const fault = checkTuple(model, t, 'write');
+    if (fault) throw new AppError('validation_error', fault.message);
+  }
+}

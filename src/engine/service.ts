@@ -1,0 +1,227 @@
+// The service: every API operation in-process (the `Latch` interface of ./types.ts), joining
+// storage, compiled models, per-store indexes, the walker and the TypeScript evaluator.
+// Writes are serialized per store and applied to the index before they are acknowledged, so a
+// query that starts after an acknowledged write always sees it (HIGHER_CONSISTENCY holds for
+// every request; MINIMIZE_LATENCY only adds the result cache, which is keyed by revision).
+
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange } from '../domain/types.js';
+import { AppError, fail } from '../errors.js';
+import { validateModel } from '../model/validate.js';
+import type { Page, PageRequest, Storage } from '../storage/types.js';
+import { openStorage } from '../storage/index.js';
+import { Indexes } from './indexes.js';
+import { ModelCache } from './models.js';
+import { Queries } from './queries.js';
+import { checkCheckKey, checkWrite } from './request-checks.js';
+import {
+  DEFAULT_ENGINE_CONFIG,
+  type BatchCheckInput,
+  type BatchCheckResult,
+  type CheckInput,
+  type CheckResult,
+  type EngineConfig,
+  type ExpandInput,
+  type ExpandResult,
+  type Latch,
+  type ListObjectsInput,
+  type ListObjectsResult,
+  type ListUsersInput,
+  type ListUsersResult,
+  type ReadChangesInput,
+  type ReadInput,
+  type WriteInput,
+  type WriteOutput,
+} from './types.js';
+
+export interface LatchOptions {
+  /** LevelDB directory; omitted → in-memory store. */
+  readonly path?: string | undefined;
+  readonly config?: Partial<EngineConfig> | undefined;
+}
+
+/** Opens storage and returns a ready-to-use service; indexes load in the background (see `ready`). */
+export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
+  const storage = await openStorage({ path: options.path });
+  return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config });
+}
+
+export class LatchService implements Latch {
+  private readonly models: ModelCache;
+  private readonly indexes: Indexes;
+  private readonly queries: Queries;
+  private readonly writeLocks = new Map<string, Promise<unknown>>();
+  private readonly loading: Promise<void>;
+
+  constructor(
+    private readonly storage: Storage,
+    readonly config: EngineConfig,
+  ) {
+    this.models = new ModelCache(storage);
+    this.indexes = new Indexes(storage);
+    this.queries = new Queries(this.models, this.indexes, config);
+    this.loading = this.preload();
+  }
+
+  private async preload(): Promise<void> {
+    let after: string | undefined;
+    do {
+      const page = await this.storage.listStores({ pageSize: 100, after });
+      for (const s of page.items) await this.indexes.get(s.id);
+      after = page.next;
+    } while (after);
+  }
+
+  ready(): Promise<void> {
+    return this.loading;
+  }
+
+  async close(): Promise<void> {
+    await this.loading.catch(() => undefined);
+    await Promise.allSettled([...this.writeLocks.values()]);
+    await this.queries.close();
+    await this.indexes.close();
+    await this.storage.close();
+  }
+
+  // ---- stores ----
+
+  createStore(name: string): Promise<Store> {
+    return this.storage.createStore(name);
+  }
+
+  async getStore(storeId: string): Promise<Store> {
+    const store = await this.storage.getStore(storeId);
+    if (!store) throw fail.storeNotFound();
+    return store;
+  }
+
+  listStores(query: PageRequest & { name?: string | undefined }): Promise<Page<Store>> {
+    return this.storage.listStores(query);
+  }
+
+  async deleteStore(storeId: string): Promise<void> {
+    if (!(await this.storage.deleteStore(storeId))) throw fail.storeNotFound();
+    this.indexes.drop(storeId);
+    this.models.forgetStore(storeId);
+  }
+
+  // ---- models ----
+
+  async writeModel(storeId: string, model: AuthorizationModelInput): Promise<string> {
+    await this.getStore(storeId);
+    const valid = validateModel(model);
+    const stored = await this.storage.writeModel(storeId, valid);
+    this.models.noteWritten(storeId, stored);
+    return stored.id;
+  }
+
+  async readModel(storeId: string, modelId: string): Promise<AuthorizationModel> {
+    await this.getStore(storeId);
+    return (await this.models.resolve(storeId, modelId)).json;
+  }
+
+  async listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> {
+    await this.getStore(storeId);
+    return this.storage.listModels(storeId, page);
+  }
+
+  // ---- assertions ----
+
+  async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
+    await this.getStore(storeId);
+    await this.models.resolve(storeId, modelId);
+    return this.storage.readAssertions(storeId, modelId);
+  }
+
+  async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
+    await this.getStore(storeId);
+    const model = await this.models.resolve(storeId, modelId);
+    for (const a of assertions) checkCheckKey(model, a.tuple_key);
+    await this.storage.writeAssertions(storeId, modelId, assertions);
+  }
+
+  // ---- tuples ----
+
+  async write(input: WriteInput): Promise<WriteOutput> {
+    await this.getStore(input.storeId);
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    checkWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
+    const index = await this.indexes.get(input.storeId);
+    const result = await this.serialized(input.storeId, async () => {
+      const res = await this.storage.writeTuples(input.storeId, {
+        writes: input.writes,
+        deletes: input.deletes,
+        onDuplicate: input.onDuplicate,
+        onMissing: input.onMissing,
+      });
+      index.apply(res);
+      return res;
+    });
+    return { modelId: model.id, revision: result.revision };
+  }
+
+  async read(input: ReadInput): Promise<Page<Tuple>> {
+    await this.getStore(input.storeId);
+    return this.storage.readTuples(input.storeId, input.filter, input);
+  }
+
+  async readChanges(input: ReadChangesInput): Promise<Page<TupleChange>> {
+    await this.getStore(input.storeId);
+    return this.storage.readChanges(input.storeId, input);
+  }
+
+  // ---- queries ----
+
+  async check(input: CheckInput): Promise<CheckResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.check(input);
+  }
+
+  async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.batchCheck(input);
+  }
+
+  async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.listObjects(input);
+  }
+
+  async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
+    await this.knownStore(input.storeId);
+    yield* this.queries.streamedListObjects(input, signal);
+  }
+
+  async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.listUsers(input);
+  }
+
+  async expand(input: ExpandInput): Promise<ExpandResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.expand(input);
+  }
+
+  /** Queries skip the storage round trip when the store's index is already loaded. */
+  private async knownStore(storeId: string): Promise<void> {
+    if (this.indexes.has(storeId)) return;
+    await this.getStore(storeId);
+  }
+
+  /** Runs `fn` after every earlier write to the same store has settled (commit order = revision order). */
+  private serialized<T>(storeId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.writeLocks.get(storeId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writeLocks.set(storeId, settled);
+    void settled.then(() => {
+      if (this.writeLocks.get(storeId) === settled) this.writeLocks.delete(storeId);
+    });
+    return next;
+  }
+}
+
+export { AppError };
