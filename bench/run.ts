@@ -1,10 +1,10 @@
 // The benchmark registry: `npm run bench [-- --only name] [--quick] [--big]`. Each entry is one
 // scenario module (bench/scenario.ts); add a scenario by appending it to SCENARIOS.
-// Prints a table and writes bench/results/latest.json as [{scenario, metric, value, unit}].
+// Prints a table and records each scenario's rows in bench/results/latest.json (bench/results.ts).
 
-import { mkdir, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { Metric, Scenario } from './scenario.js';
+import type { Scenario } from './scenario.js';
+import { recordRun } from './results.js';
 import { walkerSingle } from './scenarios/walker-single.js';
 import { poolThroughput } from './scenarios/pool.js';
 import { indexMemory } from './scenarios/memory.js';
@@ -20,15 +20,14 @@ const { values } = parseArgs({
 });
 const only = new Set(values.only ?? []);
 const opts = { quick: values.quick ?? false, big: values.big ?? false };
-const all: Metric[] = [];
+let count = 0;
 for (const s of SCENARIOS) {
   if (only.size > 0 && !only.has(s.name)) continue;
   process.stdout.write(`▶ ${s.name}: ${s.description}\n`);
   const rows = await s.run(opts);
   for (const r of rows) process.stdout.write(`  ${r.scenario.padEnd(26)} ${r.metric.padEnd(34)} ${String(r.value).padStart(14)} ${r.unit}\n`);
-  all.push(...rows);
+  await recordRun(s.name, rows);
+  count += rows.length;
 }
-await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-await writeFile(new URL('./results/latest.json', import.meta.url), JSON.stringify(all, null, 2) + '\n');
-process.stdout.write(`wrote bench/results/latest.json (${all.length} rows)\n`);
+process.stdout.write(`updated bench/results/latest.json (${count} rows)\n`);
 process.exit(0);

@@ -1,19 +1,19 @@
 // HTTP benchmarks on loopback: single Check over JSON (wrk) against a bare uWS handler parsing the
 // same body in the same run (the ratio is the cost of latch's HTTP layer + engine), p99 latency at
 // half the measured maximum, and checks/s through the msgpack channel. Every answer is verified
-// before the timed runs. Results are appended to bench/results/latest.json.
+// before the timed runs. Results replace this scenario's run in bench/results/latest.json.
 //
 //   npx tsx bench/http/scenario.ts [--seconds 4] [--connections 64]
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { LatchChannelClient } from '../../src/client/index.js';
 import type { Scenario } from '../scenario.js';
+import { recordRun } from '../results.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -156,22 +156,9 @@ export const httpCheck: Scenario = {
   run: (opts) => httpScenario(opts.quick ? 2 : 4),
 };
 
-/** Appends results to bench/results/latest.json (an array of {scenario, metric, value, unit}). */
-export async function record(results: readonly Result[]): Promise<void> {
-  const file = path.join(root, 'bench/results/latest.json');
-  await mkdir(path.dirname(file), { recursive: true });
-  let existing: Result[] = [];
-  try {
-    existing = JSON.parse(await readFile(file, 'utf8')) as Result[];
-  } catch {
-    existing = [];
-  }
-  await writeFile(file, JSON.stringify([...existing, ...results], null, 2) + '\n');
-}
-
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '64' } } });
   const results = await httpScenario(Number(values.seconds), Number(values.connections));
   console.table(results);
-  await record(results);
+  await recordRun(httpCheck.name, results);
 }
