@@ -27,7 +27,9 @@ export function dslToModel(text: string): AuthorizationModelInput {
 /** JSON model → DSL text (the library's byte-exact layout). Throws `validation_error` when the DSL cannot express it. */
 export function modelToDsl(model: AuthorizationModelInput, options: { includeSourceInformation?: boolean } = {}): string {
   try {
-    return lib.jsonToDsl(model, options.includeSourceInformation ?? false);
+    // The library rewrites parts of a modular model's metadata in place: hand it a copy so the
+    // caller's model (often a cached, shared one) is never changed by rendering it.
+    return lib.jsonToDsl(structuredClone(model), options.includeSourceInformation ?? false);
   } catch (err) {
     throw new AppError('validation_error', err instanceof Error ? err.message : String(err), { cause: err });
   }

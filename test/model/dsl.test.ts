@@ -52,6 +52,16 @@ describe('dsl', () => {
     expect(org?.metadata?.relations?.wiki_admin?.source_info).toEqual({ file: 'wiki.fga' });
   });
 
+  it('rendering a modular model to DSL leaves the model unchanged', () => {
+    const model = modulesToModel([
+      { name: 'core.fga', contents: 'module core\n\ntype user\n\ntype org\n  relations\n    define member: [user]\n' },
+      { name: 'wiki.fga', contents: 'module wiki\n\nextend type org\n  relations\n    define wiki_admin: [user]\n' },
+    ]);
+    const before = structuredClone(model);
+    expect(modelToDsl(model)).toContain('define wiki_admin: [user]');
+    expect(model).toEqual(before);
+  });
+
   it('module errors name the file and position', () => {
     const err = appErrorOf(() => modulesToModel([
       { name: 'core.fga', contents: 'module core\n\ntype user\n' },
