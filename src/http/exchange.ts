@@ -35,7 +35,8 @@ function grpcCode(status: number): number {
 const ID_PREFIX = randomUUID().slice(0, 24);
 let idCounter = 0;
 
-function nextRequestId(): string {
+/** The next request id (also used by replies written outside an Exchange: CORS preflights). */
+export function nextRequestId(): string {
   idCounter = (idCounter + 1) % 0x1000000000000;
   return ID_PREFIX + idCounter.toString(16).padStart(12, '0');
 }

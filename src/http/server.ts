@@ -14,7 +14,7 @@ import { AppError } from '../errors.js';
 import { DEFAULT_BODY_LIMIT, decodeBody, readBody, tooLarge } from './body.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
-import { Exchange, type ServerShared } from './exchange.js';
+import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
 
 export interface HttpServerOptions {
@@ -106,7 +106,7 @@ function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemen
   };
 }
 
-/** CORS preflight (§1.1): every origin, every header, credentials allowed. */
+/** CORS preflight (§1.1): every origin, every header, credentials allowed; an X-Request-Id like every reply (D11). */
 function preflight(res: HttpResponse, req: HttpRequest): void {
   const origin = req.getHeader('origin') || '*';
   const headers = req.getHeader('access-control-request-headers') || '*';
@@ -117,6 +117,7 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
       .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
       .writeHeader('Access-Control-Allow-Headers', headers)
       .writeHeader('Vary', 'Origin')
+      .writeHeader('X-Request-Id', nextRequestId())
       .endWithoutBody(0);
   });
 }

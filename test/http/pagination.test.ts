@@ -78,6 +78,7 @@ describe('CORS', () => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(pre.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(pre.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const r = await call(server.base, 'GET', `/stores/${store}`, undefined, { origin: 'https://app.example' });
     expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });
