@@ -93,7 +93,7 @@ export class LogRecords {
   async scan(q: LogScan): Promise<StoredLog[]> {
     const base = S + q.storeId + SEP;
     let lower = { gte: base + timeKey(q.startMs) } as { gte?: string; gt?: string };
-    let upper = { lt: base + timeKey(q.endMs) } as { lt?: string; lte?: string };
+    let upper = { lt: base + timeKey(q.endMs) };
     if (q.after !== undefined && !q.descending && base + q.after >= (lower.gte ?? '')) lower = { gt: base + q.after };
     if (q.after !== undefined && q.descending && base + q.after < (upper.lt ?? '')) upper = { lt: base + q.after };
     const rows = await this.kv.range({ ...lower, ...upper, reverse: q.descending, limit: q.limit });
