@@ -32,6 +32,13 @@ export interface ChannelAnswer {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
+export interface ConnectOptions {
+  /** A bearer token (pre-shared key or access token) for the upgrade's `Authorization` header. */
+  readonly token?: string | undefined;
+  /** Extra upgrade request headers (`token` wins over an `Authorization` given here). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
 /** An error answer, thrown by `check()` and `request()`. */
 export class ChannelError extends Error {
   constructor(
@@ -73,9 +80,18 @@ export class LatchChannelClient {
     socket.onClose = (code, reason) => this.#fail(new Error(`channel closed (${code}${reason ? `: ${reason}` : ''})`));
   }
 
-  /** Connects to `ws://host:port/stream`. */
-  static async connect(url: string): Promise<LatchChannelClient> {
-    return new LatchChannelClient(await openFrameSocket(url, [RECORDS_PROTOCOL]));
+  /**
+   * Connects to `ws://host:port/stream`. With authentication on, pass `token` (sent as
+   * `Authorization: Bearer <token>` with the upgrade; every request of the connection is admitted
+   * with it) or any `headers` of your own.
+   */
+  static async connect(url: string, options: ConnectOptions = {}): Promise<LatchChannelClient> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) {
+      for (const name of Object.keys(headers)) if (name.toLowerCase() === 'authorization') delete headers[name];
+      headers.Authorization = `Bearer ${options.token}`;
+    }
+    return new LatchChannelClient(await openFrameSocket(url, [RECORDS_PROTOCOL], headers));
   }
 
   /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */

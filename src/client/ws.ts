@@ -32,10 +32,19 @@ export class MiniWebSocket implements FrameSocket {
     readonly protocol: string,
   ) {}
 
-  /** Opens `ws://host:port/path`, offering `protocols`; rejects when the server does not switch protocols. */
-  static connect(url: string, protocols: readonly string[] = []): Promise<MiniWebSocket> {
+  /**
+   * Opens `ws://host:port/path`, offering `protocols` and sending `headers` with the upgrade
+   * (e.g. `Authorization`); rejects when the server does not switch protocols.
+   */
+  static connect(url: string, protocols: readonly string[] = [], headers: Readonly<Record<string, string>> = {}): Promise<MiniWebSocket> {
     const u = new URL(url);
     if (u.protocol !== 'ws:') return Promise.reject(new Error(`unsupported URL scheme ${u.protocol} (only ws:)`));
+    let extra = '';
+    for (const [name, value] of Object.entries(headers)) {
+      // No CR/LF or colon in a name, no CR/LF in a value: a header must not split the request.
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n]/.test(value)) return Promise.reject(new Error(`invalid header ${JSON.stringify(name)}`));
+      extra += `${name}: ${value}\r\n`;
+    }
     const key = randomBytes(16).toString('base64');
     const expected = createHash('sha1').update(key + GUID).digest('base64');
     return new Promise((resolve, reject) => {
@@ -68,6 +77,7 @@ export class MiniWebSocket implements FrameSocket {
         `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
           `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n` +
           (protocols.length > 0 ? `Sec-WebSocket-Protocol: ${protocols.join(', ')}\r\n` : '') +
+          extra +
           '\r\n',
       );
     });
@@ -177,10 +187,13 @@ interface StandardWebSocket {
   close(code?: number): void;
 }
 
-/** The global WebSocket when the runtime has one, else MiniWebSocket. */
-export function openFrameSocket(url: string, protocols: readonly string[] = []): Promise<FrameSocket> {
+/**
+ * The global WebSocket when the runtime has one and no `headers` are asked for (the WHATWG
+ * WebSocket cannot send request headers), else MiniWebSocket.
+ */
+export function openFrameSocket(url: string, protocols: readonly string[] = [], headers: Readonly<Record<string, string>> = {}): Promise<FrameSocket> {
   const Standard = (globalThis as { WebSocket?: new (url: string, protocols: string[]) => StandardWebSocket }).WebSocket;
-  if (typeof Standard !== 'function') return MiniWebSocket.connect(url, protocols);
+  if (typeof Standard !== 'function' || Object.keys(headers).length > 0) return MiniWebSocket.connect(url, protocols, headers);
   return new Promise((resolve, reject) => {
     const ws = new Standard(url, [...protocols]);
     ws.binaryType = 'arraybuffer';

@@ -6,6 +6,7 @@ import { Packr } from 'msgpackr';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
 
 const packr = new Packr({ useRecords: false });
@@ -112,5 +113,24 @@ describe('msgpack channel under client-credentials', () => {
     ws.socket.destroy();
     const readB = await call(s.base, 'POST', `/stores/${stores.B}/read`, {}, bearer(await s.mint('*', ALL_SCOPES)));
     expect((readB.json!.tuples as unknown[]).length).toBe(1);
+  });
+
+  it('the typed client sends its token with the upgrade; without one it cannot connect', async () => {
+    const url = `ws://127.0.0.1:${s.port}/stream`;
+    await expect(LatchChannelClient.connect(url)).rejects.toThrow(/401/);
+    await expect(LatchChannelClient.connect(url, { headers: { authorization: 'Bearer garbage' } })).rejects.toThrow(/401/);
+    // `token` wins over an Authorization header given in `headers`.
+    const c = await LatchChannelClient.connect(url, { token: await s.mint(stores.A, ['check:tuples']), headers: { authorization: 'Bearer garbage' } });
+    try {
+      const key = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
+      expect(await c.check(stores.A, key)).toBe(true);
+      expect(await c.check(stores.A, { ...key, user: 'user:bob' })).toBe(false);
+      const refused = await c.check(stores.B, key).then(() => undefined, (e: unknown) => e);
+      expect(refused).toBeInstanceOf(ChannelError);
+      expect({ status: (refused as ChannelError).status, code: (refused as ChannelError).code }).toEqual({ status: 403, code: 'store_mismatch_in_bearer_token' });
+    } finally {
+      await c.close();
+    }
+    await expect(LatchChannelClient.connect(url, { headers: { 'x-bad\r\nInjected': 'v' } })).rejects.toThrow(/invalid header/);
   });
 });
