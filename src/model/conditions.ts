@@ -7,6 +7,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import { AppError } from '../errors.js';
 import type { ConditionJson, JsonObject, JsonValue } from '../domain/types.js';
 import { celTypeOf, convertValue, decodeParamType } from './convert.js';
+import { DEFAULT_CONDITION_COST_LIMIT, meteredProgram } from './cel-cost.js';
 import { IPAddress, parseIPAddress, parsePrefix } from './ipaddr.js';
 import type { CompiledCondition, ConditionOutcome, ParamType } from './types.js';
 
@@ -65,7 +66,7 @@ export function compileCondition(key: string, def: ConditionJson): CompiledCondi
   if (checked.type !== 'bool') {
     throw compileError(key, `expected a bool condition expression output, but got '${checked.type ?? 'unknown'}'`);
   }
-  return new CelCondition(key, def.expression, parameters, env.parse(def.expression));
+  return new CelCondition(key, def.expression, parameters, meteredProgram(env.parse(def.expression), DEFAULT_CONDITION_COST_LIMIT));
 }
 
 type Program = (context: Record<string, unknown>) => unknown;

@@ -2,6 +2,7 @@
 // missing-parameter rule, context precedence, runtime errors, and write-time context checks.
 import { describe, expect, it } from 'vitest';
 import type { ConditionParamTypeRefJson, ConditionTypeName, JsonObject, JsonValue } from '../../src/domain/types.js';
+import { lastEvaluationCost } from '../../src/model/cel-cost.js';
 import { compileCondition } from '../../src/model/conditions.js';
 import { parseGoDuration } from '../../src/model/convert.js';
 import { appErrorOf } from './helpers.js';
@@ -139,5 +140,37 @@ describe('nullable types compare with null, as in CEL-Go', () => {
     [T('TYPE_NAME_IPADDRESS'), 'x != null && x != ipaddress("192.0.0.1")', '10.0.0.1'],
   ] as [ConditionParamTypeRefJson, string, JsonValue][])('%j: %s', (ref, expression, value) => {
     expect(cond(ref, expression).evaluate(undefined, { x: value }, 't')).toEqual({ ok: true, value: true });
+  });
+});
+
+describe('evaluation cost limit (100 units)', () => {
+  const list = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+  const exists = cond(T('TYPE_NAME_LIST', 'TYPE_NAME_INT'), 'x.exists(v, v == 1000)');
+
+  // [elements, expected]: 1 (x) + 1 (exists) + n × 2 (v, ==): 49 elements cost exactly 100, 50 cost 102.
+  const cases: [number, boolean | 'error'][] = [
+    [1, false],
+    [49, false],
+    [50, 'error'],
+    [10_000, 'error'],
+  ];
+  it.each(cases)('x.exists(v, v == 1000) over %i elements => %s', (n, want) => {
+    const out = exists.evaluate({ x: list(n) }, undefined, 'doc:1#viewer@user:anne');
+    if (want === 'error') {
+      expect(out).toEqual({ ok: false, message: expect.stringContaining('cost limit exceeded') as unknown });
+    } else {
+      expect(out).toEqual({ ok: true, value: want });
+      expect(lastEvaluationCost()).toBe(2 + 2 * n);
+    }
+  });
+
+  it('the meter starts afresh for every evaluation', () => {
+    for (let i = 0; i < 5; i++) expect(exists.evaluate({ x: list(40) }, undefined, 't')).toEqual({ ok: true, value: false });
+  });
+
+  it('short-circuiting spends only what is evaluated', () => {
+    const c = cond(T('TYPE_NAME_LIST', 'TYPE_NAME_INT'), 'size(x) == 0 || x.all(v, v >= 0)');
+    expect(c.evaluate({ x: [] }, undefined, 't')).toEqual({ ok: true, value: true });
+    expect(c.evaluate({ x: list(200) }, undefined, 't')).toMatchObject({ ok: false });
   });
 });
