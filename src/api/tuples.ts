@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import type { TupleKey } from '../domain/types.js';
-import { tupleIdentity } from '../domain/tuple.js';
+import { rejectDuplicateTuples } from '../engine/request-checks.js';
 import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';
@@ -35,21 +35,6 @@ function half(body: Obj, field: 'writes' | 'deletes'): { keys: readonly TupleKey
   return { keys, mode: str(part, field === 'writes' ? 'on_duplicate' : 'on_missing') };
 }
 
-/** Same (object, relation, user) twice anywhere in one request, condition ignored (§4.11 step 6). */
-function rejectDuplicates(writes: readonly TupleKey[], deletes: readonly TupleKey[]): void {
-  const seen = new Set<string>();
-  for (const t of [...writes, ...deletes]) {
-    const id = tupleIdentity(t);
-    if (seen.has(id)) {
-      throw new AppError(
-        'cannot_allow_duplicate_tuples_in_one_request',
-        `duplicate tuple in write: user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`,
-      );
-    }
-    seen.add(id);
-  }
-}
-
 const write = endpoint<WriteInput>({
   name: 'Write', op: 'write', method: 'post', path: '/stores/:store_id/write',
   parse(req) {
@@ -63,7 +48,7 @@ const write = endpoint<WriteInput>({
     }
     const w = writes?.keys ?? EMPTY;
     const d = deletes?.keys ?? EMPTY;
-    rejectDuplicates(w, d);
+    rejectDuplicateTuples(w, d);
     if (w.length + d.length > MAX_TUPLES_PER_WRITE) {
       throw new AppError('exceeded_entity_limit', `The number of write operations exceeds the allowed limit of ${MAX_TUPLES_PER_WRITE}`);
     }

@@ -7,10 +7,12 @@
 import { parseObject, parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
+import { validateCheckKey, validateQueryTarget, validateQueryUser } from '../model/query-validation.js';
 import { checkTuple } from '../model/tuple-validation.js';
 import type { CompiledModel } from '../model/types.js';
+import type { QueryApi } from '../model/query-validation.js';
 
-export type QueryApi = 'check' | 'listObjects' | 'listUsers' | 'expand';
+export type { QueryApi };
 
 /** Contextual tuples: 2027 for every fault, except condition faults outside Check (2000). */
 export function checkContextualTuples(model: CompiledModel, tuples: readonly TupleKey[], api: QueryApi): void {
@@ -45,33 +47,38 @@ export function checkRequestContext(context: JsonObject | undefined): void {
 
 /** The object type and relation of a query, with the per-API codes for unknown ones. */
 export function checkObjectRelation(model: CompiledModel, type: string, relation: string, api: QueryApi): void {
-  const strict = api === 'listObjects' || api === 'listUsers';
-  const t = model.types.get(type);
-  if (!t) throw new AppError(strict ? 'type_not_found' : 'validation_error', `type '${type}' not found`);
-  if (!t.relations.has(relation)) {
-    throw new AppError(strict ? 'relation_not_found' : 'validation_error', `relation '${type}#${relation}' not found`);
-  }
+  validateQueryTarget(model, type, relation, api);
 }
 
 /** The subject of a query: well formed, its type known, a userset's relation defined (2000). */
 export function checkSubject(model: CompiledModel, user: string): void {
-  const u = parseUser(user);
-  if (!u) throw new AppError('validation_error', `invalid 'user' value: the 'user' field is malformed`);
-  const t = model.types.get(u.type);
-  if (!t) throw new AppError('validation_error', `invalid 'user' value: type '${u.type}' not found`);
-  if (u.kind === 'userset' && !t.relations.has(u.relation)) {
-    throw new AppError('validation_error', `invalid 'user' value: relation '${u.type}#${u.relation}' not found`);
-  }
+  validateQueryUser(model, user, 'listObjects');
 }
 
 /** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). */
 export function checkCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
-  checkSubject(model, key.user);
-  const obj = parseObject(key.object);
-  if (!obj || obj.id === '*') {
+  if (parseObject(key.object)?.id === '*') {
     throw new AppError('validation_error', `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`);
   }
-  checkObjectRelation(model, obj.type, key.relation, 'check');
+  validateCheckKey(model, key, 'check');
+}
+
+/**
+ * The same (object, relation, user) twice in one write request, writes or deletes, condition
+ * ignored (http-api §4.11 step 6). Shared by the HTTP edge and the embedded API.
+ */
+export function rejectDuplicateTuples(writes: readonly TupleKey[], deletes: readonly TupleKey[]): void {
+  const seen = new Set<string>();
+  for (const t of [...writes, ...deletes]) {
+    const id = tupleIdentity(t);
+    if (seen.has(id)) {
+      throw new AppError(
+        'cannot_allow_duplicate_tuples_in_one_request',
+        `duplicate tuple in write: user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`,
+      );
+    }
+    seen.add(id);
+  }
 }
 
 /** Write requests: limits, duplicates, and every tuple against the model (all 2000). */
@@ -82,17 +89,7 @@ export function checkWrite(model: CompiledModel, writes: readonly TupleKey[], de
   if (writes.length + deletes.length > maxTuples) {
     throw new AppError('exceeded_entity_limit', `The number of write operations exceeds the allowed limit of ${maxTuples}`);
   }
-  const seen = new Set<string>();
-  for (const t of [...deletes, ...writes]) {
-    const id = tupleIdentity(t);
-    if (seen.has(id)) {
-      throw new AppError(
-        'cannot_allow_duplicate_tuples_in_one_request',
-        `duplicate tuple in write: user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`,
-      );
-    }
-    seen.add(id);
-  }
+  rejectDuplicateTuples(writes, deletes);
   for (const t of deletes) {
     if (!parseUser(t.user)) throw new AppError('validation_error', `Invalid tuple '${tupleString(t)}'. Reason: the 'user' field is malformed`);
   }
