@@ -1,6 +1,7 @@
 // Named graph shapes for the engine benchmarks. Each carries its model, its tuples and queries
 // with the answers they must give; scenarios verify every answer before timing anything.
 
+import { rng } from '../src/cli/bench-data.js';
 import type { JsonObject, TupleKey } from '../src/domain/types.js';
 import { dslToModel } from '../src/model/dsl.js';
 import { validateAndCompile } from '../src/model/load.js';
@@ -29,17 +30,8 @@ export function compile(dsl: string): CompiledModel {
   return validateAndCompile(dslToModel(dsl), `01JBENCH${String(seq++).padStart(18, '0')}`);
 }
 
-/** Deterministic PRNG (mulberry32) so every run builds the same graph. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, shared with `latch bench`) so every run builds the same graph. */
+export { rng };
 
 const q = (object: string, relation: string, user: string, want: boolean, extra: Partial<BenchQuery> = {}): BenchQuery => ({
   object, relation, user, want, contextualTuples: [], ...extra,
