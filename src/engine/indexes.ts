@@ -3,10 +3,13 @@
 
 import { StoreIndex } from '../index/store-index.js';
 import type { Storage } from '../storage/types.js';
+import { Timings } from './stats.js';
 
 export class Indexes {
   private readonly loaded = new Map<string, StoreIndex>();
   private readonly pending = new Map<string, Promise<StoreIndex>>();
+  /** How long each store index took to load. */
+  readonly loads = new Timings();
 
   constructor(private readonly storage: Storage) {}
 
@@ -20,8 +23,10 @@ export class Indexes {
     if (hit) return Promise.resolve(hit);
     let p = this.pending.get(storeId);
     if (!p) {
+      const t0 = performance.now();
       p = StoreIndex.load(this.storage, storeId).then(
         (index) => {
+          this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
           this.loaded.set(storeId, index);
           return index;
@@ -34,6 +39,18 @@ export class Indexes {
       this.pending.set(storeId, p);
     }
     return p;
+  }
+
+  /** Tuples and base bytes across the loaded indexes (a scrape reads each store's latest snapshot). */
+  totals(): { stores: number; tuples: number; bytes: number } {
+    let tuples = 0;
+    let bytes = 0;
+    for (const index of this.loaded.values()) {
+      const s = index.snapshot();
+      tuples += s.base.layout.entries + s.overlay.addCount - s.overlay.delCount;
+      bytes += index.baseBytes;
+    }
+    return { stores: this.loaded.size, tuples, bytes };
   }
 
   /** Forgets a deleted store's index (its memory is released with the last snapshot reader). */

@@ -15,6 +15,7 @@ import { overlayView } from './eval/view.js';
 import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { ResultCache } from './result-cache.js';
+import type { EngineStats } from './stats.js';
 import { checkCheckKey, checkContextualTuples, checkObjectRelation, checkRequestContext, checkSubject } from './request-checks.js';
 import type {
   BatchCheckInput,
@@ -48,6 +49,12 @@ export class Queries {
 
   async close(): Promise<void> {
     await this.checker.close();
+  }
+
+  /** Result-cache and pool figures for `Latch.stats()`. */
+  stats(): Pick<EngineStats, 'cache' | 'pool'> {
+    const c = this.cache;
+    return { cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity }, pool: this.checker.poolStats() };
   }
 
   async check(input: CheckInput): Promise<CheckResult> {

@@ -6,8 +6,11 @@
 
 export class ResultCache {
   private readonly entries = new Map<string, boolean>();
+  /** Lookups answered and not answered (read by `Latch.stats()` on a metrics scrape). */
+  hits = 0;
+  misses = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(readonly capacity: number) {}
 
   static key(storeId: string, modelId: string, revision: number, k: { object: string; relation: string; user: string }): string {
     return `${storeId}\u0000${modelId}\u0000${revision}\u0000${k.object}\u0000${k.relation}\u0000${k.user}`;
@@ -15,7 +18,11 @@ export class ResultCache {
 
   get(key: string): boolean | undefined {
     const v = this.entries.get(key);
-    if (v === undefined) return undefined;
+    if (v === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     // Refresh recency: Map iteration order is insertion order.
     this.entries.delete(key);
     this.entries.set(key, v);

@@ -12,6 +12,8 @@ import { openStorage } from '../storage/index.js';
 import { Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
+import { allocatedBytes } from '../index/memory.js';
+import { type EngineStats, Timings } from './stats.js';
 import { checkCheckKey, checkWrite } from './request-checks.js';
 import {
   DEFAULT_ENGINE_CONFIG,
@@ -51,6 +53,8 @@ export class LatchService implements Latch {
   private readonly queries: Queries;
   private readonly writeLocks = new Map<string, Promise<unknown>>();
   private readonly loading: Promise<void>;
+  /** Storage commit latency of writes. */
+  private readonly writeTimings = new Timings();
 
   constructor(
     private readonly storage: Storage,
@@ -73,6 +77,15 @@ export class LatchService implements Latch {
 
   ready(): Promise<void> {
     return this.loading;
+  }
+
+  stats(): EngineStats {
+    return {
+      ...this.queries.stats(),
+      indexes: { ...this.indexes.totals(), loads: this.indexes.loads },
+      sharedMemoryBytes: allocatedBytes(),
+      writes: this.writeTimings,
+    };
   }
 
   async close(): Promise<void> {
@@ -148,12 +161,14 @@ export class LatchService implements Latch {
     checkWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
     const index = await this.indexes.get(input.storeId);
     const result = await this.serialized(input.storeId, async () => {
+      const t0 = performance.now();
       const res = await this.storage.writeTuples(input.storeId, {
         writes: input.writes,
         deletes: input.deletes,
         onDuplicate: input.onDuplicate,
         onMissing: input.onMissing,
       });
+      this.writeTimings.observe(performance.now() - t0);
       index.apply(res);
       return res;
     });
@@ -173,33 +188,47 @@ export class LatchService implements Latch {
   // ---- queries ----
 
   async check(input: CheckInput): Promise<CheckResult> {
+    this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.check(input);
   }
 
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
+    const max = this.config.maxBatchCheckItems;
+    if (input.checks.length > max) throw new AppError('validation_error', `batchCheck received ${input.checks.length} checks, the maximum allowed is ${max}`);
+    for (const c of input.checks) this.contextualLimit(c.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.batchCheck(input);
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
+    this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.listObjects(input);
   }
 
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
+    this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     yield* this.queries.streamedListObjects(input, signal);
   }
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
+    this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.listUsers(input);
   }
 
   async expand(input: ExpandInput): Promise<ExpandResult> {
+    this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.expand(input);
+  }
+
+  /** The configured contextual-tuple limit (the API edge already caps it at the proto's 100). */
+  private contextualLimit(n: number): void {
+    const max = this.config.maxContextualTuples;
+    if (n > max) throw new AppError('validation_error', `invalid ContextualTupleKeys.TupleKeys: value must contain no more than ${max} item(s)`);
   }
 
   /** Queries skip the storage round trip when the store's index is already loaded. */

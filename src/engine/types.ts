@@ -17,6 +17,7 @@ import type {
 } from '../domain/types.js';
 import type { AppError } from '../errors.js';
 import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
+import type { EngineStats } from './stats.js';
 
 export interface CheckTupleKey {
   readonly user: string;
@@ -184,6 +185,8 @@ export interface Latch {
 
   /** Resolves when every store's index is loaded (readiness). */
   ready(): Promise<void>;
+  /** Operator figures (cache, pool, indexes, write latency); cheap enough for every metrics scrape. */
+  stats(): EngineStats;
   close(): Promise<void>;
 }
 

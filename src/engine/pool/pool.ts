@@ -10,6 +10,7 @@ import { C, NONE, QUERY_WORDS, R_ERR_INTERNAL, R_ERR_NEEDHOST } from '../../abi.
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, Region, u32, u8 } from '../../index/memory.js';
 import type { Program } from '../walker/program.js';
+import type { PoolStats } from '../stats.js';
 import { encodeQuery, Scratch } from '../walker/request.js';
 import type { BatchTask } from './worker.js';
 
@@ -112,6 +113,16 @@ export class CheckPool {
       qr.drop();
       or.drop();
     }
+  }
+
+  /** Piscina's own scheduling figures (read on a metrics scrape). */
+  stats(): PoolStats {
+    const p = this.piscina;
+    const w = p.histogram.waitTime;
+    return {
+      workers: this.workers, queueSize: p.queueSize, completed: p.completed, utilization: p.utilization,
+      waitMs: { mean: w.mean, p50: w.p50, p99: w.p99, max: w.max },
+    };
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,7 @@ import { CallState, prepare, Scratch } from './request.js';
 import { programFor, type Program } from './program.js';
 import { instantiate, setConditionHook, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
+import type { PoolStats } from '../stats.js';
 
 export interface CheckItem {
   object: string;
@@ -30,6 +31,8 @@ export interface Checker {
   check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[]): Promise<CheckOutcome[]>;
   /** One check on this thread (cheapest for a single request: no task hop). */
   checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem): CheckOutcome;
+  /** The pool's figures; undefined until a batch large enough for the pool started it. */
+  poolStats(): PoolStats | undefined;
   close(): Promise<void>;
 }
 
@@ -146,6 +149,7 @@ export function createChecker(opts: CheckerOptions): Checker {
         return s === R_ERR_NEEDHOST ? runInline(snapshot, model, it) : toOutcome(s, undefined);
       });
     },
+    poolStats: () => pool?.stats(),
     async close() {
       await pool?.close();
       pool = undefined;
