@@ -194,8 +194,6 @@ export class LatchService implements Latch {
   }
 
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
-    const max = this.config.maxBatchCheckItems;
-    if (input.checks.length > max) throw new AppError('validation_error', `batchCheck received ${input.checks.length} checks, the maximum allowed is ${max}`);
     for (const c of input.checks) this.contextualLimit(c.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.batchCheck(input);
