@@ -19,6 +19,10 @@ import {
 @external("env", "evalCondition")
 declare function evalCondition(cond: u32, handle: u32, obj: u32, rel: u32, subj: u32, sr: u32): u32;
 
+/** Host import: 1 once the running request's deadline has passed (DECISIONS D8), else 0. */
+@external("env", "deadlinePassed")
+declare function deadlinePassed(): u32;
+
 // ---- per-call state (globals are per instance = per thread) ----
 let subject: u32 = 0;
 let subjRel: u32 = 0;
@@ -37,6 +41,13 @@ let epoch: u32 = 0;
 let steps: u32 = 0;
 /** Evaluations per call before R_ERR_BUDGET: about a second of walking. */
 const STEP_BUDGET: u32 = 20_000_000;
+/**
+ * Evaluations of this instance across calls (never reset): every CLOCK_EVERY of them the host's
+ * clock is read, so a request's deadline is met within ≈ 4 ms whether its time goes into one
+ * call or into many cheap calls of a batch; a cheap single call never reads the clock.
+ */
+let clockSteps: u32 = 0;
+const CLOCK_EVERY: u32 = 0xffff;
 /** Number of cycle hits so far: a subtree that added none is path-independent. */
 let cycleHits: u32 = 0;
 /** Deepest hop depth reached in the current subtree (for memo headroom). */
@@ -135,6 +146,10 @@ function memoPut(obj: u32, rel: u32, result: i32, height: u32): void {
 /** eval(o, r) of semantics §5.2 for the call's subject at hop depth `depth`. */
 export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   if (++steps > STEP_BUDGET) return R_ERR_BUDGET;
+  if ((++clockSteps & CLOCK_EVERY) == 0 && deadlinePassed() != 0) {
+    steps = STEP_BUDGET; // sticky: every later evaluation of this call gives up at once
+    return R_ERR_BUDGET;
+  }
   if (depth >= depthLimit) return R_ERR_DEPTH;
   if (depth > maxDepth) maxDepth = depth;
   if (onPath(obj, rel)) {

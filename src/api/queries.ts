@@ -65,11 +65,17 @@ export function parseBatchCheck(store: string | undefined, body: Obj): BatchChec
   return { storeId: id, modelId: model, checks, consistency: c };
 }
 
-/** A per-item failure as BatchCheck reports it (§4.15): request faults are `input_error`. */
+/**
+ * A per-item failure as BatchCheck reports it (§4.15): request faults are `input_error`. An item
+ * over the Check deadline is, per DECISIONS D8, the throttled timeout (422 on Check and on the
+ * msgpack channel), which the item schema carries as OpenFGA does for a throttled item:
+ * `input_error: validation_error` with the message `timeout due to throttling on complex request`.
+ * The engine never lets `deadline_exceeded` (OpenFGA's un-throttled timeout, 500) out of a Check;
+ * should one arrive it is the same event and gets the same answer, never an internal error.
+ */
 export function checkErrorOut(err: AppError): Record<string, string> {
-  if (err.code === 'throttled_timeout_error') return { input_error: 'validation_error', message: err.message };
+  if (err.code === 'throttled_timeout_error' || err.code === 'deadline_exceeded') return { input_error: 'validation_error', message: err.message };
   if (err.status === 400) return { input_error: err.code, message: err.message };
-  if (err.code === 'deadline_exceeded') return { internal_error: 'deadline_exceeded', message: err.message };
   return { internal_error: 'internal_error', message: err.message };
 }
 

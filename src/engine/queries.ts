@@ -57,7 +57,9 @@ export class Queries {
     return { cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity }, pool: this.checker.poolStats() };
   }
 
+  /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
   async check(input: CheckInput): Promise<CheckResult> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     checkCheckKey(model, input.tupleKey);
     checkRequestContext(input.context);
@@ -68,13 +70,15 @@ export class Queries {
     const key = cacheable ? ResultCache.key(input.storeId, model.id, snapshot.revision, item) : undefined;
     const cached = key === undefined ? undefined : this.cache.get(key);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    const outcome = this.checker.checkInline(snapshot, model, item);
+    const outcome = this.checker.checkInline(snapshot, model, item, deadline);
     if ('error' in outcome) throw outcome.error;
     if (key !== undefined) this.cache.set(key, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
   }
 
+  /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const results = new Map<string, BatchCheckOutcome>();
@@ -91,7 +95,7 @@ export class Queries {
         results.set(c.correlationId, { error: toAppError(err) });
       }
     }
-    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid) : [];
+    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
     outcomes.forEach((o, i) => results.set(ids[i] ?? '', o));
     // Keep the caller's order in the map.
     const ordered = new Map<string, BatchCheckOutcome>();

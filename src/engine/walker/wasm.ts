@@ -24,6 +24,17 @@ export function setConditionHook(h: ConditionHook): void {
   hook = h;
 }
 
+let deadline = Infinity;
+
+/**
+ * The running request's deadline (`Date.now()` ms) for this thread's walker: it reads the clock
+ * every 65,536 evaluations (`env.deadlinePassed`) and gives up past it (R_ERR_BUDGET). Workers
+ * never set one: their items are bounded by the step budget.
+ */
+export function setDeadline(ms: number): void {
+  deadline = ms;
+}
+
 /** Path of build/walker.wasm from src/ (tsx, vitest) or dist/src/ (compiled). */
 export function wasmPath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -48,6 +59,7 @@ export function instantiate(module: WebAssembly.Module, memory: WebAssembly.Memo
     env: {
       memory,
       evalCondition: (c: number, h: number, o: number, r: number, s: number, sr: number) => hook(c, h, o, r, s, sr),
+      deadlinePassed: () => (Date.now() > deadline ? 1 : 0),
     },
   });
   const ex = inst.exports as unknown as WalkerExports;
