@@ -1,16 +1,30 @@
-// ListObjects over 1M candidate objects with the TypeScript evaluator reading the index through
-// TupleView: `doc:i#viewer@group:all#member` for 1M docs, `group:all#member@user:anne`.
+// ListObjects over 1M candidate objects: `doc:i#viewer@group:all#member` for 1M docs,
+// `group:all#member@user:anne`. Three evaluators in one run so their ratio is comparable:
+// the service's indexed walk confirmed by the wasm walker (what ListObjects runs), the same walk
+// confirmed by the reference Checker, and the reference evaluator over the TupleView (the
+// previous implementation: collect every candidate, then confirm each by strings).
 
 import { listObjects } from '../../src/engine/eval/index.js';
+import { openObjectWalk } from '../../src/engine/walker/list-objects.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile } from '../graphs.js';
 import { perOp } from '../harness.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
 
+function take(walk: Generator<string, void>, max: number): string[] {
+  const out: string[] = [];
+  if (max <= 0) return out;
+  for (const o of walk) {
+    out.push(o);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
 export const listObjects1M: Scenario = {
   name: 'list-objects',
-  description: 'ListObjects (TS evaluator over the index) with 1M reachable objects',
+  description: 'ListObjects with 1M reachable objects: indexed walk (walker / reference confirm) vs the TupleView evaluator',
   async run(opts) {
     const n = opts.quick ? 100_000 : 1_000_000;
     const model = compile('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n');
@@ -19,21 +33,43 @@ export const listObjects1M: Scenario = {
       for (let i = 0; i < n; i++) yield { object: `doc:${i}`, relation: 'viewer', user: 'group:all#member' };
     }
     const ix = StoreIndex.build(tuples(), 1);
-    const ctx = { model, view: ix.snapshot(), resolveDepth: 25, deadline: Date.now() + 600_000 };
+    const snapshot = ix.snapshot();
     const query = { type: 'doc', relation: 'viewer', user: 'user:anne' };
-    const first = listObjects(ctx, query, 1000);
-    verify('list-objects 1000', first.length, 1000);
-    verify('list-objects none', listObjects(ctx, { ...query, user: 'user:bob' }, 1000).length, 0);
-    const p = perOp(() => listObjects({ ...ctx, deadline: Date.now() + 600_000 }, query, 1000), { batch: 1, samples: opts.quick ? 5 : 20, warmup: 2 });
-    const t0 = performance.now();
-    const all = listObjects({ ...ctx, deadline: Date.now() + 600_000 }, query, Infinity);
-    const fullMs = performance.now() - t0;
-    verify('list-objects all', all.length, n);
+    const deadline = (): number => Date.now() + 600_000;
+    const indexed = (confirm: 'walker' | 'reference', max: number, q = query): string[] =>
+      take(openObjectWalk({ snapshot, model, contextual: [], resolveDepth: 25, deadline: deadline(), confirm }, q), max);
+    const reference = (max: number): string[] => listObjects({ model, view: snapshot, resolveDepth: 25, deadline: deadline() }, query, max);
+
+    for (const c of ['walker', 'reference'] as const) {
+      verify(`list-objects ${c} 1000`, new Set(indexed(c, 1000)).size, 1000);
+      verify(`list-objects ${c} none`, indexed(c, 1000, { ...query, user: 'user:bob' }).length, 0);
+    }
+    verify('list-objects tupleview 1000', reference(1000).length, 1000);
+    const samples = opts.quick ? 5 : 30;
+    const pw = perOp(() => indexed('walker', 1000), { batch: 1, samples, warmup: 3 });
+    const pr = perOp(() => indexed('reference', 1000), { batch: 1, samples, warmup: 3 });
+    const pv = perOp(() => reference(1000), { batch: 1, samples: opts.quick ? 3 : 5, warmup: 1 });
+    const full = (fn: () => string[]): number => {
+      const t0 = performance.now();
+      verify('list-objects all', fn().length, n);
+      return performance.now() - t0;
+    };
+    full(() => indexed('walker', Infinity)); // warm-up of the all-objects path
+    const allWalker = full(() => indexed('walker', Infinity));
+    const allRef = full(() => indexed('reference', Infinity));
+    const allView = full(() => reference(Infinity));
     ix.close();
+    const s = `list-objects-${n / 1e6}M`;
+    const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
     const rows: Metric[] = [
-      { scenario: `list-objects-${n / 1e6}M`, metric: 'maxResults 1000 p50', value: +(p.p50 / 1e6).toFixed(2), unit: 'ms' },
-      { scenario: `list-objects-${n / 1e6}M`, metric: 'maxResults 1000 p99', value: +(p.p99 / 1e6).toFixed(2), unit: 'ms' },
-      { scenario: `list-objects-${n / 1e6}M`, metric: 'all objects', value: Math.round(fullMs), unit: 'ms' },
+      { scenario: s, metric: 'maxResults 1000 p50 (walker confirm)', value: ms(pw.p50), unit: 'ms' },
+      { scenario: s, metric: 'maxResults 1000 p99 (walker confirm)', value: ms(pw.p99), unit: 'ms' },
+      { scenario: s, metric: 'maxResults 1000 p50 (reference confirm)', value: ms(pr.p50), unit: 'ms' },
+      { scenario: s, metric: 'maxResults 1000 p50 (TupleView evaluator)', value: ms(pv.p50), unit: 'ms' },
+      { scenario: s, metric: 'all objects (walker confirm)', value: Math.round(allWalker), unit: 'ms' },
+      { scenario: s, metric: 'all objects (reference confirm)', value: Math.round(allRef), unit: 'ms' },
+      { scenario: s, metric: 'all objects (TupleView evaluator)', value: Math.round(allView), unit: 'ms' },
+      { scenario: s, metric: 'speed-up maxResults 1000 (TupleView / walker)', value: +(pv.p50 / pw.p50).toFixed(1), unit: 'x' },
     ];
     return rows;
   },

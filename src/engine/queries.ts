@@ -9,7 +9,6 @@ import type { IndexSnapshot } from '../index/store-index.js';
 import type { CompiledModel } from '../model/types.js';
 import type { EvalContext } from './eval/context.js';
 import { expand } from './eval/expand.js';
-import { listObjects } from './eval/list-objects.js';
 import { listUsers } from './eval/list-users.js';
 import { overlayView } from './eval/view.js';
 import type { Indexes } from './indexes.js';
@@ -33,6 +32,7 @@ import type {
   QueryBase,
 } from './types.js';
 import { createChecker, type Checker, type CheckItem } from './walker/checker.js';
+import { openObjectWalk, streamWalk } from './walker/list-objects.js';
 
 export class Queries {
   private readonly checker: Checker;
@@ -57,9 +57,7 @@ export class Queries {
     return { cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity }, pool: this.checker.poolStats() };
   }
 
-  /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
   async check(input: CheckInput): Promise<CheckResult> {
-    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     checkCheckKey(model, input.tupleKey);
     checkRequestContext(input.context);
@@ -70,15 +68,13 @@ export class Queries {
     const key = cacheable ? ResultCache.key(input.storeId, model.id, snapshot.revision, item) : undefined;
     const cached = key === undefined ? undefined : this.cache.get(key);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    const outcome = this.checker.checkInline(snapshot, model, item, deadline);
+    const outcome = this.checker.checkInline(snapshot, model, item);
     if ('error' in outcome) throw outcome.error;
     if (key !== undefined) this.cache.set(key, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
   }
 
-  /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
-    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const results = new Map<string, BatchCheckOutcome>();
@@ -95,7 +91,7 @@ export class Queries {
         results.set(c.correlationId, { error: toAppError(err) });
       }
     }
-    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
+    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid) : [];
     outcomes.forEach((o, i) => results.set(ids[i] ?? '', o));
     // Keep the caller's order in the map.
     const ordered = new Map<string, BatchCheckOutcome>();
@@ -107,21 +103,20 @@ export class Queries {
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
-    const { model, ctx } = await this.prepareListObjects(input);
-    const objects = listObjects(ctx, { type: input.type, relation: input.relation, user: input.user }, this.config.listObjectsMaxResults);
+    const { model, walk } = await this.prepareListObjects(input);
+    const max = this.config.listObjectsMaxResults;
+    const objects: string[] = [];
+    for (const o of walk) {
+      objects.push(o);
+      if (objects.length >= max) break; // stops the walk: no later error can surface
+    }
     return { objects, modelId: model.id };
   }
 
+  /** Objects as the walk confirms them, against one pinned snapshot (walker/list-objects.ts `streamWalk`). */
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
-    const { ctx } = await this.prepareListObjects(input);
-    const found: string[] = [];
-    listObjects(ctx, { type: input.type, relation: input.relation, user: input.user }, Number.MAX_SAFE_INTEGER, (o) => {
-      found.push(o);
-    });
-    for (const o of found) {
-      if (signal?.aborted) return;
-      yield o;
-    }
+    const { walk, snapshot, deadline } = await this.prepareListObjects(input);
+    yield* streamWalk(walk, snapshot, deadline, signal);
   }
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
@@ -159,15 +154,20 @@ export class Queries {
     return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
   }
 
-  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; ctx: EvalContext }> {
+  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
     const model = await this.models.resolve(input.storeId, input.modelId);
     checkRequestContext(input.context);
     checkContextualTuples(model, input.contextualTuples, 'listObjects');
     checkObjectRelation(model, input.type, input.relation, 'listObjects');
     checkSubject(model, input.user);
     if (!parseUser(input.user)) throw new AppError('validation_error', `invalid 'user' value`);
-    const ctx = await this.context(input, model, this.config.listObjectsDeadlineMs);
-    return { model, ctx };
+    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const deadline = Date.now() + this.config.listObjectsDeadlineMs;
+    const walk = openObjectWalk(
+      { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline },
+      { type: input.type, relation: input.relation, user: input.user },
+    );
+    return { model, walk, snapshot, deadline };
   }
 
   private async context(input: QueryBase, model: CompiledModel, deadlineMs: number): Promise<EvalContext> {

@@ -12,7 +12,9 @@ import { S, SR_MASK, COND_SHIFT, WILDCARD_BIT } from '../abi.js';
 import type { Base } from './base.js';
 import type { Dictionary } from './dictionary.js';
 import { type Hold, holdUntilCollected, Region, u32 } from './memory.js';
-import { overlayKey, type OverlayImage } from './overlay.js';
+import { overlayKey, type OverlayImage, type Rec } from './overlay.js';
+
+const NO_RECS: readonly Rec[] = [];
 
 export class IndexSnapshot implements TupleView {
   readonly revision: number;
@@ -74,6 +76,10 @@ export class IndexSnapshot implements TupleView {
   unpin(): void {
     this.pins--;
   }
+  /** Current pins (asynchronous readers holding this snapshot). */
+  get pinCount(): number {
+    return this.pins;
+  }
 
   /**
    * Called when a newer snapshot is published: the memory only this snapshot holds (its header,
@@ -125,6 +131,55 @@ export class IndexSnapshot implements TupleView {
   /** Type name id of a node (without the wildcard bit). */
   nodeType(n: number): number {
     return (this.dict.nodeTypes.get(n) & ~WILDCARD_BIT) >>> 0;
+  }
+
+  // ---- id-level reads (no strings): the reverse walk of ListObjects over u32 ids ----
+
+  /** True when the base tuple (obj, rel, subjRel, subj) is deleted in this snapshot's overlay. */
+  isDeleted(obj: number, rel: number, sr: number, subj: number): boolean {
+    const n = this.overlay.delCount;
+    if (n === 0 || !this.overlay.dels) return false;
+    const w = u32();
+    const b = this.overlay.dels.ptr >>> 2;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const p = b + mid * 4;
+      const d = (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
+      if (d === 0) return true;
+      if (d < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return false;
+  }
+
+  /** Condition binding of the base tuple (obj, rel, subjRel, subj); 0 when unconditioned or absent. */
+  baseCondition(obj: number, rel: number, sr: number, subj: number): number {
+    if (this.condCount <= 1) return 0;
+    const at = this.base.find(obj, rel, sr, subj);
+    return at < 0 ? 0 : (u32()[this.base.w('fwdEnt') + 2 * at + 1] ?? 0) >>> COND_SHIFT;
+  }
+
+  /** Overlay-added records whose subject is (subj, subjRel), in (obj, rel) order. */
+  addedBySubject(subj: number, sr: number): readonly Rec[] {
+    if (this.overlay.addCount === 0) return NO_RECS;
+    return this.overlay.maps.addsBySubject.get(`${subj},${sr}`) ?? NO_RECS;
+  }
+
+  /** Name string of a name id (type, relation, condition). */
+  nameOf(id: number): string {
+    return this.dict.nameList[id] ?? '';
+  }
+
+  /** Node string of a node id of this snapshot. */
+  nodeOf(id: number): string {
+    return this.dict.nodeList[id] ?? '';
+  }
+
+  /** The stored condition binding `id` as a tuple condition (undefined for 0). */
+  conditionOf(id: number): RelationshipCondition | undefined {
+    return this.condition(id << COND_SHIFT);
   }
 
   private userString(subj: number, sr: number): string {

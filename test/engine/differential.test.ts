@@ -11,6 +11,7 @@ import { AppError } from '../../src/errors.js';
 import { evalCheck, listObjects, listUsers, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/eval/index.js';
 import type { TupleView } from '../../src/index/types.js';
 import { checkStatus } from '../../src/engine/walker/checker.js';
+import { openObjectWalk } from '../../src/engine/walker/list-objects.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
@@ -216,16 +217,36 @@ export function compare(w: World, q: Query): string | undefined {
     return undefined;
   }
   if (q.kind === 'objects') {
-    let got: string[];
-    try {
-      got = listObjects(ctx, { type: q.type, relation: q.relation, user: q.user }, Infinity);
-      count(got.length > 0 ? 'objects:non-empty' : 'objects:empty');
-    } catch (e) {
-      if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) return errorMismatch(w, `ListObjects(${q.user}, ${q.relation}, ${q.type})`, e.numeric, 'objects');
-      throw e;
-    }
     const want = oracleListObjects(inp, q.type, q.relation, q.user);
-    return setMismatch(`ListObjects(${q.user}, ${q.relation}, ${q.type})`, got, want, () => false);
+    try {
+      const got = listObjects(ctx, { type: q.type, relation: q.relation, user: q.user }, Infinity);
+      count(got.length > 0 ? 'objects:non-empty' : 'objects:empty');
+      const bad = setMismatch(`ListObjects(${q.user}, ${q.relation}, ${q.type})`, got, want, () => false);
+      if (bad) return bad;
+    } catch (e) {
+      if (!(e instanceof AppError) || (e.numeric !== 2000 && e.numeric !== 2002)) throw e;
+      const bad = errorMismatch(w, `ListObjects(${q.user}, ${q.relation}, ${q.type})`, e.numeric, 'objects');
+      if (bad) return bad;
+    }
+    // The service's walk over the compact index, confirmed by the walker (where exact) and by the reference.
+    for (const confirm of [undefined, 'reference'] as const) {
+      const what = `ListObjects on the index (${confirm ?? 'auto'} confirm)(${q.user}, ${q.relation}, ${q.type})`;
+      let onIndex: string[];
+      try {
+        const walk = openObjectWalk({ snapshot: indexOf(w.tuples), model: w.model, contextual: w.contextual, context: q.context, resolveDepth: w.depth, deadline: Date.now() + 60_000, confirm }, q);
+        onIndex = [...walk];
+      } catch (e) {
+        if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) {
+          const m = errorMismatch(w, what, e.numeric, 'objects-index');
+          if (m) return m;
+          continue;
+        }
+        throw e;
+      }
+      const m = setMismatch(what, onIndex, want, () => false);
+      if (m) return m;
+    }
+    return undefined;
   }
   return compareListUsers(w, q, inp, ctx);
 }

@@ -7,12 +7,13 @@
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
+import { C, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import { memory } from '../../index/memory.js';
-import { CallState, prepare, Scratch } from './request.js';
+import { memory, u32 } from '../../index/memory.js';
+import { referenceConfirmer, UNSEEN_NODE, type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
+import { CallState, prepare, Scratch, UNSEEN } from './request.js';
 import { programFor, type Program } from './program.js';
-import { instantiate, setConditionHook, setDeadline, walkerModule, type WalkerExports } from './wasm.js';
+import { instantiate, setConditionHook, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
 import type { PoolStats } from '../stats.js';
 
@@ -28,14 +29,9 @@ export type CheckOutcome = { allowed: boolean } | { error: AppError };
 
 export interface Checker {
   /** Many checks against one snapshot; large batches run on the worker pool. Order preserved. */
-  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline?: number): Promise<CheckOutcome[]>;
-  /**
-   * One check on this thread (cheapest for a single request: no task hop). `deadline`
-   * (`Date.now()` ms, both methods): past it a walk gives up within ≈ 4 ms and the item answers
-   * 422 throttled_timeout_error (D8), as does every inline item after it; pool items are bounded
-   * by the step budget only.
-   */
-  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, deadline?: number): CheckOutcome;
+  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[]): Promise<CheckOutcome[]>;
+  /** One check on this thread (cheapest for a single request: no task hop). */
+  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem): CheckOutcome;
   /** The pool's figures; undefined until a batch large enough for the pool started it. */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;
@@ -89,7 +85,22 @@ class InlineWalker {
     return r;
   }
 
+  /** The session whose request is prepared in the scratch right now (undefined after a `run`). */
+  private owner: WalkerSession | undefined;
+
   run(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): CheckOutcome {
+    this.owner = undefined;
+    this.open(snapshot, model, item, depth);
+    this.active = true;
+    try {
+      return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
+    } finally {
+      this.active = false;
+    }
+  }
+
+  /** Writes `item` into the scratch (ids, contextual records) and resets the per-request state. */
+  private open(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): void {
     if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
       this.lastProgram = programFor(model, snapshot.dict);
       this.lastModel = model;
@@ -100,15 +111,136 @@ class InlineWalker {
     this.model = model;
     if (this.condCache.size > 0) this.condCache.clear();
     this.firstError = undefined;
+    prepare(this.scratch, this.state, item, this.lastProgram as Program);
+  }
+
+  /**
+   * Check of (obj, rel) for a session's request: re-prepares the scratch when another call used
+   * it in between (a streamed list resumes after other requests ran), which re-assigns the same
+   * temporary ids (preparation is deterministic).
+   */
+  checkIds(s: WalkerSession, obj: number, rel: number): number {
+    if (this.owner !== s) {
+      this.open(s.snapshot, s.model, s.item, s.depth);
+      this.owner = s;
+    }
+    const c = this.scratch.ctx >>> 2;
+    const m = u32();
+    m[c + C.OBJECT] = obj;
+    m[c + C.RELATION] = rel;
     this.active = true;
     try {
-      prepare(this.scratch, this.state, item, this.lastProgram as Program);
-      return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
+      return this.ex.check(this.scratch.ctx);
     } finally {
       this.active = false;
     }
   }
+
+  /** Node id of a string as the prepared request sees it (UNSEEN for strings it never mentions). */
+  nodeIds(s: WalkerSession): NodeIds {
+    return {
+      id: (str: string): number => {
+        if (this.owner !== s) {
+          this.open(s.snapshot, s.model, s.item, s.depth);
+          this.owner = s;
+        }
+        const id = this.state.node(str, false);
+        return id === UNSEEN ? UNSEEN_NODE : id;
+      },
+      str: (id: number): string => (id < s.snapshot.nodeCount ? s.snapshot.nodeOf(id) : s.tempString(id)),
+    };
+  }
+
+  get conditionMessage(): string | undefined {
+    return this.firstError;
+  }
+
+  tempNodes(): readonly string[] {
+    return this.state.tempNodes;
+  }
 }
+
+/**
+ * Many Checks of one request (user, contextual tuples, context) on the inline walker, by object
+ * id: ListObjects confirms its candidates here. Synchronous use only between two awaits; a session
+ * survives other calls in between (it re-prepares).
+ */
+export class WalkerSession implements Confirmer {
+  readonly ids: NodeIds;
+  private readonly temps: readonly string[];
+  private readonly walker: InlineWalker;
+
+  constructor(
+    readonly snapshot: IndexSnapshot,
+    readonly model: CompiledModel,
+    readonly item: CheckItem,
+    readonly depth: number,
+    readonly deadline: number,
+  ) {
+    this.walker = inlineWalker();
+    this.ids = this.walker.nodeIds(this);
+    this.ids.id(item.user); // prepares the scratch now
+    this.temps = [...this.walker.tempNodes()];
+  }
+
+  tempString(id: number): string {
+    return this.temps[id - this.snapshot.nodeCount] ?? '';
+  }
+
+  confirm(obj: number, rel: number): Confirmation {
+    const status = this.walker.checkIds(this, obj, rel);
+    if (status === R_TRUE) return true;
+    if (status < R_ERR_COND) return false;
+    if (status === R_ERR_DEPTH) throw fail.tooComplex();
+    if (status === R_ERR_BUDGET) return 'stop';
+    if (status === R_ERR_COND) return new AppError('validation_error', this.walker.conditionMessage ?? 'failed to evaluate relationship condition');
+    // Scratch overflow or a missing host: the reference evaluator answers this candidate.
+    this.fallback ??= referenceConfirmer(this, this.item.user, this.ids);
+    return this.fallback.confirm(obj, rel);
+  }
+
+  private fallback: Confirmer | undefined;
+
+  get contextual(): readonly TupleKey[] {
+    return this.item.contextualTuples;
+  }
+  get context(): JsonObject | undefined {
+    return this.item.context;
+  }
+  get resolveDepth(): number {
+    return this.depth;
+  }
+}
+
+/**
+ * Whether the walker's answers are exact for `model`. Its one known gap (test/engine differential,
+ * `walker:known-gap-condition-leniency`): a conditioned tuple valid only because another
+ * restriction form of the same user type names its condition (§4.2 rule 7). Models where no type
+ * appears in two restriction forms of one relation with a condition among them cannot meet it.
+ */
+export function walkerExactFor(model: CompiledModel): boolean {
+  let exact = exactModels.get(model);
+  if (exact === undefined) {
+    exact = true;
+    for (const t of model.types.values()) {
+      for (const r of t.relations.values()) {
+        const forms = new Map<string, Set<string>>();
+        let conditioned = false;
+        for (const d of r.directTypes) {
+          if (d.condition !== undefined) conditioned = true;
+          const set = forms.get(d.type) ?? new Set<string>();
+          set.add(d.wildcard ? '*' : (d.relation ?? ''));
+          forms.set(d.type, set);
+        }
+        if (conditioned && [...forms.values()].some((f) => f.size > 1)) exact = false;
+      }
+    }
+    exactModels.set(model, exact);
+  }
+  return exact;
+}
+
+const exactModels = new WeakMap<CompiledModel, boolean>();
 
 export function toOutcome(status: number, condMessage: string | undefined): CheckOutcome {
   if (status === R_TRUE) return ALLOWED;
@@ -144,19 +276,9 @@ export function createChecker(opts: CheckerOptions): Checker {
     }
   };
   return {
-    checkInline(s, m, it, deadline = Infinity) {
-      if (deadline === Infinity) return runInline(s, m, it);
-      if (Date.now() > deadline) return { error: overDeadline() };
-      setDeadline(deadline);
-      try {
-        return timed(runInline(s, m, it), deadline);
-      } finally {
-        setDeadline(Infinity);
-      }
-    },
-    async check(snapshot, model, items, deadline = Infinity) {
-      if (opts.workers <= 0 || items.length < threshold) return inlineUntil(runInline, snapshot, model, items, deadline);
-      if (Date.now() > deadline) return items.map(() => ({ error: overDeadline() }));
+    checkInline: runInline,
+    async check(snapshot, model, items) {
+      if (opts.workers <= 0 || items.length < threshold) return items.map((it) => runInline(snapshot, model, it));
       pool ??= new CheckPool(opts.workers, walkerModule());
       const statuses = await pool.run(snapshot, programFor(model, snapshot.dict), items, depth);
       return items.map((it, i) => {
@@ -170,44 +292,4 @@ export function createChecker(opts: CheckerOptions): Checker {
       pool = undefined;
     },
   };
-}
-
-/** DECISIONS D8: a Check over its deadline (OpenFGA's wording for its throttled timeout). */
-export function overDeadline(): AppError {
-  return new AppError('throttled_timeout_error', 'timeout due to throttling on complex request');
-}
-
-const gaveUp = (o: CheckOutcome): boolean => 'error' in o && o.error.code === 'throttled_timeout_error';
-
-/** A walk that gave up (R_ERR_BUDGET) once the deadline had passed is the deadline's error. */
-function timed(o: CheckOutcome, deadline: number): CheckOutcome {
-  return gaveUp(o) && Date.now() > deadline ? { error: overDeadline() } : o;
-}
-
-/**
- * Items in order on this thread under one deadline. The clock is read by the walker (every
- * 65,536 evaluations) and here only after an item gave up: cheap items pay nothing. Once the
- * deadline is met the remaining items are not walked.
- */
-function inlineUntil(
-  run: (s: IndexSnapshot, m: CompiledModel, it: CheckItem) => CheckOutcome,
-  s: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline: number,
-): CheckOutcome[] {
-  const out = new Array<CheckOutcome>(items.length);
-  if (deadline === Infinity) {
-    for (let i = 0; i < items.length; i++) out[i] = run(s, model, items[i] as CheckItem);
-    return out;
-  }
-  if (Date.now() > deadline) return out.fill({ error: overDeadline() });
-  setDeadline(deadline);
-  try {
-    for (let i = 0; i < items.length; i++) {
-      const o = run(s, model, items[i] as CheckItem);
-      if (gaveUp(o) && Date.now() > deadline) return out.fill({ error: overDeadline() }, i);
-      out[i] = o;
-    }
-    return out;
-  } finally {
-    setDeadline(Infinity);
-  }
 }

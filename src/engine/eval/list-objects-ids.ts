@@ -1,0 +1,449 @@
+// ListObjects / StreamedListObjects over the compact index, in u32 ids (semantics.md §6.1-6.2).
+// The same reverse walk as list-objects.ts (the reference over any TupleView), but lazy: a
+// generator that confirms each candidate the moment the walk discovers it and yields it when
+// Check is TRUE, so a caller that wants 1,000 objects stops the walk after the 1,000th instead of
+// first collecting every reachable object. Candidates come from the reverse posting lists (base
+// CSR minus overlay deletes, overlay adds, contextual tuples) without building tuple strings;
+// confirmation is delegated to a `Confirmer` (the wasm walker, or the reference Checker).
+//
+// Contract (identical to listObjects): every hop counts towards the depth limit (2002, thrown at
+// once); a condition error on a walked tuple or in a confirming Check is remembered and thrown
+// when the walk ends (a caller that stops at maxResults never sees it); the deadline ends the walk
+// without error; each object is yielded at most once.
+// Example: `doc:1#viewer@group:eng#member`, `group:eng#member@user:anne`, `viewer: [group#member]`:
+//   [...listObjectsOnIndex(input, {type:'doc', relation:'viewer', user:'user:anne'})] = ['doc:1'].
+
+import { COND_SHIFT, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD } from '../../abi.js';
+import { parseUser } from '../../domain/tuple.js';
+import type { JsonObject, TupleKey } from '../../domain/types.js';
+import { AppError, fail } from '../../errors.js';
+import type { IndexSnapshot } from '../../index/store-index.js';
+import { u32 } from '../../index/memory.js';
+import type { TupleEntry } from '../../index/types.js';
+import { isValidAtRead } from '../../model/tuple-validation.js';
+import type { CompiledModel } from '../../model/types.js';
+import { Checker, TRUE } from './check.js';
+import { RequestState, type TupleOutcome } from './context.js';
+import { positiveLeaves, relevantRelations } from './graph.js';
+import { overlayView } from './view.js';
+
+/** A node id no tuple mentions (strings unknown to the snapshot and to the request). */
+export const UNSEEN_NODE = 0xfffffffe;
+
+/** Node ids of one request: the snapshot's, plus temporary ids past them for request-only strings. */
+export interface NodeIds {
+  /** Id of `T:id` / `T:*`, or UNSEEN_NODE when neither the snapshot nor the request mentions it. */
+  id(s: string): number;
+  str(id: number): string;
+}
+
+/** TRUE, FALSE, a remembered error (condition), or 'stop' (deadline / evaluation budget). */
+export type Confirmation = boolean | AppError | 'stop';
+
+/** Check of one candidate for the request's user; throws 2002 when the depth limit decides. */
+export interface Confirmer {
+  confirm(obj: number, rel: number): Confirmation;
+}
+
+export interface IndexedListInput {
+  readonly snapshot: IndexSnapshot;
+  readonly model: CompiledModel;
+  readonly contextual: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+  readonly resolveDepth: number;
+  /** `Date.now()` timestamp in ms. */
+  readonly deadline: number;
+  readonly ids: NodeIds;
+  readonly confirmer: Confirmer;
+}
+
+export interface ListQuery {
+  readonly type: string;
+  readonly relation: string;
+  readonly user: string;
+}
+
+interface Ref {
+  readonly type: number;
+  readonly rel: number;
+}
+interface TtuRef extends Ref {
+  readonly tupleset: number;
+}
+
+/** Reverse edges of a model in name ids of one dictionary (graph.ts `reverseGraph`, keyed by numbers). */
+interface IdGraph {
+  /** kind key (type * 8192 + form) → relations whose `this` accepts that subject form. */
+  readonly direct: ReadonlyMap<number, readonly Ref[]>;
+  /** `T#S` (type * 4096 + S) → relations `T#r` computing S. */
+  readonly computed: ReadonlyMap<number, readonly Ref[]>;
+  /** `P#X` → relations `T#r` with `X from Y`, Y accepting plain P. */
+  readonly ttu: ReadonlyMap<number, readonly TtuRef[]>;
+}
+
+const rk = (type: number, rel: number): number => type * 4096 + rel;
+const kk = (type: number, form: number): number => type * 8192 + form;
+
+function add<V>(map: Map<number, V[]>, key: number, v: V): void {
+  const list = map.get(key);
+  if (list) list.push(v);
+  else map.set(key, [v]);
+}
+
+const graphs = new WeakMap<CompiledModel, WeakMap<object, IdGraph>>();
+
+function idGraph(model: CompiledModel, snapshot: IndexSnapshot): IdGraph {
+  const dict = snapshot.dict;
+  let byDict = graphs.get(model);
+  if (!byDict) graphs.set(model, (byDict = new WeakMap()));
+  const hit = byDict.get(dict);
+  if (hit) return hit;
+  const name = (s: string): number => dict.name(s);
+  const direct = new Map<number, Ref[]>();
+  const computed = new Map<number, Ref[]>();
+  const ttu = new Map<number, TtuRef[]>();
+  for (const [type, def] of model.types) {
+    for (const [relation, rel] of def.relations) {
+      const ref = { type: name(type), rel: name(relation) };
+      for (const leaf of positiveLeaves(rel.rewrite)) {
+        if (leaf.kind === 'this') {
+          const forms = new Set(rel.directTypes.map((d) => kk(name(d.type), d.wildcard ? FORM_WILDCARD : d.relation !== undefined ? FORM_USERSET + name(d.relation) : FORM_OBJECT)));
+          for (const f of forms) add(direct, f, ref);
+        } else if (leaf.kind === 'computed') {
+          add(computed, rk(ref.type, name(leaf.relation)), ref);
+        } else if (leaf.kind === 'ttu') {
+          const parents = new Set((def.relations.get(leaf.tupleset)?.directTypes ?? []).filter((d) => !d.wildcard && !d.relation).map((d) => d.type));
+          for (const p of parents) add(ttu, rk(name(p), name(leaf.computed)), { ...ref, tupleset: name(leaf.tupleset) });
+        }
+      }
+    }
+  }
+  const g = { direct, computed, ttu };
+  byDict.set(dict, g);
+  return g;
+}
+
+/** A contextual tuple with its ids (only those whose names the dictionary knows). */
+interface CtxRec {
+  readonly obj: number;
+  readonly rel: number;
+  readonly sr: number;
+  readonly tuple: TupleKey;
+}
+
+/** Visited (node, relation) pairs: a Set while small, a bitset per relation once large. */
+class Seen {
+  private readonly small = new Map<number, Set<number>>();
+  private readonly bits = new Map<number, Uint32Array>();
+  constructor(private readonly nodes: number) {}
+
+  /** Marks (obj, rel); false when it was already marked. */
+  mark(obj: number, rel: number): boolean {
+    const b = this.bits.get(rel);
+    if (b !== undefined && obj < this.nodes) {
+      const w = obj >>> 5;
+      const m = 1 << (obj & 31);
+      if ((b[w] ?? 0) & m) return false;
+      b[w] = (b[w] ?? 0) | m;
+      return true;
+    }
+    let s = this.small.get(rel);
+    if (!s) this.small.set(rel, (s = new Set()));
+    if (s.has(obj)) return false;
+    s.add(obj);
+    if (s.size > 4096 && b === undefined) {
+      // Upgrade: ids below `nodes` move to a bitset (temporary ids stay in the set).
+      const bits = new Uint32Array((this.nodes >>> 5) + 1);
+      for (const o of s) {
+        if (o < this.nodes) {
+          bits[o >>> 5] = (bits[o >>> 5] ?? 0) | (1 << (o & 31));
+          s.delete(o);
+        }
+      }
+      this.bits.set(rel, bits);
+    }
+    return true;
+  }
+}
+
+class Walk {
+  private readonly snap: IndexSnapshot;
+  private readonly graph: IdGraph;
+  private readonly relevant = new Set<number>();
+  private readonly state: RequestState;
+  private readonly seen: Seen;
+  private readonly qObj: number[] = [];
+  private readonly qRel: number[] = [];
+  private readonly qDepth: number[] = [];
+  private readonly ctxBySubject = new Map<number, CtxRec[]>();
+  private readonly condOutcome = new Map<number, TupleOutcome>();
+  private readonly targetType: number;
+  private readonly targetRel: number;
+  private visits = 0;
+  stopped = false;
+  error: AppError | undefined;
+
+  constructor(
+    private readonly inp: IndexedListInput,
+    private readonly q: ListQuery,
+  ) {
+    this.snap = inp.snapshot;
+    this.graph = idGraph(inp.model, inp.snapshot);
+    const names = this.snap.dict.names;
+    for (const key of relevantRelations(inp.model, q.type, q.relation)) {
+      const hash = key.indexOf('#');
+      const t = names.get(key.slice(0, hash));
+      const r = names.get(key.slice(hash + 1));
+      if (t !== undefined && r !== undefined) this.relevant.add(rk(t, r));
+    }
+    this.targetType = names.get(q.type) ?? -1;
+    this.targetRel = names.get(q.relation) ?? -1;
+    this.state = new RequestState({
+      model: inp.model,
+      view: overlayView(inp.snapshot, inp.contextual),
+      context: inp.context,
+      resolveDepth: inp.resolveDepth,
+      deadline: inp.deadline,
+    });
+    this.seen = new Seen(this.snap.nodeCount);
+    for (const t of inp.contextual) {
+      const hash = t.user.lastIndexOf('#');
+      const rel = names.get(t.relation);
+      const sr = hash === -1 ? 0 : (names.get(t.user.slice(hash + 1)) ?? -1) + 1;
+      const obj = inp.ids.id(t.object);
+      const subj = inp.ids.id(hash === -1 ? t.user : t.user.slice(0, hash));
+      if (rel === undefined || sr < 0 || obj === UNSEEN_NODE || subj === UNSEEN_NODE) continue;
+      add(this.ctxBySubject, subj, { obj, rel, sr, tuple: t });
+    }
+  }
+
+  /** Type name id of a node (temporary ids: from the string). */
+  private typeOf(id: number): number {
+    if (id < this.snap.nodeCount) return this.snap.nodeType(id);
+    const s = this.inp.ids.str(id);
+    return this.snap.dict.names.get(s.slice(0, s.indexOf(':'))) ?? -1;
+  }
+
+  *run(): Generator<string, void> {
+    const parsed = parseUser(this.q.user);
+    if (!parsed) throw fail.validation(`invalid user '${this.q.user}'`);
+    const names = this.snap.dict.names;
+    const type = names.get(parsed.type);
+    if (type === undefined) return;
+    if (parsed.kind === 'userset') {
+      const node = this.inp.ids.id(`${parsed.type}:${parsed.id}`);
+      const rel = names.get(parsed.relation);
+      if (node !== UNSEEN_NODE && rel !== undefined && this.visit(node, rel, 0)) yield this.inp.ids.str(node);
+    } else {
+      if (parsed.kind === 'object') yield* this.follow(this.graph.direct.get(kk(type, FORM_OBJECT)), this.inp.ids.id(this.q.user), 0, 0);
+      yield* this.follow(this.graph.direct.get(kk(type, FORM_WILDCARD)), this.inp.ids.id(`${parsed.type}:*`), 0, 0);
+    }
+    for (let i = 0; i < this.qObj.length && !this.stopped; i++) {
+      const obj = this.qObj[i] ?? 0;
+      const rel = this.qRel[i] ?? 0;
+      const depth = this.qDepth[i] ?? 0;
+      const t = this.typeOf(obj);
+      yield* this.follow(this.graph.direct.get(kk(t, FORM_USERSET + rel)), obj, rel + 1, depth);
+      for (const r of this.graph.computed.get(rk(t, rel)) ?? []) {
+        if (this.stopped) return;
+        if (this.relevant.has(rk(r.type, r.rel)) && this.visit(obj, r.rel, depth + 1)) yield this.inp.ids.str(obj);
+      }
+      for (const e of this.graph.ttu.get(rk(t, rel)) ?? []) {
+        if (this.relevant.has(rk(e.type, e.rel))) yield* this.scan(e.type, e.tupleset, obj, 0, e.rel, depth + 1);
+      }
+    }
+    if (this.error && !this.stopped) throw this.error;
+  }
+
+  private *follow(refs: readonly Ref[] | undefined, subj: number, sr: number, depth: number): Generator<string, void> {
+    if (refs === undefined || subj === UNSEEN_NODE) return;
+    for (const r of refs) {
+      if (this.relevant.has(rk(r.type, r.rel))) yield* this.scan(r.type, r.rel, subj, sr, r.rel, depth + 1);
+    }
+  }
+
+  /**
+   * Tuples `<objType>:*#rel@subj[#sr]` (contextual, base minus deletes, overlay adds): each usable
+   * one visits (object, `into`) at `depth`; yields the confirmed objects.
+   */
+  private *scan(objType: number, rel: number, subj: number, sr: number, into: number, depth: number): Generator<string, void> {
+    const ids = this.inp.ids;
+    for (const c of this.ctxBySubject.get(subj) ?? []) {
+      if (this.stopped) return;
+      if (c.rel !== rel || c.sr !== sr || this.typeOf(c.obj) !== objType) continue;
+      if (!this.state.isValid(c.tuple) || !this.met(this.state.condition(c.tuple))) continue;
+      if (this.visit(c.obj, into, depth)) yield ids.str(c.obj);
+    }
+    const snap = this.snap;
+    if (subj >= snap.nodeCount) return;
+    const valid = new Validity(this, rel, subj, sr);
+    const base = snap.base;
+    if (subj < base.layout.nodes) {
+      const want = (rel | (sr << COND_SHIFT)) >>> 0;
+      const rn = base.w('revNode');
+      const re = base.w('revEnt');
+      const dels = snap.overlay.delCount > 0;
+      for (let i = u32()[rn + subj] ?? 0, hi = u32()[rn + subj + 1] ?? 0; i < hi; i++) {
+        if (this.stopped) return;
+        const m = u32();
+        if (m[re + 2 * i + 1] !== want) continue;
+        const obj = m[re + 2 * i] ?? 0;
+        if (snap.nodeType(obj) !== objType) continue;
+        if (dels && snap.isDeleted(obj, rel, sr, subj)) continue;
+        const cond = snap.baseCondition(obj, rel, sr, subj);
+        if (!valid.ok(obj, cond) || !this.storedMet(obj, rel, subj, sr, cond)) continue;
+        if (this.visit(obj, into, depth)) yield ids.str(obj);
+      }
+    }
+    for (const r of snap.addedBySubject(subj, sr)) {
+      if (this.stopped) return;
+      if (r.rel !== rel || snap.nodeType(r.obj) !== objType) continue;
+      const cond = r.meta >>> COND_SHIFT;
+      if (!valid.ok(r.obj, cond) || !this.storedMet(r.obj, rel, subj, sr, cond)) continue;
+      if (this.visit(r.obj, into, depth)) yield ids.str(r.obj);
+    }
+  }
+
+  /** Read-time validity of a stored tuple (§4.5), from strings (called once per scan and binding). */
+  validStored(obj: number, rel: number, subj: number, sr: number, cond: number): boolean {
+    const s = this.snap;
+    const user = sr === 0 ? s.nodeOf(subj) : `${s.nodeOf(subj)}#${s.nameOf(sr - 1)}`;
+    const c = s.conditionOf(cond);
+    return isValidAtRead(this.inp.model, s.nodeOf(obj), s.nameOf(rel), user, c?.name || undefined);
+  }
+
+  /** A stored tuple's condition outcome, memoised by binding (it does not depend on the tuple). */
+  private storedMet(obj: number, rel: number, subj: number, sr: number, cond: number): boolean {
+    if (cond === 0) return true;
+    let out = this.condOutcome.get(cond);
+    if (out === undefined) {
+      const s = this.snap;
+      const user = sr === 0 ? s.nodeOf(subj) : `${s.nodeOf(subj)}#${s.nameOf(sr - 1)}`;
+      const t: TupleEntry = { object: s.nodeOf(obj), relation: s.nameOf(rel), user, condition: s.conditionOf(cond) };
+      out = this.state.condition(t);
+      this.condOutcome.set(cond, out);
+    }
+    return this.met(out);
+  }
+
+  private met(c: TupleOutcome): boolean {
+    if (c instanceof AppError) {
+      this.error ??= c;
+      return false;
+    }
+    return c;
+  }
+
+  /** Marks and queues (obj, rel); confirms it when it is a target. True when it is to be yielded. */
+  private visit(obj: number, rel: number, depth: number): boolean {
+    if (!this.seen.mark(obj, rel)) return false;
+    if (depth >= this.inp.resolveDepth) throw fail.tooComplex();
+    this.qObj.push(obj);
+    this.qRel.push(rel);
+    this.qDepth.push(depth);
+    if ((++this.visits & 255) === 0 && Date.now() > this.inp.deadline) {
+      this.stopped = true;
+      return false;
+    }
+    if (rel !== this.targetRel || this.typeOf(obj) !== this.targetType) return false;
+    const out = this.inp.confirmer.confirm(obj, rel);
+    if (out === 'stop') {
+      this.stopped = true;
+      return false;
+    }
+    if (out instanceof AppError) {
+      this.error ??= out;
+      return false;
+    }
+    return out;
+  }
+}
+
+/** Validity within one scan: constant per condition binding (object and subject ids do not matter). */
+class Validity {
+  private lastCond = -1;
+  private last = false;
+  constructor(
+    private readonly walk: Walk,
+    private readonly rel: number,
+    private readonly subj: number,
+    private readonly sr: number,
+  ) {}
+  ok(obj: number, cond: number): boolean {
+    if (cond !== this.lastCond) {
+      this.lastCond = cond;
+      this.last = this.walk.validStored(obj, this.rel, this.subj, this.sr, cond);
+    }
+    return this.last;
+  }
+}
+
+/**
+ * The objects of `q.type` for which Check(q.user, q.relation, object) is TRUE, each once, in
+ * discovery order; pull as many as wanted. Throws 2002 (depth limit) as soon as the walk meets
+ * it and, at the end of a complete walk, the first condition error (2000). Inputs are validated.
+ */
+export function listObjectsOnIndex(inp: IndexedListInput, q: ListQuery): Generator<string, void> {
+  return new Walk(inp, q).run();
+}
+
+/** NodeIds for the reference confirmer: the snapshot's ids plus temporary ids for request strings. */
+export class RequestNodeIds implements NodeIds {
+  private readonly temp = new Map<string, number>();
+  private readonly tempList: string[] = [];
+  constructor(
+    private readonly snapshot: IndexSnapshot,
+    strings: Iterable<string>,
+  ) {
+    for (const s of strings) {
+      if (snapshot.nodeId(s) !== undefined || this.temp.has(s)) continue;
+      this.temp.set(s, snapshot.nodeCount + this.tempList.length);
+      this.tempList.push(s);
+    }
+  }
+  id(s: string): number {
+    return this.snapshot.nodeId(s) ?? this.temp.get(s) ?? UNSEEN_NODE;
+  }
+  str(id: number): string {
+    return id < this.snapshot.nodeCount ? this.snapshot.nodeOf(id) : (this.tempList[id - this.snapshot.nodeCount] ?? '');
+  }
+}
+
+/** Node strings a request mentions: the user's node and every contextual tuple's object and user. */
+export function requestNodes(user: string, contextual: readonly TupleKey[]): string[] {
+  const node = (u: string): string => (u.lastIndexOf('#') > u.indexOf(':') ? u.slice(0, u.lastIndexOf('#')) : u);
+  const out = [node(user)];
+  for (const t of contextual) out.push(t.object, node(t.user));
+  return out;
+}
+
+/**
+ * Confirms candidates with the reference Checker over the snapshot plus the contextual tuples (one
+ * Checker per request: its memo is shared by every candidate).
+ */
+export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirmer'>, user: string, ids: NodeIds): Confirmer {
+  const state = new RequestState({
+    model: inp.model,
+    view: overlayView(inp.snapshot, inp.contextual),
+    context: inp.context,
+    resolveDepth: inp.resolveDepth,
+    deadline: inp.deadline,
+  });
+  const checker = new Checker(state, user);
+  return {
+    confirm(obj: number, rel: number): Confirmation {
+      let out;
+      try {
+        out = checker.eval(ids.str(obj), inp.snapshot.nameOf(rel), 0);
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'deadline_exceeded') return 'stop';
+        throw e;
+      }
+      if (out instanceof AppError) {
+        if (out.code === 'authorization_model_resolution_too_complex') throw out;
+        return out;
+      }
+      return out === TRUE;
+    },
+  };
+}
