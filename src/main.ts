@@ -27,8 +27,11 @@ export interface RunningServer {
   readonly auth: AuthService;
   /** HTTP and channel requests being processed now. */
   inFlight(): number;
-  /** Stop accepting, finish in-flight requests, close connections, then close the service. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting, finish in-flight requests (at most `graceMs`, default 8 s; later ones are cut
+   * off unanswered, so never acknowledged), close connections, then the service and auth.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
@@ -58,8 +61,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     latch,
     auth,
     inFlight: server.inFlight,
-    close() {
-      closing ??= server.close().then(() => latch.close()).then(() => auth.close());
+    close(graceMs = 8000) {
+      closing ??= server.close(graceMs).then(() => latch.close()).then(() => auth.close());
       return closing;
     },
   };

@@ -1,93 +1,90 @@
-// `latch serve`: parses the serve flags, starts the server, and on SIGTERM/SIGINT stops accepting,
-// finishes in-flight requests, closes everything and exits 0.
+// `latch serve`: reads its settings (flags > LATCH_… environment > config file > defaults, one
+// table in ./settings.ts), starts the server, and on SIGTERM/SIGINT shuts down gracefully: stop
+// accepting, let in-flight requests finish within --shutdown-timeout, close the channel, the
+// worker pool, the indexes (checkpoint) and the store, then exit 0. A second signal exits 1 at once.
 
-import { AUTH_FLAGS, AUTH_HELP, authConfigFromFlags } from '../api/auth/flags.js';
-import { startServer, type ServerOptions } from '../main.js';
+import { configureLogging, logger } from '../http/logger.js';
+import { startServer, type RunningServer } from '../main.js';
+import { UsageError } from './args.js';
+import { serveHelp } from './settings-doc.js';
+import { resolveSettings, serveConfig, type ServeConfig } from './settings-load.js';
 
-export const SERVE_HELP = `Usage: latch serve [options]
+export { UsageError };
 
-Options:
-  --host <addr>          Interface to bind (default 127.0.0.1)
-  --port <n>             TCP port (default 8080; 0 = any free port)
-  --data-dir <dir>       LevelDB data directory (default ./data)
-  --datastore <kind>     'leveldb' (default) or 'memory'
-  --body-limit <bytes>   Largest request body (default 1048576)
-  -h, --help             Show this help
-${AUTH_HELP}`;
+/** Rendered from the settings table. */
+export const SERVE_HELP = serveHelp();
 
-export class UsageError extends Error {}
+/** Extra time, past the in-flight bound, for closing the pool, checkpointing and closing the store. */
+const CLOSE_MARGIN_MS = 30_000;
 
-const FLAGS = new Set(['--host', '--port', '--data-dir', '--datastore', '--body-limit', ...AUTH_FLAGS]);
-
-function integer(flag: string, value: string, min: number, max: number): number {
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got '${value}'`);
-  return n;
+/** The server options of `latch serve <args>`; throws UsageError naming the wrong setting. */
+export function parseServeArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): ServeConfig {
+  return serveConfig(resolveSettings(args, env));
 }
 
-/** `--flag value` or `--flag=value`; an unknown flag or a missing value is a UsageError. */
-export function parseServeArgs(args: readonly string[]): ServerOptions {
-  const values = new Map<string, string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    if (!FLAGS.has(flag)) throw new UsageError(`unknown option '${arg}'`);
-    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '') throw new UsageError(`option ${flag} needs a value`);
-    values.set(flag, value);
-  }
-  const datastore = values.get('--datastore') ?? 'leveldb';
-  if (datastore !== 'memory' && datastore !== 'leveldb') throw new UsageError(`--datastore must be 'memory' or 'leveldb', got '${datastore}'`);
-  const port = values.get('--port');
-  const limit = values.get('--body-limit');
-  let auth;
-  try {
-    auth = authConfigFromFlags(values);
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-  return {
-    auth,
-    host: values.get('--host') ?? '127.0.0.1',
-    port: port === undefined ? 8080 : integer('--port', port, 0, 65535),
-    datastore,
-    dataDir: datastore === 'memory' ? undefined : (values.get('--data-dir') ?? './data'),
-    bodyLimit: limit === undefined ? undefined : integer('--body-limit', limit, 1, 2 ** 31 - 1),
-  };
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
-export async function serve(args: readonly string[]): Promise<number> {
-  let options: ServerOptions;
+export async function serve(args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+  let config: ServeConfig;
   try {
-    options = parseServeArgs(args);
+    config = parseServeArgs(args, env);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`latch serve: ${err.message}\nRun 'latch serve --help' for the options.\n`);
     return 2;
   }
-  let server;
+  configureLogging(config.log);
+  let server: RunningServer;
   try {
-    server = await startServer(options);
+    server = await startServer(config.server);
   } catch (err) {
-    process.stderr.write(`latch serve: ${err instanceof Error ? err.message : String(err)}\n`);
+    logger.log('error', 'latch could not start', { cause: describe(err) });
+    logger.flush();
     return 1;
   }
-  const where = options.datastore === 'memory' ? 'in memory' : `in ${options.dataDir}`;
-  process.stderr.write(JSON.stringify({ level: 'info', msg: 'latch listening', host: server.host, port: server.port, data: where }) + '\n');
-  const running = server;
+  const o = config.server;
+  logger.log('info', 'latch listening', { host: server.host, port: server.port, data: o.datastore === 'memory' ? 'memory' : o.dataDir, auth: o.auth?.mode ?? 'none' });
+  const code = await shutdownOnSignal(server, config.shutdownTimeoutMs);
+  logger.flush();
+  // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.
+  setTimeout(() => process.exit(code), 50).unref();
+  return code;
+}
+
+/** Resolves with the exit code once a signal arrived and the server closed (or failed to). */
+function shutdownOnSignal(server: RunningServer, graceMs: number): Promise<number> {
   return new Promise<number>((resolve) => {
-    const stop = (signal: string): void => {
-      process.stderr.write(JSON.stringify({ level: 'info', msg: 'shutting down', signal }) + '\n');
-      running.close().then(
-        () => resolve(0),
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        logger.log('error', 'second signal: exiting without finishing the shutdown', { signal });
+        logger.flush();
+        process.exit(1);
+      }
+      stopping = true;
+      const started = Date.now();
+      logger.log('info', 'shutting down', { signal, in_flight: server.inFlight(), timeout_ms: graceMs });
+      const watchdog = setTimeout(() => {
+        logger.log('error', 'shutdown did not finish in time', { waited_ms: Date.now() - started });
+        resolve(1);
+      }, graceMs + CLOSE_MARGIN_MS);
+      watchdog.unref();
+      server.close(graceMs).then(
+        () => {
+          clearTimeout(watchdog);
+          logger.log('info', 'latch stopped', { took_ms: Date.now() - started });
+          resolve(0);
+        },
         (err: unknown) => {
-          process.stderr.write(`latch serve: close failed: ${String(err)}\n`);
+          clearTimeout(watchdog);
+          logger.log('error', 'close failed', { cause: describe(err) });
           resolve(1);
         },
       );
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
 }

@@ -12,6 +12,8 @@ import type { Latch } from '../engine/types.js';
 import { toAppError, type AppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from './codec.js';
 import { logFailure } from './log.js';
+import { logger, logRequest } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { HttpResponse } from './uws.js';
 
 const STATUS_LINE: Record<number, string> = {
@@ -49,6 +51,10 @@ export interface ServerShared {
   inFlight: number;
   /** Authentication, rate limits and the store-log recorder (absent: embedded use). */
   readonly auth?: AuthService | undefined;
+  /** Request counts and latency per (endpoint, status), served at /metrics (absent: off). */
+  readonly metrics?: Metrics | undefined;
+  /** Set at shutdown: new requests on kept-alive connections get `unavailable` and a closed connection. */
+  draining?: boolean;
 }
 
 export class Exchange implements CallContext {
@@ -114,6 +120,12 @@ export class Exchange implements CallContext {
     if (this.#finished) return;
     this.#finished = true;
     this.shared.inFlight--;
+    const status = this.#status || 499;
+    if (this.shared.metrics || logger.requests) {
+      const ms = performance.now() - this.#start;
+      this.shared.metrics?.observe(this.route, status, ms);
+      if (logger.requests) logRequest(this.requestId, this.route, this.storeId, status, this.#errorCode, ms);
+    }
     // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
     if (this.storeId) this.shared.auth?.logs.recordCall({
       time: Date.now(), clientId: this.principal?.clientId ?? '', operation: this.route, storeId: this.storeId, modelId: this.modelId,

@@ -1,11 +1,11 @@
-// Structured error logging of the HTTP layer: one JSON line on stderr per server-side failure,
-// carrying the request id so an operator can match it with the response the client saw.
+// Structured error logging of the HTTP layer: one line per server-side failure, carrying the
+// request id so an operator can match it with the response the client saw. The cause is logged
+// here and never sent (the client gets `internal_error` and the id).
 
 import type { AppError } from '../errors.js';
+import { logger } from './logger.js';
 
 export function logFailure(requestId: string, route: string, err: AppError): void {
   const cause = err.cause instanceof Error ? { message: err.cause.message, stack: err.cause.stack } : err.cause;
-  process.stderr.write(
-    JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'request failed', request_id: requestId, route, code: err.code, message: err.message, cause }) + '\n',
-  );
+  logger.log('error', 'request failed', { request_id: requestId, endpoint: route, code: err.code, message: err.message, cause });
 }

@@ -15,6 +15,7 @@ import { DEFAULT_BODY_LIMIT, decodeBody, readBody, tooLarge } from './body.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
+import { Metrics } from './metrics.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
 
 export interface HttpServerOptions {
@@ -25,6 +26,8 @@ export interface HttpServerOptions {
   readonly channel?: Partial<ChannelOptions> | undefined;
   /** Authentication, rate limits and store logs; omitted → every call passes (embedded use). */
   readonly auth?: AuthService | undefined;
+  /** Serve Prometheus metrics at GET /metrics (default true; unauthenticated, see docs/operations.md). */
+  readonly metrics?: boolean | undefined;
 }
 
 export interface LatchHttpServer {
@@ -68,6 +71,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
   const names = paramNames(e.path);
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
+    if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params: Record<string, string> = {};
     for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
@@ -106,6 +110,22 @@ function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemen
   };
 }
 
+/** During shutdown: refused before any work, and the connection is closed so the client reconnects elsewhere. */
+function shuttingDown(res: HttpResponse, shared: ServerShared, route: string): void {
+  const x = new Exchange(res, shared, route, undefined, false);
+  const e = new AppError('unavailable', 'latch is shutting down');
+  x.send({ status: e.status, body: e.toBody() }, true); // expected, so not logged as a failure
+  x.finish();
+}
+
+/** GET /metrics: the Prometheus text exposition, engine figures read now. */
+function metricsRoute(metrics: Metrics, shared: ServerShared) {
+  return (res: HttpResponse): void => {
+    const body = metrics.render(shared.latch.stats(), shared.inFlight);
+    res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body));
+  };
+}
+
 /** CORS preflight (§1.1): every origin, every header, credentials allowed; an X-Request-Id like every reply (D11). */
 function preflight(res: HttpResponse, req: HttpRequest): void {
   const origin = req.getHeader('origin') || '*';
@@ -130,11 +150,12 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'index load failed', cause: String(err) }) + '\n'),
   );
-  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth };
+  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
+  const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
+  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
-  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
   for (const e of endpoints) register(app, e, shared, bodyLimit);
   if (options.auth) mountAuthRoutes(app, options.auth);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
@@ -143,6 +164,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
   }
   channel.mount(app, '/stream');
+  if (metrics) app.get('/metrics', metricsRoute(metrics, shared));
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 
   let listenSocket: us_listen_socket | undefined;
@@ -159,6 +181,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     async close(graceMs = 10_000) {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
+      shared.draining = true;
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();

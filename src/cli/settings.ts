@@ -1,0 +1,78 @@
+// The settings of `latch serve`, as data: one row per setting drives the flags, the `LATCH_…`
+// environment variables, the config-file keys, `latch serve --help`, docs/configuration.md and
+// validation. Precedence: flag > environment > config file > default.
+//
+// Example: the row {name: 'port', kind: 'integer', default: 8080, min: 0, max: 65535} is read
+// from `--port 9000`, else `LATCH_PORT=9000`, else `port: 9000` in the config file, else 8080.
+
+import { DEFAULT_ENGINE_CONFIG as E } from '../engine/types.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../http/logger.js';
+
+export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
+export type SettingValue = string | number | boolean | readonly string[];
+
+export interface Setting {
+  /** Flag name (`--list-objects-max-results`) and config-file key. */
+  readonly name: string;
+  readonly group: 'Server' | 'Limits' | 'Engine' | 'Logging' | 'Authentication';
+  readonly kind: SettingKind;
+  readonly help: string;
+  /** Applied when no source sets it; undefined = unset (the help says what that means). */
+  readonly default?: SettingValue | undefined;
+  /** Shown instead of the default when it depends on other settings. */
+  readonly defaultNote?: string;
+  /** Help placeholder, e.g. `<ms>`. */
+  readonly value?: string;
+  readonly choices?: readonly string[];
+  readonly min?: number;
+  readonly max?: number;
+  /** Not accepted in a config file (`config` itself). */
+  readonly noFile?: boolean;
+  /** Never echoed back (keys, secrets); prefer the environment over a flag. */
+  readonly secret?: boolean;
+}
+
+/** `list-objects-max-results` → `LATCH_LIST_OBJECTS_MAX_RESULTS`. */
+export function envName(s: Pick<Setting, 'name'>): string {
+  return 'LATCH_' + s.name.toUpperCase().replace(/-/g, '_');
+}
+
+const MS_MAX = 3_600_000;
+
+export const SETTINGS: readonly Setting[] = [
+  { name: 'config', group: 'Server', kind: 'string', value: '<file>', noFile: true, help: 'Config file (YAML or JSON) with any of these settings by name' },
+  { name: 'host', group: 'Server', kind: 'string', value: '<addr>', default: '127.0.0.1', help: 'Interface to bind' },
+  { name: 'port', group: 'Server', kind: 'integer', value: '<n>', default: 8080, min: 0, max: 65535, help: 'TCP port (0 = any free port)' },
+  { name: 'datastore', group: 'Server', kind: 'choice', choices: ['leveldb', 'memory'], default: 'leveldb', help: 'Where stores live: LevelDB in --data-dir, or memory (lost on exit)' },
+  { name: 'data-dir', group: 'Server', kind: 'string', value: '<dir>', default: './data', help: 'LevelDB data directory' },
+  { name: 'body-limit', group: 'Server', kind: 'integer', value: '<bytes>', default: 1_048_576, min: 1, max: 2 ** 31 - 1, help: 'Largest request body' },
+  { name: 'shutdown-timeout', group: 'Server', kind: 'integer', value: '<ms>', default: 8000, min: 0, max: MS_MAX, help: 'On SIGTERM/SIGINT: how long in-flight requests may take to finish' },
+  { name: 'metrics', group: 'Server', kind: 'boolean', default: true, help: 'Serve Prometheus metrics at GET /metrics (no authentication)' },
+  { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'random per process', help: 'Key of continuation tokens (set it to keep tokens valid across restarts)' },
+
+  { name: 'resolve-depth', group: 'Limits', kind: 'integer', value: '<n>', default: E.resolveDepth, min: 1, max: 100, help: 'Deepest rewrite/userset recursion before resolution_too_complex' },
+  { name: 'list-objects-max-results', group: 'Limits', kind: 'integer', value: '<n>', default: E.listObjectsMaxResults, min: 1, max: 1_000_000, help: 'ListObjects answers at most this many objects' },
+  { name: 'list-objects-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.listObjectsDeadlineMs, min: 1, max: MS_MAX, help: 'ListObjects returns what it found by then' },
+  { name: 'list-users-max-results', group: 'Limits', kind: 'integer', value: '<n>', default: E.listUsersMaxResults, min: 1, max: 1_000_000, help: 'ListUsers answers at most this many users' },
+  { name: 'list-users-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.listUsersDeadlineMs, min: 1, max: MS_MAX, help: 'ListUsers returns what it confirmed by then' },
+  { name: 'max-contextual-tuples', group: 'Limits', kind: 'integer', value: '<n>', default: E.maxContextualTuples, min: 0, max: 100, help: "Contextual tuples per query (at most the API's 100)" },
+  { name: 'max-tuples-per-write', group: 'Limits', kind: 'integer', value: '<n>', default: E.maxTuplesPerWrite, min: 1, max: 100, help: "Writes plus deletes per Write request (at most the API's 100)" },
+
+  { name: 'workers', group: 'Engine', kind: 'integer', value: '<n>', default: E.workers, min: 0, max: 256, help: 'Worker threads for large check batches (0 = all on the main thread)' },
+  { name: 'cache-size', group: 'Engine', kind: 'integer', value: '<entries>', default: E.cacheSize, min: 0, max: 100_000_000, help: 'Check result cache for MINIMIZE_LATENCY requests (0 = off)' },
+
+  { name: 'log-level', group: 'Logging', kind: 'choice', choices: LOG_LEVELS, default: 'info', help: 'Least severe level written to stderr' },
+  { name: 'log-format', group: 'Logging', kind: 'choice', choices: LOG_FORMATS, default: 'json', help: 'One JSON object per line, or text with key=value fields' },
+  { name: 'log-requests', group: 'Logging', kind: 'boolean', default: false, help: 'One info line per HTTP request (request id = the X-Request-Id header)' },
+
+  { name: 'auth-mode', group: 'Authentication', kind: 'choice', choices: ['none', 'preshared', 'oidc', 'client-credentials'], default: 'none', help: 'none (loopback only unless forced), preshared, oidc, client-credentials (docs/auth.md)' },
+  { name: 'auth-issuer', group: 'Authentication', kind: 'string', value: '<url>', help: "oidc: the external issuer; client-credentials: latch's own issuer URL" },
+  { name: 'auth-audience', group: 'Authentication', kind: 'string', value: '<url>', help: "This region's base URL; tokens must carry it + '/' as audience" },
+  { name: 'auth-jwks-uri', group: 'Authentication', kind: 'string', value: '<url>', defaultNote: '<issuer>/.well-known/jwks.json', help: 'oidc: JWKS URL' },
+  { name: 'auth-preshared-keys', group: 'Authentication', kind: 'list', value: '<k1,k2>', secret: true, help: 'preshared: keys, comma-separated, ≥ 16 characters each (prefer the environment: command lines are visible to local users)' },
+  { name: 'auth-token-ttl', group: 'Authentication', kind: 'integer', value: '<seconds>', default: 3600, min: 1, max: 31_536_000, help: 'client-credentials: lifetime of issued tokens' },
+  { name: 'auth-allow-non-loopback', group: 'Authentication', kind: 'boolean', default: false, help: 'Mode none: serve without authentication on a non-loopback address' },
+  { name: 'log-retention-days', group: 'Authentication', kind: 'integer', value: '<days>', min: 0, max: 3650, defaultNote: '7; 0 in mode none', help: 'Store-log retention (0 = not recorded)' },
+];
+
+export const SETTINGS_BY_NAME: ReadonlyMap<string, Setting> = new Map(SETTINGS.map((s) => [s.name, s]));

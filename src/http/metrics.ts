@@ -1,0 +1,117 @@
+// Prometheus metrics (text exposition format 0.0.4) at `GET /metrics`. Per request the server does
+// one Map lookup by endpoint name (a string it already holds), one array index by status and one
+// histogram bucket scan: the series are resolved ahead and nothing is allocated or formatted.
+// Everything else (engine cache, pool, indexes, storage write latency, process) is read from
+// `Latch.stats()` when scraped.
+//
+// Labels carry endpoint names and statuses only, never store ids or request data, so the
+// exposition reveals traffic shape but no tenant's data (docs/operations.md: why it is public).
+
+import type { EngineStats } from '../engine/stats.js';
+import { Timings } from '../engine/stats.js';
+
+/** Label for requests that matched no endpoint (unknown paths): keeps the series set bounded. */
+export const UNMATCHED = 'unmatched';
+
+class EndpointSeries {
+  /** Indexed by HTTP status; a histogram exists once that status was first seen. */
+  readonly byStatus: (Timings | undefined)[] = [];
+  constructor(readonly name: string) {}
+}
+
+function esc(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function num(v: number): string {
+  return Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
+}
+
+/** Appends a histogram in seconds: cumulative buckets, +Inf, sum, count. */
+function histogram(out: string[], name: string, labels: string, t: Timings): void {
+  let cum = 0;
+  const sep = labels ? ',' : '';
+  for (let i = 0; i < t.bounds.length; i++) {
+    cum += t.counts[i] ?? 0;
+    out.push(`${name}_bucket{${labels}${sep}le="${num((t.bounds[i] as number) / 1000)}"} ${cum}`);
+  }
+  out.push(`${name}_bucket{${labels}${sep}le="+Inf"} ${t.count}`);
+  out.push(`${name}_sum${labels ? `{${labels}}` : ''} ${num(t.sumMs / 1000)}`);
+  out.push(`${name}_count${labels ? `{${labels}}` : ''} ${t.count}`);
+}
+
+function header(out: string[], name: string, type: string, help: string): void {
+  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+}
+
+export class Metrics {
+  private readonly endpoints = new Map<string, EndpointSeries>();
+  private readonly unmatched = new EndpointSeries(UNMATCHED);
+  private readonly started = Date.now();
+
+  /** `endpoints`: every route name the server registers (anything else counts as `unmatched`). */
+  constructor(endpoints: readonly string[]) {
+    for (const e of endpoints) this.endpoints.set(e, new EndpointSeries(e));
+  }
+
+  /** One finished request; `status` 499 when the client went away before a reply. */
+  observe(endpoint: string, status: number, ms: number): void {
+    const series = this.endpoints.get(endpoint) ?? this.unmatched;
+    const h = series.byStatus[status] ?? (series.byStatus[status] = new Timings());
+    h.observe(ms);
+  }
+
+  /** The whole exposition; `engine` is read now (scrape time). */
+  render(engine: EngineStats | undefined, inFlight: number): string {
+    const out: string[] = [];
+    this.renderHttp(out, inFlight);
+    if (engine) renderEngine(out, engine);
+    renderProcess(out, this.started);
+    return out.join('\n') + '\n';
+  }
+
+  private renderHttp(out: string[], inFlight: number): void {
+    const all = [...this.endpoints.values(), this.unmatched];
+    header(out, 'latch_http_requests_total', 'counter', 'HTTP requests finished, by endpoint (OpenFGA operation name) and status.');
+    for (const s of all) s.byStatus.forEach((t, status) => t && out.push(`latch_http_requests_total{endpoint="${esc(s.name)}",status="${status}"} ${t.count}`));
+    header(out, 'latch_http_request_duration_seconds', 'histogram', 'HTTP request latency from routing to the last byte handed to the socket.');
+    for (const s of all) s.byStatus.forEach((t, status) => t && histogram(out, 'latch_http_request_duration_seconds', `endpoint="${esc(s.name)}",status="${status}"`, t));
+    header(out, 'latch_http_requests_in_flight', 'gauge', 'HTTP and channel requests being processed now.');
+    out.push(`latch_http_requests_in_flight ${inFlight}`);
+  }
+}
+
+function gauge(out: string[], name: string, help: string, value: number, type = 'gauge'): void {
+  header(out, name, type, help);
+  out.push(`${name} ${num(value)}`);
+}
+
+function renderEngine(out: string[], e: EngineStats): void {
+  gauge(out, 'latch_check_cache_hits_total', 'Check result-cache hits (MINIMIZE_LATENCY requests).', e.cache.hits, 'counter');
+  gauge(out, 'latch_check_cache_misses_total', 'Check result-cache misses.', e.cache.misses, 'counter');
+  gauge(out, 'latch_check_cache_entries', 'Entries in the Check result cache.', e.cache.entries);
+  gauge(out, 'latch_check_cache_capacity', 'Capacity of the Check result cache (0 = off).', e.cache.capacity);
+  const p = e.pool;
+  gauge(out, 'latch_pool_workers', 'Worker threads of the Check pool (0 until the first pooled batch).', p?.workers ?? 0);
+  gauge(out, 'latch_pool_queue_size', 'Pool tasks waiting for a worker.', p?.queueSize ?? 0);
+  gauge(out, 'latch_pool_utilization_ratio', 'Share of the pool capacity spent running tasks since it started (0 … 1).', p?.utilization ?? 0);
+  header(out, 'latch_pool_queue_wait_seconds', 'summary', 'Time pool tasks waited for a worker.');
+  for (const [q, v] of [['0.5', p?.waitMs.p50], ['0.99', p?.waitMs.p99]] as const) out.push(`latch_pool_queue_wait_seconds{quantile="${q}"} ${num((v ?? 0) / 1000)}`);
+  out.push(`latch_pool_queue_wait_seconds_sum ${num(p ? (p.waitMs.mean * p.completed) / 1000 : 0)}`);
+  out.push(`latch_pool_queue_wait_seconds_count ${p?.completed ?? 0}`);
+  gauge(out, 'latch_index_stores', 'Store indexes loaded.', e.indexes.stores);
+  gauge(out, 'latch_index_tuples', 'Tuples held by the loaded store indexes.', e.indexes.tuples);
+  gauge(out, 'latch_index_bytes', 'Shared-memory bytes of the loaded index bases.', e.indexes.bytes);
+  gauge(out, 'latch_shared_memory_bytes', 'Bytes allocated in the walker shared memory (indexes, overlays, scratch).', e.sharedMemoryBytes);
+  header(out, 'latch_index_load_duration_seconds', 'histogram', 'Time a store index took to load (checkpoint plus change-log tail, or full scan).');
+  histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
+  header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');
+  histogram(out, 'latch_storage_write_duration_seconds', '', e.writes);
+}
+
+function renderProcess(out: string[], started: number): void {
+  const m = process.memoryUsage();
+  gauge(out, 'latch_process_resident_memory_bytes', 'Resident set size.', m.rss);
+  gauge(out, 'latch_process_heap_used_bytes', 'V8 heap in use.', m.heapUsed);
+  gauge(out, 'latch_process_uptime_seconds', 'Seconds since the server started.', (Date.now() - started) / 1000);
+}

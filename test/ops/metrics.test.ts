@@ -1,0 +1,111 @@
+// GET /metrics from a real server (LevelDB in a temp dir) after real traffic — JSON endpoints,
+// the result cache, a pooled msgpack batch — parsed by a strict Prometheus text-format parser
+// (prom2javascript: rejects malformed lines, labels and histograms).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { getMetricsFromIterator, type PromMetric, type PromMetrics } from 'prom2javascript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LatchChannelClient } from '../../src/client/index.js';
+import { startServer, type RunningServer } from '../../src/main.js';
+import { DOC_MODEL, json } from './process.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'latch-metrics-'));
+let server: RunningServer;
+let base: string;
+let families: PromMetrics;
+
+function family(name: string): PromMetric {
+  const f = families[name];
+  if (!f) throw new Error(`no metric family ${name}`);
+  return f;
+}
+
+/** The sample of `name` whose labels include `labels`: value, or buckets/count/sum, or quantiles. */
+function sample(name: string, labels: Record<string, string> = {}): Record<string, unknown> & { labels: Record<string, string> } {
+  const data = family(name).data as (Record<string, unknown> & { labels: Record<string, string> })[];
+  const s = data.find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v));
+  if (!s) throw new Error(`no ${name} sample with ${JSON.stringify(labels)}`);
+  return s;
+}
+
+const value = (name: string, labels: Record<string, string> = {}): number => sample(name, labels).value as number;
+
+beforeAll(async () => {
+  server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir, engine: { workers: 2 } });
+  base = `http://127.0.0.1:${server.port}`;
+  const store = (await json(base, 'POST', '/stores', { name: 'metrics' })).body.id as string;
+  await json(base, 'POST', `/stores/${store}/authorization-models`, DOC_MODEL);
+  for (let i = 0; i < 5; i++) {
+    const r = await json(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: `user:u${i}`, relation: 'viewer', object: `doc:${i}` }] } });
+    expect(r.status).toBe(200);
+  }
+  const check = { tuple_key: { user: 'user:u1', relation: 'viewer', object: 'doc:1' }, consistency: 'MINIMIZE_LATENCY' };
+  for (let i = 0; i < 3; i++) expect((await json(base, 'POST', `/stores/${store}/check`, check)).body.allowed).toBe(true);
+  expect((await json(base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'bad', relation: 'viewer', object: 'doc:1' } })).status).toBe(400);
+  expect((await fetch(`${base}/no/such/path/${Math.random()}`)).status).toBe(404);
+  // A batch large enough for the worker pool.
+  const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
+  const reqs = Array.from({ length: 5000 }, (_, i) => ({ op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % 5}`, relation: 'viewer', object: `doc:${i % 7}` } } }));
+  const answers = await client.batch(reqs);
+  expect(answers.filter((a) => (a.body as { allowed?: boolean }).allowed === true)).toHaveLength(reqs.filter((_, i) => i % 5 === i % 7).length);
+  await client.close();
+  const r = await fetch(`${base}/metrics`);
+  expect(r.status).toBe(200);
+  expect(r.headers.get('content-type')).toContain('text/plain');
+  families = await getMetricsFromIterator((await r.text()).split('\n')[Symbol.iterator]());
+}, 60_000);
+
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('/metrics', () => {
+  it('counts requests per endpoint and status, unknown paths under one label', () => {
+    expect(family('latch_http_requests_total').type).toBe('counter');
+    expect(value('latch_http_requests_total', { endpoint: 'Write', status: '200' })).toBe(5);
+    expect(value('latch_http_requests_total', { endpoint: 'Check', status: '200' })).toBe(3);
+    expect(value('latch_http_requests_total', { endpoint: 'Check', status: '400' })).toBe(1);
+    expect(value('latch_http_requests_total', { endpoint: 'CreateStore', status: '201' })).toBe(1);
+    expect(value('latch_http_requests_total', { endpoint: 'unmatched', status: '404' })).toBe(1);
+    const labels = (family('latch_http_requests_total').data as { labels: Record<string, string> }[]).map((m) => m.labels.endpoint ?? '');
+    expect(labels.some((e) => e.startsWith('/'))).toBe(false);
+  });
+
+  it('has a latency histogram per endpoint and status with cumulative buckets', () => {
+    const h = sample('latch_http_request_duration_seconds', { endpoint: 'Write', status: '200' });
+    expect(family('latch_http_request_duration_seconds').type).toBe('histogram');
+    expect(h.count).toBe(5);
+    expect(h.sum).toBeGreaterThan(0);
+    const buckets = Object.entries(h.buckets as Record<string, number>).map(([le, n]) => [Number(le), Number(n)] as const).sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < buckets.length; i++) expect((buckets[i] as readonly number[])[1]).toBeGreaterThanOrEqual((buckets[i - 1] as readonly number[])[1] as number);
+    expect(buckets.at(-1)?.[1]).toBe(5);
+  });
+
+  it('reports the result cache, the pool, the index and LevelDB writes', () => {
+    expect(value('latch_check_cache_misses_total')).toBeGreaterThanOrEqual(1);
+    expect(value('latch_check_cache_hits_total')).toBeGreaterThanOrEqual(2);
+    expect(value('latch_pool_workers')).toBe(2);
+    expect(sample('latch_pool_queue_wait_seconds').count).toBeGreaterThan(0);
+    expect(value('latch_pool_utilization_ratio')).toBeGreaterThan(0);
+    expect(value('latch_index_stores')).toBe(1);
+    expect(value('latch_index_tuples')).toBe(5);
+    expect(value('latch_index_bytes')).toBeGreaterThan(0);
+    expect(sample('latch_index_load_duration_seconds').count).toBe(1);
+    expect(sample('latch_storage_write_duration_seconds').count).toBe(5);
+    expect(sample('latch_storage_write_duration_seconds').sum).toBeGreaterThan(0);
+    expect(value('latch_process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('is off when disabled', async () => {
+    const off = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', metrics: false });
+    try {
+      const r = await fetch(`http://127.0.0.1:${off.port}/metrics`);
+      expect(r.status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
