@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { LatchChannelClient } from '../../src/client/index.js';
+import { CHECK_ALLOWED, CHECK_DENIED, LatchChannelClient } from '../../src/client/index.js';
 import type { Scenario } from '../scenario.js';
 import { recordRun } from '../results.js';
 
@@ -34,10 +34,13 @@ const MODEL = {
   ],
 };
 const USERS = 100;
+/** Checks per check-ids request and requests kept in flight on the channel. */
+const CHANNEL_BATCH = Number(process.env.LATCH_BENCH_BATCH ?? 16_384);
+const CHANNEL_FRAMES = Number(process.env.LATCH_BENCH_FRAMES ?? 4);
 const DOCS = 1000;
 
 /** Starts `bench/http/<file>` under tsx; resolves with the child and the port it printed. */
-async function child(file: string): Promise<{ proc: ChildProcess; port: number }> {
+export async function child(file: string): Promise<{ proc: ChildProcess; port: number }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(here, file)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
@@ -55,7 +58,7 @@ async function post(base: string, p: string, body: unknown): Promise<Record<stri
 }
 
 /** A store where user:u<i> views doc:<j> iff j % USERS === i. */
-async function setup(base: string): Promise<string> {
+export async function setup(base: string): Promise<string> {
   const store = (await post(base, '/stores', { name: 'bench' })).id as string;
   await post(base, `/stores/${store}/authorization-models`, MODEL);
   for (let at = 0; at < DOCS; at += 100) {
@@ -91,22 +94,25 @@ async function wrk(url: string, body: string, seconds: number, connections: numb
   return { rps, p50: p('50'), p99: p('99'), non2xx };
 }
 
-/** Checks/s through the channel: `frames` frames of `batch` checks kept in flight for `seconds`. */
-async function channel(port: number, store: string, seconds: number, batch = 2048, frames = 4): Promise<number> {
+/**
+ * Checks/s through the channel's dictionary form: the strings are declared once, then `frames`
+ * check-ids requests of `batch` packed triples are kept in flight for `seconds`; every answer byte
+ * is compared with the expected one. `fromKeys` builds each request from key objects instead
+ * (`checkMany`: a dictionary lookup per string on the client).
+ */
+export async function channel(port: number, store: string, seconds: number, batch: number, frames: number, fromKeys: boolean): Promise<number> {
   const client = await LatchChannelClient.connect(`ws://127.0.0.1:${port}/stream`);
-  const reqs = Array.from({ length: batch }, (_, i) => ({
-    op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % USERS}`, relation: 'viewer', object: `doc:${i % DOCS}` } },
-  }));
-  const expected = reqs.map((_, i) => i % DOCS % USERS === i % USERS);
+  const keys = Array.from({ length: batch }, (_, i) => ({ user: `user:u${i % USERS}`, relation: 'viewer', object: `doc:${i % DOCS}` }));
+  const triples = new Uint32Array(batch * 3);
+  keys.forEach((k, i) => triples.set([client.intern(k.object), client.intern(k.relation), client.intern(k.user)], 3 * i));
+  const expected = Uint8Array.from(keys, (_, i) => (i % DOCS % USERS === i % USERS ? CHECK_ALLOWED : CHECK_DENIED));
   let done = 0;
   const end = performance.now() + seconds * 1000;
   const lane = async (): Promise<void> => {
     while (performance.now() < end) {
-      const answers = await client.batch(reqs);
-      for (let i = 0; i < answers.length; i++) {
-        if ((answers[i]?.body as { allowed?: boolean } | undefined)?.allowed !== expected[i]) throw new Error(`wrong channel answer ${i}`);
-      }
-      done += answers.length;
+      const r = fromKeys ? await client.checkMany(store, keys) : await client.checkIds(store, triples);
+      if (r.results.length !== batch || Buffer.compare(r.results, expected) !== 0) throw new Error('wrong channel answer');
+      done += batch;
     }
   };
   const t0 = performance.now();
@@ -133,7 +139,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const half = latchMax.rps / 2;
     const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchMax.p50 / 2)));
     const latchHalf = await wrk(base + path_, body, seconds, halfConnections, 1);
-    const msgpack = await channel(latch.port, store, seconds);
+    const msgpack = await channel(latch.port, store, seconds, CHANNEL_BATCH, CHANNEL_FRAMES, false);
+    const msgpackKeys = await channel(latch.port, store, seconds, CHANNEL_BATCH, CHANNEL_FRAMES, true);
     return [
       { scenario: 'http.check.bare-uws', metric: 'throughput', value: Math.round(bareMax.rps), unit: 'req/s' },
       { scenario: 'http.check.json', metric: 'throughput', value: Math.round(latchMax.rps), unit: 'req/s' },
@@ -141,7 +148,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json', metric: 'p99-at-max', value: latchMax.p99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
-      { scenario: 'msgpack.channel.check', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
+      { scenario: 'msgpack.channel.check-ids', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
+      { scenario: 'msgpack.channel.check-many', metric: 'throughput', value: Math.round(msgpackKeys), unit: 'checks/s' },
     ];
   } finally {
     latch.proc.kill('SIGTERM');

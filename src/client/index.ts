@@ -1,9 +1,23 @@
 // `latch/client`: a typed client of the msgpack batch channel (docs/msgpack.md). Calls made in
 // the same tick are coalesced into one frame, so `Promise.all(keys.map((k) => c.check(s, k)))`
-// costs one round trip; answers are matched to requests by id.
+// costs one round trip; answers are matched to requests by id. Plain checks (no contextual tuples,
+// no context) travel in the dictionary form: strings declared once per connection, checks as
+// packed u32 triples, answers as one byte each (docs/msgpack.md "Bulk checks").
 
 import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpackRecords } from '../http/codec.js';
 import { openFrameSocket, type FrameSocket } from './ws.js';
+import { ClientDictionary } from './dictionary.js';
+
+const BIG_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 0;
+
+/** The bytes of `triples` as little-endian u32 (the wire order), without a copy on little-endian hosts. */
+function littleEndian(triples: Uint32Array): Uint8Array {
+  if (!BIG_ENDIAN) return new Uint8Array(triples.buffer, triples.byteOffset, triples.byteLength);
+  const out = new Uint8Array(triples.byteLength);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < triples.length; i++) view.setUint32(4 * i, triples[i] as number, true);
+  return out;
+}
 
 export interface CheckKey {
   readonly user: string;
@@ -38,6 +52,31 @@ export interface ConnectOptions {
   /** Extra upgrade request headers (`token` wins over an `Authorization` given here). */
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
+
+/** Options of a bulk check: everything of CheckOptions applies to every check of the call. */
+export type BulkOptions = CheckOptions;
+
+/** One byte per check, in order: CHECK_DENIED, CHECK_ALLOWED or CHECK_ERROR (its error in `errors`). */
+export interface BulkResult {
+  readonly results: Uint8Array;
+  readonly errors: ReadonlyMap<number, ChannelError>;
+}
+
+export const CHECK_DENIED = 0;
+export const CHECK_ALLOWED = 1;
+export const CHECK_ERROR = 2;
+
+/** The plain checks of one tick that share store, model and consistency: one check-ids request. */
+interface PlainGroup {
+  readonly storeId: string;
+  readonly options: BulkOptions;
+  readonly triples: number[];
+  readonly resolve: ((allowed: boolean) => void)[];
+  readonly reject: ((err: Error) => void)[];
+}
+
+/** Plain checks per check-ids request sent by `check()` (the server accepts up to 262,144). */
+const MAX_GROUP = 65_536;
 
 /** An error answer, thrown by `check()` and `request()`. */
 export class ChannelError extends Error {
@@ -74,6 +113,8 @@ export class LatchChannelClient {
   #frame: Record<string, unknown>[] = [];
   #flushQueued = false;
   #closed: Error | undefined;
+  readonly #dict = new ClientDictionary();
+  #groups = new Map<string, PlainGroup>();
 
   private constructor(private readonly socket: FrameSocket) {
     socket.onMessage = (data) => this.#onFrame(data);
@@ -116,6 +157,11 @@ export class LatchChannelClient {
 
   /** Check: true or false; an error answer rejects with a ChannelError. */
   async check(storeId: string, key: CheckKey, options: CheckOptions = {}): Promise<boolean> {
+    if (this.#closed) throw this.#closed;
+    const plain = options.context === undefined && (options.contextual_tuples?.tuple_keys.length ?? 0) === 0;
+    if (plain && this.#dict.fits(key.object, key.relation, key.user)) {
+      return new Promise((resolve, reject) => this.#plainCheck(storeId, key, options, resolve, reject));
+    }
     const a = await this.request('check', storeId, { ...options, tuple_key: key });
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
     return (a.body as { allowed: boolean }).allowed;
@@ -132,6 +178,119 @@ export class LatchChannelClient {
     });
   }
 
+  /**
+   * The id of `s` on this connection (declared with the next frame when new), for `checkIds`.
+   * Throws a RangeError for a string of more than 512 UTF-8 bytes or past 1,000,000 strings.
+   */
+  intern(s: string): number {
+    const id = this.#dict.id(s);
+    if (id < 0) throw new RangeError('latch: string cannot be declared (over 512 bytes, or the dictionary is full)');
+    this.#schedule();
+    return id;
+  }
+
+  /**
+   * Checks given as (object, relation, user) ids from `intern()`, 3 per check, in one request (up to
+   * 262,144 checks). `triples` is read when the frame is sent, at the end of the current tick.
+   * Rejects with a ChannelError when the request as a whole fails (unknown store or model …).
+   */
+  async checkIds(storeId: string, triples: Uint32Array, options: BulkOptions = {}): Promise<BulkResult> {
+    const a = await this.request('check-ids', storeId, { ...options, checks: littleEndian(triples) });
+    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    const body = a.body as { results: Uint8Array; errors: { index: number; status: number; code: string; message: string }[] };
+    const errors = new Map<number, ChannelError>();
+    for (const e of body.errors) errors.set(e.index, new ChannelError(e.status, e.code, e.message));
+    return { results: body.results, errors };
+  }
+
+  /**
+   * Many checks with shared options: as ids (`checkIds`) when they can be, else one `check`
+   * request each (contextual tuples, strings over 512 bytes); the same BulkResult either way.
+   */
+  async checkMany(storeId: string, keys: readonly CheckKey[], options: BulkOptions = {}): Promise<BulkResult> {
+    const d = this.#dict;
+    const asText = (options.contextual_tuples?.tuple_keys.length ?? 0) > 0;
+    const triples = new Uint32Array(keys.length * 3);
+    const text: number[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as CheckKey;
+      if (asText || !d.fits(k.object, k.relation, k.user)) {
+        text.push(i);
+        continue;
+      }
+      triples[3 * i] = d.id(k.object);
+      triples[3 * i + 1] = d.id(k.relation);
+      triples[3 * i + 2] = d.id(k.user);
+    }
+    if (text.length === 0) return keys.length === 0 ? { results: new Uint8Array(0), errors: new Map() } : this.checkIds(storeId, triples, options);
+    const results = new Uint8Array(keys.length);
+    const errors = new Map<number, ChannelError>();
+    const answers = await this.batch(text.map((i) => ({ op: 'check', store_id: storeId, body: { ...options, tuple_key: keys[i] } })));
+    answers.forEach((a, j) => {
+      const i = text[j] as number;
+      if (a.error) {
+        results[i] = CHECK_ERROR;
+        errors.set(i, new ChannelError(a.status, a.error.code, a.error.message));
+      } else results[i] = (a.body as { allowed: boolean }).allowed ? CHECK_ALLOWED : CHECK_DENIED;
+    });
+    if (text.length === keys.length) return { results, errors };
+    // The rest as ids: the text checks' triples stay (0,0,0) and their answers are replaced.
+    const packed = new Uint32Array(3 * (keys.length - text.length));
+    const at: number[] = [];
+    let t = 0;
+    for (let i = 0, j = 0; i < keys.length; i++) {
+      if (text[t] === i) {
+        t++;
+        continue;
+      }
+      packed.set(triples.subarray(3 * i, 3 * i + 3), 3 * j++);
+      at.push(i);
+    }
+    const ids = await this.checkIds(storeId, packed, options);
+    at.forEach((i, j) => {
+      results[i] = ids.results[j] as number;
+      const e = ids.errors.get(j);
+      if (e) errors.set(i, e);
+    });
+    return { results, errors };
+  }
+
+  #plainCheck(storeId: string, key: CheckKey, options: BulkOptions, resolve: (allowed: boolean) => void, reject: (err: Error) => void): void {
+    const gk = `${storeId}\0${options.authorization_model_id ?? ''}\0${options.consistency ?? ''}`;
+    let g = this.#groups.get(gk);
+    if (!g) this.#groups.set(gk, (g = { storeId, options, triples: [], resolve: [], reject: [] }));
+    const d = this.#dict;
+    g.triples.push(d.id(key.object), d.id(key.relation), d.id(key.user));
+    g.resolve.push(resolve);
+    g.reject.push(reject);
+    if (g.resolve.length >= MAX_GROUP) this.#sendGroup(gk, g);
+    this.#schedule();
+  }
+
+  /** Turns a group of plain checks into one check-ids request whose answer settles each of them. */
+  #sendGroup(gk: string, g: PlainGroup): void {
+    this.#groups.delete(gk);
+    const { authorization_model_id, consistency } = g.options;
+    this.checkIds(g.storeId, Uint32Array.from(g.triples), { authorization_model_id, consistency }).then(
+      (r) => {
+        for (let i = 0; i < g.resolve.length; i++) {
+          const b = r.results[i];
+          if (b === CHECK_ERROR) (g.reject[i] as (err: Error) => void)(r.errors.get(i) ?? new ChannelError(500, 'internal_error', 'no answer for this check'));
+          else (g.resolve[i] as (allowed: boolean) => void)(b === CHECK_ALLOWED);
+        }
+      },
+      (err: unknown) => {
+        for (const reject of g.reject) reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  }
+
+  #schedule(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => this.#flush());
+  }
+
   close(): Promise<void> {
     this.#flush();
     this.#fail(new Error('channel client closed'));
@@ -141,6 +300,17 @@ export class LatchChannelClient {
 
   #flush(): void {
     this.#flushQueued = false;
+    for (const [gk, g] of this.#groups) this.#sendGroup(gk, g);
+    // Strings first: the server declares them before it starts any request of the frame.
+    const defines = this.#dict.takeUnsent();
+    if (defines.length > 0 && !this.#closed) {
+      const head = defines.map((body) => {
+        const id = this.#nextId++;
+        this.#pending.set(id, { first: undefined, resolve: (a) => this.#defined(a), reject: () => undefined });
+        return { id, op: 'define-strings', body };
+      });
+      this.#frame = [...head, ...this.#frame];
+    }
     if (this.#frame.length === 0 || this.#closed) return;
     const frame = this.#frame;
     this.#frame = [];
@@ -168,6 +338,11 @@ export class LatchChannelClient {
       w.answers[a.id - w.first] = a;
       if (--w.left === 0) w.resolve(w.answers);
     }
+  }
+
+  /** A refused declaration leaves the two dictionaries apart: nothing sent by id can be trusted. */
+  #defined(a: ChannelAnswer): void {
+    if (a.error) this.#fail(new ChannelError(a.status, a.error.code, `string declaration refused: ${a.error.message}`));
   }
 
   #fail(err: Error): void {

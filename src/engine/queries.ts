@@ -20,6 +20,8 @@ import type {
   BatchCheckInput,
   BatchCheckOutcome,
   BatchCheckResult,
+  CheckIdsInput,
+  CheckIdsResult,
   CheckInput,
   CheckResult,
   EngineConfig,
@@ -31,6 +33,7 @@ import type {
   ListUsersResult,
   QueryBase,
 } from './types.js';
+import { checkIds } from './id-checks.js';
 import { createChecker, type Checker, type CheckItem } from './walker/checker.js';
 import { openObjectWalk, streamWalk } from './walker/list-objects.js';
 
@@ -72,6 +75,11 @@ export class Queries {
     if ('error' in outcome) throw outcome.error;
     if (key !== undefined) this.cache.set(key, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
+  }
+
+  /** Bulk Check on interned strings (./id-checks.ts). */
+  checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
+    return checkIds(this.models, this.indexes, this.checker, input);
   }
 
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {

@@ -19,6 +19,8 @@ import {
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
   type BatchCheckResult,
+  type CheckIdsInput,
+  type CheckIdsResult,
   type CheckInput,
   type CheckResult,
   type EngineConfig,
@@ -191,6 +193,11 @@ export class LatchService implements Latch {
     this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
     return this.queries.check(input);
+  }
+
+  async checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
+    await this.knownStore(input.storeId);
+    return this.queries.checkIds(input);
   }
 
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {

@@ -67,6 +67,45 @@ export interface BatchCheckResult {
   readonly results: ReadonlyMap<string, BatchCheckOutcome>;
 }
 
+/**
+ * A caller-owned table of strings that `checkIds` triples index into (a channel connection's
+ * dictionary). Strings are only ever appended: index `i` names the same string for the table's
+ * life, so the engine may cache what it resolved an index to (per table, model and index).
+ */
+export interface StringTable {
+  readonly strings: readonly string[];
+}
+
+/**
+ * Many checks given as (object, relation, user) indices into `table`, 3 u32 per check. Each check
+ * is validated and answered exactly as a Check request with that tuple key would be; `context`
+ * applies to every check; contextual tuples are not part of this form.
+ */
+export interface CheckIdsInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly consistency: Consistency;
+  readonly context?: JsonObject | undefined;
+  readonly table: StringTable;
+  /** Check i is (triples[3i], triples[3i+1], triples[3i+2]) = (object, relation, user). */
+  readonly triples: Uint32Array;
+  /**
+   * Checks already answered by the caller (its own validation): `outcomes[i] === CHECK_ERROR`
+   * on input skips check i. Every other byte is overwritten.
+   */
+  readonly outcomes: Uint8Array;
+  /** Errors of the checks the caller failed; the engine adds its own. */
+  readonly errors: Map<number, AppError>;
+}
+
+export const CHECK_DENIED = 0;
+export const CHECK_ALLOWED = 1;
+export const CHECK_ERROR = 2;
+
+export interface CheckIdsResult {
+  readonly modelId: string;
+}
+
 export interface ListObjectsInput extends QueryBase {
   readonly type: string;
   readonly relation: string;
@@ -177,6 +216,8 @@ export interface Latch {
   // queries
   check(input: CheckInput): Promise<CheckResult>;
   batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
+  /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
+  checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;
   listObjects(input: ListObjectsInput): Promise<ListObjectsResult>;
   /** Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream. */
   streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;

@@ -12,6 +12,7 @@ import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
 import { parseCheck } from '../api/queries.js';
+import { Dictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
 import { isObj } from '../api/validate.js';
 import type { CheckInput } from '../engine/types.js';
 import { AppError, toAppError } from '../errors.js';
@@ -55,6 +56,8 @@ export class Connection {
   records = false;
   /** The upgrade request's Authorization header: every request of the connection is admitted with it. */
   authorization: string | undefined = undefined;
+  /** Strings declared with define-strings (created on first use). */
+  dict: Dictionary | undefined = undefined;
   inFlight = 0;
   closed = false;
   queue: Buffer[] = [];
@@ -194,6 +197,10 @@ export class Channel {
           continue;
         }
       }
+      if (request.op === 'define-strings' || request.op === 'check-ids') {
+        this.#bulk(conn, id, request.op, storeId, body);
+        continue;
+      }
       if (request.op !== 'check') {
         void this.#runOne(conn, id, String(request.op), storeId, body);
         continue;
@@ -217,6 +224,36 @@ export class Channel {
       group.inputs.push(input);
     }
     for (const g of groups) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
+  }
+
+  /**
+   * The dictionary form of Check (src/api/bulk.ts). define-strings is answered at once, so a
+   * check-ids later in the same frame may use its ids; check-ids is gated like `check`.
+   */
+  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown): void {
+    const dict = (conn.dict ??= new Dictionary());
+    if (op === 'define-strings') {
+      try {
+        if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
+        return this.#answer(conn, { id, status: 200, body: dict.define(body) });
+      } catch (err) {
+        return this.#answer(conn, errorAnswer(id, err, op));
+      }
+    }
+    const run = async (): Promise<void> => {
+      try {
+        if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
+        const input = parseCheckIds(storeId, body, dict);
+        await this.shared.latch.checkIds(input);
+        this.#answer(conn, { id, status: 200, body: checkIdsOut(input) });
+      } catch (err) {
+        this.#answer(conn, errorAnswer(id, err, op));
+      }
+    };
+    const gate = this.shared.auth ? admit(this.shared.auth, 'Check', conn.authorization, storeId) : undefined;
+    if (gate?.error !== undefined) return this.#answer(conn, errorAnswer(id, gate.error, 'Check'));
+    if (gate?.pending) return void gate.pending.then(run, (err: unknown) => this.#answer(conn, errorAnswer(id, err, 'Check')));
+    void run();
   }
 
   #begin(conn: Connection): void {

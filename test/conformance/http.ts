@@ -1,12 +1,13 @@
 // The conformance target over the wire: the OpenFGA query suites run through a real latch server
 // on 127.0.0.1, either as JSON HTTP requests (`http-json`) or as msgpack channel requests
-// (`http-msgpack`). Same driver contract as the in-process target (./engine.ts); wire errors are
-// turned back into AppError so the suites' numeric error codes can be compared.
+// (`http-msgpack`; its plain checks go through the client's check(), i.e. as ids). Same driver
+// contract as the in-process target (./engine.ts); wire errors are turned back into AppError so
+// the suites' numeric error codes can be compared.
 
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError, isErrorCode } from '../../src/errors.js';
 import type { ListedUser } from '../../src/engine/types.js';
-import { LatchChannelClient } from '../../src/client/index.js';
+import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
@@ -64,7 +65,7 @@ function queryBody<K extends object>(modelId: string, q: QueryOf<K>, contextualK
   };
 }
 
-function storeDriver(send: Send, storeId: string): StoreDriver {
+function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): StoreDriver {
   return {
     async writeModel(dsl) {
       const r = (await send('write-authorization-model', storeId, dslToModel(dsl) as unknown as Record<string, unknown>)) as { authorization_model_id: string };
@@ -74,6 +75,12 @@ function storeDriver(send: Send, storeId: string): StoreDriver {
       await send('write', storeId, { authorization_model_id: modelId, writes: { tuple_keys: tuples } });
     },
     async check(modelId, q) {
+      // Through the client's check(): plain checks go as ids (define-strings / check-ids).
+      if (client && q.contextualTuples.length === 0 && !q.context) {
+        return client.check(storeId, q.key, { authorization_model_id: modelId }).catch((err: unknown) => {
+          throw err instanceof ChannelError ? wireError(err.status, err.code, err.message) : err;
+        });
+      }
       const r = (await send('check', storeId, { ...queryBody(modelId, q, 'wrapped'), tuple_key: q.key })) as { allowed: boolean };
       return r.allowed;
     },
@@ -100,12 +107,12 @@ function storeDriver(send: Send, storeId: string): StoreDriver {
   };
 }
 
-function driver(send: Send): ConformanceDriver {
+function driver(send: Send, client?: LatchChannelClient): ConformanceDriver {
   return {
     async createStore(name) {
       const safe = name.replace(/[^a-zA-Z0-9_\-. ]/g, '_').slice(0, 60).padEnd(3, '_');
       const r = (await send('create-store', undefined, { name: safe })) as { id: string };
-      return storeDriver(send, r.id);
+      return storeDriver(send, r.id, client);
     },
   };
 }
@@ -116,7 +123,7 @@ export async function runHttp(mode: 'json' | 'msgpack', dir: string, options: Ru
   const client = mode === 'msgpack' ? await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`) : undefined;
   try {
     const send = client ? channelSender(client) : jsonSender(`http://127.0.0.1:${server.port}`);
-    const results = await engineTarget(driver(send), `http-${mode}`).run(dir, options);
+    const results = await engineTarget(driver(send, client), `http-${mode}`).run(dir, options);
     return results.map((r) => ({ ...r, file: `${mode}:${r.file}` }));
   } finally {
     await client?.close();

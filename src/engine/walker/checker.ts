@@ -7,7 +7,7 @@
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { C, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
+import { C, QUERY_WORDS, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, u32 } from '../../index/memory.js';
 import { referenceConfirmer, UNSEEN_NODE, type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
@@ -32,6 +32,12 @@ export interface Checker {
   check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[]): Promise<CheckOutcome[]>;
   /** One check on this thread (cheapest for a single request: no task hop). */
   checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem): CheckOutcome;
+  /**
+   * Pre-interned query records (QUERY_WORDS u32 each, no contextual tuples or temporary ids) against
+   * one snapshot, `context` applying to every record's conditions. Order preserved; large runs go
+   * to the pool and the records it cannot finish (conditions) are re-run on this thread.
+   */
+  checkIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, context: JsonObject | undefined): Promise<CheckOutcome[]>;
   /** The pool's figures; undefined until a batch large enough for the pool started it. */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;
@@ -94,6 +100,44 @@ class InlineWalker {
     this.active = true;
     try {
       return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
+    } finally {
+      this.active = false;
+    }
+  }
+
+  /**
+   * Raw R_* statuses of the pre-interned records `from … from+count-1` of `queries` into `out`.
+   * One scratch binding for the run (records carry no contextual tuples or temporary ids); the
+   * condition cache spans the run, its results depending only on the binding and the one context.
+   * `firstError` afterwards is the first condition failure of the run (run one record for its own).
+   */
+  runIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, from: number, count: number, depth: number, context: JsonObject | undefined, out: Uint8Array): void {
+    this.owner = undefined;
+    if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
+      this.lastProgram = programFor(model, snapshot.dict);
+      this.lastModel = model;
+      this.lastSnapshot = snapshot;
+    }
+    this.scratch.bind(snapshot, this.lastProgram as Program, depth);
+    this.state.snapshot = snapshot;
+    this.state.reset(snapshot, this.scratch, context);
+    this.model = model;
+    if (this.condCache.size > 0) this.condCache.clear();
+    this.firstError = undefined;
+    this.active = true;
+    const c = this.scratch.ctx >>> 2;
+    try {
+      for (let i = from; i < from + count; i++) {
+        const m = u32();
+        const o = i * QUERY_WORDS;
+        m[c + C.OBJECT] = queries[o] as number;
+        m[c + C.RELATION] = queries[o + 1] as number;
+        m[c + C.SUBJECT] = queries[o + 2] as number;
+        m[c + C.SUBJ_REL] = queries[o + 3] as number;
+        m[c + C.WILD_NODE] = queries[o + 4] as number;
+        m[c + C.SUBJ_KIND] = queries[o + 5] as number;
+        out[i] = this.ex.check(this.scratch.ctx);
+      }
     } finally {
       this.active = false;
     }
@@ -285,6 +329,27 @@ export function createChecker(opts: CheckerOptions): Checker {
         const s = statuses[i] ?? R_ERR_NEEDHOST;
         return s === R_ERR_NEEDHOST ? runInline(snapshot, model, it) : toOutcome(s, undefined);
       });
+    },
+    async checkIds(snapshot, model, queries, context) {
+      const n = queries.length / QUERY_WORDS;
+      const w = inlineWalker();
+      let statuses: Uint8Array;
+      if (opts.workers > 0 && n >= threshold) {
+        pool ??= new CheckPool(opts.workers, walkerModule());
+        statuses = await pool.runIds(snapshot, programFor(model, snapshot.dict), queries, depth);
+      } else {
+        statuses = new Uint8Array(n);
+        w.runIds(snapshot, model, queries, 0, n, depth, context, statuses);
+      }
+      const out = new Array<CheckOutcome>(n);
+      for (let i = 0; i < n; i++) {
+        let s = statuses[i] as number;
+        // Conditions (the pool has no evaluator) and condition errors (for their own message): alone, here.
+        if (s === R_ERR_NEEDHOST || s === R_ERR_COND) w.runIds(snapshot, model, queries, i, 1, depth, context, statuses);
+        s = statuses[i] as number;
+        out[i] = s === R_TRUE ? ALLOWED : s < R_ERR_COND ? DENIED : toOutcome(s, w.firstError);
+      }
+      return out;
     },
     poolStats: () => pool?.stats(),
     async close() {
