@@ -125,3 +125,44 @@ describe('the latch process', () => {
     expect(help.stdout.match(/^ {2}client /gm)).toHaveLength(1);
   });
 });
+
+describe('every command without its required input', () => {
+  // `client list` has none: it lists the clients of the default data directory.
+  const missing: [string, string][] = [
+    ['test', 'missing argument <files>'], ['bench', 'missing argument <file>'],
+    ['store create', 'missing --name'], ['store list', 'missing --api-url'], ['store get', 'missing --api-url'],
+    ['store delete', 'missing --store-id'], ['store import', 'missing --file'], ['store export', 'missing --api-url'],
+    ['model write', 'missing --store-id'], ['model get', 'missing --store-id'], ['model list', 'missing --store-id'],
+    ['tuple write', 'missing --store-id'], ['tuple delete', 'missing --store-id'], ['tuple read', 'missing --store-id'],
+    ['tuple import', 'missing --store-id'], ['query check', 'missing argument <user>'],
+    ['query batch-check', 'give --file or at least one --check'], ['query list-objects', 'missing argument <user>'],
+    ['query list-users', 'missing --object'], ['query expand', 'missing argument <relation>'],
+    ['query list-relations', 'missing argument <user>'], ['client create', 'missing --store'],
+    ['client rotate', 'missing argument <client_id>'], ['client revoke', 'missing argument <client_id>'],
+  ];
+  it('covers every command but client list', () => {
+    expect(new Set([...missing.map(([c]) => c), 'client list'])).toEqual(new Set(COMMANDS));
+  });
+  it.each(missing)('latch %s → exit 2: %s', async (cmd, message) => {
+    const r = await latch(cmd.split(' '));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`latch ${cmd}: ${message}`);
+  });
+});
+
+describe('latch serve and the top level, as processes', () => {
+  const run = (...argv: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+  const cases: [string[], number, string, 'stdout' | 'stderr'][] = [
+    [['serve', '--help'], 0, 'env LATCH_SHUTDOWN_TIMEOUT; default 8000', 'stdout'],
+    [['serve', '--bogus'], 2, "latch serve: unknown option '--bogus'", 'stderr'],
+    [['serve', '--port'], 2, 'latch serve: option --port needs a value', 'stderr'],
+    [['serve', '--log-format', 'xml'], 2, 'latch serve: --log-format must be one of json, text', 'stderr'],
+    [[], 2, 'Usage: latch <command>', 'stdout'],
+    [['frobnicate'], 2, "latch: unknown command 'frobnicate'", 'stderr'],
+  ];
+  it.each(cases)('latch %j → exit %i', (argv, status, text, stream) => {
+    const r = run(...argv);
+    expect(r.status).toBe(status);
+    expect(r[stream]).toContain(text);
+  });
+});
