@@ -23,7 +23,8 @@ export const MAX_GROUP = 8192;
 /** Correlation ids "0" … "8191", made once: a frame of checks allocates no id strings. */
 const CORRELATION: readonly string[] = Array.from({ length: MAX_GROUP }, (_, i) => String(i));
 
-export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Answer) => void): Promise<void> {
+/** Answers every check of `g`; resolves with the model id the service used (undefined on failure). */
+export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Answer) => void): Promise<string | undefined> {
   const checks: BatchCheckItem[] = new Array<BatchCheckItem>(g.inputs.length);
   for (let i = 0; i < g.inputs.length; i++) {
     const input = g.inputs[i] as CheckInput;
@@ -38,7 +39,9 @@ export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Ans
       else if ('error' in outcome) answer(errorAnswer(id, outcome.error, 'check'));
       else answer({ id, status: 200, body: outcome.allowed ? ALLOWED.body : DENIED.body });
     }
+    return r.modelId;
   } catch (err) {
     for (const id of g.ids) answer(errorAnswer(id, err, 'check'));
+    return undefined;
   }
 }

@@ -7,7 +7,7 @@
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
-import { authenticateUpgrade } from '../api/auth/channel-gate.js';
+import { authenticateUpgrade, type ChannelLog } from '../api/auth/channel-gate.js';
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
@@ -56,6 +56,8 @@ export class Connection {
   records = false;
   /** The upgrade request's Authorization header: every request of the connection is admitted with it. */
   authorization: string | undefined = undefined;
+  /** The connection's store-log recorder (undefined: nothing is recorded). */
+  log: ChannelLog | undefined = undefined;
   /** Strings declared with define-strings (created on first use). */
   dict: Dictionary | undefined = undefined;
   inFlight = 0;
@@ -98,8 +100,10 @@ export class Channel {
         conn.authorization = req.getHeader('authorization') || undefined;
         const key = req.getHeader('sec-websocket-key');
         const extensions = req.getHeader('sec-websocket-extensions');
-        authenticateUpgrade(this.shared.auth, conn.authorization, res, () =>
-          res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context));
+        authenticateUpgrade(this.shared.auth, conn.authorization, res, (log) => {
+          conn.log = log;
+          res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context);
+        });
       },
       open: (ws) => {
         const conn = ws.getUserData();
@@ -161,6 +165,8 @@ export class Channel {
 
   /** Decodes one frame (synchronously: `bytes` may be uWS memory) and starts every request. */
   #dispatch(conn: Connection, bytes: Buffer): void {
+    // Store-log latencies of this frame's requests count from here (one clock read per frame).
+    const start = conn.log ? performance.now() : 0;
     let frame: unknown;
     try {
       frame = decodeMsgpack(bytes);
@@ -186,13 +192,13 @@ export class Channel {
       if (endpoint) {
         const gate = admit(this.shared.auth, endpoint.name, conn.authorization, storeId);
         if (gate.error !== undefined) {
-          this.#answer(conn, errorAnswer(id, gate.error, endpoint.name));
+          this.#answerOne(conn, errorAnswer(id, gate.error, endpoint.name), endpoint.name, storeId, start);
           continue;
         }
         if (gate.pending) {
           gate.pending.then(
-            () => this.#runOne(conn, id, String(request.op), storeId, body),
-            (err: unknown) => this.#answer(conn, errorAnswer(id, err, endpoint.name)),
+            () => this.#runOne(conn, id, String(request.op), storeId, body, start),
+            (err: unknown) => this.#answerOne(conn, errorAnswer(id, err, endpoint.name), endpoint.name, storeId, start),
           );
           continue;
         }
@@ -202,7 +208,7 @@ export class Channel {
         continue;
       }
       if (request.op !== 'check') {
-        void this.#runOne(conn, id, String(request.op), storeId, body);
+        void this.#runOne(conn, id, String(request.op), storeId, body, start);
         continue;
       }
       let input: CheckInput;
@@ -210,7 +216,7 @@ export class Channel {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         input = parseCheck(storeId, body);
       } catch (err) {
-        this.#answer(conn, errorAnswer(id, err, 'check'));
+        this.#answerOne(conn, errorAnswer(id, err, 'check'), 'Check', storeId, start);
         continue;
       }
       // Checks sharing store, model and consistency (the usual case: all of them) form one group.
@@ -223,7 +229,17 @@ export class Channel {
       group.ids.push(id);
       group.inputs.push(input);
     }
-    for (const g of groups) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
+    for (const g of groups) {
+      // One store-log record per group, never one per check (docs/auth.md).
+      const tally = conn.log?.group(g.storeId, g.ids.length, g.ids.length === 1 ? g.inputs[0]?.tupleKey : undefined, start);
+      if (!tally) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
+      else {
+        void runCheckGroup(this.shared.latch, g, (a) => {
+          tally.see(a.status, a.error?.code);
+          this.#answer(conn, a);
+        }).then((modelId) => tally.done(modelId));
+      }
+    }
   }
 
   /**
@@ -261,23 +277,32 @@ export class Channel {
     this.shared.inFlight++;
   }
 
-  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown): Promise<void> {
+  /** Answers one request and records it in the store log (one record per request). */
+  #answerOne(conn: Connection, answer: Answer, operation: string, storeId: string | undefined, start: number, modelId?: string, input?: unknown): void {
+    conn.log?.request(operation, storeId, modelId, input, answer.status, answer.error?.code ?? '', start);
+    this.#answer(conn, answer);
+  }
+
+  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown, start: number): Promise<void> {
     const e = ENDPOINTS_BY_OP.get(op);
-    if (!e) return this.#answer(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'));
+    if (!e) return this.#answerOne(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'), op, storeId, start);
     const fields = isObj(body) ? body : {};
     const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id) };
     const ctx: CallContext = { latch: this.shared.latch, tokens: this.shared.tokens, signal: conn.controller.signal, ready: this.shared.ready, modelId: undefined };
+    let input: unknown;
     try {
-      const reply = await e.handle(e.parse({ params, query: (name) => fields[name], body }), ctx);
+      input = e.parse({ params, query: (name) => fields[name], body });
+      const reply = await e.handle(input, ctx);
       if ('stream' in reply) {
         const results: unknown[] = [];
         for await (const item of reply.stream) results.push(item);
-        this.#answer(conn, { id, status: 200, body: { results } });
+        this.#answerOne(conn, { id, status: 200, body: { results } }, e.name, storeId, start, ctx.modelId, input);
       } else {
-        this.#answer(conn, reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body });
+        const answer = reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body };
+        this.#answerOne(conn, answer, e.name, storeId, start, ctx.modelId, input);
       }
     } catch (err) {
-      this.#answer(conn, errorAnswer(id, err, e.name));
+      this.#answerOne(conn, errorAnswer(id, err, e.name), e.name, storeId, start, ctx.modelId, input);
     }
   }
 

@@ -133,4 +133,40 @@ describe('msgpack channel under client-credentials', () => {
     }
     await expect(LatchChannelClient.connect(url, { headers: { 'x-bad\r\nInjected': 'v' } })).rejects.toThrow(/invalid header/);
   });
+
+  it('channel calls are in the store log: one record per request, one per check group of a frame', async () => {
+    const url = `ws://127.0.0.1:${s.port}/stream`;
+    const c = await LatchChannelClient.connect(url, { token: await s.mint(stores.A, ['check:tuples', 'write:tuples']) });
+    const key = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
+    try {
+      const frame = await c.batch([
+        { op: 'check', store_id: stores.A, body: { tuple_key: key } },
+        { op: 'check', store_id: stores.A, body: { tuple_key: { ...key, user: 'user:dora' } } },
+        { op: 'check', store_id: stores.A, body: { tuple_key: { ...key, relation: 'owner' } } },
+        { op: 'read', store_id: stores.A, body: {} },
+        { op: 'write', store_id: stores.A, body: { writes: { tuple_keys: [{ user: 'user:carl', relation: 'viewer', object: 'doc:9' }] } } },
+      ]);
+      expect(frame.map((a) => a.status)).toEqual([200, 200, 400, 403, 200]);
+      // A frame of one check: its record carries the tuple key, as an HTTP Check's does.
+      expect(await c.request('check', stores.A, { tuple_key: { ...key, user: 'user:carl', object: 'doc:9' } })).toMatchObject({ status: 200, body: { allowed: true } });
+    } finally {
+      await c.close();
+    }
+    const page = await call(s.base, 'GET', `/stores/${stores.A}/logs?sort=timestamp:1`, undefined, bearer(await s.mint('*', ALL_SCOPES)));
+    expect(page.status).toBe(200);
+    type Entry = { client_id: string; request: { operation: string; tuple_key: unknown; tuple_keys: unknown; filter: unknown }; response: { status: number; error_code: string; latency_ms: number } };
+    const mine = (page.json!.logs as Entry[]).filter((l) => l.client_id === s.clientId && l.request.operation !== 'CreateStore' && l.request.operation !== 'WriteAuthorizationModel');
+    const view = mine.map((l) => ({ op: l.request.operation, key: l.request.tuple_key, keys: l.request.tuple_keys, filter: l.request.filter, status: l.response.status, code: l.response.error_code }));
+    // Records of one millisecond have no defined order: compare as a set.
+    expect(view).toEqual(expect.arrayContaining([
+      { op: 'Read', key: null, keys: null, filter: null, status: 403, code: 'insufficient_permissions' },
+      { op: 'Write', key: null, keys: { writes: [{ user: 'user:carl', relation: 'viewer', object: 'doc:9' }], deletes: [] }, filter: null, status: 200, code: '' },
+      { op: 'Check', key: null, keys: null, filter: { checks: '3', failed: '1' }, status: 400, code: 'validation_error' },
+      { op: 'Check', key: { user: 'user:carl', relation: 'viewer', object: 'doc:9' }, keys: null, filter: null, status: 200, code: '' },
+    ]));
+    // The frame's three checks are that one group record, not three records.
+    expect(view.filter((v) => JSON.stringify(v.key ?? null).includes('user:dora') || JSON.stringify(v.key ?? null).includes('owner'))).toEqual([]);
+    expect(view.filter((v) => v.op === 'Check' && v.filter !== null)).toHaveLength(1);
+    for (const l of mine) expect(l.response.latency_ms).toBeGreaterThanOrEqual(0);
+  });
 });
