@@ -60,18 +60,22 @@ export class Queries {
     return { cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity }, pool: this.checker.poolStats() };
   }
 
+  /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
   async check(input: CheckInput): Promise<CheckResult> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     checkCheckKey(model, input.tupleKey);
     checkRequestContext(input.context);
     checkContextualTuples(model, input.contextualTuples, 'check');
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
-    const item: CheckItem = { ...input.tupleKey, contextualTuples: input.contextualTuples, context: input.context };
+    // Fields spelled out: `{...key, more}` takes V8's slow clone path (≈ 1.5 µs on Node 20).
+    const k = input.tupleKey;
+    const item: CheckItem = { object: k.object, relation: k.relation, user: k.user, contextualTuples: input.contextualTuples, context: input.context };
     const cacheable = input.consistency !== 'HIGHER_CONSISTENCY' && input.contextualTuples.length === 0 && !input.context;
     const key = cacheable ? ResultCache.key(input.storeId, model.id, snapshot.revision, item) : undefined;
     const cached = key === undefined ? undefined : this.cache.get(key);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    const outcome = this.checker.checkInline(snapshot, model, item);
+    const outcome = this.checker.checkInline(snapshot, model, item, deadline);
     if ('error' in outcome) throw outcome.error;
     if (key !== undefined) this.cache.set(key, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
@@ -82,7 +86,9 @@ export class Queries {
     return checkIds(this.models, this.indexes, this.checker, input);
   }
 
+  /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const results = new Map<string, BatchCheckOutcome>();
@@ -93,13 +99,14 @@ export class Queries {
         checkCheckKey(model, c.tupleKey);
         checkRequestContext(c.context);
         checkContextualTuples(model, c.contextualTuples, 'check');
-        valid.push({ ...c.tupleKey, contextualTuples: c.contextualTuples, context: c.context });
+        const k = c.tupleKey;
+        valid.push({ object: k.object, relation: k.relation, user: k.user, contextualTuples: c.contextualTuples, context: c.context });
         ids.push(c.correlationId);
       } catch (err) {
         results.set(c.correlationId, { error: toAppError(err) });
       }
     }
-    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid) : [];
+    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
     outcomes.forEach((o, i) => results.set(ids[i] ?? '', o));
     // Keep the caller's order in the map.
     const ordered = new Map<string, BatchCheckOutcome>();

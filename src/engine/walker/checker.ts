@@ -13,7 +13,7 @@ import { memory, u32 } from '../../index/memory.js';
 import { referenceConfirmer, UNSEEN_NODE, type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
 import { CallState, prepare, Scratch, UNSEEN } from './request.js';
 import { programFor, type Program } from './program.js';
-import { instantiate, setConditionHook, walkerModule, type WalkerExports } from './wasm.js';
+import { instantiate, setConditionHook, setDeadline, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
 import type { PoolStats } from '../stats.js';
 
@@ -29,9 +29,14 @@ export type CheckOutcome = { allowed: boolean } | { error: AppError };
 
 export interface Checker {
   /** Many checks against one snapshot; large batches run on the worker pool. Order preserved. */
-  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[]): Promise<CheckOutcome[]>;
-  /** One check on this thread (cheapest for a single request: no task hop). */
-  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem): CheckOutcome;
+  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline?: number): Promise<CheckOutcome[]>;
+  /**
+   * One check on this thread (cheapest for a single request: no task hop). `deadline`
+   * (`Date.now()` ms, both methods): past it a walk gives up within ≈ 4 ms and the item answers
+   * 422 throttled_timeout_error (D8), as does every inline item after it; pool items are bounded
+   * by the step budget only.
+   */
+  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, deadline?: number): CheckOutcome;
   /**
    * Pre-interned query records (QUERY_WORDS u32 each, no contextual tuples or temporary ids) against
    * one snapshot, `context` applying to every record's conditions. Order preserved; large runs go
@@ -320,9 +325,19 @@ export function createChecker(opts: CheckerOptions): Checker {
     }
   };
   return {
-    checkInline: runInline,
-    async check(snapshot, model, items) {
-      if (opts.workers <= 0 || items.length < threshold) return items.map((it) => runInline(snapshot, model, it));
+    checkInline(s, m, it, deadline = Infinity) {
+      if (deadline === Infinity) return runInline(s, m, it);
+      if (Date.now() > deadline) return { error: overDeadline() };
+      setDeadline(deadline);
+      try {
+        return timed(runInline(s, m, it), deadline);
+      } finally {
+        setDeadline(Infinity);
+      }
+    },
+    async check(snapshot, model, items, deadline = Infinity) {
+      if (opts.workers <= 0 || items.length < threshold) return inlineUntil(runInline, snapshot, model, items, deadline);
+      if (Date.now() > deadline) return items.map(() => ({ error: overDeadline() }));
       pool ??= new CheckPool(opts.workers, walkerModule());
       const statuses = await pool.run(snapshot, programFor(model, snapshot.dict), items, depth);
       return items.map((it, i) => {
@@ -357,4 +372,44 @@ export function createChecker(opts: CheckerOptions): Checker {
       pool = undefined;
     },
   };
+}
+
+/** DECISIONS D8: a Check over its deadline (OpenFGA's wording for its throttled timeout). */
+export function overDeadline(): AppError {
+  return new AppError('throttled_timeout_error', 'timeout due to throttling on complex request');
+}
+
+const gaveUp = (o: CheckOutcome): boolean => 'error' in o && o.error.code === 'throttled_timeout_error';
+
+/** A walk that gave up (R_ERR_BUDGET) once the deadline had passed is the deadline's error. */
+function timed(o: CheckOutcome, deadline: number): CheckOutcome {
+  return gaveUp(o) && Date.now() > deadline ? { error: overDeadline() } : o;
+}
+
+/**
+ * Items in order on this thread under one deadline. The clock is read by the walker (every
+ * 65,536 evaluations) and here only after an item gave up: cheap items pay nothing. Once the
+ * deadline is met the remaining items are not walked.
+ */
+function inlineUntil(
+  run: (s: IndexSnapshot, m: CompiledModel, it: CheckItem) => CheckOutcome,
+  s: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline: number,
+): CheckOutcome[] {
+  const out = new Array<CheckOutcome>(items.length);
+  if (deadline === Infinity) {
+    for (let i = 0; i < items.length; i++) out[i] = run(s, model, items[i] as CheckItem);
+    return out;
+  }
+  if (Date.now() > deadline) return out.fill({ error: overDeadline() });
+  setDeadline(deadline);
+  try {
+    for (let i = 0; i < items.length; i++) {
+      const o = run(s, model, items[i] as CheckItem);
+      if (gaveUp(o) && Date.now() > deadline) return out.fill({ error: overDeadline() }, i);
+      out[i] = o;
+    }
+    return out;
+  } finally {
+    setDeadline(Infinity);
+  }
 }
