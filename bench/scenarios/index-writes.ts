@@ -1,10 +1,13 @@
 // Writes against a 1M-tuple index: latency of a 10-tuple write followed by a snapshot (the worst
 // case: a reader after every write, so every write publishes an image), the longest event-loop
-// stall while background merges fold the overlay into new bases, and the shared memory held.
+// stall while background merges fold the overlay into new bases, and the shared memory held:
+// its peak during the burst and the size the WebAssembly.Memory grew to (it never shrinks, so
+// the peak of a burst stays resident for the life of the process).
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { TupleKey } from '../../src/domain/types.js';
-import { allocatedBytes } from '../../src/index/memory.js';
+import { allocatedBytes, memory } from '../../src/index/memory.js';
+import { rss } from '../harness.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { checkStatus } from '../../src/engine/walker/checker.js';
 import { direct } from '../graphs.js';
@@ -20,6 +23,9 @@ export const indexWrites: Scenario = {
     const stored = shape.tuples.slice(0, writes + 2);
     shape.tuples.length = 0; // keep the heap realistic: GC pauses would count as merge stalls
     const lat = new Float64Array(writes);
+    const memory0 = memory.buffer.byteLength;
+    const rss0 = rss();
+    let peakShared = 0;
     const h = monitorEventLoopDelay({ resolution: 1 });
     h.enable();
     for (let w = 0; w < writes; w++) {
@@ -30,10 +36,12 @@ export const indexWrites: Scenario = {
       ix.apply({ revision: 2 + w, timestamp: '', written, deleted });
       ix.snapshot();
       lat[w] = Number(process.hrtime.bigint() - t0);
+      peakShared = Math.max(peakShared, allocatedBytes());
       if (w % 50 === 0) await new Promise<void>((r) => setImmediate(r)); // let merges run between writes
     }
     await ix.settled();
     h.disable();
+    const rssBurst = rss();
     const sharedAfter = allocatedBytes();
     ix.snapshot();
     await new Promise((r) => setTimeout(r, 6500)); // superseded snapshots retire after 5 s
@@ -51,6 +59,9 @@ export const indexWrites: Scenario = {
     const rows: Metric[] = [
       { scenario: 'index-writes', metric: 'write 10 tuples + snapshot p50', value: Math.round(lat[Math.floor(writes / 2)]! / 1000), unit: 'µs' },
       { scenario: 'index-writes', metric: 'write 10 tuples + snapshot p99', value: Math.round(lat[Math.floor(writes * 0.99)]! / 1000), unit: 'µs' },
+      { scenario: 'index-writes', metric: 'shared memory peak during the burst', value: Math.round(peakShared / 1048576), unit: 'MB' },
+      { scenario: 'index-writes', metric: 'wasm memory growth over the burst', value: Math.round((memory.buffer.byteLength - memory0) / 1048576), unit: 'MB' },
+      { scenario: 'index-writes', metric: 'RSS growth over the burst', value: Math.round((rssBurst - rss0) / 1048576), unit: 'MB' },
       { scenario: 'index-writes', metric: 'shared memory right after the burst', value: Math.round(sharedAfter / 1048576), unit: 'MB' },
       { scenario: 'index-writes', metric: 'shared memory 6.5 s later (retired)', value: Math.round(sharedSettled / 1048576), unit: 'MB' },
       { scenario: 'index-writes', metric: 'max event-loop delay (merges)', value: Math.round(h.max / 1e6), unit: 'ms' },

@@ -67,36 +67,46 @@ export class IndexSnapshot implements TupleView {
   }
 
   /**
-   * Keeps the snapshot's memory while an asynchronous reader (a pool batch) uses it. Synchronous
-   * readers need no pin: memory is only released from a timer, never during a call.
+   * Keeps the snapshot's memory while an asynchronous reader (a pool batch, a streamed list) uses
+   * it. Contract: a reader may use a snapshot without a pin only synchronously, within the
+   * macrotask that obtained it (microtask-only awaits included); across any wait for I/O or a
+   * timer it must pin first. Memory is only released from a timer or an immediate, never during
+   * a call.
    */
   pin(): void {
     this.pins++;
   }
   unpin(): void {
     this.pins--;
+    if (this.pins === 0 && this.graceOver) setImmediate(() => this.release()).unref();
   }
   /** Current pins (asynchronous readers holding this snapshot). */
   get pinCount(): number {
     return this.pins;
   }
 
+  private graceOver = false;
+
   /**
    * Called when a newer snapshot is published: the memory only this snapshot holds (its header,
-   * its overlay image, a replaced base) is released `afterMs` later, or once the last pin is
-   * gone after that. Queries must finish (or pin) within `afterMs` — far above the 3 s deadlines.
+   * its overlay image, a replaced base) is released once `afterMs` passed (0: after the current
+   * macrotask) and no pin is left. Retention is what bounds memory under a write burst: with a
+   * reader after every write each write publishes an image of the whole overlay, so images kept
+   * for seconds add up to gigabytes (the wasm memory never shrinks); kept only while in use, a
+   * burst holds a handful.
    */
   retire(afterMs: number): void {
     if (this.retired) return;
     this.retired = true;
-    const attempt = (): void => {
-      if (this.pins > 0) {
-        setTimeout(attempt, 1000).unref();
-        return;
-      }
-      this.hold.release();
-    };
-    setTimeout(attempt, afterMs).unref();
+    setTimeout(() => {
+      this.graceOver = true;
+      this.release();
+    }, afterMs).unref();
+  }
+
+  private release(): void {
+    if (this.pins > 0 || this.hold.released) return;
+    this.hold.release();
   }
 
   /** True once the memory was released (reading it afterwards is a bug). */

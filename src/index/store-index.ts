@@ -18,7 +18,10 @@ export { IndexSnapshot } from './snapshot.js';
 export interface StoreIndexOptions {
   /** Overlay entries that trigger a background merge (default 8,192). */
   readonly mergeThreshold?: number;
-  /** How long a superseded snapshot's memory stays readable (default 5 s; > the 3 s query deadlines). */
+  /**
+   * Extra time a superseded, unpinned snapshot's memory stays readable (default 0: until the
+   * current macrotask ends). Readers that wait for I/O or timers pin (IndexSnapshot.pin).
+   */
   readonly retireAfterMs?: number;
 }
 
@@ -28,6 +31,32 @@ function internTuple(d: Dictionary, t: TupleKey): { obj: number; rel: number; su
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
   return { obj: d.node(t.object), rel: d.name(t.relation), subj, meta: (sr | (d.cond(t.condition) << 12)) >>> 0 };
+}
+
+/**
+ * Interns a stream of stored tuples into columns. Storage scans return tuples in key order
+ * (grouped by object), so the previous object's id is reused without a dictionary lookup: the
+ * lookup of a freshly decoded string hashes it, the dominant cost of a cold load from tuples.
+ */
+class ColumnInterner {
+  readonly cols = new ColumnBuilder();
+  private lastObj = '';
+  private lastObjId = -1;
+  constructor(readonly dict: Dictionary) {}
+  push(t: TupleKey): void {
+    const d = this.dict;
+    if (this.lastObjId < 0 || t.object !== this.lastObj) {
+      this.lastObj = t.object;
+      this.lastObjId = d.node(t.object);
+    }
+    const hash = t.user.lastIndexOf('#');
+    const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
+    const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
+    this.cols.push(this.lastObjId, d.name(t.relation), subj, (sr | (d.cond(t.condition) << 12)) >>> 0);
+  }
+  build(): Base {
+    return drain(buildBase(this.cols, this.dict.nodeList.length));
+  }
 }
 
 export class StoreIndex {
@@ -45,19 +74,15 @@ export class StoreIndex {
     this.base = base;
     this.overlay = new Overlay(base);
     this.threshold = opts.mergeThreshold ?? 8_192;
-    this.retireAfterMs = opts.retireAfterMs ?? 5_000;
+    this.retireAfterMs = opts.retireAfterMs ?? 0;
     this.current = new IndexSnapshot(dict, base, this.overlay.image(), revision);
   }
 
   /** A fresh index over `tuples` (each a stored tuple) at `revision`. */
   static build(tuples: Iterable<TupleKey>, revision: number, opts?: StoreIndexOptions): StoreIndex {
-    const dict = new Dictionary();
-    const cols = new ColumnBuilder();
-    for (const t of tuples) {
-      const x = internTuple(dict, t);
-      cols.push(x.obj, x.rel, x.subj, x.meta);
-    }
-    return new StoreIndex(dict, drain(buildBase(cols, dict.nodeList.length)), revision, opts);
+    const cols = new ColumnInterner(new Dictionary());
+    for (const t of tuples) cols.push(t);
+    return new StoreIndex(cols.dict, cols.build(), revision, opts);
   }
 
   /** Loads from the store's checkpoint plus the change-log tail, or from a full scan. */
@@ -69,13 +94,9 @@ export class StoreIndex {
       index = new StoreIndex(img.dict, img.base, cp.revision, opts);
     } else {
       const scan = await storage.scanTuples(storeId);
-      const dict = new Dictionary();
-      const cols = new ColumnBuilder();
-      for await (const t of scan.tuples) {
-        const x = internTuple(dict, t);
-        cols.push(x.obj, x.rel, x.subj, x.meta);
-      }
-      index = new StoreIndex(dict, drain(buildBase(cols, dict.nodeList.length)), scan.revision, opts);
+      const cols = new ColumnInterner(new Dictionary());
+      for await (const t of scan.tuples) cols.push(t);
+      index = new StoreIndex(cols.dict, cols.build(), scan.revision, opts);
     }
     let last = index.revision;
     for await (const ch of storage.changesSince(storeId, index.revision)) {

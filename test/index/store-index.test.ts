@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
+import { allocatedBytes } from '../../src/index/memory.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { WriteResult } from '../../src/storage/types.js';
@@ -129,7 +130,7 @@ describe('snapshot retirement', () => {
     expect(first.released).toBe(false);
     expect(allowed(first, 'doc:1#viewer@user:anne')).toBe(true); // still readable while pinned
     first.unpin();
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setImmediate(r));
     expect(first.released).toBe(true);
     expect(third.released).toBe(false);
     expect(allowed(third, 'doc:s#viewer@user:s')).toBe(true);
@@ -144,5 +145,43 @@ describe('snapshot retirement', () => {
     expect(b).not.toBe(a);
     expect(ix.snapshot()).toBe(b);
     expect(b.revision).toBe(3);
+  });
+
+  it('by default a superseded snapshot lives only until the current macrotask ends', async () => {
+    const ix = StoreIndex.build(seed.map(tk), 1);
+    const first = ix.snapshot();
+    ix.apply(write(2, ['doc:r#viewer@user:r']));
+    const second = ix.snapshot();
+    await Promise.resolve(); // microtasks: still the same macrotask
+    expect(first.released).toBe(false);
+    expect(allowed(first, 'doc:1#viewer@user:anne')).toBe(true);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(first.released).toBe(true);
+    expect(second.released).toBe(false);
+    ix.close();
+  });
+
+  it('a write burst with a reader after every write holds a bounded amount of shared memory', async () => {
+    // Each write publishes an image of the whole overlay (10 more records each time); kept for a
+    // grace period, the images of a burst add up quadratically.
+    const burst = async (retireAfterMs: number | undefined): Promise<number> => {
+      const tuples = Array.from({ length: 20_000 }, (_, i) => tk(`doc:${i}#viewer@user:u${i % 500}`));
+      const ix = StoreIndex.build(tuples, 1, { mergeThreshold: 1e9, ...(retireAfterMs === undefined ? {} : { retireAfterMs }) });
+      const before = allocatedBytes();
+      let peak = 0;
+      for (let w = 0; w < 400; w++) {
+        ix.apply(write(2 + w, Array.from({ length: 10 }, (_, k) => `doc:w${w}#viewer@user:w${k}`)));
+        expect(allowed(ix.snapshot(), `doc:w${w}#viewer@user:w3`)).toBe(true);
+        peak = Math.max(peak, allocatedBytes() - before);
+        if (w % 10 === 9) await new Promise((r) => setImmediate(r));
+      }
+      ix.close();
+      return peak;
+    };
+    const kept = await burst(60_000);
+    const bounded = await burst(undefined);
+    // 400 images of up to 64 KB each when kept; a handful at a time when released after use.
+    expect(kept).toBeGreaterThan(10 * 2 ** 20);
+    expect(bounded).toBeLessThan(2 * 2 ** 20);
   });
 });
