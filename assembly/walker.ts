@@ -48,6 +48,12 @@ const STEP_BUDGET: u32 = 20_000_000;
  */
 let clockSteps: u32 = 0;
 const CLOCK_EVERY: u32 = 0xffff;
+/**
+ * The host said the deadline passed. Every later call asks again when it begins (one host call
+ * per call, only in this state) and fails at once while it still has: the rest of a batch cut
+ * short by its deadline costs nothing.
+ */
+let expired = false;
 /** Number of cycle hits so far: a subtree that added none is path-independent. */
 let cycleHits: u32 = 0;
 /** Deepest hop depth reached in the current subtree (for memo headroom). */
@@ -73,6 +79,10 @@ export function beginCall(path: usize, pcap: u32, memo: usize, mcap: u32, ep: u3
   cycleHits = 0;
   maxDepth = 0;
   steps = 0;
+  if (expired) {
+    expired = deadlinePassed() != 0;
+    if (expired) steps = STEP_BUDGET; // the first evaluation gives up
+  }
 }
 
 @inline function isErr(r: i32): bool {
@@ -148,6 +158,7 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   if (++steps > STEP_BUDGET) return R_ERR_BUDGET;
   if ((++clockSteps & CLOCK_EVERY) == 0 && deadlinePassed() != 0) {
     steps = STEP_BUDGET; // sticky: every later evaluation of this call gives up at once
+    expired = true;
     return R_ERR_BUDGET;
   }
   if (depth >= depthLimit) return R_ERR_DEPTH;

@@ -83,7 +83,7 @@ export class Queries {
 
   /** Bulk Check on interned strings (./id-checks.ts). */
   checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
-    return checkIds(this.models, this.indexes, this.checker, input);
+    return checkIds(this.models, this.indexes, this.checker, input, Date.now() + this.config.checkDeadlineMs);
   }
 
   /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */

@@ -9,6 +9,7 @@
 import { transformer } from '@openfga/syntax-transformer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
+import { CHECK_ALLOWED, CHECK_ERROR } from '../../src/engine/types.js';
 import { ALL_SCOPES, bearer, call, startAuthServer, type AuthServer } from './fixtures.js';
 
 const DEADLINE_MESSAGE = 'timeout due to throttling on complex request';
@@ -96,9 +97,15 @@ describe('D8: deadlines on a real server (100 ms)', () => {
       ]);
       expect(fast).toMatchObject({ status: 200, body: { allowed: true } });
       expect(slow).toMatchObject({ status: 422, error: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE } });
+      // The client's plain check() and checkMany() travel as interned ids (check-ids): same deadline.
       const thrown = await c.check(store, SLOW).then(() => undefined, (e: unknown) => e);
       expect(thrown).toBeInstanceOf(ChannelError);
-      expect((thrown as ChannelError).status).toBe(422);
+      expect({ status: (thrown as ChannelError).status, code: (thrown as ChannelError).code, message: (thrown as ChannelError).message })
+        .toEqual({ status: 422, code: 'throttled_timeout_error', message: DEADLINE_MESSAGE });
+      const many = await c.checkMany(store, [FAST, SLOW, key('user:u', 'group:5')]);
+      expect([...many.results]).toEqual([CHECK_ALLOWED, CHECK_ERROR, CHECK_ERROR]);
+      expect([...many.errors.keys()]).toEqual([1, 2]);
+      for (const e of many.errors.values()) expect({ status: e.status, code: e.code, message: e.message }).toEqual({ status: 422, code: 'throttled_timeout_error', message: DEADLINE_MESSAGE });
     } finally {
       await c.close();
     }

@@ -42,7 +42,7 @@ export interface Checker {
    * one snapshot, `context` applying to every record's conditions. Order preserved; large runs go
    * to the pool and the records it cannot finish (conditions) are re-run on this thread.
    */
-  checkIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, context: JsonObject | undefined): Promise<CheckOutcome[]>;
+  checkIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, context: JsonObject | undefined, deadline?: number): Promise<CheckOutcome[]>;
   /** The pool's figures; undefined until a batch large enough for the pool started it. */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;
@@ -345,16 +345,23 @@ export function createChecker(opts: CheckerOptions): Checker {
         return s === R_ERR_NEEDHOST ? runInline(snapshot, model, it) : toOutcome(s, undefined);
       });
     },
-    async checkIds(snapshot, model, queries, context) {
+    async checkIds(snapshot, model, queries, context, deadline = Infinity) {
       const n = queries.length / QUERY_WORDS;
       const w = inlineWalker();
+      if (Date.now() > deadline) return new Array<CheckOutcome>(n).fill({ error: overDeadline() });
       let statuses: Uint8Array;
       if (opts.workers > 0 && n >= threshold) {
         pool ??= new CheckPool(opts.workers, walkerModule());
         statuses = await pool.runIds(snapshot, programFor(model, snapshot.dict), queries, depth);
       } else {
         statuses = new Uint8Array(n);
-        w.runIds(snapshot, model, queries, 0, n, depth, context, statuses);
+        // Past the deadline the walker gives up (R_ERR_BUDGET), and every later record at once.
+        setDeadline(deadline);
+        try {
+          w.runIds(snapshot, model, queries, 0, n, depth, context, statuses);
+        } finally {
+          setDeadline(Infinity);
+        }
       }
       const out = new Array<CheckOutcome>(n);
       for (let i = 0; i < n; i++) {
@@ -362,7 +369,7 @@ export function createChecker(opts: CheckerOptions): Checker {
         // Conditions (the pool has no evaluator) and condition errors (for their own message): alone, here.
         if (s === R_ERR_NEEDHOST || s === R_ERR_COND) w.runIds(snapshot, model, queries, i, 1, depth, context, statuses);
         s = statuses[i] as number;
-        out[i] = s === R_TRUE ? ALLOWED : s < R_ERR_COND ? DENIED : toOutcome(s, w.firstError);
+        out[i] = s === R_TRUE ? ALLOWED : s < R_ERR_COND ? DENIED : timed(toOutcome(s, w.firstError), deadline);
       }
       return out;
     },
