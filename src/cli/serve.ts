@@ -36,41 +36,67 @@ export async function serve(args: readonly string[], env: Readonly<Record<string
     return 2;
   }
   configureLogging(config.log);
+  // Listening for signals before starting: a SIGTERM during start-up waits for it, then shuts down.
+  const signals = new Signals();
   let server: RunningServer;
   try {
     server = await startServer(config.server);
   } catch (err) {
     logger.log('error', 'latch could not start', { cause: describe(err) });
     logger.flush();
+    signals.detach();
     return 1;
   }
   const o = config.server;
   logger.log('info', 'latch listening', { host: server.host, port: server.port, data: o.datastore === 'memory' ? 'memory' : o.dataDir, auth: o.auth?.mode ?? 'none' });
-  const code = await shutdownOnSignal(server, config.shutdownTimeoutMs);
+  const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.
   setTimeout(() => process.exit(code), 50).unref();
   return code;
 }
 
+/** SIGTERM/SIGINT from the start: the first is remembered until a handler is set, a second exits 1. */
+class Signals {
+  private first: NodeJS.Signals | undefined;
+  private handler: ((signal: NodeJS.Signals) => void) | undefined;
+  private readonly listener = (signal: NodeJS.Signals): void => {
+    if (this.first !== undefined) {
+      logger.log('error', 'second signal: exiting without finishing the shutdown', { signal });
+      logger.flush();
+      process.exit(1);
+    }
+    this.first = signal;
+    this.handler?.(signal);
+  };
+
+  constructor() {
+    process.on('SIGTERM', this.listener);
+    process.on('SIGINT', this.listener);
+  }
+
+  /** Runs `fn` on the first signal (at once if it already came). */
+  onFirst(fn: (signal: NodeJS.Signals) => void): void {
+    this.handler = fn;
+    if (this.first !== undefined) fn(this.first);
+  }
+
+  detach(): void {
+    process.off('SIGTERM', this.listener);
+    process.off('SIGINT', this.listener);
+  }
+}
+
 /** Resolves with the exit code once a signal arrived and the server closed (or failed to). */
-function shutdownOnSignal(server: RunningServer, graceMs: number): Promise<number> {
+function shutdownOnSignal(server: RunningServer, graceMs: number, signals: Signals): Promise<number> {
   return new Promise<number>((resolve) => {
-    let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        logger.log('error', 'second signal: exiting without finishing the shutdown', { signal });
-        logger.flush();
-        process.exit(1);
-      }
-      stopping = true;
       const started = Date.now();
       logger.log('info', 'shutting down', { signal, in_flight: server.inFlight(), timeout_ms: graceMs });
       const watchdog = setTimeout(() => {
         logger.log('error', 'shutdown did not finish in time', { waited_ms: Date.now() - started });
         resolve(1);
-      }, graceMs + CLOSE_MARGIN_MS);
-      watchdog.unref();
+      }, graceMs + CLOSE_MARGIN_MS); // kept referenced: a close stuck on a promise must still end the process
       server.close(graceMs).then(
         () => {
           clearTimeout(watchdog);
@@ -84,7 +110,6 @@ function shutdownOnSignal(server: RunningServer, graceMs: number): Promise<numbe
         },
       );
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    signals.onFirst(stop);
   });
 }
