@@ -99,6 +99,23 @@ describe('/metrics', () => {
     expect(value('latch_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('needs no credential when authentication is on (docs/operations.md), the API still does', async () => {
+    const key = 'metrics-test-key-0123456789';
+    const authed = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });
+    try {
+      const base = `http://127.0.0.1:${authed.port}`;
+      expect((await fetch(`${base}/stores`)).status).toBe(401);
+      const r = await fetch(`${base}/metrics`);
+      expect(r.status).toBe(200);
+      const parsed = await getMetricsFromIterator((await r.text()).split('\n')[Symbol.iterator]());
+      const unauth = (parsed.latch_http_requests_total?.data ?? []) as { labels: Record<string, string>; value: number }[];
+      expect(unauth.find((m) => m.labels.endpoint === 'ListStores' && m.labels.status === '401')?.value).toBe(1);
+      expect((await fetch(`${base}/stores`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    } finally {
+      await authed.close();
+    }
+  });
+
   it('is off when disabled', async () => {
     const off = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', metrics: false });
     try {
