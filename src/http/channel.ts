@@ -204,7 +204,7 @@ export class Channel {
         }
       }
       if (request.op === 'define-strings' || request.op === 'check-ids') {
-        this.#bulk(conn, id, request.op, storeId, body);
+        this.#bulk(conn, id, request.op, storeId, body, start);
         continue;
       }
       if (request.op !== 'check') {
@@ -246,7 +246,7 @@ export class Channel {
    * The dictionary form of Check (src/api/bulk.ts). define-strings is answered at once, so a
    * check-ids later in the same frame may use its ids; check-ids is gated like `check`.
    */
-  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown): void {
+  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown, start: number): void {
     const dict = (conn.dict ??= new Dictionary());
     if (op === 'define-strings') {
       try {
@@ -260,15 +260,21 @@ export class Channel {
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         const input = parseCheckIds(storeId, body, dict);
-        await this.shared.latch.checkIds(input);
+        const { modelId } = await this.shared.latch.checkIds(input);
+        // One store-log record for the request, like a check group (docs/auth.md).
+        if (conn.log) {
+          const tally = conn.log.group(input.storeId, input.triples.length / 3, undefined, start);
+          for (const e of input.errors.values()) tally.see(e.status, e.code);
+          tally.done(modelId);
+        }
         this.#answer(conn, { id, status: 200, body: checkIdsOut(input) });
       } catch (err) {
-        this.#answer(conn, errorAnswer(id, err, op));
+        this.#answerOne(conn, errorAnswer(id, err, op), 'Check', storeId, start);
       }
     };
     const gate = this.shared.auth ? admit(this.shared.auth, 'Check', conn.authorization, storeId) : undefined;
-    if (gate?.error !== undefined) return this.#answer(conn, errorAnswer(id, gate.error, 'Check'));
-    if (gate?.pending) return void gate.pending.then(run, (err: unknown) => this.#answer(conn, errorAnswer(id, err, 'Check')));
+    if (gate?.error !== undefined) return this.#answerOne(conn, errorAnswer(id, gate.error, 'Check'), 'Check', storeId, start);
+    if (gate?.pending) return void gate.pending.then(run, (err: unknown) => this.#answerOne(conn, errorAnswer(id, err, 'Check'), 'Check', storeId, start));
     void run();
   }
 
