@@ -1,6 +1,8 @@
 // The authenticator on its own (no HTTP): every attack row, the scope table, the four modes,
 // the oidc JWKS failure (a real JWKS server that is down) and the configuration refusals.
 
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAuth, type AuthService } from '../../src/api/auth/service.js';
 import { OPERATIONS, type Operation } from '../../src/api/auth/operations.js';
@@ -161,6 +163,22 @@ describe('configuration refusals', () => {
     await refuses({ mode: 'client-credentials', audience: AUDIENCE }, undefined, /needs an issuer/);
     await refuses({ mode: 'client-credentials', issuer: ISSUER }, undefined, /needs an audience/);
   });
+  it('the latch serve process refuses to start (exit 2) without issuer or audience', async () => {
+    const entry = fileURLToPath(new URL('../cli/latch-entry.ts', import.meta.url));
+    const serve = (...flags: string[]) => new Promise<{ code: number | null; err: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', entry, 'serve', '--datastore', 'memory', '--port', '0', ...flags], { timeout: 30_000 }, (error, _out, err) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, err });
+      });
+    });
+    const runs = await Promise.all([
+      serve('--auth-mode', 'oidc', '--auth-audience', AUDIENCE),
+      serve('--auth-mode', 'oidc', '--auth-issuer', ISSUER),
+      serve('--auth-mode', 'client-credentials', '--auth-audience', AUDIENCE),
+      serve('--auth-mode', 'client-credentials', '--auth-issuer', ISSUER),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
+    expect(runs.map((r) => /needs an (issuer|audience)/.exec(r.err)?.[0])).toEqual(['needs an issuer', 'needs an audience', 'needs an issuer', 'needs an audience']);
+  }, 60_000);
   it('none on a non-loopback address unless forced', async () => {
     await refuses({ mode: 'none' }, '0.0.0.0', /loopback/);
     const forced = await openAuth({ config: { mode: 'none', allowNonLoopback: true, logRetentionDays: 0 }, host: '0.0.0.0' });
