@@ -2,6 +2,7 @@
 // every request after the first with a token) vs cold (jose ES256 verification). Checks its own
 // answers: every call must admit the right client. Quick run: `npx tsx bench/auth/verify.ts`.
 
+import { loadavg } from 'node:os';
 import { openAuth } from '../../src/api/auth/service.js';
 import { admit } from '../../src/api/auth/gate.js';
 
@@ -57,7 +58,9 @@ async function main(): Promise<void> {
   const admitUs = Number(process.hrtime.bigint() - t) / 1000 / WARM;
 
   const out = {
+    date: new Date().toISOString(),
     node: process.version,
+    load_average_1_5_15: loadavg().map((l) => +l.toFixed(2)),
     cold_jose_es256_us: +coldUs.toFixed(2),
     warm_cache_hit_us: +warmUs.toFixed(3),
     warm_admission_with_rate_limit_us: +admitUs.toFixed(3),
