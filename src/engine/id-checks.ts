@@ -162,7 +162,7 @@ function slowCheck(checker: Checker, snap: IndexSnapshot, model: CompiledModel, 
   } catch (err) {
     return { error: toAppError(err) };
   }
-  return checker.checkInline(snap, model, { ...key, contextualTuples: EMPTY, context }, deadline);
+  return checker.checkInline(snap, model, { object: key.object, relation: key.relation, user: key.user, contextualTuples: EMPTY, context }, deadline);
 }
 
 /** `deadline` (`Date.now()` ms, D8): checks it cuts short answer throttled_timeout_error. */

@@ -18,7 +18,14 @@ export class ModelCache {
   constructor(private readonly storage: Storage) {}
 
   /** The model `modelId` of the store, or its latest when `modelId` is empty; throws 2001 / 2020. */
-  async resolve(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
+  resolve(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
+    // The common case, a compiled model at hand, without async frames (hot path of every query).
+    const id = modelId || this.latest.get(storeId);
+    const hit = id ? this.compiled.get(`${storeId}/${id}`) : undefined;
+    return hit ? Promise.resolve(hit) : this.load(storeId, modelId);
+  }
+
+  private async load(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
     if (modelId) return this.byId(storeId, modelId);
     const known = this.latest.get(storeId);
     if (known) return this.byId(storeId, known);

@@ -191,7 +191,8 @@ export class LatchService implements Latch {
 
   async check(input: CheckInput): Promise<CheckResult> {
     this.contextualLimit(input.contextualTuples.length);
-    await this.knownStore(input.storeId);
+    // knownStore inlined: one async frame less on the hottest call.
+    if (!this.indexes.has(input.storeId)) await this.getStore(input.storeId);
     return this.queries.check(input);
   }
 

@@ -1,0 +1,39 @@
+// The Check result cache: bounded, answers what was stored, and evicts with a second chance for
+// entries hit since they were last considered.
+import { describe, expect, test } from 'vitest';
+import { ResultCache } from '../../src/engine/result-cache.js';
+
+describe('ResultCache', () => {
+  test('stores both answers; a miss is undefined; hits and misses are counted', () => {
+    const c = new ResultCache(10);
+    c.set('a', true);
+    c.set('b', false);
+    expect([c.get('a'), c.get('b'), c.get('z')]).toEqual([true, false, undefined]);
+    expect([c.hits, c.misses]).toEqual([2, 1]);
+  });
+
+  test('full: the oldest entry not hit since is evicted; a hit entry survives once', () => {
+    const c = new ResultCache(3);
+    c.set('a', true);
+    c.set('b', false);
+    c.set('c', true);
+    expect(c.get('a')).toBe(true);
+    c.set('d', false); // a had a hit: it moves back unflagged, b goes
+    expect(c.size).toBe(3);
+    expect([c.get('b'), c.get('a'), c.get('c'), c.get('d')]).toEqual([undefined, true, true, false]);
+    c.set('e', true); // every entry was hit: one full pass clears the flags, then the oldest goes
+    expect(c.size).toBe(3);
+    expect([c.get('a'), c.get('c'), c.get('d'), c.get('e')].filter((v) => v === undefined)).toHaveLength(1);
+  });
+
+  test('re-setting a present key never evicts; capacity 0 stores nothing', () => {
+    const c = new ResultCache(2);
+    c.set('a', true);
+    c.set('b', true);
+    c.set('a', false);
+    expect([c.get('a'), c.get('b'), c.size]).toEqual([false, true, 2]);
+    const off = new ResultCache(0);
+    off.set('a', true);
+    expect(off.get('a')).toBeUndefined();
+  });
+});
