@@ -229,11 +229,14 @@ export function compare(w: World, q: Query): string | undefined {
       if (bad) return bad;
     }
     // The service's walk over the compact index, confirmed by the walker (where exact) and by the reference.
-    for (const confirm of [undefined, 'reference'] as const) {
-      const what = `ListObjects on the index (${confirm ?? 'auto'} confirm)(${q.user}, ${q.relation}, ${q.type})`;
+    // The walk alone where it is exact (union-only relations, no contextual tuples), else confirmed
+    // by the walker (where exact) or the reference; and every candidate confirmed.
+    const variants = [{}, { confirm: 'reference' as const }, { confirmAll: true }];
+    for (const v of variants) {
+      const what = `ListObjects on the index (${JSON.stringify(v)})(${q.user}, ${q.relation}, ${q.type})`;
       let onIndex: string[];
       try {
-        const walk = openObjectWalk({ snapshot: indexOf(w.tuples), model: w.model, contextual: w.contextual, context: q.context, resolveDepth: w.depth, deadline: Date.now() + 60_000, confirm }, q);
+        const walk = openObjectWalk({ snapshot: indexOf(w.tuples), model: w.model, contextual: w.contextual, context: q.context, resolveDepth: w.depth, deadline: Date.now() + 60_000, ...v }, q);
         onIndex = [...walk];
       } catch (e) {
         if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) {

@@ -77,9 +77,9 @@ function reference(model: CompiledModel, live: readonly TupleKey[], contextual: 
   }
 }
 
-function onIndex(snapshot: IndexSnapshot, contextual: TupleKey[], context: JsonObject | undefined, q: { type: string; relation: string; user: string }, confirm?: 'walker' | 'reference'): Answer {
+function onIndex(snapshot: IndexSnapshot, contextual: TupleKey[], context: JsonObject | undefined, q: { type: string; relation: string; user: string }, confirm?: 'walker' | 'reference', confirmAll?: boolean): Answer {
   try {
-    const walk = openObjectWalk({ snapshot, model: m, contextual, context, resolveDepth: 25, deadline: Date.now() + 60_000, confirm }, q);
+    const walk = openObjectWalk({ snapshot, model: m, contextual, context, resolveDepth: 25, deadline: Date.now() + 60_000, confirm, confirmAll }, q);
     const got = [...walk];
     expect(new Set(got).size).toBe(got.length);
     return got.sort();
@@ -128,7 +128,9 @@ describe('ListObjects on the index', () => {
         const q = { type, relation, user };
         const want = reference(m, [...live.values()], contextual, context, q);
         for (const confirm of [undefined, 'walker', 'reference'] as const) {
-          expect(onIndex(snapshot, contextual, context, q, confirm), `${JSON.stringify({ q, contextual, context, confirm })}`).toEqual(want);
+          for (const confirmAll of [false, true]) {
+            expect(onIndex(snapshot, contextual, context, q, confirm, confirmAll), `${JSON.stringify({ q, contextual, context, confirm, confirmAll })}`).toEqual(want);
+          }
         }
         compared++;
         if (want === 'error') errors++;

@@ -21,7 +21,7 @@ import type { IndexSnapshot } from '../../index/store-index.js';
 import { u32 } from '../../index/memory.js';
 import type { TupleEntry } from '../../index/types.js';
 import { isValidAtRead } from '../../model/tuple-validation.js';
-import type { CompiledModel } from '../../model/types.js';
+import type { CompiledModel, Rewrite } from '../../model/types.js';
 import { Checker, TRUE } from './check.js';
 import { RequestState, type TupleOutcome } from './context.js';
 import { positiveLeaves, relevantRelations } from './graph.js';
@@ -55,6 +55,8 @@ export interface IndexedListInput {
   readonly deadline: number;
   readonly ids: NodeIds;
   readonly confirmer: Confirmer;
+  /** Confirm every candidate even where the walk alone is exact (benchmarks and tests). */
+  readonly confirmAll?: boolean | undefined;
 }
 
 export interface ListQuery {
@@ -131,6 +133,8 @@ interface CtxRec {
   readonly tuple: TupleKey;
 }
 
+const NO_CTX: readonly CtxRec[] = [];
+
 /** Visited (node, relation) pairs: a Set while small, a bitset per relation once large. */
 class Seen {
   private readonly small = new Map<number, Set<number>>();
@@ -180,6 +184,9 @@ class Walk {
   private readonly targetType: number;
   private readonly targetRel: number;
   private visits = 0;
+  private readonly relevantKeys: ReadonlySet<string>;
+  /** False when the walk alone decides (see `unionOnly`): targets are yielded without a Check. */
+  private readonly confirm: boolean;
   stopped = false;
   error: AppError | undefined;
 
@@ -190,12 +197,14 @@ class Walk {
     this.snap = inp.snapshot;
     this.graph = idGraph(inp.model, inp.snapshot);
     const names = this.snap.dict.names;
-    for (const key of relevantRelations(inp.model, q.type, q.relation)) {
+    this.relevantKeys = relevantRelations(inp.model, q.type, q.relation);
+    for (const key of this.relevantKeys) {
       const hash = key.indexOf('#');
       const t = names.get(key.slice(0, hash));
       const r = names.get(key.slice(hash + 1));
       if (t !== undefined && r !== undefined) this.relevant.add(rk(t, r));
     }
+    this.confirm = inp.confirmAll === true || inp.contextual.length > 0 || !unionOnly(inp.model, this.relevantKeys);
     this.targetType = names.get(q.type) ?? -1;
     this.targetRel = names.get(q.relation) ?? -1;
     this.state = new RequestState({
@@ -243,13 +252,22 @@ class Walk {
       const rel = this.qRel[i] ?? 0;
       const depth = this.qDepth[i] ?? 0;
       const t = this.typeOf(obj);
-      yield* this.follow(this.graph.direct.get(kk(t, FORM_USERSET + rel)), obj, rel + 1, depth);
-      for (const r of this.graph.computed.get(rk(t, rel)) ?? []) {
-        if (this.stopped) return;
-        if (this.relevant.has(rk(r.type, r.rel)) && this.visit(obj, r.rel, depth + 1)) yield this.inp.ids.str(obj);
+      // Most expanded nodes (the targets themselves) have no outgoing edge: test before creating
+      // a generator per node (a million of them are a visible GC cost).
+      const refs = this.graph.direct.get(kk(t, FORM_USERSET + rel));
+      if (refs !== undefined) yield* this.follow(refs, obj, rel + 1, depth);
+      const computed = this.graph.computed.get(rk(t, rel));
+      if (computed !== undefined) {
+        for (const r of computed) {
+          if (this.stopped) return;
+          if (this.relevant.has(rk(r.type, r.rel)) && this.visit(obj, r.rel, depth + 1)) yield this.inp.ids.str(obj);
+        }
       }
-      for (const e of this.graph.ttu.get(rk(t, rel)) ?? []) {
-        if (this.relevant.has(rk(e.type, e.rel))) yield* this.scan(e.type, e.tupleset, obj, 0, e.rel, depth + 1);
+      const ttu = this.graph.ttu.get(rk(t, rel));
+      if (ttu !== undefined) {
+        for (const e of ttu) {
+          if (this.relevant.has(rk(e.type, e.rel))) yield* this.scan(e.type, e.tupleset, obj, 0, e.rel, depth + 1);
+        }
       }
     }
     if (this.error && !this.stopped) throw this.error;
@@ -268,7 +286,7 @@ class Walk {
    */
   private *scan(objType: number, rel: number, subj: number, sr: number, into: number, depth: number): Generator<string, void> {
     const ids = this.inp.ids;
-    for (const c of this.ctxBySubject.get(subj) ?? []) {
+    for (const c of this.ctxBySubject.get(subj) ?? NO_CTX) {
       if (this.stopped) return;
       if (c.rel !== rel || c.sr !== sr || this.typeOf(c.obj) !== objType) continue;
       if (!this.state.isValid(c.tuple) || !this.met(this.state.condition(c.tuple))) continue;
@@ -334,18 +352,36 @@ class Walk {
     return c;
   }
 
+  private readonly expandableMemo = new Map<number, boolean>();
+
+  /** Whether `type#rel` has any reverse edge (a node without one is never queued for expansion). */
+  private expandable(type: number, rel: number): boolean {
+    const k = rk(type, rel);
+    let v = this.expandableMemo.get(k);
+    if (v === undefined) {
+      const g = this.graph;
+      v = g.direct.has(kk(type, FORM_USERSET + rel)) || g.computed.has(k) || g.ttu.has(k);
+      this.expandableMemo.set(k, v);
+    }
+    return v;
+  }
+
   /** Marks and queues (obj, rel); confirms it when it is a target. True when it is to be yielded. */
   private visit(obj: number, rel: number, depth: number): boolean {
     if (!this.seen.mark(obj, rel)) return false;
     if (depth >= this.inp.resolveDepth) throw fail.tooComplex();
-    this.qObj.push(obj);
-    this.qRel.push(rel);
-    this.qDepth.push(depth);
+    const type = this.typeOf(obj);
+    if (this.expandable(type, rel)) {
+      this.qObj.push(obj);
+      this.qRel.push(rel);
+      this.qDepth.push(depth);
+    }
     if ((++this.visits & 255) === 0 && Date.now() > this.inp.deadline) {
       this.stopped = true;
       return false;
     }
-    if (rel !== this.targetRel || this.typeOf(obj) !== this.targetType) return false;
+    if (rel !== this.targetRel || type !== this.targetType) return false;
+    if (!this.confirm) return true;
     const out = this.inp.confirmer.confirm(obj, rel);
     if (out === 'stop') {
       this.stopped = true;
@@ -357,6 +393,25 @@ class Walk {
     }
     return out;
   }
+}
+
+/**
+ * Whether every relation that can flow into the query is a union of direct types, computed
+ * usersets and tuple-to-usersets (no `and`, no `but not`). Then a target the walk reaches is
+ * reached along a simple path of valid tuples whose conditions are met, fewer hops than the depth
+ * limit: Check follows that same path (its ancestors are the path's nodes, so no cycle cuts it;
+ * memoised results are path-independent) and unions make it TRUE whatever else errs. Confirming
+ * would only repeat the walk. Not with contextual tuples: a contextual copy of a key hides the
+ * stored copy in Check's exact lookup (§5.8), which the walk does not model.
+ */
+function unionOnly(model: CompiledModel, relevant: ReadonlySet<string>): boolean {
+  const plain = (rw: Rewrite): boolean => rw.kind === 'this' || rw.kind === 'computed' || rw.kind === 'ttu' || (rw.kind === 'union' && rw.children.every(plain));
+  for (const key of relevant) {
+    const hash = key.indexOf('#');
+    const rel = model.types.get(key.slice(0, hash))?.relations.get(key.slice(hash + 1));
+    if (rel && !plain(rel.rewrite)) return false;
+  }
+  return true;
 }
 
 /** Validity within one scan: constant per condition binding (object and subject ids do not matter). */

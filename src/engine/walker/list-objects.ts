@@ -21,6 +21,8 @@ export interface ObjectWalkInput {
   readonly deadline: number;
   /** 'walker' / 'reference' force a confirmer (benchmarks and tests); default: the exact fastest. */
   readonly confirm?: 'walker' | 'reference' | undefined;
+  /** Confirm every candidate even where the walk alone is exact (benchmarks and tests). */
+  readonly confirmAll?: boolean | undefined;
 }
 
 /** The lazy, deduplicated walk of confirmed objects (see listObjectsOnIndex for its contract). */
