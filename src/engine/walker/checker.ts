@@ -327,7 +327,8 @@ export function createChecker(opts: CheckerOptions): Checker {
   return {
     checkInline(s, m, it, deadline = Infinity) {
       if (deadline === Infinity) return runInline(s, m, it);
-      if (Date.now() > deadline) return { error: overDeadline() };
+      // No clock read here (≈ 70 ns, 10% of a direct check): the deadline bounds the walk, and
+      // the walker reads the clock itself once a walk is long enough to matter.
       setDeadline(deadline);
       try {
         return timed(runInline(s, m, it), deadline);
