@@ -7,6 +7,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +35,36 @@ const MODEL = {
   ],
 };
 const USERS = 100;
+/** Interleaved bare/latch rounds of the JSON maximum. */
+const ROUNDS = Number(process.env.LATCH_BENCH_ROUNDS ?? 5);
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+/** user + system CPU ticks of a process (/proc/<pid>/stat fields 14 and 15). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Runs `load` and returns its result with the server's CPU µs per request meanwhile. */
+async function cpuPerRequest(proc: ChildProcess, load: () => Promise<WrkRun>): Promise<{ run: WrkRun; us: number }> {
+  const pid = proc.pid as number;
+  const t0 = cpuTicks(pid);
+  const run = await load();
+  return { run, us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests };
+}
+
+/** Kernel clock ticks per second (USER_HZ; 100 on Linux). */
+const CLOCK_TICKS = 100;
+
 /** Checks per check-ids request and requests kept in flight on the channel. */
-const CHANNEL_BATCH = Number(process.env.LATCH_BENCH_BATCH ?? 16_384);
+const CHANNEL_BATCH = Number(process.env.LATCH_BENCH_BATCH ?? 8192);
 const CHANNEL_FRAMES = Number(process.env.LATCH_BENCH_FRAMES ?? 4);
 const DOCS = 1000;
 
@@ -76,6 +105,8 @@ interface WrkRun {
   readonly p50: number;
   readonly p99: number;
   readonly non2xx: number;
+  /** Requests completed in the run. */
+  readonly requests: number;
 }
 
 function ms(value: string, unit: string): number {
@@ -91,7 +122,8 @@ async function wrk(url: string, body: string, seconds: number, connections: numb
     return m ? ms(m[1] as string, m[2] as string) : NaN;
   };
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-  return { rps, p50: p('50'), p99: p('99'), non2xx };
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
+  return { rps, p50: p('50'), p99: p('99'), non2xx, requests };
 }
 
 /**
@@ -130,22 +162,41 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const store = await setup(base);
     const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
     const path_ = `/stores/${store}/check`;
-    await wrk(`http://127.0.0.1:${bare.port}${path_}`, body, 1, connections); // warm-up
+    const bareUrl = `http://127.0.0.1:${bare.port}${path_}`;
+    await wrk(bareUrl, body, 1, connections); // warm-up
     await wrk(base + path_, body, 1, connections);
-    const bareMax = await wrk(`http://127.0.0.1:${bare.port}${path_}`, body, seconds, connections);
-    const latchMax = await wrk(base + path_, body, seconds, connections);
-    if (latchMax.non2xx > 0) throw new Error(`${latchMax.non2xx} non-2xx answers from latch`);
+    // Interleaved rounds (bare, latch, bare, latch, …): a change of machine load hits both alike;
+    // the ratio is the median of the rounds' ratios. CPU time per request (user + system, from
+    // /proc) is reported too: it moves much less with the load of other processes than req/s.
+    const rounds: { bare: WrkRun; latch: WrkRun; bareCpu: number; latchCpu: number }[] = [];
+    const per = Math.max(1, Math.round(seconds / 2));
+    for (let r = 0; r < ROUNDS; r++) {
+      const b = await cpuPerRequest(bare.proc, () => wrk(bareUrl, body, per, connections));
+      const l = await cpuPerRequest(latch.proc, () => wrk(base + path_, body, per, connections));
+      if (l.run.non2xx > 0) throw new Error(`${l.run.non2xx} non-2xx answers from latch`);
+      rounds.push({ bare: b.run, latch: l.run, bareCpu: b.us, latchCpu: l.us });
+    }
+    const ratio = median(rounds.map((r) => r.latch.rps / r.bare.rps));
+    const bareRps = median(rounds.map((r) => r.bare.rps));
+    const latchRps = median(rounds.map((r) => r.latch.rps));
+    const bareCpu = median(rounds.map((r) => r.bareCpu));
+    const latchCpu = median(rounds.map((r) => r.latchCpu));
+    const latchP99 = median(rounds.map((r) => r.latch.p99));
+    const latchP50 = median(rounds.map((r) => r.latch.p50));
     // Hold half of the maximum: each connection sends one request per (1 ms delay + latency).
-    const half = latchMax.rps / 2;
-    const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchMax.p50 / 2)));
+    const half = latchRps / 2;
+    const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchP50 / 2)));
     const latchHalf = await wrk(base + path_, body, seconds, halfConnections, 1);
     const msgpack = await channel(latch.port, store, seconds, CHANNEL_BATCH, CHANNEL_FRAMES, false);
     const msgpackKeys = await channel(latch.port, store, seconds, CHANNEL_BATCH, CHANNEL_FRAMES, true);
     return [
-      { scenario: 'http.check.bare-uws', metric: 'throughput', value: Math.round(bareMax.rps), unit: 'req/s' },
-      { scenario: 'http.check.json', metric: 'throughput', value: Math.round(latchMax.rps), unit: 'req/s' },
-      { scenario: 'http.check.json', metric: 'ratio-to-bare-uws', value: Number((latchMax.rps / bareMax.rps).toFixed(3)), unit: 'ratio' },
-      { scenario: 'http.check.json', metric: 'p99-at-max', value: latchMax.p99, unit: 'ms' },
+      { scenario: 'http.check.bare-uws', metric: 'throughput', value: Math.round(bareRps), unit: 'req/s' },
+      { scenario: 'http.check.bare-uws', metric: 'cpu-per-request', value: round1(bareCpu), unit: 'us' },
+      { scenario: 'http.check.json', metric: 'throughput', value: Math.round(latchRps), unit: 'req/s' },
+      { scenario: 'http.check.json', metric: 'ratio-to-bare-uws', value: Number(ratio.toFixed(3)), unit: 'ratio' },
+      { scenario: 'http.check.json', metric: 'cpu-ratio-to-bare-uws', value: Number((bareCpu / latchCpu).toFixed(3)), unit: 'ratio' },
+      { scenario: 'http.check.json', metric: 'cpu-per-request', value: round1(latchCpu), unit: 'us' },
+      { scenario: 'http.check.json', metric: 'p99-at-max', value: latchP99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
       { scenario: 'msgpack.channel.check-ids', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
