@@ -219,11 +219,12 @@ describe('streamed ListObjects', () => {
   it('unpins when the deadline passes while the consumer is stalled, and then ends', async () => {
     const ix = build(5_000);
     const snapshot = ix.snapshot();
-    const deadline = Date.now() + 100;
+    walkOf(snapshot, Date.now() + 60_000).next(); // warm (program, walker instance): the first item must come before the deadline
+    const deadline = Date.now() + 300;
     const it = streamWalk(walkOf(snapshot, deadline), snapshot, deadline)[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
     expect(snapshot.pinCount).toBe(1);
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 600));
     expect(snapshot.pinCount).toBe(0);
     expect((await it.next()).done).toBe(true);
     expect(snapshot.pinCount).toBe(0);
