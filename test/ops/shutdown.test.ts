@@ -66,4 +66,23 @@ describe('graceful shutdown', () => {
     // Refusing requests while draining is expected, not a failure worth an error line.
     expect(first.stderr()).not.toContain('"level":"error"');
   }, 60_000);
+
+  it('a request that never finishes does not hold shutdown past --shutdown-timeout', async () => {
+    const p = await startLatch(['--datastore', 'memory', '--shutdown-timeout', '1000']);
+    // A body that never ends: the request stays in flight until the server gives up on it.
+    const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode('{"name":')) });
+    const stuck = fetch(`${p.base}/stores`, { method: 'POST', body, duplex: 'half' } as RequestInit).then(
+      (r) => r.status,
+      () => 'cut off',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    p.proc.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+    const took = Date.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(900);
+    expect(took).toBeLessThan(5000);
+    expect(p.stderr()).toMatch(/"msg":"shutting down"[^\n]*"in_flight":1/);
+    expect(await stuck).toBe('cut off');
+  }, 30_000);
 });
