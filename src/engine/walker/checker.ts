@@ -237,7 +237,14 @@ export class WalkerSession implements Confirmer {
   }
 
   confirm(obj: number, rel: number): Confirmation {
-    const status = this.walker.checkIds(this, obj, rel);
+    // The list's deadline bounds each confirming walk too (past it the walker gives up: 'stop').
+    setDeadline(this.deadline);
+    let status: number;
+    try {
+      status = this.walker.checkIds(this, obj, rel);
+    } finally {
+      setDeadline(Infinity);
+    }
     if (status === R_TRUE) return true;
     if (status < R_ERR_COND) return false;
     if (status === R_ERR_DEPTH) throw fail.tooComplex();
