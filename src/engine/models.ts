@@ -14,35 +14,45 @@ const MAX_CACHED = 1024;
 export class ModelCache {
   private readonly compiled = new Map<string, CompiledModel>();
   private readonly latest = new Map<string, string>();
+  /** The latest model of a store, compiled: one lookup on the hot path (no key string to build). */
+  private readonly latestCompiled = new Map<string, CompiledModel>();
 
   constructor(private readonly storage: Storage) {}
 
   /** The model `modelId` of the store, or its latest when `modelId` is empty; throws 2001 / 2020. */
   resolve(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
     // The common case, a compiled model at hand, without async frames (hot path of every query).
-    const id = modelId || this.latest.get(storeId);
-    const hit = id ? this.compiled.get(`${storeId}/${id}`) : undefined;
+    const hit = modelId ? this.compiled.get(`${storeId}/${modelId}`) : this.latestCompiled.get(storeId);
     return hit ? Promise.resolve(hit) : this.load(storeId, modelId);
   }
 
   private async load(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
     if (modelId) return this.byId(storeId, modelId);
     const known = this.latest.get(storeId);
-    if (known) return this.byId(storeId, known);
-    const model = await this.storage.latestModel(storeId);
-    if (!model) throw fail.latestModelNotFound(storeId);
-    this.latest.set(storeId, model.id);
-    return this.remember(storeId, model);
+    let compiled: CompiledModel;
+    if (known) compiled = await this.byId(storeId, known);
+    else {
+      const model = await this.storage.latestModel(storeId);
+      if (!model) throw fail.latestModelNotFound(storeId);
+      this.latest.set(storeId, model.id);
+      compiled = this.remember(storeId, model);
+    }
+    // A model written meanwhile is the latest now: record this one only if it still is.
+    if (this.latest.get(storeId) === compiled.id) this.latestCompiled.set(storeId, compiled);
+    return compiled;
   }
 
   /** Records a freshly written model as the store's latest and returns it compiled. */
   noteWritten(storeId: string, model: AuthorizationModel): CompiledModel {
     this.latest.set(storeId, model.id);
-    return this.remember(storeId, model);
+    const compiled = this.remember(storeId, model);
+    this.latestCompiled.set(storeId, compiled);
+    return compiled;
   }
 
   forgetStore(storeId: string): void {
     this.latest.delete(storeId);
+    this.latestCompiled.delete(storeId);
     for (const key of this.compiled.keys()) if (key.startsWith(`${storeId}/`)) this.compiled.delete(key);
   }
 
