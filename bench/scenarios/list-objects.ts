@@ -26,7 +26,7 @@ function take(walk: Generator<string, void>, max: number): string[] {
 
 export const listObjects1M: Scenario = {
   name: 'list-objects',
-  description: 'ListObjects with 1M reachable objects: indexed walk (walker / reference confirm) vs the TupleView evaluator',
+  description: 'ListObjects with 1M reachable objects: service path, walker / reference confirmation of every candidate, the TupleView evaluator',
   async run(opts) {
     const n = opts.quick ? 100_000 : 1_000_000;
     const model = compile('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n');
