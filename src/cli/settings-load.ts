@@ -145,6 +145,7 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
     listObjectsDeadlineMs: r.int('list-objects-deadline'),
     listUsersMaxResults: r.int('list-users-max-results'),
     listUsersDeadlineMs: r.int('list-users-deadline'),
+    checkDeadlineMs: r.int('check-deadline'),
     maxContextualTuples: r.int('max-contextual-tuples'),
     maxTuplesPerWrite: r.int('max-tuples-per-write'),
     workers: r.int('workers'),
