@@ -15,6 +15,8 @@ import { P, byteLength, consistency, isObj, list, modelId, optMessage, storeId, 
 
 /** Strings one connection may declare (memory bound: ~100 B each plus the engine's caches). */
 export const MAX_DICTIONARY_STRINGS = 1_000_000;
+/** UTF-16 code units one connection may declare in all (≈ 2 bytes each in memory): 32 Mi, 64 MiB. */
+export const MAX_DICTIONARY_UNITS = 32 * 1024 * 1024;
 /** Strings per define-strings request. */
 export const MAX_DEFINE = 65_536;
 /** Longest declarable string in UTF-8 bytes: the longest field a check names (user, 512). */
@@ -32,6 +34,7 @@ const INVALID = 2;
  */
 export class Dictionary implements StringTable {
   readonly strings: string[] = [];
+  #units = 0;
   #user = new Uint8Array(0);
   #relation = new Uint8Array(0);
   #object = new Uint8Array(0);
@@ -47,10 +50,16 @@ export class Dictionary implements StringTable {
     if (this.strings.length + items.length > MAX_DICTIONARY_STRINGS) {
       throw new AppError('validation_error', `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_STRINGS} strings`);
     }
+    let units = this.#units;
     for (const s of items) {
       if (typeof s !== 'string') throw typeError('strings', 'string', s);
       if (byteLength(s) > MAX_STRING_BYTES) throw new AppError('validation_error', `invalid DefineStrings.Strings: a string is longer than ${MAX_STRING_BYTES} bytes`);
+      units += s.length;
     }
+    if (units > MAX_DICTIONARY_UNITS) {
+      throw new AppError('validation_error', `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_UNITS} UTF-16 code units of strings`);
+    }
+    this.#units = units;
     for (const s of items) this.strings.push(s as string);
     if (this.#user.length < this.strings.length) {
       const cap = Math.max(this.strings.length, this.#user.length * 2, 256);

@@ -6,17 +6,20 @@
 export const MAX_DICTIONARY_STRINGS = 1_000_000;
 export const MAX_DEFINE = 65_536;
 export const MAX_STRING_BYTES = 512;
+export const MAX_DICTIONARY_UNITS = 32 * 1024 * 1024;
 
 export class ClientDictionary {
   readonly #ids = new Map<string, number>();
   #unsent: string[] = [];
   #sent = 0;
+  #units = 0;
 
   /** The id of `s` (declared with the next frame if new), or -1 when `s` cannot be declared. */
   id(s: string): number {
     const known = this.#ids.get(s);
     if (known !== undefined) return known;
-    if (this.#ids.size >= MAX_DICTIONARY_STRINGS || !this.#declarable(s)) return -1;
+    if (this.#ids.size >= MAX_DICTIONARY_STRINGS || this.#units + s.length > MAX_DICTIONARY_UNITS || !this.#declarable(s)) return -1;
+    this.#units += s.length;
     const id = this.#ids.size;
     this.#ids.set(s, id);
     this.#unsent.push(s);
@@ -25,7 +28,8 @@ export class ClientDictionary {
 
   /** Whether the strings of a check can all have ids (so the check can go as ids). */
   fits(a: string, b: string, c: string): boolean {
-    return this.#ids.size + 3 <= MAX_DICTIONARY_STRINGS && this.#declarable(a) && this.#declarable(b) && this.#declarable(c);
+    return this.#ids.size + 3 <= MAX_DICTIONARY_STRINGS && this.#units + a.length + b.length + c.length <= MAX_DICTIONARY_UNITS
+      && this.#declarable(a) && this.#declarable(b) && this.#declarable(c);
   }
 
   #declarable(s: string): boolean {
