@@ -92,6 +92,17 @@ export class SortedRecords {
     this.length = 0;
   }
 
+  /** Replaces the content with `words` (records already sorted and unique per key). */
+  fill(words: Uint32Array): void {
+    const n = words.length >>> 2;
+    if (n * 16 > this.store.size) {
+      this.store.drop();
+      this.store = new Region(Math.max(64, n) * 16, false);
+    }
+    u32().set(words, this.at);
+    this.length = n;
+  }
+
   /** A JS copy of the records (merges read it before their first yield). */
   records(): Generator<Rec> {
     return recordsOf(u32().slice(this.at, this.at + this.length * 4));
@@ -183,6 +194,46 @@ export class Overlay {
     } else {
       this.adds.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: c.meta });
     }
+  }
+
+  /**
+   * The same state as `apply` of each change in order, computed at once for an empty overlay (a
+   * cold load's change-log tail): per key, the last change decides whether it is added (with that
+   * change's meta), and a key any change deleted is masked in the base if the base holds it.
+   */
+  applyAll(changes: readonly Change[]): void {
+    if (this.size > 0 || changes.length < 64) {
+      for (const c of changes) this.apply(c);
+      return;
+    }
+    for (const c of changes) this.log.push(c); // not push(...changes): a long tail overflows the stack
+    const order = Array.from({ length: changes.length }, (_, i) => i);
+    const at = (i: number): Change => changes[i] as Change;
+    order.sort((a, b) => {
+      const x = at(a);
+      const y = at(b);
+      return x.obj - y.obj || x.rel - y.rel || (x.meta & SR_MASK) - (y.meta & SR_MASK) || x.subj - y.subj || a - b;
+    });
+    const adds: number[] = [];
+    const dels: number[] = [];
+    for (let i = 0; i < order.length; ) {
+      const first = at(order[i] as number);
+      const sr = first.meta & SR_MASK;
+      let j = i;
+      let deleted = false;
+      let lastChange = first;
+      for (; j < order.length; j++) {
+        const c = at(order[j] as number);
+        if (c.obj !== first.obj || c.rel !== first.rel || (c.meta & SR_MASK) !== sr || c.subj !== first.subj) break;
+        if (c.del) deleted = true;
+        lastChange = c;
+      }
+      if (!lastChange.del) adds.push(first.obj, first.rel, first.subj, lastChange.meta);
+      if (deleted && this.base.find(first.obj, first.rel, sr, first.subj) >= 0) dels.push(first.obj, first.rel, first.subj, sr);
+      i = j;
+    }
+    this.adds.fill(Uint32Array.from(adds));
+    this.dels.fill(Uint32Array.from(dels));
   }
 
   /** Restarts over a new base that already contains every change up to `revision`. */

@@ -114,6 +114,46 @@ describe('StoreIndex', () => {
     expect(users(again, 'doc:9', 'viewer')).toEqual(['doc:9#viewer@user:zed']);
     await storage.close();
   });
+
+  it('a long change-log tail (deletes, re-adds, condition changes) loads to the same state as a fresh build', async () => {
+    for (const mergeThreshold of [100_000, 500]) {
+      const storage = await openMemoryStorage();
+      const store = await storage.createStore('s');
+      const live = new Map<string, TupleKey>();
+      const keyOf = (t: TupleKey): string => `${t.object}#${t.relation}@${t.user}`;
+      const random = (i: number): TupleKey => {
+        const r = (i * 2654435761) >>> 0;
+        const obj = `doc:${r % 300}`;
+        const user = r % 7 === 0 ? `group:g${r % 5}#member` : `user:u${(r >>> 8) % 40}`;
+        return r % 11 === 0 && !user.includes('#') ? { object: obj, relation: 'viewer', user, condition: { name: 'c', context: { p: r % 3 } } } : { object: obj, relation: 'viewer', user };
+      };
+      const initial: TupleKey[] = [];
+      for (let i = 0; i < 2000; i++) {
+        const t = random(i);
+        if (!live.has(keyOf(t))) {
+          live.set(keyOf(t), t);
+          initial.push(t);
+        }
+      }
+      await storage.writeTuples(store.id, { writes: initial, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      await (await StoreIndex.load(storage, store.id)).checkpoint(storage, store.id);
+      // 1,500 more writes: deletes of base and tail tuples, re-adds with another condition context.
+      for (let i = 0; i < 1500; i++) {
+        const t = random(7919 * i + 13);
+        const k = keyOf(t);
+        const del = live.has(k);
+        await storage.writeTuples(store.id, { writes: del ? [] : [t], deletes: del ? [live.get(k) as TupleKey] : [], onDuplicate: 'error', onMissing: 'error' });
+        if (del) live.delete(k);
+        else live.set(k, t);
+      }
+      const loaded = (await StoreIndex.load(storage, store.id, { mergeThreshold })).snapshot();
+      const fresh = StoreIndex.build(live.values(), 1).snapshot();
+      for (let d = 0; d < 300; d++) expect(users(loaded, `doc:${d}`, 'viewer'), `doc:${d}`).toEqual(users(fresh, `doc:${d}`, 'viewer'));
+      for (let u = 0; u < 40; u++) expect(objects(loaded, 'doc', 'viewer', `user:u${u}`)).toEqual(objects(fresh, 'doc', 'viewer', `user:u${u}`));
+      expect(loaded.overlay.addCount + loaded.overlay.delCount > 0).toBe(mergeThreshold > 1500);
+      await storage.close();
+    }
+  });
 });
 
 describe('snapshot retirement', () => {
