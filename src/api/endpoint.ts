@@ -58,6 +58,11 @@ export interface Endpoint<I = unknown> {
    * unknown or deleted store (D2), so handlers do not look the store up themselves.
    */
   handle(input: I, ctx: CallContext): Promise<Reply | StreamReply>;
+  /**
+   * Optional: the same operation answered without a promise when the service can (a Check on a
+   * warm store); undefined → the transport calls `handle`. Throws what `handle` rejects with.
+   */
+  handleSync?(input: I, ctx: CallContext): Reply | undefined;
 }
 
 /** Helper that keeps the input type of each endpoint while storing them in one table. */

@@ -36,6 +36,12 @@ const check = endpoint<CheckInput>({
     ctx.modelId = r.modelId;
     return r.allowed ? ALLOWED : DENIED;
   },
+  handleSync(input, ctx) {
+    const r = ctx.latch.checkSync?.(input);
+    if (r === undefined) return undefined;
+    ctx.modelId = r.modelId;
+    return r.allowed ? ALLOWED : DENIED;
+  },
 });
 
 function batchItem(v: unknown): BatchCheckItem {

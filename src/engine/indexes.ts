@@ -17,6 +17,11 @@ export class Indexes {
     return this.loaded.has(storeId);
   }
 
+  /** The store's index if it is loaded (no load started): the synchronous query path. */
+  peek(storeId: string): StoreIndex | undefined {
+    return this.loaded.get(storeId);
+  }
+
   /** The store's index, loading it on first use; concurrent callers share one load. */
   get(storeId: string): Promise<StoreIndex> {
     const hit = this.loaded.get(storeId);

@@ -26,6 +26,11 @@ export class ModelCache {
     return hit ? Promise.resolve(hit) : this.load(storeId, modelId);
   }
 
+  /** The compiled model if it is at hand (nothing loaded or compiled): the synchronous query path. */
+  peek(storeId: string, modelId: string | undefined): CompiledModel | undefined {
+    return modelId ? this.compiled.get(`${storeId}/${modelId}`) : this.latestCompiled.get(storeId);
+  }
+
   private async load(storeId: string, modelId: string | undefined): Promise<CompiledModel> {
     if (modelId) return this.byId(storeId, modelId);
     const known = this.latest.get(storeId);

@@ -64,7 +64,20 @@ export class Queries {
   async check(input: CheckInput): Promise<CheckResult> {
     const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
-    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    return this.checkOn(model, (await this.indexes.get(input.storeId)).snapshot(), input, deadline);
+  }
+
+  /**
+   * Check without a promise when the model and the store's index are already at hand (the warm
+   * case); undefined when either would have to be loaded. Same answers and errors as `check`.
+   */
+  checkSync(input: CheckInput): CheckResult | undefined {
+    const model = this.models.peek(input.storeId, input.modelId);
+    const index = model && this.indexes.peek(input.storeId);
+    return index ? this.checkOn(model, index.snapshot(), input, Date.now() + this.config.checkDeadlineMs) : undefined;
+  }
+
+  private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number): CheckResult {
     const k = input.tupleKey;
     // A hit skips validation: only keys that passed it for this model are ever cached (and a
     // cacheable request has no context or contextual tuples to validate).

@@ -196,6 +196,12 @@ export class LatchService implements Latch {
     return this.queries.check(input);
   }
 
+  /** Check answered synchronously on a warm store and model; undefined → call `check`. */
+  checkSync(input: CheckInput): CheckResult | undefined {
+    this.contextualLimit(input.contextualTuples.length);
+    return this.indexes.has(input.storeId) ? this.queries.checkSync(input) : undefined;
+  }
+
   async checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
     await this.knownStore(input.storeId);
     return this.queries.checkIds(input);

@@ -215,6 +215,11 @@ export interface Latch {
 
   // queries
   check(input: CheckInput): Promise<CheckResult>;
+  /**
+   * The same Check without a promise when the store's index and the model are already loaded;
+   * undefined when they are not (then call `check`). Throws what `check` would reject with.
+   */
+  checkSync?(input: CheckInput): CheckResult | undefined;
   batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
   /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
   checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;

@@ -7,7 +7,7 @@ import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
 import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
-import type { ApiRequest, Endpoint } from '../api/endpoint.js';
+import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
 import { AppError } from '../errors.js';
@@ -47,14 +47,38 @@ function queryReader(raw: string): (name: string) => string | undefined {
   return (name) => (parsed ??= new URLSearchParams(raw)).get(name) ?? undefined;
 }
 
-/** D1: the credential is decided before the body is looked at (`bodyError` included). */
-async function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): Promise<void> {
+/**
+ * D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
+ * with `handleSync` (Check) whose caller is already admitted is answered right here, without a
+ * promise, when the service can answer at once; everything else continues in `runAsync`.
+ */
+function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): void {
+  if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined) return void runAsync(x, e, req, gate, bodyError);
+  x.started = true;
+  x.principal = gate.principal;
+  let input: unknown;
+  let reply: Reply | undefined;
+  try {
+    input = e.parse(req);
+    x.input = input;
+    reply = e.handleSync(input, x);
+  } catch (err) {
+    if (e.streaming) x.streamFail(err);
+    else x.fail(err);
+    return x.finish();
+  }
+  if (reply === undefined) return void runAsync(x, e, req, gate, undefined, input);
+  x.send(reply);
+  x.finish();
+}
+
+async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown, parsed?: unknown): Promise<void> {
   x.started = true;
   try {
     const p = admitted(gate);
     x.principal = p instanceof Promise ? await p : p;
     if (bodyError !== undefined) throw bodyError;
-    const input = e.parse(req);
+    const input = parsed ?? e.parse(req);
     x.input = input;
     const reply = await e.handle(input, x);
     if ('stream' in reply) await x.stream(reply.stream);
