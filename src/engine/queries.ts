@@ -82,7 +82,7 @@ export class Queries {
     // A hit skips validation: only keys that passed it for this model are ever cached (and a
     // cacheable request has no context or contextual tuples to validate).
     const cacheable = input.consistency !== 'HIGHER_CONSISTENCY' && input.contextualTuples.length === 0 && !input.context;
-    const key = cacheable ? ResultCache.key(input.storeId, model.id, snapshot.revision, k) : undefined;
+    const key = cacheable ? ResultCache.key(snapshot, model, k) : undefined;
     const cached = key === undefined ? undefined : this.cache.get(key);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
     checkCheckKey(model, k);

@@ -1,6 +1,6 @@
-// A bounded Check result cache for MINIMIZE_LATENCY requests. Keys carry the store, the model
-// and the index revision, so an entry can never answer for a different set of tuples: a write
-// moves the revision and older entries simply stop being hit (and age out).
+// A bounded Check result cache for MINIMIZE_LATENCY requests. Keys carry the index snapshot (one
+// store at one revision) and the model, so an entry can never answer for a different set of
+// tuples: a write publishes a new snapshot and older entries simply stop being hit (and age out).
 // Only plain Checks are cached (no contextual tuples, no context) and only definite answers:
 // errors, deadlines and anything cut short never reach `set`.
 
@@ -9,6 +9,18 @@
 // unflagged. A hit thus costs one Map update instead of a delete and a re-insert.
 const ALLOWED = 1;
 const REFERENCED = 2;
+
+/** Token per (snapshot, model) pair, made on first use; held weakly by the snapshot. */
+const tokens = new WeakMap<object, WeakMap<object, string>>();
+let nextToken = 0;
+
+function scopeToken(snapshot: object, model: object): string {
+  let byModel = tokens.get(snapshot);
+  if (!byModel) tokens.set(snapshot, (byModel = new WeakMap()));
+  let t = byModel.get(model);
+  if (t === undefined) byModel.set(model, (t = (nextToken++).toString(36)));
+  return t;
+}
 
 export class ResultCache {
   /** key → ALLOWED bit | REFERENCED bit. */
@@ -19,8 +31,13 @@ export class ResultCache {
 
   constructor(readonly capacity: number) {}
 
-  static key(storeId: string, modelId: string, revision: number, k: { object: string; relation: string; user: string }): string {
-    return `${storeId}\u0000${modelId}\u0000${revision}\u0000${k.object}\u0000${k.relation}\u0000${k.user}`;
+  /**
+   * The key of a check against one snapshot (one store at one revision) and one model: a short
+   * token for the pair (never reused, so an entry can only answer for that pair) and the tuple
+   * key. Shorter than spelling out store, model and revision: a Map lookup hashes the whole string.
+   */
+  static key(snapshot: object, model: object, k: { object: string; relation: string; user: string }): string {
+    return `${scopeToken(snapshot, model)}\u0000${k.object}\u0000${k.relation}\u0000${k.user}`;
   }
 
   get(key: string): boolean | undefined {

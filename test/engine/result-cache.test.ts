@@ -36,4 +36,12 @@ describe('ResultCache', () => {
     off.set('a', true);
     expect(off.get('a')).toBeUndefined();
   });
+
+  test('keys: one per (snapshot, model, tuple key); another snapshot or model never shares one', () => {
+    const [s1, s2, m1, m2] = [{}, {}, {}, {}];
+    const k = { object: 'doc:1', relation: 'viewer', user: 'user:anne' };
+    expect(ResultCache.key(s1, m1, k)).toBe(ResultCache.key(s1, m1, { ...k }));
+    const keys = [ResultCache.key(s1, m1, k), ResultCache.key(s2, m1, k), ResultCache.key(s1, m2, k), ResultCache.key(s1, m1, { ...k, user: 'user:bob' })];
+    expect(new Set(keys).size).toBe(4);
+  });
 });
