@@ -8,7 +8,8 @@
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listObjectsOnIndex, referenceConfirmer, RequestNodeIds, requestNodes, type ListQuery } from '../eval/list-objects-ids.js';
+import { listObjectsOnIndex, type ListQuery } from '../eval/list-objects-ids.js';
+import { referenceConfirmer, RequestNodeIds, requestNodes } from '../eval/list-objects-confirm.js';
 import { walkerExactFor, WalkerSession } from './checker.js';
 
 export interface ObjectWalkInput {
