@@ -159,16 +159,23 @@ export class Exchange implements CallContext {
     }
   }
 
-  send(reply: Reply, closeConnection = false): void {
+  /**
+   * Writes the whole reply. `corked`: the caller runs inside a uWS callback (the body's onData),
+   * where uWS has corked the socket already, so no cork call (and closure) is needed.
+   */
+  send(reply: Reply, closeConnection = false, corked = false): void {
     if (this.aborted) return;
     const { status, body } = reply;
     let payload: string | Buffer | undefined;
     if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
-    this.res.cork(() => {
-      this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
-      if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
-      else this.res.end(payload, closeConnection);
-    });
+    if (corked) this.#reply(status, payload, closeConnection);
+    else this.res.cork(() => this.#reply(status, payload, closeConnection));
+  }
+
+  #reply(status: number, payload: string | Buffer | undefined, closeConnection: boolean): void {
+    this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
+    if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
+    else this.res.end(payload, closeConnection);
   }
 
   /** Replies with an error body; unknown failures are logged and sent as internal_error. */
