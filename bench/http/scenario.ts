@@ -187,6 +187,9 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const half = latchRps / 2;
     const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchP50 / 2)));
     const latchHalf = await wrk(base + path_, body, seconds, halfConnections, 1);
+    // The same offered load on the bare handler: the latency the machine itself adds (scheduling
+    // among the other processes on the 2 cores), next to latch's.
+    const bareHalf = await wrk(bareUrl, body, seconds, halfConnections, 1);
     // Three interleaved rounds of each form, medians: as for the JSON maximum, load moves fast here.
     await channel(latch.port, store, 1, CHANNEL_BATCH, CHANNEL_FRAMES, false); // warm-up (starts the pool)
     const ids: number[] = [];
@@ -208,6 +211,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json', metric: 'p99-at-max', value: latchP99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
+      { scenario: 'http.check.bare-uws.half-load', metric: 'throughput', value: Math.round(bareHalf.rps), unit: 'req/s' },
+      { scenario: 'http.check.bare-uws.half-load', metric: 'p99', value: bareHalf.p99, unit: 'ms' },
       { scenario: 'msgpack.channel.check-ids', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
       { scenario: 'msgpack.channel.check-many', metric: 'throughput', value: Math.round(msgpackKeys), unit: 'checks/s' },
     ];
