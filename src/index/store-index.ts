@@ -70,6 +70,9 @@ export class StoreIndex {
   private readonly threshold: number;
   private readonly retireAfterMs: number;
 
+  /** How the last load found the store: from a checkpoint image or a full scan, and how many changes of the log tail it applied. */
+  loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = { fromCheckpoint: false, tailChanges: 0 };
+
   private constructor(readonly dict: Dictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
     this.base = base;
     this.overlay = new Overlay(base);
@@ -110,6 +113,7 @@ export class StoreIndex {
       last = Math.max(last, ch.revision);
     }
     index.overlay.applyAll(tail);
+    index.loaded = { fromCheckpoint: cp !== undefined, tailChanges: tail.length };
     if (last > index.revision) index.publish(last);
     if (index.overlay.size >= index.threshold) index.mergeSync();
     return index;
@@ -244,11 +248,18 @@ export class StoreIndex {
     return yield* buildBase(cols, nodes);
   }
 
-  /** Writes a checkpoint image of the index at its current revision. */
+  /**
+   * Writes a checkpoint image of the index at its current revision. The image is copied out of
+   * shared memory in one synchronous step, so writes, merges and base retirement that happen while
+   * LevelDB writes it cannot change what is written (costs one transient copy of the base).
+   */
   async checkpoint(storage: Storage, storeId: string): Promise<void> {
     await this.settled();
+    if (this.closed) return; // dropped (store deleted) while merges settled: nothing to keep
     this.mergeSync();
-    await storage.writeCheckpoint(storeId, this.revision, writeImage(this.dict, this.base));
+    const revision = this.revision;
+    const chunks = [...writeImage(this.dict, this.base)];
+    await storage.writeCheckpoint(storeId, revision, chunks);
   }
 
   /** Releases the index's own references; snapshots still in use keep their memory alive. */
