@@ -2,28 +2,25 @@
 // plus the change-log tail, or from a full scan) and then kept current by the write path.
 //
 // Checkpoints keep the next start fast (10M tuples: ≈ 3 s from an image, ≈ 40 s from a scan,
-// bench/RESULTS.md). One is written in the background after a load that had to scan or replay a
-// long log tail, every CHECKPOINT_EVERY tuple changes written through this process, and at close.
-// At most one checkpoint per store runs at a time; a failed one is counted and retried later.
+// bench/RESULTS.md). One is written at close, and as part of a load that had to scan the tuples or
+// replay a long log tail, before the index serves: copying the image out of shared memory blocks
+// the thread (≈ 0.7 s per 1M tuples), which start-up can afford and a serving process cannot, so
+// there are no periodic checkpoints; after a crash the tail since the last one is replayed in one
+// linear step (320k changes ≈ 2 s).
 
 import { StoreIndex } from '../index/store-index.js';
 import type { Storage } from '../storage/types.js';
 import { Timings } from './stats.js';
 
-/** Tuple changes written through this process after which a store's index is checkpointed again. */
-export const CHECKPOINT_EVERY = 250_000;
 /** A load that replayed at least this many changes of the log tail is followed by a checkpoint. */
 const LONG_TAIL = 10_000;
 
 export class Indexes {
   private readonly loaded = new Map<string, StoreIndex>();
   private readonly pending = new Map<string, Promise<StoreIndex>>();
-  /** Changes written since each store's last checkpoint. */
-  private readonly sinceCheckpoint = new Map<string, number>();
-  private readonly checkpointing = new Map<string, Promise<void>>();
   /** How long each store index took to load. */
   readonly loads = new Timings();
-  /** Background checkpoints written and failed (a failure is retried after the next changes). */
+  /** Load-time checkpoints written and failed (a failure leaves the next start to scan again). */
   readonly checkpoints = { written: 0, failed: 0 };
 
   constructor(private readonly storage: Storage) {}
@@ -45,11 +42,12 @@ export class Indexes {
     if (!p) {
       const t0 = performance.now();
       p = StoreIndex.load(this.storage, storeId).then(
-        (index) => {
+        async (index) => {
+          const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
+          if (scanned || index.loaded.tailChanges >= LONG_TAIL) await this.checkpoint(storeId, index);
           this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
           this.loaded.set(storeId, index);
-          if (!index.loaded.fromCheckpoint || index.loaded.tailChanges >= LONG_TAIL) this.checkpointSoon(storeId, index);
           return index;
         },
         (err: unknown) => {
@@ -74,31 +72,13 @@ export class Indexes {
     return { stores: this.loaded.size, tuples, bytes };
   }
 
-  /** Counts `changes` written to a loaded store; past CHECKPOINT_EVERY a checkpoint follows. */
-  noteChanges(storeId: string, changes: number): void {
-    const n = (this.sinceCheckpoint.get(storeId) ?? 0) + changes;
-    this.sinceCheckpoint.set(storeId, n);
-    const index = this.loaded.get(storeId);
-    if (n >= CHECKPOINT_EVERY && index) this.checkpointSoon(storeId, index);
-  }
-
-  /** Starts a background checkpoint of one store unless one is running. */
-  private checkpointSoon(storeId: string, index: StoreIndex): void {
-    if (this.checkpointing.has(storeId)) return;
-    this.sinceCheckpoint.set(storeId, 0);
-    const run = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => (this.loaded.get(storeId) === index ? index.checkpoint(this.storage, storeId) : undefined))
-      .then(
-        () => void this.checkpoints.written++,
-        () => void this.checkpoints.failed++,
-      )
-      .finally(() => this.checkpointing.delete(storeId));
-    this.checkpointing.set(storeId, run);
-  }
-
-  /** Running background checkpoints (tests, and close). */
-  async idle(): Promise<void> {
-    await Promise.all(this.checkpointing.values());
+  private async checkpoint(storeId: string, index: StoreIndex): Promise<void> {
+    try {
+      await index.checkpoint(this.storage, storeId);
+      this.checkpoints.written++;
+    } catch {
+      this.checkpoints.failed++;
+    }
   }
 
   /** Forgets a deleted store's index (its memory is released with the last snapshot reader). */
@@ -109,7 +89,6 @@ export class Indexes {
 
   /** Saves a checkpoint of every loaded index, then releases them. */
   async close(): Promise<void> {
-    await this.idle();
     for (const [storeId, index] of this.loaded) {
       await index.checkpoint(this.storage, storeId);
       index.close();

@@ -172,7 +172,6 @@ export class LatchService implements Latch {
       });
       this.writeTimings.observe(performance.now() - t0);
       index.apply(res);
-      this.indexes.noteChanges(input.storeId, input.writes.length + input.deletes.length);
       return res;
     });
     return { modelId: model.id, revision: result.revision };
