@@ -146,6 +146,7 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
     listUsersMaxResults: r.int('list-users-max-results'),
     listUsersDeadlineMs: r.int('list-users-deadline'),
     checkDeadlineMs: r.int('check-deadline'),
+    maxBatchCheckItems: r.int('max-batch-check-items'),
     maxContextualTuples: r.int('max-contextual-tuples'),
     maxTuplesPerWrite: r.int('max-tuples-per-write'),
     workers: r.int('workers'),

@@ -229,6 +229,8 @@ export interface Latch {
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
 
+  /** The limits this service runs with (the API edge enforces some of them, e.g. BatchCheck items). */
+  readonly config: EngineConfig;
   /** Resolves when every store's index is loaded (readiness). */
   ready(): Promise<void>;
   /** Operator figures (cache, pool, indexes, write latency); cheap enough for every metrics scrape. */
