@@ -6,7 +6,7 @@ import {
   C_SNAPSHOT, C_SUBJ_KIND, C_SUBJ_REL, C_SUBJECT, C_WILD_NODE, C_WORDS,
 } from './abi';
 import { bind } from './lists';
-import { beginCall, evalRel, setQuery } from './walker';
+import { beginCall, evalRel, maxDepth, setQuery } from './walker';
 
 export const ABI_VERSION: u32 = 3;
 
@@ -33,10 +33,15 @@ function runOne(ctx: usize): i32 {
   return evalRel(cw(ctx, C_OBJECT), cw(ctx, C_RELATION), 0);
 }
 
+/** The deepest hop (resolution depth) the latest `check` reached: read by the host for metrics. */
+export let lastDepth: u32 = 0;
+
 /** One Check described by the context at `ctx`. Returns an R_* status. */
 export function check(ctx: usize): i32 {
   bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
-  return runOne(ctx);
+  const r = runOne(ctx);
+  lastDepth = maxDepth;
+  return r;
 }
 
 /**

@@ -56,8 +56,8 @@ const CLOCK_EVERY: u32 = 0xffff;
 let expired = false;
 /** Number of cycle hits so far: a subtree that added none is path-independent. */
 let cycleHits: u32 = 0;
-/** Deepest hop depth reached in the current subtree (for memo headroom). */
-let maxDepth: u32 = 0;
+/** Deepest hop depth reached in the current subtree (for memo headroom); after a call, the call's resolution depth. */
+export let maxDepth: u32 = 0;
 
 export function setQuery(subj: u32, sr: u32, wild: u32, limit: u32, h: u32, kind: u32): void {
   subjKind = kind;

@@ -13,7 +13,7 @@ import { Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
-import { type EngineStats, Timings } from './stats.js';
+import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { checkCheckKey, checkWrite } from './request-checks.js';
 import {
   DEFAULT_ENGINE_CONFIG,
@@ -87,6 +87,7 @@ export class LatchService implements Latch {
       indexes: { ...this.indexes.totals(), loads: this.indexes.loads },
       sharedMemoryBytes: allocatedBytes(),
       writes: this.writeTimings,
+      checkDepth: checkDepths,
     };
   }
 

@@ -27,6 +27,15 @@ export class Timings {
   }
 }
 
+/** Bucket bounds of the Check resolution-depth histogram (hops; the default limit is 25). */
+export const DEPTH_BOUNDS: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 25];
+
+/**
+ * Resolution depth (deepest hop) of every Check the walker answered on this thread's inline
+ * path; `observe` is a short bucket scan, nothing allocated. Pool batches are not counted.
+ */
+export const checkDepths = new Timings(DEPTH_BOUNDS);
+
 /** The pool's scheduling figures, as Piscina reports them (ms, since start). */
 export interface PoolStats {
   readonly workers: number;
@@ -56,4 +65,6 @@ export interface EngineStats {
   readonly sharedMemoryBytes: number;
   /** Storage commit latency of Write (the tuple batch, change log and revision). */
   readonly writes: Timings;
+  /** Resolution depth of the Checks answered inline (values in hops, not ms). */
+  readonly checkDepth: Timings;
 }

@@ -27,16 +27,16 @@ function num(v: number): string {
   return Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
 }
 
-/** Appends a histogram in seconds: cumulative buckets, +Inf, sum, count. */
-function histogram(out: string[], name: string, labels: string, t: Timings): void {
+/** Appends a histogram: cumulative buckets, +Inf, sum, count; values divided by `scale` (ms → s by default). */
+function histogram(out: string[], name: string, labels: string, t: Timings, scale = 1000): void {
   let cum = 0;
   const sep = labels ? ',' : '';
   for (let i = 0; i < t.bounds.length; i++) {
     cum += t.counts[i] ?? 0;
-    out.push(`${name}_bucket{${labels}${sep}le="${num((t.bounds[i] as number) / 1000)}"} ${cum}`);
+    out.push(`${name}_bucket{${labels}${sep}le="${num((t.bounds[i] as number) / scale)}"} ${cum}`);
   }
   out.push(`${name}_bucket{${labels}${sep}le="+Inf"} ${t.count}`);
-  out.push(`${name}_sum${labels ? `{${labels}}` : ''} ${num(t.sumMs / 1000)}`);
+  out.push(`${name}_sum${labels ? `{${labels}}` : ''} ${num(t.sumMs / scale)}`);
   out.push(`${name}_count${labels ? `{${labels}}` : ''} ${t.count}`);
 }
 
@@ -107,6 +107,8 @@ function renderEngine(out: string[], e: EngineStats): void {
   histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
   header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');
   histogram(out, 'latch_storage_write_duration_seconds', '', e.writes);
+  header(out, 'latch_check_resolution_depth', 'histogram', 'Deepest hop of each Check the walker answered on the main thread (pool batches not counted).');
+  histogram(out, 'latch_check_resolution_depth', '', e.checkDepth, 1);
 }
 
 function renderProcess(out: string[], started: number): void {

@@ -99,6 +99,13 @@ describe('/metrics', () => {
     expect(value('latch_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('reports the resolution depth of inline Checks (the direct doc:1#viewer@user:u1 resolves at depth 0)', () => {
+    const h = sample('latch_check_resolution_depth');
+    expect(family('latch_check_resolution_depth').type).toBe('histogram');
+    expect(h.count).toBeGreaterThanOrEqual(1);
+    expect(Number((h.buckets as Record<string, number>)['0'])).toBeGreaterThanOrEqual(1);
+  });
+
   it('needs no credential when authentication is on (docs/operations.md), the API still does', async () => {
     const key = 'metrics-test-key-0123456789';
     const authed = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });

@@ -16,7 +16,7 @@ import { CallState, prepare, Scratch, UNSEEN } from './request.js';
 import { programFor, type Program } from './program.js';
 import { instantiate, setConditionHook, setDeadline, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
-import type { PoolStats } from '../stats.js';
+import { checkDepths, type PoolStats } from '../stats.js';
 
 export interface CheckItem {
   object: string;
@@ -105,7 +105,9 @@ class InlineWalker {
     this.open(snapshot, model, item, depth);
     this.active = true;
     try {
-      return toOutcome(this.ex.check(this.scratch.ctx), this.firstError);
+      const status = this.ex.check(this.scratch.ctx);
+      checkDepths.observe(this.ex.lastDepth.value);
+      return toOutcome(status, this.firstError);
     } finally {
       this.active = false;
     }
