@@ -60,6 +60,8 @@ async function cpuPerRequest(proc: ChildProcess, load: () => Promise<WrkRun>): P
   return { run, us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests };
 }
 
+const round2 = (x: number): number => Math.round(x * 100) / 100;
+
 /** CPU time stolen from this VM by the hypervisor, all cores, in ms (the `steal` column of /proc/stat). */
 function stealMs(): number {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/) ?? [];
@@ -199,7 +201,11 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const latchP50 = median(rounds.map((r) => r.latch.p50));
     // Hold half of the maximum: each connection sends one request per (1 ms delay + latency).
     const half = latchRps / 2;
-    const halfConnections = Math.max(1, Math.round((half / 1000) * (1 + latchP50 / 2)));
+    // wrk's 1 ms delay is coarse (its event loop's timers), so the first guess of connections
+    // offers less than intended: one short calibration run scales it to the measured rate.
+    const guess = Math.max(1, Math.round((half / 1000) * (1 + latchP50 / 2)));
+    const probe = await wrk(base + path_, body, 1, guess, 1);
+    const halfConnections = Math.max(1, Math.round(guess * Math.min(4, half / Math.max(1, probe.rps))));
     // Interleaved rounds (latch, bare) at that offered load. The p99 of a round is at the mercy of
     // the hypervisor: a round in which the VM's cores were stolen for a few hundred ms has a p99 of
     // 5–30 ms for any server, so each round records the machine's steal time (/proc/stat) and the
@@ -214,8 +220,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const quiet = halfRounds.filter((r) => r.steal < 0.02);
     const latchHalf = { rps: median(halfRounds.map((r) => r.latch.rps)), p99: median(halfRounds.map((r) => r.latch.p99)) };
     const bareHalf = { rps: median(halfRounds.map((r) => r.bare.rps)), p99: median(halfRounds.map((r) => r.bare.p99)) };
-    const quietLatchP99 = quiet.length > 0 ? median(quiet.map((r) => r.latch.p99)) : NaN;
-    const quietBareP99 = quiet.length > 0 ? median(quiet.map((r) => r.bare.p99)) : NaN;
+    const quietLatchP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.latch.p99))) : NaN;
+    const quietBareP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.bare.p99))) : NaN;
     // Three interleaved rounds of each form, medians: as for the JSON maximum, load moves fast here.
     await channel(latch.port, store, 1, CHANNEL_BATCH, CHANNEL_FRAMES, false); // warm-up (starts the pool)
     const ids: number[] = [];
@@ -236,6 +242,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json', metric: 'cpu-ratio-to-bare-uws', value: Number((bareCpu / latchCpu).toFixed(3)), unit: 'ratio' },
       { scenario: 'http.check.json', metric: 'cpu-per-request', value: round1(latchCpu), unit: 'us' },
       { scenario: 'http.check.json', metric: 'p99-at-max', value: latchP99, unit: 'ms' },
+      { scenario: 'http.check.json.half-load', metric: 'target', value: Math.round(half), unit: 'req/s' },
+      { scenario: 'http.check.json.half-load', metric: 'connections', value: halfConnections, unit: 'connections' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
       { scenario: 'http.check.bare-uws.half-load', metric: 'throughput', value: Math.round(bareHalf.rps), unit: 'req/s' },
