@@ -44,7 +44,8 @@ export interface Confirmer {
   confirm(obj: number, rel: number): Confirmation;
 }
 
-export interface IndexedListInput {
+/** What every ListObjects walk over the index needs: one snapshot, the model, the request's inputs. */
+export interface ListWalkBase {
   readonly snapshot: IndexSnapshot;
   readonly model: CompiledModel;
   readonly contextual: readonly TupleKey[];
@@ -52,10 +53,13 @@ export interface IndexedListInput {
   readonly resolveDepth: number;
   /** `Date.now()` timestamp in ms. */
   readonly deadline: number;
-  readonly ids: NodeIds;
-  readonly confirmer: Confirmer;
   /** Confirm every candidate even where the walk alone is exact (benchmarks and tests). */
   readonly confirmAll?: boolean | undefined;
+}
+
+export interface IndexedListInput extends ListWalkBase {
+  readonly ids: NodeIds;
+  readonly confirmer: Confirmer;
 }
 
 export interface ListQuery {

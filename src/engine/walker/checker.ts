@@ -121,13 +121,7 @@ class InlineWalker {
    */
   runIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, from: number, count: number, depth: number, context: JsonObject | undefined, out: Uint8Array): void {
     this.owner = undefined;
-    if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
-      this.lastProgram = programFor(model, snapshot.dict);
-      this.lastModel = model;
-      this.lastSnapshot = snapshot;
-    }
-    this.scratch.bind(snapshot, this.lastProgram as Program, depth);
-    this.state.snapshot = snapshot;
+    this.bind(snapshot, model, depth);
     this.state.reset(snapshot, this.scratch, context);
     this.model = model;
     if (this.condCache.size > 0) this.condCache.clear();
@@ -151,8 +145,8 @@ class InlineWalker {
     }
   }
 
-  /** Writes `item` into the scratch (ids, contextual records) and resets the per-request state. */
-  private open(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): void {
+  /** Binds the scratch to `snapshot` and `model`'s program (compiled once per model and snapshot). */
+  private bind(snapshot: IndexSnapshot, model: CompiledModel, depth: number): void {
     if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
       this.lastProgram = programFor(model, snapshot.dict);
       this.lastModel = model;
@@ -160,6 +154,11 @@ class InlineWalker {
     }
     this.scratch.bind(snapshot, this.lastProgram as Program, depth);
     this.state.snapshot = snapshot;
+  }
+
+  /** Writes `item` into the scratch (ids, contextual records) and resets the per-request state. */
+  private open(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): void {
+    this.bind(snapshot, model, depth);
     this.model = model;
     if (this.condCache.size > 0) this.condCache.clear();
     this.firstError = undefined;

@@ -5,25 +5,14 @@
 // Example: openObjectWalk({snapshot, model, contextual: [], resolveDepth: 25, deadline},
 //   {type: 'doc', relation: 'viewer', user: 'user:anne'}) yields 'doc:1', 'doc:7', … as confirmed.
 
-import type { JsonObject, TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import type { CompiledModel } from '../../model/types.js';
-import { listObjectsOnIndex, type ListQuery } from '../eval/list-objects-ids.js';
+import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from '../eval/list-objects-ids.js';
 import { referenceConfirmer, RequestNodeIds, requestNodes } from '../eval/list-objects-confirm.js';
 import { walkerExactFor, WalkerSession } from './checker.js';
 
-export interface ObjectWalkInput {
-  readonly snapshot: IndexSnapshot;
-  readonly model: CompiledModel;
-  readonly contextual: readonly TupleKey[];
-  readonly context?: JsonObject | undefined;
-  readonly resolveDepth: number;
-  /** `Date.now()` timestamp in ms. */
-  readonly deadline: number;
+export interface ObjectWalkInput extends ListWalkBase {
   /** 'walker' / 'reference' force a confirmer (benchmarks and tests); default: the exact fastest. */
   readonly confirm?: 'walker' | 'reference' | undefined;
-  /** Confirm every candidate even where the walk alone is exact (benchmarks and tests). */
-  readonly confirmAll?: boolean | undefined;
 }
 
 /** The lazy, deduplicated walk of confirmed objects (see listObjectsOnIndex for its contract). */
