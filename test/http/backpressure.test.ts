@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { encodeMsgpack } from '../../src/http/codec.js';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
@@ -15,8 +15,7 @@ const MAX_IN_FLIGHT = 1000;
 
 beforeAll(async () => {
   server = await start({ channel: { maxInFlight: MAX_IN_FLIGHT, maxBuffered: 64 * 1024, maxQueuedBytes: 1024 * 1024 } });
-  store = ((await call(server.base, 'POST', '/stores', { name: 'backpressure' })).json as { id: string }).id;
-  expect((await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).status).toBe(201);
+  store = await storeWithModel(server.base, 'backpressure');
   for (let b = 0; b < 10; b++) {
     const writes = Array.from({ length: 100 }, (_, i) => ({ user: 'user:anne', relation: 'owner', object: `doc:${b * 100 + i}` }));
     expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);

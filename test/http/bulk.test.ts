@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR, ChannelError, LatchChannelClient, type CheckKey } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
@@ -15,8 +15,7 @@ let client: LatchChannelClient;
 
 beforeAll(async () => {
   server = await start();
-  store = ((await call(server.base, 'POST', '/stores', { name: 'bulk' })).json as { id: string }).id;
-  expect((await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).status).toBe(201);
+  store = await storeWithModel(server.base, 'bulk');
   const writes = [
     ...Array.from({ length: 60 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })),
     { user: 'group:eng#member', relation: 'viewer', object: 'doc:shared' },

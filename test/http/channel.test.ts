@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
@@ -14,8 +14,7 @@ let client: LatchChannelClient;
 
 beforeAll(async () => {
   server = await start();
-  store = ((await call(server.base, 'POST', '/stores', { name: 'channel' })).json as { id: string }).id;
-  expect((await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).status).toBe(201);
+  store = await storeWithModel(server.base, 'channel');
   const writes = Array.from({ length: 50 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` }));
   expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);
   client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);

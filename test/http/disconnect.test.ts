@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { encodeMsgpack } from '../../src/http/codec.js';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
@@ -14,8 +14,7 @@ const OBJECTS = 3000;
 
 beforeAll(async () => {
   server = await start();
-  store = ((await call(server.base, 'POST', '/stores', { name: 'disconnect' })).json as { id: string }).id;
-  expect((await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).status).toBe(201);
+  store = await storeWithModel(server.base, 'disconnect');
   for (let b = 0; b < OBJECTS / 100; b++) {
     const writes = Array.from({ length: 100 }, (_, i) => ({ user: 'user:anne', relation: 'owner', object: `doc:${b * 100 + i}` }));
     expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);

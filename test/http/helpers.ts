@@ -8,6 +8,16 @@ export async function start(options: ServerOptions = {}): Promise<RunningServer 
   return Object.assign(server, { base: `http://127.0.0.1:${server.port}` });
 }
 
+/** A new store named `name` on `base` with MODEL written; its id. */
+export async function storeWithModel(base: string, name: string): Promise<string> {
+  const created = await call(base, 'POST', '/stores', { name });
+  if (created.status !== 201) throw new Error(`create store: ${created.status} ${created.text}`);
+  const id = (created.json as { id: string }).id;
+  const model = await call(base, 'POST', `/stores/${id}/authorization-models`, MODEL);
+  if (model.status !== 201) throw new Error(`write model: ${model.status} ${model.text}`);
+  return id;
+}
+
 export interface Response {
   readonly status: number;
   readonly headers: Headers;

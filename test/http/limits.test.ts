@@ -1,6 +1,6 @@
 // Server limits set by configuration reach the API edge: BatchCheck items (`--max-batch-check-items`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 
@@ -9,8 +9,7 @@ describe('BatchCheck item limit from configuration', () => {
   let store = '';
   beforeAll(async () => {
     server = await start({ engine: { maxBatchCheckItems: 60 } });
-    store = ((await call(server.base, 'POST', '/stores', { name: 'limits' })).json as { id: string }).id;
-    await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL);
+    store = await storeWithModel(server.base, 'limits');
   });
   afterAll(async () => server.close());
 

@@ -4,7 +4,7 @@
 // Also the CORS headers of §1.1.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MODEL, call, start } from './helpers.js';
+import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 type Changes = { changes: { tuple_key: { user: string } }[]; continuation_token: string };
@@ -13,8 +13,7 @@ let store = '';
 
 beforeAll(async () => {
   server = await start();
-  store = ((await call(server.base, 'POST', '/stores', { name: 'pages' })).json as { id: string }).id;
-  await call(server.base, 'POST', `/stores/${store}/authorization-models`, MODEL);
+  store = await storeWithModel(server.base, 'pages');
 });
 
 afterAll(async () => {
