@@ -31,6 +31,7 @@ import {
   type ListObjectsResult,
   type ListUsersInput,
   type ListUsersResult,
+  type QueryBase,
   type ReadChangesInput,
   type ReadInput,
   type WriteInput,
@@ -215,27 +216,29 @@ export class LatchService implements Latch {
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
-    this.contextualLimit(input.contextualTuples.length);
-    await this.knownStore(input.storeId);
+    await this.admit(input);
     return this.queries.listObjects(input);
   }
 
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
-    this.contextualLimit(input.contextualTuples.length);
-    await this.knownStore(input.storeId);
+    await this.admit(input);
     yield* this.queries.streamedListObjects(input, signal);
   }
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
-    this.contextualLimit(input.contextualTuples.length);
-    await this.knownStore(input.storeId);
+    await this.admit(input);
     return this.queries.listUsers(input);
   }
 
   async expand(input: ExpandInput): Promise<ExpandResult> {
+    await this.admit(input);
+    return this.queries.expand(input);
+  }
+
+  /** A query's store exists and its contextual tuples are within the configured limit. */
+  private async admit(input: QueryBase): Promise<void> {
     this.contextualLimit(input.contextualTuples.length);
     await this.knownStore(input.storeId);
-    return this.queries.expand(input);
   }
 
   /** The configured contextual-tuple limit (the API edge already caps it at the proto's 100). */
