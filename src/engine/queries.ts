@@ -2,10 +2,9 @@
 // resolve the model, validate against it with each API's codes, take ONE index snapshot, and
 // evaluate — Check on the walker, the list queries and Expand on the TypeScript evaluator.
 
-import { parseUser } from '../domain/tuple.js';
-import type { TupleKey } from '../domain/types.js';
 import { AppError, toAppError } from '../errors.js';
 import type { IndexSnapshot } from '../index/store-index.js';
+import { validateUserFilter } from '../model/query-validation.js';
 import type { CompiledModel } from '../model/types.js';
 import type { EvalContext } from './eval/context.js';
 import { expand } from './eval/expand.js';
@@ -24,6 +23,7 @@ import type {
   CheckIdsResult,
   CheckInput,
   CheckResult,
+  CheckTupleKey,
   EngineConfig,
   ExpandInput,
   ExpandResult,
@@ -85,12 +85,7 @@ export class Queries {
     const key = cacheable ? ResultCache.key(snapshot, model, k) : undefined;
     const cached = key === undefined ? undefined : this.cache.get(key);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    checkCheckKey(model, k);
-    checkRequestContext(input.context);
-    checkContextualTuples(model, input.contextualTuples, 'check');
-    // Fields spelled out: `{...key, more}` takes V8's slow clone path (≈ 1.5 µs on Node 20).
-    const item: CheckItem = { object: k.object, relation: k.relation, user: k.user, contextualTuples: input.contextualTuples, context: input.context };
-    const outcome = this.checker.checkInline(snapshot, model, item, deadline);
+    const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline);
     if ('error' in outcome) throw outcome.error;
     if (key !== undefined) this.cache.set(key, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
@@ -106,30 +101,26 @@ export class Queries {
     const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
-    const results = new Map<string, BatchCheckOutcome>();
+    // Per item: its validation failure, or its position among the checks that run.
+    const slots: (BatchCheckOutcome | number)[] = [];
     const valid: CheckItem[] = [];
-    const ids: string[] = [];
     for (const c of input.checks) {
       try {
-        checkCheckKey(model, c.tupleKey);
-        checkRequestContext(c.context);
-        checkContextualTuples(model, c.contextualTuples, 'check');
-        const k = c.tupleKey;
-        valid.push({ object: k.object, relation: k.relation, user: k.user, contextualTuples: c.contextualTuples, context: c.context });
-        ids.push(c.correlationId);
+        valid.push(checkItem(model, c.tupleKey, c));
+        slots.push(valid.length - 1);
       } catch (err) {
-        results.set(c.correlationId, { error: toAppError(err) });
+        slots.push({ error: toAppError(err) });
       }
     }
     const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
-    outcomes.forEach((o, i) => results.set(ids[i] ?? '', o));
-    // Keep the caller's order in the map.
-    const ordered = new Map<string, BatchCheckOutcome>();
-    for (const c of input.checks) {
-      const r = results.get(c.correlationId);
-      if (r) ordered.set(c.correlationId, r);
-    }
-    return { modelId: model.id, results: ordered };
+    // In the caller's order.
+    const results = new Map<string, BatchCheckOutcome>();
+    input.checks.forEach((c, i) => {
+      const slot = slots[i] as BatchCheckOutcome | number;
+      const outcome = typeof slot === 'number' ? outcomes[slot] : slot;
+      if (outcome) results.set(c.correlationId, outcome);
+    });
+    return { modelId: model.id, results };
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
@@ -157,8 +148,7 @@ export class Queries {
     if (!filter || input.userFilters.length !== 1) {
       throw new AppError('validation_error', 'invalid ListUsersRequest.UserFilters: value must contain exactly 1 item(s)');
     }
-    if (!model.types.has(filter.type)) throw new AppError('type_not_found', `type '${filter.type}' not found`);
-    if (filter.relation !== undefined && filter.relation !== '') checkObjectRelation(model, filter.type, filter.relation, 'listUsers');
+    validateUserFilter(model, filter);
     checkObjectRelation(model, input.object.type, input.relation, 'listUsers');
     const ctx = await this.context(input, model, this.config.listUsersDeadlineMs);
     const users = listUsers(
@@ -190,7 +180,6 @@ export class Queries {
     checkContextualTuples(model, input.contextualTuples, 'listObjects');
     checkObjectRelation(model, input.type, input.relation, 'listObjects');
     checkSubject(model, input.user);
-    if (!parseUser(input.user)) throw new AppError('validation_error', `invalid 'user' value`);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const deadline = Date.now() + this.config.listObjectsDeadlineMs;
     const walk = openObjectWalk(
@@ -201,14 +190,25 @@ export class Queries {
   }
 
   private async context(input: QueryBase, model: CompiledModel, deadlineMs: number): Promise<EvalContext> {
-    const snapshot: IndexSnapshot = (await this.indexes.get(input.storeId)).snapshot();
-    const contextual: readonly TupleKey[] = input.contextualTuples;
+    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     return {
       model,
-      view: overlayView(snapshot, contextual),
+      view: overlayView(snapshot, input.contextualTuples),
       context: input.context,
       resolveDepth: this.config.resolveDepth,
       deadline: Date.now() + deadlineMs,
     };
   }
+}
+
+/**
+ * A Check key validated against the model with Check's codes (key, request context, contextual
+ * tuples), as the walker's item. Fields spelled out: `{...key, more}` takes V8's slow clone path
+ * (≈ 1.5 µs on Node 20).
+ */
+function checkItem(model: CompiledModel, k: CheckTupleKey, q: Pick<QueryBase, 'context' | 'contextualTuples'>): CheckItem {
+  checkCheckKey(model, k);
+  checkRequestContext(q.context);
+  checkContextualTuples(model, q.contextualTuples, 'check');
+  return { object: k.object, relation: k.relation, user: k.user, contextualTuples: q.contextualTuples, context: q.context };
 }
