@@ -65,6 +65,8 @@ export const C = {
   WORDS: 20,
 } as const;
 export const NONE = 0xffffffff;
+/** A node id no tuple mentions: strings unknown to the snapshot and to the request (their answers need no id). */
+export const UNSEEN_NODE = 0xfffffffe;
 export const MEMO_SLOT = 16;
 /** Batch query record: (object, relation, subject, subjRel, wildNode, subjKind). */
 export const QUERY_WORDS = 6;

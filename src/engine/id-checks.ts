@@ -11,7 +11,7 @@
 import { parseObject } from '../domain/tuple.js';
 import type { JsonObject } from '../domain/types.js';
 import { AppError, toAppError } from '../errors.js';
-import { NONE, QUERY_WORDS } from '../abi.js';
+import { NONE, QUERY_WORDS, UNSEEN_NODE } from '../abi.js';
 import type { IndexSnapshot } from '../index/store-index.js';
 import type { CompiledModel } from '../model/types.js';
 import type { Indexes } from './indexes.js';
@@ -221,7 +221,7 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Ch
           r.userWords.set(records.subarray(at + 2, at + 2 + USER_WORDS), u * USER_WORDS);
           us = FAST;
           const w = r.userWords;
-          if (w[u * USER_WORDS] === 0xfffffffe || (w[u * USER_WORDS + 2] === NONE && w[u * USER_WORDS + 1] === 0)) r.volatileUsers.push(u);
+          if (w[u * USER_WORDS] === UNSEEN_NODE || (w[u * USER_WORDS + 2] === NONE && w[u * USER_WORDS + 1] === 0)) r.volatileUsers.push(u);
         } catch {
           // checkSubject's error is reported by the string path with Check's exact message.
         }

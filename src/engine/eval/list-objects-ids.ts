@@ -13,7 +13,7 @@
 // Example: `doc:1#viewer@group:eng#member`, `group:eng#member@user:anne`, `viewer: [group#member]`:
 //   [...listObjectsOnIndex(input, {type:'doc', relation:'viewer', user:'user:anne'})] = ['doc:1'].
 
-import { COND_SHIFT, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD } from '../../abi.js';
+import { COND_SHIFT, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, UNSEEN_NODE } from '../../abi.js';
 import { parseUser } from '../../domain/tuple.js';
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
@@ -26,8 +26,7 @@ import { RequestState, type TupleOutcome } from './context.js';
 import { positiveLeaves, relevantRelations } from './graph.js';
 import { overlayView } from './view.js';
 
-/** A node id no tuple mentions (strings unknown to the snapshot and to the request). */
-export const UNSEEN_NODE = 0xfffffffe;
+export { UNSEEN_NODE };
 
 /** Node ids of one request: the snapshot's, plus temporary ids past them for request-only strings. */
 export interface NodeIds {

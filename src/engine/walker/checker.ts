@@ -10,9 +10,9 @@ import type { CompiledModel } from '../../model/types.js';
 import { C, QUERY_WORDS, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, u32 } from '../../index/memory.js';
-import { UNSEEN_NODE, type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
+import { type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
 import { referenceConfirmer } from '../eval/list-objects-confirm.js';
-import { CallState, prepare, Scratch, UNSEEN } from './request.js';
+import { CallState, prepare, Scratch } from './request.js';
 import { programFor, type Program } from './program.js';
 import { instantiate, setConditionHook, setDeadline, walkerModule, type WalkerExports } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
@@ -187,7 +187,7 @@ class InlineWalker {
     }
   }
 
-  /** Node id of a string as the prepared request sees it (UNSEEN for strings it never mentions). */
+  /** Node id of a string as the prepared request sees it (UNSEEN_NODE for strings it never mentions). */
   nodeIds(s: WalkerSession): NodeIds {
     return {
       id: (str: string): number => {
@@ -195,8 +195,7 @@ class InlineWalker {
           this.open(s.snapshot, s.model, s.item, s.depth);
           this.owner = s;
         }
-        const id = this.state.node(str, false);
-        return id === UNSEEN ? UNSEEN_NODE : id;
+        return this.state.node(str, false);
       },
       str: (id: number): string => (id < s.snapshot.nodeCount ? s.snapshot.nodeOf(id) : s.tempString(id)),
     };

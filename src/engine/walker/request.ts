@@ -3,7 +3,7 @@
 // contextual tuples as sorted records with temporary condition bindings. Owns the scratch layout.
 
 import type { JsonObject, RelationshipCondition, TupleKey } from '../../domain/types.js';
-import { C, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, MEMO_SLOT, NONE, WILDCARD_BIT } from '../../abi.js';
+import { C, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, MEMO_SLOT, NONE, UNSEEN_NODE, WILDCARD_BIT } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { Region, u32 } from '../../index/memory.js';
 import type { Program } from './program.js';
@@ -21,8 +21,6 @@ const TEMP_AT = RECS_AT + MAX_CTX * 16;
 const TCOND_AT = TEMP_AT + MAX_TEMP * 4;
 export const SCRATCH_BYTES = TCOND_AT + MAX_CTX * 4;
 
-/** A subject that matches no node: used for users no tuple mentions (their answers need no id). */
-export const UNSEEN = 0xfffffffe;
 
 /** One thread-call scratch area: context header, path stack, memo, contextual records. */
 export class Scratch {
@@ -83,7 +81,7 @@ export class CallState {
     this.tempConds.length = 0;
   }
 
-  /** Node id of `s`, a temporary id past the snapshot's nodes when unseen (`intern`), else UNSEEN. */
+  /** Node id of `s`, a temporary id past the snapshot's nodes when unseen (`intern`), else UNSEEN_NODE. */
   node(s: string, intern: boolean): number {
     const id = this.snapshot.nodeId(s);
     if (id !== undefined) return id;
@@ -91,7 +89,7 @@ export class CallState {
       const t = this.tempIds.get(s);
       if (t !== undefined) return t;
     }
-    if (!intern) return UNSEEN;
+    if (!intern) return UNSEEN_NODE;
     if (this.tempNodes.length >= MAX_TEMP) throw new RangeError('latch: too many unseen strings in one request');
     const nid = this.snapshot.nodeCount + this.tempNodes.length;
     const colon = s.indexOf(':');
@@ -149,14 +147,14 @@ export function encodeQuery(snap: IndexSnapshot, program: Program, object: strin
   const names = snap.dict.names;
   const hash = user.lastIndexOf('#');
   const un = hash === -1 ? user : user.slice(0, hash);
-  const subj = snap.nodeId(un) ?? UNSEEN;
+  const subj = snap.nodeId(un) ?? UNSEEN_NODE;
   out[at] = obj;
   out[at + 1] = names.get(relation) ?? NONE;
   out[at + 2] = subj;
   out[at + 3] = hash === -1 ? 0 : (names.get(user.slice(hash + 1)) ?? NONE - 1) + 1;
-  out[at + 4] = hash !== -1 || un.endsWith(':*') ? NONE : subj !== UNSEEN ? snap.wildcardOf(snap.nodeType(subj)) : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
+  out[at + 4] = hash !== -1 || un.endsWith(':*') ? NONE : subj !== UNSEEN_NODE ? snap.wildcardOf(snap.nodeType(subj)) : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
   // A known plain subject's type comes from its node: no string slicing on the hot path.
-  out[at + 5] = hash === -1 && subj !== UNSEEN
+  out[at + 5] = hash === -1 && subj !== UNSEEN_NODE
     ? (program.kinds.get(kindKey(snap.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
     : subjectKind(program, names, user);
   return true;
