@@ -171,10 +171,7 @@ class InlineWalker {
    * temporary ids (preparation is deterministic).
    */
   checkIds(s: WalkerSession, obj: number, rel: number): number {
-    if (this.owner !== s) {
-      this.open(s.snapshot, s.model, s.item, s.depth);
-      this.owner = s;
-    }
+    this.own(s);
     const c = this.scratch.ctx >>> 2;
     const m = u32();
     m[c + C.OBJECT] = obj;
@@ -187,14 +184,18 @@ class InlineWalker {
     }
   }
 
+  /** Prepares the scratch for session `s` unless it is prepared for it already. */
+  private own(s: WalkerSession): void {
+    if (this.owner === s) return;
+    this.open(s.snapshot, s.model, s.item, s.depth);
+    this.owner = s;
+  }
+
   /** Node id of a string as the prepared request sees it (UNSEEN_NODE for strings it never mentions). */
   nodeIds(s: WalkerSession): NodeIds {
     return {
       id: (str: string): number => {
-        if (this.owner !== s) {
-          this.open(s.snapshot, s.model, s.item, s.depth);
-          this.owner = s;
-        }
+        this.own(s);
         return this.state.node(str, false);
       },
       str: (id: number): string => (id < s.snapshot.nodeCount ? s.snapshot.nodeOf(id) : s.tempString(id)),
