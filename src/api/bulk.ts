@@ -7,20 +7,13 @@
 // Example: define-strings {first: 0, strings: ['doc:1', 'viewer', 'user:anne']}, then
 // check-ids {checks: bin(u32le 0,1,2)} → {results: bin(01), errors: []}.
 
+import { MAX_DEFINE, MAX_DICTIONARY_STRINGS, MAX_DICTIONARY_UNITS, MAX_STRING_BYTES } from '../domain/channel-limits.js';
 import { AppError, toAppError } from '../errors.js';
 import type { CheckIdsInput, StringTable } from '../engine/types.js';
 import { CHECK_ERROR } from '../engine/types.js';
 import { checkKey } from './keys.js';
 import { P, byteLength, consistency, isObj, list, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
 
-/** Strings one connection may declare (memory bound: ~100 B each plus the engine's caches). */
-export const MAX_DICTIONARY_STRINGS = 1_000_000;
-/** UTF-16 code units one connection may declare in all (≈ 2 bytes each in memory): 32 Mi, 64 MiB. */
-export const MAX_DICTIONARY_UNITS = 32 * 1024 * 1024;
-/** Strings per define-strings request. */
-export const MAX_DEFINE = 65_536;
-/** Longest declarable string in UTF-8 bytes: the longest field a check names (user, 512). */
-export const MAX_STRING_BYTES = 512;
 /** Checks per check-ids request (3 MiB of triples). */
 export const MAX_ID_CHECKS = 262_144;
 

@@ -2,11 +2,7 @@
 // get consecutive ids in the order they are first seen, and the ones not yet sent are handed out
 // as define-strings bodies, which the client puts ahead of every request of a frame.
 
-/** The server's limits (src/api/bulk.ts): a string of more bytes, or past the count, is sent as text. */
-export const MAX_DICTIONARY_STRINGS = 1_000_000;
-export const MAX_DEFINE = 65_536;
-export const MAX_STRING_BYTES = 512;
-export const MAX_DICTIONARY_UNITS = 32 * 1024 * 1024;
+import { MAX_DEFINE, MAX_DICTIONARY_STRINGS, MAX_DICTIONARY_UNITS, MAX_STRING_BYTES } from '../domain/channel-limits.js';
 
 export class ClientDictionary {
   readonly #ids = new Map<string, number>();
