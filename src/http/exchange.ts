@@ -16,7 +16,10 @@ import { logger, logRequest } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { HttpResponse } from './uws.js';
 
-const CR_LF = /[\r\n]/;
+/** True when `v` holds CR or LF (two builtin scans: cheaper than a regular expression per reply). */
+function hasCrLf(v: string): boolean {
+  return v.includes('\r') || v.includes('\n');
+}
 
 const STATUS_LINE: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -148,8 +151,8 @@ export class Exchange implements CallContext {
     // the duration, a model id the engine resolved (a ULID) and the store id path segment (uWS's
     // parser never lets CR/LF into a path; checked anyway).
     let lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(performance.now() - this.#start)}`;
-    if (this.storeId && !CR_LF.test(this.storeId)) lines += `\r\nOpenfga-Store-Id: ${this.storeId}`;
-    if (this.modelId && !CR_LF.test(this.modelId)) lines += `\r\nOpenfga-Authorization-Model-Id: ${this.modelId}`;
+    if (this.storeId && !hasCrLf(this.storeId)) lines += `\r\nOpenfga-Store-Id: ${this.storeId}`;
+    if (this.modelId && !hasCrLf(this.modelId)) lines += `\r\nOpenfga-Authorization-Model-Id: ${this.modelId}`;
     if (contentType) res.writeHeader('Content-Type', `${contentType}\r\nX-Request-Id: ${lines}`);
     else res.writeHeader('X-Request-Id', lines);
     if (this.origin) {
