@@ -47,16 +47,18 @@ export function check(ctx: usize): i32 {
 /** Sink for the prefetch loads of `checkBatch` (a global, so the loads are kept). */
 export let warmed: u32 = 0;
 
-/** Prefetch distances (in queries) of the three warming stages of `checkBatch`. */
-const AHEAD1: u32 = 24;
-const AHEAD2: u32 = 16;
-const AHEAD3: u32 = 8;
+/** Queries per prefetch group of `checkBatch`. */
+const GROUP: u32 = 16;
 
 /**
  * A batch of checks without contextual tuples: `queries` holds `count` records of 6 u32
  * (object, relation, subject, subjRel, wildNode, subjKind); statuses go to `out` as bytes.
- * The context at `ctx` supplies snapshot, program, limits and scratch. Before each check the
- * loop warms the lines later queries will read first (lists.ts `warm1..3`).
+ * The context at `ctx` supplies snapshot, program, limits and scratch.
+ *
+ * The batch runs in groups: first the lines each check of the group reads first are touched,
+ * one level at a time for the whole group (lists.ts `warm1..3`: node, key, entry), so the
+ * group's misses are in flight together instead of one check's chain after another's; then
+ * the checks run over warm caches.
  */
 export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): void {
   store<u32>(ctx + (<usize>C_CTX_COUNT << 2), 0);
@@ -68,20 +70,19 @@ export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): 
   const mcap = cw(ctx, C_MEMO_CAP);
   const handle = cw(ctx, C_HANDLE);
   let sink: u32 = 0;
-  for (let i: u32 = 0; i < count; i++) {
-    if (i + AHEAD1 < count) {
-      const w = queries + <usize>(i + AHEAD1) * 24;
-      sink += warm1(load<u32>(w), load<u32>(w, 8));
+  for (let g: u32 = 0; g < count; g += GROUP) {
+    const end = min(count, g + GROUP);
+    const first = queries + <usize>g * 24;
+    const last = queries + <usize>end * 24;
+    for (let q = first; q < last; q += 24) sink += warm1(load<u32>(q), load<u32>(q, 8));
+    for (let q = first; q < last; q += 24) sink += warm2(load<u32>(q));
+    for (let q = first; q < last; q += 24) sink += warm3(load<u32>(q), load<u32>(q, 4));
+    for (let i = g; i < end; i++) {
+      const q = queries + <usize>i * 24;
+      setQuery(load<u32>(q, 8), load<u32>(q, 12), load<u32>(q, 16), limit, handle, load<u32>(q, 20));
+      beginCall(path, pcap, memo, mcap, nextEpoch(ctx));
+      store<u8>(out + i, <u8>evalRel(load<u32>(q), load<u32>(q, 4), 0));
     }
-    if (i + AHEAD2 < count) sink += warm2(load<u32>(queries + <usize>(i + AHEAD2) * 24));
-    if (i + AHEAD3 < count) {
-      const w = queries + <usize>(i + AHEAD3) * 24;
-      sink += warm3(load<u32>(w), load<u32>(w, 4));
-    }
-    const q = queries + <usize>i * 24;
-    setQuery(load<u32>(q, 8), load<u32>(q, 12), load<u32>(q, 16), limit, handle, load<u32>(q, 20));
-    beginCall(path, pcap, memo, mcap, nextEpoch(ctx));
-    store<u8>(out + i, <u8>evalRel(load<u32>(q), load<u32>(q, 4), 0));
   }
   warmed = sink;
 }
