@@ -5,7 +5,7 @@ import type { TupleChange } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import { decodeJson, key, prefixEnd, readUint, u48, type StoredChange } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { Kv, KvRange } from './kv.js';
+import { FlatIterator, type Kv, type KvRange, type KvTextEntry } from './kv.js';
 import type { ChangeQuery, Page, RevisionChange } from './types.js';
 
 /** A change position: revision (6 bytes) + sequence within the write (4 bytes). */
@@ -54,16 +54,19 @@ export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Prom
   return { items, next: last !== undefined ? encodeCursor('c', last) : q.after };
 }
 
-/** Changes with revision > `revision`, oldest first, read from one snapshot. */
+/**
+ * Changes with revision > `revision`, oldest first, read from one snapshot (taken by this call).
+ * A restart replays the whole tail since the index checkpoint, so it streams native batches of
+ * text values with no generator step per change (see FlatIterator), like the tuple scan.
+ */
 export function changesSince(kv: Kv, storeId: string, revision: number): AsyncIterable<RevisionChange> {
   const base = key.changes(storeId);
-  const entries = kv.entries({ gte: base + u48(revision + 1), lt: prefixEnd(base) });
+  const batches = kv.textBatches({ gte: base + u48(revision + 1), lt: prefixEnd(base) });
+  const at = base.length;
   return {
-    async *[Symbol.asyncIterator]() {
-      for await (const [k, v] of entries) {
-        const c = decodeJson<StoredChange>(v);
-        yield { revision: readUint(k, base.length, 6), operation: c.op, tuple: c.tuple };
-      }
-    },
+    [Symbol.asyncIterator]: () => new FlatIterator(batches[Symbol.asyncIterator](), ([k, v]: KvTextEntry): RevisionChange => {
+      const c = JSON.parse(v) as StoredChange;
+      return { revision: readUint(k, at, 6), operation: c.op, tuple: c.tuple };
+    }),
   };
 }
