@@ -37,6 +37,11 @@ const MODEL = {
 const USERS = 100;
 /** Interleaved bare/latch rounds of the JSON maximum. */
 const ROUNDS = Number(process.env.LATCH_BENCH_ROUNDS ?? 5);
+/**
+ * Connections of the half-load rounds: enough that a request always waits for its slot of the
+ * schedule (100 connections at 30k req/s: each sends every ≈ 3 ms), so the offered rate is the target.
+ */
+const HALF_CONNECTIONS = 100;
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -128,9 +133,9 @@ function ms(value: string, unit: string): number {
   return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
 }
 
-async function wrk(url: string, body: string, seconds: number, connections: number, delayMs = 0): Promise<WrkRun> {
+async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0): Promise<WrkRun> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
-  const { stdout } = await run('wrk', args, { env: { ...process.env, BODY: body, DELAY_MS: String(delayMs) } });
+  const { stdout } = await run('wrk', args, { env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) } });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const p = (q: string): number => {
     const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(stdout);
@@ -198,14 +203,9 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const bareCpu = median(rounds.map((r) => r.bareCpu));
     const latchCpu = median(rounds.map((r) => r.latchCpu));
     const latchP99 = median(rounds.map((r) => r.latch.p99));
-    const latchP50 = median(rounds.map((r) => r.latch.p50));
-    // Hold half of the maximum: each connection sends one request per (1 ms delay + latency).
+    // Hold half of the maximum at an exact offered rate (check.lua's shared schedule), the same
+    // for latch and for the bare handler.
     const half = latchRps / 2;
-    // wrk's 1 ms delay is coarse (its event loop's timers), so the first guess of connections
-    // offers less than intended: one short calibration run scales it to the measured rate.
-    const guess = Math.max(1, Math.round((half / 1000) * (1 + latchP50 / 2)));
-    const probe = await wrk(base + path_, body, 1, guess, 1);
-    const halfConnections = Math.max(1, Math.round(guess * Math.min(4, half / Math.max(1, probe.rps))));
     // Interleaved rounds (latch, bare) at that offered load. The p99 of a round is at the mercy of
     // the hypervisor: a round in which the VM's cores were stolen for a few hundred ms has a p99 of
     // 5–30 ms for any server, so each round records the machine's steal time (/proc/stat) and the
@@ -213,8 +213,8 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const halfRounds: { latch: WrkRun; bare: WrkRun; steal: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const s0 = stealMs();
-      const l = await wrk(base + path_, body, per, halfConnections, 1);
-      const b = await wrk(bareUrl, body, per, halfConnections, 1);
+      const l = await wrk(base + path_, body, per, HALF_CONNECTIONS, half);
+      const b = await wrk(bareUrl, body, per, HALF_CONNECTIONS, half);
       halfRounds.push({ latch: l, bare: b, steal: (stealMs() - s0) / (2 * per * 2 * 1000) });
     }
     const quiet = halfRounds.filter((r) => r.steal < 0.02);
@@ -243,7 +243,7 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json', metric: 'cpu-per-request', value: round1(latchCpu), unit: 'us' },
       { scenario: 'http.check.json', metric: 'p99-at-max', value: latchP99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'target', value: Math.round(half), unit: 'req/s' },
-      { scenario: 'http.check.json.half-load', metric: 'connections', value: halfConnections, unit: 'connections' },
+      { scenario: 'http.check.json.half-load', metric: 'connections', value: HALF_CONNECTIONS, unit: 'connections' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
       { scenario: 'http.check.bare-uws.half-load', metric: 'throughput', value: Math.round(bareHalf.rps), unit: 'req/s' },
