@@ -13,7 +13,9 @@
 //   D <storeId> i <ms u48><rev u48>  time index → first rev at a ms    ReadChanges start_time
 //   D <storeId> m <modelId>          model (JSON), newest = greatest id
 //   D <storeId> a <modelId>          assertions of a model (JSON)
-//   D <storeId> k / k <u32>          checkpoint head (JSON) / chunk i
+//   D <storeId> k                    checkpoint head (JSON)           see checkpoint.ts
+//   D <storeId> k <gen u32><i u32>   chunk i of checkpoint generation gen
+//   D <storeId> k <i u32>            chunk i of a format-1 checkpoint (head without generation)
 //
 // Store ids are fixed-width ULIDs, so `D <storeId>` is an exact prefix of one store's data.
 // Variable strings (<obj> …) are UTF-8, with 0x00 escaped as 00 FF and terminated by 00 01:
@@ -111,7 +113,10 @@ export const key = {
   model: (id: string, modelId: string): string => DATA + id + 'm' + modelId,
   assertions: (id: string, modelId: string): string => DATA + id + 'a' + modelId,
   checkpoint: (id: string): string => DATA + id + 'k',
-  chunk: (id: string, i: number): string => DATA + id + 'k' + u32(i),
+  chunk: (id: string, generation: number, i: number): string => DATA + id + 'k' + u32(generation) + u32(i),
+  /** Chunks of one generation (`chunk(id, generation, i)` for every i) lie in [generation(g), generation(g + 1)). */
+  generation: (id: string, generation: number): string => DATA + id + 'k' + u32(generation),
+  legacyChunk: (id: string, i: number): string => DATA + id + 'k' + u32(i),
 };
 
 /** Tuple from a primary key suffix (after `D <id> t`). */

@@ -11,7 +11,7 @@ import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
 import { changesSince, readChanges } from './changes.js';
-import { collectChunks, planCheckpoint, readCheckpoint } from './checkpoint.js';
+import { CheckpointGenerations, readCheckpoint } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
@@ -19,7 +19,7 @@ import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
-  ChangeQuery, Page, PageRequest, RevisionChange, Storage, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
 
 async function* nothing<T>(): AsyncGenerator<T> {}
@@ -34,9 +34,11 @@ export class KvStorage implements Storage {
   private readonly states = new Map<string, StoreState>();
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: Reclaimer;
+  private readonly checkpoints: CheckpointGenerations;
 
   constructor(readonly kind: string, private readonly kv: Kv, private readonly options: KvStorageOptions = {}) {
     this.reclaimer = new Reclaimer(kv);
+    this.checkpoints = new CheckpointGenerations(kv, (storeId, fn) => this.exclusive(storeId, fn));
   }
 
   /** Loads the live stores and resumes the reclamation of tombstoned ones. */
@@ -105,6 +107,7 @@ export class KvStorage implements Storage {
       await this.kv.batch([{ type: 'del', key: key.store(id) }, { type: 'put', key: key.tombstone(id), value: encodeJson(tombstone) }], true);
       this.stores.delete(id);
       this.states.delete(id);
+      this.checkpoints.forget(id);
       this.scheduleReclaim(id);
       return true;
     });
@@ -205,8 +208,19 @@ export class KvStorage implements Storage {
   // ---- checkpoints ----
 
   async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void> {
-    const collected = await collectChunks(chunks);
-    await this.exclusive(storeId, async () => this.kv.batch(await planCheckpoint(this.kv, storeId, revision, collected), true));
+    const writer = await this.openCheckpoint(storeId, revision);
+    try {
+      for await (const c of chunks) await writer.write(c);
+      await writer.commit();
+    } catch (err) {
+      await writer.abort();
+      throw err;
+    }
+  }
+
+  /** Each chunk batch and the commit run under the store's mutex, so none lands after a tombstone. */
+  openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter> {
+    return this.checkpoints.open(storeId, revision);
   }
 
   async readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {

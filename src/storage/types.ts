@@ -110,16 +110,45 @@ export interface Storage {
 
   /**
    * Replaces the store's index checkpoint: an opaque image of the compact index at `revision`,
-   * written in chunks (each ≤ 8 MiB) in one atomic batch. Lets a restart load 10M tuples without
-   * decoding one key per tuple.
+   * stored in chunks (each ≤ 8 MiB). Lets a restart load 10M tuples without decoding one key per
+   * tuple. Streams through `openCheckpoint` (one chunk batch in memory at a time); the new image
+   * becomes visible at once when the promise resolves, and a rejected call leaves the previous one.
    */
   writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void>;
+  /**
+   * Starts a streamed replacement of the store's checkpoint at `revision`, under a generation of
+   * its own: chunks are stored as they are written, the previous checkpoint stays the one read
+   * until `commit`. Several writers may be open for one store; each commit replaces the head.
+   * Throws store_id_not_found for an unknown or deleted store (so do the writer's calls).
+   */
+  openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter>;
   /** The last checkpoint, or undefined. Chunks come back in the order written. */
   readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined>;
 
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
   /** Replaces the model's assertions. */
   writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void>;
+}
+
+/**
+ * One streamed checkpoint. Example: `w = await openCheckpoint(s, 42)`, `await w.write(header)`,
+ * `await w.write(section)` …, `await w.commit()`: readCheckpoint(s) now yields revision 42 and
+ * those bytes in order; until then (or after `abort`, or a crash) it yields the previous image.
+ */
+export interface CheckpointWriter {
+  /**
+   * Appends bytes (split into chunks of ≤ 8 MiB). Buffers up to 8 MiB, then stores them in one
+   * synced batch. `chunk` is kept by reference until stored: the caller must not modify it.
+   */
+  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * One atomic, synced batch: the rest of the chunks, the head naming this generation, and the
+   * deletion of the previous checkpoint's chunks and of orphans (chunks of writers that neither
+   * committed nor aborted, e.g. because the process died). The writer is finished afterwards.
+   */
+  commit(): Promise<void>;
+  /** Deletes the chunks stored so far (best effort: what remains is an orphan); never rejects. */
+  abort(): Promise<void>;
 }
 
 export interface OpenOptions {

@@ -249,6 +249,61 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(next?.revision).toBe(9);
         expect((await collect(next?.chunks ?? [])).map((c) => [...c])).toEqual([[4], [5, 6]]);
       });
+
+      // Keys the store holds beyond its data without a checkpoint: the head plus one per chunk.
+      const MiB8 = 8 * 1024 * 1024;
+      const read = async (): Promise<[number | undefined, number[]]> => {
+        const cp = await s.readCheckpoint(id);
+        return [cp?.revision, (await collect(cp?.chunks ?? [])).map((c) => c.byteLength)];
+      };
+
+      it('streams under a new generation: stored chunk by chunk, invisible until the commit', async () => {
+        const bare = await s.countStoreKeys(id);
+        await s.writeCheckpoint(id, 7, [new Uint8Array([1]), new Uint8Array([2, 3])]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 3);
+        const w = await s.openCheckpoint(id, 9);
+        await w.write(new Uint8Array(MiB8).fill(5)); // a full batch: stored now
+        await w.write(new Uint8Array([6])); // buffered until the commit
+        expect(await s.countStoreKeys(id)).toBe(bare + 4);
+        expect(await read()).toEqual([7, [1, 2]]);
+        await w.commit();
+        expect(await read()).toEqual([9, [MiB8, 1]]);
+        const chunks = await collect((await s.readCheckpoint(id))?.chunks ?? []);
+        expect([chunks[0]?.every((b) => b === 5), [...(chunks[1] ?? [])]]).toEqual([true, [6]]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 3); // the generation of revision 7 is gone
+        await expect(w.write(new Uint8Array([1]))).rejects.toThrow('finished');
+      });
+
+      it('abort deletes the chunks stored; an open writer keeps its chunks across another commit', async () => {
+        const bare = await s.countStoreKeys(id);
+        await s.writeCheckpoint(id, 3, [new Uint8Array([3])]);
+        const aborted = await s.openCheckpoint(id, 4);
+        await aborted.write(new Uint8Array(MiB8));
+        expect(await s.countStoreKeys(id)).toBe(bare + 3);
+        await aborted.abort();
+        expect(await s.countStoreKeys(id)).toBe(bare + 2);
+        expect(await read()).toEqual([3, [1]]);
+
+        const slow = await s.openCheckpoint(id, 5);
+        await slow.write(new Uint8Array(MiB8));
+        await s.writeCheckpoint(id, 6, [new Uint8Array([6, 6])]);
+        expect(await read()).toEqual([6, [2]]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 3); // head, the chunk of 6, slow's stored chunk
+        await slow.write(new Uint8Array([5]));
+        await slow.commit(); // the last commit wins, whatever its revision
+        expect(await read()).toEqual([5, [MiB8, 1]]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 3);
+      });
+
+      it('a writer of a deleted store fails with store_id_not_found and leaves nothing behind', async () => {
+        const w = await s.openCheckpoint(id, 1);
+        await s.deleteStore(id);
+        await rejectsWith(w.write(new Uint8Array(MiB8)), 'store_id_not_found');
+        await w.abort();
+        await rejectsWith(s.openCheckpoint(id, 2), 'store_id_not_found');
+        await s.settled();
+        expect(await s.countStoreKeys(id)).toBe(0);
+      });
     });
   });
 }
