@@ -86,6 +86,11 @@ export class Base {
   get bytes(): number {
     return this.off.words * 4;
   }
+  /** One more reference on the memory (a checkpoint copying it); each is given back by `drop`. */
+  retain(): this {
+    this.region.retain();
+    return this;
+  }
   drop(): void {
     this.region.drop();
   }

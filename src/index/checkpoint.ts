@@ -1,44 +1,68 @@
-// The checkpoint image of an index: a JSON header chunk, then raw sections copied byte for byte
-// (node strings joined by '\n' — ids never contain whitespace, semantics §1.2 —, node types, the
-// base region). Loading is one memcpy per section plus decoding the node strings into the map.
+// The checkpoint image of an index: a JSON header chunk, then the node strings, the node types
+// and the base region, the last two copied byte for byte. Loading is one memcpy per section plus
+// decoding the node strings into the map.
+//
+// Version 2 (written): node strings in blocks, each [count u32 LE][bytes u32 LE][the strings in
+// UTF-8 joined by '\n' — ids never contain whitespace, semantics §1.2]. A block is one slice of
+// work for a writer that yields to the event loop, and no JS string ever holds all node strings
+// (V8 caps a string at ≈ 2^29 characters: ≈ 17M nodes of 30 characters).
+// Version 1 (read only): the header's `stringBytes`, then one run of all strings joined by '\n'.
 
 import type { JsonObject } from '../domain/types.js';
+import type { CheckpointWriter } from '../storage/types.js';
 import { Base, type BaseLayout, offsets } from './base.js';
 import { Dictionary } from './dictionary.js';
 import { Region, u8 } from './memory.js';
 
 const CHUNK = 8 * 1024 * 1024;
-const VERSION = 1;
+const VERSION = 2;
+/** Node strings per block: ≈ 3 ms to join and encode, ≈ 1.5 MB at 24 bytes per id. */
+const STRINGS_PER_BLOCK = 65_536;
 
 interface Header {
   v: number;
   names: string[];
   conds: { name: string; context?: JsonObject }[];
   nodes: number;
-  stringBytes: number;
+  /** Version 1 only. */
+  stringBytes?: number;
   layout: BaseLayout;
 }
 
-/** The image chunks (each ≤ 8 MiB). Copies out of shared memory lazily, one chunk at a time. */
-export function* writeImage(dict: Dictionary, base: Base): Generator<Uint8Array> {
-  const strings = Buffer.from(dict.nodeList.join('\n'), 'utf8');
+/**
+ * The image of `base` (which covers node ids below `base.layout.nodes`) as chunks of at most
+ * 8 MiB. Each `next()` does one bounded slice of work — a block of node strings or one chunk
+ * copied out of shared memory — so a caller may yield to the event loop between chunks.
+ *
+ * Contract for a caller that does: `base` stays alive until the generator finishes (it holds a
+ * reference), and `dict` is not closed. Everything read later is immutable or append-only: the
+ * names, conditions and nodes below `base.layout.nodes` never change; the node-type array may be
+ * moved when it grows (its first entries are copied), so its pointer is read again per chunk.
+ */
+export function* imageChunks(dict: Dictionary, base: Base): Generator<Uint8Array> {
+  const nodes = base.layout.nodes;
   const header: Header = {
     v: VERSION,
-    names: dict.nameList,
+    names: dict.nameList.slice(),
     conds: dict.conds.slice(1).map((c) => (c.context ? { name: c.name, context: c.context } : { name: c.name })),
-    nodes: dict.nodeList.length,
-    stringBytes: strings.byteLength,
+    nodes,
     layout: base.layout,
   };
   yield Buffer.from(JSON.stringify(header), 'utf8');
-  for (let i = 0; i < strings.byteLength; i += CHUNK) yield strings.subarray(i, Math.min(i + CHUNK, strings.byteLength));
-  const typesPtr = dict.nodeTypes.region.ptr;
-  yield* shared(typesPtr, dict.nodeList.length * 4);
-  yield* shared(base.region.ptr, base.bytes);
-}
-
-function* shared(ptr: number, bytes: number): Generator<Uint8Array> {
-  for (let i = 0; i < bytes; i += CHUNK) yield u8().slice(ptr + i, ptr + Math.min(i + CHUNK, bytes));
+  for (let i = 0; i < nodes; i += STRINGS_PER_BLOCK) {
+    const end = Math.min(i + STRINGS_PER_BLOCK, nodes);
+    const text = dict.nodeList.slice(i, end).join('\n');
+    const block = Buffer.allocUnsafe(8 + Buffer.byteLength(text, 'utf8'));
+    block.writeUInt32LE(end - i, 0);
+    block.writeUInt32LE(block.byteLength - 8, 4);
+    block.write(text, 8, 'utf8');
+    yield block;
+  }
+  for (let i = 0; i < nodes * 4; i += CHUNK) {
+    const at = dict.nodeTypes.region.ptr;
+    yield u8().slice(at + i, at + Math.min(i + CHUNK, nodes * 4));
+  }
+  for (let i = 0; i < base.bytes; i += CHUNK) yield u8().slice(base.region.ptr + i, base.region.ptr + Math.min(i + CHUNK, base.bytes));
 }
 
 /** Sequential reader over the chunk stream: copies the next `n` bytes into `dst` at `at`. */
@@ -65,6 +89,30 @@ class ChunkReader {
       done += take;
     }
   }
+  async bytes(n: number): Promise<Buffer> {
+    const out = Buffer.allocUnsafe(n);
+    await this.copy(n, (src, off) => out.set(src, off));
+    return out;
+  }
+}
+
+/** Version 2: the node strings, block by block. */
+async function readBlocks(reader: ChunkReader, nodes: number): Promise<string[]> {
+  const list: string[] = [];
+  while (list.length < nodes) {
+    const frame = await reader.bytes(8);
+    const count = frame.readUInt32LE(0);
+    const part = (await reader.bytes(frame.readUInt32LE(4))).toString('utf8').split('\n');
+    if (count === 0 || part.length !== count || list.length + count > nodes) throw new Error('latch: corrupt node strings in index checkpoint');
+    for (const s of part) list.push(s);
+  }
+  return list;
+}
+
+/** Version 1: one run of `bytes` bytes. */
+async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promise<string[]> {
+  const strings = await reader.bytes(bytes);
+  return nodes === 0 ? [] : strings.toString('utf8').split('\n');
 }
 
 export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: Dictionary; base: Base }> {
@@ -72,13 +120,11 @@ export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ di
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
-  if (h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
-  const strings = new Uint8Array(h.stringBytes);
-  await reader.copy(h.stringBytes, (src, off) => strings.set(src, off));
+  if (h.v !== 1 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
+  const list = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
   const dict = new Dictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c);
-  const list = h.nodes === 0 ? [] : Buffer.from(strings.buffer, strings.byteOffset, strings.byteLength).toString('utf8').split('\n');
   // node types: memcpy into the dictionary's shared array, then register the strings
   const typesAt = dict.nodeTypes.region.ptr;
   await reader.copy(h.nodes * 4, (src, off) => u8().set(src, typesAt + off));
@@ -92,4 +138,34 @@ export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ di
   const region = new Region(words * 4);
   await reader.copy(words * 4, (src, off) => u8().set(src, region.ptr + off));
   return { dict, base: new Base(region, h.layout) };
+}
+
+/**
+ * Streams `image` into `writer`, one chunk per event-loop turn (`setImmediate` between chunks:
+ * timers, I/O and queries run in between), then commits. Checks `stopped()` before producing
+ * each chunk and before the commit; when it holds, aborts the writer and returns false. Any
+ * failure aborts the writer too, then rethrows.
+ */
+export async function streamImage(image: Generator<Uint8Array>, writer: CheckpointWriter, stopped: () => boolean): Promise<boolean> {
+  try {
+    for (;;) {
+      if (stopped()) {
+        await writer.abort();
+        return false;
+      }
+      const r = image.next();
+      if (r.done) break;
+      await writer.write(r.value);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (stopped()) {
+      await writer.abort();
+      return false;
+    }
+    await writer.commit();
+    return true;
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
 }
