@@ -4,6 +4,7 @@
 import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
 import type { EngineConfig, Latch } from './engine/types.js';
 import { openLatch } from './engine/service.js';
+import { logger } from './http/logger.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
 
@@ -40,7 +41,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const path = options.datastore === 'memory' ? undefined : options.dataDir;
   // Auth first: a refused configuration must stop the server before storage is touched.
   const auth = await openAuth({ config: options.auth ?? { mode: 'none' }, host, dataDir: path });
-  const latch = await openLatch({ path, config: options.engine }).catch(async (err: unknown) => {
+  const latch = await openLatch({ path, config: options.engine, log: (level, msg, fields) => logger.log(level, msg, fields) }).catch(async (err: unknown) => {
     await auth.close();
     throw err;
   });

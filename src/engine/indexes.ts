@@ -2,28 +2,49 @@
 // plus the change-log tail, or from a full scan) and then kept current by the write path.
 //
 // Checkpoints keep the next start fast (10M tuples: ≈ 3 s from an image, ≈ 40 s from a scan,
-// bench/RESULTS.md). One is written at close, and as part of a load that had to scan the tuples or
-// replay a long log tail, before the index serves: copying the image out of shared memory blocks
-// the thread (≈ 0.7 s per 1M tuples), which start-up can afford and a serving process cannot, so
-// there are no periodic checkpoints; after a crash the tail since the last one is replayed in one
-// linear step (320k changes ≈ 2 s).
+// bench/RESULTS.md). One is written at close; as part of a load that had to scan the tuples or
+// replay a long log tail, before the index serves; and in the background while the index serves,
+// each time a merge publishes a base holding enough changes since the last one (StoreIndex
+// `checkpointDue`: ≥ 100k changes and ≥ a quarter of the base's entries). Every checkpoint is
+// copied out of shared memory one chunk per event-loop turn and streamed to storage under a new
+// generation that one final batch publishes, so none blocks the thread for long and a crash
+// (`kill -9`) at any point leaves the previous image; the restart replays the changes after the
+// image's revision in one linear step (320k changes ≈ 2 s). At most one checkpoint runs per store;
+// a failed background one is counted and logged, and the next merge tries again.
 
-import { StoreIndex } from '../index/store-index.js';
+import { type CheckpointOutcome, StoreIndex, type StoreIndexOptions } from '../index/store-index.js';
 import type { Storage } from '../storage/types.js';
 import { Timings } from './stats.js';
 
 /** A load that replayed at least this many changes of the log tail is followed by a checkpoint. */
 const LONG_TAIL = 10_000;
 
+/** Where the engine reports what no caller is waiting for (a failed background checkpoint). */
+export type EngineLog = (level: 'warn' | 'error', msg: string, fields: Readonly<Record<string, unknown>>) => void;
+
+/** Without a configured log: a process warning (`process.on('warning')` sees it). */
+const warn: EngineLog = (_level, msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields)}`, { code: 'LATCH_ENGINE' });
+
+export interface IndexesOptions {
+  /** Options for every store index (tests lower the merge and checkpoint thresholds). */
+  readonly index?: Omit<StoreIndexOptions, 'onCheckpointDue'> | undefined;
+  readonly log?: EngineLog | undefined;
+}
+
 export class Indexes {
   private readonly loaded = new Map<string, StoreIndex>();
   private readonly pending = new Map<string, Promise<StoreIndex>>();
+  /** Background checkpoints being written (close waits for them). */
+  private readonly running = new Set<Promise<void>>();
+  private readonly log: EngineLog;
   /** How long each store index took to load. */
   readonly loads = new Timings();
-  /** Load-time checkpoints written and failed (a failure leaves the next start to scan again). */
+  /** Checkpoints written and failed: at load, in the background, at close (a failure leaves the next start a longer tail or a scan). */
   readonly checkpoints = { written: 0, failed: 0 };
 
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly storage: Storage, private readonly options: IndexesOptions = {}) {
+    this.log = options.log ?? warn;
+  }
 
   has(storeId: string): boolean {
     return this.loaded.has(storeId);
@@ -41,10 +62,11 @@ export class Indexes {
     let p = this.pending.get(storeId);
     if (!p) {
       const t0 = performance.now();
-      p = StoreIndex.load(this.storage, storeId).then(
+      const opts: StoreIndexOptions = { ...this.options.index, onCheckpointDue: (index) => this.background(storeId, index) };
+      p = StoreIndex.load(this.storage, storeId, opts).then(
         async (index) => {
           const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
-          if (scanned || index.loaded.tailChanges >= LONG_TAIL) await this.checkpoint(storeId, index);
+          if (scanned || index.loaded.tailChanges >= LONG_TAIL) await this.record(storeId, () => index.checkpoint(this.storage, storeId));
           this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
           this.loaded.set(storeId, index);
@@ -72,27 +94,40 @@ export class Indexes {
     return { stores: this.loaded.size, tuples, bytes };
   }
 
-  private async checkpoint(storeId: string, index: StoreIndex): Promise<void> {
+  /** Starts a background checkpoint of the index's base; called by the index after a merge. */
+  private background(storeId: string, index: StoreIndex): void {
+    const job = this.record(storeId, () => index.checkpointBase(this.storage, storeId)).finally(() => this.running.delete(job));
+    this.running.add(job);
+  }
+
+  /** Runs one checkpoint, counting it; a failure is logged, never thrown. */
+  private async record(storeId: string, write: () => Promise<CheckpointOutcome>): Promise<void> {
     try {
-      await index.checkpoint(this.storage, storeId);
-      this.checkpoints.written++;
-    } catch {
+      if ((await write()) === 'written') this.checkpoints.written++;
+    } catch (err) {
       this.checkpoints.failed++;
+      this.log('warn', 'index checkpoint failed', { store_id: storeId, cause: err instanceof Error ? err.message : String(err) });
     }
   }
 
-  /** Forgets a deleted store's index (its memory is released with the last snapshot reader). */
+  /** Resolves when no background checkpoint is running. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running);
+  }
+
+  /** Forgets a deleted store's index (its memory is released with the last snapshot reader); its running checkpoint stops. */
   drop(storeId: string): void {
     this.loaded.get(storeId)?.close();
     this.loaded.delete(storeId);
   }
 
-  /** Saves a checkpoint of every loaded index, then releases them. */
+  /** Saves a checkpoint of every loaded index (each stops its background one first), then releases them. */
   async close(): Promise<void> {
     for (const [storeId, index] of this.loaded) {
-      await index.checkpoint(this.storage, storeId);
+      await this.record(storeId, () => index.checkpoint(this.storage, storeId));
       index.close();
     }
     this.loaded.clear();
+    await this.settled();
   }
 }

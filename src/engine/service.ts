@@ -9,7 +9,7 @@ import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
 import type { Page, PageRequest, Storage } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
-import { Indexes } from './indexes.js';
+import { type EngineLog, Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
@@ -42,12 +42,14 @@ export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */
   readonly path?: string | undefined;
   readonly config?: Partial<EngineConfig> | undefined;
+  /** Where failures no caller waits for are reported (background checkpoints); default: process warnings. */
+  readonly log?: EngineLog | undefined;
 }
 
 /** Opens storage and returns a ready-to-use service; indexes load in the background (see `ready`). */
 export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
   const storage = await openStorage({ path: options.path });
-  return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config });
+  return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log);
 }
 
 export class LatchService implements Latch {
@@ -62,9 +64,10 @@ export class LatchService implements Latch {
   constructor(
     private readonly storage: Storage,
     readonly config: EngineConfig,
+    log?: EngineLog,
   ) {
     this.models = new ModelCache(storage);
-    this.indexes = new Indexes(storage);
+    this.indexes = new Indexes(storage, { log });
     this.queries = new Queries(this.models, this.indexes, config);
     this.loading = this.preload();
   }
@@ -85,7 +88,7 @@ export class LatchService implements Latch {
   stats(): EngineStats {
     return {
       ...this.queries.stats(),
-      indexes: { ...this.indexes.totals(), loads: this.indexes.loads },
+      indexes: { ...this.indexes.totals(), loads: this.indexes.loads, checkpoints: this.indexes.checkpoints },
       sharedMemoryBytes: allocatedBytes(),
       writes: this.writeTimings,
       checkDepth: checkDepths,

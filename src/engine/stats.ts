@@ -60,6 +60,8 @@ export interface EngineStats {
     readonly bytes: number;
     /** Time each store index took to load (checkpoint + change-log tail, or full scan). */
     readonly loads: Timings;
+    /** Index checkpoints written and failed since start (at load, in the background, at close). */
+    readonly checkpoints: { readonly written: number; readonly failed: number };
   };
   /** Bytes allocated in the walker's shared memory (indexes, overlays, scratch). */
   readonly sharedMemoryBytes: number;
