@@ -13,18 +13,13 @@ export function tooLarge(limit: number): AppError {
 }
 
 /**
- * Calls `onBody` once with the whole body, or `onTooLarge` as soon as the body (announced or
- * received) exceeds `limit`. The bytes given to `onBody` may be a view of uWS's own buffer:
- * they are valid only until `onBody` returns, so it must decode them synchronously.
+ * Calls `onBody` once with the whole body, or with `undefined` as soon as the body (announced or
+ * received) exceeds `limit` (one callback for both: it is allocated per request). The bytes may be
+ * a view of uWS's own buffer: they are valid only until `onBody` returns, so it must decode them
+ * synchronously.
  */
-export function readBody(
-  res: HttpResponse,
-  announced: number,
-  limit: number,
-  onBody: (bytes: Buffer) => void,
-  onTooLarge: () => void,
-): void {
-  if (announced > limit) return onTooLarge();
+export function readBody(res: HttpResponse, announced: number, limit: number, onBody: (bytes: Buffer | undefined) => void): void {
+  if (announced > limit) return onBody(undefined);
   let parts: Buffer[] | undefined;
   let size = 0;
   let stopped = false;
@@ -33,7 +28,7 @@ export function readBody(
     size += chunk.byteLength;
     if (size > limit) {
       stopped = true;
-      return onTooLarge();
+      return onBody(undefined);
     }
     // The common case, one chunk: no copy, decoded before uWS reuses the memory.
     if (isLast && parts === undefined) return onBody(Buffer.from(chunk));

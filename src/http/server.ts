@@ -102,40 +102,47 @@ async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admissi
   }
 }
 
+/**
+ * The route's path parameters read from `req`. Routes under one store (most of them) build a
+ * constant-shape literal; a generic loop would give every request's object a dictionary shape.
+ */
+function paramReader(names: readonly string[]): (req: HttpRequest) => Record<string, string> {
+  if (names.length === 1 && names[0] === 'store_id') return (req) => ({ store_id: req.getParameter(0) });
+  return (req) => {
+    const params: Record<string, string> = {};
+    for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
+    return params;
+  };
+}
+
 function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number): void {
-  const names = paramNames(e.path);
+  const readParams = paramReader(paramNames(e.path));
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
-    const params: Record<string, string> = {};
-    for (let i = 0; i < names.length; i++) params[names[i] as string] = req.getParameter(i);
+    const params = readParams(req);
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader(H.accept).includes('msgpack'), req.getHeader(H.origin));
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(H.authorization) || undefined : undefined;
-    const gate = admit(shared.auth, e.name, credential, params.store_id, (p) => (x.principal = p), res);
+    const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
     const msgpack = isMsgpackType(req.getHeader(H.contentType));
     const announced = Number(req.getHeader(H.contentLength) || 0);
-    readBody(
-      res,
-      announced,
-      bodyLimit,
-      (bytes) => {
-        let body: unknown;
-        try {
-          body = decodeBody(bytes, msgpack);
-        } catch (err) {
-          return void run(x, e, { params, query: NO_QUERY, body: {} }, gate, err);
-        }
-        void run(x, e, { params, query: NO_QUERY, body }, gate);
-      },
-      () => {
-        // Close the connection: the rest of the body is never read (D9).
+    readBody(res, announced, bodyLimit, (bytes) => {
+      if (bytes === undefined) {
+        // Over the limit: close the connection, the rest of the body is never read (D9).
         x.fail(gate.error ?? tooLarge(bodyLimit), true);
-        x.finish();
-      },
-    );
+        return x.finish();
+      }
+      let body: unknown;
+      try {
+        body = decodeBody(bytes, msgpack);
+      } catch (err) {
+        return void run(x, e, { params, query: NO_QUERY, body: {} }, gate, err);
+      }
+      void run(x, e, { params, query: NO_QUERY, body }, gate);
+    });
   });
 }
 

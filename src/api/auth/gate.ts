@@ -9,6 +9,11 @@ import { isOperation, OPERATIONS, PUBLIC_ROUTES, type Operation } from './operat
 import { authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
 
+/** Receives the authenticated principal (see `admit`). */
+export interface Seen {
+  principal: Principal | undefined;
+}
+
 export type Admission =
   | { readonly principal: Principal; readonly error?: undefined; readonly pending?: undefined }
   | { readonly error: unknown; readonly principal?: undefined; readonly pending?: undefined }
@@ -19,15 +24,16 @@ export const PUBLIC: Principal = Object.freeze({ clientId: '', storeId: undefine
 
 /**
  * Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes.
- * `seen` receives the authenticated principal even when authorization then refuses the call, so
- * the store log names the client of a 403.
+ * `seen.principal` receives the authenticated principal even when authorization then refuses the
+ * call, so the store log names the client of a 403 (an object, not a callback: the HTTP exchange
+ * passes itself, and a closure per request is garbage on the hot path).
  */
 export function admit(
   auth: AuthService | undefined,
   op: string,
   authorizationHeader: string | undefined,
   storeId: string | undefined,
-  seen?: (p: Principal) => void,
+  seen?: Seen,
   peer?: Peer,
 ): Admission {
   if (!auth || PUBLIC_ROUTES.has(op)) return { principal: PUBLIC };
@@ -47,8 +53,8 @@ export function admit(
   }
 }
 
-function decide(auth: AuthService, p: Principal, op: Operation, storeId: string | undefined, seen: ((p: Principal) => void) | undefined): Principal {
-  seen?.(p);
+function decide(auth: AuthService, p: Principal, op: Operation, storeId: string | undefined, seen: Seen | undefined): Principal {
+  if (seen) seen.principal = p;
   authorize(p, op, storeId);
   auth.limiter.take(p, storeId, OPERATIONS[op].opClass);
   return p;
