@@ -43,3 +43,10 @@ export function rss(): number {
   }
   return process.memoryUsage().rss;
 }
+
+/** Median of a non-empty list (mean of the two middle values for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}

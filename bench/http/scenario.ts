@@ -15,6 +15,7 @@ import { parseArgs, promisify } from 'node:util';
 import { CHECK_ALLOWED, CHECK_DENIED, LatchChannelClient } from '../../src/client/index.js';
 import type { Scenario } from '../scenario.js';
 import { recordRun } from '../results.js';
+import { median } from '../harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -43,11 +44,6 @@ const ROUNDS = Number(process.env.LATCH_BENCH_ROUNDS ?? 5);
  */
 const HALF_CONNECTIONS = 100;
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 const round1 = (x: number): number => Math.round(x * 10) / 10;
 
