@@ -14,10 +14,15 @@ import { Base, type BaseLayout, offsets } from './base.js';
 import { Dictionary } from './dictionary.js';
 import { Region, u8 } from './memory.js';
 
-const CHUNK = 8 * 1024 * 1024;
+/**
+ * Bytes of shared memory copied per chunk: ≈ 1 ms of the thread. The storage writer stores about
+ * this much per batch too (LevelDB copies a batch's values on the calling thread: 2–8 ms for
+ * 2 MiB, up to 24 ms for 8 MiB, measured).
+ */
+const CHUNK = 2 * 1024 * 1024;
 const VERSION = 2;
-/** Node strings per block: ≈ 3 ms to join and encode, ≈ 1.5 MB at 24 bytes per id. */
-const STRINGS_PER_BLOCK = 65_536;
+/** Node strings per block: ≈ 2 ms to join and encode (65,536 took 5–8 ms), ≈ 0.4 MB at 24 bytes per id. */
+const STRINGS_PER_BLOCK = 16_384;
 
 interface Header {
   v: number;
@@ -31,7 +36,7 @@ interface Header {
 
 /**
  * The image of `base` (which covers node ids below `base.layout.nodes`) as chunks of at most
- * 8 MiB. Each `next()` does one bounded slice of work — a block of node strings or one chunk
+ * 2 MiB. Each `next()` does one bounded slice of work — a block of node strings or one chunk
  * copied out of shared memory — so a caller may yield to the event loop between chunks.
  *
  * Contract for a caller that does: `base` stays alive until the generator finishes (it holds a

@@ -324,7 +324,7 @@ export class StoreIndex {
   }
 
   /**
-   * Streams the image of `base` to storage, one chunk (≤ 8 MiB, or one block of node strings)
+   * Streams the image of `base` to storage, one chunk (≤ 2 MiB, or one block of node strings)
    * per event-loop turn, so writes, merges and queries run in between. The base is pinned (one
    * more reference on its memory) until the copy ends: a merge may replace it and a close may
    * drop the index's reference meanwhile, and neither has to wait for a copy that can take

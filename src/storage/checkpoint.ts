@@ -3,7 +3,7 @@
 //
 // Keys (codec.ts): `D <id> k` is the head {revision, generation, chunks}; `D <id> k <gen><i>` is
 // chunk i of a generation. A writer stores the chunks of its own generation in synced batches of
-// up to 8 MiB as they are produced (so memory holds one batch, not the image), then commits: one
+// about 2 MiB as they are produced (so memory holds one batch, not the image), then commits: one
 // synced batch with the head naming its generation and the deletion of the previous generation's
 // chunks and of orphans. Until that batch, readers read the previous head and its chunks, which
 // nothing touches; a crash at any point leaves them intact plus orphan chunks of the uncommitted
@@ -19,6 +19,12 @@ import type { Kv, KvOp } from './kv.js';
 import type { CheckpointWriter } from './types.js';
 
 export const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
+/**
+ * A writer stores its pending chunks once they reach this many bytes. LevelDB copies a batch's
+ * values on the calling thread (measured: 2–8 ms for 2 MiB, 3–24 ms for 8 MiB), and a synced
+ * batch holds up the other writers in LevelDB's queue until its fsync.
+ */
+const BATCH_BYTES = 2 * 1024 * 1024;
 
 interface Head {
   readonly revision: number;
@@ -144,7 +150,7 @@ class GenerationWriter implements CheckpointWriter {
       this.pending.push(p);
       this.pendingBytes += p.byteLength;
     }
-    if (this.pendingBytes >= MAX_CHUNK_BYTES) {
+    if (this.pendingBytes >= BATCH_BYTES) {
       const ops = this.takePending();
       await this.exclusive(this.storeId, () => this.kv.batch(ops, true));
     }

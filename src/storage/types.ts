@@ -137,7 +137,7 @@ export interface Storage {
  */
 export interface CheckpointWriter {
   /**
-   * Appends bytes (split into chunks of ≤ 8 MiB). Buffers up to 8 MiB, then stores them in one
+   * Appends bytes (split into chunks of ≤ 8 MiB). Buffers about 2 MiB, then stores them in one
    * synced batch. `chunk` is kept by reference until stored: the caller must not modify it.
    */
   write(chunk: Uint8Array): Promise<void>;
