@@ -13,9 +13,10 @@ import { micro } from './scenarios/micro.js';
 import { indexWrites } from './scenarios/index-writes.js';
 import { coldLoad } from './scenarios/cold-load.js';
 import { indexTail } from './scenarios/index-tail.js';
+import { checkpointStall } from './scenarios/checkpoint-stall.js';
 import { httpCheck } from './http/scenario.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, indexWrites, listObjects1M, micro, httpCheck];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, httpCheck];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },
