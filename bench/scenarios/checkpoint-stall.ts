@@ -52,7 +52,7 @@ async function stalls(run: () => Promise<unknown>): Promise<Stall> {
  * The run with the median max delay of `times` runs: one GC pause or one preemption by another
  * process (the machine is shared) decides a single max.
  */
-async function median(times: number, run: () => Promise<unknown>): Promise<Stall> {
+async function medianRun(times: number, run: () => Promise<unknown>): Promise<Stall> {
   const all: Stall[] = [];
   for (let i = 0; i < times; i++) all.push(await stalls(run));
   all.sort((a, b) => a.maxMs - b.maxMs);
@@ -86,11 +86,11 @@ export const checkpointStall: Scenario = {
     try {
       const store = (await storage.createStore('bench')).id;
       const times = opts.quick ? 1 : 3;
-      const background = await median(times, async () => verify('background checkpoint', await ix.checkpointBase(storage, store), 'written'));
+      const background = await medianRun(times, async () => verify('background checkpoint', await ix.checkpointBase(storage, store), 'written'));
       await check(storage, store, shape, entries, 'background');
-      const explicit = await median(times, async () => verify('checkpoint()', await ix.checkpoint(storage, store), 'written'));
+      const explicit = await medianRun(times, async () => verify('checkpoint()', await ix.checkpoint(storage, store), 'written'));
       await check(storage, store, shape, entries, 'checkpoint()');
-      const sync = await median(times, async () => {
+      const sync = await medianRun(times, async () => {
         const chunks = [...imageChunks(ix.dict, ix.snapshot().base)];
         await storage.writeCheckpoint(store, 1, chunks);
       });
