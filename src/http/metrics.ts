@@ -103,6 +103,9 @@ function renderEngine(out: string[], e: EngineStats): void {
   gauge(out, 'latch_index_tuples', 'Tuples held by the loaded store indexes.', e.indexes.tuples);
   gauge(out, 'latch_index_bytes', 'Shared-memory bytes of the loaded index bases.', e.indexes.bytes);
   gauge(out, 'latch_shared_memory_bytes', 'Bytes allocated in the walker shared memory (indexes, overlays, scratch).', e.sharedMemoryBytes);
+  header(out, 'latch_index_checkpoints_total', 'counter', 'Index checkpoints by outcome (at load, in the background, at a graceful stop); a failure leaves the previous one.');
+  out.push(`latch_index_checkpoints_total{outcome="written"} ${e.indexes.checkpoints.written}`);
+  out.push(`latch_index_checkpoints_total{outcome="failed"} ${e.indexes.checkpoints.failed}`);
   header(out, 'latch_index_load_duration_seconds', 'histogram', 'Time a store index took to load (checkpoint plus change-log tail, or full scan).');
   histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
   header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');

@@ -94,6 +94,10 @@ describe('/metrics', () => {
     expect(value('latch_index_tuples')).toBe(5);
     expect(value('latch_index_bytes')).toBeGreaterThan(0);
     expect(sample('latch_index_load_duration_seconds').count).toBe(1);
+    // A store created empty in this process loads without a scan and is far below the background
+    // threshold: no checkpoint yet, and none failed.
+    expect(value('latch_index_checkpoints_total', { outcome: 'written' })).toBe(0);
+    expect(value('latch_index_checkpoints_total', { outcome: 'failed' })).toBe(0);
     expect(sample('latch_storage_write_duration_seconds').count).toBe(5);
     expect(sample('latch_storage_write_duration_seconds').sum).toBeGreaterThan(0);
     expect(value('latch_process_resident_memory_bytes')).toBeGreaterThan(0);
