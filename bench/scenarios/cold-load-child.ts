@@ -3,6 +3,8 @@
 //   fill <dir> <n>        writes n tuples into a LevelDB store (10,000-tuple synced batches)
 //   tuples <dir> <n>      StoreIndex.load with no checkpoint (scanTuples), then writes a checkpoint
 //   checkpoint <dir> <n>  StoreIndex.load from the checkpoint image
+//   tail <dir> <n>        writes TAIL more tuples (the most a crash leaves since the last
+//                         background checkpoint), then StoreIndex.load: image + change-log tail
 // Prints one JSON line of metrics. Tuples: 5 per document, subjects from 100k users (parents
 // from 20k folders), as in the index-memory scenario.
 
@@ -17,6 +19,22 @@ const [phase = '', dir = '', count = '1000000'] = process.argv.slice(2);
 const n = Number(count);
 const RELS = ['viewer', 'editor', 'owner', 'commenter', 'parent'];
 const BATCH = 10_000;
+/** The background-checkpoint cap (src/index/store-index.ts MAX_TAIL): the worst tail after a crash. */
+const TAIL = 500_000;
+
+/** Writes tuples `make(from) … make(to - 1)` in synced batches of BATCH. */
+async function write(storage: Storage, store: string, from: number, to: number, make: (i: number) => TupleKey): Promise<void> {
+  for (let i = from; i < to; i += BATCH) {
+    const writes: TupleKey[] = [];
+    for (let j = i; j < Math.min(to, i + BATCH); j++) writes.push(make(j));
+    await storage.writeTuples(store, { deletes: [], writes, onDuplicate: 'error', onMissing: 'error' });
+  }
+}
+
+/** The tail phase's tuples: new documents, so every change is an insert the replay must apply. */
+function tailTuple(i: number): TupleKey {
+  return { object: `doc:tail-${i}`, relation: 'viewer', user: `user:${(i * 7919) % 100_000}` };
+}
 
 function tuple(i: number): TupleKey {
   const rel = RELS[i % 5] ?? 'viewer';
@@ -42,13 +60,10 @@ async function main(): Promise<Record<string, number>> {
     const store = stores.items[0]?.id ?? (await storage.createStore('cold-load')).id;
     if (phase === 'fill') {
       const t0 = performance.now();
-      for (let i = 0; i < n; i += BATCH) {
-        const writes: TupleKey[] = [];
-        for (let j = i; j < Math.min(n, i + BATCH); j++) writes.push(tuple(j));
-        await storage.writeTuples(store, { deletes: [], writes, onDuplicate: 'error', onMissing: 'error' });
-      }
+      await write(storage, store, 0, n, tuple);
       return { fillMs: performance.now() - t0 };
     }
+    if (phase === 'tail') await write(storage, store, 0, TAIL, tailTuple);
     global.gc?.();
     const rss0 = rss();
     const shared0 = allocatedBytes();
@@ -61,6 +76,11 @@ async function main(): Promise<Record<string, number>> {
     global.gc?.();
     const rss1 = rss();
     verifyIndex(ix);
+    if (phase === 'tail') {
+      const t = tailTuple(TAIL - 1);
+      if (ix.loaded.tailChanges !== TAIL) throw new Error(`tail load replayed ${ix.loaded.tailChanges} changes, not ${TAIL}`);
+      if (![...ix.snapshot().users(t.object, t.relation)].some((e) => e.user === t.user)) throw new Error('tail load lost the last change');
+    }
     const out: Record<string, number> = {
       loadMs,
       rssMB: (rss1 - rss0) / 1048576,

@@ -2,8 +2,8 @@
 // plus the change-log tail, or from a full scan) and then kept current by the write path.
 //
 // Checkpoints keep the next start fast (10M tuples: ≈ 3 s from an image, ≈ 40 s from a scan,
-// bench/RESULTS.md). One is written at close; as part of a load that had to scan the tuples or
-// replay a long log tail, before the index serves; and in the background while the index serves,
+// bench/RESULTS.md). One is written at close; right after a load that had to scan the tuples or
+// replay a long log tail (in the background: the index serves meanwhile); and while the index serves,
 // each time a merge publishes a base holding enough changes since the last one (StoreIndex
 // `checkpointDue`: ≥ 100k changes and ≥ a quarter of the base's entries, at most 500k). Every checkpoint is
 // copied out of shared memory one chunk per event-loop turn and streamed to storage under a new
@@ -64,12 +64,14 @@ export class Indexes {
       const t0 = performance.now();
       const opts: StoreIndexOptions = { ...this.options.index, onCheckpointDue: (index) => this.background(storeId, index) };
       p = StoreIndex.load(this.storage, storeId, opts).then(
-        async (index) => {
-          const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
-          if (scanned || index.loaded.tailChanges >= LONG_TAIL) await this.record(storeId, () => index.checkpoint(this.storage, storeId));
+        (index) => {
           this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
           this.loaded.set(storeId, index);
+          // A load that scanned or replayed a long tail saves its base at once, in the background:
+          // the index serves meanwhile (a checkpoint never blocks the thread for long).
+          const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
+          if (scanned || index.loaded.tailChanges >= LONG_TAIL) this.background(storeId, index);
           return index;
         },
         (err: unknown) => {

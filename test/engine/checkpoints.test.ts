@@ -1,5 +1,6 @@
 // Index checkpoints at load (src/engine/indexes.ts): a load that had to scan the tuples or replay a
-// long change-log tail writes one before it serves, so the next start reads the image instead.
+// long change-log tail starts one in the background as it begins to serve, so the next start
+// reads the image instead (`settled()` waits for it).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,12 +25,14 @@ describe('checkpoints written at load', () => {
 
     const first = new Indexes(storage);
     expect((await first.get(store.id)).loaded).toEqual({ fromCheckpoint: false, tailChanges: 0 });
+    await first.settled();
     expect(first.checkpoints).toEqual({ written: 1, failed: 0 });
     expect((await storage.readCheckpoint(store.id))?.revision).toBe(1);
 
     await storage.writeTuples(store.id, { ...plain, writes: [viewer(100)] });
     const second = new Indexes(storage);
     expect((await second.get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 1 });
+    await second.settled();
     expect(second.checkpoints).toEqual({ written: 0, failed: 0 });
     await first.close();
     await second.close();
@@ -41,16 +44,20 @@ describe('checkpoints written at load', () => {
     const store = await storage.createStore('s');
     const empty = new Indexes(storage);
     await empty.get(store.id);
+    await empty.settled();
     expect(empty.checkpoints.written).toBe(0);
 
     // 10,000 logged changes after the image (LONG_TAIL): the load replays them, then checkpoints.
     await storage.writeTuples(store.id, { ...plain, writes: [viewer(0)] });
-    await new Indexes(storage).get(store.id); // scan → image at revision 2
+    const scan = new Indexes(storage);
+    await scan.get(store.id); // scan → image at revision 2
+    await scan.settled();
     for (let b = 0; b < 100; b++) {
       await storage.writeTuples(store.id, { ...plain, writes: Array.from({ length: 100 }, (_, i) => ({ user: `user:b${b}x${i}`, relation: 'viewer', object: 'doc:t' })) });
     }
     const replay = new Indexes(storage);
     expect((await replay.get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 10_000 });
+    await replay.settled();
     expect(replay.checkpoints.written).toBe(1);
     expect((await new Indexes(storage).get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
     await storage.close();
@@ -114,6 +121,7 @@ describe('checkpoints written in the background', () => {
     const logs: string[] = [];
     const indexes = new Indexes(storage, { index: small, log: (_l, msg) => logs.push(msg) });
     const index = await indexes.get(store.id);
+    await indexes.settled();
     expect(indexes.checkpoints).toEqual({ written: 1, failed: 0 }); // the scan's, at load
     const atLoad = index.checkpointRevision ?? 0;
 
@@ -154,6 +162,7 @@ describe('checkpoints written in the background', () => {
     const logs: [string, Readonly<Record<string, unknown>>][] = [];
     const indexes = new Indexes(gated(storage, gate), { index: small, log: (_l, msg, fields) => logs.push([msg, fields]) });
     const index = await indexes.get(store.id);
+    await indexes.settled(); // the scan's checkpoint, at load
     gate.fail = new Error('disk full');
     await fill(storage, store.id, index, 'a', 1500);
     await index.settled();
@@ -182,6 +191,7 @@ describe('checkpoints written in the background', () => {
     const logs: string[] = [];
     const indexes = new Indexes(gated(storage, gate), { index: small, log: (_l, msg) => logs.push(msg) });
     const index = await indexes.get(store.id);
+    await indexes.settled(); // the scan's checkpoint, at load
     gate.open = false;
     await fill(storage, store.id, index, 'a', 1500);
     await index.settled();
@@ -203,6 +213,7 @@ describe('checkpoints written in the background', () => {
     const gate: Gate = { open: true, started: 0 };
     const indexes = new Indexes(gated(storage, gate), { index: small });
     const index = await indexes.get(store.id);
+    await indexes.settled(); // the scan's checkpoint, at load
     gate.open = false;
     await fill(storage, store.id, index, 'a', 1500);
     await index.settled();
