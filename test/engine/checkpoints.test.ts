@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Indexes } from '../../src/engine/indexes.js';
+import { type EngineLog, Indexes } from '../../src/engine/indexes.js';
 import type { StoreIndex } from '../../src/index/store-index.js';
 import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
@@ -106,6 +106,21 @@ async function fill(storage: Storage, storeId: string, index: StoreIndex, tag: s
   }
 }
 
+/**
+ * A memory store seeded with 100 tuples, served by Indexes over `gated` storage (small merge and
+ * checkpoint thresholds), its index loaded and the scan's load-time checkpoint written.
+ */
+async function seededGated(log?: EngineLog): Promise<{ storage: Storage; storeId: string; gate: Gate; indexes: Indexes; index: StoreIndex }> {
+  const storage = await openStorage({});
+  const storeId = (await storage.createStore('s')).id;
+  await storage.writeTuples(storeId, { ...plain, writes: many('seed', 100) });
+  const gate: Gate = { open: true, started: 0 };
+  const indexes = new Indexes(gated(storage, gate), { index: small, log });
+  const index = await indexes.get(storeId);
+  await indexes.settled(); // the scan's checkpoint, at load
+  return { storage, storeId, gate, indexes, index };
+}
+
 describe('checkpoints written in the background', () => {
   const dirs: string[] = [];
   afterEach(async () => {
@@ -155,76 +170,58 @@ describe('checkpoints written in the background', () => {
   });
 
   it('a failed background checkpoint is counted and logged, the writes go on, and the next due merge writes one', async () => {
-    const storage = await openStorage({});
-    const store = await storage.createStore('s');
-    await storage.writeTuples(store.id, { ...plain, writes: many('seed', 100) });
-    const gate: Gate = { open: true, started: 0 };
     const logs: [string, Readonly<Record<string, unknown>>][] = [];
-    const indexes = new Indexes(gated(storage, gate), { index: small, log: (_l, msg, fields) => logs.push([msg, fields]) });
-    const index = await indexes.get(store.id);
-    await indexes.settled(); // the scan's checkpoint, at load
+    const { storage, storeId, gate, indexes, index } = await seededGated((_l, msg, fields) => logs.push([msg, fields]));
     gate.fail = new Error('disk full');
-    await fill(storage, store.id, index, 'a', 1500);
+    await fill(storage, storeId, index, 'a', 1500);
     await index.settled();
     await indexes.settled();
     expect(indexes.checkpoints.written).toBe(1);
     expect(indexes.checkpoints.failed).toBeGreaterThanOrEqual(1);
     expect(indexes.checkpoints.failed).toBe(gate.started - 1);
-    expect(logs).toEqual(Array.from({ length: indexes.checkpoints.failed }, () => ['index checkpoint failed', { store_id: store.id, cause: 'disk full' }]));
+    expect(logs).toEqual(Array.from({ length: indexes.checkpoints.failed }, () => ['index checkpoint failed', { store_id: storeId, cause: 'disk full' }]));
     expect(everyTuple(index.snapshot())).toEqual([...many('seed', 100), ...many('a', 1500)].map(stored).sort());
 
     gate.fail = undefined;
-    await fill(storage, store.id, index, 'b', 1500);
+    await fill(storage, storeId, index, 'b', 1500);
     await index.settled();
     await indexes.settled();
     expect(indexes.checkpoints.written).toBeGreaterThanOrEqual(2);
-    expect((await storage.readCheckpoint(store.id))?.revision).toBe(index.checkpointRevision);
+    expect((await storage.readCheckpoint(storeId))?.revision).toBe(index.checkpointRevision);
     await indexes.close();
     await storage.close();
   });
 
   it('a store deleted while its checkpoint is copied: the copy stops, nothing is counted or written', async () => {
-    const storage = await openStorage({});
-    const store = await storage.createStore('s');
-    await storage.writeTuples(store.id, { ...plain, writes: many('seed', 100) });
-    const gate: Gate = { open: true, started: 0 };
     const logs: string[] = [];
-    const indexes = new Indexes(gated(storage, gate), { index: small, log: (_l, msg) => logs.push(msg) });
-    const index = await indexes.get(store.id);
-    await indexes.settled(); // the scan's checkpoint, at load
+    const { storage, storeId, gate, indexes, index } = await seededGated((_l, msg) => logs.push(msg));
     gate.open = false;
-    await fill(storage, store.id, index, 'a', 1500);
+    await fill(storage, storeId, index, 'a', 1500);
     await index.settled();
     expect(gate.started).toBe(2); // at load, and after a merge found one due: that copy waits at the gate
-    await storage.deleteStore(store.id);
-    indexes.drop(store.id);
+    await storage.deleteStore(storeId);
+    indexes.drop(storeId);
     gate.open = true;
     await indexes.settled();
     expect([indexes.checkpoints, logs]).toEqual([{ written: 1, failed: 0 }, []]);
-    expect(await storage.readCheckpoint(store.id)).toBeUndefined();
+    expect(await storage.readCheckpoint(storeId)).toBeUndefined();
     await indexes.close();
     await storage.close();
   });
 
   it('close stops a running background checkpoint and writes one at the current revision', async () => {
-    const storage = await openStorage({});
-    const store = await storage.createStore('s');
-    await storage.writeTuples(store.id, { ...plain, writes: many('seed', 100) });
-    const gate: Gate = { open: true, started: 0 };
-    const indexes = new Indexes(gated(storage, gate), { index: small });
-    const index = await indexes.get(store.id);
-    await indexes.settled(); // the scan's checkpoint, at load
+    const { storage, storeId, gate, indexes, index } = await seededGated();
     gate.open = false;
-    await fill(storage, store.id, index, 'a', 1500);
+    await fill(storage, storeId, index, 'a', 1500);
     await index.settled();
     expect(gate.started).toBe(2); // at load, and a background copy now waiting at the gate
     const closing = indexes.close();
     gate.open = true;
     await closing;
     expect(indexes.checkpoints).toEqual({ written: 2, failed: 0 }); // at load, at close
-    const cp = await storage.readCheckpoint(store.id);
-    expect(cp?.revision).toBe(await storage.revision(store.id));
-    const again = await new Indexes(storage).get(store.id);
+    const cp = await storage.readCheckpoint(storeId);
+    expect(cp?.revision).toBe(await storage.revision(storeId));
+    const again = await new Indexes(storage).get(storeId);
     expect(again.loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
     expect(everyTuple(again.snapshot())).toEqual([...many('seed', 100), ...many('a', 1500)].map(stored).sort());
     again.close();
