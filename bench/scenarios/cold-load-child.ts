@@ -3,14 +3,14 @@
 //   fill <dir> <n>        writes n tuples into a LevelDB store (10,000-tuple synced batches)
 //   tuples <dir> <n>      StoreIndex.load with no checkpoint (scanTuples), then writes a checkpoint
 //   checkpoint <dir> <n>  StoreIndex.load from the checkpoint image
-//   tail <dir> <n>        writes TAIL more tuples (the most a crash leaves since the last
+//   tail <dir> <n>        writes MAX_TAIL more tuples (the most a crash leaves since the last
 //                         background checkpoint), then StoreIndex.load: image + change-log tail
 // Prints one JSON line of metrics. Tuples: 5 per document, subjects from 100k users (parents
 // from 20k folders), as in the index-memory scenario.
 
 import type { TupleKey } from '../../src/domain/types.js';
 import { allocatedBytes } from '../../src/index/memory.js';
-import { StoreIndex } from '../../src/index/store-index.js';
+import { MAX_TAIL, StoreIndex } from '../../src/index/store-index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
 import type { Storage } from '../../src/storage/types.js';
 import { rss } from '../harness.js';
@@ -19,8 +19,8 @@ const [phase = '', dir = '', count = '1000000'] = process.argv.slice(2);
 const n = Number(count);
 const RELS = ['viewer', 'editor', 'owner', 'commenter', 'parent'];
 const BATCH = 10_000;
-/** The background-checkpoint cap (src/index/store-index.ts MAX_TAIL): the worst tail after a crash. */
-const TAIL = 500_000;
+/** The background-checkpoint cap: the longest tail a crash can leave. */
+const TAIL = MAX_TAIL;
 
 /** Writes tuples `make(from) … make(to - 1)` in synced batches of BATCH. */
 async function write(storage: Storage, store: string, from: number, to: number, make: (i: number) => TupleKey): Promise<void> {

@@ -5,7 +5,7 @@
 // bench/RESULTS.md). One is written at close; right after a load that had to scan the tuples or
 // replay a long log tail (in the background: the index serves meanwhile); and while the index serves,
 // each time a merge publishes a base holding enough changes since the last one (StoreIndex
-// `checkpointDue`: ≥ 100k changes and ≥ a quarter of the base's entries, at most 500k). Every checkpoint is
+// `checkpointDue`: ≥ 100k changes and ≥ a quarter of the base's entries, at most MAX_TAIL = 250k). Every checkpoint is
 // copied out of shared memory one chunk per event-loop turn and streamed to storage under a new
 // generation that one final batch publishes, so none blocks the thread for long and a crash
 // (`kill -9`) at any point leaves the previous image; the restart replays the changes after the

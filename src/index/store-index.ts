@@ -28,7 +28,7 @@ export interface StoreIndexOptions {
   readonly retireAfterMs?: number;
   /**
    * Changes folded into the base since the last checkpoint that make the next one due: this many
-   * (default 100,000) or a quarter of the base's entries up to 500,000, whichever is more. See
+   * (default 100,000) or a quarter of the base's entries up to MAX_TAIL (250,000), whichever is more. See
    * `checkpointDue`.
    */
   readonly checkpointChanges?: number;
@@ -38,7 +38,7 @@ export interface StoreIndexOptions {
 
 /** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 /** The most changes a crash leaves to replay over the last checkpoint (see `checkpointDue`). */
-const MAX_TAIL = 500_000;
+export const MAX_TAIL = 250_000;
 
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
@@ -293,8 +293,9 @@ export class StoreIndex {
    * more than the last checkpoint. The quarter keeps the copy's cost per change applied small (a
    * background copy of a 1M-tuple image takes ≈ 0.16 s, bench checkpoint-stall; a synced write
    * costs milliseconds). The cap bounds a restart after a crash: the image loads in ≈ 0.3 µs per
-   * entry (10M: ≈ 2.8 s) and the tail replays in ≈ 6 µs per change (MAX_TAIL: ≈ 3 s), so a
-   * 10M-tuple store is back in ≈ 6 s, where scanning its tuples takes ≈ 40 s (bench cold-load).
+   * entry (10M: ≈ 2.6 s) and the tail replays, LevelDB reads and the fold into the base included,
+   * in ≈ 10–14 µs per change (bench cold-load: 500k changes over 10M tuples took 7 s), so a
+   * 10M-tuple store is back in ≈ 6 s after a crash, where scanning its tuples takes ≈ 40 s.
    */
   get checkpointDue(): boolean {
     return this.baseApplied - this.savedApplied >= Math.max(this.checkpointChanges, Math.min(this.base.layout.entries / 4, MAX_TAIL));
