@@ -45,6 +45,7 @@ export const coldLoad: Scenario = {
           { scenario: s, metric: 'checkpoint write', value: r(fromTuples.checkpointWriteMs), unit: 'ms' },
           { scenario: s, metric: 'load from checkpoint', value: r(fromCheckpoint.loadMs), unit: 'ms' },
           { scenario: s, metric: `load from checkpoint + ${MAX_TAIL / 1000}k-change tail (worst crash)`, value: r(afterCrash.loadMs), unit: 'ms' },
+          { scenario: s, metric: 'then: background fold of that tail into the base', value: r(afterCrash.foldMs), unit: 'ms' },
           { scenario: s, metric: 'RSS per 1M after load from checkpoint', value: r(fromCheckpoint.rssMBPer1M, 1), unit: 'MB' },
           { scenario: s, metric: 'index bytes/tuple (base CSR)', value: r(fromCheckpoint.indexBytesPerTuple, 1), unit: 'B' },
           { scenario: s, metric: 'shared memory bytes/tuple (all)', value: r(fromCheckpoint.sharedBytesPerTuple, 1), unit: 'B' },

@@ -68,10 +68,11 @@ export class Indexes {
           this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
           this.loaded.set(storeId, index);
-          // A load that scanned or replayed a long tail saves its base at once, in the background:
-          // the index serves meanwhile (a checkpoint never blocks the thread for long).
+          // A load that scanned or replayed a long tail saves its base in the background while
+          // the index serves (a checkpoint never blocks the thread for long); a long tail is
+          // first folded into the base by the merge the load started.
           const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
-          if (scanned || index.loaded.tailChanges >= LONG_TAIL) this.background(storeId, index);
+          if (scanned || index.loaded.tailChanges >= LONG_TAIL) this.background(storeId, index, index.settled());
           return index;
         },
         (err: unknown) => {
@@ -96,9 +97,15 @@ export class Indexes {
     return { stores: this.loaded.size, tuples, bytes };
   }
 
-  /** Starts a background checkpoint of the index's base; called by the index after a merge. */
-  private background(storeId: string, index: StoreIndex): void {
-    const job = this.record(storeId, () => index.checkpointBase(this.storage, storeId)).finally(() => this.running.delete(job));
+  /**
+   * Starts a background checkpoint of the index's base, once `after` resolves (a merge in
+   * progress); called by the index after a merge, and after a load.
+   */
+  private background(storeId: string, index: StoreIndex, after?: Promise<void>): void {
+    const job = (async () => {
+      await after;
+      await this.record(storeId, () => index.checkpointBase(this.storage, storeId));
+    })().finally(() => this.running.delete(job));
     this.running.add(job);
   }
 
