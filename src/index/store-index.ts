@@ -299,10 +299,10 @@ export class StoreIndex {
    * more than the last checkpoint. The quarter keeps the copy's cost per change applied small (a
    * background copy of a 1M-tuple image takes ≈ 0.16 s, bench checkpoint-stall; a synced write
    * costs milliseconds). The cap bounds a restart after a crash: the image loads in ≈ 0.3 µs per
-   * entry and the tail replays, LevelDB reads and the fold into the base included (a synchronous
-   * merge, ≈ 3 s at 10M entries), so bench cold-load measured image + 250k changes at 2.2 s for
-   * 1M tuples and 8.2 s for 10M (image alone 3.4 s; with a 500k cap it was 9.6 s), where scanning
-   * 10M tuples takes ≈ 45 s.
+   * entry and the tail replays, LevelDB reads included, into the overlay; the index then serves
+   * while a background merge folds the tail into the base. bench cold-load, image + 250k changes:
+   * serving after 2.1 s at 1M tuples and 6.8 s at 10M (image alone 3.6 s; the fold took 3.7 s
+   * more in the background), where scanning 10M tuples takes 42–55 s.
    */
   get checkpointDue(): boolean {
     return this.baseApplied - this.savedApplied >= Math.max(this.checkpointChanges, Math.min(this.base.layout.entries / 4, MAX_TAIL));
