@@ -3,6 +3,10 @@
 // much to wrap one 150 ns check); p50/p99 are over those per-batch means, so they smooth the tail
 // inside a batch — keep batches small (16–64) for µs-scale operations.
 
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
 export interface Percentiles {
   readonly p50: number;
   readonly p99: number;
@@ -49,4 +53,17 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Runs a benchmark child script (`.ts`, through tsx) in a fresh process with `--expose-gc` and an
+ * old-space limit of `heapMB`, so its RSS figures start from an empty heap; returns the JSON object
+ * the child prints on its last stdout line.
+ */
+export async function runChild(script: URL, args: readonly string[], heapMB: number): Promise<Record<string, number>> {
+  const argv = ['--expose-gc', `--max-old-space-size=${heapMB}`, '--import', 'tsx', fileURLToPath(script), ...args];
+  const { stdout } = await execFileAsync(process.execPath, argv, { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
 }

@@ -6,22 +6,15 @@
 // dir; several minutes). The LevelDB files are in the OS page cache when loaded (written just
 // before): the figures are the CPU cost of a restart, not of a cold disk.
 
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { MAX_TAIL } from '../../src/index/store-index.js';
+import { runChild } from '../harness.js';
 import type { Metric, Scenario } from '../scenario.js';
 
-const run = promisify(execFile);
-
-async function child(phase: string, dir: string, n: number): Promise<Record<string, number>> {
-  const file = fileURLToPath(new URL('./cold-load-child.ts', import.meta.url));
-  const args = ['--expose-gc', '--max-old-space-size=12288', '--import', 'tsx', file, phase, dir, String(n)];
-  const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
+function child(phase: string, dir: string, n: number): Promise<Record<string, number>> {
+  return runChild(new URL('./cold-load-child.ts', import.meta.url), [phase, dir, String(n)], 12288);
 }
 
 export const coldLoad: Scenario = {

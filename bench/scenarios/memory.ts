@@ -1,17 +1,11 @@
 // Index size and cold load: bytes of index per tuple, RSS per 1M tuples (in a fresh child process
 // with --expose-gc), build from tuples and load from a checkpoint image; `--big` adds 10M.
 
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runChild } from '../harness.js';
 import type { Metric, Scenario } from '../scenario.js';
 
-const run = promisify(execFile);
-
-async function child(n: number): Promise<Record<string, number>> {
-  const file = fileURLToPath(new URL('./memory-child.ts', import.meta.url));
-  const { stdout } = await run(process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, String(n)], { maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
+function child(n: number): Promise<Record<string, number>> {
+  return runChild(new URL('./memory-child.ts', import.meta.url), [String(n)], 8192);
 }
 
 export const indexMemory: Scenario = {
