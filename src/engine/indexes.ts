@@ -1,16 +1,17 @@
 // The loaded per-store indexes: each store's compact index is built once (from its checkpoint
 // plus the change-log tail, or from a full scan) and then kept current by the write path.
 //
-// Checkpoints keep the next start fast (10M tuples: ≈ 3 s from an image, ≈ 40 s from a scan,
+// Checkpoints keep the next start fast (10M tuples: ≈ 3 s from an image, ≈ 45 s from a scan,
 // bench/RESULTS.md). One is written at close; right after a load that had to scan the tuples or
-// replay a long log tail (in the background: the index serves meanwhile); and while the index serves,
-// each time a merge publishes a base holding enough changes since the last one (StoreIndex
-// `checkpointDue`: ≥ 100k changes and ≥ a quarter of the base's entries, at most MAX_TAIL = 250k). Every checkpoint is
-// copied out of shared memory one chunk per event-loop turn and streamed to storage under a new
-// generation that one final batch publishes, so none blocks the thread for long and a crash
-// (`kill -9`) at any point leaves the previous image; the restart replays the changes after the
-// image's revision in one linear step (320k changes ≈ 2 s). At most one checkpoint runs per store;
-// a failed background one is counted and logged, and the next merge tries again.
+// replay a long log tail (in the background: the index serves meanwhile); and while the index
+// serves, each time a merge publishes a base holding enough changes since the last one
+// (StoreIndex `checkpointDue`: max(100k, min(a quarter of the base's entries, MAX_TAIL = 250k))).
+// Every checkpoint is copied out of shared memory one chunk per event-loop turn and streamed to
+// storage under a new generation that one final batch publishes, so none blocks the thread for
+// long and a crash (`kill -9`) at any point leaves the previous image; the restart replays the
+// changes after the image's revision in one linear step and folds them into the base in the
+// background. At most one checkpoint runs per store; a failed background one is counted and
+// logged, and the next merge tries again.
 
 import { type CheckpointOutcome, StoreIndex, type StoreIndexOptions } from '../index/store-index.js';
 import type { Storage } from '../storage/types.js';

@@ -28,18 +28,18 @@ export interface StoreIndexOptions {
   readonly retireAfterMs?: number;
   /**
    * Changes folded into the base since the last checkpoint that make the next one due: this many
-   * (default 100,000) or a quarter of the base's entries up to MAX_TAIL (250,000), whichever is more. See
-   * `checkpointDue`.
+   * (default 100,000) or a quarter of the base's entries up to MAX_TAIL (250,000), whichever is
+   * more. See `checkpointDue`.
    */
   readonly checkpointChanges?: number;
   /** Called when a background merge has published a base whose checkpoint is due (none is running). */
   readonly onCheckpointDue?: ((index: StoreIndex) => void) | undefined;
 }
 
-/** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 /** The most changes a crash leaves to replay over the last checkpoint (see `checkpointDue`). */
 export const MAX_TAIL = 250_000;
 
+/** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
 /** Interned ids of one tuple key; `undefined` subject for a malformed user (never stored). */
@@ -230,24 +230,26 @@ export class StoreIndex {
       r.value.drop();
       return;
     }
-    const old = this.base;
-    this.base = r.value;
-    this.baseRevision = revision;
-    this.baseApplied = applied;
-    this.overlay.rebase(this.base, revision);
-    this.publish(this.revision);
-    old.drop();
+    this.install(r.value, revision, applied);
     if (!this.saving && this.checkpointDue) this.onCheckpointDue?.(this);
   }
 
-  /** Synchronous merge (used before writing a checkpoint). */
+  /** Synchronous merge (used before writing a checkpoint at a stop). */
   private mergeSync(): void {
     if (this.overlay.size === 0) return;
+    this.install(drain(this.mergeSteps()), this.revision, this.applied);
+  }
+
+  /**
+   * Publishes a merged base that reflects every change up to `revision` (`applied` of them):
+   * the overlay keeps only the changes after it, and the old base goes with its last reader.
+   */
+  private install(base: Base, revision: number, applied: number): void {
     const old = this.base;
-    this.base = drain(this.mergeSteps());
-    this.baseRevision = this.revision;
-    this.baseApplied = this.applied;
-    this.overlay.rebase(this.base, this.revision);
+    this.base = base;
+    this.baseRevision = revision;
+    this.baseApplied = applied;
+    this.overlay.rebase(base, revision);
     this.publish(this.revision);
     old.drop();
   }
@@ -319,8 +321,8 @@ export class StoreIndex {
   }
 
   /**
-   * Writes a checkpoint of the index at its current revision (at a stop, or while a store loads):
-   * stops a running background checkpoint, lets merges settle, folds the overlay into the base
+   * Writes a checkpoint of the index at its current revision (at a graceful stop): stops a
+   * running background checkpoint, lets merges settle, folds the overlay into the base
    * (synchronously), then saves that base like `checkpointBase`.
    */
   async checkpoint(storage: Storage, storeId: string): Promise<CheckpointOutcome> {
