@@ -27,10 +27,14 @@ function nextEpoch(ctx: usize): u32 {
   return e;
 }
 
-function runOne(ctx: usize): i32 {
-  setQuery(cw(ctx, C_SUBJECT), cw(ctx, C_SUBJ_REL), cw(ctx, C_WILD_NODE), cw(ctx, C_DEPTH_LIMIT), cw(ctx, C_HANDLE), cw(ctx, C_SUBJ_KIND));
+/**
+ * One Check of `obj#rel` for the subject (subj, sr, wild, kind), with the depth limit, condition
+ * handle and scratch of the context at `ctx` (bound by `bind`). Returns an R_* status.
+ */
+@inline function runCheck(ctx: usize, obj: u32, rel: u32, subj: u32, sr: u32, wild: u32, kind: u32): i32 {
+  setQuery(subj, sr, wild, cw(ctx, C_DEPTH_LIMIT), cw(ctx, C_HANDLE), kind);
   beginCall(cw(ctx, C_PATH_PTR), cw(ctx, C_PATH_CAP), cw(ctx, C_MEMO_PTR), cw(ctx, C_MEMO_CAP), nextEpoch(ctx));
-  return evalRel(cw(ctx, C_OBJECT), cw(ctx, C_RELATION), 0);
+  return evalRel(obj, rel, 0);
 }
 
 /** The deepest hop (resolution depth) the latest `check` reached: read by the host for metrics. */
@@ -39,7 +43,7 @@ export let lastDepth: u32 = 0;
 /** One Check described by the context at `ctx`. Returns an R_* status. */
 export function check(ctx: usize): i32 {
   bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
-  const r = runOne(ctx);
+  const r = runCheck(ctx, cw(ctx, C_OBJECT), cw(ctx, C_RELATION), cw(ctx, C_SUBJECT), cw(ctx, C_SUBJ_REL), cw(ctx, C_WILD_NODE), cw(ctx, C_SUBJ_KIND));
   lastDepth = maxDepth;
   return r;
 }
@@ -63,12 +67,6 @@ const GROUP: u32 = 16;
 export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): void {
   store<u32>(ctx + (<usize>C_CTX_COUNT << 2), 0);
   bind(cw(ctx, C_SNAPSHOT), cw(ctx, C_PROGRAM), ctx);
-  const limit = cw(ctx, C_DEPTH_LIMIT);
-  const path = cw(ctx, C_PATH_PTR);
-  const pcap = cw(ctx, C_PATH_CAP);
-  const memo = cw(ctx, C_MEMO_PTR);
-  const mcap = cw(ctx, C_MEMO_CAP);
-  const handle = cw(ctx, C_HANDLE);
   let sink: u32 = 0;
   for (let g: u32 = 0; g < count; g += GROUP) {
     const end = min(count, g + GROUP);
@@ -79,9 +77,7 @@ export function checkBatch(ctx: usize, queries: usize, count: u32, out: usize): 
     for (let q = first; q < last; q += 24) sink += warm3(load<u32>(q), load<u32>(q, 4));
     for (let i = g; i < end; i++) {
       const q = queries + <usize>i * 24;
-      setQuery(load<u32>(q, 8), load<u32>(q, 12), load<u32>(q, 16), limit, handle, load<u32>(q, 20));
-      beginCall(path, pcap, memo, mcap, nextEpoch(ctx));
-      store<u8>(out + i, <u8>evalRel(load<u32>(q), load<u32>(q, 4), 0));
+      store<u8>(out + i, <u8>runCheck(ctx, load<u32>(q), load<u32>(q, 4), load<u32>(q, 8), load<u32>(q, 12), load<u32>(q, 16), load<u32>(q, 20)));
     }
   }
   warmed = sink;

@@ -208,8 +208,9 @@ export function deleted(dlo: u32, dhi: u32, sr: u32, subj: u32): bool {
 // ---- batch prefetch (cache warming; never changes a result) ----
 // A batch of independent checks is memory-bound: each direct check chases node → key → entry
 // through three dependent random reads, and on this VM most of them miss the TLB as well. The
-// batch loop touches those lines for queries a few places ahead, one level per stage, so their
-// misses overlap with the current check's work instead of serialising behind it.
+// batch loop (index.ts `checkBatch`) touches those lines for a group of queries, one level at a
+// time for the whole group, so the group's misses are in flight together instead of one check's
+// chain after another's.
 
 /** Stage 1: the object's type word and forward-node word, the subject's type word. */
 export function warm1(obj: u32, subj: u32): u32 {
