@@ -6,9 +6,9 @@
 // snapshot's node id of user:anne, or a temporary id past the snapshot's nodes if it has none.
 
 import type { TupleKey } from '../../domain/types.js';
-import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import { Checker, TRUE } from './check.js';
+import { Checker } from './check.js';
+import { confirm } from './list-objects.js';
 import { RequestState } from './context.js';
 import { UNSEEN_NODE, type Confirmation, type Confirmer, type IndexedListInput, type NodeIds } from './list-objects-ids.js';
 import { overlayView } from './view.js';
@@ -58,18 +58,8 @@ export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirme
   const checker = new Checker(state, user);
   return {
     confirm(obj: number, rel: number): Confirmation {
-      let out;
-      try {
-        out = checker.eval(ids.str(obj), inp.snapshot.nameOf(rel), 0);
-      } catch (e) {
-        if (e instanceof AppError && e.code === 'deadline_exceeded') return 'stop';
-        throw e;
-      }
-      if (out instanceof AppError) {
-        if (out.code === 'authorization_model_resolution_too_complex') throw out;
-        return out;
-      }
-      return out === TRUE;
+      const out = confirm(checker, ids.str(obj), inp.snapshot.nameOf(rel));
+      return out === 'deadline' ? 'stop' : out;
     },
   };
 }

@@ -135,7 +135,12 @@ export function listObjects(
   return results;
 }
 
-function confirm(checker: Checker, object: string, relation: string): boolean | AppError | 'deadline' {
+/**
+ * One ListObjects candidate checked by the reference Checker: allowed or not, a condition error
+ * carried as its AppError, 'deadline' once the request's deadline passed; the depth limit throws
+ * (it fails the whole request).
+ */
+export function confirm(checker: Checker, object: string, relation: string): boolean | AppError | 'deadline' {
   let out;
   try {
     out = checker.eval(object, relation, 0);
