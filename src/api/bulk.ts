@@ -12,7 +12,7 @@ import { AppError, toAppError } from '../errors.js';
 import type { CheckIdsInput, StringTable } from '../engine/types.js';
 import { CHECK_ERROR } from '../engine/types.js';
 import { checkKey } from './keys.js';
-import { P, byteLength, consistency, isObj, list, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
+import { P, byteLength, consistency, list, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
 
 /** Checks per check-ids request (3 MiB of triples). */
 export const MAX_ID_CHECKS = 262_144;
@@ -143,9 +143,4 @@ export function checkIdsOut(input: CheckIdsInput): Record<string, unknown> {
   for (const [index, e] of input.errors) errors.push({ index, status: e.status, code: e.code, message: e.message });
   errors.sort((a, b) => a.index - b.index);
   return { results: input.outcomes, errors };
-}
-
-/** Narrowing helper for the channel: a request body map or `{}`. */
-export function bodyMap(v: unknown): Obj {
-  return isObj(v) ? v : {};
 }

@@ -113,10 +113,10 @@ export const key = {
   model: (id: string, modelId: string): string => DATA + id + 'm' + modelId,
   assertions: (id: string, modelId: string): string => DATA + id + 'a' + modelId,
   checkpoint: (id: string): string => DATA + id + 'k',
-  chunk: (id: string, generation: number, i: number): string => DATA + id + 'k' + u32(generation) + u32(i),
+  chunk: (id: string, generation: number, i: number): string => key.generation(id, generation) + u32(i),
   /** Chunks of one generation (`chunk(id, generation, i)` for every i) lie in [generation(g), generation(g + 1)). */
-  generation: (id: string, generation: number): string => DATA + id + 'k' + u32(generation),
-  legacyChunk: (id: string, i: number): string => DATA + id + 'k' + u32(i),
+  generation: (id: string, generation: number): string => key.checkpoint(id) + u32(generation),
+  legacyChunk: (id: string, i: number): string => key.checkpoint(id) + u32(i),
 };
 
 /** Tuple from a primary key suffix (after `D <id> t`). */
