@@ -35,9 +35,12 @@ export class ResultCache {
    * The key of a check against one snapshot (one store at one revision) and one model: a short
    * token for the pair (never reused, so an entry can only answer for that pair) and the tuple
    * key. Shorter than spelling out store, model and revision: a Map lookup hashes the whole string.
+   * A hit is answered before the key is validated against the model, so the key must be injective
+   * for any strings: the token has no space, and the object's and relation's lengths delimit them
+   * (no separator character can be ruled out of a field the engine has not yet validated).
    */
   static key(snapshot: object, model: object, k: { object: string; relation: string; user: string }): string {
-    return `${scopeToken(snapshot, model)}\u0000${k.object}\u0000${k.relation}\u0000${k.user}`;
+    return `${scopeToken(snapshot, model)} ${k.object.length}:${k.relation.length}:${k.object}${k.relation}${k.user}`;
   }
 
   get(key: string): boolean | undefined {

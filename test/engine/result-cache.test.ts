@@ -2,6 +2,7 @@
 // entries hit since they were last considered.
 import { describe, expect, test } from 'vitest';
 import { ResultCache } from '../../src/engine/result-cache.js';
+import { openLatch } from '../../src/index.js';
 
 describe('ResultCache', () => {
   test('stores both answers; a miss is undefined; hits and misses are counted', () => {
@@ -43,5 +44,41 @@ describe('ResultCache', () => {
     expect(ResultCache.key(s1, m1, k)).toBe(ResultCache.key(s1, m1, { ...k }));
     const keys = [ResultCache.key(s1, m1, k), ResultCache.key(s2, m1, k), ResultCache.key(s1, m2, k), ResultCache.key(s1, m1, { ...k, user: 'user:bob' })];
     expect(new Set(keys).size).toBe(4);
+  });
+
+  test('keys are injective: no choice of separator characters inside the fields makes two checks share one', () => {
+    const [s, m] = [{}, {}];
+    // Pairs that collided when fields were only joined by a separator character.
+    const pairs = [
+      [{ object: 'doc:a\u0000x', relation: 'y', user: 'u:1' }, { object: 'doc:a', relation: 'x', user: 'y\u0000u:1' }],
+      [{ object: 'doc:a b', relation: 'r', user: 'u:1' }, { object: 'doc:a', relation: 'b r', user: 'u:1' }],
+      [{ object: 'doc:a:1', relation: 'r', user: 'u:1' }, { object: 'doc:a', relation: '1:r', user: 'u:1' }],
+      [{ object: 'doc:1', relation: 'r', user: 'u:1' }, { object: 'doc:1r', relation: '', user: 'u:1' }],
+    ];
+    for (const [a, b] of pairs) expect(ResultCache.key(s, m, a as never)).not.toBe(ResultCache.key(s, m, b as never));
+  });
+
+  test('a cached answer never answers a different request whose fields join to the same text', async () => {
+    const latch = await openLatch({ config: { workers: 0 } });
+    try {
+      const store = await latch.createStore('cache-keys');
+      // A relation name may hold any character but `:#@` and ASCII whitespace (semantics.md §3).
+      const model = {
+        schema_version: '1.1',
+        type_definitions: [
+          { type: 'user' },
+          { type: 'doc', relations: { 'a\u0000b': { this: {} } }, metadata: { relations: { 'a\u0000b': { directly_related_user_types: [{ type: 'user' }] } } } },
+        ],
+      };
+      await latch.writeModel(store.id, model as never);
+      const a = { user: 'user:c', relation: 'a\u0000b', object: 'doc:x' };
+      await latch.write({ storeId: store.id, writes: [a], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      const ask = (k: typeof a) => latch.check({ storeId: store.id, tupleKey: k, contextualTuples: [], modelId: undefined, context: undefined, consistency: 'MINIMIZE_LATENCY' });
+      expect((await ask(a)).allowed).toBe(true); // now cached
+      // The same characters split another way: an object with a control character is not valid.
+      await expect(ask({ user: 'user:c', relation: 'b', object: 'doc:x\u0000a' })).rejects.toMatchObject({ code: 'validation_error' });
+    } finally {
+      await latch.close();
+    }
   });
 });
