@@ -71,11 +71,11 @@ export class Dictionary implements StringTable {
   valid(o: number, r: number, u: number): boolean {
     const s = this.strings;
     let v = this.#user[u];
-    if (v === UNKNOWN) this.#user[u] = v = P.checkUser.re.test(s[u] as string) ? VALID : INVALID;
+    if (v === UNKNOWN) this.#user[u] = v = P.checkUser.test(s[u] as string) ? VALID : INVALID;
     let w = this.#relation[r];
-    if (w === UNKNOWN) this.#relation[r] = w = P.relation.re.test(s[r] as string) ? VALID : INVALID;
+    if (w === UNKNOWN) this.#relation[r] = w = P.relation.test(s[r] as string) ? VALID : INVALID;
     let x = this.#object[o];
-    if (x === UNKNOWN) this.#object[o] = x = P.object.re.test(s[o] as string) ? VALID : INVALID;
+    if (x === UNKNOWN) this.#object[o] = x = P.object.test(s[o] as string) ? VALID : INVALID;
     return v === VALID && w === VALID && x === VALID;
   }
 }

@@ -70,7 +70,7 @@ function typeDefinition(v: unknown): TypeDefinitionJson {
   const relations: Record<string, UsersetJson> = {};
   const rel = optMessage(v, 'relations') ?? {};
   for (const [name, rewrite] of Object.entries(rel)) {
-    if (!P.relation.re.test(name)) throw keyViolation('TypeDefinition', 'Relations', name, REASON.regex(P.relation));
+    if (!P.relation.test(name)) throw keyViolation('TypeDefinition', 'Relations', name, REASON.regex(P.relation));
     relations[name] = userset(rewrite, 'relations');
   }
   const metadata = optMessage(v, 'metadata');
@@ -92,7 +92,7 @@ function modelInput(body: Obj): AuthorizationModelInput {
     throw violation('WriteAuthorizationModelRequest', 'Conditions', `value must contain no more than ${MAX_CONDITIONS} pair(s)`);
   }
   for (const name of names) {
-    if (!P.relation.re.test(name)) throw keyViolation('WriteAuthorizationModelRequest', 'Conditions', name, REASON.regex(P.relation));
+    if (!P.relation.test(name)) throw keyViolation('WriteAuthorizationModelRequest', 'Conditions', name, REASON.regex(P.relation));
   }
   if (typeDefinitions.length > MAX_TYPES) {
     throw new AppError('exceeded_entity_limit', `The number of type definitions in an authorization model exceeds the allowed limit of ${MAX_TYPES}`);
