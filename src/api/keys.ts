@@ -5,7 +5,7 @@
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import type { CheckTupleKey } from '../engine/types.js';
 import { EMPTY } from './endpoint.js';
-import { P, REASON, isObj, list, match, maxBytes, optMessage, str, struct, typeError, violation, type Obj } from './validate.js';
+import { P, REASON, isObj, list, match, maxBytes, messageValue, optMessage, str, strValue, struct, typeError, violation, type Obj } from './validate.js';
 
 /** Contextual tuples per request (proto `max_items`). */
 export const MAX_CONTEXTUAL_TUPLES = 100;
@@ -44,11 +44,12 @@ export function deleteKey(v: unknown): TupleKey {
 
 /** `CheckRequestTupleKey` under `<message>.TupleKey` (required). */
 export function checkKey(body: Obj, message: string): CheckTupleKey {
-  const k = optMessage(body, 'tuple_key');
+  // Fields read by literal name: see validate.ts on the value-taking readers.
+  const k = messageValue(body['tuple_key'], 'tuple_key');
   if (!k) throw violation(message, 'TupleKey', REASON.required);
-  const user = match(str(k, 'user'), P.checkUser, 'CheckRequestTupleKey', 'User');
-  const relation = match(str(k, 'relation'), P.relation, 'CheckRequestTupleKey', 'Relation');
-  const object = match(str(k, 'object'), P.object, 'CheckRequestTupleKey', 'Object');
+  const user = match(strValue(k['user'], 'user'), P.checkUser, 'CheckRequestTupleKey', 'User');
+  const relation = match(strValue(k['relation'], 'relation'), P.relation, 'CheckRequestTupleKey', 'Relation');
+  const object = match(strValue(k['object'], 'object'), P.object, 'CheckRequestTupleKey', 'Object');
   return { user, relation, object };
 }
 
@@ -72,7 +73,7 @@ export function tupleKeyList(body: Obj, field: string, message: string, goField:
 
 /** The `contextual_tuples: {tuple_keys: TupleKey[]}` wrapper of Check, Expand, ListObjects. */
 export function contextualTuples(body: Obj): readonly TupleKey[] {
-  const wrapper = optMessage(body, 'contextual_tuples');
+  const wrapper = messageValue(body['contextual_tuples'], 'contextual_tuples');
   if (!wrapper) return EMPTY;
   return tupleKeyList(wrapper, 'tuple_keys', 'ContextualTupleKeys', 'TupleKeys', MAX_CONTEXTUAL_TUPLES);
 }

@@ -9,7 +9,8 @@ import { endpoint, ok, type Endpoint, type Reply } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, bool, byteLength, consistency, isObj, list, match, modelId, optMessage, storeId, str, struct, typeError, violation, type Obj,
+  P, REASON, boolValue, byteLength, consistency, isObj, list, match, modelId, modelIdValue, optMessage, storeId, str, struct, structValue, typeError,
+  violation, type Obj,
 } from './validate.js';
 
 
@@ -21,9 +22,10 @@ export function parseCheck(store: string | undefined, body: Obj): CheckInput {
   const id = storeId(store, 'CheckRequest');
   const tupleKey = checkKey(body, 'CheckRequest');
   const contextual = contextualTuples(body);
-  const model = modelId(body, 'CheckRequest');
-  bool(body, 'trace');
-  const context = struct(body, 'context');
+  // Fields read by literal name: see validate.ts on the value-taking readers.
+  const model = modelIdValue(body['authorization_model_id'], 'CheckRequest');
+  boolValue(body['trace'], 'trace');
+  const context = structValue(body['context'], 'context');
   return { storeId: id, tupleKey, contextualTuples: contextual, modelId: model, context, consistency: consistency(body, 'CheckRequest') };
 }
 

@@ -61,27 +61,20 @@ function excluding(excluded: string, min: number, max: number): Pattern {
   };
 }
 
-/**
- * `^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$`: a ULID in Crockford base32, upper case. The last id that
- * passed is remembered: requests come in runs on one store, and comparing two strings is cheaper
- * than scanning one.
- */
+/** `^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$`: a ULID in Crockford base32, upper case. */
 function ulidPattern(js: string, text: string): Pattern {
   const re = new RegExp(js, 'u');
   const ok = new Uint8Array(128);
   for (const ch of 'ABCDEFGHJKMNPQRSTVWXYZ0123456789') ok[ch.charCodeAt(0)] = 1;
-  let last: string | undefined;
   return {
     re,
     text,
     test(value) {
-      if (value === last) return true;
       if (value.length !== 26) return false;
       for (let i = 0; i < 26; i++) {
         const c = value.charCodeAt(i);
         if (c >= 128 || ok[c] !== 1) return false;
       }
-      last = value;
       return true;
     },
   };
@@ -154,9 +147,17 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+// Each reader comes in two forms: (body, field) for the parsers, and the value already read for
+// the hot path (Check), which reads its fields by literal name. `body[field]` inside a shared
+// helper sees every message shape and runs as a megamorphic keyed load (≈ 20–40 ns each, nine
+// per Check); `body['user']` in the caller is a named load with its own inline cache.
+
 /** A message-typed field: absent/null → undefined; a non-object is a decoding error. */
 export function optMessage(body: Obj, field: string): Obj | undefined {
-  const v = body[field];
+  return messageValue(body[field], field);
+}
+
+export function messageValue(v: unknown, field: string): Obj | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v)) throw typeError(field, 'message', v);
   return v;
@@ -164,14 +165,20 @@ export function optMessage(body: Obj, field: string): Obj | undefined {
 
 /** A string field: absent/null → "" (proto3 default); a non-string is a decoding error. */
 export function str(body: Obj, field: string): string {
-  const v = body[field];
+  return strValue(body[field], field);
+}
+
+export function strValue(v: unknown, field: string): string {
   if (typeof v === 'string') return v;
   if (v === undefined || v === null) return '';
   throw typeError(field, 'string', v);
 }
 
 export function bool(body: Obj, field: string): boolean {
-  const v = body[field];
+  return boolValue(body[field], field);
+}
+
+export function boolValue(v: unknown, field: string): boolean {
   if (typeof v === 'boolean') return v;
   if (v === undefined || v === null) return false;
   throw typeError(field, 'bool', v);
@@ -187,7 +194,10 @@ export function list(body: Obj, field: string): unknown[] {
 
 /** A google.protobuf.Struct: any JSON object, absent/null → undefined. */
 export function struct(body: Obj, field: string): JsonObject | undefined {
-  const v = body[field];
+  return structValue(body[field], field);
+}
+
+export function structValue(v: unknown, field: string): JsonObject | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v)) throw typeError(field, 'google.protobuf.Struct', v);
   return v as JsonObject;
@@ -214,13 +224,17 @@ export function maxBytes(value: string, n: number, message: string, field: strin
 
 /** `authorization_model_id`: empty → undefined (latest model), else a ULID. */
 export function modelId(body: Obj, message: string, field = 'authorization_model_id'): string | undefined {
-  const id = str(body, field);
+  return modelIdValue(body[field], message, field);
+}
+
+export function modelIdValue(v: unknown, message: string, field = 'authorization_model_id'): string | undefined {
+  const id = strValue(v, field);
   if (id === '') return undefined;
   return ulidField(id, message, 'AuthorizationModelId');
 }
 
 // The last ULID that passed: hot callers check the same store (and model) id over and over.
-let lastUlid = '';
+let lastUlid: string | undefined;
 
 function ulidField(value: string, message: string, field: string): string {
   if (value === lastUlid) return value;
@@ -229,7 +243,6 @@ function ulidField(value: string, message: string, field: string): string {
   return value;
 }
 
-/** The store id path parameter (field 1 of every store-scoped request). */
 export function storeId(value: string | undefined, message: string): string {
   return ulidField(value ?? '', message, 'StoreId');
 }

@@ -2,7 +2,7 @@
 // around each length bound from an alphabet of the characters that matter (excluded ASCII, RE2
 // whitespace, Unicode spaces RE2 does not count, NUL, surrogate pairs, lone surrogates).
 import { expect, test } from 'vitest';
-import { P } from '../../src/api/validate.js';
+import { P, storeId } from '../../src/api/validate.js';
 
 const ALPHABET = [
   'a', 'Z', '0', '9', '_', '-', ':', '#', '@', '*', '.', '/', '=', '\t', '\n', '\f', '\r', ' ', '\v', '\u0000',
@@ -44,4 +44,8 @@ test('every pattern: the scanner and the regex agree on generated strings', () =
   // Both answers were exercised, not only rejections.
   expect(accepted).toBeGreaterThan(checked / 10);
   expect(checked - accepted).toBeGreaterThan(checked / 10);
+});
+
+test('an empty or missing store id is refused, also as the first id the process sees', () => {
+  for (const id of ['', undefined]) expect(() => storeId(id, 'CheckRequest')).toThrow(/invalid CheckRequest.StoreId: value does not match regex pattern/);
 });
