@@ -204,7 +204,7 @@ export class LatchService implements Latch {
   /** Check answered synchronously on a warm store and model; undefined → call `check`. */
   checkSync(input: CheckInput): CheckResult | undefined {
     this.contextualLimit(input.contextualTuples.length);
-    return this.indexes.has(input.storeId) ? this.queries.checkSync(input) : undefined;
+    return this.queries.checkSync(input); // undefined unless the store's index and the model are at hand
   }
 
   async checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
