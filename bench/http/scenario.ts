@@ -16,6 +16,7 @@ import { CHECK_ALLOWED, CHECK_DENIED, LatchChannelClient } from '../../src/clien
 import type { Scenario } from '../scenario.js';
 import { recordRun } from '../results.js';
 import { median } from '../harness.js';
+import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -79,9 +80,10 @@ const DOCS = 1000;
 
 /** Starts `bench/http/<file>` under tsx; resolves with the child and the port it printed. */
 export async function child(file: string): Promise<{ proc: ChildProcess; port: number }> {
-  // LATCH_BENCH_NODE_FLAGS: extra V8/Node flags for the servers (e.g. --trace-gc, whose lines on
-  // stdout are passed through).
-  const flags = (process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  // Both servers (latch and the bare baseline) run with the flags `npm start` serves with
+  // (src/cli/node-flags.ts). LATCH_BENCH_NODE_FLAGS: extra V8/Node flags (e.g. --trace-gc, whose
+  // lines on stdout are passed through).
+  const flags = [...SERVE_NODE_FLAGS, ...(process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
   const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
@@ -170,6 +172,23 @@ export async function channel(port: number, store: string, seconds: number, batc
   return rate;
 }
 
+/** Main-thread GC pauses so far (minor + major), from latch's /metrics: total, and how many took over 1 ms and over 2 ms. */
+async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0 };
+  for (const kind of ['minor', 'major']) {
+    const bucket = (le: string): number => Number(new RegExp(`^latch_gc_pause_seconds_bucket\\{kind="${kind}",le="${le}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const count = Number(new RegExp(`^latch_gc_pause_seconds_count\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const sum = Number(new RegExp(`^latch_gc_pause_seconds_sum\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    out.count += count;
+    out.over1ms += count - bucket('0.001');
+    out.over2ms += count - bucket('0.002');
+    out.sumMs += sum * 1000;
+  }
+  if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs)) throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
+  return out;
+}
+
 export async function httpScenario(seconds = 4, connections = 64): Promise<Result[]> {
   const latch = await child('serve.ts');
   const bare = await child('bare.ts');
@@ -207,12 +226,15 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     // 5–30 ms for any server, so each round records the machine's steal time (/proc/stat) and the
     // report gives the median p99 over all rounds and over the rounds with < 2 % steal.
     const halfRounds: { latch: WrkRun; bare: WrkRun; steal: number }[] = [];
+    const gc0 = await gcPauses(base);
     for (let r = 0; r < ROUNDS; r++) {
       const s0 = stealMs();
       const l = await wrk(base + path_, body, per, HALF_CONNECTIONS, half);
       const b = await wrk(bareUrl, body, per, HALF_CONNECTIONS, half);
       halfRounds.push({ latch: l, bare: b, steal: (stealMs() - s0) / (2 * per * 2 * 1000) });
     }
+    const gc1 = await gcPauses(base);
+    const gcCount = gc1.count - gc0.count;
     const quiet = halfRounds.filter((r) => r.steal < 0.02);
     const latchHalf = { rps: median(halfRounds.map((r) => r.latch.rps)), p99: median(halfRounds.map((r) => r.latch.p99)) };
     const bareHalf = { rps: median(halfRounds.map((r) => r.bare.rps)), p99: median(halfRounds.map((r) => r.bare.p99)) };
@@ -246,6 +268,10 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.bare-uws.half-load', metric: 'p99', value: bareHalf.p99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'p99-rounds-under-2%-steal', value: quietLatchP99, unit: 'ms' },
       { scenario: 'http.check.bare-uws.half-load', metric: 'p99-rounds-under-2%-steal', value: quietBareP99, unit: 'ms' },
+      { scenario: 'http.check.json.half-load', metric: 'gc-pauses', value: gcCount, unit: `in ${halfRounds.length * per} s` },
+      { scenario: 'http.check.json.half-load', metric: 'gc-pause-mean', value: gcCount > 0 ? round2((gc1.sumMs - gc0.sumMs) / gcCount) : 0, unit: 'ms' },
+      { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-1ms', value: gc1.over1ms - gc0.over1ms, unit: 'pauses' },
+      { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-2ms', value: gc1.over2ms - gc0.over2ms, unit: 'pauses' },
       { scenario: 'http.check.half-load', metric: 'rounds-under-2%-steal', value: quiet.length, unit: `of ${halfRounds.length}` },
       { scenario: 'http.check.half-load', metric: 'steal-per-round', value: Number(median(halfRounds.map((r) => r.steal * 100)).toFixed(2)), unit: '% (median)' },
       { scenario: 'http', metric: 'steal-over-the-run', value: Number((runSteal * 100).toFixed(2)), unit: '% of 2 cores' },

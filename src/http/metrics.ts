@@ -7,6 +7,7 @@
 // Labels carry endpoint names and statuses only, never store ids or request data, so the
 // exposition reveals traffic shape but no tenant's data (docs/operations.md: why it is public).
 
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import type { EngineStats } from '../engine/stats.js';
 import { Timings } from '../engine/stats.js';
 
@@ -44,14 +45,36 @@ function header(out: string[], name: string, type: string, help: string): void {
   out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 }
 
+/** Bucket bounds of the GC pause histogram (ms): fine below the 2 ms a Check's p99 is held to. */
+const GC_BOUNDS_MS: readonly number[] = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 25, 50, 100, 250, 1000];
+
+/** GC kinds as Node reports them (perf_hooks `entry.detail.kind`), by label. */
+const GC_KINDS: readonly (readonly [string, number])[] = [
+  ['minor', constants.NODE_PERFORMANCE_GC_MINOR],
+  ['major', constants.NODE_PERFORMANCE_GC_MAJOR],
+  ['incremental', constants.NODE_PERFORMANCE_GC_INCREMENTAL],
+  ['weakcb', constants.NODE_PERFORMANCE_GC_WEAKCB],
+];
+
 export class Metrics {
   private readonly endpoints = new Map<string, EndpointSeries>();
   private readonly unmatched = new EndpointSeries(UNMATCHED);
   private readonly started = Date.now();
+  /** Main-thread GC pauses by kind (the event loop stands still meanwhile). */
+  private readonly gc = new Map<number, Timings>(GC_KINDS.map(([, kind]) => [kind, new Timings(GC_BOUNDS_MS)]));
+  private readonly gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) this.gc.get(gcKind(entry))?.observe(entry.duration);
+  });
 
   /** `endpoints`: every route name the server registers (anything else counts as `unmatched`). */
   constructor(endpoints: readonly string[]) {
     for (const e of endpoints) this.endpoints.set(e, new EndpointSeries(e));
+    this.gcObserver.observe({ entryTypes: ['gc'] });
+  }
+
+  /** Stops observing GC (the server closed). */
+  close(): void {
+    this.gcObserver.disconnect();
   }
 
   /** One finished request; `status` 499 when the client went away before a reply. */
@@ -67,6 +90,8 @@ export class Metrics {
     this.renderHttp(out, inFlight);
     if (engine) renderEngine(out, engine);
     renderProcess(out, this.started);
+    header(out, 'latch_gc_pause_seconds', 'histogram', 'Main-thread garbage-collection pauses, by kind (minor = scavenge).');
+    for (const [label, kind] of GC_KINDS) histogram(out, 'latch_gc_pause_seconds', `kind="${label}"`, this.gc.get(kind) as Timings);
     return out.join('\n') + '\n';
   }
 
@@ -79,6 +104,12 @@ export class Metrics {
     header(out, 'latch_http_requests_in_flight', 'gauge', 'HTTP and channel requests being processed now.');
     out.push(`latch_http_requests_in_flight ${inFlight}`);
   }
+}
+
+/** The GC kind of a `gc` entry (Node puts it in `detail`, which the typings of PerformanceEntry omit). */
+function gcKind(entry: PerformanceEntry): number {
+  const detail = (entry as PerformanceEntry & { readonly detail?: { readonly kind?: number } }).detail;
+  return detail?.kind ?? -1;
 }
 
 function gauge(out: string[], name: string, help: string, value: number, type = 'gauge'): void {

@@ -218,6 +218,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();
+      metrics?.close();
       // Present in the native binary, missing from the package's typings.
       (app as TemplatedApp & { close?: () => void }).close?.();
     },

@@ -110,6 +110,20 @@ describe('/metrics', () => {
     expect(Number((h.buckets as Record<string, number>)['0'])).toBeGreaterThanOrEqual(1);
   });
 
+  it('reports main-thread GC pauses by kind; a burst of short-lived allocation shows up as minor pauses', async () => {
+    const scrape = async (): Promise<PromMetrics> => getMetricsFromIterator((await (await fetch(`${base}/metrics`)).text()).split('\n')[Symbol.iterator]());
+    const minor = (m: PromMetrics): number => ((m.latch_gc_pause_seconds?.data ?? []) as { labels: Record<string, string>; count: number }[]).find((d) => d.labels.kind === 'minor')?.count ?? -1;
+    const before = await scrape();
+    expect(before.latch_gc_pause_seconds?.type).toBe('histogram');
+    const kinds = (before.latch_gc_pause_seconds?.data as { labels: Record<string, string> }[]).map((d) => d.labels.kind);
+    expect(kinds).toEqual(['minor', 'major', 'incremental', 'weakcb']);
+    let sink = 0;
+    for (let i = 0; i < 2_000_000; i++) sink += { i, s: `x${i}` }.s.length; // ≈ 100 MB of garbage: several scavenges
+    expect(sink).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 50)); // GC entries reach the observer asynchronously
+    expect(minor(await scrape())).toBeGreaterThan(minor(before));
+  });
+
   it('needs no credential when authentication is on (docs/operations.md), the API still does', async () => {
     const key = 'metrics-test-key-0123456789';
     const authed = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });

@@ -1,0 +1,14 @@
+// The V8 flags `latch serve` is started with (`npm start`, and the HTTP benchmarks for both latch
+// and the bare-uWS baseline). V8 reads the young-generation size only when the process starts, so
+// these are command-line flags, not settings.
+//
+// Why (bench/RESULTS.md, "GC pauses at half load"): at 34k Check requests/s on 2 shared cores,
+// Node's defaults grew the young generation to ~16 MB and each scavenge paused the event loop
+// 1.3–2.9 ms (p90 3–4.8 ms): the requests caught behind it were the p99. With a 4 MB ceiling
+// scavenges run about every 30 ms and pause 0.65–0.7 ms (p90 ≈ 0.8 ms) for the same total GC
+// time. Scavenging on the main thread alone avoids waiting for helper threads that the load
+// generator or the kernel has preempted: with parallel scavenging and the same 4 MB, p90 was
+// 0.93–1.6 ms and single pauses reached 11 ms. On a machine with idle cores parallel scavenging
+// shortens pauses instead; drop `--no-parallel-scavenge` there (docs/operations.md).
+
+export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--no-parallel-scavenge'];
