@@ -1,7 +1,6 @@
 // Request bodies on uWS: collected up to a size limit (never buffered past it, D9), decoded as JSON
 // (strict UTF-8) or msgpack, `{}` for an empty body.
 
-import { isUtf8 } from 'node:buffer';
 import { AppError } from '../errors.js';
 import { decodeMsgpack } from './codec.js';
 import type { HttpResponse } from './uws.js';
@@ -15,10 +14,10 @@ export function tooLarge(limit: number): AppError {
 /**
  * Calls `onBody` once with the whole body, or with `undefined` as soon as the body (announced or
  * received) exceeds `limit` (one callback for both: it is allocated per request). The bytes may be
- * a view of uWS's own buffer: they are valid only until `onBody` returns, so it must decode them
+ * uWS's own memory: they are valid only until `onBody` returns, so it must decode them
  * synchronously.
  */
-export function readBody(res: HttpResponse, announced: number, limit: number, onBody: (bytes: Buffer | undefined) => void): void {
+export function readBody(res: HttpResponse, announced: number, limit: number, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void): void {
   if (announced > limit) return onBody(undefined);
   let parts: Buffer[] | undefined;
   let size = 0;
@@ -30,28 +29,41 @@ export function readBody(res: HttpResponse, announced: number, limit: number, on
       stopped = true;
       return onBody(undefined);
     }
-    // The common case, one chunk: no copy, decoded before uWS reuses the memory.
-    if (isLast && parts === undefined) return onBody(Buffer.from(chunk));
+    // The common case, one chunk: decoded in place, before uWS reuses the memory.
+    if (isLast && parts === undefined) return onBody(chunk);
     (parts ??= []).push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) onBody(Buffer.concat(parts, size));
   });
 }
 
+/**
+ * Strict UTF-8 (invalid sequences throw instead of becoming U+FFFD) that keeps a leading BOM, so
+ * that JSON.parse refuses it as it would from the raw bytes. One pass over the bytes, straight
+ * from uWS's ArrayBuffer: ≈ 0.12 µs for a Check body against ≈ 0.37 µs for a Buffer view,
+ * `isUtf8` and `toString`.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** The request body as an untyped value; throws validation_error on malformed input. */
-export function decodeBody(bytes: Buffer, msgpack: boolean): unknown {
-  if (bytes.length === 0) return {};
+export function decodeBody(bytes: ArrayBuffer | Uint8Array, msgpack: boolean): unknown {
+  if (bytes.byteLength === 0) return {};
   if (msgpack) {
     try {
-      return decodeMsgpack(bytes);
+      return decodeMsgpack(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
     } catch (err) {
       throw new AppError('validation_error', `malformed msgpack: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (!isUtf8(bytes)) throw new AppError('validation_error', 'request body is not valid UTF-8');
+  let text: string;
   try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
+    text = utf8.decode(bytes);
+  } catch {
+    throw new AppError('validation_error', 'request body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text) as unknown;
   } catch (err) {
-    const text = err instanceof Error ? err.message : String(err);
-    throw new AppError('validation_error', /end of JSON input|Unterminated/.test(text) ? 'malformed JSON' : text);
+    const message = err instanceof Error ? err.message : String(err);
+    throw new AppError('validation_error', /end of JSON input|Unterminated/.test(message) ? 'malformed JSON' : message);
   }
 }

@@ -62,6 +62,8 @@ function rows(): Row[] {
     { name: 'invalid JSON', method: 'POST', path: `/stores/${store}/check`, body: '{bad', status: 400, code: 'validation_error' },
     { name: 'truncated JSON', method: 'POST', path: `/stores/${store}/check`, body: '{"tuple_key":', status: 400, code: 'validation_error', message: 'malformed JSON' },
     { name: 'invalid UTF-8', method: 'POST', path: `/stores/${store}/check`, body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), status: 400, code: 'validation_error' },
+    { name: 'UTF-8 with an encoded surrogate', method: 'POST', path: `/stores/${store}/check`, body: new Uint8Array([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d]), status: 400, code: 'validation_error' },
+    { name: 'JSON after a UTF-8 byte-order mark', method: 'POST', path: `/stores/${store}/check`, body: new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('{"tuple_key":{"user":"user:a","relation":"viewer","object":"doc:1"}}')]), status: 400, code: 'validation_error' },
     { name: 'body not an object', method: 'POST', path: `/stores/${store}/check`, body: '[1,2]', status: 400, code: 'validation_error' },
     { name: 'body over the limit', method: 'POST', path: `/stores/${store}/check`, body: big, status: 400, code: 'validation_error', message: /1048576/ },
     {
