@@ -82,12 +82,12 @@ export class Queries {
     // A hit skips validation: only keys that passed it for this model are ever cached (and a
     // cacheable request has no context or contextual tuples to validate).
     const cacheable = input.consistency !== 'HIGHER_CONSISTENCY' && input.contextualTuples.length === 0 && !input.context;
-    const key = cacheable ? ResultCache.key(snapshot, model, k) : undefined;
-    const cached = key === undefined ? undefined : this.cache.get(key);
+    const scope = cacheable ? ResultCache.scope(snapshot, model) : 0;
+    const cached = scope === 0 ? undefined : this.cache.get(scope, k);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
     const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline);
     if ('error' in outcome) throw outcome.error;
-    if (key !== undefined) this.cache.set(key, outcome.allowed);
+    if (scope !== 0) this.cache.set(scope, k, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
   }
 
