@@ -49,32 +49,39 @@ function slotsFor(entries: number): number {
   return n;
 }
 
+/** The table's parallel arrays; per slot: the scope id (0 = empty), the key's fields, its hash, ALLOWED | REFERENCED. */
+class Slots {
+  readonly scopes: Float64Array;
+  readonly objects: (string | undefined)[];
+  readonly relations: (string | undefined)[];
+  readonly users: (string | undefined)[];
+  readonly hashes: Int32Array;
+  readonly flags: Uint8Array;
+
+  constructor(readonly count: number) {
+    this.scopes = new Float64Array(count);
+    this.objects = new Array<string | undefined>(count).fill(undefined);
+    this.relations = new Array<string | undefined>(count).fill(undefined);
+    this.users = new Array<string | undefined>(count).fill(undefined);
+    this.hashes = new Int32Array(count);
+    this.flags = new Uint8Array(count);
+  }
+}
+
 export class ResultCache {
   /** Lookups answered and not answered (read by `Latch.stats()` on a metrics scrape). */
   hits = 0;
   misses = 0;
   readonly #maxSlots: number;
+  #t: Slots;
   #mask: number;
-  /** Per slot: the scope id (0 = empty), the key's fields, its hash, ALLOWED | REFERENCED. */
-  #scopes: Float64Array;
-  #objects: (string | undefined)[];
-  #relations: (string | undefined)[];
-  #users: (string | undefined)[];
-  #hashes: Int32Array;
-  #flags: Uint8Array;
   #size = 0;
   #hand = 0;
 
   constructor(readonly capacity: number) {
     this.#maxSlots = slotsFor(Math.max(1, capacity));
-    const slots = Math.min(this.#maxSlots, FIRST_SLOTS);
-    this.#mask = slots - 1;
-    this.#scopes = new Float64Array(slots);
-    this.#objects = new Array<string | undefined>(slots).fill(undefined);
-    this.#relations = new Array<string | undefined>(slots).fill(undefined);
-    this.#users = new Array<string | undefined>(slots).fill(undefined);
-    this.#hashes = new Int32Array(slots);
-    this.#flags = new Uint8Array(slots);
+    this.#t = new Slots(Math.min(this.#maxSlots, FIRST_SLOTS));
+    this.#mask = this.#t.count - 1;
   }
 
   /** The scope of a check against one snapshot and one model: entries of other scopes never answer it. */
@@ -93,8 +100,9 @@ export class ResultCache {
       return undefined;
     }
     this.hits++;
-    const f = this.#flags[i] as number;
-    this.#flags[i] = f | REFERENCED;
+    const t = this.#t;
+    const f = t.flags[i] as number;
+    t.flags[i] = f | REFERENCED;
     return (f & ALLOWED) !== 0;
   }
 
@@ -103,7 +111,7 @@ export class ResultCache {
     const h = hashOf(scope, k);
     let i = this.#find(scope, k, h);
     if (i >= 0) {
-      this.#flags[i] = allowed ? ALLOWED : 0;
+      this.#t.flags[i] = allowed ? ALLOWED : 0;
       return;
     }
     if (this.#size >= this.capacity) this.#evictOne();
@@ -122,36 +130,39 @@ export class ResultCache {
 
   /** The slot holding the key, or ~(the empty slot where it would go). */
   #find(scope: number, k: Key, h: number): number {
+    const t = this.#t;
     const mask = this.#mask;
     for (let i = h & mask; ; i = (i + 1) & mask) {
-      const s = this.#scopes[i] as number;
+      const s = t.scopes[i] as number;
       if (s === 0) return ~i;
-      if (s === scope && this.#hashes[i] === h && this.#objects[i] === k.object && this.#relations[i] === k.relation && this.#users[i] === k.user) {
+      if (s === scope && t.hashes[i] === h && t.objects[i] === k.object && t.relations[i] === k.relation && t.users[i] === k.user) {
         return i;
       }
     }
   }
 
   #put(i: number, scope: number, object: string, relation: string, user: string, h: number, flags: number): void {
-    this.#scopes[i] = scope;
-    this.#objects[i] = object;
-    this.#relations[i] = relation;
-    this.#users[i] = user;
-    this.#hashes[i] = h;
-    this.#flags[i] = flags;
+    const t = this.#t;
+    t.scopes[i] = scope;
+    t.objects[i] = object;
+    t.relations[i] = relation;
+    t.users[i] = user;
+    t.hashes[i] = h;
+    t.flags[i] = flags;
     this.#size++;
   }
 
   /** Evicts one entry (the cache is full, so there is one): within two sweeps every flag is clear. */
   #evictOne(): void {
+    const t = this.#t;
     const mask = this.#mask;
     for (;;) {
       const i = this.#hand;
       this.#hand = (i + 1) & mask;
-      if (this.#scopes[i] === 0) continue;
-      const f = this.#flags[i] as number;
+      if (t.scopes[i] === 0) continue;
+      const f = t.flags[i] as number;
       if ((f & REFERENCED) !== 0) {
-        this.#flags[i] = f & ALLOWED;
+        t.flags[i] = f & ALLOWED;
         continue;
       }
       this.#remove(i);
@@ -161,47 +172,42 @@ export class ResultCache {
 
   /** Empties slot `i`, shifting back the entries after it whose probe run passes through it. */
   #remove(i: number): void {
+    const t = this.#t;
     const mask = this.#mask;
     let hole = i;
-    for (let j = (i + 1) & mask; this.#scopes[j] !== 0; j = (j + 1) & mask) {
-      const home = (this.#hashes[j] as number) & mask;
+    for (let j = (i + 1) & mask; t.scopes[j] !== 0; j = (j + 1) & mask) {
+      const home = (t.hashes[j] as number) & mask;
       // The entry at j may fill the hole if the hole lies on its probe path (home … j).
       if (((j - home) & mask) >= ((j - hole) & mask)) {
-        this.#scopes[hole] = this.#scopes[j] as number;
-        this.#objects[hole] = this.#objects[j];
-        this.#relations[hole] = this.#relations[j];
-        this.#users[hole] = this.#users[j];
-        this.#hashes[hole] = this.#hashes[j] as number;
-        this.#flags[hole] = this.#flags[j] as number;
+        t.scopes[hole] = t.scopes[j] as number;
+        t.objects[hole] = t.objects[j];
+        t.relations[hole] = t.relations[j];
+        t.users[hole] = t.users[j];
+        t.hashes[hole] = t.hashes[j] as number;
+        t.flags[hole] = t.flags[j] as number;
         hole = j;
       }
     }
-    this.#scopes[hole] = 0;
-    this.#objects[hole] = undefined;
-    this.#relations[hole] = undefined;
-    this.#users[hole] = undefined;
+    t.scopes[hole] = 0;
+    t.objects[hole] = undefined;
+    t.relations[hole] = undefined;
+    t.users[hole] = undefined;
     this.#size--;
   }
 
   /** Doubles the table and re-inserts every entry by its stored hash. */
   #grow(): void {
-    const old = { scopes: this.#scopes, objects: this.#objects, relations: this.#relations, users: this.#users, hashes: this.#hashes, flags: this.#flags };
-    const slots = 2 * (this.#mask + 1);
-    this.#mask = slots - 1;
-    this.#scopes = new Float64Array(slots);
-    this.#objects = new Array<string | undefined>(slots).fill(undefined);
-    this.#relations = new Array<string | undefined>(slots).fill(undefined);
-    this.#users = new Array<string | undefined>(slots).fill(undefined);
-    this.#hashes = new Int32Array(slots);
-    this.#flags = new Uint8Array(slots);
+    const old = this.#t;
+    const t = (this.#t = new Slots(2 * old.count));
+    this.#mask = t.count - 1;
     this.#size = 0;
     this.#hand = 0;
-    for (let j = 0; j < old.scopes.length; j++) {
+    for (let j = 0; j < old.count; j++) {
       const s = old.scopes[j] as number;
       if (s === 0) continue;
       const h = old.hashes[j] as number;
       let i = h & this.#mask;
-      while (this.#scopes[i] !== 0) i = (i + 1) & this.#mask;
+      while (t.scopes[i] !== 0) i = (i + 1) & this.#mask;
       this.#put(i, s, old.objects[j] as string, old.relations[j] as string, old.users[j] as string, h, old.flags[j] as number);
     }
   }
