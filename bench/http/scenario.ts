@@ -172,18 +172,22 @@ export async function channel(port: number, store: string, seconds: number, batc
   return rate;
 }
 
+/** The value of one series (name and labels, exactly as exposed) in a Prometheus text exposition; NaN when absent. */
+function seriesValue(exposition: string, series: string): number {
+  const literal = series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return Number(new RegExp(`^${literal} (\\S+)$`, 'm').exec(exposition)?.[1] ?? NaN);
+}
+
 /** Main-thread GC pauses so far (minor + major), from latch's /metrics: total, and how many took over 1 ms and over 2 ms. */
 async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0 };
   for (const kind of ['minor', 'major']) {
-    const bucket = (le: string): number => Number(new RegExp(`^latch_gc_pause_seconds_bucket\\{kind="${kind}",le="${le}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    const count = Number(new RegExp(`^latch_gc_pause_seconds_count\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    const sum = Number(new RegExp(`^latch_gc_pause_seconds_sum\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const count = seriesValue(text, `latch_gc_pause_seconds_count{kind="${kind}"}`);
     out.count += count;
-    out.over1ms += count - bucket('0.001');
-    out.over2ms += count - bucket('0.002');
-    out.sumMs += sum * 1000;
+    out.over1ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.001"}`);
+    out.over2ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.002"}`);
+    out.sumMs += seriesValue(text, `latch_gc_pause_seconds_sum{kind="${kind}"}`) * 1000;
   }
   if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs)) throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
   return out;

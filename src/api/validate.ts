@@ -243,6 +243,7 @@ function ulidField(value: string, message: string, field: string): string {
   return value;
 }
 
+/** The store id path parameter (field 1 of every store-scoped request). */
 export function storeId(value: string | undefined, message: string): string {
   return ulidField(value ?? '', message, 'StoreId');
 }
