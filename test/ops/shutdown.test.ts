@@ -35,8 +35,30 @@ describe('graceful shutdown', () => {
     };
     const writers = Array.from({ length: 48 }, (_, w) => writer(w));
     while (acked.length < 300) await new Promise((r) => setTimeout(r, 20));
+    // One more write whose body is still arriving when the signal lands, so that shutdown always
+    // begins with a request in flight: the writers alone can all be between requests at that
+    // moment (their answers sent, this process not yet scheduled to send the next ones). Its body
+    // is finished once the server has logged the start of shutdown; drained, it must be kept.
+    const encoder = new TextEncoder();
+    let finishBody = (): void => undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(encoder.encode('{"writes":{"tuple_keys":['));
+        finishBody = () => {
+          c.enqueue(encoder.encode('{"user":"user:late","relation":"viewer","object":"doc:late"}]}}'));
+          c.close();
+        };
+      },
+    });
+    const late = fetch(`${first.base}/stores/${store}/write`, { method: 'POST', body, duplex: 'half' } as RequestInit).then((r) => r.status, () => 0);
+    await new Promise((r) => setTimeout(r, 200)); // its headers reach the server
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
+    while (!first.stderr().includes('"msg":"shutting down"')) await new Promise((r) => setTimeout(r, 5));
+    finishBody();
+    const lateStatus = await late;
+    expect(lateStatus).toBe(200); // in flight when shutdown began: finished, not refused
+    acked.push('doc:late#viewer@user:late');
     const code = await first.exited;
     const took = Date.now() - signalled;
     stopped = true;
@@ -44,7 +66,7 @@ describe('graceful shutdown', () => {
     expect(code).toBe(0);
     expect(took).toBeLessThan(10_000);
     expect(first.stderr()).toContain('"msg":"latch stopped"');
-    // The signal really landed mid-load: requests were in flight when shutdown began.
+    // The signal landed mid-load: requests were in flight when shutdown began (the late write at least).
     const inFlight = Number(/"msg":"shutting down"[^\n]*"in_flight":(\d+)/.exec(first.stderr())?.[1]);
     expect(inFlight).toBeGreaterThan(0);
 
