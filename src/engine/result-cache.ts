@@ -15,6 +15,8 @@
 // it. Deletion shifts the following entries of the probe run back (no tombstones), so lookups
 // stay short whatever the churn. The table starts small and doubles up to twice the capacity.
 
+import type { CheckTupleKey } from './types.js';
+
 const ALLOWED = 1;
 const REFERENCED = 2;
 const FIRST_SLOTS = 1024;
@@ -29,13 +31,7 @@ function mix(h: number, s: string): number {
   return h;
 }
 
-interface Key {
-  readonly object: string;
-  readonly relation: string;
-  readonly user: string;
-}
-
-function hashOf(scope: number, k: Key): number {
+function hashOf(scope: number, k: CheckTupleKey): number {
   // The relation's and the object's lengths go in too, so that moving characters from one field
   // to the next changes the hash (equality is decided field by field anyway).
   let h = Math.imul(0x811c9dc5 ^ scope, 0x01000193) ^ (k.object.length << 16) ^ k.relation.length;
@@ -74,14 +70,12 @@ export class ResultCache {
   misses = 0;
   readonly #maxSlots: number;
   #t: Slots;
-  #mask: number;
   #size = 0;
   #hand = 0;
 
   constructor(readonly capacity: number) {
     this.#maxSlots = slotsFor(Math.max(1, capacity));
     this.#t = new Slots(Math.min(this.#maxSlots, FIRST_SLOTS));
-    this.#mask = this.#t.count - 1;
   }
 
   /** The scope of a check against one snapshot and one model: entries of other scopes never answer it. */
@@ -93,7 +87,7 @@ export class ResultCache {
     return s;
   }
 
-  get(scope: number, k: Key): boolean | undefined {
+  get(scope: number, k: CheckTupleKey): boolean | undefined {
     const i = this.#find(scope, k, hashOf(scope, k));
     if (i < 0) {
       this.misses++;
@@ -106,7 +100,7 @@ export class ResultCache {
     return (f & ALLOWED) !== 0;
   }
 
-  set(scope: number, k: Key, allowed: boolean): void {
+  set(scope: number, k: CheckTupleKey, allowed: boolean): void {
     if (this.capacity <= 0) return;
     const h = hashOf(scope, k);
     let i = this.#find(scope, k, h);
@@ -114,13 +108,13 @@ export class ResultCache {
       this.#t.flags[i] = allowed ? ALLOWED : 0;
       return;
     }
-    if (this.#size >= this.capacity) this.#evictOne();
-    else if (2 * (this.#size + 1) > this.#mask + 1 && this.#mask + 1 < this.#maxSlots) this.#grow();
-    else {
-      this.#put(~i, scope, k.object, k.relation, k.user, h, allowed ? ALLOWED : 0);
-      return;
+    if (this.#size >= this.capacity) {
+      this.#evictOne();
+      i = this.#find(scope, k, h); // the deletion shifted entries back
+    } else if (2 * (this.#size + 1) > this.#t.count && this.#t.count < this.#maxSlots) {
+      this.#grow();
+      i = this.#find(scope, k, h);
     }
-    i = this.#find(scope, k, h); // the slots moved
     this.#put(~i, scope, k.object, k.relation, k.user, h, allowed ? ALLOWED : 0);
   }
 
@@ -129,9 +123,9 @@ export class ResultCache {
   }
 
   /** The slot holding the key, or ~(the empty slot where it would go). */
-  #find(scope: number, k: Key, h: number): number {
+  #find(scope: number, k: CheckTupleKey, h: number): number {
     const t = this.#t;
-    const mask = this.#mask;
+    const mask = t.count - 1;
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = t.scopes[i] as number;
       if (s === 0) return ~i;
@@ -155,7 +149,7 @@ export class ResultCache {
   /** Evicts one entry (the cache is full, so there is one): within two sweeps every flag is clear. */
   #evictOne(): void {
     const t = this.#t;
-    const mask = this.#mask;
+    const mask = t.count - 1;
     for (;;) {
       const i = this.#hand;
       this.#hand = (i + 1) & mask;
@@ -173,7 +167,7 @@ export class ResultCache {
   /** Empties slot `i`, shifting back the entries after it whose probe run passes through it. */
   #remove(i: number): void {
     const t = this.#t;
-    const mask = this.#mask;
+    const mask = t.count - 1;
     let hole = i;
     for (let j = (i + 1) & mask; t.scopes[j] !== 0; j = (j + 1) & mask) {
       const home = (t.hashes[j] as number) & mask;
@@ -199,15 +193,15 @@ export class ResultCache {
   #grow(): void {
     const old = this.#t;
     const t = (this.#t = new Slots(2 * old.count));
-    this.#mask = t.count - 1;
+    const mask = t.count - 1;
     this.#size = 0;
     this.#hand = 0;
     for (let j = 0; j < old.count; j++) {
       const s = old.scopes[j] as number;
       if (s === 0) continue;
       const h = old.hashes[j] as number;
-      let i = h & this.#mask;
-      while (t.scopes[i] !== 0) i = (i + 1) & this.#mask;
+      let i = h & mask;
+      while (t.scopes[i] !== 0) i = (i + 1) & mask;
       this.#put(i, s, old.objects[j] as string, old.relations[j] as string, old.users[j] as string, h, old.flags[j] as number);
     }
   }

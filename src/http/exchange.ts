@@ -160,19 +160,20 @@ export class Exchange implements CallContext {
     this.#finished = true;
     this.shared.inFlight--;
     const status = this.#status || 499;
-    const logs = this.storeId && this.shared.auth?.logs.enabled;
-    if (!this.shared.metrics && !logger.requests && !logs) return;
+    // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
+    const storeLogs = this.storeId && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
+    if (!this.shared.metrics && !logger.requests && !storeLogs) return;
     const ms = (this.#end || performance.now()) - this.#start;
     this.shared.metrics?.observe(this.route, status, ms);
     if (logger.requests) logRequest(this.requestId, this.route, this.storeId, status, this.#errorCode, ms);
-    // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
-    if (logs) this.shared.auth?.logs.recordCall({
+    storeLogs?.recordCall({
       time: Date.now(), clientId: this.principal?.clientId ?? '', operation: this.route, storeId: this.storeId, modelId: this.modelId,
       input: this.input, status, errorCode: this.#status ? this.#errorCode : 'cancelled', latencyMs: ms, requestId: this.requestId,
     });
   }
 
-  #headers(status: number, contentType: string | undefined): void {
+  /** Writes the status and headers; returns the clock read the duration header was taken from. */
+  #headers(status: number, contentType: string | undefined): number {
     const res = this.res;
     this.#status = status;
     // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
@@ -183,8 +184,8 @@ export class Exchange implements CallContext {
     // under wrk in the CPU profile). Only values that cannot hold CR/LF are joined: our request id,
     // the duration, a model id the engine resolved (a ULID) and the store id path segment (uWS's
     // parser never lets CR/LF into a path; checked anyway).
-    this.#end = performance.now();
-    const lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(this.#end - this.#start)}${idLines(this.storeId, this.modelId)}`;
+    const now = performance.now();
+    const lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(now - this.#start)}${idLines(this.storeId, this.modelId)}`;
     if (contentType) res.writeHeader('Content-Type', `${contentType}\r\nX-Request-Id: ${lines}`);
     else res.writeHeader('X-Request-Id', lines);
     if (this.origin) {
@@ -192,6 +193,7 @@ export class Exchange implements CallContext {
       res.writeHeader('Access-Control-Allow-Credentials', 'true');
       res.writeHeader('Vary', 'Origin');
     }
+    return now;
   }
 
   /**
@@ -208,7 +210,7 @@ export class Exchange implements CallContext {
   }
 
   #reply(status: number, payload: string | Buffer | undefined, closeConnection: boolean): void {
-    this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
+    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);
   }
@@ -264,10 +266,12 @@ export class Exchange implements CallContext {
   #streamLine(status: number, line: string | undefined, end: boolean): void {
     if (this.aborted) return;
     this.res.cork(() => {
-      this.#headers(status, 'application/json');
-      if (!end) this.#end = 0; // a stream's latency runs to its last line
-      if (end) this.res.end(line);
-      else if (line) this.res.write(line);
+      const now = this.#headers(status, 'application/json');
+      // A stream's latency runs to its last line: only a reply that ends here is timed by its headers.
+      if (end) {
+        this.#end = now;
+        this.res.end(line);
+      } else if (line) this.res.write(line);
     });
   }
 
