@@ -2,24 +2,29 @@
 import { expect, test } from 'vitest';
 import { nextRequestId } from '../../src/http/exchange.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{6}[1-9][0-9]{5}$/;
 
-test('ids stay UUID-shaped and distinct across a rollover of the decimal counter into the next block', () => {
-  const first = nextRequestId();
-  const seen = new Set<string>([first]);
-  const tail: string[] = [];
-  let kept = 1;
-  // 900,000 ids fill one block: go past it, keeping the ids around the rollover.
-  for (let i = 0; i < 1_000_000; i++) {
+/** The id's position: block × 1e6 + decimal counter (ids of one process share the rest). */
+function position(id: string): number {
+  return parseInt(id.slice(24, 30), 16) * 1e6 + Number(id.slice(30));
+}
+
+test('every id is UUID-shaped and one step after the previous, across rollovers of both counter halves and of the block', () => {
+  let prev = nextRequestId();
+  const prefix = prev.slice(0, 24);
+  let blocks = 0;
+  // 900,000 ids fill one block: go past two block rollovers, checking every id.
+  for (let i = 0; i < 1_900_000; i++) {
     const id = nextRequestId();
-    if (i > 899_990 && i < 900_010) tail.push(id);
-    if (i % 9_973 === 0 || i > 899_990) {
-      seen.add(id);
-      kept++;
+    // One expect per id would dominate the run: assert only when something is off.
+    if (!UUID.test(id) || id.slice(0, 24) !== prefix) expect({ id, prefix: id.slice(0, 24) }).toEqual({ id: expect.stringMatching(UUID), prefix });
+    const step = position(id) - position(prev);
+    // Within a block the counter goes up by one; at a rollover it restarts at 100000 in the next block.
+    if (step !== 1) {
+      expect([prev.slice(30), id.slice(30), step]).toEqual(['999999', '100000', 1e6 - 899_999]);
+      blocks++;
     }
+    prev = id;
   }
-  for (const id of [first, ...tail]) expect(id).toMatch(UUID);
-  expect(new Set(tail).size).toBe(tail.length);
-  expect(seen.size).toBe(kept); // no id kept twice
-  expect(new Set(tail.map((id) => id.slice(0, 30))).size).toBe(2); // two blocks around the rollover
+  expect(blocks).toBe(2);
 });
