@@ -178,10 +178,14 @@ function seriesValue(exposition: string, series: string): number {
   return Number(new RegExp(`^${literal} (\\S+)$`, 'm').exec(exposition)?.[1] ?? NaN);
 }
 
-/** Main-thread GC pauses so far (minor + major), from latch's /metrics: total, and how many took over 1 ms and over 2 ms. */
-async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number }> {
+/**
+ * Main-thread GC pauses so far (minor + major), from latch's /metrics: total, how many took over
+ * 1 ms and over 2 ms, and how many were major. Under a steady Check load a major GC means request
+ * objects outlive a scavenge and are promoted (nothing a Check allocates should be kept).
+ */
+async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number; major: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0 };
+  const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0, major: seriesValue(text, 'latch_gc_pause_seconds_count{kind="major"}') };
   for (const kind of ['minor', 'major']) {
     const count = seriesValue(text, `latch_gc_pause_seconds_count{kind="${kind}"}`);
     out.count += count;
@@ -189,7 +193,7 @@ async function gcPauses(base: string): Promise<{ count: number; over1ms: number;
     out.over2ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.002"}`);
     out.sumMs += seriesValue(text, `latch_gc_pause_seconds_sum{kind="${kind}"}`) * 1000;
   }
-  if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs)) throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
+  if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs + out.major)) throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
   return out;
 }
 
@@ -276,6 +280,7 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json.half-load', metric: 'gc-pause-mean', value: gcCount > 0 ? round2((gc1.sumMs - gc0.sumMs) / gcCount) : 0, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-1ms', value: gc1.over1ms - gc0.over1ms, unit: 'pauses' },
       { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-2ms', value: gc1.over2ms - gc0.over2ms, unit: 'pauses' },
+      { scenario: 'http.check.json.half-load', metric: 'gc-major-pauses', value: gc1.major - gc0.major, unit: 'pauses' },
       { scenario: 'http.check.half-load', metric: 'rounds-under-2%-steal', value: quiet.length, unit: `of ${halfRounds.length}` },
       { scenario: 'http.check.half-load', metric: 'steal-per-round', value: Number(median(halfRounds.map((r) => r.steal * 100)).toFixed(2)), unit: '% (median)' },
       { scenario: 'http', metric: 'steal-over-the-run', value: Number((runSteal * 100).toFixed(2)), unit: '% of 2 cores' },
