@@ -31,7 +31,11 @@ export interface Reply {
   readonly status: number;
   /** Undefined → no body (204). */
   readonly body?: unknown;
-  readonly json?: string | undefined;
+  /**
+   * As text, or as UTF-8 bytes for a constant reply: the transport hands bytes to the socket as
+   * they are, where a string is encoded again on every send.
+   */
+  readonly json?: string | Uint8Array | undefined;
 }
 
 /** A streamed response (StreamedListObjects): items are sent as `{"result": item}` lines. */
@@ -78,3 +82,8 @@ export function ok(body: unknown, status = 200): Reply {
 }
 
 export const NO_CONTENT: Reply = Object.freeze({ status: 204 });
+
+/** A 200 reply sent many times with the same body: encoded once, to UTF-8 bytes. */
+export function constantReply(body: object): Reply {
+  return Object.freeze({ status: 200, body: Object.freeze(body), json: new TextEncoder().encode(JSON.stringify(body)) });
+}

@@ -5,7 +5,7 @@
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
 import type { BatchCheckInput, BatchCheckItem, BatchCheckOutcome, CheckInput, ExpandInput, ListObjectsInput, ListUsersInput, UserFilter } from '../engine/types.js';
-import { endpoint, ok, type Endpoint, type Reply } from './endpoint.js';
+import { constantReply, endpoint, ok, type Endpoint, type Reply } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';
 import {
@@ -14,8 +14,8 @@ import {
 } from './validate.js';
 
 
-export const ALLOWED: Reply = Object.freeze({ status: 200, body: { allowed: true, resolution: '' }, json: '{"allowed":true,"resolution":""}' });
-export const DENIED: Reply = Object.freeze({ status: 200, body: { allowed: false, resolution: '' }, json: '{"allowed":false,"resolution":""}' });
+export const ALLOWED: Reply = constantReply({ allowed: true, resolution: '' });
+export const DENIED: Reply = constantReply({ allowed: false, resolution: '' });
 
 /** CheckRequest: store_id, tuple_key, contextual_tuples, authorization_model_id, trace, context, consistency. */
 export function parseCheck(store: string | undefined, body: Obj): CheckInput {

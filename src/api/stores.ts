@@ -1,7 +1,7 @@
 // Store endpoints (http-api.md §4.1–4.5) and the operational health checks (§4.31).
 
 import { AppError } from '../errors.js';
-import { NO_CONTENT, endpoint, ok, type ApiRequest, type CallContext, type Endpoint, type Reply } from './endpoint.js';
+import { NO_CONTENT, constantReply, endpoint, ok, type ApiRequest, type CallContext, type Endpoint, type Reply } from './endpoint.js';
 import { storeOut } from './render.js';
 import { P, isObj, match, pageSize, storeId, str, tokenText, typeError, type Obj } from './validate.js';
 
@@ -85,7 +85,7 @@ const updateStore = endpoint<never>({
   handle: () => Promise.reject(new AppError('unimplemented', 'method UpdateStore not implemented')),
 });
 
-const SERVING: Reply = Object.freeze({ status: 200, body: { status: 'SERVING' }, json: '{"status":"SERVING"}' });
+const SERVING: Reply = constantReply({ status: 'SERVING' });
 
 const healthz = endpoint<undefined>({
   name: 'Health', op: 'health', method: 'get', path: '/healthz',

@@ -15,7 +15,7 @@ import { MSGPACK_TYPE, encodeMsgpack } from './codec.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from './logger.js';
 import type { Metrics } from './metrics.js';
-import type { HttpResponse } from './uws.js';
+import { HEADER, type HttpResponse } from './uws.js';
 
 /** True when `v` holds CR or LF (two builtin scans: cheaper than a regular expression per reply). */
 function hasCrLf(v: string): boolean {
@@ -194,8 +194,8 @@ export class Exchange implements CallContext {
     // parser never lets CR/LF into a path; checked anyway).
     const now = performance.now();
     const lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(now - this.#start)}${idLines(this.storeId, this.modelId)}`;
-    if (contentType) res.writeHeader('Content-Type', `${contentType}\r\nX-Request-Id: ${lines}`);
-    else res.writeHeader('X-Request-Id', lines);
+    if (contentType) res.writeHeader(HEADER.replyContentType, `${contentType}\r\nX-Request-Id: ${lines}`);
+    else res.writeHeader(HEADER.replyRequestId, lines);
     if (this.origin) {
       res.writeHeader('Access-Control-Allow-Origin', this.origin);
       res.writeHeader('Access-Control-Allow-Credentials', 'true');
@@ -211,13 +211,13 @@ export class Exchange implements CallContext {
   send(reply: Reply, closeConnection = false, corked = false): void {
     if (this.aborted) return;
     const { status, body } = reply;
-    let payload: string | Buffer | undefined;
+    let payload: string | Uint8Array | undefined;
     if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
     if (corked) this.#reply(status, payload, closeConnection);
     else this.res.cork(() => this.#reply(status, payload, closeConnection));
   }
 
-  #reply(status: number, payload: string | Buffer | undefined, closeConnection: boolean): void {
+  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean): void {
     this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);
