@@ -51,7 +51,12 @@ const DIGITS3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'
 let idBlock = 0;
 let idHigh = 100;
 let idLow = -1;
-let idHighPrefix = ID_PREFIX + '000000' + '100';
+let idHighPrefix = highPrefix();
+
+/** Everything but the last three digits: made once per 1,000 ids. */
+function highPrefix(): string {
+  return ID_PREFIX + idBlock.toString(16).padStart(6, '0') + (DIGITS3[idHigh] as string);
+}
 
 /** The next request id (also used by replies written outside an Exchange: CORS preflights). */
 export function nextRequestId(): string {
@@ -61,8 +66,7 @@ export function nextRequestId(): string {
       idHigh = 100;
       idBlock = (idBlock + 1) % 0x1000000;
     }
-    // Once per 1,000 ids: the block (hex) and the counter's upper three digits.
-    idHighPrefix = ID_PREFIX + idBlock.toString(16).padStart(6, '0') + (DIGITS3[idHigh] as string);
+    idHighPrefix = highPrefix();
   }
   return idHighPrefix + (DIGITS3[idLow] as string);
 }
