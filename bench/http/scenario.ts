@@ -185,10 +185,11 @@ function seriesValue(exposition: string, series: string): number {
  */
 async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number; major: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0, major: seriesValue(text, 'latch_gc_pause_seconds_count{kind="major"}') };
+  const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0, major: 0 };
   for (const kind of ['minor', 'major']) {
     const count = seriesValue(text, `latch_gc_pause_seconds_count{kind="${kind}"}`);
     out.count += count;
+    if (kind === 'major') out.major = count;
     out.over1ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.001"}`);
     out.over2ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.002"}`);
     out.sumMs += seriesValue(text, `latch_gc_pause_seconds_sum{kind="${kind}"}`) * 1000;
