@@ -16,7 +16,7 @@ import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { Metrics } from './metrics.js';
-import { HEADER, loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
 
 export interface HttpServerOptions {
   /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
@@ -111,13 +111,13 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
-    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader(HEADER.accept).includes('msgpack'), req.getHeader(HEADER.origin));
+    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     // Mode `none` never reads the credential: one header lookup less per request.
-    const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(HEADER.authorization) || undefined : undefined;
+    const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader('authorization') || undefined : undefined;
     const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
-    const msgpack = isMsgpackType(req.getHeader(HEADER.contentType));
-    const announced = Number(req.getHeader(HEADER.contentLength) || 0);
+    const msgpack = isMsgpackType(req.getHeader('content-type'));
+    const announced = Number(req.getHeader('content-length') || 0);
     readBody(res, announced, bodyLimit, (bytes) => {
       if (bytes === undefined) {
         // Over the limit: close the connection, the rest of the body is never read (D9).
@@ -137,7 +137,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
 
 function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
   return (res: HttpResponse, req: HttpRequest): void => {
-    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader(HEADER.accept).includes('msgpack'), req.getHeader(HEADER.origin));
+    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     x.fail(new AppError(code, message));
     x.finish();
   };

@@ -69,19 +69,3 @@ export function loadUwsFrom(ids: readonly string[]): Uws {
       '\nInstall uWebSockets.js (github:uNetworking/uWebSockets.js) or use a Node version that @trufflesuite/uws-js-unofficial ships (16, 18, 20).',
   );
 }
-
-/**
- * Header names the request path hands to uWS on every request, as bytes. uWS reads a string
- * argument through V8's `String::Utf8Value` (flatten, measure, allocate, copy, free) on every
- * call; bytes it reads in place. Request header names are lower case, as `getHeader` needs them.
- */
-export const HEADER = Object.freeze({
-  accept: Buffer.from('accept'),
-  origin: Buffer.from('origin'),
-  authorization: Buffer.from('authorization'),
-  contentType: Buffer.from('content-type'),
-  contentLength: Buffer.from('content-length'),
-  /** Reply header names, written verbatim. */
-  replyContentType: Buffer.from('Content-Type'),
-  replyRequestId: Buffer.from('X-Request-Id'),
-});
