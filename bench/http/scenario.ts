@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, promisify } from 'node:util';
 import { CHECK_ALLOWED, CHECK_DENIED, LatchChannelClient } from '../../src/client/index.js';
 import type { Scenario } from '../scenario.js';
@@ -54,21 +55,35 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** Runs `load` and returns its result with the server's CPU µs per request meanwhile. */
-async function cpuPerRequest(proc: ChildProcess, load: () => Promise<WrkRun>): Promise<{ run: WrkRun; us: number }> {
+/** The machine's CPU time so far, all cores, in ticks (the first line of /proc/stat). */
+function machineTicks(): { busy: number; total: number; steal: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/) ?? []).slice(1, 9).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
+  return { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal, steal };
+}
+
+/**
+ * Runs `load` and returns its result with the server's CPU µs per request meanwhile, and the share
+ * of the whole machine (all cores, the load generator and the kernel included) that was busy.
+ */
+export async function cpuPerRequest(proc: ChildProcess, load: () => Promise<WrkRun>): Promise<{ run: WrkRun; us: number; machineBusy: number }> {
   const pid = proc.pid as number;
   const t0 = cpuTicks(pid);
+  const m0 = machineTicks();
   const run = await load();
-  return { run, us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests };
+  const m1 = machineTicks();
+  return { run, us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests, machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total) };
 }
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** CPU time stolen from this VM by the hypervisor, all cores, in ms (the `steal` column of /proc/stat). */
 function stealMs(): number {
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/) ?? [];
-  return Number(cpu[8] ?? 0) * (1000 / CLOCK_TICKS);
+  return machineTicks().steal * (1000 / CLOCK_TICKS);
 }
+
+/** Tick of the idle harness's timer whose lateness the half-load rounds report (ms). */
+const LATENESS_TICK_MS = 10;
 
 /** Kernel clock ticks per second (USER_HZ; 100 on Linux). */
 const CLOCK_TICKS = 100;
@@ -78,13 +93,13 @@ const CHANNEL_BATCH = Number(process.env.LATCH_BENCH_BATCH ?? 8192);
 const CHANNEL_FRAMES = Number(process.env.LATCH_BENCH_FRAMES ?? 4);
 const DOCS = 1000;
 
-/** Starts `bench/http/<file>` under tsx; resolves with the child and the port it printed. */
-export async function child(file: string): Promise<{ proc: ChildProcess; port: number }> {
+/** Starts `bench/http/<file>` under tsx (`env` added to ours); resolves with the child and the port it printed. */
+export async function child(file: string, env: Record<string, string> = {}): Promise<{ proc: ChildProcess; port: number }> {
   // Both servers (latch and the bare baseline) run with the flags `npm start` serves with
   // (src/cli/node-flags.ts). LATCH_BENCH_NODE_FLAGS: extra V8/Node flags (e.g. --trace-gc, whose
   // lines on stdout are passed through).
   const flags = [...SERVE_NODE_FLAGS, ...(process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
     if (!line.startsWith('{')) {
@@ -118,7 +133,7 @@ export async function setup(base: string): Promise<string> {
   return store;
 }
 
-interface WrkRun {
+export interface WrkRun {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
@@ -131,7 +146,7 @@ function ms(value: string, unit: string): number {
   return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
 }
 
-async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0): Promise<WrkRun> {
+export async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0): Promise<WrkRun> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
   const { stdout } = await run('wrk', args, { env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) } });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
@@ -233,22 +248,39 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     // Interleaved rounds (latch, bare) at that offered load. The p99 of a round is at the mercy of
     // the hypervisor: a round in which the VM's cores were stolen for a few hundred ms has a p99 of
     // 5–30 ms for any server, so each round records the machine's steal time (/proc/stat) and the
-    // report gives the median p99 over all rounds and over the rounds with < 2 % steal.
-    const halfRounds: { latch: WrkRun; bare: WrkRun; steal: number }[] = [];
+    // report gives the median p99 over all rounds and over the rounds with < 2 % steal. Each round
+    // also records each server's CPU µs per request at this rate and how busy the whole machine
+    // was (wrk and the kernel share the same two cores): the tail follows the server's CPU per
+    // request, which at half load is higher than at the maximum (fewer requests per wake-up).
+    type Measured = Awaited<ReturnType<typeof cpuPerRequest>>;
+    const halfRounds: { latch: Measured; bare: Measured; steal: number }[] = [];
     const gc0 = await gcPauses(base);
+    // The machine's own scheduling delay, seen by an idle process: this harness waits for wrk
+    // during the rounds, so how late its timer fires is the time a runnable process (any server)
+    // can wait for a core here, whatever it does. The histogram holds whole intervals between
+    // ticks: the lateness is the interval less the tick.
+    const lateness = monitorEventLoopDelay({ resolution: LATENESS_TICK_MS });
+    lateness.enable();
     for (let r = 0; r < ROUNDS; r++) {
       const s0 = stealMs();
-      const l = await wrk(base + path_, body, per, HALF_CONNECTIONS, half);
-      const b = await wrk(bareUrl, body, per, HALF_CONNECTIONS, half);
+      const l = await cpuPerRequest(latch.proc, () => wrk(base + path_, body, per, HALF_CONNECTIONS, half));
+      const b = await cpuPerRequest(bare.proc, () => wrk(bareUrl, body, per, HALF_CONNECTIONS, half));
       halfRounds.push({ latch: l, bare: b, steal: (stealMs() - s0) / (2 * per * 2 * 1000) });
     }
+    lateness.disable();
     const gc1 = await gcPauses(base);
     const gcCount = gc1.count - gc0.count;
     const quiet = halfRounds.filter((r) => r.steal < 0.02);
-    const latchHalf = { rps: median(halfRounds.map((r) => r.latch.rps)), p99: median(halfRounds.map((r) => r.latch.p99)) };
-    const bareHalf = { rps: median(halfRounds.map((r) => r.bare.rps)), p99: median(halfRounds.map((r) => r.bare.p99)) };
-    const quietLatchP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.latch.p99))) : NaN;
-    const quietBareP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.bare.p99))) : NaN;
+    const latchHalf = { rps: median(halfRounds.map((r) => r.latch.run.rps)), p99: median(halfRounds.map((r) => r.latch.run.p99)) };
+    const bareHalf = { rps: median(halfRounds.map((r) => r.bare.run.rps)), p99: median(halfRounds.map((r) => r.bare.run.p99)) };
+    const quietLatchP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.latch.run.p99))) : NaN;
+    const quietBareP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.bare.run.p99))) : NaN;
+    const under2ms = (side: 'latch' | 'bare'): number => halfRounds.filter((r) => r[side].run.p99 < 2).length;
+    // What the instrument adds by itself: the bare handler at a tenth of the half-load rate (the
+    // server ≈ 5 % busy), same connections and schedule. Its p99 is wrk's timer bursts, two
+    // wake-ups per request on a VM and the machine's noise: a floor no server can go below here.
+    const floor: WrkRun[] = [];
+    for (let r = 0; r < 3; r++) floor.push(await wrk(bareUrl, body, per, HALF_CONNECTIONS, half / 10));
     // Three interleaved rounds of each form, medians: as for the JSON maximum, load moves fast here.
     await channel(latch.port, store, 1, CHANNEL_BATCH, CHANNEL_FRAMES, false); // warm-up (starts the pool)
     const ids: number[] = [];
@@ -277,6 +309,15 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.bare-uws.half-load', metric: 'p99', value: bareHalf.p99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'p99-rounds-under-2%-steal', value: quietLatchP99, unit: 'ms' },
       { scenario: 'http.check.bare-uws.half-load', metric: 'p99-rounds-under-2%-steal', value: quietBareP99, unit: 'ms' },
+      { scenario: 'http.check.json.half-load', metric: 'rounds-with-p99-under-2ms', value: under2ms('latch'), unit: `of ${halfRounds.length}` },
+      { scenario: 'http.check.bare-uws.half-load', metric: 'rounds-with-p99-under-2ms', value: under2ms('bare'), unit: `of ${halfRounds.length}` },
+      { scenario: 'http.check.json.half-load', metric: 'cpu-per-request', value: round1(median(halfRounds.map((r) => r.latch.us))), unit: 'us' },
+      { scenario: 'http.check.bare-uws.half-load', metric: 'cpu-per-request', value: round1(median(halfRounds.map((r) => r.bare.us))), unit: 'us' },
+      { scenario: 'http.check.json.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.latch.machineBusy))), unit: '% of 2 cores' },
+      { scenario: 'http.check.bare-uws.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.bare.machineBusy))), unit: '% of 2 cores' },
+      { scenario: 'http.check.bare-uws.tenth-of-half-load', metric: 'p99', value: median(floor.map((r) => r.p99)), unit: 'ms' },
+      { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-p99', value: round2(lateness.percentile(99) / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
+      { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-max', value: round2(lateness.max / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'gc-pauses', value: gcCount, unit: `in ${halfRounds.length * per} s` },
       { scenario: 'http.check.json.half-load', metric: 'gc-pause-mean', value: gcCount > 0 ? round2((gc1.sumMs - gc0.sumMs) / gcCount) : 0, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-1ms', value: gc1.over1ms - gc0.over1ms, unit: 'pauses' },
