@@ -7,7 +7,7 @@
 // Labels carry endpoint names and statuses only, never store ids or request data, so the
 // exposition reveals traffic shape but no tenant's data (docs/operations.md: why it is public).
 
-import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { constants, performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import type { EngineStats } from '../engine/stats.js';
 import { Timings } from '../engine/stats.js';
 
@@ -150,4 +150,9 @@ function renderProcess(out: string[], started: number): void {
   gauge(out, 'latch_process_resident_memory_bytes', 'Resident set size.', m.rss);
   gauge(out, 'latch_process_heap_used_bytes', 'V8 heap in use.', m.heapUsed);
   gauge(out, 'latch_process_uptime_seconds', 'Seconds since the server started.', (Date.now() - started) / 1000);
+  const cpu = process.cpuUsage();
+  gauge(out, 'latch_process_cpu_seconds_total', 'User and system CPU time of the process, all threads (HTTP, pool workers, GC helpers).', (cpu.user + cpu.system) / 1e6, 'counter');
+  // The main thread serves every JSON request: the latency tail follows how busy it is
+  // (bench/RESULTS.md, fifth session), so its busy time is exported on its own.
+  gauge(out, 'latch_event_loop_active_seconds_total', 'Time the main thread (HTTP, Check, writes) spent working rather than waiting for I/O; its rate is that thread\'s utilization.', performance.eventLoopUtilization().active / 1000, 'counter');
 }

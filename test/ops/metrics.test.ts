@@ -103,6 +103,37 @@ describe('/metrics', () => {
     expect(value('latch_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('reports the CPU time of the process and the busy time of the main thread as counters that grow with work', async () => {
+    const scrape = async (): Promise<PromMetrics> => getMetricsFromIterator((await (await fetch(`${base}/metrics`)).text()).split('\n')[Symbol.iterator]());
+    const counter = (m: PromMetrics, name: string): number => {
+      expect(m[name]?.type).toBe('counter');
+      return (m[name]?.data[0] as { value: number }).value;
+    };
+    const wall0 = performance.now();
+    const cpuAround = process.cpuUsage();
+    const before = await scrape();
+    const cpu0 = counter(before, 'latch_process_cpu_seconds_total');
+    const active0 = counter(before, 'latch_event_loop_active_seconds_total');
+    expect(cpu0).toBeGreaterThan(0);
+    expect(active0).toBeGreaterThan(0);
+    // The server runs in this process: work on this thread until the process has spent 200 ms more
+    // CPU. Its event loop was busy all that while, for at least the loop's wall time.
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    while (process.cpuUsage(c0).user + process.cpuUsage(c0).system < 200_000);
+    const busySeconds = (performance.now() - t0) / 1000;
+    const after = await scrape();
+    const cpuSpan = process.cpuUsage(cpuAround);
+    const wallSpan = (performance.now() - wall0) / 1000;
+    // In seconds, between what happened between the scrapes and what happened around them.
+    const cpuDelta = counter(after, 'latch_process_cpu_seconds_total') - cpu0;
+    expect(cpuDelta).toBeGreaterThanOrEqual(0.2);
+    expect(cpuDelta).toBeLessThanOrEqual((cpuSpan.user + cpuSpan.system) / 1e6);
+    const activeDelta = counter(after, 'latch_event_loop_active_seconds_total') - active0;
+    expect(activeDelta).toBeGreaterThanOrEqual(busySeconds - 0.001);
+    expect(activeDelta).toBeLessThanOrEqual(wallSpan);
+  });
+
   it('reports the resolution depth of inline Checks (the direct doc:1#viewer@user:u1 resolves at depth 0)', () => {
     const h = sample('latch_check_resolution_depth');
     expect(family('latch_check_resolution_depth').type).toBe('histogram');
