@@ -61,7 +61,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'max-tuples-per-write', group: 'Limits', kind: 'integer', value: '<n>', default: E.maxTuplesPerWrite, min: 1, max: 100, help: "Writes plus deletes per Write request (at most the API's 100)" },
 
   { name: 'workers', group: 'Engine', kind: 'integer', value: '<n>', default: E.workers, min: 0, max: 256, help: 'Worker threads for large check batches (0 = all on the main thread)' },
-  { name: 'cache-size', group: 'Engine', kind: 'integer', value: '<entries>', default: E.cacheSize, min: 0, max: 100_000_000, help: 'Check result cache for MINIMIZE_LATENCY requests (0 = off)' },
+  { name: 'cache-size', group: 'Engine', kind: 'integer', value: '<entries>', default: E.cacheSize, min: 0, max: 100_000_000, help: 'Check result cache, for Checks without HIGHER_CONSISTENCY, contextual tuples or context (0 = off)' },
 
   { name: 'log-level', group: 'Logging', kind: 'choice', choices: LOG_LEVELS, default: 'info', help: 'Least severe level written to stderr' },
   { name: 'log-format', group: 'Logging', kind: 'choice', choices: LOG_FORMATS, default: 'json', help: 'One JSON object per line, or text with key=value fields' },

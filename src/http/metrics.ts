@@ -118,7 +118,7 @@ function gauge(out: string[], name: string, help: string, value: number, type = 
 }
 
 function renderEngine(out: string[], e: EngineStats): void {
-  gauge(out, 'latch_check_cache_hits_total', 'Check result-cache hits (MINIMIZE_LATENCY requests).', e.cache.hits, 'counter');
+  gauge(out, 'latch_check_cache_hits_total', 'Check result-cache hits (Checks without HIGHER_CONSISTENCY, contextual tuples or context).', e.cache.hits, 'counter');
   gauge(out, 'latch_check_cache_misses_total', 'Check result-cache misses.', e.cache.misses, 'counter');
   gauge(out, 'latch_check_cache_entries', 'Entries in the Check result cache.', e.cache.entries);
   gauge(out, 'latch_check_cache_capacity', 'Capacity of the Check result cache (0 = off).', e.cache.capacity);
