@@ -90,11 +90,12 @@ const check: Command = {
 const batchCheck: Command = {
   spec: {
     path: 'query batch-check',
-    summary: 'Run many checks (from a YAML/JSON file or --check), 50 per request',
+    summary: 'Run many checks (from a YAML/JSON file or --check), --batch-size per request',
     positionals: [],
     flags: [
       { name: 'file', kind: 'string', value: '<file>', help: 'List of {user, relation, object, context?, correlation_id?}' },
       { name: 'check', kind: 'list', value: '"<user> <relation> <object>"', help: 'One check' },
+      { name: 'batch-size', kind: 'integer', min: 1, value: '<n>', default: '50', help: "Checks per request: at most the server's --max-batch-check-items" },
       ...QUERY_FLAGS,
     ],
     examples: ['latch query batch-check --store-id 01J… --check "user:anne viewer doc:1" --check "user:bob viewer doc:1"'],
@@ -123,7 +124,7 @@ const batchCheck: Command = {
     const shared = checkFields(args);
     const client = clientFrom(args);
     const result: Record<string, BatchCheckItemResult & { request?: unknown }> = {};
-    for (const chunk of chunks(items, 50)) {
+    for (const chunk of chunks(items, args.int('batch-size') ?? 50)) {
       const checks = chunk.map((c) => ({ ...shared, ...c }));
       const r = await client.batchCheck(storeOf(args), { checks, ...requestFields(args) });
       for (const c of chunk) result[c.correlation_id] = { request: c.tuple_key, ...(r[c.correlation_id] ?? { error: { message: 'missing from the response' } }) };

@@ -117,6 +117,27 @@ describe('query commands', () => {
     expect(r.result['2']).toMatchObject({ allowed: false, request: { user: 'user:erin' } });
   });
 
+  it('batch-check sends --batch-size checks per request, within a server limit below 50', async () => {
+    const small = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', engine: { maxBatchCheckItems: 10 } });
+    try {
+      const smallEnv = { LATCH_API_URL: `http://127.0.0.1:${small.port}` };
+      const store = json<{ store: { id: string } }>(await latch(['store', 'create', '--name', 'small-batches', '--model', 'test/fixtures/models/documents.fga'], smallEnv)).store.id;
+      json(await latch(['tuple', 'write', 'user:anne', 'viewer', 'document:d3', '--store-id', store], smallEnv));
+      const checks = Array.from({ length: 25 }, (_, i) => ['--check', `user:anne viewer document:d${i}`]).flat();
+      const r = json<{ result: Record<string, { allowed?: boolean; request: { object: string } }> }>(
+        await latch(['query', 'batch-check', ...checks, '--batch-size', '10', '--store-id', store], smallEnv),
+      );
+      expect(Object.keys(r.result)).toHaveLength(25);
+      for (let i = 0; i < 25; i++) expect(r.result[String(i + 1)]).toMatchObject({ allowed: i === 3, request: { object: `document:d${i}` } });
+      // The default, 50 per request, is over this server's limit: the server's refusal is reported.
+      const refused = await latch(['query', 'batch-check', ...checks, '--store-id', store], smallEnv);
+      expect(refused.code).not.toBe(0);
+      expect(refused.err).toMatch(/10/);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('list-objects, list-users, list-relations, expand', async () => {
     expect(json<{ objects: string[] }>(await q('list-objects', 'user:carol', 'viewer', 'document')).objects.sort()).toEqual(['document:design']);
     const users = json<{ users: unknown[] }>(await q('list-users', '--object', 'document:design', '--relation', 'editor', '--user-filter', 'user'));
