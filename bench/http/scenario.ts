@@ -187,6 +187,13 @@ export async function channel(port: number, store: string, seconds: number, batc
   return rate;
 }
 
+/** latch's main-thread busy time so far, from its /metrics (`latch_event_loop_active_seconds_total`). */
+async function activeSeconds(base: string): Promise<number> {
+  const v = seriesValue(await (await fetch(`${base}/metrics`)).text(), 'latch_event_loop_active_seconds_total');
+  if (!Number.isFinite(v)) throw new Error('latch /metrics has no latch_event_loop_active_seconds_total');
+  return v;
+}
+
 /** The value of one series (name and labels, exactly as exposed) in a Prometheus text exposition; NaN when absent. */
 function seriesValue(exposition: string, series: string): number {
   const literal = series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -281,6 +288,21 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     // wake-ups per request on a VM and the machine's noise: a floor no server can go below here.
     const floor: WrkRun[] = [];
     for (let r = 0; r < 3; r++) floor.push(await wrk(bareUrl, body, per, HALF_CONNECTIONS, half / 10));
+    // The same at the rate where latch's main thread is about half busy, which half of the maximum
+    // rate is not (each request costs more CPU at half load than at the maximum): the rate comes
+    // from the half-load rounds' CPU per request, and each round reads the thread's utilization
+    // from latch's own /metrics (latch_event_loop_active_seconds_total over the round's wall time).
+    // CPU per request grows a little as the rate falls, so the thread ends somewhat over half busy.
+    const halfBusy = 0.5e6 / median(halfRounds.map((r) => r.latch.us));
+    const busyRounds: { latch: WrkRun; bare: WrkRun; utilization: number }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const a0 = await activeSeconds(base);
+      const t0 = performance.now();
+      const l = await wrk(base + path_, body, per, HALF_CONNECTIONS, halfBusy);
+      const utilization = (await activeSeconds(base) - a0) / ((performance.now() - t0) / 1000);
+      const b = await wrk(bareUrl, body, per, HALF_CONNECTIONS, halfBusy);
+      busyRounds.push({ latch: l, bare: b, utilization });
+    }
     // Three interleaved rounds of each form, medians: as for the JSON maximum, load moves fast here.
     await channel(latch.port, store, 1, CHANNEL_BATCH, CHANNEL_FRAMES, false); // warm-up (starts the pool)
     const ids: number[] = [];
@@ -316,6 +338,12 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.json.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.latch.machineBusy))), unit: '% of 2 cores' },
       { scenario: 'http.check.bare-uws.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.bare.machineBusy))), unit: '% of 2 cores' },
       { scenario: 'http.check.bare-uws.tenth-of-half-load', metric: 'p99', value: median(floor.map((r) => r.p99)), unit: 'ms' },
+      { scenario: 'http.check.json.half-busy', metric: 'target', value: Math.round(halfBusy), unit: 'req/s' },
+      { scenario: 'http.check.json.half-busy', metric: 'main-thread-utilization', value: round2(median(busyRounds.map((r) => r.utilization))), unit: 'ratio' },
+      { scenario: 'http.check.json.half-busy', metric: 'p99', value: median(busyRounds.map((r) => r.latch.p99)), unit: 'ms' },
+      { scenario: 'http.check.json.half-busy', metric: 'rounds-with-p99-under-2ms', value: busyRounds.filter((r) => r.latch.p99 < 2).length, unit: `of ${busyRounds.length}` },
+      { scenario: 'http.check.bare-uws.half-busy', metric: 'p99', value: median(busyRounds.map((r) => r.bare.p99)), unit: 'ms' },
+      { scenario: 'http.check.bare-uws.half-busy', metric: 'rounds-with-p99-under-2ms', value: busyRounds.filter((r) => r.bare.p99 < 2).length, unit: `of ${busyRounds.length}` },
       { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-p99', value: round2(lateness.percentile(99) / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
       { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-max', value: round2(lateness.max / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'gc-pauses', value: gcCount, unit: `in ${halfRounds.length * per} s` },
