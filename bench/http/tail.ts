@@ -8,7 +8,7 @@
 //   npx tsx bench/http/tail.ts [--rate 20000] [--spin 8] [--rounds 4] [--seconds 3] [--connections 100]
 
 import { parseArgs } from 'node:util';
-import { child, cpuPerRequest, setup, wrk } from './scenario.js';
+import { child, cpuPerRequest, round1, round2, setup, wrk } from './scenario.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,7 +38,7 @@ try {
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const [server, s] of Object.entries(servers)) {
       const m = await cpuPerRequest(s.proc, () => wrk(url(s.port), body, seconds, connections, rate));
-      rows.push({ server, round, rps: Math.round(m.run.rps), p50: Math.round(m.run.p50 * 100) / 100, p99: Math.round(m.run.p99 * 100) / 100, cpuUs: Math.round(m.us * 10) / 10, machineBusy: Math.round(m.machineBusy * 100) });
+      rows.push({ server, round, rps: Math.round(m.run.rps), p50: round2(m.run.p50), p99: round2(m.run.p99), cpuUs: round1(m.us), machineBusy: Math.round(m.machineBusy * 100) });
     }
   }
   console.table(rows);
