@@ -19,7 +19,7 @@ import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
-  ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
 
 async function* nothing<T>(): AsyncGenerator<T> {}
@@ -35,10 +35,21 @@ export class KvStorage implements Storage {
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: Reclaimer;
   private readonly checkpoints: CheckpointGenerations;
+  private readonly listeners = new Set<(event: StorageEvent) => void>();
 
   constructor(readonly kind: string, private readonly kv: Kv, private readonly options: KvStorageOptions = {}) {
     this.reclaimer = new Reclaimer(kv);
     this.checkpoints = new CheckpointGenerations(kv, (storeId, fn) => this.exclusive(storeId, fn));
+  }
+
+  /** In-process events: every commit made through this object, after it is durable. */
+  subscribe(listener: (event: StorageEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: StorageEvent): void {
+    for (const listener of this.listeners) listener(event);
   }
 
   /** Loads the live stores and resumes the reclamation of tombstoned ones. */
@@ -79,6 +90,7 @@ export class KvStorage implements Storage {
     const store: Store = { id: ulid(), name, created_at: now, updated_at: now };
     await this.kv.batch([{ type: 'put', key: key.store(store.id), value: encodeJson(store) }], true);
     this.stores.set(store.id, store);
+    this.emit({ kind: 'store', storeId: store.id, deleted: false });
     return store;
   }
 
@@ -109,6 +121,7 @@ export class KvStorage implements Storage {
       this.states.delete(id);
       this.checkpoints.forget(id);
       this.scheduleReclaim(id);
+      this.emit({ kind: 'store', storeId: id, deleted: true });
       return true;
     });
   }
@@ -134,6 +147,7 @@ export class KvStorage implements Storage {
       if (latest !== undefined && id <= latest) id = ulid(ulidTime(latest) + 1);
       const stored: AuthorizationModel = Object.assign({ id }, model, { id });
       await this.kv.batch([{ type: 'put', key: key.model(storeId, id), value: encodeJson(stored) }], true);
+      this.emit({ kind: 'model', storeId, modelId: id });
       return stored;
     });
   }
@@ -173,6 +187,7 @@ export class KvStorage implements Storage {
       await this.kv.batch(plan.ops, true);
       state.revision = plan.result.revision;
       state.lastMs = plan.ms;
+      this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
       return plan.result;
     });
   }

@@ -52,6 +52,12 @@ export interface WriteResult {
   readonly written: readonly TupleKey[];
 }
 
+/** What `Storage.subscribe` reports. */
+export type StorageEvent =
+  | { readonly kind: 'tuples'; readonly storeId: string; readonly revision: number }
+  | { readonly kind: 'model'; readonly storeId: string; readonly modelId: string }
+  | { readonly kind: 'store'; readonly storeId: string; readonly deleted: boolean };
+
 export interface RevisionChange {
   readonly revision: number;
   readonly operation: 'write' | 'delete';
@@ -71,9 +77,19 @@ export interface StoreQuery extends PageRequest {
 }
 
 export interface Storage {
-  /** A human-readable name of the backend: 'leveldb' or 'memory'. */
+  /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
   close(): Promise<void>;
+
+  /**
+   * Tells the listener about every commit that changes what a node serves, made through this
+   * backend object or (on a shared datastore such as PostgreSQL) by any other node. Best effort:
+   * an event may come late, twice or, across nodes, not at all, so a follower also polls
+   * `revision()`; it never comes before the commit is visible to reads. Returns the unsubscribe
+   * function; the listener runs synchronously and must not throw. Example: a tuple write that committed revision 7 of store S → `{ kind: 'tuples',
+   * storeId: S, revision: 7 }`.
+   */
+  subscribe(listener: (event: StorageEvent) => void): () => void;
 
   createStore(name: string): Promise<Store>;
   /** Undefined when unknown or deleted. */
