@@ -15,8 +15,9 @@ import { coldLoad } from './scenarios/cold-load.js';
 import { indexTail } from './scenarios/index-tail.js';
 import { checkpointStall } from './scenarios/checkpoint-stall.js';
 import { httpCheck } from './http/scenario.js';
+import { embedded } from './scenarios/embedded.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, httpCheck];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, httpCheck];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },

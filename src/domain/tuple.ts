@@ -13,12 +13,26 @@ export interface ParsedObject {
   readonly id: string;
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const SPACE = /\s/;
+/**
+ * Non-empty, with no control character (U+0000–U+001F, U+007F) and no JS `\s` character. A scan
+ * rather than two regex tests: every Check parses three keys (test/domain/tuple-parts.test.ts
+ * compares it with the regexes on generated strings).
+ */
+export function cleanPart(s: string): boolean {
+  const n = s.length;
+  if (n === 0) return false;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x7f) {
+      if (c <= 0x20) return false;
+    } else if (c === 0x7f || (c >= 0xa0 && isUnicodeSpace(c))) return false;
+  }
+  return true;
+}
 
-function cleanPart(s: string): boolean {
-  return s.length > 0 && !SPACE.test(s) && !CONTROL.test(s);
+/** JS `\s` above U+007F: NBSP, the Zs spaces, the line and paragraph separators, BOM. */
+function isUnicodeSpace(c: number): boolean {
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 /** `T:id` with exactly one `:` not at position 0, non-empty id, no `#`. Does not reject id `*`. */
