@@ -4,10 +4,10 @@
 // Example: an unknown relation in the queried key is `validation_error` (2000) for Check and
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
 
-import { parseObject, parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
+import { parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
-import { validateCheckKey, validateQueryTarget, validateQueryUser } from '../model/query-validation.js';
+import { validateCheckTupleKey, validateQueryTarget, validateQueryUser } from '../model/query-validation.js';
 import { checkTuple } from '../model/tuple-validation.js';
 import type { CompiledModel } from '../model/types.js';
 import type { QueryApi } from '../model/query-validation.js';
@@ -57,10 +57,7 @@ export function checkSubject(model: CompiledModel, user: string): void {
 
 /** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). */
 export function checkCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
-  if (parseObject(key.object)?.id === '*') {
-    throw new AppError('validation_error', `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`);
-  }
-  validateCheckKey(model, key, 'check');
+  validateCheckTupleKey(model, key);
 }
 
 /**

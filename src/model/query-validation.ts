@@ -5,7 +5,7 @@
 // Example: ListObjects type `folder` absent → AppError('type_not_found', "type 'folder' not found").
 
 import { AppError } from '../errors.js';
-import { parseObject, parseUser } from '../domain/tuple.js';
+import { parseObject, parseUser, type ParsedObject } from '../domain/tuple.js';
 import { userFormCause, userTypeCause } from './tuple-validation.js';
 import type { CompiledModel } from './types.js';
 
@@ -40,8 +40,23 @@ export function validateCheckKey(model: CompiledModel, key: { object: string; re
     if (api === 'listObjects' && key.user !== undefined) validateQueryUser(model, key.user, api);
     return;
   }
-  if (key.user !== undefined) validateQueryUser(model, key.user, api);
+  validateKeyAfterObject(model, key, parseObject(key.object), api);
+}
+
+/**
+ * A Check tuple key: the object must not be a typed wildcard, then validateCheckKey's rules. The
+ * object is parsed once for both (every Check runs this).
+ */
+export function validateCheckTupleKey(model: CompiledModel, key: { object: string; relation: string; user: string }): void {
   const object = parseObject(key.object);
+  if (object?.id === '*') {
+    throw new AppError('validation_error', `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`);
+  }
+  validateKeyAfterObject(model, key, object, 'check');
+}
+
+function validateKeyAfterObject(model: CompiledModel, key: { object: string; relation: string; user?: string }, object: ParsedObject | undefined, api: QueryApi): void {
+  if (key.user !== undefined) validateQueryUser(model, key.user, api);
   if (!object) throw new AppError('validation_error', `invalid 'object' field format: '${key.object}'`);
   validateQueryTarget(model, object.type, key.relation, api);
 }

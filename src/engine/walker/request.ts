@@ -183,7 +183,10 @@ export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, p
   m[c + C.SUBJECT] = subj;
   m[c + C.SUBJ_REL] = sr;
   m[c + C.WILD_NODE] = wild;
-  m[c + C.SUBJ_KIND] = subjectKind(program, names, req.user);
+  // A known plain subject's type comes from its node, as in encodeQuery: no string slicing.
+  m[c + C.SUBJ_KIND] = hash === -1 && subj < state.snapshot.nodeCount
+    ? (program.kinds.get(kindKey(state.snapshot.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
+    : subjectKind(program, names, req.user);
 }
 
 function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[]): number {
