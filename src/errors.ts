@@ -88,7 +88,7 @@ const CATALOG = {
   failed_precondition: [4007, 500],
   aborted: [4008, 500],
   out_of_range: [4009, 500],
-  unavailable: [4010, 500],
+  unavailable: [4010, 503], // DECISIONS D17: 503 for a dependency that is down or a server going away
   data_loss: [4011, 500],
   // 404 — not found (NotFoundErrorCode ≥ 5000)
   undefined_endpoint: [5000, 404],

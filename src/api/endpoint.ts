@@ -38,9 +38,15 @@ export interface Reply {
   readonly json?: string | Uint8Array | undefined;
 }
 
-/** A streamed response (StreamedListObjects): items are sent as `{"result": item}` lines. */
+/** A streamed response (StreamedListObjects, Watch): items are sent as `{"result": item}` lines. */
 export interface StreamReply {
   readonly stream: AsyncIterable<unknown>;
+  /**
+   * A live stream (Watch) does not end by itself: a consumer that reads nothing for the server's
+   * stall limit is sent an error line saying why and disconnected (the stream waits meanwhile,
+   * holding one line, so a slow consumer never makes the server buffer more).
+   */
+  readonly live?: boolean | undefined;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';

@@ -6,8 +6,9 @@ import { MODEL_ENDPOINTS } from './models.js';
 import { QUERY_ENDPOINTS } from './queries.js';
 import { STORE_ENDPOINTS } from './stores.js';
 import { TUPLE_ENDPOINTS } from './tuples.js';
+import { WATCH_ENDPOINTS } from './watch.js';
 
-export const ENDPOINTS: readonly Endpoint[] = [...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...QUERY_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...QUERY_ENDPOINTS];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));
 

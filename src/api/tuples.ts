@@ -113,12 +113,12 @@ interface ChangesInput extends ReadChangesInput {
 }
 
 /** `start_time`: RFC 3339, before now, not before the epoch. */
-function startTime(text: string): string | undefined {
+export function startTime(text: string, message = 'ReadChangesRequest'): string | undefined {
   if (text === '') return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw violation('ReadChangesRequest', 'StartTime', 'value is not a valid timestamp');
+  if (Number.isNaN(ms)) throw violation(message, 'StartTime', 'value is not a valid timestamp');
   if (ms < 0) throw new AppError('invalid_start_time', 'Invalid start time');
-  if (ms >= Date.now()) throw violation('ReadChangesRequest', 'StartTime', 'value must be less than now');
+  if (ms >= Date.now()) throw violation(message, 'StartTime', 'value must be less than now');
   return new Date(ms).toISOString();
 }
 

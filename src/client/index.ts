@@ -44,7 +44,25 @@ export interface ChannelAnswer {
   readonly status: number;
   readonly body?: unknown;
   readonly error?: { readonly code: string; readonly message: string };
+  /** Set on every answer of a live stream but its last. */
+  readonly more?: boolean;
 }
+
+export interface WatchOptions {
+  /** Only changes whose object type equals this. */
+  readonly type?: string;
+  /** Resume right after the change this ReadChanges/Watch token names. */
+  readonly continuation_token?: string;
+  /** Start at the first change at or after this RFC 3339 time (ignored with a token). */
+  readonly start_time?: string;
+  /** A heartbeat after this long without a change (100–8000 ms, default 5000). */
+  readonly heartbeat_ms?: number;
+}
+
+/** One event of a watch: a change with the token that resumes right after it, or a heartbeat. */
+export type WatchEvent =
+  | { readonly change: { readonly tuple_key: CheckKey & { condition?: unknown }; readonly operation: string; readonly timestamp: string }; readonly continuation_token: string }
+  | { readonly heartbeat: { readonly continuation_token: string; readonly timestamp: string } };
 
 export interface ConnectOptions {
   /** A bearer token (pre-shared key or access token) for the upgrade's `Authorization` header. */
@@ -96,6 +114,8 @@ export class ChannelError extends Error {
  */
 type Waiter =
   | { readonly first: undefined; readonly resolve: (answer: ChannelAnswer) => void; readonly reject: (err: Error) => void }
+  /** A live stream (`watch`): every `more` answer is pushed, the last one resolves. */
+  | { readonly first: 'stream'; readonly push: (answer: ChannelAnswer) => void; readonly resolve: (answer: ChannelAnswer) => void; readonly reject: (err: Error) => void }
   | {
       readonly first: number;
       readonly answers: ChannelAnswer[];
@@ -153,6 +173,60 @@ export class LatchChannelClient {
       this.#flushQueued = true;
       queueMicrotask(() => this.#flush());
     }
+  }
+
+  /**
+   * The store's changes from `options`, then live ones, as an async iterator (docs/msgpack.md
+   * "Watch"). Leaving the loop (`break`, `return`) cancels the stream on the server; an error
+   * answer (store deleted, consumer stalled, server shutting down) is thrown as a ChannelError.
+   * Events wait in memory until the loop takes them.
+   */
+  watch(storeId: string, options: WatchOptions = {}): AsyncIterableIterator<WatchEvent> {
+    const queue: WatchEvent[] = [];
+    let wake: (() => void) | undefined;
+    let end: ChannelAnswer | Error | undefined;
+    const id = this.#nextId; // the id #enqueue is about to give the watch request
+    const settle = (): void => {
+      wake?.();
+      wake = undefined;
+    };
+    if (this.#closed) end = this.#closed;
+    else {
+      this.#enqueue('watch', storeId, options, {
+        first: 'stream',
+        push: (a) => {
+          queue.push((a.body as { result: WatchEvent }).result);
+          settle();
+        },
+        resolve: (a) => {
+          end = a;
+          settle();
+        },
+        reject: (err) => {
+          end = err;
+          settle();
+        },
+      });
+    }
+    const iterator: AsyncIterableIterator<WatchEvent> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: async (): Promise<IteratorResult<WatchEvent>> => {
+        while (queue.length === 0 && end === undefined) await new Promise<void>((r) => (wake = r));
+        const value = queue.shift();
+        if (value !== undefined) return { done: false, value };
+        if (end instanceof Error) throw end;
+        if (end?.error) throw new ChannelError(end.status, end.error.code, end.error.message);
+        return { done: true, value: undefined };
+      },
+      return: async (): Promise<IteratorResult<WatchEvent>> => {
+        if (end === undefined && !this.#closed) void this.request('cancel', undefined, { id });
+        end ??= { id, status: 200, body: { cancelled: true } };
+        queue.length = 0;
+        settle();
+        return { done: true, value: undefined };
+      },
+    };
+    return iterator;
   }
 
   /** Check: true or false; an error answer rejects with a ChannelError. */
@@ -330,8 +404,12 @@ export class LatchChannelClient {
       }
       const w = this.#pending.get(a.id);
       if (!w) continue;
+      if (w.first === 'stream' && a.more === true) {
+        w.push(a);
+        continue;
+      }
       this.#pending.delete(a.id);
-      if (w.first === undefined) {
+      if (w.first === undefined || w.first === 'stream') {
         w.resolve(a);
         continue;
       }

@@ -15,6 +15,7 @@ import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { checkCheckKey, checkWrite } from './request-checks.js';
+import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import {
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
@@ -190,6 +191,11 @@ export class LatchService implements Latch {
   async readChanges(input: ReadChangesInput): Promise<Page<TupleChange>> {
     await this.getStore(input.storeId);
     return this.storage.readChanges(input.storeId, input);
+  }
+
+  async *watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent> {
+    await this.getStore(input.storeId);
+    yield* watchChanges(this.storage, input, signal);
   }
 
   // ---- queries ----

@@ -18,6 +18,9 @@ import type {
 import type { AppError } from '../errors.js';
 import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
 import type { EngineStats } from './stats.js';
+import type { WatchEvent, WatchInput } from './watch.js';
+
+export type { WatchEvent, WatchInput } from './watch.js';
 
 export interface CheckTupleKey {
   readonly user: string;
@@ -212,6 +215,12 @@ export interface Latch {
   write(input: WriteInput): Promise<WriteOutput>;
   read(input: ReadInput): Promise<Page<Tuple>>;
   readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
+  /**
+   * The store's changes from a cursor or a start time, then live ones as they commit, with
+   * heartbeats (./watch.ts). Throws store_id_not_found before the first event for an unknown
+   * store, and mid-stream when the store is deleted. Ends when `signal` aborts.
+   */
+  watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent>;
 
   // queries
   check(input: CheckInput): Promise<CheckResult>;

@@ -21,6 +21,7 @@ import type { ServerShared } from './exchange.js';
 import { logFailure } from './log.js';
 import type { TemplatedApp, WebSocket } from './uws.js';
 import { MAX_GROUP, runCheckGroup, type CheckGroup } from './channel-checks.js';
+import { pumpLive, type LiveSink, type StopReason } from './channel-watch.js';
 
 export interface ChannelOptions {
   /** Largest frame accepted (bytes); a larger one closes the connection (uWS rule). */
@@ -47,6 +48,8 @@ export interface Answer {
   readonly status: number;
   readonly body?: unknown;
   readonly error?: { code: string; message: string };
+  /** Set on the answers of a live stream (Watch) before its last one (./channel-watch.ts). */
+  readonly more?: true;
 }
 
 /** Per-connection state (uWS user data). */
@@ -67,6 +70,10 @@ export class Connection {
   outbox: Answer[] = [];
   flushScheduled = false;
   readonly controller = new AbortController();
+  /** The connection's live streams by request id: each function cancels one (`cancel` op). */
+  readonly live = new Map<RequestId, () => void>();
+  /** Live streams waiting for the socket to drain. */
+  drainWaiters: (() => void)[] = [];
 }
 
 export function errorAnswer(id: RequestId, err: unknown, route: string): Answer {
@@ -111,12 +118,17 @@ export class Channel {
         this.#open.add(conn);
       },
       message: (ws, message, isBinary) => this.#onFrame(ws.getUserData(), message, isBinary),
-      drain: (ws) => this.#resume(ws.getUserData()),
+      drain: (ws) => {
+        const conn = ws.getUserData();
+        wakeDrainWaiters(conn);
+        this.#resume(conn);
+      },
       close: (ws) => {
         const conn = ws.getUserData();
         conn.closed = true;
         conn.ws = undefined;
         conn.controller.abort();
+        wakeDrainWaiters(conn);
         this.#open.delete(conn);
       },
     });
@@ -202,6 +214,10 @@ export class Channel {
           );
           continue;
         }
+      }
+      if (request.op === 'cancel') {
+        this.#cancel(conn, id, body);
+        continue;
       }
       if (request.op === 'define-strings' || request.op === 'check-ids') {
         this.#bulk(conn, id, request.op, storeId, body, start);
@@ -294,12 +310,18 @@ export class Channel {
     if (!e) return this.#answerOne(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'), op, storeId, start);
     const fields = isObj(body) ? body : {};
     const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id) };
-    const ctx: CallContext = { latch: this.shared.latch, tokens: this.shared.tokens, signal: conn.controller.signal, ready: this.shared.ready, modelId: undefined };
+    // A streaming request can be cancelled on its own (`cancel` op), not only with its connection.
+    const own = e.streaming ? new AbortController() : undefined;
+    const signal = own ? AbortSignal.any([conn.controller.signal, own.signal]) : conn.controller.signal;
+    const ctx: CallContext = { latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined };
     let input: unknown;
     try {
       input = e.parse({ params, query: (name) => fields[name], body });
       const reply = await e.handle(input, ctx);
-      if ('stream' in reply) {
+      if ('stream' in reply && reply.live && own) {
+        const last = await this.#live(conn, id, reply.stream, own);
+        this.#answerOne(conn, last, e.name, storeId, start, ctx.modelId, input);
+      } else if ('stream' in reply) {
         const results: unknown[] = [];
         for await (const item of reply.stream) results.push(item);
         this.#answerOne(conn, { id, status: 200, body: { results } }, e.name, storeId, start, ctx.modelId, input);
@@ -310,6 +332,45 @@ export class Channel {
     } catch (err) {
       this.#answerOne(conn, errorAnswer(id, err, e.name), e.name, storeId, start, ctx.modelId, input);
     }
+  }
+
+  /** Runs a live stream (Watch) until it ends or is cancelled or stopped; its last answer. */
+  async #live(conn: Connection, id: RequestId, items: AsyncIterable<unknown>, own: AbortController): Promise<Answer> {
+    let reason: StopReason = null;
+    const stop = (why: StopReason) => (): void => {
+      reason ??= why;
+      own.abort();
+    };
+    const shutdown = stop('shutdown');
+    conn.live.set(id, stop('cancelled'));
+    this.shared.liveStreams.add(shutdown);
+    const sink: LiveSink = {
+      send: (a) => this.#answer(conn, a, false),
+      flush: () => this.#flush(conn),
+      buffered: () => conn.ws?.getBufferedAmount() ?? 0,
+      drained: (ms) => new Promise((resolve) => {
+        if (conn.closed) return resolve(true);
+        const timer = setTimeout(() => resolve(false), ms);
+        conn.drainWaiters.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      }),
+    };
+    try {
+      return await pumpLive(sink, id, items, { maxBuffered: this.#options.maxBuffered, stallMs: this.shared.liveStallMs }, () => reason);
+    } finally {
+      conn.live.delete(id);
+      this.shared.liveStreams.delete(shutdown);
+    }
+  }
+
+  /** `cancel {id}`: ends the connection's live stream of that request id. */
+  #cancel(conn: Connection, id: RequestId, body: unknown): void {
+    const target = isObj(body) ? body.id : undefined;
+    const stop = typeof target === 'string' || typeof target === 'number' ? conn.live.get(target) : undefined;
+    stop?.();
+    this.#answer(conn, { id, status: 200, body: { cancelled: stop !== undefined } });
   }
 
   /** Queues an answer for the next flush; `counted` answers finish one in-flight request. */
@@ -336,6 +397,12 @@ export class Channel {
     ws.cork(() => ws.send(bytes, true));
     this.#resume(conn);
   }
+}
+
+function wakeDrainWaiters(conn: Connection): void {
+  const waiters = conn.drainWaiters;
+  conn.drainWaiters = [];
+  for (const w of waiters) w();
 }
 
 function asText(v: unknown): string | undefined {

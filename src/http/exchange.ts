@@ -10,7 +10,7 @@ import type { AuthService } from '../api/auth/service.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
-import { toAppError, type AppError } from '../errors.js';
+import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from './codec.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from './logger.js';
@@ -41,6 +41,7 @@ function grpcCode(status: number): number {
   if (status === 404) return 5;
   if (status === 409) return 10;
   if (status === 422 || status === 429) return 8;
+  if (status === 503) return 14;
   return 13;
 }
 
@@ -107,6 +108,10 @@ export interface ServerShared {
   readonly metrics?: Metrics | undefined;
   /** Set at shutdown: new requests on kept-alive connections get `unavailable` and a closed connection. */
   draining?: boolean;
+  /** Live streams (Watch) running now: each function ends its stream; shutdown calls them all. */
+  readonly liveStreams: Set<() => void>;
+  /** A live stream's consumer that reads nothing for this long is told why and disconnected (ms). */
+  readonly liveStallMs: number;
 }
 
 export class Exchange implements CallContext {
@@ -242,8 +247,33 @@ export class Exchange implements CallContext {
     this.send({ status: e.status, body: e.toBody() }, closeConnection);
   }
 
-  /** Streams `{"result":item}` lines; the first item (or error) decides the status. */
-  async stream(items: AsyncIterable<unknown>): Promise<void> {
+  /**
+   * Streams `{"result":item}` lines; the first item (or error) decides the status. A live stream
+   * also ends at shutdown (an `unavailable` line) and when its consumer takes nothing for
+   * `liveStallMs` (a `resource_exhausted` line, then the connection is closed).
+   */
+  async stream(items: AsyncIterable<unknown>, live = false): Promise<void> {
+    if (!live) return this.#stream(items, Infinity, () => undefined);
+    let stopped = false;
+    const stop = (): void => {
+      stopped = true;
+      this.#controller?.abort();
+    };
+    this.shared.liveStreams.add(stop);
+    const shutdownLine = (): string | undefined => {
+      if (!stopped) return undefined;
+      this.#errorCode = 'unavailable';
+      return this.#errorLine(new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'));
+    };
+    try {
+      await this.#stream(items, this.shared.liveStallMs, shutdownLine);
+    } finally {
+      this.shared.liveStreams.delete(stop);
+    }
+  }
+
+  /** `lastLine`: asked when the items end, an error line that ends the stream (a live stream stopped at shutdown). */
+  async #stream(items: AsyncIterable<unknown>, maxStallMs: number, lastLine: () => string | undefined): Promise<void> {
     const it = items[Symbol.asyncIterator]();
     let next: IteratorResult<unknown>;
     try {
@@ -256,11 +286,12 @@ export class Exchange implements CallContext {
     try {
       while (!next.done && !this.aborted) {
         const ok = this.#write(`{"result":${JSON.stringify(next.value)}}\n`);
-        if (!ok) await this.#writable();
+        if (!ok && !(await this.#writable(maxStallMs))) return await this.#stalled(it, maxStallMs);
         next = await it.next();
       }
-      if (this.aborted) await it.return?.();
-      else this.res.cork(() => this.res.end());
+      if (this.aborted) return void (await it.return?.());
+      const last = lastLine();
+      this.res.cork(() => (last === undefined ? this.res.end() : this.res.end(last)));
     } catch (err) {
       const e = toAppError(err);
       if (e.status >= 500) logFailure(this.requestId, this.route, e);
@@ -301,14 +332,35 @@ export class Exchange implements CallContext {
     return ok;
   }
 
-  /** Resolves when uWS drained the socket, or at once when the client goes away. */
-  #writable(): Promise<void> {
+  /** The consumer read nothing for `ms`: stop the stream and say why in its last line. */
+  async #stalled(it: AsyncIterator<unknown>, ms: number): Promise<void> {
+    await it.return?.();
+    const e = new AppError('resource_exhausted', `the consumer read nothing for ${ms} ms; resume from its last continuation_token`);
+    this.#errorCode = e.code;
+    // No closeConnection flag: after the headers went out, uWS would write its Connection header
+    // into the body. The response ends properly; a consumer that never reads it is closed by
+    // uWS's idle timeout (10 s), holding only what was already written.
+    if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
+  }
+
+  /**
+   * Resolves true when uWS drained the socket or the client went away, false when it stayed full
+   * for `timeoutMs`.
+   */
+  #writable(timeoutMs = Infinity): Promise<boolean> {
     return new Promise((resolve) => {
-      if (this.aborted) return resolve();
-      this.#wake = resolve;
-      this.res.onWritable(() => {
+      if (this.aborted) return resolve(true);
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => {
         this.#wake = undefined;
-        resolve();
+        resolve(false);
+      }, timeoutMs) : undefined;
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.res.onWritable(() => {
+        this.#wake?.();
+        this.#wake = undefined;
         return true;
       });
     });

@@ -28,6 +28,8 @@ export interface HttpServerOptions {
   readonly auth?: AuthService | undefined;
   /** Serve Prometheus metrics at GET /metrics (default true; unauthenticated, see docs/operations.md). */
   readonly metrics?: boolean | undefined;
+  /** A Watch consumer that reads nothing for this long is told why and disconnected (default 30 s). */
+  readonly watchStallMs?: number | undefined;
 }
 
 export interface LatchHttpServer {
@@ -81,7 +83,7 @@ async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admissi
     const input = parsed ?? e.parse(req);
     x.input = input;
     const reply = await e.handle(input, x);
-    if ('stream' in reply) await x.stream(reply.stream);
+    if ('stream' in reply) await x.stream(reply.stream, reply.live === true);
     else x.send(reply);
   } catch (err) {
     if (e.streaming) x.streamFail(err);
@@ -185,7 +187,10 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   );
   const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
-  const shared: ServerShared = { latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics };
+  const shared: ServerShared = {
+    latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics,
+    liveStreams: new Set(), liveStallMs: options.watchStallMs ?? 30_000,
+  };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
@@ -215,6 +220,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
       shared.draining = true;
+      for (const stop of shared.liveStreams) stop(); // Watch streams end at once, telling their consumers why
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();

@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { decodeJson, key, prefixEnd, readUint, u48, type StoredChange } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { FlatIterator, type Kv, type KvRange, type KvTextEntry } from './kv.js';
-import type { ChangeQuery, Page, RevisionChange } from './types.js';
+import type { ChangePage, ChangeQuery, RevisionChange } from './types.js';
 
 /** A change position: revision (6 bytes) + sequence within the write (4 bytes). */
 const POSITION_LENGTH = 10;
@@ -31,7 +31,7 @@ function toChange(c: StoredChange): TupleChange {
  * Positions come from the changelog itself or, with a `type` filter, from the per-type index
  * (same positions, so one cursor format); the page's changes are then fetched in one getMany.
  */
-export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Promise<Page<TupleChange>> {
+export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Promise<ChangePage> {
   const after = decodeCursor(q.after, 'c', (p) => p.length === POSITION_LENGTH);
   const base = key.changes(storeId);
   const index = q.type === undefined ? base : key.changesOfType(storeId, q.type);
@@ -40,7 +40,7 @@ export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Prom
   else if (q.startTime !== undefined) {
     const ms = Date.parse(q.startTime);
     const rev = await firstRevisionAt(kv, storeId, Number.isFinite(ms) ? Math.max(0, ms) : 0);
-    if (rev === undefined) return { items: [] };
+    if (rev === undefined) return { items: [], cursors: [] };
     range = { gte: index + u48(rev), limit: q.pageSize };
   }
   const positions: string[] = [];
@@ -50,8 +50,8 @@ export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Prom
     if (!v) throw new AppError('data_loss', 'a change indexed by type is missing from the changelog');
     return toChange(decodeJson<StoredChange>(v));
   });
-  const last = positions[positions.length - 1];
-  return { items, next: last !== undefined ? encodeCursor('c', last) : q.after };
+  const cursors = positions.map((p) => encodeCursor('c', p));
+  return { items, cursors, next: cursors[cursors.length - 1] ?? q.after };
 }
 
 /**

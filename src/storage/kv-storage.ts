@@ -9,7 +9,7 @@
 
 import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../domain/types.js';
 import { changesSince, readChanges } from './changes.js';
 import { CheckpointGenerations, readCheckpoint } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
@@ -19,7 +19,7 @@ import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
-  ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
 
 async function* nothing<T>(): AsyncGenerator<T> {}
@@ -202,8 +202,8 @@ export class KvStorage implements Storage {
     return scanTuples(this.kv, storeId);
   }
 
-  async readChanges(storeId: string, query: ChangeQuery): Promise<Page<TupleChange>> {
-    if (!this.stores.has(storeId)) return { items: [], next: query.after };
+  async readChanges(storeId: string, query: ChangeQuery): Promise<ChangePage> {
+    if (!this.stores.has(storeId)) return { items: [], cursors: [], next: query.after };
     return readChanges(this.kv, storeId, query);
   }
 

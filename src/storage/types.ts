@@ -18,6 +18,15 @@ export interface Page<T> {
   readonly next?: string | undefined;
 }
 
+/**
+ * A page of changes. `cursors[i]` is the cursor that resumes right after `items[i]` (so the last
+ * one equals `next`): a consumer that stops after any change can resume without a gap or a
+ * repeat. Example: items [c1, c2] → cursors [after-c1, after-c2], next = after-c2.
+ */
+export interface ChangePage extends Page<TupleChange> {
+  readonly cursors: readonly string[];
+}
+
 export interface PageRequest {
   /** 1..100; validated by the caller. */
   readonly pageSize: number;
@@ -112,8 +121,8 @@ export interface Storage {
   readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>>;
   /** Every tuple of the store with the revision it was read at; used to build the index. */
   scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }>;
-  /** Changes oldest first. */
-  readChanges(storeId: string, query: ChangeQuery): Promise<Page<TupleChange>>;
+  /** Changes oldest first, with the cursor after each one. */
+  readChanges(storeId: string, query: ChangeQuery): Promise<ChangePage>;
   /** The store's current revision (0 before the first tuple write). */
   revision(storeId: string): Promise<number>;
 

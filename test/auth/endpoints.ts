@@ -11,7 +11,12 @@ export interface EndpointCase {
   readonly ok: number;
   /** Store-less operations need an account-level (`*`) token. */
   readonly account?: boolean;
+  /** A stream that does not end by itself (Watch): read up to its first line, then hang up. */
+  readonly live?: boolean;
 }
+
+/** Streaming endpoints report every error, a refused credential included, as a stream line (§4.18). */
+export const STREAMING_OPS: ReadonlySet<string> = new Set(['StreamedListObjects', 'Watch']);
 
 const tk = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
 
@@ -32,6 +37,7 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
   { op: 'Write', scope: 'write:tuples', method: 'POST', path: '/stores/{S}/write', body: { writes: { tuple_keys: [{ user: 'user:scope-test', relation: 'viewer', object: 'doc:9' }], on_duplicate: 'ignore' } }, ok: 200 },
   { op: 'Read', scope: 'read:tuples', method: 'POST', path: '/stores/{S}/read', body: {}, ok: 200 },
   { op: 'ReadChanges', scope: 'read:changes', method: 'GET', path: '/stores/{S}/changes', ok: 200 },
+  { op: 'Watch', scope: 'read:changes', method: 'GET', path: '/stores/{S}/watch', ok: 200, live: true },
   { op: 'Check', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/check', body: { tuple_key: tk }, ok: 200 },
   { op: 'BatchCheck', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/batch-check', body: { checks: [{ tuple_key: tk, correlation_id: 'c1' }] }, ok: 200 },
   { op: 'Expand', scope: 'expand:tuples', method: 'POST', path: '/stores/{S}/expand', body: { tuple_key: { relation: 'viewer', object: 'doc:1' } }, ok: 200 },

@@ -33,6 +33,24 @@ export async function call(base: string, method: string, path: string, body?: un
   return { status: r.status, headers: r.headers, text, json };
 }
 
+/** Like `call` for a stream that never ends by itself: the status, headers and first line, then the request is aborted. */
+export async function callLive(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
+  const abort = new AbortController();
+  const r = await fetch(base + path, { method, headers, signal: abort.signal });
+  let text = '';
+  const dec = new TextDecoder();
+  try {
+    for await (const chunk of r.body as ReadableStream<Uint8Array>) {
+      text += dec.decode(chunk, { stream: true });
+      if (text.includes('\n')) break;
+    }
+  } finally {
+    abort.abort();
+  }
+  text = text.slice(0, text.indexOf('\n') + 1);
+  return { status: r.status, headers: r.headers, text, json: JSON.parse(text) as Res['json'] };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();

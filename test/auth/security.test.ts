@@ -4,8 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTACKS, type AttackContext } from './attacks.js';
-import { ENDPOINT_CASES, type EndpointCase } from './endpoints.js';
-import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
+import { ENDPOINT_CASES, STREAMING_OPS, type EndpointCase } from './endpoints.js';
+import { ALL_SCOPES, bearer, call, callLive, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
 import { nowS, sign, startIssuer, type TestIssuer } from './helpers.js';
 import { startServer, type RunningServer } from '../../src/main.js';
 
@@ -69,11 +69,12 @@ describe('scopes: each endpoint with and without its scope', () => {
       const d = c.op === 'DeleteStore' ? (await call(s.base, 'POST', '/stores', { name: 'to-delete' }, admin)).json!.id as string : '';
       const bound = c.account ? '*' : c.op === 'DeleteStore' ? d : ids.A;
       const path = resolve(c, ids.A, d);
-      const without = await call(s.base, c.method, path, c.body, bearer(await s.mint(bound, ALL_SCOPES.filter((x) => x !== c.scope))));
+      const send = c.live ? callLive : call;
+      const without = await send(s.base, c.method, path, c.body, bearer(await s.mint(bound, ALL_SCOPES.filter((x) => x !== c.scope))));
       expect(without.status).toBe(403);
-      if (c.op === 'StreamedListObjects') expect(without.text).toContain(`needs the scope '${c.scope}'`);
+      if (STREAMING_OPS.has(c.op)) expect(without.text).toContain(`needs the scope '${c.scope}'`);
       else expect(without.json?.code).toBe('insufficient_permissions');
-      const withScope = await call(s.base, c.method, path, c.body, bearer(await s.mint(bound, [c.scope])));
+      const withScope = await send(s.base, c.method, path, c.body, bearer(await s.mint(bound, [c.scope])));
       expect(withScope.status, withScope.text).toBe(c.ok);
     });
   }
@@ -91,8 +92,8 @@ describe('store isolation: a token for store A never reads or writes store B', (
     const tokenA = bearer(await s.mint(ids.A, ALL_SCOPES));
     for (const target of [ids.B, ids.C]) {
       for (const c of ENDPOINT_CASES.filter((e) => !e.account)) {
-        const r = await call(s.base, c.method, resolve(c, target, target), c.body, tokenA);
-        expect({ op: c.op, status: r.status, code: c.op === 'StreamedListObjects' ? 'store_mismatch_in_bearer_token' : r.json?.code })
+        const r = await (c.live ? callLive : call)(s.base, c.method, resolve(c, target, target), c.body, tokenA);
+        expect({ op: c.op, status: r.status, code: STREAMING_OPS.has(c.op) ? 'store_mismatch_in_bearer_token' : r.json?.code })
           .toEqual({ op: c.op, status: 403, code: 'store_mismatch_in_bearer_token' });
       }
     }

@@ -82,7 +82,7 @@ describe('probes', () => {
       expect(metrics).toMatch(/^latch_index_stores 1$/m);
       expect(metrics).toMatch(/^latch_index_tuples 5000$/m);
       expect(metrics).toMatch(/^latch_index_load_duration_seconds_count 1$/m);
-      expect(seen.every((s) => s === 500)).toBe(true);
+      expect(seen.every((s) => s === 503)).toBe(true);
       await stop(p);
     } finally {
       rmSync(dir, { recursive: true, force: true });

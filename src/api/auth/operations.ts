@@ -43,6 +43,7 @@ export const OPERATIONS = {
   Write: rule('write:tuples', 'write'),
   Read: rule('read:tuples', 'read'),
   ReadChanges: rule('read:changes', 'read-changes'),
+  Watch: rule('read:changes', 'read-changes'),
   Check: rule('check:tuples', 'check'),
   BatchCheck: rule('check:tuples', 'check'),
   Expand: rule('expand:tuples', 'expand'),
