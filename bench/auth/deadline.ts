@@ -1,5 +1,5 @@
 // What the Check deadline (DECISIONS D8) costs and how closely it is met, on the engine's inline
-// path (`Checker.checkInline`, what one API Check pays):
+// path (`WalkerChecker.checkInline`, what one API Check pays):
 // - overhead: the same checks with and without a deadline, alternated in one run (ratio);
 // - precision: a Check on a dense cyclic store (every group in every other group: factorial
 //   paths) under a 50 ms deadline, from the call to the throttled_timeout_error answer.
@@ -7,7 +7,7 @@
 
 import { loadavg } from 'node:os';
 import { R_TRUE } from '../../src/abi.js';
-import { createChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile, direct, nestedGroups, type Shape } from '../graphs.js';
 import { perOp } from '../harness.js';
@@ -21,7 +21,7 @@ function overhead(shape: Shape): Record<string, number | string> {
   const ix = StoreIndex.build(shape.tuples, 1);
   shape.tuples.length = 0;
   const snap = ix.snapshot();
-  const checker = createChecker({ workers: 0, resolveDepth: 25 });
+  const checker = createWalkerChecker({ workers: 0, resolveDepth: 25 });
   const qs = shape.queries;
   const n = qs.length;
   const far = Date.now() + 3_600_000;
@@ -48,7 +48,7 @@ function precision(): Record<string, number | string> {
   for (let i = 0; i < 24; i++) for (let j = 0; j < 24; j++) if (i !== j) tuples.push({ object: `group:${i}`, relation: 'member', user: `group:${j}#member` });
   const ix = StoreIndex.build(tuples, 1);
   const snap = ix.snapshot();
-  const checker = createChecker({ workers: 0, resolveDepth: 25 });
+  const checker = createWalkerChecker({ workers: 0, resolveDepth: 25 });
   const item: CheckItem = { object: 'group:0', relation: 'member', user: 'user:nobody', contextualTuples: [] };
   const late: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {

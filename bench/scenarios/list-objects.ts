@@ -3,11 +3,11 @@
 // the service's path (the indexed walk; this model is union-only, so the walk alone is exact and
 // no candidate is re-checked), the same walk confirming every candidate with the wasm walker
 // (what a model with `and` / `but not` pays), the same walk confirming with the reference
-// Checker, and the reference evaluator over the TupleView (the previous implementation: collect
+// ReferenceChecker, and the reference evaluator over the TupleView (the previous implementation: collect
 // every candidate, then confirm each by strings).
 
-import { listObjects } from '../../src/engine/eval/index.js';
-import { openObjectWalk } from '../../src/engine/walker/list-objects.js';
+import { listObjects } from '../../src/engine/reference/index.js';
+import { openObjectWalk } from '../../src/engine/list/open.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile } from '../graphs.js';

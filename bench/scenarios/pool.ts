@@ -1,9 +1,9 @@
 // Pool throughput: checks/s for batches of 1k / 10k / 100k on 2 workers, from interned query
-// records (CheckPool.runIds) and from request strings (Checker.check, interning on this thread).
+// records (CheckPool.runIds) and from request strings (WalkerChecker.check, interning on this thread).
 
 import { QUERY_WORDS, R_TRUE } from '../../src/abi.js';
 import { CheckPool } from '../../src/engine/pool/pool.js';
-import { createChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
 import { programFor } from '../../src/engine/walker/program.js';
 import { walkerModule } from '../../src/engine/walker/wasm.js';
 import { StoreIndex } from '../../src/index/store-index.js';
@@ -39,7 +39,7 @@ export const poolThroughput: Scenario = {
     const snap = ix.snapshot();
     const prog = programFor(shape.model, snap.dict);
     const pool = new CheckPool(WORKERS, walkerModule());
-    const checker = createChecker({ workers: WORKERS, resolveDepth: 25, poolThreshold: 1000 });
+    const checker = createWalkerChecker({ workers: WORKERS, resolveDepth: 25, poolThreshold: 1000 });
     const ids = new IdWalker(snap, shape.model).intern(shape.queries);
     const rows: Metric[] = [];
     for (const batch of [1_000, 10_000, 100_000]) {

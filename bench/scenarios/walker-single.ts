@@ -2,7 +2,7 @@
 // pays per item) and the full inline path from strings (what one HTTP Check pays in the engine).
 
 import { R_TRUE } from '../../src/abi.js';
-import { createChecker } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker } from '../../src/engine/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { conditions, contextual, direct, folderTree, groupLattice, nestedGroups, setOps, type Shape } from '../graphs.js';
 import { perOp } from '../harness.js';
@@ -13,7 +13,7 @@ function measureShape(shape: Shape, quick: boolean): Metric[] {
   const ix = StoreIndex.build(shape.tuples, 1);
   shape.tuples.length = 0; // a server does not keep the tuple objects on its heap
   const snap = ix.snapshot();
-  const checker = createChecker({ workers: 0, resolveDepth: 25 });
+  const checker = createWalkerChecker({ workers: 0, resolveDepth: 25 });
   const qs = shape.queries;
   // verify every answer on the string path
   const got = qs.map((x) => {

@@ -25,7 +25,7 @@ const INVALID = 2;
  * A connection's dictionary: the strings (the engine's StringTable) and, per id, whether the
  * string passes Check's pattern as a user, a relation and an object (computed on first use).
  */
-export class Dictionary implements StringTable {
+export class ChannelDictionary implements StringTable {
   readonly strings: string[] = [];
   #units = 0;
   #user = new Uint8Array(0);
@@ -104,7 +104,7 @@ function swap(x: number): number {
  * answered (their exact Check error). Request-level faults (store id, model id, consistency,
  * context, contextual tuples, the triples themselves) throw.
  */
-export function parseCheckIds(store: string | undefined, body: Obj, dict: Dictionary): CheckIdsInput {
+export function parseCheckIds(store: string | undefined, body: Obj, dict: ChannelDictionary): CheckIdsInput {
   const id = storeId(store, 'CheckIdsRequest');
   const triples = triplesOf(body.checks);
   const model = modelId(body, 'CheckIdsRequest');

@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import type { TupleKey } from '../domain/types.js';
-import { rejectDuplicateTuples } from '../engine/request-checks.js';
+import { rejectDuplicateTuples } from '../engine/request-validation.js';
 import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';

@@ -16,9 +16,9 @@ import type { IndexSnapshot } from '../index/store-index.js';
 import type { CompiledModel } from '../model/types.js';
 import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
-import { checkCheckKey, checkRequestContext, checkSubject } from './request-checks.js';
+import { validateCheckKey, validateRequestContext, validateSubject } from './request-validation.js';
 import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR, type CheckIdsInput, type CheckIdsResult, type StringTable } from './types.js';
-import type { Checker, CheckOutcome } from './walker/checker.js';
+import type { WalkerChecker, CheckOutcome } from './walker/checker.js';
 import { programFor, type Program } from './walker/program.js';
 import { encodeQuery } from './walker/request.js';
 
@@ -143,7 +143,7 @@ function resolveRelation(r: Resolution, snap: IndexSnapshot, rel: number, s: str
   return r.relState[rel] as number;
 }
 
-/** The relation is defined on the type (checkObjectRelation's rule, cached per name pair). */
+/** The relation is defined on the type (validateObjectRelation's rule, cached per name pair). */
 function pairValid(r: Resolution, snap: IndexSnapshot, model: CompiledModel, type: number, rel: number): boolean {
   const key = type * 65536 + rel;
   let ok = r.pairs.get(key);
@@ -156,9 +156,9 @@ function pairValid(r: Resolution, snap: IndexSnapshot, model: CompiledModel, typ
 }
 
 /** Outcome byte and error of one check through Check's string path. */
-function slowCheck(checker: Checker, snap: IndexSnapshot, model: CompiledModel, key: { object: string; relation: string; user: string }, context: JsonObject | undefined, deadline: number): CheckOutcome {
+function slowCheck(checker: WalkerChecker, snap: IndexSnapshot, model: CompiledModel, key: { object: string; relation: string; user: string }, context: JsonObject | undefined, deadline: number): CheckOutcome {
   try {
-    checkCheckKey(model, key);
+    validateCheckKey(model, key);
   } catch (err) {
     return { error: toAppError(err) };
   }
@@ -166,9 +166,9 @@ function slowCheck(checker: Checker, snap: IndexSnapshot, model: CompiledModel, 
 }
 
 /** `deadline` (`Date.now()` ms, D8): checks it cuts short answer throttled_timeout_error. */
-export async function checkIds(models: ModelCache, indexes: Indexes, checker: Checker, input: CheckIdsInput, deadline = Infinity): Promise<CheckIdsResult> {
+export async function checkIds(models: ModelCache, indexes: Indexes, checker: WalkerChecker, input: CheckIdsInput, deadline = Infinity): Promise<CheckIdsResult> {
   const model = await models.resolve(input.storeId, input.modelId);
-  checkRequestContext(input.context);
+  validateRequestContext(input.context);
   const snap = (await indexes.get(input.storeId)).snapshot();
   // From here to the checker call everything is synchronous: the resolution matches `snap`.
   const program = programFor(model, snap.dict);
@@ -216,14 +216,14 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Ch
         const user = strings[u] as string;
         us = SLOW;
         try {
-          checkSubject(model, user);
+          validateSubject(model, user);
           encodeQuery(snap, program, strings[o] as string, strings[rel] as string, user, records, at);
           r.userWords.set(records.subarray(at + 2, at + 2 + USER_WORDS), u * USER_WORDS);
           us = FAST;
           const w = r.userWords;
           if (w[u * USER_WORDS] === UNSEEN_NODE || (w[u * USER_WORDS + 2] === NONE && w[u * USER_WORDS + 1] === 0)) r.volatileUsers.push(u);
         } catch {
-          // checkSubject's error is reported by the string path with Check's exact message.
+          // validateSubject's error is reported by the string path with Check's exact message.
         }
         r.userState[u] = us;
       }

@@ -6,15 +6,15 @@ import { AppError, toAppError } from '../errors.js';
 import type { IndexSnapshot } from '../index/store-index.js';
 import { validateUserFilter } from '../model/query-validation.js';
 import type { CompiledModel } from '../model/types.js';
-import type { EvalContext } from './eval/context.js';
-import { expand } from './eval/expand.js';
-import { listUsers } from './eval/list-users.js';
-import { overlayView } from './eval/view.js';
+import type { EvalContext } from './reference/context.js';
+import { expand } from './list/expand.js';
+import { listUsers } from './list/list-users.js';
+import { overlayView } from './reference/view.js';
 import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { ResultCache } from './result-cache.js';
 import type { EngineStats } from './stats.js';
-import { checkCheckKey, checkContextualTuples, checkObjectRelation, checkRequestContext, checkSubject } from './request-checks.js';
+import { validateCheckKey, validateContextualTuples, validateObjectRelation, validateRequestContext, validateSubject } from './request-validation.js';
 import type {
   BatchCheckInput,
   BatchCheckOutcome,
@@ -34,11 +34,11 @@ import type {
   QueryBase,
 } from './types.js';
 import { checkIds } from './id-checks.js';
-import { createChecker, type Checker, type CheckItem } from './walker/checker.js';
-import { openObjectWalk, streamWalk } from './walker/list-objects.js';
+import { createWalkerChecker, type WalkerChecker, type CheckItem } from './walker/checker.js';
+import { openObjectWalk, streamWalk } from './list/open.js';
 
 export class Queries {
-  private readonly checker: Checker;
+  private readonly checker: WalkerChecker;
   private readonly cache: ResultCache;
 
   constructor(
@@ -46,7 +46,7 @@ export class Queries {
     private readonly indexes: Indexes,
     private readonly config: EngineConfig,
   ) {
-    this.checker = createChecker({ workers: config.workers, resolveDepth: config.resolveDepth });
+    this.checker = createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth });
     this.cache = new ResultCache(config.cacheSize);
   }
 
@@ -135,7 +135,7 @@ export class Queries {
     return { objects, modelId: model.id };
   }
 
-  /** Objects as the walk confirms them, against one pinned snapshot (walker/list-objects.ts `streamWalk`). */
+  /** Objects as the walk confirms them, against one pinned snapshot (list/open.ts `streamWalk`). */
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
     const { walk, snapshot, deadline } = await this.prepareListObjects(input);
     yield* streamWalk(walk, snapshot, deadline, signal);
@@ -143,14 +143,14 @@ export class Queries {
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
     const model = await this.models.resolve(input.storeId, input.modelId);
-    checkRequestContext(input.context);
-    checkContextualTuples(model, input.contextualTuples, 'listUsers');
+    validateRequestContext(input.context);
+    validateContextualTuples(model, input.contextualTuples, 'listUsers');
     const filter = input.userFilters[0];
     if (!filter || input.userFilters.length !== 1) {
       throw new AppError('validation_error', 'invalid ListUsersRequest.UserFilters: value must contain exactly 1 item(s)');
     }
     validateUserFilter(model, filter);
-    checkObjectRelation(model, input.object.type, input.relation, 'listUsers');
+    validateObjectRelation(model, input.object.type, input.relation, 'listUsers');
     const ctx = await this.context(input, model, this.config.listUsersDeadlineMs);
     const users = listUsers(
       ctx,
@@ -166,10 +166,10 @@ export class Queries {
 
   async expand(input: ExpandInput): Promise<ExpandResult> {
     const model = await this.models.resolve(input.storeId, input.modelId);
-    checkContextualTuples(model, input.contextualTuples, 'expand');
+    validateContextualTuples(model, input.contextualTuples, 'expand');
     const colon = input.object.indexOf(':');
     const type = colon === -1 ? input.object : input.object.slice(0, colon);
-    checkObjectRelation(model, type, input.relation, 'expand');
+    validateObjectRelation(model, type, input.relation, 'expand');
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const view = overlayView(snapshot, input.contextualTuples);
     return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
@@ -177,10 +177,10 @@ export class Queries {
 
   private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
     const model = await this.models.resolve(input.storeId, input.modelId);
-    checkRequestContext(input.context);
-    checkContextualTuples(model, input.contextualTuples, 'listObjects');
-    checkObjectRelation(model, input.type, input.relation, 'listObjects');
-    checkSubject(model, input.user);
+    validateRequestContext(input.context);
+    validateContextualTuples(model, input.contextualTuples, 'listObjects');
+    validateObjectRelation(model, input.type, input.relation, 'listObjects');
+    validateSubject(model, input.user);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const deadline = Date.now() + this.config.listObjectsDeadlineMs;
     const walk = openObjectWalk(
@@ -208,8 +208,8 @@ export class Queries {
  * (≈ 1.5 µs on Node 20).
  */
 function checkItem(model: CompiledModel, k: CheckTupleKey, q: Pick<QueryBase, 'context' | 'contextualTuples'>): CheckItem {
-  checkCheckKey(model, k);
-  checkRequestContext(q.context);
-  checkContextualTuples(model, q.contextualTuples, 'check');
+  validateCheckKey(model, k);
+  validateRequestContext(q.context);
+  validateContextualTuples(model, q.contextualTuples, 'check');
   return { object: k.object, relation: k.relation, user: k.user, contextualTuples: q.contextualTuples, context: q.context };
 }

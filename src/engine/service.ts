@@ -14,7 +14,7 @@ import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
-import { checkCheckKey, checkWrite } from './request-checks.js';
+import { validateCheckKey, validateWrite } from './request-validation.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import {
   DEFAULT_ENGINE_CONFIG,
@@ -157,7 +157,7 @@ export class LatchService implements Latch {
   async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
     await this.getStore(storeId);
     const model = await this.models.resolve(storeId, modelId);
-    for (const a of assertions) checkCheckKey(model, a.tuple_key);
+    for (const a of assertions) validateCheckKey(model, a.tuple_key);
     await this.storage.writeAssertions(storeId, modelId, assertions);
   }
 
@@ -166,7 +166,7 @@ export class LatchService implements Latch {
   async write(input: WriteInput): Promise<WriteOutput> {
     await this.getStore(input.storeId);
     const model = await this.models.resolve(input.storeId, input.modelId);
-    checkWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
+    validateWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
     const index = await this.indexes.get(input.storeId);
     const result = await this.serialized(input.storeId, async () => {
       const t0 = performance.now();

@@ -12,7 +12,7 @@ import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
 import { parseCheck } from '../api/queries.js';
-import { Dictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
+import { ChannelDictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
 import { isObj } from '../api/validate.js';
 import type { CheckInput } from '../engine/types.js';
 import { AppError, toAppError } from '../errors.js';
@@ -62,7 +62,7 @@ export class Connection {
   /** The connection's store-log recorder (undefined: nothing is recorded). */
   log: ChannelLog | undefined = undefined;
   /** Strings declared with define-strings (created on first use). */
-  dict: Dictionary | undefined = undefined;
+  dict: ChannelDictionary | undefined = undefined;
   inFlight = 0;
   closed = false;
   queue: Buffer[] = [];
@@ -263,7 +263,7 @@ export class Channel {
    * check-ids later in the same frame may use its ids; check-ids is gated like `check`.
    */
   #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown, start: number): void {
-    const dict = (conn.dict ??= new Dictionary());
+    const dict = (conn.dict ??= new ChannelDictionary());
     if (op === 'define-strings') {
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');

@@ -11,7 +11,7 @@
 import type { JsonObject } from '../domain/types.js';
 import type { CheckpointWriter } from '../storage/types.js';
 import { Base, type BaseLayout, offsets } from './base.js';
-import { Dictionary } from './dictionary.js';
+import { StoreDictionary } from './dictionary.js';
 import { Region, u8 } from './memory.js';
 
 /**
@@ -44,7 +44,7 @@ interface Header {
  * names, conditions and nodes below `base.layout.nodes` never change; the node-type array may be
  * moved when it grows (its first entries are copied), so its pointer is read again per chunk.
  */
-export function* imageChunks(dict: Dictionary, base: Base): Generator<Uint8Array> {
+export function* imageChunks(dict: StoreDictionary, base: Base): Generator<Uint8Array> {
   const nodes = base.layout.nodes;
   const header: Header = {
     v: VERSION,
@@ -120,14 +120,14 @@ async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promi
   return nodes === 0 ? [] : strings.toString('utf8').split('\n');
 }
 
-export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: Dictionary; base: Base }> {
+export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: StoreDictionary; base: Base }> {
   const reader = new ChunkReader(chunks[Symbol.asyncIterator]());
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
   if (h.v !== 1 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
   const list = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
-  const dict = new Dictionary(h.nodes + 16);
+  const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c);
   // node types: memcpy into the dictionary's shared array, then register the strings

@@ -34,7 +34,7 @@ export interface ConditionBinding {
   readonly context?: JsonObject | undefined;
 }
 
-export class Dictionary {
+export class StoreDictionary {
   readonly names = new Map<string, number>();
   readonly nameList: string[] = [];
   readonly nodes = new Map<string, number>();

@@ -10,7 +10,7 @@ import type { RelationshipCondition } from '../domain/types.js';
 import type { TupleEntry, TupleView } from './types.js';
 import { S, SR_MASK, COND_SHIFT, WILDCARD_BIT } from '../abi.js';
 import type { Base } from './base.js';
-import type { Dictionary } from './dictionary.js';
+import type { StoreDictionary } from './dictionary.js';
 import { type Hold, holdUntilCollected, Region, u32 } from './memory.js';
 import { overlayKey, type OverlayImage, type Rec } from './overlay.js';
 
@@ -30,7 +30,7 @@ export class IndexSnapshot implements TupleView {
 
   /** Takes ownership of `overlay`'s regions (an image belongs to exactly one snapshot). */
   constructor(
-    readonly dict: Dictionary,
+    readonly dict: StoreDictionary,
     readonly base: Base,
     readonly overlay: OverlayImage,
     revision: number,

@@ -11,7 +11,7 @@ import type { Storage, WriteResult } from '../storage/types.js';
 import { SR_MASK } from '../abi.js';
 import { type Base, buildBase, ColumnBuilder, drain, SLICE } from './base.js';
 import { imageChunks, readImage, streamImage } from './checkpoint.js';
-import { Dictionary } from './dictionary.js';
+import { StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
 import { Overlay, type Change } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
@@ -43,7 +43,7 @@ export const MAX_TAIL = 250_000;
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
 /** Interned ids of one tuple key; `undefined` subject for a malformed user (never stored). */
-function internTuple(d: Dictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
+function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
@@ -59,7 +59,7 @@ class ColumnInterner {
   readonly cols = new ColumnBuilder();
   private lastObj = '';
   private lastObjId = -1;
-  constructor(readonly dict: Dictionary) {}
+  constructor(readonly dict: StoreDictionary) {}
   push(t: TupleKey): void {
     const d = this.dict;
     if (this.lastObjId < 0 || t.object !== this.lastObj) {
@@ -101,7 +101,7 @@ export class StoreIndex {
   /** How the last load found the store: from a checkpoint image or a full scan, and how many changes of the log tail it applied. */
   loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = { fromCheckpoint: false, tailChanges: 0 };
 
-  private constructor(readonly dict: Dictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
+  private constructor(readonly dict: StoreDictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
     this.base = base;
     this.overlay = new Overlay(base);
     this.threshold = opts.mergeThreshold ?? 8_192;
@@ -114,7 +114,7 @@ export class StoreIndex {
 
   /** A fresh index over `tuples` (each a stored tuple) at `revision`. */
   static build(tuples: Iterable<TupleKey>, revision: number, opts?: StoreIndexOptions): StoreIndex {
-    const cols = new ColumnInterner(new Dictionary());
+    const cols = new ColumnInterner(new StoreDictionary());
     for (const t of tuples) cols.push(t);
     return new StoreIndex(cols.dict, cols.build(), revision, opts);
   }
@@ -128,7 +128,7 @@ export class StoreIndex {
       index = new StoreIndex(img.dict, img.base, cp.revision, opts);
     } else {
       const scan = await storage.scanTuples(storeId);
-      const cols = new ColumnInterner(new Dictionary());
+      const cols = new ColumnInterner(new StoreDictionary());
       for await (const t of scan.tuples) cols.push(t);
       index = new StoreIndex(cols.dict, cols.build(), scan.revision, opts);
     }

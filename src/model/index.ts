@@ -6,6 +6,6 @@ export { ModelValidationError, validateModel } from './validate.js';
 export { normalizeModel, MAX_TYPES, MAX_MODEL_BYTES } from './validate-shape.js';
 export { compileModel } from './compile.js';
 export { compileCondition } from './conditions.js';
-export { checkTuple, validateTuple, isValidAtRead, MAX_CONDITION_CONTEXT_BYTES, type TupleProblem } from './tuple-validation.js';
-export { validateCheckKey, validateQueryTarget, validateQueryUser, validateUserFilter, type QueryApi } from './query-validation.js';
+export { findTupleProblem, validateTuple, isValidAtRead, MAX_CONDITION_CONTEXT_BYTES, type TupleProblem } from './tuple-validation.js';
+export { validateQueryKey, validateQueryTarget, validateQueryUser, validateUserFilter, type QueryApi } from './query-validation.js';
 export { validateDslModel, validateAndCompile } from './load.js';

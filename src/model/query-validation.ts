@@ -33,7 +33,7 @@ export function validateQueryUser(model: CompiledModel, user: string, api: Query
  * Check/Expand request tuple key `{object, relation, user?}` in reference order: user, object,
  * relation (all 2000). For ListObjects pass `object` = the type: type and relation first, then user.
  */
-export function validateCheckKey(model: CompiledModel, key: { object: string; relation: string; user?: string }, api: QueryApi): void {
+export function validateQueryKey(model: CompiledModel, key: { object: string; relation: string; user?: string }, api: QueryApi): void {
   if (api === 'listObjects' || api === 'listUsers') {
     const type = parseObject(key.object)?.type ?? key.object;
     validateQueryTarget(model, type, key.relation, api);

@@ -1,5 +1,5 @@
 // Tuple validation against a compiled model (semantics.md §4.2–§4.5).
-// `checkTuple` returns the first failure of checks 1–7 (plus the write-only rules) as the wire
+// `findTupleProblem` returns the first failure of checks 1–7 (plus the write-only rules) as the wire
 // message `Invalid tuple '<object>#<relation>@<user>'. Reason: <cause>` and says whether it is a
 // condition problem (rule 7 / context size): contextual tuples map those to 2000 in ListObjects,
 // ListUsers and Expand, everything else to 2027 (appendix A.3).
@@ -23,7 +23,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const RELATION = /^[^:#@\s]+$/;
 
 /** First failure of `t` against `model`, or undefined when valid. 'write' adds the write-only rules (§4.4). */
-export function checkTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): TupleProblem | undefined {
+export function findTupleProblem(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): TupleProblem | undefined {
   // Condition problems print the tuple with its condition, like the reference's InvalidConditionalTupleError.
   const cond = t.condition?.name ? ` (condition ${t.condition.name})` : '';
   const problem = (cause: string, conditionProblem = false): TupleProblem => ({
@@ -50,9 +50,9 @@ export function checkTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'c
   return undefined;
 }
 
-/** The wire message of `checkTuple`, or undefined when valid. */
+/** The wire message of `findTupleProblem`, or undefined when valid. */
 export function validateTuple(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): string | undefined {
-  return checkTuple(model, t, mode)?.message;
+  return findTupleProblem(model, t, mode)?.message;
 }
 
 /** Cause for a user that does not parse (§4.2 rule 1). */

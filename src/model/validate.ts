@@ -32,16 +32,16 @@ export function validateModel(input: unknown): AuthorizationModelInput {
   if (model.schema_version !== '1.1' && model.schema_version !== '1.2') {
     throw new ModelValidationError('validation_error', `invalid schema version: ${model.schema_version} is not supported, use 1.1 or 1.2`);
   }
-  checkTypesAndNames(model.type_definitions);
+  validateTypesAndNames(model.type_definitions);
   const index = new ModelIndex(model.type_definitions);
   const sorted = [...model.type_definitions].sort((a, b) => cmp(a.type, b.type));
   const each = (fn: (t: TypeDefinitionJson, r: string, rw: UsersetJson) => void): void => {
     for (const t of sorted) for (const r of Object.keys(t.relations ?? {}).sort(cmp)) fn(t, r, t.relations?.[r] ?? {});
   };
-  each((t, r, rw) => checkRewrite(index, t.type, r, rw));
-  each((t, r, rw) => checkRestrictions(index, model, t, r, rw));
+  each((t, r, rw) => validateRewrite(index, t.type, r, rw));
+  each((t, r, rw) => validateRestrictions(index, model, t, r, rw));
   const withEntry = relationsWithEntrypoints(index, model.type_definitions);
-  each((t, r, rw) => checkGraph(index, withEntry, t.type, r, rw));
+  each((t, r, rw) => validateGraph(index, withEntry, t.type, r, rw));
   for (const key of Object.keys(model.conditions ?? {}).sort(cmp)) {
     try {
       compileCondition(key, model.conditions?.[key] ?? { name: '', expression: '' });
@@ -56,7 +56,7 @@ export function validateModel(input: unknown): AuthorizationModelInput {
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** R2, R3. */
-function checkTypesAndNames(typeDefs: readonly TypeDefinitionJson[]): void {
+function validateTypesAndNames(typeDefs: readonly TypeDefinitionJson[]): void {
   const seen = new Set<string>();
   for (const t of typeDefs) {
     if (seen.has(t.type)) {
@@ -75,7 +75,7 @@ function checkTypesAndNames(typeDefs: readonly TypeDefinitionJson[]): void {
 }
 
 /** R4–R9 over one relation's rewrite tree, depth first. */
-function checkRewrite(m: ModelIndex, type: string, relation: string, rw: UsersetJson): void {
+function validateRewrite(m: ModelIndex, type: string, relation: string, rw: UsersetJson): void {
   const walk = (node: UsersetJson): void => {
     if (node.this) return;
     if (node.computedUserset) {
@@ -86,7 +86,7 @@ function checkRewrite(m: ModelIndex, type: string, relation: string, rw: Userset
       if (!m.rewrite(type, target)) throw invalid('unknown_relation', type, relation, `'${type}#${target}' relation is undefined`);
       return;
     }
-    if (node.tupleToUserset) return checkTupleToUserset(m, type, relation, node.tupleToUserset.tupleset.relation ?? '', node.tupleToUserset.computedUserset.relation ?? '');
+    if (node.tupleToUserset) return validateTupleToUserset(m, type, relation, node.tupleToUserset.tupleset.relation ?? '', node.tupleToUserset.computedUserset.relation ?? '');
     const children = node.union?.child ?? node.intersection?.child ?? (node.difference ? [node.difference.base, node.difference.subtract] : undefined);
     if (!children) throw invalid('empty_relation_definition', type, relation, 'invalid userset rewrite definition: the rewrite is empty');
     children.forEach(walk);
@@ -95,7 +95,7 @@ function checkRewrite(m: ModelIndex, type: string, relation: string, rw: Userset
 }
 
 /** R7–R9 for `computed from tupleset`. */
-function checkTupleToUserset(m: ModelIndex, type: string, relation: string, tupleset: string, computed: string): void {
+function validateTupleToUserset(m: ModelIndex, type: string, relation: string, tupleset: string, computed: string): void {
   const ts = m.rewrite(type, tupleset);
   if (!ts) throw invalid('unknown_relation', type, relation, `'${type}#${tupleset}' relation is undefined`);
   if (!ts.this) {
@@ -125,7 +125,7 @@ function tuplesets(t: TypeDefinitionJson): Set<string> {
 }
 
 /** R10–R13. */
-function checkRestrictions(m: ModelIndex, model: AuthorizationModelInput, t: TypeDefinitionJson, relation: string, rw: UsersetJson): void {
+function validateRestrictions(m: ModelIndex, model: AuthorizationModelInput, t: TypeDefinitionJson, relation: string, rw: UsersetJson): void {
   const type = t.type;
   const refs = m.restrictions(type, relation);
   const assignable = containsThis(rw);
@@ -152,7 +152,7 @@ function checkRestrictions(m: ModelIndex, model: AuthorizationModelInput, t: Typ
 }
 
 /** R16, R14, R15. */
-function checkGraph(m: ModelIndex, withEntry: ReadonlySet<string>, type: string, relation: string, rw: UsersetJson): void {
+function validateGraph(m: ModelIndex, withEntry: ReadonlySet<string>, type: string, relation: string, rw: UsersetJson): void {
   const short = (node: UsersetJson): boolean =>
     ((node.union ?? node.intersection)?.child.length ?? 2) < 2 ||
     (node.union?.child ?? node.intersection?.child ?? (node.difference ? [node.difference.base, node.difference.subtract] : [])).some(short);

@@ -17,7 +17,7 @@ it('the worked example of docs/embedded.md prints its documented output', () => 
   const dir = mkdtempSync(join(tmpdir(), 'latch-doc-'));
   try {
     const file = join(dir, 'example.mts');
-    writeFileSync(file, (code as string).replace("from 'latch'", `from '${resolve('src/index.ts')}'`));
+    writeFileSync(file, (code as string).replace("from 'latch'", `from '${resolve('src/latch.ts')}'`));
     const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(output);
@@ -25,4 +25,15 @@ it('the worked example of docs/embedded.md prints its documented output', () => 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it("package.json's entries resolve to the built embedded API and client (npm run build first)", () => {
+  const script = [
+    "const api = await import('latch');",
+    "const client = await import('latch/client');",
+    "console.log(JSON.stringify([Object.keys(api).sort(), typeof client.LatchChannelClient]));",
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(run.stderr).toBe('');
+  expect(JSON.parse(run.stdout)).toEqual([['AppError', 'dslToModel', 'modelToDsl', 'openLatch'], 'function']);
 });

@@ -3,7 +3,7 @@
 // across stages (stale tuples), Check / ListObjects / StreamedListObjects / ListUsers assertions
 // with error codes, every listed object or user re-checked, and the contextual replay of every
 // single-stage test. How a store, model, write or query is executed is the `ConformanceDriver`;
-// the default driver runs the reference evaluator directly (test/eval/direct-driver.ts).
+// the default driver runs the reference evaluator directly (test/reference/direct-driver.ts).
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,8 +12,8 @@ import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import type { ListedUser, UserFilter } from '../../src/engine/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
-import { createDirectDriver } from '../eval/direct-driver.js';
-import { createServiceDriver } from '../eval/service-driver.js';
+import { createDirectDriver } from '../reference/direct-driver.js';
+import { createServiceDriver } from '../reference/service-driver.js';
 import { FileTally, type FileResult, type RunOptions, type Target } from './types.js';
 
 /** One store of the system under test. Failures throw AppError (its `numeric` is compared). */

@@ -1,4 +1,4 @@
-// Differential test: the reference evaluator (src/engine/eval) against the obviously-correct
+// Differential test: the reference evaluator (src/engine/reference) against the obviously-correct
 // oracle (test/oracle) on seeded random models, tuples (some stale) and queries. Check must agree
 // exactly (TRUE / FALSE / 2000 / 2002); every listed object or user must Check TRUE in the oracle
 // and every candidate the oracle accepts must be listed (a user may be covered by a listed `T:*`).
@@ -8,15 +8,16 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { evalCheck, listObjects, listUsers, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/eval/index.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
+import { listUsers } from '../../src/engine/list/list-users.js';
 import type { TupleView } from '../../src/index/types.js';
 import { checkStatus } from '../../src/engine/walker/checker.js';
-import { openObjectWalk } from '../../src/engine/walker/list-objects.js';
+import { openObjectWalk } from '../../src/engine/list/open.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
-import { compile } from '../eval/model.js';
-import { checkTuple } from '../../src/model/tuple-validation.js';
+import { compile } from '../reference/model.js';
+import { findTupleProblem } from '../../src/model/tuple-validation.js';
 import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
 import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsers, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
 
@@ -145,7 +146,7 @@ function randomWorld(rng: Rng): World {
       if (!t) continue;
       // A store holds each key once: skip a second condition variant of the same key.
       if (tuples.some((u) => u.object === t.object && u.relation === t.relation && u.user === t.user)) continue;
-      if (!checkTuple(model, t, 'write') || rng.chance(0.05)) tuples.push(t);
+      if (!findTupleProblem(model, t, 'write') || rng.chance(0.05)) tuples.push(t);
     }
     const contextual = rng.chance(0.3) ? contextualPart(rng, model, tuples) : [];
     const stored = tuples.filter((t) => !contextual.includes(t));
@@ -165,7 +166,7 @@ function randomWorld(rng: Rng): World {
 
 /** Some valid tuples move to the request; sometimes a stored key is repeated with a new context. */
 function contextualPart(rng: Rng, model: CompiledModel, tuples: TupleKey[]): TupleKey[] {
-  const valid = tuples.filter((t) => !checkTuple(model, t, 'contextual'));
+  const valid = tuples.filter((t) => !findTupleProblem(model, t, 'contextual'));
   const moved = valid.filter(() => rng.chance(0.4));
   const dup = valid.find((t) => t.condition && !moved.includes(t));
   if (dup && rng.chance(0.5)) moved.push({ ...dup, condition: { name: dup.condition?.name ?? '', context: { x: rng.int(8) } } });

@@ -2,7 +2,7 @@
 // with a second chance for entries hit since the hand last passed them.
 import { describe, expect, test } from 'vitest';
 import { ResultCache } from '../../src/engine/result-cache.js';
-import { openLatch } from '../../src/index.js';
+import { openLatch } from '../../src/latch.js';
 
 /** A key by name: doc:<name>#viewer@user:<name>. */
 const key = (name: string) => ({ object: `doc:${name}`, relation: 'viewer', user: `user:${name}` });

@@ -5,8 +5,8 @@ import type { ErrorCode } from '../../src/errors.js';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { compileModel } from '../../src/model/compile.js';
 import { dslToModel } from '../../src/model/dsl.js';
-import { validateCheckKey, validateUserFilter, type QueryApi } from '../../src/model/query-validation.js';
-import { checkTuple, isValidAtRead, validateTuple } from '../../src/model/tuple-validation.js';
+import { validateQueryKey, validateUserFilter, type QueryApi } from '../../src/model/query-validation.js';
+import { findTupleProblem, isValidAtRead, validateTuple } from '../../src/model/tuple-validation.js';
 import { validateModel } from '../../src/model/validate.js';
 import { appErrorOf, dsl } from './helpers.js';
 
@@ -74,7 +74,7 @@ const causes: [string, string | undefined, JsonObject | undefined, string | unde
 describe('validateTuple: checks 1–7 (§4.2/§4.3)', () => {
   it.each(causes)('%s with %s %j', (text, condition, context, cause, conditionProblem) => {
     const t = key(text, condition, context);
-    const problem = checkTuple(model, t, 'contextual');
+    const problem = findTupleProblem(model, t, 'contextual');
     if (cause === undefined) return expect(problem).toBeUndefined();
     expect(problem?.message).toMatch(/^Invalid tuple '.*'\. Reason: /);
     expect(problem?.message).toContain(cause);
@@ -90,11 +90,11 @@ describe('validateTuple: checks 1–7 (§4.2/§4.3)', () => {
 
   it('write mode limits stored condition context to 32 KiB', () => {
     const t = key('doc:1#note@user:anne', 'big', { s: 'x'.repeat(40_000) });
-    expect(checkTuple(model, t, 'write')).toEqual({
+    expect(findTupleProblem(model, t, 'write')).toEqual({
       conditionProblem: false,
       message: "Invalid tuple 'doc:1#note@user:anne'. Reason: condition context size limit exceeded: 40008 bytes exceeds 32768 bytes",
     });
-    expect(checkTuple(model, t, 'contextual')).toBeUndefined();
+    expect(findTupleProblem(model, t, 'contextual')).toBeUndefined();
   });
 });
 
@@ -135,11 +135,11 @@ describe('query tuple key codes per API (appendix A.3)', () => {
     ['listUsers', 'folder2:1', 'viewer', undefined, 'type_not_found'],
     ['listUsers', 'doc:1', 'nope', undefined, 'relation_not_found'],
   ] as [QueryApi, string, string, string | undefined, ErrorCode][])('%s %s#%s@%s → %s', (api, object, relation, user, code) => {
-    expect(appErrorOf(() => validateCheckKey(model, { object, relation, user }, api)).code).toBe(code);
+    expect(appErrorOf(() => validateQueryKey(model, { object, relation, user }, api)).code).toBe(code);
   });
 
   it('accepts a valid key and checks ListUsers filters', () => {
-    expect(() => validateCheckKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, 'check')).not.toThrow();
+    expect(() => validateQueryKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, 'check')).not.toThrow();
     expect(appErrorOf(() => validateUserFilter(model, { type: 'team' })).code).toBe('type_not_found');
     expect(appErrorOf(() => validateUserFilter(model, { type: 'group', relation: 'owner' })).code).toBe('relation_not_found');
     expect(() => validateUserFilter(model, { type: 'group', relation: 'member' })).not.toThrow();

@@ -4,7 +4,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { QUERY_WORDS, R_ERR_INTERNAL, R_TRUE } from '../../src/abi.js';
-import { createChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
 import { CheckPool } from '../../src/engine/pool/pool.js';
 import { programFor } from '../../src/engine/walker/program.js';
 import { encodeQuery } from '../../src/engine/walker/request.js';
@@ -29,7 +29,7 @@ function items(n: number): CheckItem[] {
 }
 
 describe('pool', () => {
-  const checker = createChecker({ workers: 2, resolveDepth: 25, poolThreshold: 1000 });
+  const checker = createWalkerChecker({ workers: 2, resolveDepth: 25, poolThreshold: 1000 });
   const pool = new CheckPool(2, walkerModule());
   afterAll(async () => {
     await checker.close();

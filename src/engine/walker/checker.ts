@@ -10,8 +10,8 @@ import type { CompiledModel } from '../../model/types.js';
 import { C, QUERY_WORDS, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, u32 } from '../../index/memory.js';
-import { type Confirmation, type Confirmer, type NodeIds } from '../eval/list-objects-ids.js';
-import { referenceConfirmer } from '../eval/list-objects-confirm.js';
+import { type Confirmation, type Confirmer, type NodeIds } from '../list/list-objects.js';
+import { referenceConfirmer } from '../list/confirm.js';
 import { CallState, prepare, Scratch } from './request.js';
 import { programFor, type Program } from './program.js';
 import { instantiate, setConditionHook, setDeadline, walkerModule, type WalkerExports } from './wasm.js';
@@ -28,7 +28,7 @@ export interface CheckItem {
 
 export type CheckOutcome = { allowed: boolean } | { error: AppError };
 
-export interface Checker {
+export interface WalkerChecker {
   /** Many checks against one snapshot; large batches run on the worker pool. Order preserved. */
   check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline?: number): Promise<CheckOutcome[]>;
   /**
@@ -49,7 +49,7 @@ export interface Checker {
   close(): Promise<void>;
 }
 
-export interface CheckerOptions {
+export interface WalkerCheckerOptions {
   workers: number;
   resolveDepth: number;
   /** Batches smaller than this run inline (default 4096: below it a task hop costs more than it saves). */
@@ -322,7 +322,7 @@ export function checkStatus(snapshot: IndexSnapshot, model: CompiledModel, item:
   return inlineWalker().run(snapshot, model, item, depth);
 }
 
-export function createChecker(opts: CheckerOptions): Checker {
+export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
   const depth = opts.resolveDepth;
   const threshold = opts.poolThreshold ?? 4096;
   let pool: CheckPool | undefined;

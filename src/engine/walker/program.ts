@@ -9,7 +9,7 @@
 
 import type { CompiledModel, DirectType, Rewrite } from '../../model/types.js';
 import { FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, NONE, OP_COMPUTED, OP_DIFFERENCE, OP_INTERSECTION, OP_THIS, OP_TTU, OP_UNION, P } from '../../abi.js';
-import type { Dictionary } from '../../index/dictionary.js';
+import type { StoreDictionary } from '../../index/dictionary.js';
 import { holdUntilCollected, Region, u32 } from '../../index/memory.js';
 import { computeReach } from './reach.js';
 
@@ -33,7 +33,7 @@ class Emitter {
   }
 }
 
-function restrictions(e: Emitter, dict: Dictionary, types: readonly DirectType[]): number {
+function restrictions(e: Emitter, dict: StoreDictionary, types: readonly DirectType[]): number {
   const at = e.emit(types.length);
   for (const t of types) {
     const form = t.wildcard ? FORM_WILDCARD : t.relation !== undefined ? FORM_USERSET + dict.name(t.relation) : FORM_OBJECT;
@@ -42,7 +42,7 @@ function restrictions(e: Emitter, dict: Dictionary, types: readonly DirectType[]
   return at;
 }
 
-function rewrite(e: Emitter, dict: Dictionary, rw: Rewrite, direct: number): number {
+function rewrite(e: Emitter, dict: StoreDictionary, rw: Rewrite, direct: number): number {
   switch (rw.kind) {
     case 'this': {
       const at = e.emit(OP_THIS, direct < 0 ? 0 : direct);
@@ -70,10 +70,10 @@ function rewrite(e: Emitter, dict: Dictionary, rw: Rewrite, direct: number): num
   }
 }
 
-const cache = new WeakMap<CompiledModel, WeakMap<Dictionary, Program>>();
+const cache = new WeakMap<CompiledModel, WeakMap<StoreDictionary, Program>>();
 
 /** The program of `model` for `dict`'s store, compiled once and freed with the model. */
-export function programFor(model: CompiledModel, dict: Dictionary): Program {
+export function programFor(model: CompiledModel, dict: StoreDictionary): Program {
   let byDict = cache.get(model);
   if (!byDict) cache.set(model, (byDict = new WeakMap()));
   const hit = byDict.get(dict);
@@ -83,7 +83,7 @@ export function programFor(model: CompiledModel, dict: Dictionary): Program {
   return p;
 }
 
-export function compileProgram(model: CompiledModel, dict: Dictionary): Program {
+export function compileProgram(model: CompiledModel, dict: StoreDictionary): Program {
   // intern every name first so the stride covers them all
   for (const [tn, t] of model.types) {
     dict.name(tn);

@@ -10,7 +10,7 @@
 
 import type { CompiledModel, Rewrite } from '../../model/types.js';
 import { FORM_OBJECT, FORM_USERSET, FORM_WILDCARD } from '../../abi.js';
-import type { Dictionary } from '../../index/dictionary.js';
+import type { StoreDictionary } from '../../index/dictionary.js';
 
 /** Numeric key of a subject kind: type name id and form (0 object, 1 wildcard, 2 + relation id). */
 export const kindKey = (type: number, form: number): number => type * 8192 + form;
@@ -59,7 +59,7 @@ function closure(model: CompiledModel, start: string): Set<string> {
   return labels;
 }
 
-export function computeReach(model: CompiledModel, dict: Dictionary, stride: number): Reach {
+export function computeReach(model: CompiledModel, dict: StoreDictionary, stride: number): Reach {
   const types = [...model.types.values()];
   // Every subject kind the model can name: U and U:* for each type, U#S for each relation.
   const kinds = new Map<number, number>();

@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { compileDsl } from './model.js';
-import { evalCheck, listUsers } from '../../src/engine/eval/index.js';
+import { evalCheck } from '../../src/engine/reference/index.js';
+import { listUsers } from '../../src/engine/list/list-users.js';
 import { attempt, check, ctxOf, objects, users } from './table.js';
 
 const model = compileDsl('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n    define blocked: [user]\n    define allowed: member but not blocked\ntype doc\n  relations\n    define viewer: [group#member]');

@@ -11,7 +11,7 @@
 import { parseUser, typeOf } from '../../domain/tuple.js';
 import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
-import { Checker, TRUE } from './check.js';
+import { ReferenceChecker, TRUE } from './check.js';
 import { RequestState, type EvalContext } from './context.js';
 import { relevantRelations, reverseGraph, type ReverseGraph } from './graph.js';
 
@@ -113,7 +113,7 @@ export function listObjects(
 ): string[] {
   const state = new RequestState(ctx);
   const walk = new ReverseWalk(state, q.type, q.relation);
-  const checker = new Checker(state, q.user);
+  const checker = new ReferenceChecker(state, q.user);
   const results: string[] = [];
   let error: AppError | undefined;
   walk.start(q.user);
@@ -136,11 +136,11 @@ export function listObjects(
 }
 
 /**
- * One ListObjects candidate checked by the reference Checker: allowed or not, a condition error
+ * One ListObjects candidate checked by the reference checker: allowed or not, a condition error
  * carried as its AppError, 'deadline' once the request's deadline passed; the depth limit throws
  * (it fails the whole request).
  */
-export function confirm(checker: Checker, object: string, relation: string): boolean | AppError | 'deadline' {
+export function confirm(checker: ReferenceChecker, object: string, relation: string): boolean | AppError | 'deadline' {
   let out;
   try {
     out = checker.eval(object, relation, 0);

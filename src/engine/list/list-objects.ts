@@ -1,10 +1,10 @@
 // ListObjects / StreamedListObjects over the compact index, in u32 ids (semantics.md §6.1-6.2).
-// The same reverse walk as list-objects.ts (the reference over any TupleView), but lazy: a
+// The same reverse walk as reference/list-objects.ts (over any TupleView), but lazy: a
 // generator that confirms each candidate the moment the walk discovers it and yields it when
 // Check is TRUE, so a caller that wants 1,000 objects stops the walk after the 1,000th instead of
 // first collecting every reachable object. Candidates come from the reverse posting lists (base
 // CSR minus overlay deletes, overlay adds, contextual tuples) without building tuple strings;
-// confirmation is delegated to a `Confirmer` (the wasm walker, or the reference Checker).
+// confirmation is delegated to a `Confirmer` (the wasm walker, or the reference checker).
 //
 // Contract (identical to listObjects): every hop counts towards the depth limit (2002, thrown at
 // once); a condition error on a walked tuple or in a confirming Check is remembered and thrown
@@ -22,9 +22,9 @@ import { u32 } from '../../index/memory.js';
 import type { TupleEntry } from '../../index/types.js';
 import { isValidAtRead } from '../../model/tuple-validation.js';
 import type { CompiledModel, Rewrite } from '../../model/types.js';
-import { RequestState, type TupleOutcome } from './context.js';
-import { positiveLeaves, relevantRelations } from './graph.js';
-import { overlayView } from './view.js';
+import { RequestState, type TupleOutcome } from '../reference/context.js';
+import { positiveLeaves, relevantRelations } from '../reference/graph.js';
+import { overlayView } from '../reference/view.js';
 
 export { UNSEEN_NODE };
 

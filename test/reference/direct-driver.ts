@@ -4,10 +4,11 @@
 
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { evalCheck, listObjects, listUsers, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/eval/index.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
+import { listUsers } from '../../src/engine/list/list-users.js';
 import type { ListedUser } from '../../src/engine/types.js';
-import { checkTuple } from '../../src/model/tuple-validation.js';
-import { validateCheckKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
+import { findTupleProblem } from '../../src/model/tuple-validation.js';
+import { validateQueryKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
 import { compile } from './model.js';
@@ -15,7 +16,7 @@ import { compile } from './model.js';
 /** Contextual tuples: 2027, except condition problems → 2000 where the API says so (A.3). */
 function validateContextual(m: CompiledModel, tuples: readonly TupleKey[], conditionCode: 'invalid_tuple' | 'validation_error'): void {
   for (const t of tuples) {
-    const p = checkTuple(m, t, 'contextual');
+    const p = findTupleProblem(m, t, 'contextual');
     if (p) throw new AppError(p.conditionProblem ? conditionCode : 'invalid_tuple', p.message);
   }
 }
@@ -46,7 +47,7 @@ class DirectStore implements StoreDriver {
   async write(modelId: string, tuples: readonly TupleKey[]): Promise<void> {
     const m = this.model(modelId);
     for (const t of tuples) {
-      const p = checkTuple(m, t, 'write');
+      const p = findTupleProblem(m, t, 'write');
       if (p) throw new AppError('validation_error', p.message);
     }
     this.tuples.push(...tuples);
@@ -54,7 +55,7 @@ class DirectStore implements StoreDriver {
 
   async check(modelId: string, q: QueryOf<{ user: string; relation: string; object: string }>): Promise<boolean> {
     const m = this.model(modelId);
-    validateCheckKey(m, q.key, 'check');
+    validateQueryKey(m, q.key, 'check');
     validateContextual(m, q.contextualTuples, 'invalid_tuple');
     return evalCheck(this.ctx(m, q), q.key.object, q.key.relation, q.key.user);
   }

@@ -1,5 +1,5 @@
-// Node ids and the reference confirmer for the indexed ListObjects walk (list-objects-ids.ts):
-// the ids a request's strings get when the reference Checker (not the wasm walker) confirms
+// Node ids and the reference confirmer for the indexed ListObjects walk (list-objects.ts):
+// the ids a request's strings get when the reference checker (not the wasm walker) confirms
 // candidates, and that confirmer itself.
 //
 // Example: new RequestNodeIds(snapshot, requestNodes('user:anne', [])).id('user:anne') is the
@@ -7,11 +7,11 @@
 
 import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import { Checker } from './check.js';
-import { confirm } from './list-objects.js';
-import { RequestState } from './context.js';
-import { UNSEEN_NODE, type Confirmation, type Confirmer, type IndexedListInput, type NodeIds } from './list-objects-ids.js';
-import { overlayView } from './view.js';
+import { ReferenceChecker } from '../reference/check.js';
+import { confirm } from '../reference/list-objects.js';
+import { RequestState } from '../reference/context.js';
+import { UNSEEN_NODE, type Confirmation, type Confirmer, type IndexedListInput, type NodeIds } from './list-objects.js';
+import { overlayView } from '../reference/view.js';
 
 /** NodeIds for the reference confirmer: the snapshot's ids plus temporary ids for request strings. */
 export class RequestNodeIds implements NodeIds {
@@ -44,8 +44,8 @@ export function requestNodes(user: string, contextual: readonly TupleKey[]): str
 }
 
 /**
- * Confirms candidates with the reference Checker over the snapshot plus the contextual tuples (one
- * Checker per request: its memo is shared by every candidate).
+ * Confirms candidates with the reference checker over the snapshot plus the contextual tuples (one
+ * ReferenceChecker per request: its memo is shared by every candidate).
  */
 export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirmer'>, user: string, ids: NodeIds): Confirmer {
   const state = new RequestState({
@@ -55,7 +55,7 @@ export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirme
     resolveDepth: inp.resolveDepth,
     deadline: inp.deadline,
   });
-  const checker = new Checker(state, user);
+  const checker = new ReferenceChecker(state, user);
   return {
     confirm(obj: number, rel: number): Confirmation {
       const out = confirm(checker, ids.str(obj), inp.snapshot.nameOf(rel));

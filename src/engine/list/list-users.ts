@@ -17,9 +17,9 @@ import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
 import type { Rewrite } from '../../model/types.js';
 import type { ListedUser } from '../types.js';
-import { Checker, TRUE } from './check.js';
-import { RequestState, type EvalContext } from './context.js';
-import { hasPossibleEdges } from './graph.js';
+import { ReferenceChecker, TRUE } from '../reference/check.js';
+import { RequestState, type EvalContext } from '../reference/context.js';
+import { hasPossibleEdges } from '../reference/graph.js';
 
 export interface ListUsersQuery {
   readonly object: string;
@@ -172,7 +172,7 @@ export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: numbe
     for (const user of root.users) {
       if (out.length >= maxResults || state.expired()) break;
       // An error here can only come from a region the expansion was allowed to swallow.
-      const res = new Checker(state, user).eval(q.object, q.relation, 0);
+      const res = new ReferenceChecker(state, user).eval(q.object, q.relation, 0);
       if (res === TRUE) out.push(toListedUser(user));
     }
   } catch (e) {

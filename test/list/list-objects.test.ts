@@ -1,5 +1,5 @@
-// ListObjects over the compact index (src/engine/eval/list-objects-ids.ts through
-// src/engine/walker/list-objects.ts): the lazy walk against the reference evaluator while writes
+// ListObjects over the compact index (src/engine/list/list-objects.ts through
+// src/engine/list/open.ts): the lazy walk against the reference evaluator while writes
 // and deletes go through the overlay and background merges, contextual tuples with objects the
 // index has never seen, and the streaming contract (pin for the whole stream, unpin on early
 // stop, on the deadline, and at the end; other work runs between slices).
@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/eval/index.js';
+import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
 import { walkerExactFor } from '../../src/engine/walker/checker.js';
-import { openObjectWalk, streamWalk } from '../../src/engine/walker/list-objects.js';
+import { openObjectWalk, streamWalk } from '../../src/engine/list/open.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { Rng } from '../oracle/generate.js';

@@ -1,14 +1,14 @@
-// Wiring of the indexed ListObjects walk (src/engine/eval/list-objects-ids.ts) to a confirmer:
+// Wiring of the indexed ListObjects walk (src/engine/list/list-objects.ts) to a confirmer:
 // the inline wasm walker when its answers are exact for the model (`walkerExactFor`), else the
-// reference Checker. Used by the service's ListObjects / StreamedListObjects and the benchmarks.
+// reference checker. Used by the service's ListObjects / StreamedListObjects and the benchmarks.
 //
 // Example: openObjectWalk({snapshot, model, contextual: [], resolveDepth: 25, deadline},
 //   {type: 'doc', relation: 'viewer', user: 'user:anne'}) yields 'doc:1', 'doc:7', … as confirmed.
 
 import type { IndexSnapshot } from '../../index/store-index.js';
-import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from '../eval/list-objects-ids.js';
-import { referenceConfirmer, RequestNodeIds, requestNodes } from '../eval/list-objects-confirm.js';
-import { walkerExactFor, WalkerSession } from './checker.js';
+import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from './list-objects.js';
+import { referenceConfirmer, RequestNodeIds, requestNodes } from './confirm.js';
+import { walkerExactFor, WalkerSession } from '../walker/checker.js';
 
 export interface ObjectWalkInput extends ListWalkBase {
   /** 'walker' / 'reference' force a confirmer (benchmarks and tests); default: the exact fastest. */

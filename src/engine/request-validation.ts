@@ -8,16 +8,16 @@ import { parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import { validateCheckTupleKey, validateQueryTarget, validateQueryUser } from '../model/query-validation.js';
-import { checkTuple } from '../model/tuple-validation.js';
+import { findTupleProblem } from '../model/tuple-validation.js';
 import type { CompiledModel } from '../model/types.js';
 import type { QueryApi } from '../model/query-validation.js';
 
 export type { QueryApi };
 
 /** Contextual tuples: 2027 for every fault, except condition faults outside Check (2000). */
-export function checkContextualTuples(model: CompiledModel, tuples: readonly TupleKey[], api: QueryApi): void {
+export function validateContextualTuples(model: CompiledModel, tuples: readonly TupleKey[], api: QueryApi): void {
   for (const t of tuples) {
-    const fault = checkTuple(model, t, 'contextual');
+    const fault = findTupleProblem(model, t, 'contextual');
     if (!fault) continue;
     const code = fault.conditionProblem && api !== 'check' ? 'validation_error' : 'invalid_tuple';
     throw new AppError(code, fault.message);
@@ -28,7 +28,7 @@ export function checkContextualTuples(model: CompiledModel, tuples: readonly Tup
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Request `context`: no control characters in keys or string values, at any depth. */
-export function checkRequestContext(context: JsonObject | undefined): void {
+export function validateRequestContext(context: JsonObject | undefined): void {
   if (!context) return;
   const walk = (v: JsonValue): void => {
     if (typeof v === 'string') {
@@ -46,17 +46,17 @@ export function checkRequestContext(context: JsonObject | undefined): void {
 }
 
 /** The object type and relation of a query, with the per-API codes for unknown ones. */
-export function checkObjectRelation(model: CompiledModel, type: string, relation: string, api: QueryApi): void {
+export function validateObjectRelation(model: CompiledModel, type: string, relation: string, api: QueryApi): void {
   validateQueryTarget(model, type, relation, api);
 }
 
 /** The subject of a query: well formed, its type known, a userset's relation defined (2000). */
-export function checkSubject(model: CompiledModel, user: string): void {
+export function validateSubject(model: CompiledModel, user: string): void {
   validateQueryUser(model, user, 'listObjects');
 }
 
 /** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). */
-export function checkCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
+export function validateCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
   validateCheckTupleKey(model, key);
 }
 
@@ -79,7 +79,7 @@ export function rejectDuplicateTuples(writes: readonly TupleKey[], deletes: read
 }
 
 /** Write requests: limits, duplicates, and every tuple against the model (all 2000). */
-export function checkWrite(model: CompiledModel, writes: readonly TupleKey[], deletes: readonly TupleKey[], maxTuples: number): void {
+export function validateWrite(model: CompiledModel, writes: readonly TupleKey[], deletes: readonly TupleKey[], maxTuples: number): void {
   if (writes.length === 0 && deletes.length === 0) {
     throw new AppError('invalid_write_input', 'Invalid input. Make sure you provide at least one write, or at least one delete');
   }
@@ -91,7 +91,7 @@ export function checkWrite(model: CompiledModel, writes: readonly TupleKey[], de
     if (!parseUser(t.user)) throw new AppError('validation_error', `Invalid tuple '${tupleString(t)}'. Reason: the 'user' field is malformed`);
   }
   for (const t of writes) {
-    const fault = checkTuple(model, t, 'write');
+    const fault = findTupleProblem(model, t, 'write');
     if (fault) throw new AppError('validation_error', fault.message);
   }
 }

@@ -3,11 +3,13 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { expand, listObjects, listUsers, MemoryTupleView, overlayView } from '../../src/engine/eval/index.js';
+import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
+import { expand } from '../../src/engine/list/expand.js';
+import { listUsers } from '../../src/engine/list/list-users.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import type { StoreDriver } from '../conformance/engine.js';
 import { createDirectDriver } from './direct-driver.js';
-import { compileDsl } from '../eval/model.js';
+import { compileDsl } from './model.js';
 import { attempt, check, ctxOf, objects, tk, users, type Env } from './table.js';
 
 const dsl = (body: string): string => `model\n  schema 1.1\n${body}`;

@@ -4,7 +4,7 @@
 
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import type { ListedUser, Latch } from '../../src/engine/types.js';
-import { openLatch } from '../../src/index.js';
+import { openLatch } from '../../src/latch.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
 
 const base = { consistency: 'UNSPECIFIED' as const };

@@ -33,7 +33,7 @@ function fromCondition(c: TupleOutcome): Outcome {
 }
 
 /** Check evaluation for one subject; reusable for many (object, relation) pairs of one request. */
-export class Checker {
+export class ReferenceChecker {
   private readonly subject: ParsedUser;
   private readonly subjectType: string;
   private readonly path = new Set<string>();
@@ -219,5 +219,5 @@ export class Checker {
  * does, and `deadline_exceeded` once `ctx.deadline` passes. Inputs are assumed validated.
  */
 export function evalCheck(ctx: EvalContext, object: string, relation: string, user: string): boolean {
-  return new Checker(new RequestState(ctx), user).check(object, relation);
+  return new ReferenceChecker(new RequestState(ctx), user).check(object, relation);
 }

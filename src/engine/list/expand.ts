@@ -9,7 +9,7 @@ import { parseObject } from '../../domain/tuple.js';
 import type { TupleView } from '../../index/types.js';
 import type { CompiledModel, Rewrite } from '../../model/types.js';
 import type { UsersetTreeNode } from '../types.js';
-import { isValidAtReadTime } from './validity.js';
+import { isValidAtReadTime } from '../reference/validity.js';
 
 function validUsers(model: CompiledModel, view: TupleView, object: string, relation: string): string[] {
   const out = new Set<string>();
