@@ -2,13 +2,14 @@
 // is checked here; the service validates model semantics (D5) and assertions against the model.
 
 import type { Assertion, AuthorizationModelInput, TypeDefinitionJson, UsersetJson } from '../domain/types.js';
+import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import { AppError } from '../errors.js';
 import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
 import { assertionKey, tupleKeyList } from './keys.js';
 import { assertionOut, modelOut } from './render.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, bool, isObj, keyViolation, list, match, optMessage, pageSize, storeId, str, struct, tokenText, typeError, violation, type Obj,
+  P, REASON, bool, isObj, keyViolation, list, match, optMessage, pageSize, storeId, str, struct, tokenText, tooDeep, typeError, violation, type Obj,
 } from './validate.js';
 
 const MAX_TYPES = 100;
@@ -79,6 +80,9 @@ function typeDefinition(v: unknown): TypeDefinitionJson {
 
 /** WriteAuthorizationModelRequest: type_definitions (2), schema_version (3), conditions (4). */
 function modelInput(body: Obj): AuthorizationModelInput {
+  // Rewrites are read recursively and metadata and conditions are kept as sent: the whole body is
+  // bounded first (a model write is rare; its body is walked once more, iteratively).
+  if (deeperThan(body, MAX_VALUE_DEPTH)) throw tooDeep('WriteAuthorizationModelRequest');
   const defs = list(body, 'type_definitions');
   if (defs.length === 0) throw violation('WriteAuthorizationModelRequest', 'TypeDefinitions', REASON.atLeastOne);
   const typeDefinitions = defs.map(typeDefinition);

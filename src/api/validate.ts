@@ -3,6 +3,7 @@
 // derivation of §6.4. Parsers walk fields in proto order and throw on the first violation.
 
 import { AppError, type ErrorCode } from '../errors.js';
+import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { Consistency, JsonObject } from '../domain/types.js';
 
 /** A proto string pattern: the JS regex that enforces it and the text quoted in messages. */
@@ -128,7 +129,18 @@ export function keyViolation(message: string, field: string, key: string, reason
 
 /** A protojson decoding failure (wrong JSON type for a field): 400 validation_error. */
 export function typeError(field: string, kind: string, value: unknown): AppError {
-  return new AppError('validation_error', `invalid value for ${kind} field ${field}: ${JSON.stringify(value) ?? String(value)}`);
+  return new AppError('validation_error', `invalid value for ${kind} field ${field}: ${shown(value)}`);
+}
+
+/** A wrong value as error messages quote it; one nested too deep to print is named by its kind. */
+function shown(value: unknown): string {
+  if (deeperThan(value, MAX_VALUE_DEPTH)) return Array.isArray(value) ? 'a list nested too deeply' : 'an object nested too deeply';
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** A free-form value (Struct, metadata) nested more than MAX_VALUE_DEPTH levels: refused before anything walks it. */
+export function tooDeep(field: string): AppError {
+  return new AppError('validation_error', `invalid value for field ${field}: nested more than ${MAX_VALUE_DEPTH} levels deep`);
 }
 
 export const REASON = {
@@ -201,6 +213,7 @@ export function struct(body: Obj, field: string): JsonObject | undefined {
 export function structValue(v: unknown, field: string): JsonObject | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v)) throw typeError(field, 'google.protobuf.Struct', v);
+  if (deeperThan(v, MAX_VALUE_DEPTH)) throw tooDeep(field);
   return v as JsonObject;
 }
 
@@ -261,7 +274,7 @@ export function consistency(body: Obj, message: string): Consistency {
     if (c) return c;
     throw violation(message, 'Consistency', REASON.enum);
   }
-  throw new AppError('validation_error', `invalid value for enum field consistency: ${JSON.stringify(v)}`);
+  throw new AppError('validation_error', `invalid value for enum field consistency: ${shown(v)}`);
 }
 
 /**

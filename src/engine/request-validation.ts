@@ -5,6 +5,7 @@
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
 
 import { parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
+import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import { validateCheckTupleKey, validateQueryTarget, validateQueryUser } from '../model/query-validation.js';
@@ -27,9 +28,11 @@ export function validateContextualTuples(model: CompiledModel, tuples: readonly 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** Request `context`: no control characters in keys or string values, at any depth. */
+/** Request `context`: at most MAX_VALUE_DEPTH deep, no control characters in keys or string values. */
 export function validateRequestContext(context: JsonObject | undefined): void {
   if (!context) return;
+  // The HTTP edge refuses deeper contexts already; embedded callers reach this first.
+  if (deeperThan(context, MAX_VALUE_DEPTH)) throw new AppError('validation_error', `invalid context: nested more than ${MAX_VALUE_DEPTH} levels deep`);
   const walk = (v: JsonValue): void => {
     if (typeof v === 'string') {
       if (CONTROL.test(v)) throw new AppError('validation_error', `invalid context: context value ${JSON.stringify(v)} contains forbidden characters`);

@@ -25,9 +25,20 @@ export function encodeMsgpackRecords(value: unknown): Buffer {
   return recordPackr.pack(value);
 }
 
-/** Decodes one msgpack value; throws on malformed input. */
+/**
+ * Decodes one msgpack value; throws on malformed input. msgpackr reads nested values recursively,
+ * so its depth is bounded by the stack: an overflow (a 1 MiB body holds a million nested arrays)
+ * ends the decode, msgpackr resets its own state, and it is reported as malformed input. The
+ * values decoded are then bounded field by field (MAX_VALUE_DEPTH, src/api/validate.ts).
+ */
 export function decodeMsgpack(bytes: Uint8Array): unknown {
-  const value: unknown = unpackr.unpack(bytes);
+  let value: unknown;
+  try {
+    value = unpackr.unpack(bytes);
+  } catch (err) {
+    if (err instanceof RangeError && err.message.includes('call stack')) throw new Error('values nested too deeply');
+    throw err;
+  }
   // 0xC1 is "never used" in msgpack; msgpackr decodes it to a marker object instead of failing.
   if (value === C1) throw new Error('byte 0xc1 is not valid msgpack');
   return value;

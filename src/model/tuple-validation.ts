@@ -5,6 +5,7 @@
 // ListUsers and Expand, everything else to 2027 (appendix A.3).
 // `isValidAtRead` is the read-time filter for stale stored tuples (rules 5–7 + relation exists).
 
+import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { parseObject, parseUser, tupleString, type ParsedUser } from '../domain/tuple.js';
 import type { CompiledModel, CompiledRelation, CompiledType, DirectType } from './types.js';
@@ -103,6 +104,8 @@ function conditionProblem(model: CompiledModel, relation: CompiledRelation, user
   if (!relation.directTypes.some((d) => d.type === user.type && d.condition === name)) return 'invalid condition for type restriction';
   const context = t.condition?.context;
   if (!context) return undefined;
+  // The HTTP edge refuses deeper contexts already; embedded callers reach this first.
+  if (deeperThan(context, MAX_VALUE_DEPTH)) return `context nested more than ${MAX_VALUE_DEPTH} levels deep`;
   if (hasControl(context)) return 'context contains forbidden characters';
   return condition.checkContext(context);
 }
