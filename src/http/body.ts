@@ -1,5 +1,6 @@
-// Request bodies on uWS: collected up to a size limit (never buffered past it, D9), decoded as JSON
-// (strict UTF-8) or msgpack, `{}` for an empty body.
+// Request bodies on uWS: collected up to a size limit (never buffered past it, D9; the rest is
+// read and dropped, within a bound, before the answer), decoded as JSON (strict UTF-8) or msgpack,
+// `{}` for an empty body.
 
 import { AppError } from '../errors.js';
 import { decodeMsgpack } from './codec.js';
@@ -12,28 +13,69 @@ export function tooLarge(limit: number): AppError {
 }
 
 /**
- * Calls `onBody` once with the whole body, or with `undefined` as soon as the body (announced or
- * received) exceeds `limit` (one callback for both: it is allocated per request). The bytes may be
- * uWS's own memory: they are valid only until `onBody` returns, so it must decode them
- * synchronously.
+ * What is read, and thrown away, of a body past the limit before the 400 goes out and the
+ * connection closes. uWS.js gives no handle on a response once it has ended, so a connection
+ * cannot be closed after an early answer; answering and closing at once instead makes fetch() and
+ * undici clients, still sending, fail with EPIPE rather than read the 400. So the rest is read and
+ * dropped (never buffered) until the body ends, these many bytes more, or this long, whichever
+ * comes first: then the answer, then the close.
  */
-export function readBody(res: HttpResponse, announced: number, limit: number, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void): void {
-  if (announced > limit) return onBody(undefined);
+export interface DiscardBound {
+  readonly bytes: number;
+  readonly ms: number;
+}
+
+export const DEFAULT_DISCARD: DiscardBound = { bytes: 64 * 1024 * 1024, ms: 10_000 };
+
+/**
+ * Calls `onBody` once with the whole body, or with `undefined` when the body (announced or
+ * received) exceeds `limit`: then only after the rest has been discarded, within `discard` (one
+ * callback for both: it is allocated per request). The bytes may be uWS's own memory: they are
+ * valid only until `onBody` returns, so it must decode them synchronously.
+ */
+export function readBody(
+  res: HttpResponse, announced: number, limit: number, discard: DiscardBound, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void,
+): void {
   let parts: Buffer[] | undefined;
   let size = 0;
-  let stopped = false;
+  let over: Discarding | undefined = announced > limit ? new Discarding(discard, onBody) : undefined;
   res.onData((chunk, isLast) => {
-    if (stopped) return;
+    if (over) return over.chunk(chunk.byteLength, isLast);
     size += chunk.byteLength;
     if (size > limit) {
-      stopped = true;
-      return onBody(undefined);
+      parts = undefined;
+      over = new Discarding(discard, onBody);
+      return over.chunk(0, isLast);
     }
     // The common case, one chunk: decoded in place, before uWS reuses the memory.
     if (isLast && parts === undefined) return onBody(chunk);
     (parts ??= []).push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) onBody(Buffer.concat(parts, size));
   });
+}
+
+/** The rest of a body past the limit: counted and dropped until its end or the bound, then `onBody(undefined)` once. */
+class Discarding {
+  #dropped = 0;
+  #done = false;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(readonly bound: DiscardBound, readonly onBody: (bytes: undefined) => void) {
+    this.#timer = setTimeout(() => this.#end(), bound.ms);
+    this.#timer.unref();
+  }
+
+  chunk(bytes: number, isLast: boolean): void {
+    this.#dropped += bytes;
+    if (isLast || this.#dropped > this.bound.bytes) this.#end();
+  }
+
+  #end(): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.onBody(undefined);
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
 import { AppError } from '../errors.js';
-import { DEFAULT_BODY_LIMIT, decodeBody, readBody, tooLarge } from './body.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
@@ -21,6 +21,8 @@ import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type u
 export interface HttpServerOptions {
   /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
   readonly bodyLimit?: number | undefined;
+  /** How much of a body past the limit is read and dropped before the 400 and the close (default 64 MiB, 10 s). */
+  readonly bodyDiscard?: DiscardBound | undefined;
   /** Secret the continuation-token MAC key is derived from; omitted → random per process. */
   readonly tokenSecret?: string | undefined;
   readonly channel?: Partial<ChannelOptions> | undefined;
@@ -106,7 +108,7 @@ function paramReader(names: readonly string[]): (req: HttpRequest) => Record<str
   };
 }
 
-function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number): void {
+function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number, discard: DiscardBound): void {
   const readParams = paramReader(paramNames(e.path));
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
@@ -120,9 +122,9 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);
-    readBody(res, announced, bodyLimit, (bytes) => {
+    readBody(res, announced, bodyLimit, discard, (bytes) => {
       if (bytes === undefined) {
-        // Over the limit: close the connection, the rest of the body is never read (D9).
+        // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
         x.fail(gate.error ?? tooLarge(bodyLimit), true);
         return x.finish();
       }
@@ -194,7 +196,8 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
-  for (const e of endpoints) register(app, e, shared, bodyLimit);
+  const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
+  for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
   if (options.auth) mountAuthRoutes(app, options.auth);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
