@@ -124,6 +124,8 @@ export class Exchange implements CallContext {
   input: unknown = undefined;
   #status = 0;
   #errorCode = '';
+  /** The caller's address, read when a call fails before authentication (store-log tally). */
+  #source = '';
   #retryAfter: number | undefined;
   readonly requestId = nextRequestId();
   readonly #start = performance.now();
@@ -189,6 +191,14 @@ export class Exchange implements CallContext {
     const ms = (this.#end || performance.now()) - this.#start;
     this.shared.metrics?.observe(this.route, status, ms);
     if (logger.requests) logRequest(this.requestId, this.route, this.storeId, status, this.#errorCode, ms);
+    if (storeLogs && this.principal === undefined && this.shared.auth?.config.mode !== 'none') {
+      // Authentication failed (or never finished): counted, not recorded one by one.
+      storeLogs.recordFailure({
+        time: Date.now(), operation: this.route, storeId: this.storeId as string, status, errorCode: this.#status ? this.#errorCode : 'cancelled',
+        source: this.#source, requestId: this.requestId,
+      });
+      return;
+    }
     storeLogs?.recordCall({
       time: Date.now(), clientId: this.principal?.clientId ?? '', operation: this.route, storeId: this.storeId, modelId: this.modelId,
       input: this.input, status, errorCode: this.#status ? this.#errorCode : 'cancelled', latencyMs: ms, requestId: this.requestId,
@@ -242,6 +252,7 @@ export class Exchange implements CallContext {
   fail(err: unknown, closeConnection = false): void {
     const e = toAppError(err);
     this.#errorCode = e.code;
+    this.#noteSource();
     this.#retryAfter = retryAfterOf(err);
     if (e.status >= 500) logFailure(this.requestId, this.route, e);
     this.send({ status: e.status, body: e.toBody() }, closeConnection);
@@ -303,9 +314,16 @@ export class Exchange implements CallContext {
   streamFail(err: unknown): void {
     const e = toAppError(err);
     this.#errorCode = e.code;
+    this.#noteSource();
     this.#retryAfter = retryAfterOf(err);
     if (e.status >= 500) logFailure(this.requestId, this.route, e);
     this.#streamLine(e.status, this.#errorLine(e), true);
+  }
+
+  /** A failure before authentication: the address is read now, while `res` is still valid. */
+  #noteSource(): void {
+    if (this.principal !== undefined || this.aborted || !this.shared.auth?.logs.enabled) return;
+    this.#source = Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1');
   }
 
   #errorLine(e: AppError): string {

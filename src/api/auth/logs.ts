@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { isPosition, type LogRecord, type LogRecords, type LogTupleKey, type StoredLog } from '../../storage/auth/logs.js';
+import { FailureTally, type FailedCall } from './failure-tally.js';
 import { parseLogQuery } from './log-query.js';
 
 /** What the HTTP layer reports per call. `input` is the endpoint's parsed input (optional). */
@@ -40,6 +41,8 @@ const DAY_MS = 86_400_000;
 const MAX_PAGE = 100;
 const MAX_SCAN = 10_000;
 const FLUSH_AT = 256;
+/** Calls that failed authentication are written as one tally record per key per window. */
+const FAILURE_WINDOW_MS = 60_000;
 const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const bad = (m: string): AppError => new AppError('validation_error', m);
@@ -107,6 +110,8 @@ export class StoreLogs {
   #timer: NodeJS.Timeout | undefined;
   readonly #pruner: NodeJS.Timeout | undefined;
   #pruning: Promise<number> = Promise.resolve(0);
+  readonly #failures = new FailureTally();
+  readonly #window: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly records: LogRecords | undefined,
@@ -116,7 +121,31 @@ export class StoreLogs {
       this.#pruning = this.prune();
       this.#pruner = setInterval(() => void (this.#pruning = this.prune()), 3_600_000);
       this.#pruner.unref();
+      this.#window = setInterval(() => void this.drainFailures(), FAILURE_WINDOW_MS);
+      this.#window.unref();
     }
+  }
+
+  /** Calls that failed authentication since start, and how many of them no record itemizes. */
+  get failureCounts(): { total: number; unitemized: number } {
+    return { total: this.#failures.total, unitemized: this.#failures.unitemizedTotal };
+  }
+
+  /** Counts one call that failed authentication (see failure-tally.ts); written at the window's end. Never throws. */
+  recordFailure(c: FailedCall): void {
+    if (!this.enabled || !STORE_ID.test(c.storeId)) return;
+    this.#failures.add(c);
+  }
+
+  /** Ends the current failure window: its tally records are buffered and written. */
+  drainFailures(): Promise<void> {
+    const { records, unitemized } = this.#failures.drain();
+    if (unitemized > 0) {
+      process.stderr.write(JSON.stringify({ level: 'warn', msg: 'unauthenticated calls past the store-log tally', calls: unitemized }) + '\n');
+    }
+    if (records.length === 0) return this.#flushing;
+    this.#buffer.push(...records);
+    return this.flush();
   }
 
   get enabled(): boolean {
@@ -212,6 +241,8 @@ export class StoreLogs {
 
   async close(): Promise<void> {
     if (this.#pruner) clearInterval(this.#pruner);
+    if (this.#window) clearInterval(this.#window);
+    await this.drainFailures();
     await this.#pruning;
     await this.flush();
     await this.records?.close();
