@@ -1,5 +1,6 @@
 // Token-bucket rate limits (D7): one bucket per (client, store, operation class) for API calls,
-// and buckets of failed token requests per remote address and per client id for /oauth/token.
+// and buckets of failed token requests per remote address and per (client id, address) for
+// /oauth/token.
 // A refused call throws RateLimitError (429) carrying `retryAfter` seconds for the header.
 // Example: Check at burst 20, 20/s: the 21st call within one instant → 429, Retry-After: 1.
 
@@ -43,6 +44,12 @@ class Buckets {
 
   consume(key: string, b: Bucket, cost: number): void {
     this.#refill(key, b).tokens -= cost;
+  }
+
+  /** Gives back `cost` tokens taken by `consume` (never above the burst). */
+  refund(key: string, b: Bucket, cost: number): void {
+    const s = this.#refill(key, b);
+    s.tokens = Math.min(b.burst, s.tokens + cost);
   }
 
   #refill(key: string, b: Bucket): State {
@@ -150,5 +157,19 @@ export class FailureLimiter {
 
   fail(keys: readonly string[]): void {
     for (const k of keys) this.#buckets.consume(k, this.bucket, 1);
+  }
+
+  /**
+   * Takes one failure from each of `keys` before the attempt, so that attempts in flight together
+   * cannot overdraw the budget (check-then-fail let 60 concurrent guesses all through); throws
+   * 429 when any key is spent. `release` gives it back when the attempt did not fail.
+   */
+  reserve(keys: readonly string[]): void {
+    this.check(keys);
+    this.fail(keys);
+  }
+
+  release(keys: readonly string[]): void {
+    for (const k of keys) this.#buckets.refund(k, this.bucket, 1);
   }
 }

@@ -107,12 +107,19 @@ export class TokenIssuer {
   async issueToken(req: TokenRequest): Promise<RawReply> {
     if (!this.ring || !this.clients) return reply(404, { code: 'undefined_endpoint', message: 'Not Found' });
     let keys: string[] = [];
+    let reserved = false;
     try {
       const p = parameters(req);
       const basic = basicCredentials(req.authorization);
       const clientId = basic?.id ?? p.get('client_id') ?? '';
-      keys = [...(req.remoteAddress ? [`addr:${req.remoteAddress}`] : []), ...(clientId ? [`client:${clientId}`] : [])];
-      this.failures.check(keys);
+      // Failures are counted per source address and per (client, address), never per client
+      // alone: whoever knows a client id could otherwise spend its budget and lock it out for
+      // everyone, right secret included. Secrets are 256-bit random, so spreading guesses over
+      // many addresses gains nothing.
+      const from = req.remoteAddress ?? '';
+      keys = [`addr:${from}`, ...(clientId ? [`client:${clientId}\u0000${from}`] : [])];
+      this.failures.reserve(keys);
+      reserved = true;
       if (p.get('grant_type') !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', "grant_type must be 'client_credentials'");
       if (!clientId) throw new OAuthError(400, 'invalid_request', 'client_id is required');
       const client = await this.#authenticateClient(clientId, basic?.secret ?? p.get('client_secret'), p);
@@ -123,8 +130,10 @@ export class TokenIssuer {
         return reply(429, body, { 'Retry-After': String(err.retryAfter) });
       }
       if (!(err instanceof OAuthError)) throw err;
-      if (err.error === 'invalid_client') this.failures.fail(keys);
+      if (err.error === 'invalid_client') reserved = false; // the failure reserved up front stays spent
       return reply(err.status, { error: err.error, error_description: err.description });
+    } finally {
+      if (reserved) this.failures.release(keys);
     }
   }
 
