@@ -2,6 +2,7 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
+import { createServer } from 'node:net';
 import { admit, admitted, type Admission } from '../api/auth/gate.js';
 import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
@@ -16,7 +17,7 @@ import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { Metrics } from './metrics.js';
-import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
+import { loadUws, type HttpRequest, type Uws, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
 
 export interface HttpServerOptions {
   /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
@@ -179,6 +180,20 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
   });
 }
 
+/**
+ * Why `host:port` cannot be bound: uWS reports only failure, so the bind is tried once more with
+ * node:net for the system's reason (off the hot path: start-up only).
+ */
+async function listenFailure(host: string, port: number): Promise<Error> {
+  const code = await new Promise<string>((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('')));
+  });
+  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`);
+  return new Error(`cannot listen on ${host}:${port}${code ? `: ${code}` : ''}`);
+}
+
 export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
   const uws = loadUws();
   const app = uws.App();
@@ -212,10 +227,16 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   return {
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
-          listenSocket = socket;
-          resolve(uws.us_socket_local_port(socket as unknown as us_socket));
+        // Exclusive: uWS sets SO_REUSEPORT by default, so a second latch on the same port would
+        // start and the kernel would split the connections between the two.
+        // The binary takes (host, port, options, cb); its typings name only (port, options, cb).
+        const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
+        listen(host, port, (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1, (socket) => {
+          if (socket) {
+            listenSocket = socket;
+            return resolve(uws.us_socket_local_port(socket as unknown as us_socket));
+          }
+          void listenFailure(host, port).then(reject);
         });
       });
     },
