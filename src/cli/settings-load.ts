@@ -9,6 +9,7 @@ import type { EngineConfig } from '../engine/types.js';
 import type { LogFormat, LogLevel, LogSettings } from '../http/logger.js';
 import type { ServerOptions } from '../main.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';
+import { parseRateLimits } from './rate-limits.js';
 import { envName, SETTINGS, SETTINGS_BY_NAME, type Setting, type SettingValue } from './settings.js';
 
 export type Source = 'flag' | 'env' | 'file' | 'default';
@@ -154,8 +155,9 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
   };
 }
 
-function authConfig(r: Reader): AuthConfig {
+function authConfig(r: Reader, rateLimitsFrom: string): AuthConfig {
   return {
+    ...parseRateLimits(r.list('rate-limits'), rateLimitsFrom),
     mode: (r.str('auth-mode') ?? 'none') as AuthMode,
     issuer: r.str('auth-issuer'),
     audience: r.str('auth-audience'),
@@ -172,7 +174,8 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
   const host = r.str('host') ?? '127.0.0.1';
   const datastore = r.str('datastore') === 'memory' ? 'memory' : 'leveldb';
-  const auth = authConfig(r);
+  const source = resolved.sources.get('rate-limits');
+  const auth = authConfig(r, source === 'env' ? 'LATCH_RATE_LIMITS' : source === 'file' ? 'config file: rate-limits' : '--rate-limits');
   try {
     resolveAuthConfig(auth, host);
   } catch (err) {

@@ -74,6 +74,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'auth-preshared-keys', group: 'Authentication', kind: 'list', value: '<k1,k2>', secret: true, help: 'preshared: keys, comma-separated, ≥ 16 characters each (prefer the environment: command lines are visible to local users)' },
   { name: 'auth-token-ttl', group: 'Authentication', kind: 'integer', value: '<seconds>', default: 3600, min: 1, max: 31_536_000, help: 'client-credentials: lifetime of issued tokens' },
   { name: 'auth-allow-non-loopback', group: 'Authentication', kind: 'boolean', default: false, help: 'Mode none: serve without authentication on a non-loopback address' },
+  { name: 'rate-limits', group: 'Authentication', kind: 'list', value: '<class=rate[:burst],…>', defaultNote: 'none in mode none; otherwise 10M/s per class', help: 'Rate limits (D7) per (client, store) and operation class: check=200:400,write=20/s,all=1000; auth-failures and token-failures budget failed credentials per address (e.g. token-failures=10/m:10)' },
   { name: 'log-retention-days', group: 'Authentication', kind: 'integer', value: '<days>', min: 0, max: 3650, defaultNote: '7; 0 in mode none', help: 'Store-log retention (0 = not recorded)' },
 ];
 

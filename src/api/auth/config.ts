@@ -50,7 +50,7 @@ export interface AuthConfig {
    * hit by suites, benchmarks or the batched msgpack channel); mode none: off unless given.
    */
   readonly rateLimits?: Partial<Record<OpClass, Bucket>> | undefined;
-  /** Failed token requests per remote address and per client id (default burst 10, 10/min). */
+  /** Failed token requests per remote address and per (client id, address) (default burst 10, 10/min). */
   readonly tokenFailures?: Bucket | undefined;
   /** Failed bearer verifications per remote address (default burst 100, 10/s). */
   readonly authFailures?: Bucket | undefined;
@@ -86,7 +86,7 @@ export class AuthConfigError extends Error {
 
 /** One client on one store at 10M req/s: above what one latch process serves, channel included. */
 const DEFAULT_BUCKET: Bucket = { perSecond: 10_000_000, burst: 10_000_000 };
-const CLASSES: readonly OpClass[] = [
+export const OP_CLASSES: readonly OpClass[] = [
   'stores', 'model-read', 'model-write', 'assertions', 'read', 'write', 'read-changes',
   'check', 'expand', 'list-objects', 'list-users', 'logs', 'indexes',
 ];
@@ -133,7 +133,7 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
   const audience = rawAudience === '' ? '' : rawAudience.replace(/\/+$/, '') + '/';
   const rateLimits = mode === 'none' && !config.rateLimits
     ? undefined
-    : (Object.fromEntries(CLASSES.map((c) => [c, config.rateLimits?.[c] ?? DEFAULT_BUCKET])) as Record<OpClass, Bucket>);
+    : (Object.fromEntries(OP_CLASSES.map((c) => [c, config.rateLimits?.[c] ?? DEFAULT_BUCKET])) as Record<OpClass, Bucket>);
   // Mode none is local development: no store log unless asked for (it costs a write per call).
   const retention = config.logRetentionDays ?? (mode === 'none' ? 0 : 7);
   if (!(retention >= 0)) throw new AuthConfigError(`logRetentionDays must be ≥ 0, got ${retention}`);
