@@ -24,6 +24,8 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
 export interface RunningServer {
   readonly host: string;
   readonly port: number;
+  /** The port of `metricsAddress`, when metrics have their own address. */
+  readonly metricsPort?: number | undefined;
   readonly latch: Latch;
   readonly auth: AuthService;
   /** HTTP and channel requests being processed now. */
@@ -59,6 +61,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   return {
     host,
     port,
+    metricsPort: server.metricsPort(),
     latch,
     auth,
     inFlight: server.inFlight,

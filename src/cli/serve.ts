@@ -48,7 +48,8 @@ export async function serve(args: readonly string[], env: Readonly<Record<string
     return 1;
   }
   const o = config.server;
-  logger.log('info', 'latch listening', { host: server.host, port: server.port, data: o.datastore === 'memory' ? 'memory' : o.dataDir, auth: o.auth?.mode ?? 'none' });
+  const metricsAt = o.metricsAddress ? { metrics: `${o.metricsAddress.host}:${server.metricsPort ?? o.metricsAddress.port}` } : {};
+  logger.log('info', 'latch listening', { host: server.host, port: server.port, ...metricsAt, data: o.datastore === 'memory' ? 'memory' : o.dataDir, auth: o.auth?.mode ?? 'none' });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.

@@ -169,6 +169,23 @@ function authConfig(r: Reader, rateLimitsFrom: string): AuthConfig {
   };
 }
 
+/** `host:port` or `[v6]:port` of --metrics-addr; `where` names the source in errors. */
+function address(text: string, where: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new UsageError(`${where} must be host:port (e.g. 127.0.0.1:9090 or [::1]:9090), got '${text}'`);
+  return { host: (m[1] ?? m[2]) as string, port };
+}
+
+function metricsAddress(r: Reader, resolved: ResolvedSettings): { host: string; port: number } | undefined {
+  const text = r.str('metrics-addr');
+  if (text === undefined) return undefined;
+  const source = resolved.sources.get('metrics-addr');
+  const where = source === 'env' ? 'LATCH_METRICS_ADDR' : source === 'file' ? 'config file: metrics-addr' : '--metrics-addr';
+  if (!r.bool('metrics')) throw new UsageError(`${where} needs metrics on (it is set, and so is --metrics=false)`);
+  return address(text, where);
+}
+
 /** The server options of resolved settings; an auth configuration that cannot start is a UsageError. */
 export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
@@ -191,6 +208,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       metrics: r.bool('metrics'),
+      metricsAddress: metricsAddress(r, resolved),
       engine: engineConfig(r),
       auth,
     },

@@ -2,7 +2,6 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
-import { createServer } from 'node:net';
 import { admit, admitted, type Admission } from '../api/auth/gate.js';
 import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
@@ -16,8 +15,9 @@ import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, ty
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from './codec.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
+import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
-import { loadUws, type HttpRequest, type Uws, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket } from './uws.js';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 
 export interface HttpServerOptions {
   /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
@@ -33,11 +33,15 @@ export interface HttpServerOptions {
   readonly metrics?: boolean | undefined;
   /** A Watch consumer that reads nothing for this long is told why and disconnected (default 30 s). */
   readonly watchStallMs?: number | undefined;
+  /** Serve /metrics on this address instead of the API port (which then has no /metrics). */
+  readonly metricsAddress?: Address | undefined;
 }
 
 export interface LatchHttpServer {
-  /** Starts listening; resolves with the bound port (port 0 → a free one). */
+  /** Starts listening; resolves with the bound port (port 0 → a free one), and the metrics port when it has its own address. */
   listen(host: string, port: number): Promise<number>;
+  /** The bound port of the metrics address (`metricsAddress`), once listening. */
+  metricsPort(): number | undefined;
   /** Stop accepting, wait up to `graceMs` for in-flight requests, then close every connection. */
   close(graceMs?: number): Promise<void>;
   /** Requests being processed now (HTTP requests plus channel requests). */
@@ -156,14 +160,6 @@ function shuttingDown(res: HttpResponse, shared: ServerShared, route: string): v
   x.finish();
 }
 
-/** GET /metrics: the Prometheus text exposition, engine figures read now. */
-function metricsRoute(metrics: Metrics, shared: ServerShared) {
-  return (res: HttpResponse): void => {
-    const body = metrics.render(shared.latch.stats(), shared.inFlight);
-    res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body));
-  };
-}
-
 /** CORS preflight (§1.1): every origin, every header, credentials allowed; an X-Request-Id like every reply (D11). */
 function preflight(res: HttpResponse, req: HttpRequest): void {
   const origin = req.getHeader('origin') || '*';
@@ -178,20 +174,6 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
       .writeHeader('X-Request-Id', nextRequestId())
       .endWithoutBody(0);
   });
-}
-
-/**
- * Why `host:port` cannot be bound: uWS reports only failure, so the bind is tried once more with
- * node:net for the system's reason (off the hot path: start-up only).
- */
-async function listenFailure(host: string, port: number): Promise<Error> {
-  const code = await new Promise<string>((resolve) => {
-    const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('')));
-  });
-  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`);
-  return new Error(`cannot listen on ${host}:${port}${code ? `: ${code}` : ''}`);
 }
 
 export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
@@ -220,37 +202,39 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
   }
   channel.mount(app, '/stream');
-  if (metrics) app.get('/metrics', metricsRoute(metrics, shared));
+  const render = (): string => (metrics as Metrics).render(shared.latch.stats(), shared.inFlight);
+  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
+  const side = metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 
-  let listenSocket: us_listen_socket | undefined;
+  let api: Listening | undefined;
+  let sideListening: Listening | undefined;
   return {
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        // Exclusive: uWS sets SO_REUSEPORT by default, so a second latch on the same port would
-        // start and the kernel would split the connections between the two.
-        // The binary takes (host, port, options, cb); its typings name only (port, options, cb).
-        const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
-        listen(host, port, (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1, (socket) => {
-          if (socket) {
-            listenSocket = socket;
-            return resolve(uws.us_socket_local_port(socket as unknown as us_socket));
-          }
-          void listenFailure(host, port).then(reject);
-        });
-      });
+    async listen(host, port) {
+      api = await listenExclusive(uws, app, host, port);
+      if (side) {
+        try {
+          sideListening = await listenExclusive(uws, side.app, side.at.host, side.at.port);
+        } catch (err) {
+          api.close();
+          throw err;
+        }
+      }
+      return api.port;
     },
+    metricsPort: () => sideListening?.port,
     async close(graceMs = 10_000) {
-      if (listenSocket) uws.us_listen_socket_close(listenSocket);
-      listenSocket = undefined;
+      api?.close();
       shared.draining = true;
       for (const stop of shared.liveStreams) stop(); // Watch streams end at once, telling their consumers why
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();
       metrics?.close();
+      sideListening?.close();
       // Present in the native binary, missing from the package's typings.
       (app as TemplatedApp & { close?: () => void }).close?.();
+      (side?.app as (TemplatedApp & { close?: () => void }) | undefined)?.close?.();
     },
     inFlight: () => shared.inFlight,
   };

@@ -1,0 +1,68 @@
+// Binding a uWS app to host:port: exclusively (uWS sets SO_REUSEPORT by default, so a second latch
+// on the same port would start and the kernel would split the connections between the two), with
+// the system's reason when the bind fails, and the separate metrics listener (`--metrics-addr`).
+
+import { createServer } from 'node:net';
+import type { HttpResponse, TemplatedApp, Uws, us_listen_socket, us_socket } from './uws.js';
+
+/** An address of the form `host:port` (`[::1]:9090` for IPv6). */
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface Listening {
+  readonly port: number;
+  close(): void;
+}
+
+/** Binds `app` exclusively; resolves with the bound port (port 0 → a free one) and a closer. */
+export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    // The binary takes (host, port, options, cb); its typings name only (port, options, cb).
+    const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
+    listen(host, port, (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1, (socket) => {
+      if (!socket) return void listenFailure(host, port).then(reject);
+      let open = true;
+      resolve({
+        port: uws.us_socket_local_port(socket as unknown as us_socket),
+        close: () => {
+          if (open) uws.us_listen_socket_close(socket);
+          open = false;
+        },
+      });
+    });
+  });
+}
+
+/**
+ * Why `host:port` cannot be bound: uWS reports only failure, so the bind is tried once more with
+ * node:net for the system's reason (off the hot path: start-up only).
+ */
+async function listenFailure(host: string, port: number): Promise<Error> {
+  const code = await new Promise<string>((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('')));
+  });
+  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`);
+  return new Error(`cannot listen on ${host}:${port}${code ? `: ${code}` : ''}`);
+}
+
+/** GET /metrics: the Prometheus text exposition, `render` read now. */
+export function metricsRoute(render: () => string) {
+  return (res: HttpResponse): void => {
+    const body = render();
+    res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body));
+  };
+}
+
+/** A second app serving only GET /metrics (everything else 404), for `--metrics-addr`. */
+export function metricsApp(uws: Uws, render: () => string): TemplatedApp {
+  const app = uws.App();
+  app.get('/metrics', metricsRoute(render));
+  app.any('/*', (res) => {
+    res.cork(() => res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain; charset=utf-8').end('Not Found: this address serves GET /metrics only\n'));
+  });
+  return app;
+}
