@@ -133,16 +133,19 @@ class JwtAuth implements Authenticator {
     }
     const token = bearerToken(header);
     const from = address(peer);
-    this.failures.check(from);
+    // The failure is taken before the signature work and given back unless the token is refused
+    // (401): verifications in flight together cannot overdraw the address's budget.
+    this.failures.reserve(from);
     return verifyJwt(token, this.rules)
       .then(({ payload, header: h }) => {
         const p = this.principalOf(payload, h.kid);
         this.cache.set(header as string, p);
+        this.failures.release(from);
         return p;
       })
       .catch((err: unknown) => {
         // Forged or stale tokens (any 401) spend the address's budget; an issuer outage does not.
-        if (err instanceof AppError && err.status === 401) this.failures.fail(from);
+        if (!(err instanceof AppError && err.status === 401)) this.failures.release(from);
         throw err;
       })
       .then((p) => this.#live(p));
