@@ -195,7 +195,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
 
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
   for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
-  if (options.auth) mountAuthRoutes(app, options.auth);
+  if (options.auth) mountAuthRoutes(app, options.auth, (res, announced, limit, onBody) => readBody(res as HttpResponse, announced, limit, discard, onBody));
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
     app.options(path, preflight);

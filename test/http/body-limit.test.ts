@@ -77,6 +77,14 @@ describe('a body over the limit is answered 400 validation_error and the client 
     expect((await call(server.base, 'GET', `/stores/${store}`)).status).toBe(200);
   });
 
+  test('the token endpoint (limit 64 KiB): fetch with a 16 MiB chunked body reads its 400', async () => {
+    for (let i = 0; i < 10; i++) {
+      const r = await call(server.base, 'POST', '/oauth/token', chunked(16 * LIMIT), { 'content-type': 'application/x-www-form-urlencoded' });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({ error: 'invalid_request', error_description: 'body too large' });
+    }
+  });
+
   test('the rest of the body is read to its end, then the answer, then the close', async () => {
     const total = LIMIT + 512 * 1024;
     const { reply, closed } = await raw(server.port, `POST /stores/${store}/check HTTP/1.1\r\nHost: x\r\nContent-Length: ${total}\r\n\r\n`, (s) => {

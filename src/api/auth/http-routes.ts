@@ -1,6 +1,7 @@
 // `POST /oauth/token` and `GET /.well-known/jwks.json` mounted on the uWS app. Typed against the
-// few uWS methods used (structurally), so src/api never imports src/http. The token body is
-// bounded (64 KiB) and the peer address feeds the failed-request budget.
+// few uWS methods used (structurally), so src/api never imports src/http: the body reader is
+// handed in. The token body is bounded (64 KiB; past it the rest is dropped before the 400, as on
+// every route) and the peer address feeds the failed-request budget.
 
 import type { AuthService } from './service.js';
 import type { RawReply } from './token-endpoint.js';
@@ -18,6 +19,12 @@ interface Res {
 interface Req {
   getHeader(name: string): string;
 }
+
+/**
+ * Calls `onBody` once with the whole body, or with `undefined` when it exceeds `limit` (then after
+ * the rest was read and dropped, within a bound): src/http/body.ts `readBody`.
+ */
+export type BodyReader = (res: Res, announced: number, limit: number, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void) => void;
 
 interface App {
   post(pattern: string, handler: (res: Res, req: Req) => void): unknown;
@@ -41,7 +48,7 @@ function write(res: Res, state: { aborted: boolean }, r: RawReply, close = false
 
 const INTERNAL: RawReply = { status: 500, body: { error: 'server_error', error_description: 'internal error' }, headers: { 'Content-Type': 'application/json' } };
 
-export function mountAuthRoutes(app: App, auth: AuthService): void {
+export function mountAuthRoutes(app: App, auth: AuthService, readBody: BodyReader): void {
   app.get('/.well-known/jwks.json', (res) => write(res, { aborted: false }, auth.jwks()));
   app.post('/oauth/token', (res, req) => {
     const state = { aborted: false };
@@ -49,20 +56,13 @@ export function mountAuthRoutes(app: App, auth: AuthService): void {
     const contentType = req.getHeader('content-type');
     const authorization = req.getHeader('authorization') || undefined;
     const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
-    const parts: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    res.onData((chunk, isLast) => {
-      if (done) return;
-      size += chunk.byteLength;
-      if (size > TOKEN_BODY_LIMIT) {
-        done = true;
+    readBody(res, Number(req.getHeader('content-length') || 0), TOKEN_BODY_LIMIT, (bytes) => {
+      if (bytes === undefined) {
         return write(res, state, { status: 400, body: { error: 'invalid_request', error_description: 'body too large' }, headers: { 'Content-Type': 'application/json' } }, true);
       }
-      parts.push(Buffer.from(new Uint8Array(chunk)));
-      if (!isLast) return;
-      done = true;
-      auth.issueToken({ contentType, raw: Buffer.concat(parts), authorization, remoteAddress }).then(
+      // Copied: the bytes may be uWS's memory, and the token work is asynchronous.
+      const raw = Buffer.from(new Uint8Array(bytes));
+      auth.issueToken({ contentType, raw, authorization, remoteAddress }).then(
         (r) => write(res, state, r),
         (err: unknown) => {
           process.stderr.write(JSON.stringify({ level: 'error', msg: 'token endpoint failed', cause: String(err) }) + '\n');
