@@ -222,11 +222,11 @@ export class KvStorage implements Storage {
 
   // ---- checkpoints ----
 
-  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void> {
+  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
     const writer = await this.openCheckpoint(storeId, revision);
     try {
       for await (const c of chunks) await writer.write(c);
-      await writer.commit();
+      return await writer.commit();
     } catch (err) {
       await writer.abort();
       throw err;

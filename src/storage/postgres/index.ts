@@ -1,0 +1,64 @@
+// The PostgreSQL datastore (the project's only importer of `pg`): opening it with its schema
+// check or migration, and the startup faults worded for an operator.
+
+import { isUnavailable } from './db.js';
+import { checkSchema, migrate, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
+import { PgStorage, type PgStorageOptions } from './storage.js';
+
+export { PgStorage, type PgStorageOptions } from './storage.js';
+export { Db, isUnavailable, type PostgresOptions } from './db.js';
+export { migrate, schemaVersion, SCHEMA_VERSION, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
+
+export interface OpenPostgresOptions extends PgStorageOptions {
+  /** Migrate the schema at open (default true); false → refuse any schema but this code's. */
+  readonly migrate?: boolean | undefined;
+}
+
+/** `postgres://user:secret@host/db` → `postgres://user@host/db`: never print a password. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** A startup fault, one line for the operator; `transient` faults may clear up by themselves. */
+export class PostgresStartError extends Error {
+  constructor(message: string, readonly transient: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PostgresStartError';
+  }
+}
+
+export function describeStartError(url: string, err: unknown): PostgresStartError {
+  if (err instanceof PostgresStartError) return err;
+  if (err instanceof SchemaTooNewError || err instanceof SchemaTooOldError) return new PostgresStartError(err.message, false, { cause: err });
+  const at = `PostgreSQL at ${redactUrl(url)}`;
+  const message = err instanceof Error ? err.message.replace(/^the datastore is unavailable: /, '') : String(err);
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+  if (code === '28P01' || code === '28000') return new PostgresStartError(`${at}: wrong credentials (${message})`, false, { cause: err });
+  if (code === '3D000') return new PostgresStartError(`${at}: ${message}`, false, { cause: err });
+  if (isUnavailable(err)) return new PostgresStartError(`${at} is unreachable: ${message}`, true, { cause: err });
+  return new PostgresStartError(`${at}: ${message}`, false, { cause: err });
+}
+
+/** Opens the storage: migrates (or checks) the schema, resumes reclamation. */
+export async function openPostgresStorage(options: OpenPostgresOptions): Promise<PgStorage> {
+  try {
+    new URL(options.url);
+  } catch {
+    throw new PostgresStartError(`--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)`, false);
+  }
+  const storage = new PgStorage(options);
+  try {
+    if (options.migrate === false) await checkSchema(storage.db);
+    else await migrate(storage.db);
+    return await storage.init();
+  } catch (err) {
+    await storage.close().catch(() => undefined);
+    throw describeStartError(options.url, err);
+  }
+}
