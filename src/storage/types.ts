@@ -152,6 +152,13 @@ export interface Storage {
   /** The last checkpoint, or undefined. Chunks come back in the order written. */
   readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined>;
 
+  /**
+   * A random secret shared by everything that uses this datastore, made on first use and kept:
+   * e.g. the continuation-token key, so tokens survive restarts and work on every node. Concurrent
+   * first calls (any node) all get the one value stored. 32 random bytes, base64url.
+   */
+  secret(name: string): Promise<string>;
+
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
   /** Replaces the model's assertions. */
   writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void>;
@@ -199,6 +206,8 @@ export interface PostgresOpenOptions {
   readonly statementTimeoutMs?: number | undefined;
   /** Migrate the schema at open (default true); false → refuse a schema other than this code's. */
   readonly migrate?: boolean | undefined;
+  /** At open, how long an unreachable database is retried with backoff (default 0: fail at once). */
+  readonly startTimeoutMs?: number | undefined;
   /** One-line reports of background connection failures (the pool and the listener recover). */
   readonly onError?: ((message: string) => void) | undefined;
 }

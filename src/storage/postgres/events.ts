@@ -6,7 +6,6 @@
 // commit (not through NOTIFY), and skips its own notifications so none is reported twice.
 
 import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 import type { StorageEvent } from '../types.js';
 
 export const CHANNEL = 'latch_events';
@@ -46,7 +45,6 @@ const MAX_BACKOFF_MS = 5000;
 
 /** One LISTEN connection; reconnects after any failure until `close`. */
 export class Listener {
-  readonly node = randomBytes(6).toString('base64url');
   private client: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private backoff = MIN_BACKOFF_MS;
@@ -58,6 +56,8 @@ export class Listener {
 
   constructor(
     private readonly connectionString: string,
+    /** This node's tag: its own notifications are skipped (delivered locally already). */
+    private readonly node: string,
     private readonly deliver: (event: StorageEvent) => void,
     private readonly onError: (message: string) => void,
   ) {

@@ -1,6 +1,7 @@
 // The PostgreSQL datastore (the project's only importer of `pg`): opening it with its schema
 // check or migration, and the startup faults worded for an operator.
 
+import type { PostgresOpenOptions } from '../types.js';
 import { isUnavailable } from './db.js';
 import { checkSchema, migrate, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
 import { PgStorage, type PgStorageOptions } from './storage.js';
@@ -9,10 +10,8 @@ export { PgStorage, type PgStorageOptions } from './storage.js';
 export { Db, isUnavailable, type PostgresOptions } from './db.js';
 export { migrate, schemaVersion, SCHEMA_VERSION, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
 
-export interface OpenPostgresOptions extends PgStorageOptions {
-  /** Migrate the schema at open (default true); false → refuse any schema but this code's. */
-  readonly migrate?: boolean | undefined;
-}
+/** See PostgresOpenOptions (../types.ts) for each field. */
+export interface OpenPostgresOptions extends PgStorageOptions, PostgresOpenOptions {}
 
 /** `postgres://user:secret@host/db` → `postgres://user@host/db`: never print a password. */
 export function redactUrl(url: string): string {
@@ -45,13 +44,7 @@ export function describeStartError(url: string, err: unknown): PostgresStartErro
   return new PostgresStartError(`${at}: ${message}`, false, { cause: err });
 }
 
-/** Opens the storage: migrates (or checks) the schema, resumes reclamation. */
-export async function openPostgresStorage(options: OpenPostgresOptions): Promise<PgStorage> {
-  try {
-    new URL(options.url);
-  } catch {
-    throw new PostgresStartError(`--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)`, false);
-  }
+async function openOnce(options: OpenPostgresOptions): Promise<PgStorage> {
   const storage = new PgStorage(options);
   try {
     if (options.migrate === false) await checkSchema(storage.db);
@@ -60,5 +53,28 @@ export async function openPostgresStorage(options: OpenPostgresOptions): Promise
   } catch (err) {
     await storage.close().catch(() => undefined);
     throw describeStartError(options.url, err);
+  }
+}
+
+/**
+ * Opens the storage: migrates (or checks) the schema, resumes reclamation. A transient fault
+ * (unreachable, refused, starting up) is retried with backoff (0.25 s doubling to 4 s) for
+ * `startTimeoutMs`, each retry reported to `onError`; anything else fails at once.
+ */
+export async function openPostgresStorage(options: OpenPostgresOptions): Promise<PgStorage> {
+  try {
+    new URL(options.url);
+  } catch {
+    throw new PostgresStartError(`--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)`, false);
+  }
+  const deadline = Date.now() + (options.startTimeoutMs ?? 0);
+  for (let wait = 250; ; wait = Math.min(4000, wait * 2)) {
+    try {
+      return await openOnce(options);
+    } catch (err) {
+      if (!(err instanceof PostgresStartError) || !err.transient || Date.now() + wait > deadline) throw err;
+      options.onError?.(`${err.message}; retrying in ${wait} ms`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }

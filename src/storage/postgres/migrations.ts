@@ -105,23 +105,16 @@ const MIGRATIONS: readonly string[] = [
     value text NOT NULL
   );
 
-  CREATE TABLE latch_auth_clients (
-    id     text ${C} PRIMARY KEY,
-    record text NOT NULL
-  );
-  CREATE TABLE latch_auth_keys (
-    kid        text ${C} PRIMARY KEY,
-    created_ms bigint NOT NULL,
-    record     text NOT NULL
+  -- the authentication state (clients, signing keys) and the store logs: the small ordered
+  -- key-value spaces of src/storage/auth, one table each, keys in byte order
+  CREATE TABLE latch_auth (
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
   );
   CREATE TABLE latch_store_logs (
-    store_id text ${C} NOT NULL,
-    ms       bigint NOT NULL,
-    uniq     text ${C} NOT NULL,
-    record   text NOT NULL,
-    PRIMARY KEY (store_id, ms, uniq)
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
   );
-  CREATE INDEX latch_store_logs_by_time ON latch_store_logs (ms);
   `,
 ];
 

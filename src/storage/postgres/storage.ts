@@ -7,6 +7,7 @@
 // store_id_not_found. Mutations of one store made through this object run in call order (a
 // per-store mutex, as in KvStorage); across objects and nodes the store's row lock orders them.
 
+import { randomBytes } from 'node:crypto';
 import { fail } from '../../errors.js';
 import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../../domain/types.js';
@@ -40,19 +41,18 @@ export class PgStorage implements Storage {
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: PgReclaimer;
   private readonly listeners = new Set<(event: StorageEvent) => void>();
-  /** The LISTEN connection; its tag marks this node's NOTIFY payloads (delivered locally, not twice). */
-  private readonly listenerNode: Listener;
-  private readonly node: string;
+  /** The LISTEN connection, from `init` on; `node` tags this object's NOTIFY payloads (delivered locally, not twice). */
+  private listenerNode: Listener | undefined;
+  private readonly node = randomBytes(6).toString('base64url');
 
   constructor(private readonly options: PgStorageOptions) {
     this.db = new Db(options);
     this.reclaimer = new PgReclaimer(this.db);
-    this.listenerNode = new Listener(options.url, (e) => this.emit(e), (m) => options.onError?.(m));
-    this.node = this.listenerNode.node;
   }
 
-  /** Resumes the reclamation of tombstoned stores. */
+  /** Starts listening for other nodes' commits and resumes the reclamation of tombstoned stores. */
   async init(): Promise<this> {
+    this.listenerNode ??= new Listener(this.options.url, this.node, (e) => this.emit(e), (m) => this.options.onError?.(m));
     for (const [id] of await this.db.rows('SELECT id FROM latch_stores WHERE deleted_ms IS NOT NULL')) this.scheduleReclaim(id as string);
     return this;
   }
@@ -60,7 +60,7 @@ export class PgStorage implements Storage {
   async close(): Promise<void> {
     await this.mutex.idle();
     await this.reclaimer.stop();
-    await this.listenerNode.close();
+    await this.listenerNode?.close();
     await this.db.close();
   }
 
@@ -86,7 +86,7 @@ export class PgStorage implements Storage {
 
   /** Resolves once the LISTEN connection is up (tests; events before it may be missed). */
   listening(): Promise<void> {
-    return this.listenerNode.ready;
+    return this.listenerNode?.ready ?? Promise.resolve();
   }
 
   private emit(event: StorageEvent): void {
@@ -289,6 +289,24 @@ export class PgStorage implements Storage {
 
   readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
     return readCheckpoint(this.db, storeId);
+  }
+
+  // ---- datastore secrets ----
+
+  /** One row per name in latch_settings; the first insert wins, every node reads that one. */
+  async secret(name: string): Promise<string> {
+    const made = randomBytes(32).toString('base64url');
+    // A concurrent first insert makes ours a no-op whose statement snapshot predates the winner's
+    // row; the next statement sees it.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const v = await this.db.value(
+        `WITH ins AS (INSERT INTO latch_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
+         SELECT value FROM ins UNION ALL SELECT value FROM latch_settings WHERE name = $1 LIMIT 1`,
+        [`secret:${name}`, made],
+      );
+      if (typeof v === 'string') return v;
+    }
+    throw new Error(`latch: the datastore secret ${name} could not be read`);
   }
 
   // ---- assertions ----
