@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { openPostgresStorage, PgStorage, SCHEMA_VERSION, schemaVersion, migrate, Db } from '../../src/storage/postgres/index.js';
 import type { StorageEvent } from '../../src/storage/types.js';
+import { runCli } from '../../src/cli/commands.js';
+import type { CliIo } from '../../src/cli/common.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { allTuples, collect, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
@@ -119,6 +121,35 @@ describe.runIf(run)('postgres', () => {
         expect(await migrate(dbh)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
         await dbh.close();
         await Promise.all(opened.map((s) => s.close()));
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it('latch migrate creates the schema once, then has nothing to do; it names a bad URL or a newer schema', async () => {
+      const fresh = await createTestDatabase();
+      try {
+        const io = (): { io: CliIo; out: string[]; err: string[] } => {
+          const out: string[] = [];
+          const err: string[] = [];
+          return { out, err, io: { out: (t) => void out.push(t), err: (t) => void err.push(t), env: { LATCH_POSTGRES_URL: fresh.url }, errIsTTY: false } };
+        };
+        const first = io();
+        expect(await runCli(['migrate'], first.io)).toBe(0);
+        expect(first.out.join('')).toBe(`schema migrated from version 0 to ${SCHEMA_VERSION}\n`);
+        const second = io();
+        expect(await runCli(['migrate', '--postgres-url', fresh.url], second.io)).toBe(0);
+        expect(second.out.join('')).toBe(`schema is at version ${SCHEMA_VERSION}; nothing to do\n`);
+        const bad = io();
+        expect(await runCli(['migrate', '--postgres-url', 'nope'], bad.io)).toBe(2);
+        expect(bad.err.join('')).toMatch(/--postgres-url is not a valid URL/);
+        const c = new pg.Client({ connectionString: fresh.url });
+        await c.connect();
+        await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+        await c.end();
+        const newer = io();
+        expect(await runCli(['migrate'], newer.io)).toBe(1);
+        expect(newer.err.join('')).toBe(`latch migrate: the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch\n`);
       } finally {
         await fresh.drop();
       }

@@ -29,9 +29,12 @@ async function existing(c: Client, storeId: string, keys: readonly TupleKey[]): 
   if (keys.length === 0) return out;
   const rows = await q(
     c,
-    `SELECT t.object, t.relation, t."user", t.condition FROM latch_tuples t
-       JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u) ON t.object = k.o AND t.relation = k.r AND t."user" = k.u
-      WHERE t.store_id = $1`,
+    // One primary-key probe per key (LATERAL; LIMIT 1 keeps the planner from turning it into a
+    // hash join over every tuple of the store).
+    `SELECT t.object, t.relation, t."user", t.condition
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u)
+       CROSS JOIN LATERAL (SELECT object, relation, "user", condition FROM latch_tuples
+                            WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t`,
     [storeId, keys.map((t) => enc(t.object)), keys.map((t) => enc(t.relation)), keys.map((t) => enc(t.user))],
   );
   for (const [o, r, u, cond] of rows) out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, { condition: parseCondition(cond) });
@@ -90,7 +93,15 @@ export function writeTuples(db: Db, storeId: string, w: TupleWrite, payload: (re
     const revision = before + 1;
     if (deleted.length > 0) {
       const [o, , r, u] = columns(deleted);
-      await q(c, `DELETE FROM latch_tuples t USING unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u) WHERE t.store_id = $1 AND t.object = k.o AND t.relation = k.r AND t."user" = k.u`, [storeId, o, r, u]);
+      // By row id, found with the same primary-key probes as `existing` (the store's row lock
+      // keeps them valid): a join would let the planner scan the store.
+      await q(
+        c,
+        `DELETE FROM latch_tuples WHERE ctid = ANY (ARRAY (
+           SELECT t.ctid FROM unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u)
+            CROSS JOIN LATERAL (SELECT ctid FROM latch_tuples WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t))`,
+        [storeId, o, r, u],
+      );
     }
     const all = [...deleted, ...written];
     const [co, ct, cr, cu, cc] = columns(all);
