@@ -8,7 +8,7 @@ import type { TupleChange } from '../../domain/types.js';
 import { readUint, u32, u48 } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator } from '../kv.js';
-import type { ChangeQuery, Page, RevisionChange } from '../types.js';
+import type { ChangePage, ChangeQuery, RevisionChange } from '../types.js';
 import { enc, num, type Db, type Row } from './db.js';
 import { toKey } from './tuples.js';
 
@@ -26,7 +26,7 @@ function toChange(row: Row): TupleChange {
 }
 
 /** Same contract as ../changes.ts readChanges (cursor echo, start_time, type filter). */
-export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Promise<Page<TupleChange>> {
+export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Promise<ChangePage> {
   const after = decodeCursor(q.after, 'c', (p) => p.length === POSITION_LENGTH);
   const values: unknown[] = [storeId];
   const where = ['store_id = $1', LIVE];
@@ -40,7 +40,7 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
   } else if (q.startTime !== undefined) {
     const ms = Date.parse(q.startTime);
     const first = await db.value('SELECT revision FROM latch_revisions WHERE store_id = $1 AND ms >= $2 ORDER BY ms, revision LIMIT 1', [storeId, Number.isFinite(ms) ? Math.max(0, ms) : 0]);
-    if (first === undefined) return { items: [] };
+    if (first === undefined) return { items: [], cursors: [] };
     values.push(num(first));
     where.push(`revision >= $${values.length}`);
   }
@@ -49,8 +49,8 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
     `SELECT revision, seq, deleted, object, relation, "user", condition, ms FROM latch_changes WHERE ${where.join(' AND ')} ORDER BY revision, seq LIMIT $${values.length}`,
     values,
   );
-  const last = rows[rows.length - 1];
-  return { items: rows.map(toChange), next: last ? encodeCursor('c', u48(num(last[0])) + u32(num(last[1]))) : q.after };
+  const cursors = rows.map((r) => encodeCursor('c', u48(num(r[0])) + u32(num(r[1]))));
+  return { items: rows.map(toChange), cursors, next: cursors[cursors.length - 1] ?? q.after };
 }
 
 /** Changes with revision > `revision`, oldest first, in keyset batches of 5000. */

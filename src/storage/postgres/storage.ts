@@ -10,11 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../../errors.js';
 import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../../domain/types.js';
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../../domain/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator, KeyedMutex } from '../kv.js';
 import type {
-  ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from '../types.js';
 import { changesSince, readChanges } from './changes.js';
 import { openCheckpoint, readCheckpoint } from './checkpoint.js';
@@ -256,7 +256,7 @@ export class PgStorage implements Storage {
     return { revision, tuples: { [Symbol.asyncIterator]: () => tuples } };
   }
 
-  readChanges(storeId: string, query: ChangeQuery): Promise<Page<TupleChange>> {
+  readChanges(storeId: string, query: ChangeQuery): Promise<ChangePage> {
     return readChanges(this.db, storeId, query);
   }
 
