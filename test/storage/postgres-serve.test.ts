@@ -12,6 +12,7 @@ import type { AuthConfig } from '../../src/api/auth/index.js';
 import { SCOPES } from '../../src/api/auth/operations.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main.js';
 import { openPostgresStorage, SCHEMA_VERSION } from '../../src/storage/postgres/index.js';
+import type { StorageEvent } from '../../src/storage/types.js';
 import { call, MODEL } from '../http/helpers.js';
 import { startPostgres, type PostgresServer } from '../support/postgres-server.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
@@ -146,6 +147,11 @@ describe.runIf(run)('PostgreSQL going away under a serving node', () => {
     const check = { tuple_key: { user: 'user:u1', relation: 'viewer', object: 'doc:1' } };
     expect((await call(n.base, 'POST', `/stores/${store}/check`, check)).json).toMatchObject({ allowed: true });
 
+    const dbUrl = pg.url;
+    let lost: () => void = () => {};
+    const listenerLost = new Promise<void>((resolve) => (lost = resolve));
+    const watcher = await openPostgresStorage({ url: dbUrl, poolSize: 1, onError: (m) => m.includes('event listener lost its connection') && lost() });
+    await watcher.listening();
     await pg.pause();
     const write = await call(n.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] } });
     expect([write.status, (write.json as { code: string }).code]).toEqual([503, 'unavailable']);
@@ -157,6 +163,14 @@ describe.runIf(run)('PostgreSQL going away under a serving node', () => {
     expect([stillChecks.status, stillChecks.json]).toMatchObject([200, { allowed: true }]);
 
     await pg.resume();
+    // The listener of a storage object over the same database reconnects by itself too.
+    await listenerLost;
+    await watcher.listening();
+    const event = new Promise<StorageEvent>((resolve) => watcher.subscribe(resolve));
+    const other = await openPostgresStorage({ url: dbUrl, poolSize: 1 });
+    const foreign = (await other.createStore('after-outage')).id;
+    expect(await event).toEqual({ kind: 'store', storeId: foreign, deleted: false });
+    await Promise.all([other.close(), watcher.close()]);
     const again = await call(n.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] } });
     expect(again.status).toBe(200);
     const tuples = await call(n.base, 'POST', `/stores/${store}/read`, {});

@@ -49,10 +49,10 @@ export class Listener {
   private timer: NodeJS.Timeout | undefined;
   private backoff = MIN_BACKOFF_MS;
   private closed = false;
-  /** Resolves once the first LISTEN is in place (or failed: the retries go on in the background). */
-  readonly ready: Promise<void>;
   /** Connections made so far (tests and metrics: 1 + reconnects). */
   connects = 0;
+  private connected = false;
+  private waiters: (() => void)[] = [];
 
   constructor(
     private readonly connectionString: string,
@@ -61,7 +61,7 @@ export class Listener {
     private readonly deliver: (event: StorageEvent) => void,
     private readonly onError: (message: string) => void,
   ) {
-    this.ready = this.connect();
+    void this.connect();
   }
 
   private async connect(): Promise<void> {
@@ -72,6 +72,7 @@ export class Listener {
     const fail = (err: Error | undefined): void => {
       if (failed) return;
       failed = true;
+      this.connected = false;
       if (!this.closed) this.onError(`postgres: event listener lost its connection${err ? `: ${err.message}` : ''}; reconnecting`);
       client.end().catch(() => undefined);
       this.retry();
@@ -82,11 +83,20 @@ export class Listener {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
+      if (failed) return;
       this.connects++;
       this.backoff = MIN_BACKOFF_MS;
+      this.connected = true;
+      for (const w of this.waiters.splice(0)) w();
     } catch (err) {
       fail(err instanceof Error ? err : new Error(String(err)));
     }
+  }
+
+  /** Resolves once LISTEN is in place on a live connection (at once when it is now). */
+  whenConnected(): Promise<void> {
+    if (this.connected || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   private retry(): void {
@@ -107,6 +117,7 @@ export class Listener {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const w of this.waiters.splice(0)) w();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.client?.end().catch(() => undefined);

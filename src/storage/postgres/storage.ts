@@ -84,9 +84,9 @@ export class PgStorage implements Storage {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves once the LISTEN connection is up (tests; events before it may be missed). */
+  /** Resolves once the LISTEN connection is up, also after a reconnect (events before it may be missed). */
   listening(): Promise<void> {
-    return this.listenerNode?.ready ?? Promise.resolve();
+    return this.listenerNode?.whenConnected() ?? Promise.resolve();
   }
 
   private emit(event: StorageEvent): void {
