@@ -12,14 +12,20 @@ const forbidden = {
   'src/domain': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli'],
 };
 
-const layerRules = Object.entries(forbidden).map(([dir, bans]) => ({
-  files: [`${dir}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': ['error', {
-      patterns: bans.map((b) => ({ group: [`**/${b}/*`, `../${b}/*`, `../../${b}/*`], message: `${dir} may not import from src/${b} (one-way imports)` })),
-    }],
-  },
-}));
+/** Third-party libraries with one importing folder (docs/architecture.md): `pg` only in src/storage/postgres/. */
+const ownedImports = [{ name: 'pg', message: 'only src/storage/postgres/ imports pg (the PostgreSQL datastore)' }];
+
+const layerPatterns = (bans) => bans.map((b) => ({ group: [`**/${b}/*`, `../${b}/*`, `../../${b}/*`], message: `src/${b} may not be imported here (one-way imports)` }));
+
+const layerRules = [
+  // Folders without a layer rule still may not import an owned library.
+  { files: ['src/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: ownedImports }] } },
+  ...Object.entries(forbidden).map(([dir, bans]) => ({
+    files: [`${dir}/**/*.ts`],
+    rules: { 'no-restricted-imports': ['error', { paths: ownedImports, patterns: layerPatterns(bans) }] },
+  })),
+  { files: ['src/storage/postgres/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(forbidden['src/storage']) }] } },
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'node_modules/**', 'assembly/**', 'data/**', 'coverage/**', '.tmp/**'] },

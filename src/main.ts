@@ -2,11 +2,13 @@
 // and the end-to-end tests run; it returns the bound port and a graceful `close()`.
 
 import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
+import { resolveAuthConfig } from './api/auth/config.js';
 import type { EngineConfig, Latch } from './engine/types.js';
 import { openLatch } from './engine/service.js';
 import { logger } from './http/logger.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
+import { openStorage, type PostgresOpenOptions } from './storage/index.js';
 
 export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   /** Interface to bind (default 127.0.0.1). */
@@ -15,7 +17,9 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   readonly port?: number | undefined;
   /** LevelDB directory; omitted (or `datastore: 'memory'`) → in-memory store. */
   readonly dataDir?: string | undefined;
-  readonly datastore?: 'memory' | 'leveldb' | undefined;
+  readonly datastore?: 'memory' | 'leveldb' | 'postgres' | undefined;
+  /** With `datastore: 'postgres'`: where and how (docs/configuration.md). */
+  readonly postgres?: PostgresOpenOptions | undefined;
   readonly engine?: Partial<EngineConfig> | undefined;
   /** Authentication (docs/auth.md); default mode `none`, refused on a non-loopback host. */
   readonly auth?: AuthConfig | undefined;
@@ -40,14 +44,34 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   loadUws(); // fail before touching storage when no native uWS binary is available
   const host = options.host ?? '127.0.0.1';
-  const path = options.datastore === 'memory' ? undefined : options.dataDir;
-  // Auth first: a refused configuration must stop the server before storage is touched.
-  const auth = await openAuth({ config: options.auth ?? { mode: 'none' }, host, dataDir: path });
-  const latch = await openLatch({ path, config: options.engine, log: (level, msg, fields) => logger.log(level, msg, fields) }).catch(async (err: unknown) => {
+  const postgres = options.datastore === 'postgres' ? options.postgres : undefined;
+  if (options.datastore === 'postgres' && !postgres) throw new Error('datastore postgres needs the postgres options (url)');
+  const path = options.datastore === 'memory' || postgres ? undefined : options.dataDir;
+  const authConfig = options.auth ?? { mode: 'none' };
+  // A refused auth configuration stops the server before storage is touched.
+  resolveAuthConfig(authConfig, host);
+  const onError = (message: string): void => logger.log('warn', message);
+  // Storage before auth: on PostgreSQL, opening it creates or checks the schema auth's tables live in.
+  const storage = await openStorage({ path, postgres: postgres && { onError, ...postgres } });
+  let auth: AuthService;
+  let latch: Latch;
+  let tokenSecret = options.tokenSecret;
+  try {
+    auth = await openAuth({ config: authConfig, host, dataDir: path, postgres });
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  try {
+    // Continuation tokens stay valid across restarts and nodes: the key is kept in the datastore.
+    tokenSecret ??= await storage.secret('continuation-tokens');
+    latch = await openLatch({ storage, config: options.engine, log: (level, msg, fields) => logger.log(level, msg, fields) });
+  } catch (err) {
+    await storage.close();
     await auth.close();
     throw err;
-  });
-  const server = createHttpServer(latch, { ...options, auth });
+  }
+  const server = createHttpServer(latch, { ...options, tokenSecret, auth });
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);

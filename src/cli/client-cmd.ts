@@ -1,7 +1,9 @@
 // `latch client create|list|rotate|revoke`: the OAuth clients of latch's built-in token issuer
 // (client-credentials mode), kept in `<data-dir>/auth` by src/storage/auth. That database is
 // LevelDB, one process at a time: run these with the server stopped (a running server holds the
-// lock, and the command says so). A clear secret is printed once, on stdout, and never stored.
+// lock, and the command says so). With --postgres-url (LATCH_POSTGRES_URL) they work on the
+// PostgreSQL datastore instead, servers running. A clear secret is printed once, on stdout, and
+// never stored.
 
 import { readFile } from 'node:fs/promises';
 import { isScope, SCOPES } from '../api/auth/operations.js';
@@ -13,6 +15,7 @@ import { type Command, printJson } from './common.js';
 import { isObject } from './tuple-file.js';
 
 const DATA_DIR: FlagSpec = { name: 'data-dir', kind: 'string', value: '<dir>', env: 'LATCH_DATA_DIR', default: './data', help: 'Server data directory (clients live in <dir>/auth)' };
+const POSTGRES_URL: FlagSpec = { name: 'postgres-url', kind: 'string', value: '<url>', env: 'LATCH_POSTGRES_URL', help: 'With --datastore postgres: the database (the servers may keep running; they see the change within a second)' };
 const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** What is shown of a client: never the secret hash. */
@@ -30,7 +33,8 @@ function view(c: ClientRecord): Record<string, unknown> {
 }
 
 async function withClients<T>(args: Args, fn: (clients: ClientStore) => Promise<T>): Promise<T> {
-  const kv = await openAuthKv(authDbPath(args.string('data-dir') ?? './data'));
+  const url = args.string('postgres-url');
+  const kv = await openAuthKv(authDbPath(args.string('data-dir') ?? './data'), url ? { options: { url, poolSize: 1 }, table: 'latch_auth' } : undefined);
   try {
     return await fn(await ClientStore.open(kv));
   } finally {
@@ -49,6 +53,7 @@ const create: Command = {
       { name: 'name', kind: 'string', value: '<text>', help: 'A label' },
       { name: 'public-key', kind: 'string', value: '<jwk.json>', help: 'Public JWK for private_key_jwt client authentication' },
       DATA_DIR,
+      POSTGRES_URL,
     ],
     examples: ['latch client create --store 01J… --scopes check:tuples,read:tuples --name web-app', "latch client create --store '*' --scopes create:stores,read:stores"],
   },
@@ -73,7 +78,7 @@ const create: Command = {
 };
 
 const list: Command = {
-  spec: { path: 'client list', summary: 'List the clients (without secrets)', positionals: [], flags: [DATA_DIR] },
+  spec: { path: 'client list', summary: 'List the clients (without secrets)', positionals: [], flags: [DATA_DIR, POSTGRES_URL] },
   async run(args, io) {
     printJson(io, { clients: await withClients(args, async (c) => c.list().map(view)) });
     return 0;
@@ -85,7 +90,7 @@ const rotate: Command = {
     path: 'client rotate',
     summary: 'Give a client a new secret; the old one stops working at once',
     positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [DATA_DIR],
+    flags: [DATA_DIR, POSTGRES_URL],
   },
   async run(args, io) {
     const id = args.arg('client_id') as string;
@@ -101,7 +106,7 @@ const revoke: Command = {
     path: 'client revoke',
     summary: 'Revoke a client: no new tokens, and its live tokens are refused',
     positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [DATA_DIR],
+    flags: [DATA_DIR, POSTGRES_URL],
   },
   async run(args, io) {
     const id = args.arg('client_id') as string;

@@ -5,6 +5,7 @@
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
 import { clientCommands } from './client-cmd.js';
+import { migrateCommand } from './migrate-cmd.js';
 import { type CliIo, type Command, describeError, processIo } from './common.js';
 import { modelCommands } from './model-cmd.js';
 import { queryCommands } from './query-cmd.js';
@@ -25,7 +26,7 @@ const GROUPS: Record<string, Group> = {
   client: { summary: "Manage the built-in token issuer's OAuth clients (server stopped)", commands: clientCommands },
 };
 
-const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand };
+const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand, migrate: migrateCommand };
 
 /** The lines the top-level help shows for these commands. */
 export const TOOL_COMMANDS_HELP = [

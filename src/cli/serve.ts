@@ -5,6 +5,7 @@
 
 import { configureLogging, logger } from '../http/logger.js';
 import { startServer, type RunningServer } from '../main.js';
+import { redactUrl } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { serveHelp } from './settings-doc.js';
 import { resolveSettings, serveConfig, type ServeConfig } from './settings-load.js';
@@ -49,7 +50,8 @@ export async function serve(args: readonly string[], env: Readonly<Record<string
   }
   const o = config.server;
   const metricsAt = o.metricsAddress ? { metrics: `${o.metricsAddress.host}:${server.metricsPort ?? o.metricsAddress.port}` } : {};
-  logger.log('info', 'latch listening', { host: server.host, port: server.port, ...metricsAt, data: o.datastore === 'memory' ? 'memory' : o.dataDir, auth: o.auth?.mode ?? 'none' });
+  const data = o.datastore === 'memory' ? 'memory' : o.datastore === 'postgres' ? redactUrl(o.postgres?.url ?? '') : o.dataDir;
+  logger.log('info', 'latch listening', { host: server.host, port: server.port, ...metricsAt, data, auth: o.auth?.mode ?? 'none' });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.

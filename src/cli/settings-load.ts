@@ -190,7 +190,9 @@ function metricsAddress(r: Reader, resolved: ResolvedSettings): { host: string; 
 export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
   const host = r.str('host') ?? '127.0.0.1';
-  const datastore = r.str('datastore') === 'memory' ? 'memory' : 'leveldb';
+  const datastore = (r.str('datastore') ?? 'leveldb') as 'memory' | 'leveldb' | 'postgres';
+  const postgresUrl = r.str('postgres-url');
+  if (datastore === 'postgres' && !postgresUrl) throw new UsageError('--datastore postgres needs --postgres-url (or LATCH_POSTGRES_URL)');
   const source = resolved.sources.get('rate-limits');
   const auth = authConfig(r, source === 'env' ? 'LATCH_RATE_LIMITS' : source === 'file' ? 'config file: rate-limits' : '--rate-limits');
   try {
@@ -204,7 +206,14 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       host,
       port: r.int('port'),
       datastore,
-      dataDir: datastore === 'memory' ? undefined : r.str('data-dir'),
+      dataDir: datastore === 'leveldb' ? r.str('data-dir') : undefined,
+      postgres: datastore === 'postgres' && postgresUrl ? {
+        url: postgresUrl,
+        poolSize: r.int('postgres-pool-size'),
+        statementTimeoutMs: r.int('postgres-statement-timeout'),
+        migrate: r.bool('postgres-migrate'),
+        startTimeoutMs: r.int('postgres-start-timeout'),
+      } : undefined,
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       metrics: r.bool('metrics'),

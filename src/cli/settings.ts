@@ -14,7 +14,7 @@ export type SettingValue = string | number | boolean | readonly string[];
 export interface Setting {
   /** Flag name (`--list-objects-max-results`) and config-file key. */
   readonly name: string;
-  readonly group: 'Server' | 'Limits' | 'Engine' | 'Logging' | 'Authentication';
+  readonly group: 'Server' | 'PostgreSQL' | 'Limits' | 'Engine' | 'Logging' | 'Authentication';
   readonly kind: SettingKind;
   readonly help: string;
   /** Applied when no source sets it; undefined = unset (the help says what that means). */
@@ -43,13 +43,19 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'config', group: 'Server', kind: 'string', value: '<file>', noFile: true, help: 'Config file (YAML or JSON) with any of these settings by name' },
   { name: 'host', group: 'Server', kind: 'string', value: '<addr>', default: '127.0.0.1', help: 'Interface to bind' },
   { name: 'port', group: 'Server', kind: 'integer', value: '<n>', default: 8080, min: 0, max: 65535, help: 'TCP port (0 = any free port)' },
-  { name: 'datastore', group: 'Server', kind: 'choice', choices: ['leveldb', 'memory'], default: 'leveldb', help: 'Where stores live: LevelDB in --data-dir, or memory (lost on exit)' },
+  { name: 'datastore', group: 'Server', kind: 'choice', choices: ['leveldb', 'memory', 'postgres'], default: 'leveldb', help: 'Where stores live: LevelDB in --data-dir, memory (lost on exit), or PostgreSQL at --postgres-url (shared by replicas)' },
   { name: 'data-dir', group: 'Server', kind: 'string', value: '<dir>', default: './data', help: 'LevelDB data directory' },
   { name: 'body-limit', group: 'Server', kind: 'integer', value: '<bytes>', default: 1_048_576, min: 1, max: 2 ** 31 - 1, help: 'Largest request body' },
   { name: 'shutdown-timeout', group: 'Server', kind: 'integer', value: '<ms>', default: 8000, min: 0, max: MS_MAX, help: 'On SIGTERM/SIGINT: how long in-flight requests may take to finish' },
   { name: 'metrics', group: 'Server', kind: 'boolean', default: true, help: 'Serve Prometheus metrics at GET /metrics (no authentication)' },
   { name: 'metrics-addr', group: 'Server', kind: 'string', value: '<host:port>', defaultNote: 'the API port', help: 'Serve /metrics on its own address instead ([::1]:9090 for IPv6); the API port then has no /metrics' },
-  { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'random per process', help: 'Key of continuation tokens (set it to keep tokens valid across restarts)' },
+  { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'a key kept in the datastore', help: 'Key of continuation tokens; unset: one generated once and kept in the datastore (shared by every node on PostgreSQL; random per process for memory)' },
+
+  { name: 'postgres-url', group: 'PostgreSQL', kind: 'string', value: '<url>', secret: true, help: '--datastore postgres: postgres://user:password@host:port/database (libpq URL; prefer the environment, it holds a password)' },
+  { name: 'postgres-pool-size', group: 'PostgreSQL', kind: 'integer', value: '<n>', default: 10, min: 1, max: 1000, help: 'Connections per process (plus one that listens for other nodes\' commits)' },
+  { name: 'postgres-statement-timeout', group: 'PostgreSQL', kind: 'integer', value: '<ms>', default: 30_000, min: 0, max: MS_MAX, help: 'statement_timeout of every connection (0 = none); a statement cut off answers 503 unavailable' },
+  { name: 'postgres-migrate', group: 'PostgreSQL', kind: 'boolean', default: true, help: 'Create or upgrade the schema at start (under a database lock); false: refuse to start unless `latch migrate` has brought it to this version' },
+  { name: 'postgres-start-timeout', group: 'PostgreSQL', kind: 'integer', value: '<ms>', default: 30_000, min: 0, max: MS_MAX, help: 'At start, how long an unreachable database is retried (with backoff) before latch exits 1; wrong credentials or schema exit at once' },
 
   { name: 'resolve-depth', group: 'Limits', kind: 'integer', value: '<n>', default: E.resolveDepth, min: 1, max: 100, help: 'Deepest rewrite/userset recursion before resolution_too_complex' },
   { name: 'list-objects-max-results', group: 'Limits', kind: 'integer', value: '<n>', default: E.listObjectsMaxResults, min: 1, max: 1_000_000, help: 'ListObjects answers at most this many objects' },

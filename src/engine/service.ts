@@ -7,7 +7,7 @@
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange } from '../domain/types.js';
 import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
-import type { Page, PageRequest, Storage } from '../storage/types.js';
+import type { Page, PageRequest, PostgresOpenOptions, Storage } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
 import { type EngineLog, Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
@@ -42,6 +42,10 @@ import {
 export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */
   readonly path?: string | undefined;
+  /** PostgreSQL instead (docs/configuration.md); takes precedence over `path`. */
+  readonly postgres?: PostgresOpenOptions | undefined;
+  /** An already opened storage (the service closes it); takes precedence over both. */
+  readonly storage?: Storage | undefined;
   readonly config?: Partial<EngineConfig> | undefined;
   /** Where failures no caller waits for are reported (background checkpoints); default: process warnings. */
   readonly log?: EngineLog | undefined;
@@ -49,7 +53,7 @@ export interface LatchOptions {
 
 /** Opens storage and returns a ready-to-use service; indexes load in the background (see `ready`). */
 export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
-  const storage = await openStorage({ path: options.path });
+  const storage = options.storage ?? (await openStorage({ path: options.path, postgres: options.postgres }));
   return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log);
 }
 

@@ -156,22 +156,36 @@ class GenerationWriter implements CheckpointWriter {
     }
   }
 
-  async commit(): Promise<void> {
+  /** Replaces the head unless it names a higher revision; then deletes this writer's chunks instead. */
+  async commit(): Promise<boolean> {
     if (this.finished) throw new Error('latch: checkpoint writer already finished');
     const before = await readHead(this.kv, this.storeId);
     const orphans = await this.owner.orphans(this.storeId, before?.generation);
     const ops = this.takePending();
     const head: Head = { revision: this.revision, generation: this.generation, chunks: this.count };
-    await this.exclusive(this.storeId, async () => {
+    const won = await this.exclusive(this.storeId, async () => {
       // The head read again under the mutex: another writer may have committed meanwhile (its
       // generation was open above, so only this exact read names its chunks).
       const old = await readHead(this.kv, this.storeId);
-      for (const k of old ? chunkKeys(this.storeId, old) : []) ops.push({ type: 'del', key: k });
-      for (const k of orphans) if (!this.owner.isOpen(this.storeId, k)) ops.push({ type: 'del', key: k });
-      ops.push({ type: 'put', key: key.checkpoint(this.storeId), value: encodeJson(head) });
+      const wins = !old || old.revision <= this.revision;
+      if (wins) {
+        for (const k of old ? chunkKeys(this.storeId, old) : []) ops.push({ type: 'del', key: k });
+        ops.push({ type: 'put', key: key.checkpoint(this.storeId), value: encodeJson(head) });
+      } else {
+        ops.length = 0;
+        for (let i = 0; i < this.count; i++) ops.push({ type: 'del', key: key.chunk(this.storeId, this.generation, i) });
+      }
+      for (const k of orphans) if (!this.owner.isOpen(this.storeId, k) && !this.mine(k)) ops.push({ type: 'del', key: k });
       await this.kv.batch(ops, true);
+      return wins;
     });
     this.finish();
+    return won;
+  }
+
+  /** Whether `k` is a chunk key of this writer's generation. */
+  private mine(k: string): boolean {
+    return k.startsWith(key.generation(this.storeId, this.generation)) && k.length === key.chunk(this.storeId, this.generation, 0).length;
   }
 
   async abort(): Promise<void> {

@@ -3,6 +3,7 @@
 // Keys are "binary strings": one char per byte (latin1), so JS string order equals LevelDB's
 // bytewise order and the memory backend can compare keys with `<`. Layout:
 //
+//   M <name>                         a datastore secret (text)        Storage.secret
 //   S <storeId>                      store record (JSON)              listing order = id order
 //   T <storeId>                      tombstone of a deleted store     (reclaimed in background)
 //   D <storeId> t                    the store's revision (decimal)   sorts right before its tuples
@@ -23,6 +24,7 @@
 
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 
+export const META = 'M';
 export const STORE = 'S';
 export const TOMBSTONE = 'T';
 const DATA = 'D';
@@ -93,6 +95,7 @@ export function prefixEnd(prefix: string): string {
 
 /** Key builders for one store. */
 export const key = {
+  meta: (name: string): string => META + name,
   store: (id: string): string => STORE + id,
   tombstone: (id: string): string => TOMBSTONE + id,
   data: (id: string): string => DATA + id,

@@ -7,6 +7,7 @@
 // store_id_not_found. Every mutation runs under the store's mutex and re-checks liveness there,
 // so nothing is written to a store after its tombstone.
 
+import { randomBytes } from 'node:crypto';
 import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../domain/types.js';
@@ -222,11 +223,11 @@ export class KvStorage implements Storage {
 
   // ---- checkpoints ----
 
-  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void> {
+  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
     const writer = await this.openCheckpoint(storeId, revision);
     try {
       for await (const c of chunks) await writer.write(c);
-      await writer.commit();
+      return await writer.commit();
     } catch (err) {
       await writer.abort();
       throw err;
@@ -241,6 +242,20 @@ export class KvStorage implements Storage {
   async readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
     if (!this.stores.has(storeId)) return undefined;
     return readCheckpoint(this.kv, storeId);
+  }
+
+  // ---- datastore secrets ----
+
+  /** Read, else made and stored (under a mutex of its own, so one value per name). */
+  secret(name: string): Promise<string> {
+    return this.mutex.run(`\u0000secret:${name}`, async () => {
+      const k = key.meta(name);
+      const v = await this.kv.get(k);
+      if (v) return Buffer.from(v).toString('utf8');
+      const made = randomBytes(32).toString('base64url');
+      await this.kv.batch([{ type: 'put', key: k, value: Buffer.from(made, 'utf8') }], true);
+      return made;
+    });
   }
 
   // ---- assertions ----

@@ -1,9 +1,10 @@
-// The storage contract: one interface, two backends (LevelDB in ./level.ts, memory in ./memory.ts),
-// one test suite (test/storage/suite.ts) run against both.
+// The storage contract: one interface, three backends (LevelDB in ./level.ts, memory in
+// ./memory.ts, PostgreSQL in ./postgres/), one test suite (test/storage/suite.ts) run against all.
 //
 // Guarantees every backend keeps:
-// - every mutating call is one atomic batch (LevelDB: one `batch()` with `sync: true`) and is
-//   durable when its promise resolves; a call that rejects changed nothing;
+// - every mutating call is one atomic batch (LevelDB: one `batch()` with `sync: true`;
+//   PostgreSQL: one transaction) and is durable when its promise resolves; a call that rejects
+//   changed nothing;
 // - each tuple write bumps the store's revision by exactly one (revisions strictly increase) and
 //   records one change per tuple (deletes before writes, in request order);
 // - a deleted store vanishes from every read at once (tombstone) and its keys are reclaimed later
@@ -139,16 +140,24 @@ export interface Storage {
    * tuple. Streams through `openCheckpoint` (one chunk batch in memory at a time); the new image
    * becomes visible at once when the promise resolves, and a rejected call leaves the previous one.
    */
-  writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void>;
+  writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean>;
   /**
    * Starts a streamed replacement of the store's checkpoint at `revision`, under a generation of
    * its own: chunks are stored as they are written, the previous checkpoint stays the one read
-   * until `commit`. Several writers may be open for one store; each commit replaces the head.
+   * until `commit`. Several writers may be open for one store; a commit replaces the head unless
+   * the head's revision is higher (see CheckpointWriter.commit).
    * Throws store_id_not_found for an unknown or deleted store (so do the writer's calls).
    */
   openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter>;
   /** The last checkpoint, or undefined. Chunks come back in the order written. */
   readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined>;
+
+  /**
+   * A random secret shared by everything that uses this datastore, made on first use and kept:
+   * e.g. the continuation-token key, so tokens survive restarts and work on every node. Concurrent
+   * first calls (any node) all get the one value stored. 32 random bytes, base64url.
+   */
+  secret(name: string): Promise<string>;
 
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
   /** Replaces the model's assertions. */
@@ -170,8 +179,12 @@ export interface CheckpointWriter {
    * One atomic, synced batch: the rest of the chunks, the head naming this generation, and the
    * deletion of the previous checkpoint's chunks and of orphans (chunks of writers that neither
    * committed nor aborted, e.g. because the process died). The writer is finished afterwards.
+   *
+   * Never replaces a head whose revision is higher than this writer's (several nodes may
+   * checkpoint one store; the freshest image stays): the commit then deletes its own chunks and
+   * resolves false. True when this image became the head (also over a head of equal revision).
    */
-  commit(): Promise<void>;
+  commit(): Promise<boolean>;
   /** Deletes the chunks stored so far (best effort: what remains is an orphan); never rejects. */
   abort(): Promise<void>;
 }
@@ -179,4 +192,22 @@ export interface CheckpointWriter {
 export interface OpenOptions {
   /** LevelDB directory; omitted → in-memory backend. */
   readonly path?: string | undefined;
+  /** PostgreSQL instead of LevelDB (takes precedence over `path`). */
+  readonly postgres?: PostgresOpenOptions | undefined;
+}
+
+/** How to reach and use PostgreSQL (`--datastore postgres`). */
+export interface PostgresOpenOptions {
+  /** `postgres://user:password@host:port/database`. */
+  readonly url: string;
+  /** Connections per process (default 10). */
+  readonly poolSize?: number | undefined;
+  /** `statement_timeout` in ms (default 30000; 0 = none). */
+  readonly statementTimeoutMs?: number | undefined;
+  /** Migrate the schema at open (default true); false → refuse a schema other than this code's. */
+  readonly migrate?: boolean | undefined;
+  /** At open, how long an unreachable database is retried with backoff (default 0: fail at once). */
+  readonly startTimeoutMs?: number | undefined;
+  /** One-line reports of background connection failures (the pool and the listener recover). */
+  readonly onError?: ((message: string) => void) | undefined;
 }

@@ -34,6 +34,14 @@ export interface PlannedWrite {
 const EXISTS = 'tuple to be written already existed or the tuple to be deleted did not exist';
 const who = (t: TupleKey): string => `user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`;
 
+/** The errors of the existence rules, shared by every backend so their messages are identical. */
+export const writeErrors = {
+  missing: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${who(t)}: ${EXISTS}`),
+  duplicate: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${who(t)}: ${EXISTS}`),
+  conflict: (t: TupleKey): AppError =>
+    new AppError('transaction_conflict', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: ${who(t)}`),
+};
+
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
@@ -43,13 +51,13 @@ function canonical(v: unknown): string {
 }
 
 /** Same condition name and context (key order ignored; a missing context equals `{}`). */
-function sameCondition(a: RelationshipCondition | undefined, b: RelationshipCondition | undefined): boolean {
+export function sameCondition(a: RelationshipCondition | undefined, b: RelationshipCondition | undefined): boolean {
   if (!a || !b) return !a && !b;
   return a.name === b.name && canonical(a.context ?? {}) === canonical(b.context ?? {});
 }
 
 /** The key as stored: no extra fields, condition only when present. */
-function clean(t: TupleKey, withCondition: boolean): TupleKey {
+export function clean(t: TupleKey, withCondition: boolean): TupleKey {
   const base = { user: t.user, relation: t.relation, object: t.object };
   if (!t.condition || !withCondition) return base;
   const { name, context } = t.condition;
@@ -92,7 +100,7 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
     const k = key.tuple(storeId, t);
     if (!existing.get(k)) {
       if (w.onMissing === 'ignore') continue;
-      throw new AppError('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${who(t)}: ${EXISTS}`);
+      throw writeErrors.missing(t);
     }
     existing.set(k, null);
     ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
@@ -101,9 +109,9 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
   for (const t of adds) {
     const k = key.tuple(storeId, t);
     const stored = existing.get(k);
-    if (stored && w.onDuplicate === 'error') throw new AppError('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${who(t)}: ${EXISTS}`);
+    if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
     if (stored && sameCondition(stored.condition, t.condition)) continue;
-    if (stored) throw new AppError('transaction_conflict', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: ${who(t)}`);
+    if (stored) throw writeErrors.conflict(t);
     existing.set(k, { condition: t.condition });
     const value = encodeTupleValue(timestamp, t.condition);
     ops.push({ type: 'put', key: k, value }, { type: 'put', key: key.userIndex(storeId, t), value });

@@ -74,6 +74,16 @@ describe('precedence', () => {
     expect(c.log).toEqual({ level: 'warn', format: 'text', requests: true });
     expect(c.server.auth).toMatchObject({ mode: 'oidc', issuer: 'https://i.example', audience: 'https://a.example', jwksUri: 'https://i.example/k', tokenTtlSeconds: 13, logRetentionDays: 14 });
   });
+
+  it('the PostgreSQL settings reach the server options; the URL may come from LATCH_POSTGRES_URL', () => {
+    const url = 'postgres://latch:pw@db.example:5432/latch';
+    const c = config(['--datastore', 'postgres', '--postgres-pool-size', '3', '--postgres-statement-timeout', '4', '--postgres-migrate=false', '--postgres-start-timeout', '5'], { LATCH_POSTGRES_URL: url });
+    expect(c.server.datastore).toBe('postgres');
+    expect(c.server.dataDir).toBeUndefined();
+    expect(c.server.postgres).toEqual({ url, poolSize: 3, statementTimeoutMs: 4, migrate: false, startTimeoutMs: 5 });
+    expect(config(['--datastore', 'postgres', '--postgres-url', url]).server.postgres).toEqual({ url, poolSize: 10, statementTimeoutMs: 30_000, migrate: true, startTimeoutMs: 30_000 });
+    expect(config(['--postgres-url', url]).server.postgres).toBeUndefined();
+  });
 });
 
 describe('wrong values are usage errors naming their source', () => {
@@ -81,7 +91,9 @@ describe('wrong values are usage errors naming their source', () => {
     [['--port', '70000'], {}, /--port must be an integer from 0 to 65535, got '70000'/],
     [['--workers', 'two'], {}, /--workers must be an integer/],
     [[], { LATCH_RESOLVE_DEPTH: '0' }, /LATCH_RESOLVE_DEPTH must be an integer from 1/],
-    [['--datastore', 'postgres'], {}, /--datastore must be one of leveldb, memory; got 'postgres'/],
+    [['--datastore', 'sqlite'], {}, /--datastore must be one of leveldb, memory, postgres; got 'sqlite'/],
+    [['--datastore', 'postgres'], {}, /^--datastore postgres needs --postgres-url \(or LATCH_POSTGRES_URL\)$/],
+    [['--datastore', 'postgres', '--postgres-pool-size', '0'], { LATCH_POSTGRES_URL: 'postgres://x@127.0.0.1/db' }, /--postgres-pool-size must be an integer from 1 to 1000, got '0'/],
     [['--log-level', 'loud'], {}, /--log-level must be one of debug, info, warn, error, silent/],
     [[], { LATCH_METRICS: 'yes' }, /LATCH_METRICS must be true or false/],
     [['--prot', '1'], {}, /unknown option '--prot'/],

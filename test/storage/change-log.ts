@@ -2,12 +2,11 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { KvStorage } from '../../src/storage/kv-storage.js';
-import { collect, deletes, rejectsWith, str, tk, writes } from './helpers.js';
+import { collect, deletes, rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 
-export function changeLog(storage: () => KvStorage, storeId: () => string): void {
+export function changeLog(storage: () => TestStorage, storeId: () => string): void {
   describe('changes', () => {
-    let s: KvStorage;
+    let s: TestStorage;
     let id: string;
     beforeEach(() => {
       s = storage();

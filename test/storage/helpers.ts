@@ -3,8 +3,15 @@
 import { expect } from 'vitest';
 import { AppError, type ErrorCode } from '../../src/errors.js';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { KvStorage } from '../../src/storage/kv-storage.js';
-import type { TupleWrite } from '../../src/storage/types.js';
+import type { Storage, TupleWrite } from '../../src/storage/types.js';
+
+/** A backend under test: the contract plus the two probes the suite needs. */
+export interface TestStorage extends Storage {
+  /** Resolves once background reclamation has caught up. */
+  settled(): Promise<void>;
+  /** Keys (LevelDB, memory) or rows (PostgreSQL) the store occupies, its record included. */
+  countStoreKeys(storeId: string): Promise<number>;
+}
 
 /** `doc:1#viewer@user:anne` → a TupleKey (the user may itself contain `#`). */
 export const tk = (s: string, condition?: TupleKey['condition']): TupleKey => {
@@ -30,7 +37,7 @@ export async function collect<T>(it: AsyncIterable<T> | Iterable<T>): Promise<T[
   return out;
 }
 
-export async function allTuples(s: KvStorage, storeId: string): Promise<string[]> {
+export async function allTuples(s: Storage, storeId: string): Promise<string[]> {
   return (await s.readTuples(storeId, {}, { pageSize: 100 })).items.map((t) => str(t.key));
 }
 

@@ -2,9 +2,8 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { KvStorage } from '../../src/storage/kv-storage.js';
 import type { TupleFilter } from '../../src/storage/types.js';
-import { rejectsWith, str, tk, writes } from './helpers.js';
+import { rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 
 const DATA = [
   'doc:1#viewer@user:anne', 'doc:1#viewer@user:bob', 'doc:1#editor@user:anne', 'doc:1#viewer@group:eng#member',
@@ -44,7 +43,7 @@ const SHAPES: TupleFilter[] = [
   { object: 'doc:', user: 'user:nobody' },
 ];
 
-export function readShapes(storage: () => KvStorage, storeId: () => string): void {
+export function readShapes(storage: () => TestStorage, storeId: () => string): void {
   describe('Read filter shapes', () => {
     beforeEach(async () => {
       await storage().writeTuples(storeId(), writes(...DATA));

@@ -1,15 +1,17 @@
-// The one storage suite: every backend must pass it unchanged (memory.test.ts, level.test.ts).
+// The one storage suite: every backend must pass it unchanged (memory.test.ts, level.test.ts,
+// postgres.test.ts).
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AppError, ErrorCode } from '../../src/errors.js';
-import type { KvStorage } from '../../src/storage/kv-storage.js';
 import type { TupleWrite } from '../../src/storage/types.js';
-import { allTuples, collect, deletes, rejectsWith, str, tk, writes } from './helpers.js';
+import { allTuples, collect, deletes, rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 import { changeLog } from './change-log.js';
 import { readShapes } from './read-shapes.js';
 
 export interface Harness {
-  readonly storage: KvStorage;
+  readonly storage: TestStorage;
+  /** Another storage object over the same datastore (shared backends only); closed by the caller. */
+  readonly second?: (() => Promise<TestStorage>) | undefined;
   /** Closes the storage and removes its files. */
   readonly dispose: () => Promise<void>;
 }
@@ -17,7 +19,7 @@ export interface Harness {
 export function storageSuite(name: string, open: () => Promise<Harness>): void {
   describe(`storage: ${name}`, () => {
     let h: Harness;
-    let s: KvStorage;
+    let s: TestStorage;
     let id: string;
     beforeEach(async () => {
       h = await open();
@@ -141,6 +143,25 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(r3.written).toEqual([]);
         expect(await s.revision(id)).toBe(2);
         expect(r1.timestamp <= r2.timestamp).toBe(true);
+      });
+
+      it('concurrent writers on two storage objects over one datastore: no gap, no duplicate revision', async (ctx) => {
+        if (!h.second) return ctx.skip('one storage object per datastore for this backend (memory, LevelDB: exclusive)');
+        const other = await h.second();
+        try {
+          const both = [s, other];
+          const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (both[i % 2] as TestStorage).writeTuples(id, writes(`doc:${i}#viewer@user:anne`))));
+          expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+          const log = await collect(s.changesSince(id, 0));
+          expect(log.map((c) => c.revision)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+          const byRevision = new Map(results.map((r) => [r.revision, str(r.written[0] ?? tk('x:x#x@x:x'))]));
+          expect(log.map((c) => str(c.tuple))).toEqual(log.map((c) => byRevision.get(c.revision)));
+          const dup = await Promise.allSettled(both.map((x) => x.writeTuples(id, writes('doc:dup#viewer@user:anne'))));
+          expect(dup.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+          expect(await other.revision(id)).toBe(41);
+        } finally {
+          await other.close();
+        }
       });
 
       it('concurrent writes get distinct, contiguous revisions; concurrent duplicates fail once', async () => {
@@ -290,9 +311,29 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(await read()).toEqual([6, [2]]);
         expect(await s.countStoreKeys(id)).toBe(bare + 3); // head, the chunk of 6, slow's stored chunk
         await slow.write(new Uint8Array([5]));
-        await slow.commit(); // the last commit wins, whatever its revision
-        expect(await read()).toEqual([5, [MiB8, 1]]);
-        expect(await s.countStoreKeys(id)).toBe(bare + 3);
+        expect(await slow.commit()).toBe(false); // revision 5 never replaces the head of revision 6
+        expect(await read()).toEqual([6, [2]]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 2); // slow's chunks are gone with it
+
+        const same = await s.openCheckpoint(id, 6);
+        await same.write(new Uint8Array([7]));
+        expect(await same.commit()).toBe(true); // an equal revision replaces it
+        expect(await read()).toEqual([6, [1]]);
+        expect(await s.countStoreKeys(id)).toBe(bare + 2);
+      });
+
+      it('of two writers, the higher revision stays the head in either commit order', async () => {
+        const bare = await s.countStoreKeys(id);
+        for (const order of [[8, 9], [11, 10]]) {
+          const [a, b] = await Promise.all(order.map((r) => s.openCheckpoint(id, r)));
+          await a?.write(new Uint8Array([order[0] ?? 0]));
+          await b?.write(new Uint8Array([order[1] ?? 0, 0]));
+          const won = [await a?.commit(), await b?.commit()];
+          const high = Math.max(...order);
+          expect(won).toEqual(order.map((r, i) => (i === 0 ? true : r === high)));
+          expect(await read()).toEqual([high, [high === order[0] ? 1 : 2]]);
+          expect(await s.countStoreKeys(id)).toBe(bare + 2);
+        }
       });
 
       it('a writer of a deleted store fails with store_id_not_found and leaves nothing behind', async () => {

@@ -32,6 +32,8 @@ export class KeyRing {
   #current: LiveKey | undefined;
   #previous: LiveKey | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** Public keys of every stored key (see reload); empty until the first reload. */
+  #verifiers = new Map<string, CryptoKey>();
   /** Called with the kid that stopped verifying (the verifier drops its cached tokens). */
   onRetire: (kid: string) => void = () => {};
 
@@ -53,14 +55,36 @@ export class KeyRing {
       ring.#previous = prev ? await live(prev) : undefined;
       if (Date.now() - cur.createdAt >= ring.rotationMs) await ring.rotate();
     }
+    await ring.reload();
     ring.#schedule();
     return ring;
+  }
+
+  /**
+   * Adopts what the stored records say (several nodes share them on PostgreSQL): the stored
+   * current key and the one before it sign and publish; every stored key verifies, so a token
+   * signed by another node's key (also one that lost a race to become current) is accepted until
+   * that key is retired.
+   */
+  async reload(): Promise<void> {
+    const { keys, current } = await this.records.load();
+    const cur = keys.find((k) => k.kid === current);
+    if (cur && cur.kid !== this.#current?.kid) {
+      const prev = keys.filter((k) => k.kid !== cur.kid && k.createdAt <= cur.createdAt).pop();
+      this.#current = await live(cur);
+      this.#previous = prev ? await live(prev) : undefined;
+    }
+    const next = new Map<string, CryptoKey>();
+    for (const k of keys) next.set(k.kid, this.#verifiers.get(k.kid) ?? ((await importJWK(k.publicJwk as JWK, SIGNING_ALG)) as CryptoKey));
+    for (const kid of this.#verifiers.keys()) if (!next.has(kid)) this.onRetire(kid);
+    this.#verifiers = next;
   }
 
   #schedule(): void {
     const due = Math.max(1000, this.#cur().createdAt + this.rotationMs - Date.now());
     this.#timer = setTimeout(() => {
-      this.rotate().then(
+      // Another node may have rotated already: then its key is adopted instead.
+      this.reload().then(() => (Date.now() - this.#cur().createdAt >= this.rotationMs ? this.rotate() : undefined)).then(
         () => this.#schedule(),
         (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'signing key rotation failed', cause: String(err) }) + '\n'),
       );
@@ -89,12 +113,12 @@ export class KeyRing {
     return this.#cur().kid;
   }
 
-  /** The public key for `kid` when it is current or previous. */
+  /** The public key for `kid` when it is current or previous, or (after a reload) any stored key. */
   publicKey(kid: string | undefined): CryptoKey | undefined {
     if (kid === undefined) return undefined;
     if (this.#current?.kid === kid) return this.#current.publicKey;
     if (this.#previous?.kid === kid) return this.#previous.publicKey;
-    return undefined;
+    return this.#verifiers.get(kid);
   }
 
   jwks(): { keys: JWK[] } {

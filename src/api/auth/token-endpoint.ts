@@ -138,7 +138,7 @@ export class TokenIssuer {
   }
 
   async #authenticateClient(clientId: string, secret: string | undefined, p: Map<string, string>): Promise<ClientRecord> {
-    const client = this.clients?.get(clientId);
+    const client = await this.clients?.lookup(clientId);
     const assertion = p.get('client_assertion');
     if (assertion !== undefined) {
       if (p.get('client_assertion_type') !== ASSERTION_TYPE) throw new OAuthError(400, 'invalid_request', `client_assertion_type must be '${ASSERTION_TYPE}'`);

@@ -69,20 +69,40 @@ export function newSecret(): string {
 
 /** The client table, mirrored in memory so a revocation check per request is one Map lookup. */
 export class ClientStore {
-  readonly #byId = new Map<string, ClientRecord>();
+  #byId = new Map<string, ClientRecord>();
+  #reloadedAt = 0;
 
   private constructor(private readonly kv: AuthKv) {}
 
   static async open(kv: AuthKv): Promise<ClientStore> {
     const s = new ClientStore(kv);
-    for (const [, value] of await kv.range({ gte: PREFIX, lt: PREFIX + '\uffff' })) {
-      const rec = JSON.parse(value) as ClientRecord;
-      s.#byId.set(rec.id, rec);
-    }
+    await s.reload();
     return s;
   }
 
+  /**
+   * Reads the table again: on a datastore shared by several nodes (PostgreSQL), clients created,
+   * rotated or revoked through another node. Replaces the mirror in one assignment.
+   */
+  async reload(): Promise<void> {
+    const next = new Map<string, ClientRecord>();
+    for (const [, value] of await this.kv.range({ gte: PREFIX, lt: PREFIX + '\uffff' })) {
+      const rec = JSON.parse(value) as ClientRecord;
+      next.set(rec.id, rec);
+    }
+    this.#byId = next;
+  }
+
   get(id: string): ClientRecord | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** `get`, reading the table again on a miss (at most once per 250 ms, so unknown ids cannot flood it). */
+  async lookup(id: string): Promise<ClientRecord | undefined> {
+    const hit = this.#byId.get(id);
+    if (hit || Date.now() - this.#reloadedAt < 250) return hit;
+    this.#reloadedAt = Date.now();
+    await this.reload();
     return this.#byId.get(id);
   }
 

@@ -1,13 +1,16 @@
 // The small ordered key-value store behind the auth DB (`<dataDir>/auth`) and the store-log DB
 // (`<dataDir>/logs`): a text view over the storage layer's Kv — LevelDB through `openLevelKv`
 // (level.ts stays the one importer of `level`, with its exclusive lock and holder pid file) or
-// `MemoryKv` for `--datastore memory`. Keys here are ASCII, so both backends return range scans
+// `MemoryKv` for `--datastore memory` — or, for `--datastore postgres`, a table of PostgreSQL
+// (../postgres/auth-kv.ts) shared by every node. Keys here are ASCII, so both backends return range scans
 // in the same order; values are UTF-8 text.
 
 import { mkdir } from 'node:fs/promises';
 import type { Kv, KvOp, KvRange } from '../kv.js';
 import { openLevelKv } from '../level.js';
 import { MemoryKv } from '../memory.js';
+import { PgAuthKv, type AuthTable } from '../postgres/auth-kv.js';
+import type { PostgresOptions } from '../postgres/db.js';
 
 export interface AuthKvOp {
   readonly type: 'put' | 'del';
@@ -55,11 +58,13 @@ class TextKv implements AuthKv {
 }
 
 /**
- * Opens (creating, mode 0700: the auth DB holds private signing keys) the LevelDB directory at
- * `path`, or an in-memory store when `path` is undefined. Fails with the storage layer's
+ * Opens the table of PostgreSQL when `postgres` is given (shared by every node), else (creating,
+ * mode 0700: the auth DB holds private signing keys) the LevelDB directory at `path`, or an
+ * in-memory store when `path` is undefined. Fails with the storage layer's
  * DataDirectoryInUseError when another process holds the directory (stop the server first).
  */
-export async function openAuthKv(path: string | undefined): Promise<AuthKv> {
+export async function openAuthKv(path: string | undefined, postgres?: { readonly options: PostgresOptions; readonly table: AuthTable }): Promise<AuthKv> {
+  if (postgres) return new PgAuthKv(postgres.options, postgres.table);
   if (path === undefined) return new TextKv(new MemoryKv());
   await mkdir(path, { recursive: true, mode: 0o700 });
   return new TextKv(await openLevelKv(path));

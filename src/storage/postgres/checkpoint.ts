@@ -1,0 +1,177 @@
+// Index checkpoints on PostgreSQL: a head row per store {revision, generation, chunks} and chunk
+// rows (bytea, ≤ 8 MiB each) under a generation from one database-wide sequence, so writers on
+// different nodes never share rows.
+//
+// A writer registers its generation in latch_checkpoint_writers, stores its chunks in
+// transactions of about 2 MiB, and commits in one transaction: an upsert of the head that only
+// replaces a head whose revision is not higher than its own, then the deletion of every chunk of
+// the store that belongs neither to the head nor to a live writer (the previous image, orphans of
+// writers that died, or its own chunks when a fresher image won). Readers read the head and its
+// chunks in one REPEATABLE READ transaction, so a commit in between is invisible to them.
+//
+// A writer counts as live while it stores chunks: one that has not touched its row for
+// WRITER_STALE_MS is taken for dead and its chunks for orphans. Every statement that adds data
+// first takes the store's row FOR KEY SHARE, which a tombstone's FOR UPDATE excludes: nothing is
+// stored for a deleted store.
+
+import { fail } from '../../errors.js';
+import type { CheckpointWriter } from '../types.js';
+import { classify, num, q, type Client, type Db } from './db.js';
+
+const CHUNK = 'SELECT data FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2 AND idx = $3';
+
+export const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
+const BATCH_BYTES = 2 * 1024 * 1024;
+/** A writer silent this long is dead (a 10M-tuple image stores a batch every few ms). */
+export const WRITER_STALE_MS = 10 * 60 * 1000;
+
+async function lockLive(c: Client, storeId: string): Promise<void> {
+  const rows = await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]);
+  if (rows.length === 0) throw fail.storeNotFound();
+}
+
+function pieces(chunk: Uint8Array): Uint8Array[] {
+  if (chunk.byteLength <= MAX_CHUNK_BYTES) return [chunk];
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES) out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
+  return out;
+}
+
+export async function openCheckpoint(db: Db, storeId: string, revision: number): Promise<CheckpointWriter> {
+  const generation = await db.tx(async (c) => {
+    await lockLive(c, storeId);
+    const g = num((await q(c, `SELECT nextval('latch_checkpoint_generation')`))[0]?.[0]);
+    await q(c, 'INSERT INTO latch_checkpoint_writers (generation, store_id, touched_ms) VALUES ($1, $2, $3)', [g, storeId, Date.now()]);
+    return g;
+  });
+  return new PgCheckpointWriter(db, storeId, revision, generation);
+}
+
+/** Deletes the chunks of the store that are neither the head's nor a live writer's. */
+const SWEEP = `
+  DELETE FROM latch_checkpoint_chunks k
+   WHERE k.store_id = $1
+     AND k.generation IS DISTINCT FROM (SELECT generation FROM latch_checkpoints h WHERE h.store_id = $1)
+     AND NOT EXISTS (SELECT 1 FROM latch_checkpoint_writers w WHERE w.generation = k.generation AND w.touched_ms > $2)`;
+
+class PgCheckpointWriter implements CheckpointWriter {
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private count = 0;
+  private finished = false;
+
+  constructor(private readonly db: Db, private readonly storeId: string, private readonly revision: number, private readonly generation: number) {}
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.finished) throw new Error('latch: checkpoint writer already finished');
+    for (const p of pieces(chunk)) {
+      this.pending.push(p);
+      this.pendingBytes += p.byteLength;
+    }
+    if (this.pendingBytes >= BATCH_BYTES) await this.db.tx((c) => this.store(c));
+  }
+
+  /** Inserts the pending chunks and touches the writer's row. */
+  private async store(c: Client): Promise<void> {
+    await lockLive(c, this.storeId);
+    const chunks = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    for (const data of chunks) {
+      await q(c, 'INSERT INTO latch_checkpoint_chunks (store_id, generation, idx, data) VALUES ($1, $2, $3, $4)', [this.storeId, this.generation, this.count, Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+      this.count++;
+    }
+    await q(c, 'UPDATE latch_checkpoint_writers SET touched_ms = $2 WHERE generation = $1', [this.generation, Date.now()]);
+  }
+
+  /** True when this image became the head; false when a head of a higher revision was kept. */
+  async commit(): Promise<boolean> {
+    if (this.finished) throw new Error('latch: checkpoint writer already finished');
+    this.finished = true;
+    try {
+      return await this.db.tx(async (c) => {
+        await this.store(c);
+        const won = await q(
+          c,
+          `INSERT INTO latch_checkpoints AS h (store_id, revision, generation, chunks) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (store_id) DO UPDATE SET revision = EXCLUDED.revision, generation = EXCLUDED.generation, chunks = EXCLUDED.chunks
+            WHERE h.revision <= EXCLUDED.revision
+           RETURNING 1`,
+          [this.storeId, this.revision, this.generation, this.count],
+        );
+        await q(c, 'DELETE FROM latch_checkpoint_writers WHERE generation = $1', [this.generation]);
+        await q(c, SWEEP, [this.storeId, Date.now() - WRITER_STALE_MS]);
+        return won.length > 0;
+      });
+    } catch (err) {
+      await this.abortStored();
+      throw err;
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.pending = [];
+    await this.abortStored();
+  }
+
+  /** Best effort: what is left is an orphan for the next commit or the store's reclamation. */
+  private async abortStored(): Promise<void> {
+    await this.db
+      .tx(async (c) => {
+        await q(c, 'DELETE FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2', [this.storeId, this.generation]);
+        await q(c, 'DELETE FROM latch_checkpoint_writers WHERE generation = $1', [this.generation]);
+      })
+      .catch(() => undefined);
+  }
+}
+
+/**
+ * The head and its chunks in one REPEATABLE READ transaction on a connection of its own, held
+ * until the chunks are read to the end (or the reader stops).
+ */
+export async function readCheckpoint(db: Db, storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
+  let c: Client;
+  try {
+    c = await db.pool.connect();
+  } catch (err) {
+    return classify(err);
+  }
+  let head: unknown[] | undefined;
+  try {
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    head = (
+      await q(c, 'SELECT h.revision, h.generation, h.chunks FROM latch_checkpoints h JOIN latch_stores s ON s.id = h.store_id WHERE h.store_id = $1 AND s.deleted_ms IS NULL', [storeId])
+    )[0];
+    if (!head) {
+      await c.query('COMMIT');
+      c.release();
+      return undefined;
+    }
+  } catch (err) {
+    c.release(err instanceof Error ? err : true);
+    return classify(err);
+  }
+  const [revision, generation, count] = [num(head[0]), num(head[1]), num(head[2])];
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    let broken: Error | undefined;
+    let done = false;
+    try {
+      for (let i = 0; i < count; i++) {
+        const b = (await q(c, CHUNK, [storeId, generation, i]))[0]?.[0];
+        if (!(b instanceof Buffer)) throw new Error(`latch: the index checkpoint of store ${storeId} names chunks that are missing`);
+        yield new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      }
+      await c.query('COMMIT');
+      done = true;
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      classify(err);
+    } finally {
+      if (!done && !broken) await c.query('ROLLBACK').catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
+      c.release(broken);
+    }
+  }
+  return { revision, chunks: chunks() };
+}

@@ -1,0 +1,187 @@
+// The schema of the PostgreSQL backend as numbered steps, applied in order under an advisory
+// lock so that nodes starting together migrate once. `latch_schema_version` holds one row per
+// applied step. A node refuses a database whose schema is newer than its code
+// (SchemaTooNewError) and, when it may not migrate, one that is older (SchemaTooOldError).
+//
+// Every text column that is compared or ordered uses COLLATE "C" (byte order of UTF-8), the
+// order of LevelDB's keys, so pagination and ordering are the same on both backends.
+
+import { num, q, type Db } from './db.js';
+
+const C = 'COLLATE "C"';
+
+/** Step n is MIGRATIONS[n - 1]; append only, never edit a released step. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE latch_stores (
+    id         text   ${C} PRIMARY KEY,
+    name       text   ${C} NOT NULL,
+    created_at text   NOT NULL,
+    updated_at text   NOT NULL,
+    -- tombstone: the store is deleted once this is set; its rows are reclaimed in the background
+    deleted_ms bigint,
+    -- the last committed revision and the millisecond of the last write (timestamps never go back)
+    revision   bigint NOT NULL DEFAULT 0,
+    last_ms    bigint NOT NULL DEFAULT 0
+  );
+  CREATE INDEX latch_stores_deleted ON latch_stores (id) WHERE deleted_ms IS NOT NULL;
+
+  CREATE TABLE latch_models (
+    store_id text ${C} NOT NULL,
+    id       text ${C} NOT NULL,
+    model    text NOT NULL,
+    PRIMARY KEY (store_id, id)
+  );
+
+  CREATE TABLE latch_assertions (
+    store_id   text ${C} NOT NULL,
+    model_id   text ${C} NOT NULL,
+    assertions text NOT NULL,
+    PRIMARY KEY (store_id, model_id)
+  );
+
+  CREATE TABLE latch_tuples (
+    store_id    text ${C} NOT NULL,
+    object      text ${C} NOT NULL,
+    object_type text ${C} NOT NULL,
+    relation    text ${C} NOT NULL,
+    "user"      text ${C} NOT NULL,
+    -- {"name":…,"context":…} as JSON text, or NULL
+    condition   text,
+    written_ms  bigint NOT NULL,
+    PRIMARY KEY (store_id, object, relation, "user")
+  );
+  CREATE INDEX latch_tuples_by_user ON latch_tuples (store_id, object_type, "user", relation, object);
+
+  CREATE TABLE latch_changes (
+    store_id    text ${C} NOT NULL,
+    revision    bigint NOT NULL,
+    seq         integer NOT NULL,
+    deleted     boolean NOT NULL,
+    object      text ${C} NOT NULL,
+    object_type text ${C} NOT NULL,
+    relation    text ${C} NOT NULL,
+    "user"      text ${C} NOT NULL,
+    condition   text,
+    ms          bigint NOT NULL,
+    PRIMARY KEY (store_id, revision, seq)
+  );
+  CREATE INDEX latch_changes_by_type ON latch_changes (store_id, object_type, revision, seq);
+
+  -- one row per write: the time index of ReadChanges start_time
+  CREATE TABLE latch_revisions (
+    store_id text ${C} NOT NULL,
+    revision bigint NOT NULL,
+    ms       bigint NOT NULL,
+    PRIMARY KEY (store_id, revision)
+  );
+  CREATE INDEX latch_revisions_by_time ON latch_revisions (store_id, ms, revision);
+
+  CREATE TABLE latch_checkpoints (
+    store_id   text ${C} PRIMARY KEY,
+    revision   bigint NOT NULL,
+    generation bigint NOT NULL,
+    chunks     integer NOT NULL
+  );
+  CREATE TABLE latch_checkpoint_chunks (
+    store_id   text ${C} NOT NULL,
+    generation bigint NOT NULL,
+    idx        integer NOT NULL,
+    data       bytea NOT NULL,
+    PRIMARY KEY (store_id, generation, idx)
+  );
+  ALTER TABLE latch_checkpoint_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+  -- open checkpoint writers: their chunks are not orphans while touched recently
+  CREATE TABLE latch_checkpoint_writers (
+    generation bigint PRIMARY KEY,
+    store_id   text ${C} NOT NULL,
+    touched_ms bigint NOT NULL
+  );
+  CREATE SEQUENCE latch_checkpoint_generation;
+
+  -- node-wide values shared by every node (the continuation-token key, the current signing key)
+  CREATE TABLE latch_settings (
+    name  text ${C} PRIMARY KEY,
+    value text NOT NULL
+  );
+
+  -- the authentication state (clients, signing keys) and the store logs: the small ordered
+  -- key-value spaces of src/storage/auth, one table each, keys in byte order
+  CREATE TABLE latch_auth (
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
+  );
+  CREATE TABLE latch_store_logs (
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Key of the advisory lock held while migrating ('latch' in ASCII). */
+const LOCK_KEY = 0x6c61_7463_68;
+
+export class SchemaTooNewError extends Error {
+  constructor(readonly found: number) {
+    super(`the database schema is version ${found}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`);
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+export class SchemaTooOldError extends Error {
+  constructor(readonly found: number) {
+    super(`the database schema is version ${found}, this latch needs version ${SCHEMA_VERSION}: run 'latch migrate --postgres-url …' or start with --postgres-migrate true`);
+    this.name = 'SchemaTooOldError';
+  }
+}
+
+async function currentVersion(c: Parameters<typeof q>[0]): Promise<number> {
+  const rows = await q(c, `SELECT coalesce(max(version), 0) FROM latch_schema_version`);
+  return num(rows[0]?.[0] ?? 0);
+}
+
+/**
+ * Brings the schema to SCHEMA_VERSION: each step in its own transaction, all under one advisory
+ * lock (a second node waits, then finds nothing to do). Returns the versions before and after.
+ */
+export async function migrate(db: Db): Promise<{ from: number; to: number }> {
+  return db.with(async (c) => {
+    await c.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    try {
+      await c.query(`CREATE TABLE IF NOT EXISTS latch_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const from = await currentVersion(c);
+      if (from > SCHEMA_VERSION) throw new SchemaTooNewError(from);
+      for (let v = from + 1; v <= SCHEMA_VERSION; v++) {
+        await c.query('BEGIN');
+        try {
+          await c.query(MIGRATIONS[v - 1] as string);
+          await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [v]);
+          await c.query('COMMIT');
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }
+      return { from, to: SCHEMA_VERSION };
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => undefined);
+    }
+  });
+}
+
+/** The schema version of the database (0 when latch never migrated it). */
+export async function schemaVersion(db: Db): Promise<number> {
+  const exists = await db.value(`SELECT to_regclass('latch_schema_version') IS NOT NULL`);
+  if (exists !== true) return 0;
+  return num(await db.value('SELECT coalesce(max(version), 0) FROM latch_schema_version'));
+}
+
+/** Throws unless the schema is exactly this code's version. */
+export async function checkSchema(db: Db): Promise<void> {
+  const found = await schemaVersion(db);
+  if (found > SCHEMA_VERSION) throw new SchemaTooNewError(found);
+  if (found < SCHEMA_VERSION) throw new SchemaTooOldError(found);
+}

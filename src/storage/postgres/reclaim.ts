@@ -1,0 +1,57 @@
+// Background reclamation of deleted stores on PostgreSQL: deletes a tombstoned store's rows table
+// by table in batches (short transactions, no long lock), then the store row itself. Any node may
+// run it, and several at once do no harm (a batch deletes what is still there); a node resumes the
+// tombstones it finds at open, so a reclamation cut short by a crash finishes later.
+
+import type { Db } from './db.js';
+
+const TABLES = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_checkpoint_chunks', 'latch_checkpoints', 'latch_checkpoint_writers'];
+const BATCH_ROWS = 5000;
+
+export class PgReclaimer {
+  private readonly queue: string[] = [];
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  /** The last failure; the tombstone stays and the next open (of any node) resumes. */
+  lastError: unknown;
+
+  constructor(private readonly db: Db) {}
+
+  schedule(storeId: string): void {
+    if (this.stopped || this.queue.includes(storeId)) return;
+    this.queue.push(storeId);
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  async settled(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.settled();
+  }
+
+  private async drain(): Promise<void> {
+    for (let id = this.queue[0]; id !== undefined && !this.stopped; id = this.queue[0]) {
+      try {
+        await this.reclaim(id);
+      } catch (err) {
+        this.lastError = err;
+      }
+      this.queue.shift();
+    }
+  }
+
+  private async reclaim(storeId: string): Promise<void> {
+    for (const table of TABLES) {
+      for (;;) {
+        if (this.stopped) return;
+        const n = await this.db.exec(`DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE store_id = $1 LIMIT ${BATCH_ROWS}))`, [storeId]);
+        if (n < BATCH_ROWS) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    await this.db.exec('DELETE FROM latch_stores WHERE id = $1 AND deleted_ms IS NOT NULL', [storeId]);
+  }
+}

@@ -1,0 +1,334 @@
+// The Storage contract on PostgreSQL (docs/architecture.md, "The PostgreSQL datastore"): real
+// tables for stores (with tombstones), models, assertions, tuples, the changelog, per-store
+// revisions and checkpoints; one transaction per mutation; commit events by LISTEN/NOTIFY.
+//
+// Liveness is read from the database on every call (another node may create or delete a store):
+// a store-scoped read of an unknown or deleted store returns empty results, a mutation throws
+// store_id_not_found. Mutations of one store made through this object run in call order (a
+// per-store mutex, as in KvStorage); across objects and nodes the store's row lock orders them.
+
+import { randomBytes } from 'node:crypto';
+import { fail } from '../../errors.js';
+import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
+import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../../domain/types.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { FlatIterator, KeyedMutex } from '../kv.js';
+import type {
+  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+} from '../types.js';
+import { changesSince, readChanges } from './changes.js';
+import { openCheckpoint, readCheckpoint } from './checkpoint.js';
+import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
+import { CHANNEL, encodeEvent, Listener } from './events.js';
+import { PgReclaimer } from './reclaim.js';
+import { readTuples, toKey, writeTuples } from './tuples.js';
+
+const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
+const SCAN_ROWS = 10_000;
+
+async function* nothing<T>(): AsyncGenerator<T> {}
+
+const toStore = (r: Row): Store => ({ id: r[0] as string, name: r[1] as string, created_at: r[2] as string, updated_at: r[3] as string });
+
+export interface PgStorageOptions extends PostgresOptions {
+  /** Reclaim deleted stores in the background (default true). */
+  readonly reclaim?: boolean | undefined;
+}
+
+export class PgStorage implements Storage {
+  readonly kind = 'postgres';
+  readonly db: Db;
+  private readonly mutex = new KeyedMutex();
+  private readonly reclaimer: PgReclaimer;
+  private readonly listeners = new Set<(event: StorageEvent) => void>();
+  /** The LISTEN connection, from `init` on; `node` tags this object's NOTIFY payloads (delivered locally, not twice). */
+  private listenerNode: Listener | undefined;
+  private readonly node = randomBytes(6).toString('base64url');
+
+  constructor(private readonly options: PgStorageOptions) {
+    this.db = new Db(options);
+    this.reclaimer = new PgReclaimer(this.db);
+  }
+
+  /** Starts listening for other nodes' commits and resumes the reclamation of tombstoned stores. */
+  async init(): Promise<this> {
+    this.listenerNode ??= new Listener(this.options.url, this.node, (e) => this.emit(e), (m) => this.options.onError?.(m));
+    for (const [id] of await this.db.rows('SELECT id FROM latch_stores WHERE deleted_ms IS NOT NULL')) this.scheduleReclaim(id as string);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.mutex.idle();
+    await this.reclaimer.stop();
+    await this.listenerNode?.close();
+    await this.db.close();
+  }
+
+  /** Resolves once background reclamation has caught up. */
+  settled(): Promise<void> {
+    return this.reclaimer.settled();
+  }
+
+  /** Rows the store occupies in every table (its record or tombstone included); tests. */
+  async countStoreKeys(storeId: string): Promise<number> {
+    const tables = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_checkpoint_chunks', 'latch_checkpoints'];
+    const sum = tables.map((t) => `(SELECT count(*) FROM ${t} WHERE store_id = $1)`).join(' + ');
+    return num(await this.db.value(`SELECT ${sum} + (SELECT count(*) FROM latch_stores WHERE id = $1)`, [storeId]));
+  }
+
+  // ---- events ----
+
+  /** Commits of this object at once after they commit; other nodes' through LISTEN/NOTIFY. */
+  subscribe(listener: (event: StorageEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once the LISTEN connection is up, also after a reconnect (events before it may be missed). */
+  listening(): Promise<void> {
+    return this.listenerNode?.whenConnected() ?? Promise.resolve();
+  }
+
+  private emit(event: StorageEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private payload(event: StorageEvent): string {
+    return encodeEvent(this.node, event);
+  }
+
+  private notify(c: Client, event: StorageEvent): Promise<Row[]> {
+    return q(c, `SELECT pg_notify('${CHANNEL}', $1)`, [this.payload(event)]);
+  }
+
+  // ---- stores ----
+
+  async createStore(name: string): Promise<Store> {
+    const now = new Date().toISOString();
+    const store: Store = { id: ulid(), name, created_at: now, updated_at: now };
+    await this.db.tx(async (c) => {
+      await q(c, 'INSERT INTO latch_stores (id, name, created_at, updated_at) VALUES ($1, $2, $3, $4)', [store.id, store.name, now, now]);
+      await this.notify(c, { kind: 'store', storeId: store.id, deleted: false });
+    });
+    this.emit({ kind: 'store', storeId: store.id, deleted: false });
+    return store;
+  }
+
+  async getStore(id: string): Promise<Store | undefined> {
+    const row = (await this.db.rows('SELECT id, name, created_at, updated_at FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL', [id]))[0];
+    return row ? toStore(row) : undefined;
+  }
+
+  async listStores(query: StoreQuery): Promise<Page<Store>> {
+    const after = decodeCursor(query.after, 's', isUlid);
+    const values: unknown[] = [after ?? '', query.pageSize + 1];
+    let where = 'deleted_ms IS NULL AND id > $1';
+    if (query.name !== undefined) {
+      values.push(query.name);
+      where += ' AND name = $3';
+    }
+    const rows = await this.db.rows(`SELECT id, name, created_at, updated_at FROM latch_stores WHERE ${where} ORDER BY id LIMIT $2`, values);
+    const items = rows.slice(0, query.pageSize).map(toStore);
+    const last = items[items.length - 1];
+    return rows.length > query.pageSize && last ? { items, next: encodeCursor('s', last.id) } : { items };
+  }
+
+  async deleteStore(id: string): Promise<boolean> {
+    const deleted = await this.mutex.run(id, () =>
+      this.db.tx(async (c) => {
+        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR UPDATE', [id])).length === 0) return false;
+        await q(c, 'UPDATE latch_stores SET deleted_ms = $2 WHERE id = $1', [id, Date.now()]);
+        await this.notify(c, { kind: 'store', storeId: id, deleted: true });
+        return true;
+      }),
+    );
+    if (deleted) {
+      this.scheduleReclaim(id);
+      this.emit({ kind: 'store', storeId: id, deleted: true });
+    }
+    return deleted;
+  }
+
+  private scheduleReclaim(id: string): void {
+    if (this.options.reclaim !== false) this.reclaimer.schedule(id);
+  }
+
+  // ---- models ----
+
+  async writeModel(storeId: string, model: AuthorizationModelInput): Promise<AuthorizationModel> {
+    const stored = await this.mutex.run(storeId, () =>
+      this.db.tx(async (c) => {
+        // The row lock orders model writes across nodes, so each new id is above every earlier one.
+        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR NO KEY UPDATE', [storeId])).length === 0) throw fail.storeNotFound();
+        const latest = (await q(c, 'SELECT max(id) FROM latch_models WHERE store_id = $1', [storeId]))[0]?.[0];
+        let id = ulid();
+        if (typeof latest === 'string' && id <= latest) id = ulid(ulidTime(latest) + 1);
+        const m: AuthorizationModel = Object.assign({ id }, model, { id });
+        await q(c, 'INSERT INTO latch_models (store_id, id, model) VALUES ($1, $2, $3)', [storeId, id, JSON.stringify(m)]);
+        await this.notify(c, { kind: 'model', storeId, modelId: id });
+        return m;
+      }),
+    );
+    this.emit({ kind: 'model', storeId, modelId: stored.id });
+    return stored;
+  }
+
+  async getModel(storeId: string, id: string): Promise<AuthorizationModel | undefined> {
+    const v = await this.db.value(`SELECT model FROM latch_models WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    return typeof v === 'string' ? (JSON.parse(v) as AuthorizationModel) : undefined;
+  }
+
+  async latestModel(storeId: string): Promise<AuthorizationModel | undefined> {
+    return (await this.listModels(storeId, { pageSize: 1 })).items[0];
+  }
+
+  async listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> {
+    const after = decodeCursor(page.after, 'm', isUlid);
+    const values: unknown[] = [storeId, page.pageSize + 1];
+    if (after !== undefined) values.push(after);
+    const rows = await this.db.rows(
+      `SELECT model FROM latch_models WHERE store_id = $1 AND ${LIVE}${after !== undefined ? ' AND id < $3' : ''} ORDER BY id DESC LIMIT $2`,
+      values,
+    );
+    const items = rows.slice(0, page.pageSize).map((r) => JSON.parse(r[0] as string) as AuthorizationModel);
+    const last = items[items.length - 1];
+    return rows.length > page.pageSize && last ? { items, next: encodeCursor('m', last.id) } : { items };
+  }
+
+  // ---- tuples and changes ----
+
+  async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
+    const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, (revision) => this.payload({ kind: 'tuples', storeId, revision })));
+    if (result.deleted.length + result.written.length > 0) this.emit({ kind: 'tuples', storeId, revision: result.revision });
+    return result;
+  }
+
+  readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
+    return readTuples(this.db, storeId, filter, page);
+  }
+
+  /**
+   * The revision and every tuple from one REPEATABLE READ snapshot, streamed through a server-side
+   * cursor on a connection held until the scan ends (or the reader stops).
+   */
+  async scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
+    let c: Client;
+    try {
+      c = await this.db.pool.connect();
+    } catch (err) {
+      return classify(err);
+    }
+    let revision: number;
+    try {
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const row = (await q(c, 'SELECT revision FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL', [storeId]))[0];
+      if (!row) {
+        await c.query('COMMIT');
+        c.release();
+        return { revision: 0, tuples: nothing() };
+      }
+      revision = num(row[0]);
+      await c.query({ text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"', values: [storeId] });
+    } catch (err) {
+      c.release(err instanceof Error ? err : true);
+      return classify(err);
+    }
+    async function* batches(): AsyncGenerator<readonly Row[]> {
+      let broken: Error | undefined;
+      let done = false;
+      try {
+        for (;;) {
+          const rows = await q(c, `FETCH ${SCAN_ROWS} FROM latch_scan`);
+          if (rows.length === 0) break;
+          yield rows;
+        }
+        await c.query('COMMIT');
+        done = true;
+      } catch (err) {
+        broken = err instanceof Error ? err : new Error(String(err));
+        classify(err);
+      } finally {
+        if (!done && !broken) await c.query('ROLLBACK').catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
+        c.release(broken);
+      }
+    }
+    const tuples = new FlatIterator(batches(), toKey);
+    return { revision, tuples: { [Symbol.asyncIterator]: () => tuples } };
+  }
+
+  readChanges(storeId: string, query: ChangeQuery): Promise<ChangePage> {
+    return readChanges(this.db, storeId, query);
+  }
+
+  /** The committed revision, read from the database (one round trip). */
+  async revision(storeId: string): Promise<number> {
+    const v = await this.db.value('SELECT revision FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL', [storeId]);
+    return v === undefined ? 0 : num(v);
+  }
+
+  changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {
+    return changesSince(this.db, storeId, revision);
+  }
+
+  // ---- checkpoints ----
+
+  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
+    const writer = await this.openCheckpoint(storeId, revision);
+    try {
+      for await (const c of chunks) await writer.write(c);
+      return await writer.commit();
+    } catch (err) {
+      await writer.abort();
+      throw err;
+    }
+  }
+
+  openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter> {
+    return openCheckpoint(this.db, storeId, revision);
+  }
+
+  readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
+    return readCheckpoint(this.db, storeId);
+  }
+
+  // ---- datastore secrets ----
+
+  /** One row per name in latch_settings; the first insert wins, every node reads that one. */
+  async secret(name: string): Promise<string> {
+    const made = randomBytes(32).toString('base64url');
+    // A concurrent first insert makes ours a no-op whose statement snapshot predates the winner's
+    // row; the next statement sees it.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const v = await this.db.value(
+        `WITH ins AS (INSERT INTO latch_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
+         SELECT value FROM ins UNION ALL SELECT value FROM latch_settings WHERE name = $1 LIMIT 1`,
+        [`secret:${name}`, made],
+      );
+      if (typeof v === 'string') return v;
+    }
+    throw new Error(`latch: the datastore secret ${name} could not be read`);
+  }
+
+  // ---- assertions ----
+
+  async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
+    const v = await this.db.value(`SELECT assertions FROM latch_assertions WHERE store_id = $1 AND model_id = $2 AND ${LIVE}`, [storeId, modelId]);
+    return typeof v === 'string' ? (JSON.parse(v) as Assertion[]) : [];
+  }
+
+  async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
+    await this.mutex.run(storeId, () =>
+      this.db.tx(async (c) => {
+        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId])).length === 0) throw fail.storeNotFound();
+        if (assertions.length === 0) await q(c, 'DELETE FROM latch_assertions WHERE store_id = $1 AND model_id = $2', [storeId, modelId]);
+        else {
+          await q(
+            c,
+            'INSERT INTO latch_assertions (store_id, model_id, assertions) VALUES ($1, $2, $3) ON CONFLICT (store_id, model_id) DO UPDATE SET assertions = EXCLUDED.assertions',
+            [storeId, modelId, JSON.stringify(assertions)],
+          );
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,177 @@
+// The storage suite against PostgreSQL (a fresh database per file on the run's server, see
+// test/support/postgres.ts), plus what only a shared database shows: commit events across
+// storage objects, persistence across reopen, migrations and their refusals.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { openPostgresStorage, PgStorage, SCHEMA_VERSION, schemaVersion, migrate, Db } from '../../src/storage/postgres/index.js';
+import type { StorageEvent } from '../../src/storage/types.js';
+import { runCli } from '../../src/cli/commands.js';
+import type { CliIo } from '../../src/cli/common.js';
+import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
+import { allTuples, collect, writes } from './helpers.js';
+import { storageSuite } from './suite.js';
+
+const run = hasPostgres();
+let db: TestDatabase;
+
+beforeAll(async () => {
+  if (run) db = await createTestDatabase();
+});
+afterAll(async () => {
+  if (run) await db.drop();
+});
+
+/** Removes every row: each suite case starts from an empty datastore, as on the other backends. */
+async function empty(): Promise<void> {
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  try {
+    const tables = (await c.query<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'latch\\_%' AND tablename <> 'latch_schema_version'`)).rows;
+    if (tables.length > 0) await c.query(`TRUNCATE ${tables.map((r) => r.t).join(', ')}`);
+  } finally {
+    await c.end();
+  }
+}
+
+const open = (reclaim = true): Promise<PgStorage> => openPostgresStorage({ url: db.url, poolSize: 4, reclaim });
+
+describe.runIf(run)('postgres', () => {
+  storageSuite('postgres', async () => {
+    await empty();
+    const storage = await open();
+    return { storage, second: () => open(), dispose: () => storage.close() };
+  });
+
+  describe('storage: postgres shared by several objects', () => {
+    it('delivers commit events of other storage objects through LISTEN/NOTIFY, each once', async () => {
+      const a = await open();
+      const b = await open();
+      try {
+        await Promise.all([a.listening(), b.listening()]);
+        const seenA: StorageEvent[] = [];
+        const seenB: StorageEvent[] = [];
+        a.subscribe((e) => seenA.push(e));
+        const gotAll = new Promise<void>((resolve) => {
+          b.subscribe((e) => {
+            seenB.push(e);
+            if (seenB.length === 4) resolve();
+          });
+        });
+        const store = (await a.createStore('events')).id;
+        const model = await a.writeModel(store, { schema_version: '1.1', type_definitions: [{ type: 'user' }] });
+        await a.writeTuples(store, writes('doc:1#viewer@user:anne'));
+        await a.deleteStore(store);
+        await gotAll;
+        const expected: StorageEvent[] = [
+          { kind: 'store', storeId: store, deleted: false },
+          { kind: 'model', storeId: store, modelId: model.id },
+          { kind: 'tuples', storeId: store, revision: 1 },
+          { kind: 'store', storeId: store, deleted: true },
+        ];
+        expect(seenB).toEqual(expected);
+        expect(seenA).toEqual(expected);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('keeps everything across a reopen and sees another object’s writes at once', async () => {
+      const a = await open();
+      const id = (await a.createStore('persist')).id;
+      const model = await a.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] });
+      await a.writeTuples(id, writes('doc:1#viewer@user:anne'));
+      await a.writeCheckpoint(id, 1, [new Uint8Array([9, 9])]);
+      const b = await open();
+      await b.writeTuples(id, writes('doc:2#viewer@user:bob'));
+      expect(await a.revision(id)).toBe(2);
+      await Promise.all([a.close(), b.close()]);
+
+      const c = await open();
+      expect((await c.getStore(id))?.name).toBe('persist');
+      expect(await allTuples(c, id)).toEqual(['doc:1#viewer@user:anne', 'doc:2#viewer@user:bob']);
+      expect((await c.latestModel(id))?.id).toBe(model.id);
+      expect((await collect((await c.readCheckpoint(id))?.chunks ?? [])).map((x) => [...x])).toEqual([[9, 9]]);
+      await c.close();
+    });
+
+    it('resumes reclaiming a tombstoned store when another object opens', async () => {
+      const a = await open(false);
+      const id = (await a.createStore('doomed')).id;
+      for (let i = 0; i < 3; i++) await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
+      await a.deleteStore(id);
+      expect(await a.countStoreKeys(id)).toBeGreaterThan(300);
+      await a.close();
+      const b = await open();
+      expect(await b.getStore(id)).toBeUndefined();
+      await b.settled();
+      expect(await b.countStoreKeys(id)).toBe(0);
+      await b.close();
+    });
+  });
+
+  describe('migrations', () => {
+    it('nodes starting together migrate once; the version table records each step', async () => {
+      const fresh = await createTestDatabase();
+      try {
+        const opened = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: fresh.url, poolSize: 2 })));
+        const dbh = new Db({ url: fresh.url });
+        expect(await schemaVersion(dbh)).toBe(SCHEMA_VERSION);
+        expect((await dbh.rows('SELECT version FROM latch_schema_version ORDER BY version')).map((r) => r[0])).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+        expect(await migrate(dbh)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+        await dbh.close();
+        await Promise.all(opened.map((s) => s.close()));
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it('latch migrate creates the schema once, then has nothing to do; it names a bad URL or a newer schema', async () => {
+      const fresh = await createTestDatabase();
+      try {
+        const io = (): { io: CliIo; out: string[]; err: string[] } => {
+          const out: string[] = [];
+          const err: string[] = [];
+          return { out, err, io: { out: (t) => void out.push(t), err: (t) => void err.push(t), env: { LATCH_POSTGRES_URL: fresh.url }, errIsTTY: false } };
+        };
+        const first = io();
+        expect(await runCli(['migrate'], first.io)).toBe(0);
+        expect(first.out.join('')).toBe(`schema migrated from version 0 to ${SCHEMA_VERSION}\n`);
+        const second = io();
+        expect(await runCli(['migrate', '--postgres-url', fresh.url], second.io)).toBe(0);
+        expect(second.out.join('')).toBe(`schema is at version ${SCHEMA_VERSION}; nothing to do\n`);
+        const bad = io();
+        expect(await runCli(['migrate', '--postgres-url', 'nope'], bad.io)).toBe(2);
+        expect(bad.err.join('')).toMatch(/--postgres-url is not a valid URL/);
+        const c = new pg.Client({ connectionString: fresh.url });
+        await c.connect();
+        await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+        await c.end();
+        const newer = io();
+        expect(await runCli(['migrate'], newer.io)).toBe(1);
+        expect(newer.err.join('')).toBe(`latch migrate: the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch\n`);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it('refuses a schema newer than the code, and an unmigrated one when migration is off', async () => {
+      const fresh = await createTestDatabase();
+      try {
+        await expect(openPostgresStorage({ url: fresh.url, migrate: false })).rejects.toThrow(
+          `the database schema is version 0, this latch needs version ${SCHEMA_VERSION}: run 'latch migrate --postgres-url …' or start with --postgres-migrate true`,
+        );
+        await (await openPostgresStorage({ url: fresh.url })).close();
+        const c = new pg.Client({ connectionString: fresh.url });
+        await c.connect();
+        await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+        await c.end();
+        const message = `the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`;
+        await expect(openPostgresStorage({ url: fresh.url })).rejects.toThrow(message);
+        await expect(openPostgresStorage({ url: fresh.url, migrate: false })).rejects.toThrow(message);
+      } finally {
+        await fresh.drop();
+      }
+    });
+  });
+});
