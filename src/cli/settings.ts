@@ -48,6 +48,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'body-limit', group: 'Server', kind: 'integer', value: '<bytes>', default: 1_048_576, min: 1, max: 2 ** 31 - 1, help: 'Largest request body' },
   { name: 'shutdown-timeout', group: 'Server', kind: 'integer', value: '<ms>', default: 8000, min: 0, max: MS_MAX, help: 'On SIGTERM/SIGINT: how long in-flight requests may take to finish' },
   { name: 'metrics', group: 'Server', kind: 'boolean', default: true, help: 'Serve Prometheus metrics at GET /metrics (no authentication)' },
+  { name: 'authzen-base-url', group: 'Server', kind: 'string', value: '<url>', defaultNote: 'http://<Host header>', help: 'Origin the AuthZEN metadata names, e.g. https://authz.example.com (docs/authzen.md)' },
   { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'random per process', help: 'Key of continuation tokens (set it to keep tokens valid across restarts)' },
 
   { name: 'resolve-depth', group: 'Limits', kind: 'integer', value: '<n>', default: E.resolveDepth, min: 1, max: 100, help: 'Deepest rewrite/userset recursion before resolution_too_complex' },
