@@ -6,6 +6,8 @@
 // response and errors), §8 Search APIs, §9 PDP Metadata, §10 Transport; subsections by title.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LatchChannelClient } from '../../src/client/index.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { call, start } from './helpers.js';
 
@@ -371,5 +373,41 @@ describe('model selection', () => {
     expect(pinned.headers.get('openfga-authorization-model-id')).toBe(firstModel);
     const malformed = await post('evaluation', body, { 'Openfga-Authorization-Model-Id': 'not-a-ulid' });
     expect(malformed.status).toBe(400);
+  });
+});
+
+describe('the endpoint table: msgpack bodies and the /stream channel answer as JSON does', () => {
+  const body = { subject: { type: 'user', id: 'alice@example.com' }, resource: { type: 'account', id: '123' }, action: { name: 'can_read' } };
+
+  it('application/msgpack on the HTTP route', async () => {
+    const r = await fetch(`${s.base}/stores/${store}/access/v1/evaluation`, {
+      method: 'POST', headers: { 'content-type': 'application/msgpack', accept: 'application/msgpack' }, body: encodeMsgpack(body),
+    });
+    expect(r.status).toBe(200);
+    expect(decodeMsgpack(new Uint8Array(await r.arrayBuffer()))).toEqual({ decision: true });
+  });
+
+  it('channel ops evaluation, evaluations, subject-search, resource-search, action-search, get-configuration', async () => {
+    const client = await LatchChannelClient.connect(`ws://127.0.0.1:${s.port}/stream`);
+    try {
+      const answers = await client.batch([
+        { op: 'evaluation', store_id: store, body },
+        { op: 'evaluations', store_id: store, body: { ...body, evaluations: [{}, { resource: { type: 'account', id: '999' } }] } },
+        { op: 'subject-search', store_id: store, body: { ...body, subject: { type: 'user' } } },
+        { op: 'resource-search', store_id: store, body: { ...body, resource: { type: 'account' } } },
+        { op: 'action-search', store_id: store, body: { subject: body.subject, resource: body.resource } },
+        { op: 'get-configuration', store_id: store },
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(answers[0]?.body).toEqual({ decision: true });
+      expect(answers[1]?.body).toEqual({ evaluations: [{ decision: true }, { decision: false }] });
+      expect(answers[2]?.body).toEqual({ results: [{ type: 'user', id: '123' }, { type: 'user', id: 'alice@example.com' }, { type: 'user', id: 'bob@example.com' }] });
+      expect(answers[3]?.body).toEqual({ results: [{ type: 'account', id: '123' }, { type: 'account', id: '456' }] });
+      // The latest model (written by 'model selection' above) defines only can_read on account.
+      expect(answers[4]?.body).toEqual({ results: [{ name: 'can_read' }] });
+      expect((answers[5]?.body as { policy_decision_point: string }).policy_decision_point).toBe(`https://pdp.example.com/stores/${store}`);
+    } finally {
+      await client.close();
+    }
   });
 });
