@@ -406,6 +406,15 @@ describe('the endpoint table: msgpack bodies and the /stream channel answer as J
       // The latest model (written by 'model selection' above) defines only can_read on account.
       expect(answers[4]?.body).toEqual({ results: [{ name: 'can_read' }] });
       expect((answers[5]?.body as { policy_decision_point: string }).policy_decision_point).toBe(`https://pdp.example.com/stores/${store}`);
+      // No headers on the channel: the body's authorization_model_id (the channel's path
+      // parameter) selects the model.
+      const todo = { subject: body.subject, resource: { type: 'todo', id: '1' }, action: { name: 'can_read' } };
+      const pinned = await client.batch([
+        { op: 'evaluation', store_id: store, body: { ...todo, authorization_model_id: firstModel } },
+        { op: 'evaluation', store_id: store, body: todo },
+      ]);
+      expect(pinned[0]?.body).toEqual({ decision: true });
+      expect(pinned[1]?.status).toBe(400); // the latest model has no type todo
     } finally {
       await client.close();
     }

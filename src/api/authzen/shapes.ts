@@ -155,11 +155,12 @@ export function checkKeyOf(subject: Subject, resource: Resource, action: Action)
 
 /**
  * The model: the `Openfga-Authorization-Model-Id` request header when it holds a ULID, else the
- * store's latest (an absent, empty or malformed header is ignored, as OpenFGA does).
+ * store's latest (an absent, empty or malformed header is ignored, as OpenFGA does). The msgpack
+ * channel has no headers: there the request's `authorization_model_id` field plays its part.
  */
 export const MODEL_HEADER = 'openfga-authorization-model-id';
 
 export function modelFromHeader(req: ApiRequest): string | undefined {
-  const v = req.headers?.[MODEL_HEADER];
+  const v = req.headers?.[MODEL_HEADER] ?? req.params['authorization_model_id'];
   return v !== undefined && P.ulid.test(v) ? v : undefined;
 }
