@@ -12,6 +12,11 @@ export interface ApiRequest {
   readonly query: (name: string) => unknown;
   /** The decoded body: `{}` for an empty POST; anything a JSON/msgpack decoder produced. */
   readonly body: unknown;
+  /**
+   * The request headers the endpoint named in `Endpoint.headers`, by lower-case name (absent
+   * ones left out). The msgpack channel has no per-request headers and passes none.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Per-request facts a handler reports back for the response headers (D11). */
@@ -24,6 +29,8 @@ export interface CallContext {
   readonly ready: () => boolean;
   /** The resolved model id, set by handlers of endpoints that resolve one. */
   modelId: string | undefined;
+  /** `--authzen-base-url`: the origin AuthZEN metadata names (unset → taken from the request's Host). */
+  readonly authzenBaseUrl?: string | undefined;
 }
 
 /** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */
@@ -61,6 +68,13 @@ export interface Endpoint<I = unknown> {
   readonly path: string;
   /** A streaming endpoint reports every error, even a parse error, in the stream framing (§4.18). */
   readonly streaming?: boolean;
+  /** Lower-case names of the request headers the parser reads (`ApiRequest.headers`). */
+  readonly headers?: readonly string[];
+  /**
+   * The reply carries the request's own `X-Request-ID` when it sent a usable one (AuthZEN 1.0,
+   * Transport: a PDP echoes the PEP's request identifier); otherwise latch's own id as always.
+   */
+  readonly echoRequestId?: boolean;
   /** `unknown` → validated input; throws AppError at the first violation (proto field order). */
   parse(req: ApiRequest): I;
   /**

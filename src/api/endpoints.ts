@@ -1,6 +1,8 @@
 // The one endpoint table: every route of the API, served by the JSON/msgpack HTTP routes and the
 // msgpack channel alike (by `op`).
 
+import { AUTHZEN_ENDPOINTS } from './authzen/endpoints.js';
+import { DELETE_TUPLES_ENDPOINTS } from './delete-tuples.js';
 import type { Endpoint } from './endpoint.js';
 import { MODEL_ENDPOINTS } from './models.js';
 import { QUERY_ENDPOINTS } from './queries.js';
@@ -8,7 +10,9 @@ import { STORE_ENDPOINTS } from './stores.js';
 import { TUPLE_ENDPOINTS } from './tuples.js';
 import { WATCH_ENDPOINTS } from './watch.js';
 
-export const ENDPOINTS: readonly Endpoint[] = [...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...QUERY_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [
+  ...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...QUERY_ENDPOINTS, ...DELETE_TUPLES_ENDPOINTS, ...AUTHZEN_ENDPOINTS,
+];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));
 

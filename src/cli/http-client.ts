@@ -76,6 +76,19 @@ export interface WriteBody {
   readonly authorization_model_id?: string;
 }
 
+export interface DeleteTuplesBody {
+  filter: { object_type?: string; object?: string; relation?: string; user?: string };
+  dry_run?: boolean;
+  limit?: number;
+}
+
+export interface DeleteTuplesReply {
+  tuple_keys: TupleKey[];
+  more: boolean;
+  dry_run: boolean;
+  revision: number;
+}
+
 export class FgaHttpClient {
   private readonly base: string;
   private token: { value: string; expires: number } | undefined;
@@ -139,6 +152,11 @@ export class FgaHttpClient {
       token = r.continuation_token;
     } while (token);
     return out;
+  }
+
+  /** Delete by filter (`POST /stores/{id}/delete-tuples`): one bounded, atomic request. */
+  deleteTuples(storeId: string, body: DeleteTuplesBody): Promise<DeleteTuplesReply> {
+    return this.send('POST', `/stores/${enc(storeId)}/delete-tuples`, body);
   }
 
   // ---- queries ----

@@ -186,6 +186,21 @@ function metricsAddress(r: Reader, resolved: ResolvedSettings): { host: string; 
   return address(text, where);
 }
 
+/** `--authzen-base-url`: an http(s) origin with an optional path, no query or fragment; no trailing slash. */
+function baseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`authzen-base-url must be an http or https URL, got '${raw}'`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new UsageError(`authzen-base-url must be an http or https URL without query or fragment, got '${raw}'`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
 /** The server options of resolved settings; an auth configuration that cannot start is a UsageError. */
 export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
@@ -216,6 +231,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       } : undefined,
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
+      authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
       metrics: r.bool('metrics'),
       metricsAddress: metricsAddress(r, resolved),
       engine: engineConfig(r),

@@ -49,6 +49,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'shutdown-timeout', group: 'Server', kind: 'integer', value: '<ms>', default: 8000, min: 0, max: MS_MAX, help: 'On SIGTERM/SIGINT: how long in-flight requests may take to finish' },
   { name: 'metrics', group: 'Server', kind: 'boolean', default: true, help: 'Serve Prometheus metrics at GET /metrics (no authentication)' },
   { name: 'metrics-addr', group: 'Server', kind: 'string', value: '<host:port>', defaultNote: 'the API port', help: 'Serve /metrics on its own address instead ([::1]:9090 for IPv6); the API port then has no /metrics' },
+  { name: 'authzen-base-url', group: 'Server', kind: 'string', value: '<url>', defaultNote: 'http://<Host header>', help: 'Origin the AuthZEN metadata names, e.g. https://authz.example.com (docs/authzen.md)' },
   { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'a key kept in the datastore', help: 'Key of continuation tokens; unset: one generated once and kept in the datastore (shared by every node on PostgreSQL; random per process for memory)' },
 
   { name: 'postgres-url', group: 'PostgreSQL', kind: 'string', value: '<url>', secret: true, help: '--datastore postgres: postgres://user:password@host:port/database (libpq URL; prefer the environment, it holds a password)' },

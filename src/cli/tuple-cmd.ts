@@ -1,10 +1,12 @@
 // `latch tuple write|delete|read|import` against a server. One tuple from the arguments
 // (`<user> <relation> <object>`, optional `--condition-name`/`--condition-context`) or many from a
-// YAML/JSON/CSV file, written in chunks of ≤100 with a progress bar on a terminal.
+// YAML/JSON/CSV file, written in chunks of ≤100 with a progress bar on a terminal; or, for
+// delete, every tuple a `--filter` selects, in bounded requests until none is left.
 
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
+import type { DeleteTuplesBody } from './http-client.js';
 import { cleanTuple, isObject, readTupleFile, toCsv, toYaml } from './tuple-file.js';
 
 const TUPLE_ARGS = [
@@ -43,6 +45,50 @@ async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey
   return [{ user, relation, object, condition: { name, context: context as JsonObject } }];
 }
 
+const FILTER_KEYS = ['object_type', 'object', 'relation', 'user'] as const;
+type FilterKey = (typeof FILTER_KEYS)[number];
+
+const FILTER_FLAGS: FlagSpec[] = [
+  { name: 'filter', kind: 'list', value: '<key=value,…>', help: 'Delete every tuple matching: object_type, object, relation, user (repeatable)' },
+  { name: 'dry-run', kind: 'boolean', help: 'With --filter: print the first tuples that would go, delete nothing' },
+  { name: 'limit', kind: 'integer', min: 1, value: '<n>', default: '1000', help: 'With --filter: tuples per request (at most 1000)' },
+];
+
+/** `--filter object_type=doc,relation=viewer` (commas split only before a known key). */
+export function parseFilter(values: readonly string[]): DeleteTuplesBody['filter'] {
+  const filter: Partial<Record<FilterKey, string>> = {};
+  for (const value of values) {
+    for (const part of value.split(/,(?=(?:object_type|object|relation|user)=)/)) {
+      const eq = part.indexOf('=');
+      const key = part.slice(0, eq) as FilterKey;
+      if (eq <= 0 || !FILTER_KEYS.includes(key)) throw new UsageError(`--filter takes key=value with key one of ${FILTER_KEYS.join(', ')}; got '${part}'`);
+      filter[key] = part.slice(eq + 1);
+    }
+  }
+  if (Object.keys(filter).length === 0) throw new UsageError('--filter needs at least one of object_type, object, relation, user');
+  return filter;
+}
+
+/** Deletes by filter, one bounded request after another, until the server says none is left. */
+async function deleteByFilter(args: Args, storeId: string): Promise<Record<string, unknown>> {
+  if (args.string('file') !== undefined || args.arg('user') !== undefined) throw new UsageError('give either --filter or tuples, not both');
+  const filter = parseFilter(args.list('filter'));
+  const limit = args.int('limit') ?? 1000;
+  const client = clientFrom(args);
+  if (args.bool('dry-run')) {
+    const r = await client.deleteTuples(storeId, { filter, dry_run: true, limit });
+    return { would_delete: r.tuple_keys, more: r.more };
+  }
+  let deleted = 0;
+  let requests = 0;
+  for (;;) {
+    const r = await client.deleteTuples(storeId, { filter, limit });
+    deleted += r.tuple_keys.length;
+    requests++;
+    if (!r.more) return { deleted, requests };
+  }
+}
+
 function writer(path: string, summary: string, remove: boolean): Command {
   const conditionFlags: FlagSpec[] = remove
     ? []
@@ -62,14 +108,23 @@ function writer(path: string, summary: string, remove: boolean): Command {
         ...conditionFlags,
         { name: remove ? 'ignore-missing' : 'ignore-duplicates', kind: 'boolean', help: remove ? 'Skip tuples that do not exist' : 'Skip tuples that already exist' },
         CHUNK,
+        ...(remove ? FILTER_FLAGS : []),
         ...SERVER_FLAGS,
       ],
       examples: remove
-        ? ['latch tuple delete --store-id 01J… user:anne viewer document:roadmap', 'latch tuple delete --store-id 01J… --file old.csv']
+        ? [
+            'latch tuple delete --store-id 01J… user:anne viewer document:roadmap',
+            'latch tuple delete --store-id 01J… --file old.csv',
+            'latch tuple delete --store-id 01J… --filter object_type=document,relation=viewer',
+          ]
         : ['latch tuple write --store-id 01J… user:anne viewer document:roadmap', 'latch tuple write --store-id 01J… --file tuples.yaml'],
     },
     async run(args, io) {
       const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
+      if (remove && args.has('filter')) {
+        printJson(io, await deleteByFilter(args, storeId));
+        return 0;
+      }
       const tuples = await tuplesFrom(args, !remove);
       const client = clientFrom(args);
       const bar = new ProgressBar(io, remove ? 'deleting' : 'writing');

@@ -16,6 +16,7 @@ import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { validateCheckKey, validateWrite } from './request-validation.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
+import { matching } from './delete-filter.js';
 import {
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
@@ -24,6 +25,8 @@ import {
   type CheckIdsResult,
   type CheckInput,
   type CheckResult,
+  type DeleteTuplesInput,
+  type DeleteTuplesOutput,
   type EngineConfig,
   type ExpandInput,
   type ExpandResult,
@@ -185,6 +188,29 @@ export class LatchService implements Latch {
       return res;
     });
     return { modelId: model.id, revision: result.revision };
+  }
+
+  /**
+   * Reads and deletes under the store's write lock: no write of this service lands between the
+   * two, and deleting a tuple that vanished meanwhile (another node) is skipped, not an error.
+   */
+  async deleteTuples(input: DeleteTuplesInput): Promise<DeleteTuplesOutput> {
+    const { storeId } = input;
+    await this.getStore(storeId);
+    if (input.dryRun) {
+      const found = await matching(this.storage, storeId, input.filter, input.limit);
+      return { tuples: found.keys, more: found.more, revision: await this.storage.revision(storeId) };
+    }
+    const index = await this.indexes.get(storeId);
+    return this.serialized(storeId, async () => {
+      const found = await matching(this.storage, storeId, input.filter, input.limit);
+      if (found.keys.length === 0) return { tuples: [], more: false, revision: await this.storage.revision(storeId) };
+      const t0 = performance.now();
+      const res = await this.storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' });
+      this.writeTimings.observe(performance.now() - t0);
+      index.apply(res);
+      return { tuples: res.deleted, more: found.more, revision: res.revision };
+    });
   }
 
   async read(input: ReadInput): Promise<Page<Tuple>> {

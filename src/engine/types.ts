@@ -191,6 +191,35 @@ export interface ReadChangesInput extends PageRequest {
   readonly startTime?: string | undefined;
 }
 
+/** What delete-by-filter selects; at least one field is set (the API edge checks it). */
+export interface DeleteTuplesFilter {
+  /** Every object of this type (`document`). */
+  readonly objectType?: string | undefined;
+  /** One object (`document:roadmap`); its type equals `objectType` when both are set. */
+  readonly object?: string | undefined;
+  readonly relation?: string | undefined;
+  /** One user string exactly as stored: `user:anne`, `group:eng#member`, `user:*`. */
+  readonly user?: string | undefined;
+}
+
+export interface DeleteTuplesInput {
+  readonly storeId: string;
+  readonly filter: DeleteTuplesFilter;
+  /** Only report what would go; nothing is written. */
+  readonly dryRun: boolean;
+  /** At most this many tuples go in this request (1 … MAX_DELETE_BY_FILTER). */
+  readonly limit: number;
+}
+
+export interface DeleteTuplesOutput {
+  /** The tuples deleted (or, on a dry run, that would be), in the store's Read order. */
+  readonly tuples: readonly TupleKey[];
+  /** More tuples matched than `limit`: another request deletes the next ones. */
+  readonly more: boolean;
+  /** The store's revision after the request (unchanged on a dry run or when nothing matched). */
+  readonly revision: number;
+}
+
 export interface Latch {
   // stores
   createStore(name: string): Promise<Store>;
@@ -221,6 +250,11 @@ export interface Latch {
    * store, and mid-stream when the store is deleted. Ends when `signal` aborts.
    */
   watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent>;
+  /**
+   * Deletes up to `limit` tuples matching the filter in one atomic write (one revision, one
+   * change-log entry per tuple); `dryRun` only lists them. Throws store_id_not_found.
+   */
+  deleteTuples(input: DeleteTuplesInput): Promise<DeleteTuplesOutput>;
 
   // queries
   check(input: CheckInput): Promise<CheckResult>;

@@ -313,7 +313,9 @@ export class Channel {
     // A streaming request can be cancelled on its own (`cancel` op), not only with its connection.
     const own = e.streaming ? new AbortController() : undefined;
     const signal = own ? AbortSignal.any([conn.controller.signal, own.signal]) : conn.controller.signal;
-    const ctx: CallContext = { latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined };
+    const ctx: CallContext = {
+      latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined, authzenBaseUrl: this.shared.authzenBaseUrl,
+    };
     let input: unknown;
     try {
       input = e.parse({ params, query: (name) => fields[name], body });

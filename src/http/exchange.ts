@@ -112,6 +112,8 @@ export interface ServerShared {
   readonly liveStreams: Set<() => void>;
   /** A live stream's consumer that reads nothing for this long is told why and disconnected (ms). */
   readonly liveStallMs: number;
+  /** `--authzen-base-url` (see CallContext). */
+  readonly authzenBaseUrl?: string | undefined;
 }
 
 export class Exchange implements CallContext {
@@ -127,7 +129,8 @@ export class Exchange implements CallContext {
   /** The caller's address, read when a call fails before authentication (store-log tally). */
   #source = '';
   #retryAfter: number | undefined;
-  readonly requestId = nextRequestId();
+  /** latch's own id, or the client's (`useRequestId`) on endpoints that echo it. */
+  requestId = nextRequestId();
   readonly #start = performance.now();
   /**
    * When a whole reply's headers were written (0: not yet, or a stream still running): the
@@ -162,6 +165,18 @@ export class Exchange implements CallContext {
 
   get latch(): Latch {
     return this.shared.latch;
+  }
+
+  get authzenBaseUrl(): string | undefined {
+    return this.shared.authzenBaseUrl;
+  }
+
+  /**
+   * Adopts the client's request id when it is 1–128 visible ASCII characters (so it can neither
+   * split a header nor flood the log); anything else keeps latch's own id.
+   */
+  useRequestId(id: string): void {
+    if (id.length > 0 && id.length <= 128 && /^[\x21-\x7e]+$/.test(id)) this.requestId = id;
   }
 
   get tokens(): TokenCodec {

@@ -35,6 +35,8 @@ export interface HttpServerOptions {
   readonly watchStallMs?: number | undefined;
   /** Serve /metrics on this address instead of the API port (which then has no /metrics). */
   readonly metricsAddress?: Address | undefined;
+  /** Origin named by the AuthZEN metadata (`https://authz.example.com`); unset → `http://<Host>`. */
+  readonly authzenBaseUrl?: string | undefined;
 }
 
 export interface LatchHttpServer {
@@ -113,18 +115,34 @@ function paramReader(names: readonly string[]): (req: HttpRequest) => Record<str
   };
 }
 
+/** The headers an endpoint declared, read while `req` is valid. */
+function headerReader(names: readonly string[] | undefined): ((req: HttpRequest) => Record<string, string>) | undefined {
+  if (names === undefined || names.length === 0) return undefined;
+  return (req) => {
+    const headers: Record<string, string> = {};
+    for (const name of names) {
+      const v = req.getHeader(name);
+      if (v !== '') headers[name] = v;
+    }
+    return headers;
+  };
+}
+
 function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number, discard: DiscardBound): void {
   const readParams = paramReader(paramNames(e.path));
+  const readHeaders = headerReader(e.headers);
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
+    if (e.echoRequestId) x.useRequestId(req.getHeader('x-request-id'));
+    const headers = readHeaders?.(req);
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader('authorization') || undefined : undefined;
     const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
-    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {} }, gate);
+    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers }, gate);
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);
     readBody(res, announced, bodyLimit, discard, (bytes) => {
@@ -137,9 +155,9 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
       try {
         body = decodeBody(bytes, msgpack);
       } catch (err) {
-        return void run(x, e, { params, query: NO_QUERY, body: {} }, gate, err);
+        return void run(x, e, { params, query: NO_QUERY, body: {}, headers }, gate, err);
       }
-      void run(x, e, { params, query: NO_QUERY, body }, gate);
+      void run(x, e, { params, query: NO_QUERY, body, headers }, gate);
     });
   });
 }
@@ -188,7 +206,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
   const shared: ServerShared = {
     latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics,
-    liveStreams: new Set(), liveStallMs: options.watchStallMs ?? 30_000,
+    liveStreams: new Set(), liveStallMs: options.watchStallMs ?? 30_000, authzenBaseUrl: options.authzenBaseUrl,
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);

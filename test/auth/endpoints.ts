@@ -20,6 +20,21 @@ export const STREAMING_OPS: ReadonlySet<string> = new Set(['StreamedListObjects'
 
 const tk = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
 
+/** The AuthZEN endpoints (docs/authzen.md) with the scopes docs/auth.md lists for them. */
+function authzenCases(): EndpointCase[] {
+  const subject = { type: 'user', id: 'anne' };
+  const resource = { type: 'doc', id: '1' };
+  const action = { name: 'viewer' };
+  return [
+    { op: 'Evaluation', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/access/v1/evaluation', body: { subject, resource, action }, ok: 200 },
+    { op: 'Evaluations', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/access/v1/evaluations', body: { subject, action, evaluations: [{ resource }] }, ok: 200 },
+    { op: 'SubjectSearch', scope: 'list:users', method: 'POST', path: '/stores/{S}/access/v1/search/subject', body: { subject: { type: 'user' }, resource, action }, ok: 200 },
+    { op: 'ResourceSearch', scope: 'list:objects', method: 'POST', path: '/stores/{S}/access/v1/search/resource', body: { subject, resource: { type: 'doc' }, action }, ok: 200 },
+    { op: 'ActionSearch', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/access/v1/search/action', body: { subject, resource }, ok: 200 },
+    { op: 'GetConfiguration', scope: 'read:stores', method: 'GET', path: '/.well-known/authzen-configuration/{S}', ok: 200 },
+  ];
+}
+
 export const ENDPOINT_CASES: readonly EndpointCase[] = [
   { op: 'ListStores', scope: 'read:stores', method: 'GET', path: '/stores', ok: 200, account: true },
   { op: 'CreateStore', scope: 'create:stores', method: 'POST', path: '/stores', body: { name: 'made-by-scope-test' }, ok: 201, account: true },
@@ -47,5 +62,7 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
     op: 'ListUsers', scope: 'list:users', method: 'POST', path: '/stores/{S}/list-users',
     body: { object: { type: 'doc', id: '1' }, relation: 'viewer', user_filters: [{ type: 'user' }] }, ok: 200,
   },
+  { op: 'DeleteTuples', scope: 'write:tuples', method: 'POST', path: '/stores/{S}/delete-tuples', body: { filter: { object: 'doc:scope-delete' } }, ok: 200 },
+  ...authzenCases(),
   { op: 'SearchStoreLogs', scope: 'search:logs', method: 'GET', path: '/stores/{S}/logs', ok: 200 },
 ];

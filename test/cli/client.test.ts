@@ -91,6 +91,30 @@ describe('tuple commands', () => {
     const read = json<{ tuples: unknown[] }>(await latch(['tuple', 'read', '--store-id', storeId, '--relation', 'viewer', '--object', 'document:bulk-3'], env));
     expect(read.tuples).toHaveLength(36); // i ≡ 3 (mod 7) for i < 250
   });
+
+  it('tuple delete --filter: a dry run, then bounded requests until nothing matches', async () => {
+    const dry = json<{ would_delete: { object: string }[]; more: boolean }>(
+      await latch(['tuple', 'delete', '--store-id', storeId, '--filter', 'object=document:bulk-3,relation=viewer', '--dry-run'], env),
+    );
+    expect(dry.would_delete).toHaveLength(36);
+    expect(dry.more).toBe(false);
+    expect(new Set(dry.would_delete.map((k) => k.object))).toEqual(new Set(['document:bulk-3']));
+    const all = json<{ would_delete: unknown[]; more: boolean }>(
+      await latch(['tuple', 'delete', '--store-id', storeId, '--filter', 'object_type=document', '--filter', 'relation=viewer', '--dry-run'], env),
+    );
+    expect(all.more).toBe(false);
+    const n = all.would_delete.length;
+    expect(n).toBeGreaterThanOrEqual(250);
+    const done = json<{ deleted: number; requests: number }>(
+      await latch(['tuple', 'delete', '--store-id', storeId, '--filter', 'object_type=document,relation=viewer', '--limit', '100'], env),
+    );
+    expect(done).toEqual({ deleted: n, requests: Math.ceil(n / 100) });
+    const after = json<{ would_delete: unknown[] }>(await latch(['tuple', 'delete', '--store-id', storeId, '--filter', 'object_type=document,relation=viewer', '--dry-run'], env));
+    expect(after.would_delete).toEqual([]);
+    const bad = await latch(['tuple', 'delete', '--store-id', storeId, '--filter', 'colour=red'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--filter takes key=value with key one of object_type, object, relation, user; got 'colour=red'");
+  });
 });
 
 describe('query commands', () => {

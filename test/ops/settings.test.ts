@@ -64,8 +64,9 @@ describe('precedence', () => {
       '--list-users-deadline', '8', '--check-deadline', '15', '--max-batch-check-items', '16', '--max-contextual-tuples', '9', '--max-tuples-per-write', '10', '--workers', '11', '--cache-size', '12',
       '--log-level', 'warn', '--log-format', 'text', '--log-requests', '--auth-mode', 'oidc', '--auth-issuer', 'https://i.example',
       '--auth-audience', 'https://a.example', '--auth-jwks-uri', 'https://i.example/k', '--auth-token-ttl', '13', '--log-retention-days', '14',
+      '--authzen-base-url', 'https://authz.example.com/',
     ]);
-    expect(c.server).toMatchObject({ host: '127.0.0.2', port: 1, dataDir: '/d', bodyLimit: 2, metrics: false, tokenSecret: 's' });
+    expect(c.server).toMatchObject({ host: '127.0.0.2', port: 1, dataDir: '/d', bodyLimit: 2, metrics: false, tokenSecret: 's', authzenBaseUrl: 'https://authz.example.com' });
     expect(c.server.engine).toEqual({
       resolveDepth: 4, listObjectsMaxResults: 5, listObjectsDeadlineMs: 6, listUsersMaxResults: 7, listUsersDeadlineMs: 8,
       checkDeadlineMs: 15, maxBatchCheckItems: 16, maxContextualTuples: 9, maxTuplesPerWrite: 10, workers: 11, cacheSize: 12,
@@ -103,6 +104,8 @@ describe('wrong values are usage errors naming their source', () => {
     [['--auth-mode', 'preshared'], {}, /auth mode 'preshared' needs at least one key/],
     [['--host', '0.0.0.0'], {}, /auth mode 'none' serves 0.0.0.0 without authentication/],
     [['--auth-mode', 'oidc'], {}, /auth mode 'oidc' needs an issuer/],
+    [['--authzen-base-url', 'authz.example.com'], {}, /authzen-base-url must be an http or https URL, got 'authz.example.com'/],
+    [[], { LATCH_AUTHZEN_BASE_URL: 'https://a.example/?x=1' }, /authzen-base-url must be an http or https URL without query or fragment/],
   ];
   it.each(cases)('%j %j', (argv, env, message) => {
     expect(() => config(argv, env)).toThrow(UsageError);

@@ -41,6 +41,7 @@ export const OPERATIONS = {
   ReadAssertions: rule('read:assertions', 'assertions'),
   WriteAssertions: rule('write:assertions', 'assertions'),
   Write: rule('write:tuples', 'write'),
+  DeleteTuples: rule('write:tuples', 'write'),
   Read: rule('read:tuples', 'read'),
   ReadChanges: rule('read:changes', 'read-changes'),
   Watch: rule('read:changes', 'read-changes'),

@@ -1,0 +1,207 @@
+// The AuthZEN 1.0 endpoints on every store (http-api.md §4.20–4.25), mapped onto Check,
+// BatchCheck, ListUsers, StreamedListObjects and the model's relations as OpenFGA's experimental
+// implementation maps them. Whole-request errors use latch's error body and status (a 400 with
+// its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
+
+import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
+import type { BatchCheckItem, ListedUser } from '../../engine/types.js';
+import { AppError } from '../../errors.js';
+import { endpoint, ok, type CallContext, type Endpoint } from '../endpoint.js';
+import { bodyObject } from '../stores.js';
+import { storeId } from '../validate.js';
+import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations.js';
+import {
+  MODEL_HEADER, checkKeyOf, checkPage, contextOf, mergedContext, modelFromHeader, requiredAction, requiredResource,
+  requiredResourceFilter, requiredSubject, requiredSubjectFilter, userOf, type Action, type Resource, type Subject, type TypeFilter,
+} from './shapes.js';
+
+const HEADERS = [MODEL_HEADER] as const;
+const base = { method: 'post', headers: HEADERS, echoRequestId: true } as const;
+
+interface EvaluationInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly subject: Subject;
+  readonly resource: Resource;
+  readonly action: Action;
+  readonly context?: JsonObject | undefined;
+}
+
+const evaluation = endpoint<EvaluationInput>({
+  ...base, name: 'Evaluation', op: 'evaluation', path: '/stores/:store_id/access/v1/evaluation',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'EvaluationRequest');
+    const body = bodyObject(req);
+    const subject = requiredSubject(body, 'EvaluationRequest');
+    const resource = requiredResource(body, 'EvaluationRequest');
+    const action = requiredAction(body, 'EvaluationRequest');
+    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
+  },
+  async handle(input, ctx) {
+    const r = await ctx.latch.check({
+      storeId: input.storeId, modelId: input.modelId, tupleKey: checkKeyOf(input.subject, input.resource, input.action), contextualTuples: [],
+      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
+    });
+    ctx.modelId = r.modelId;
+    return ok({ decision: r.allowed });
+  },
+});
+
+const evaluations = endpoint<EvaluationsInput>({
+  ...base, name: 'Evaluations', op: 'evaluations', path: '/stores/:store_id/access/v1/evaluations',
+  parse: (req) => parseEvaluations(storeId(req.params.store_id, 'EvaluationsRequest'), modelFromHeader(req), bodyObject(req)),
+  async handle(input, ctx) {
+    return ok({ evaluations: await evaluate(input, ctx) });
+  },
+});
+
+interface SubjectSearchInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly subject: TypeFilter;
+  readonly resource: Resource;
+  readonly action: Action;
+  readonly context?: JsonObject | undefined;
+}
+
+/** Concrete users and typed wildcards (`id: "*"`); usersets are not subjects and are left out. */
+function subjectsOf(users: readonly ListedUser[]): { type: string; id: string }[] {
+  const out: { type: string; id: string }[] = [];
+  for (const u of users) {
+    if ('object' in u) out.push({ type: u.object.type, id: u.object.id });
+    else if ('wildcard' in u) out.push({ type: u.wildcard.type, id: '*' });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+const subjectSearch = endpoint<SubjectSearchInput>({
+  ...base, name: 'SubjectSearch', op: 'subject-search', path: '/stores/:store_id/access/v1/search/subject',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'SubjectSearchRequest');
+    const body = bodyObject(req);
+    const subject = requiredSubjectFilter(body, 'SubjectSearchRequest');
+    const resource = requiredResource(body, 'SubjectSearchRequest');
+    const action = requiredAction(body, 'SubjectSearchRequest');
+    checkPage(body);
+    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
+  },
+  async handle(input, ctx) {
+    const r = await ctx.latch.listUsers({
+      storeId: input.storeId, modelId: input.modelId, object: { type: input.resource.type, id: input.resource.id }, relation: input.action.name,
+      userFilters: [{ type: input.subject.type }], contextualTuples: [],
+      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
+    });
+    ctx.modelId = r.modelId;
+    return ok({ results: subjectsOf(r.users) });
+  },
+});
+
+interface ResourceSearchInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly subject: Subject;
+  readonly resource: TypeFilter;
+  readonly action: Action;
+  readonly context?: JsonObject | undefined;
+}
+
+const resourceSearch = endpoint<ResourceSearchInput>({
+  ...base, name: 'ResourceSearch', op: 'resource-search', path: '/stores/:store_id/access/v1/search/resource',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'ResourceSearchRequest');
+    const body = bodyObject(req);
+    const subject = requiredSubject(body, 'ResourceSearchRequest');
+    const resource = requiredResourceFilter(body, 'ResourceSearchRequest');
+    const action = requiredAction(body, 'ResourceSearchRequest');
+    checkPage(body);
+    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
+  },
+  async handle(input, ctx) {
+    // StreamedListObjects, collected: every object found before the deadline (no 1000 cap).
+    const user = userOf(input.subject);
+    ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
+    const objects: string[] = [];
+    const stream = ctx.latch.streamedListObjects({
+      storeId: input.storeId, modelId: ctx.modelId, type: input.resource.type, relation: input.action.name, user, contextualTuples: [],
+      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
+    }, ctx.signal);
+    for await (const o of stream) objects.push(o);
+    objects.sort();
+    const type = input.resource.type;
+    return ok({ results: objects.map((o) => ({ type, id: o.slice(o.indexOf(':') + 1) })) });
+  },
+});
+
+interface ActionSearchInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly subject: Subject;
+  readonly resource: Resource;
+  readonly context?: JsonObject | undefined;
+}
+
+/** The model the request names, or the store's latest (latest_authorization_model_not_found without one). */
+async function modelOf(ctx: CallContext, store: string, modelId: string | undefined): Promise<AuthorizationModel> {
+  if (modelId) return ctx.latch.readModel(store, modelId);
+  const latest = (await ctx.latch.listModels(store, { pageSize: 1 })).items[0];
+  if (!latest) throw new AppError('latest_authorization_model_not_found', `No authorization models found for store '${store}'`);
+  return latest;
+}
+
+const actionSearch = endpoint<ActionSearchInput>({
+  ...base, name: 'ActionSearch', op: 'action-search', path: '/stores/:store_id/access/v1/search/action',
+  parse(req) {
+    const id = storeId(req.params.store_id, 'ActionSearchRequest');
+    const body = bodyObject(req);
+    const subject = requiredSubject(body, 'ActionSearchRequest');
+    const resource = requiredResource(body, 'ActionSearchRequest');
+    checkPage(body);
+    return { storeId: id, modelId: modelFromHeader(req), subject, resource, context: contextOf(body) };
+  },
+  async handle(input, ctx) {
+    const model = await modelOf(ctx, input.storeId, input.modelId);
+    ctx.modelId = model.id;
+    const type = model.type_definitions.find((t) => t.type === input.resource.type);
+    if (!type) throw new AppError('validation_error', `failed to get relations for type ${input.resource.type}: type '${input.resource.type}' not found`);
+    const names = Object.keys(type.relations ?? {}).sort();
+    const context = mergedContext(input.context, input.subject, input.resource, undefined);
+    const permitted: { name: string }[] = [];
+    // One BatchCheck per server-sized slice (OpenFGA refuses a type with more relations than one BatchCheck takes).
+    const size = ctx.latch.config.maxBatchCheckItems;
+    for (let i = 0; i < names.length; i += size) {
+      const checks: BatchCheckItem[] = names.slice(i, i + size).map((name, j) => ({
+        correlationId: String(j), tupleKey: checkKeyOf(input.subject, input.resource, { name }), contextualTuples: [], context,
+      }));
+      const r = await ctx.latch.batchCheck({ storeId: input.storeId, modelId: model.id, checks, consistency: 'UNSPECIFIED' });
+      // A relation whose check fails is left out, as OpenFGA leaves it out.
+      for (const c of checks) {
+        const outcome = r.results.get(c.correlationId);
+        if (outcome !== undefined && 'allowed' in outcome && outcome.allowed) permitted.push({ name: c.tupleKey.relation });
+      }
+    }
+    return ok({ results: permitted });
+  },
+});
+
+/** `GET /.well-known/authzen-configuration/{store_id}`: the store's PDP metadata (spec §9). */
+const getConfiguration = endpoint<{ storeId: string; host: string | undefined }>({
+  name: 'GetConfiguration', op: 'get-configuration', method: 'get', path: '/.well-known/authzen-configuration/:store_id', headers: ['host'], echoRequestId: true,
+  parse: (req) => ({ storeId: storeId(req.params.store_id, 'GetConfigurationRequest'), host: req.headers?.['host'] }),
+  async handle(input, ctx) {
+    await ctx.latch.getStore(input.storeId);
+    const origin = ctx.authzenBaseUrl ?? (input.host ? `http://${input.host}` : undefined);
+    if (origin === undefined) throw new AppError('failed_precondition', 'AuthZEN base URL is not configured: set --authzen-base-url');
+    const pdp = `${origin}/stores/${input.storeId}`;
+    // `capabilities` would be empty, and the spec omits parameters with zero values.
+    return ok({
+      policy_decision_point: pdp,
+      access_evaluation_endpoint: `${pdp}/access/v1/evaluation`,
+      access_evaluations_endpoint: `${pdp}/access/v1/evaluations`,
+      search_subject_endpoint: `${pdp}/access/v1/search/subject`,
+      search_resource_endpoint: `${pdp}/access/v1/search/resource`,
+      search_action_endpoint: `${pdp}/access/v1/search/action`,
+    });
+  },
+});
+
+export const AUTHZEN_ENDPOINTS: readonly Endpoint[] = [evaluation, evaluations, subjectSearch, resourceSearch, actionSearch, getConfiguration];
