@@ -106,9 +106,12 @@ export function directOf(type: u32, rel: u32): usize {
 }
 
 /**
- * Read-time validity (semantics §4.5): the tuple `?#rel@subj` with `meta` fits some restriction
- * of the relation: same subject type, same form (object / wildcard / userset relation) and the
- * same condition name (none ↔ none).
+ * Read-time validity (semantics §4.5, rules 6-7 of §4.2), exactly as the model layer's
+ * `isValidAtRead`: some restriction of the relation has the subject's type and form (object /
+ * wildcard / userset relation); an unconditioned tuple needs such a restriction without a
+ * condition; a conditioned tuple needs some restriction of the subject's *type* (any form) that
+ * names its condition (the reference compares the type only). Example: with
+ * `[user, user:* with c]`, `user:anne with c` is valid (form from `user`, condition from `user:*`).
  */
 export function valid(restr: usize, subj: u32, meta: u32): bool {
   if (restr == 0) return false;
@@ -125,13 +128,21 @@ export function valid(restr: usize, subj: u32, meta: u32): bool {
   }
   const n = load<u32>(restr);
   let p = restr + 4;
+  let formOk = false;
+  let condOk = false;
   for (let i: u32 = 0; i < n; i++, p += 12) {
-    if (load<u32>(p) == type && load<u32>(p, 4) == form && load<u32>(p, 8) == cn) return true;
+    if (load<u32>(p) != type) continue;
+    const rc = load<u32>(p, 8);
+    if (cn != 0 && rc == cn) condOk = true;
+    if (load<u32>(p, 4) == form) {
+      formOk = true;
+      if (cn == 0 && rc == 0) condOk = true;
+    }
+    if (formOk && condOk) return true;
   }
   return false;
 }
 
-/** True when the restriction list admits userset subjects (form >= 2). */
 export function hasUsersetForm(restr: usize): bool {
   const n = load<u32>(restr);
   let p = restr + 4;

@@ -1,11 +1,14 @@
-// Differential test: the reference evaluator (src/engine/reference) against the obviously-correct
-// oracle (test/oracle) on seeded random models, tuples (some stale) and queries. Check must agree
-// exactly (TRUE / FALSE / 2000 / 2002); every listed object or user must Check TRUE in the oracle
-// and every candidate the oracle accepts must be listed (a user may be covered by a listed `T:*`).
-// LATCH_DIFF_SEED fixes the seed, LATCH_DIFF_CASES the number of compared queries (default 10,000).
-// `differentialCheckers` is the hook for more Check implementations (the wasm walker).
+// Differential test: every Check path and both ListObjects paths against the obviously-correct
+// oracle (test/oracle) on seeded random models, tuples (some stale) and queries, with no excused
+// difference. Check paths: the reference evaluator (over a map and over the compact index), the
+// inline wasm walker, the worker pool (strings and pre-interned records), the service's `checkIds`
+// and the msgpack channel's `check-ids` (differential-paths.ts). The reference must agree exactly
+// (TRUE / FALSE / 2000 / 2002), the others up to which error code wins; every listed object or
+// user must Check TRUE in the oracle and every candidate the oracle accepts must be listed (a user
+// may be covered by a listed `T:*`). LATCH_DIFF_SEED fixes the seed, LATCH_DIFF_CASES the number
+// of compared queries (default 10,000).
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
@@ -19,6 +22,7 @@ import { userString } from '../conformance/engine.js';
 import { compile } from '../reference/model.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
 import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
+import { BulkPaths, type BulkCheck } from './differential-paths.js';
 import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsers, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
 
 /** Stored tuples (possibly stale), contextual tuples (valid), request context and depth limit. */
@@ -34,16 +38,7 @@ export interface CheckInput {
 export interface DifferentialChecker {
   readonly name: string;
   check(input: CheckInput, object: string, relation: string, user: string): boolean;
-  /**
-   * Classifies a disagreement as a known, reported defect of this implementation: returns its
-   * label (counted in the outcome totals and tolerated) or undefined. Ignored with LATCH_DIFF_STRICT=1.
-   */
-  readonly knownGap?: (input: CheckInput, got: O, query: { object: string; relation: string; user: string }) => string | undefined;
 }
-
-/** LATCH_DIFF_STRICT=1 tolerates no known gap; LATCH_DIFF_STRICT=<gap label> makes only that one fail. */
-const strict = process.env.LATCH_DIFF_STRICT === '1';
-const strictGap = process.env.LATCH_DIFF_STRICT;
 
 /** Every Check implementation compared against the oracle; more can be appended here. */
 export const differentialCheckers: DifferentialChecker[] = [
@@ -65,30 +60,8 @@ export const differentialCheckers: DifferentialChecker[] = [
       if ('error' in out) throw out.error;
       return out.allowed;
     },
-    knownGap: walkerGap,
   },
 ];
-
-/** Open walker defects as of this writing (see each line); each is counted when it explains a difference. */
-function walkerGap(inp: CheckInput, got: O, q: { object: string; relation: string; user: string }): string | undefined {
-  // §5.2 step 4 (PathExists) missing: errors in parts the subject's type cannot reach surface.
-  const oracle = { model: inp.model, tuples: [...inp.contextual, ...inp.stored], context: inp.context, depthLimit: inp.depth };
-  if (same(got, oracleCheck({ ...oracle, noPathShortcut: true }, q.object, q.relation, q.user), false)) return 'walker:known-gap-path-shortcut';
-  // §4.2 rule 7: a tuple's condition is matched against restrictions of the same user *type*.
-  if ([...inp.stored, ...inp.contextual].some((t) => usesConditionLeniency(inp.model, t))) return 'walker:known-gap-condition-leniency';
-  return undefined;
-}
-
-/** A conditioned tuple whose own restriction form does not name its condition (valid only by the type-only rule). */
-function usesConditionLeniency(model: CompiledModel, t: TupleKey): boolean {
-  const name = t.condition?.name;
-  const rel = model.types.get(t.object.split(':')[0] ?? '')?.relations.get(t.relation);
-  if (!name || !rel) return false;
-  const wild = t.user.endsWith(':*');
-  const urel = t.user.includes('#') ? t.user.slice(t.user.lastIndexOf('#') + 1) : undefined;
-  const utype = t.user.slice(0, t.user.indexOf(':'));
-  return !rel.directTypes.some((d) => d.type === utype && d.wildcard === wild && d.relation === urel && d.condition === name);
-}
 
 /** One index per tuple list (the same list is queried many times). */
 const indexes = new WeakMap<readonly TupleKey[], IndexSnapshot>();
@@ -122,6 +95,8 @@ const same = (a: O, b: O, strict: boolean): boolean =>
   a === b || (a === 'F' && b === 'C') || (a === 'C' && b === 'F') || (!strict && typeof a === 'number' && typeof b === 'number');
 
 interface World {
+  /** The model the tuples were written under (`json` itself unless the model evolved). */
+  origin: AuthorizationModelInput;
   json: AuthorizationModelInput;
   model: CompiledModel;
   tuples: TupleKey[];
@@ -155,12 +130,12 @@ function randomWorld(rng: Rng): World {
       // The model changes after the writes: some stored tuples become stale (§4.5).
       const evolved = evolveModel(rng, json);
       try {
-        return { json: evolved, model: compile(evolved), tuples: stored, contextual, depth };
+        return { origin: json, json: evolved, model: compile(evolved), tuples: stored, contextual, depth };
       } catch {
         // an invalid evolution: keep the original model
       }
     }
-    return { json, model, tuples: stored, contextual, depth };
+    return { origin: json, json, model, tuples: stored, contextual, depth };
   }
 }
 
@@ -210,10 +185,7 @@ export function compare(w: World, q: Query): string | undefined {
     count(`check:${want}`);
     for (const c of differentialCheckers) {
       const got = outcome(() => c.check(input, q.object, q.relation, q.user));
-      if (same(got, want, c.name === 'eval')) continue;
-      const gap = strict ? undefined : c.knownGap?.(input, got, q);
-      if (gap && gap !== strictGap) count(gap);
-      else return `${c.name}: Check(${q.user}, ${q.relation}, ${q.object}) = ${got}, oracle ${want}`;
+      if (!same(got, want, c.name === 'eval')) return `${c.name}: Check(${q.user}, ${q.relation}, ${q.object}) = ${got}, oracle ${want}`;
     }
     return undefined;
   }
@@ -312,33 +284,58 @@ function shrink(w: World, q: Query): World {
   return cur;
 }
 
-describe('differential: eval vs oracle', () => {
+/** Greedy shrink for a bulk-path mismatch: drop stored tuples while some check still disagrees. */
+async function shrinkBulk(w: World, checks: readonly BulkCheck[], run: (w: World) => Promise<string | undefined>): Promise<World> {
+  let cur = w;
+  for (let i = cur.tuples.length - 1; i >= 0 && checks.length > 0; i--) {
+    const next = { ...cur, tuples: cur.tuples.filter((_, j) => j !== i) };
+    if (await run(next)) cur = next;
+  }
+  return cur;
+}
+
+const bulk = new BulkPaths();
+afterAll(() => bulk.close());
+
+describe('differential: every Check and ListObjects path vs the oracle', () => {
   const total = Number(process.env.LATCH_DIFF_CASES ?? 10_000);
-  // Large LATCH_DIFF_CASES runs need more than the default per-test timeout (about 1 ms per case).
-  it('agrees on random models, tuples and queries', { timeout: Math.max(60_000, total * 5) }, () => {
+  // Large LATCH_DIFF_CASES runs need more than the default per-test timeout (a few ms per case).
+  it('agrees on random models, tuples and queries', { timeout: Math.max(120_000, total * 10) }, async () => {
     const seed = Number(process.env.LATCH_DIFF_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`differential seed ${seed}, ${total} cases (LATCH_DIFF_SEED=${seed} to reproduce)`);
     const rng = new Rng(seed);
+    const fail = (repro: Record<string, unknown>, bad: string): never => {
+      console.log(`differential reproduction:\n${JSON.stringify({ seed, ...repro })}`);
+      return expect.fail(`differential mismatch (LATCH_DIFF_SEED=${seed}): ${bad} (reproduction printed above)`);
+    };
     let done = 0;
     while (done < total) {
       const w = randomWorld(rng);
+      const checks: BulkCheck[] = [];
       for (let i = 0; i < 25 && done < total; i++, done++) {
         const q = randomQuery(rng, w);
         const bad = compare(w, q);
         if (bad) {
           const min = shrink(w, q);
-          const repro = { seed, mismatch: compare(min, q), query: q, depth: min.depth, tuples: min.tuples, contextual: min.contextual, model: min.json };
-          console.log(`differential reproduction:\n${JSON.stringify(repro)}`);
-          expect.fail(`differential mismatch (LATCH_DIFF_SEED=${seed}): ${repro.mismatch ?? bad} (reproduction printed above)`);
+          fail({ mismatch: compare(min, q), query: q, depth: min.depth, tuples: min.tuples, contextual: min.contextual, model: min.json }, bad);
         }
+        if (q.kind === 'check') checks.push({ object: q.object, relation: q.relation, user: q.user, context: q.context });
+      }
+      const run = (v: World): Promise<string | undefined> => bulk.compare(v, indexOf(v.tuples), checks);
+      const bad = await run(w);
+      if (bad) {
+        const min = await shrinkBulk(w, checks, run);
+        fail({ mismatch: await run(min), checks, depth: min.depth, tuples: min.tuples, contextual: min.contextual, origin: min.origin, model: min.json }, bad);
       }
     }
     console.log(`differential outcomes: ${JSON.stringify(Object.fromEntries([...stats].sort()))}`);
+    console.log(`differential bulk paths: ${JSON.stringify(Object.fromEntries([...bulk.counts].sort()))}`);
     expect(done).toBe(total);
     if (total >= 5000) {
       for (const k of ['check:T', 'check:F', 'check:C', 'check:2000', 'check:2002', 'objects:non-empty', 'users:non-empty', 'users:wildcard', 'users:userset']) {
         expect(stats.get(k) ?? 0, k).toBeGreaterThan(0);
       }
+      for (const k of ['pool', 'pool-ids', 'checkIds', 'msgpack check-ids']) expect(bulk.counts.get(k) ?? 0, k).toBeGreaterThan(1000);
     }
   });
 });

@@ -1,6 +1,7 @@
 // Read-time validity (semantics §4.5) and strings the index has never seen.
 
 import { describe, expect, it } from 'vitest';
+import type { JsonObject } from '../../src/domain/types.js';
 import { answer, index, model } from './helpers.js';
 
 const HEAD = 'model\n  schema 1.1\n';
@@ -65,4 +66,18 @@ describe('a contextual copy of a stored key wins the exact lookup (§5.8)', () =
   it('doc:1#viewer@user:x => true (stored p=1)', () => expect(answer(ix, m, 'doc:1#viewer@user:x')).toBe('true'));
   it('doc:1#viewer@user:x => false (contextual p=0 hides stored p=1)', () =>
     expect(answer(ix, m, 'doc:1#viewer@user:x', { ctx: ['doc:1#viewer@user:x[c {"p":0}]'] })).toBe('false'));
+});
+
+describe('a condition is matched against restrictions of the same user type (§4.2 rule 7)', () => {
+  // `user:anne with c` is valid: its form comes from `user`, its condition from `user:* with c`.
+  const m = model(`${HEAD}type user\ntype team\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, user:* with c, team#member]\n    define editor: [team#member, user with c]\ncondition c(x: int) {\n  x > 0\n}\n`);
+  const ix = index(['doc:1#viewer@user:anne[c]', 'doc:2#viewer@team:t#member[c]', 'team:t#member@user:bob', 'doc:3#editor@team:t#member[c]']);
+  const cases: [string, JsonObject, string][] = [
+    ['doc:1#viewer@user:anne', { x: 1 }, 'true'],
+    ['doc:1#viewer@user:anne', { x: 0 }, 'false'],
+    ['doc:1#viewer@user:anne', {}, 'validation_error'], // the condition is evaluated: a missing parameter
+    ['doc:2#viewer@user:bob', { x: 1 }, 'false'], // no `team` restriction names c
+    ['doc:3#editor@user:bob', { x: 1 }, 'false'], // c is named for `user`, not for `team`
+  ];
+  for (const [q, context, want] of cases) it(`${q} with ${JSON.stringify(context)} => ${want}`, () => expect(answer(ix, m, q, { context })).toBe(want));
 });

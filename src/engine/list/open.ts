@@ -1,6 +1,8 @@
-// Wiring of the indexed ListObjects walk (src/engine/list/list-objects.ts) to a confirmer:
-// the inline wasm walker when its answers are exact for the model (`walkerExactFor`), else the
-// reference checker. Used by the service's ListObjects / StreamedListObjects and the benchmarks.
+// Wiring of the indexed ListObjects walk (src/engine/list/list-objects.ts) to a confirmer: the
+// inline wasm walker (`WalkerSession`), the same walker that answers Check, so a listed object is
+// one Check allows. The reference checker confirms only when asked (tests and benchmarks) or for a
+// candidate whose walk overflowed the walker's scratch (`WalkerSession.confirm`). Used by the
+// service's ListObjects / StreamedListObjects and the benchmarks.
 //
 // Example: openObjectWalk({snapshot, model, contextual: [], resolveDepth: 25, deadline},
 //   {type: 'doc', relation: 'viewer', user: 'user:anne'}) yields 'doc:1', 'doc:7', … as confirmed.
@@ -8,17 +10,16 @@
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from './list-objects.js';
 import { referenceConfirmer, RequestNodeIds, requestNodes } from './confirm.js';
-import { walkerExactFor, WalkerSession } from '../walker/checker.js';
+import { WalkerSession } from '../walker/checker.js';
 
 export interface ObjectWalkInput extends ListWalkBase {
-  /** 'walker' / 'reference' force a confirmer (benchmarks and tests); default: the exact fastest. */
+  /** 'reference' confirms with the reference checker (benchmarks and tests); default: the walker. */
   readonly confirm?: 'walker' | 'reference' | undefined;
 }
 
 /** The lazy, deduplicated walk of confirmed objects (see listObjectsOnIndex for its contract). */
 export function openObjectWalk(inp: ObjectWalkInput, q: ListQuery): Generator<string, void> {
-  const useWalker = inp.confirm === 'walker' || (inp.confirm === undefined && walkerExactFor(inp.model));
-  if (useWalker) {
+  if (inp.confirm !== 'reference') {
     const item = { object: requestNodes(q.user, [])[0] ?? q.user, relation: q.relation, user: q.user, contextualTuples: inp.contextual, context: inp.context };
     const session = new WalkerSession(inp.snapshot, inp.model, item, inp.resolveDepth, inp.deadline);
     return listObjectsOnIndex({ ...inp, ids: session.ids, confirmer: session }, q);

@@ -270,36 +270,6 @@ export class WalkerSession implements Confirmer {
   }
 }
 
-/**
- * Whether the walker's answers are exact for `model`. Its one known gap (test/engine differential,
- * `walker:known-gap-condition-leniency`): a conditioned tuple valid only because another
- * restriction form of the same user type names its condition (§4.2 rule 7). Models where no type
- * appears in two restriction forms of one relation with a condition among them cannot meet it.
- */
-export function walkerExactFor(model: CompiledModel): boolean {
-  let exact = exactModels.get(model);
-  if (exact === undefined) {
-    exact = true;
-    for (const t of model.types.values()) {
-      for (const r of t.relations.values()) {
-        const forms = new Map<string, Set<string>>();
-        let conditioned = false;
-        for (const d of r.directTypes) {
-          if (d.condition !== undefined) conditioned = true;
-          const set = forms.get(d.type) ?? new Set<string>();
-          set.add(d.wildcard ? '*' : (d.relation ?? ''));
-          forms.set(d.type, set);
-        }
-        if (conditioned && [...forms.values()].some((f) => f.size > 1)) exact = false;
-      }
-    }
-    exactModels.set(model, exact);
-  }
-  return exact;
-}
-
-const exactModels = new WeakMap<CompiledModel, boolean>();
-
 export function toOutcome(status: number, condMessage: string | undefined): CheckOutcome {
   if (status === R_TRUE) return ALLOWED;
   if (status < R_ERR_COND) return DENIED;
