@@ -1,5 +1,6 @@
 // The host's mirror of assembly/abi.ts: statuses, header word offsets, record formats and opcodes
-// of the walker ABI. Keep the two files in step; test/walker checks ABI_VERSION at load.
+// of the walker ABI. test/walker/abi.test.ts fails when the two differ; the walker checks
+// ABI_VERSION at load.
 
 export const ABI_VERSION = 3;
 

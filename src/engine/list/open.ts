@@ -10,7 +10,7 @@
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from './list-objects.js';
 import { referenceConfirmer, RequestNodeIds, requestNodes } from './confirm.js';
-import { WalkerSession } from '../walker/checker.js';
+import { WalkerSession } from '../walker/session.js';
 
 export interface ObjectWalkInput extends ListWalkBase {
   /** 'reference' confirms with the reference checker (benchmarks and tests); default: the walker. */

@@ -1,6 +1,6 @@
 // Loading the walker module and instantiating it in this thread over the shared memory. One
-// compiled WebAssembly.Module per process (handed to workers), one Instance per thread; the
-// `evalCondition` import dispatches to whatever condition hook the thread installed.
+// compiled WebAssembly.Module per process (handed to workers), one Instance per thread, each with
+// the imports its owner gives it (no process-wide state besides the compiled module).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -19,23 +19,18 @@ export interface WalkerExports {
 /** (cond, handle, obj, rel, subj, subjRel) → 0 false, 1 true, 2 error, 3 unavailable. */
 export type ConditionHook = (cond: number, handle: number, obj: number, rel: number, subj: number, sr: number) => number;
 
-let hook: ConditionHook = () => 3;
-
-/** Installs this thread's condition evaluator (the main thread's checker does; workers do not). */
-export function setConditionHook(h: ConditionHook): void {
-  hook = h;
-}
-
-let deadline = Infinity;
-
 /**
- * The running request's deadline (`Date.now()` ms) for this thread's walker: it reads the clock
- * every 65,536 evaluations (`env.deadlinePassed`) and gives up past it (R_ERR_BUDGET). Workers
- * never set one: their items are bounded by the step budget.
+ * What an instance calls back: the condition evaluator and the deadline poll (1 once the running
+ * request's deadline passed; read every 65,536 evaluations). The main thread's `WalkerHost` binds
+ * both to itself; a pool worker has neither (conditions answer R_ERR_NEEDHOST, no deadline: its
+ * items are bounded by the step budget).
  */
-export function setDeadline(ms: number): void {
-  deadline = ms;
+export interface WalkerImports {
+  readonly evalCondition: ConditionHook;
+  readonly deadlinePassed: () => number;
 }
+
+const WORKER_IMPORTS: WalkerImports = { evalCondition: () => 3, deadlinePassed: () => 0 };
 
 /** Path of build/walker.wasm from src/ (tsx, vitest) or dist/src/ (compiled). */
 export function wasmPath(): string {
@@ -55,15 +50,9 @@ export function walkerModule(): WebAssembly.Module {
   return compiled;
 }
 
-/** A new instance over `memory`; checks the ABI version. */
-export function instantiate(module: WebAssembly.Module, memory: WebAssembly.Memory): WalkerExports {
-  const inst = new WebAssembly.Instance(module, {
-    env: {
-      memory,
-      evalCondition: (c: number, h: number, o: number, r: number, s: number, sr: number) => hook(c, h, o, r, s, sr),
-      deadlinePassed: () => (Date.now() > deadline ? 1 : 0),
-    },
-  });
+/** A new instance over `memory` calling back `imports`; checks the ABI version. */
+export function instantiate(module: WebAssembly.Module, memory: WebAssembly.Memory, imports: WalkerImports = WORKER_IMPORTS): WalkerExports {
+  const inst = new WebAssembly.Instance(module, { env: { memory, evalCondition: imports.evalCondition, deadlinePassed: imports.deadlinePassed } });
   const ex = inst.exports as unknown as WalkerExports;
   if (ex.abiVersion() !== ABI_VERSION) throw new Error(`latch: walker ABI ${ex.abiVersion()} != host ABI ${ABI_VERSION}; rebuild the wasm`);
   return ex;
