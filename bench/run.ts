@@ -16,8 +16,9 @@ import { indexTail } from './scenarios/index-tail.js';
 import { checkpointStall } from './scenarios/checkpoint-stall.js';
 import { httpCheck } from './http/scenario.js';
 import { embedded } from './scenarios/embedded.js';
+import { blowup } from './scenarios/blowup.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, httpCheck];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, blowup, httpCheck];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },

@@ -6,7 +6,7 @@ import { CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RawReply, TokenRequest } from '../../src/api/auth/token-endpoint.js';
 import { ALL_SCOPES, bearer, call, MODEL, startAuthServer, type AuthServer } from './fixtures.js';
 
@@ -59,6 +59,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  vi.useRealTimers();
   process.stdout.write = originals.out;
   process.stderr.write = originals.err;
   await s.close();
@@ -75,15 +76,22 @@ describe('official SDK, ClientCredentials, built-in issuer', () => {
     expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2' })).allowed).toBe(true);
     const first = tokens[0] as string;
     const issued = s.auth.issuer.issued;
-    await new Promise((r) => setTimeout(r, 2600)); // the 2 s token is now expired
-    const expired = await call(s.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } }, bearer(first));
-    expect({ status: expired.status, code: expired.json?.code }).toEqual({ status: 401, code: 'invalid_claims' });
-    expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2' })).allowed).toBe(true);
-    expect(s.auth.issuer.issued).toBeGreaterThan(issued);
+    // The 2 s token expires by moving the clock 2.6 s ahead instead of waiting. Date alone is faked
+    // and keeps running from there (timers and I/O stay real) for the rest of this file, so the
+    // store logs written from now on and their search agree on the time; afterAll restores it.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 2600, shouldAdvanceTime: true });
+    await expiredThenRefreshed(fga, first, issued);
     // Two failed calls: a bad relation (400) and an operation outside the client's scopes (403).
     await expect(fga.check({ user: 'user:bob', relation: 'nope', object: 'doc:2' })).rejects.toThrow();
     await expect(fga.expand({ relation: 'viewer', object: 'doc:2' })).rejects.toThrow();
   }, 30_000);
+
+  async function expiredThenRefreshed(fga: OpenFgaClient, first: string, issued: number): Promise<void> {
+    const expired = await call(s.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } }, bearer(first));
+    expect({ status: expired.status, code: expired.json?.code }).toEqual({ status: 401, code: 'invalid_claims' });
+    expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2' })).allowed).toBe(true);
+    expect(s.auth.issuer.issued).toBeGreaterThan(issued);
+  }
 
   it('a wrong secret gets 401 invalid_client from the token endpoint', async () => {
     const r = await call(s.base, 'POST', '/oauth/token', `grant_type=client_credentials&client_id=${clientId}&client_secret=wrong&audience=${encodeURIComponent(s.audience)}`,

@@ -1,19 +1,12 @@
 // `npm run conformance [-- --json] [--target NAME] [--file SUBSTRING]`: runs the registered
 // targets over ../shared/conformance (or $LATCH_CONFORMANCE_DIR) and prints per-file results.
-// Exit code 1 when a case fails; 0 (with a plain notice) when the data folder is absent.
+// Exit code 1 when a case fails; when the data folder is absent, 0 with a plain notice, or 1
+// under CI=true.
 
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { conformanceDir } from './data.js';
 import { targets } from './targets.js';
 import type { FileResult } from './types.js';
-
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** The conformance data folder: $LATCH_CONFORMANCE_DIR, else `<project>/../shared/conformance`. */
-export function conformanceDir(): string {
-  return process.env.LATCH_CONFORMANCE_DIR ?? path.resolve(projectRoot, '../shared/conformance');
-}
 
 interface Args {
   json: boolean;
@@ -47,10 +40,11 @@ async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const dir = conformanceDir();
   if (!existsSync(dir)) {
-    const msg = `conformance data not found at ${dir}: skipped`;
+    const ci = process.env.CI === 'true';
+    const msg = `conformance data not found at ${dir}: ${ci ? 'required under CI=true' : 'skipped'}`;
     if (args.json) console.log(JSON.stringify({ files: [], skipped: msg }));
     else console.log(msg);
-    return 0;
+    return ci ? 1 : 0;
   }
   const selected = targets.filter((t) => args.target === undefined || t.name === args.target);
   if (selected.length === 0) throw new Error(`no target named ${args.target}; known: ${targets.map((t) => t.name).join(', ')}`);

@@ -3,7 +3,7 @@
 // across stages (stale tuples), Check / ListObjects / StreamedListObjects / ListUsers assertions
 // with error codes, every listed object or user re-checked, and the contextual replay of every
 // single-stage test. How a store, model, write or query is executed is the `ConformanceDriver`;
-// the default driver runs the reference evaluator directly (test/reference/direct-driver.ts).
+// test/conformance/targets.ts names one target per driver (reference, walker, http-json, http-msgpack).
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,9 +11,6 @@ import { parse } from 'yaml';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import type { ListedUser, UserFilter } from '../../src/engine/types.js';
-import { dslToModel } from '../../src/model/dsl.js';
-import { createDirectDriver } from '../reference/direct-driver.js';
-import { createServiceDriver } from '../reference/service-driver.js';
 import { FileTally, type FileResult, type RunOptions, type Target } from './types.js';
 
 /** One store of the system under test. Failures throw AppError (its `numeric` is compared). */
@@ -165,13 +162,8 @@ export async function runQueryFile(driver: ConformanceDriver, file: string, rel:
 
 export const QUERY_FILES = ['openfga/consolidated_1_1_tests.yaml', 'openfga/abac_tests.yaml'];
 
-/** The driver named by LATCH_ENGINE_DRIVER: `direct` (default, the evaluator) or `service` (openLatch). */
-export function defaultDriver(): ConformanceDriver {
-  return process.env.LATCH_ENGINE_DRIVER === 'service' ? createServiceDriver(dslToModel) : createDirectDriver(dslToModel);
-}
-
-/** A target over `driver` (LATCH_ENGINE_DRIVER's choice unless another is given). */
-export function engineTarget(driver: ConformanceDriver = defaultDriver(), name = 'engine'): Target {
+/** A target named `name` running the query suites over `driver`. */
+export function engineTarget(driver: ConformanceDriver, name: string): Target {
   return {
     name,
     async run(dir: string, options: RunOptions): Promise<FileResult[]> {

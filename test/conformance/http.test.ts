@@ -1,20 +1,11 @@
 // The OpenFGA query suites through a real latch server, as JSON over HTTP and as msgpack over
-// the /stream channel: 0 failures, like the in-process target.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+// the /stream channel: 0 failures, like the in-process targets.
+import { expect, it } from 'vitest';
+import { describeWithData } from './with-data.js';
 import { QUERY_FILES } from './engine.js';
 import { runHttp } from './http.js';
 
-const dir = process.env.LATCH_CONFORMANCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/conformance');
-const present = existsSync(path.join(dir, 'openfga'));
-
-describe('conformance: HTTP targets', () => {
-  if (!present) {
-    it.skip(`conformance data not found at ${dir}`, () => undefined);
-    return;
-  }
+describeWithData('conformance: HTTP targets', 'openfga', (dir) => {
   for (const mode of ['json', 'msgpack'] as const) {
     for (const file of QUERY_FILES) {
       it(`${mode}: ${file}`, async () => {
@@ -22,6 +13,7 @@ describe('conformance: HTTP targets', () => {
         const failures = (result?.failures ?? []).map((f) => `${f.name}: ${f.message}`);
         expect(failures).toEqual([]);
         expect(result?.passed ?? 0).toBeGreaterThan(0);
+        console.log(`conformance http-${mode} ${file}: ${result?.passed ?? 0} passed, ${result?.failed ?? 0} failed`);
       }, 600_000);
     }
   }

@@ -1,16 +1,9 @@
 // Runs the `language` conformance target under vitest: every DSL tooling case must pass.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { describeWithData } from './with-data.js';
 import { languageTarget } from './language.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dir = process.env.LATCH_CONFORMANCE_DIR ?? path.resolve(root, '../shared/conformance');
-const exists = existsSync(dir);
-if (!exists) console.log(`conformance data not found at ${dir}: language suites skipped`);
-
-describe.skipIf(!exists)('language conformance', () => {
+describeWithData('language conformance', '', (dir) => {
   it('passes every case of every language suite', async () => {
     const results = await languageTarget.run(dir, {});
     const failures = results.flatMap((r) => r.failures.map((f) => `${r.file} :: ${f.name}: ${f.message}`));

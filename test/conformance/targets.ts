@@ -1,11 +1,21 @@
-// The registry of conformance targets. To add one: one import and one array entry.
+// The registry of conformance targets, each named for what it runs. To add one: one function
+// and one array entry. `npm run conformance -- --target NAME` runs one.
+import { dslToModel } from '../../src/model/dsl.js';
 import type { Target } from './types.js';
 import { languageTarget } from './language.js';
 import { engineTarget } from './engine.js';
 import { httpTarget } from './http.js';
+import { createReferenceDriver } from './reference-driver.js';
+import { createServiceDriver } from './service-driver.js';
+
+/** The reference evaluator (src/engine/reference) called directly: the oracle the walker is held to. */
+export const referenceTarget = () => engineTarget(createReferenceDriver(dslToModel), 'reference');
+/** The in-process service (openLatch): the wasm walker for Check, the production list paths. */
+export const walkerTarget = () => engineTarget(createServiceDriver(dslToModel), 'walker');
 
 export const targets: readonly Target[] = [
   languageTarget,
-  engineTarget(),
+  referenceTarget(),
+  walkerTarget(),
   httpTarget(),
 ];

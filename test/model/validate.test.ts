@@ -122,12 +122,12 @@ describe('errors of models written as DSL', () => {
   });
 });
 
+// Its time is the `blowup` benchmark (bench/scenarios/blowup.ts); an exponential regression
+// would hit the test timeout here.
 describe('validation cost', () => {
-  it('a dense graph of relations without entrypoints is rejected quickly (no path explosion)', () => {
+  it('a dense graph of relations without entrypoints is rejected (no path explosion)', () => {
     const rels = Array.from({ length: 60 }, (_, i) => `    define r${i}: [doc#r${(i + 1) % 60}] or r${(i + 1) % 60} or r${(i + 2) % 60}`).join('\n');
-    const started = performance.now();
     const err = appErrorOf(() => validateModel(dslToModel(dsl(`type user\ntype doc\n  relations\n${rels}\n`))));
     expect(err.message).toContain("relation 'r0' in type 'doc' is invalid: invalid relation: potential loop");
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });

@@ -1,5 +1,7 @@
 // Guards against exponential evaluation: layered group graphs where every group of one layer is
 // a member of both groups of the next layer (2^layers paths, but only 2·layers distinct nodes).
+// The times are the `blowup` benchmark (bench/scenarios/blowup.ts); an exponential regression
+// would hit the test timeout here.
 
 import { describe, expect, it } from 'vitest';
 import { compileDsl } from './model.js';
@@ -21,17 +23,13 @@ function diamond(layers: number): string[] {
 describe('evaluation stays polynomial on diamond-shaped data', () => {
   const env = { model, tuples: diamond(22) };
   it('doc:1#viewer@user:u => true; @user:v => false (all paths fail)', () => {
-    const start = Date.now();
     expect(check(env, 'doc:1#viewer@user:u')).toBe(true);
     expect(check(env, 'doc:1#viewer@user:v')).toBe(false);
-    expect(Date.now() - start).toBeLessThan(2000);
   });
   it('ListObjects and ListUsers', () => {
-    const start = Date.now();
     expect(objects(env, 'doc#viewer@user:u')).toEqual(['doc:1']);
     expect(users(env, 'doc:1#viewer', 'user')).toEqual(['user:u']);
     expect((users(env, 'doc:1#viewer', 'group#member') as string[]).length).toBe(43);
-    expect(Date.now() - start).toBeLessThan(2000);
   });
 });
 
@@ -43,11 +41,9 @@ describe('dense cyclic data: path-exact evaluation is bounded by the deadline', 
     return t;
   };
   it('Check fails with deadline_exceeded (4004); ListUsers returns partial results without error', () => {
-    const start = Date.now();
     const ctx = { ...ctxOf({ model, tuples: clique(12) }), deadline: Date.now() + 150 };
     expect(attempt(() => evalCheck(ctx, 'group:0', 'member', 'user:nobody'))).toBe(4004);
     const listed = listUsers({ ...ctx, deadline: Date.now() + 150 }, { object: 'group:0', relation: 'member', filter: { type: 'user' } }, 1000);
     expect(listed).toEqual([]);
-    expect(Date.now() - start).toBeLessThan(5000);
   });
 });

@@ -8,7 +8,7 @@ import { expand } from '../../src/engine/list/expand.js';
 import { listUsers } from '../../src/engine/list/list-users.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import type { StoreDriver } from '../conformance/engine.js';
-import { createDirectDriver } from './direct-driver.js';
+import { createReferenceDriver } from '../conformance/reference-driver.js';
 import { compileDsl } from './model.js';
 import { attempt, check, ctxOf, objects, tk, users, type Env } from './table.js';
 
@@ -253,7 +253,7 @@ describe('9. error codes differ per API (direct conformance driver)', () => {
   const model = 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user]';
   const empty = { contextualTuples: [] };
   const run = async (fn: (s: StoreDriver, id: string) => Promise<unknown>): Promise<unknown> => {
-    const store = await createDirectDriver(dslToModel).createStore('t');
+    const store = await createReferenceDriver(dslToModel).createStore('t');
     const id = await store.writeModel(model);
     return fn(store, id).then(
       (v) => v,

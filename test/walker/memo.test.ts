@@ -17,11 +17,9 @@ function lattice(levels: number, wide: number): string[] {
 describe('memo', () => {
   const ix = index(lattice(24, 4));
   it('doc:1#viewer@user:deep => true (4^23 paths)', () => expect(answer(ix, m, 'doc:1#viewer@user:deep')).toBe('true'));
-  it('doc:1#viewer@user:nobody => false, fast', () => {
-    const t0 = performance.now();
-    expect(answer(ix, m, 'doc:1#viewer@user:nobody')).toBe('false');
-    expect(performance.now() - t0).toBeLessThan(500);
-  });
+  // Its time is the `blowup` benchmark (bench/scenarios/blowup.ts); without the memo this walk
+  // would hit the test timeout.
+  it('doc:1#viewer@user:nobody => false', () => expect(answer(ix, m, 'doc:1#viewer@user:nobody')).toBe('false'));
   // Depth errors are not memoised (they depend on the ancestors), so a lattice whose every path
   // meets the limit is exponential: the step budget stops it (D8 complexity budget → 422).
   it('doc:1#viewer@user:deep => throttled_timeout_error with resolveDepth 24 (step budget)', () =>

@@ -1,11 +1,11 @@
 // A conformance driver over the real service facade (`openLatch`, in-memory storage, inline
 // Check): the same assertions as the direct driver, but through model writes, tuple writes,
-// the index and the walker. Select it with LATCH_ENGINE_DRIVER=service.
+// the index and the walker: the `walker` target.
 
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import type { ListedUser, Latch } from '../../src/engine/types.js';
 import { openLatch } from '../../src/latch.js';
-import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
+import type { ConformanceDriver, QueryOf, StoreDriver } from './engine.js';
 
 const base = { consistency: 'UNSPECIFIED' as const };
 

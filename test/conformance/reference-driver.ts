@@ -10,8 +10,8 @@ import type { ListedUser } from '../../src/engine/types.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
 import { validateQueryKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
 import type { CompiledModel } from '../../src/model/types.js';
-import type { ConformanceDriver, QueryOf, StoreDriver } from '../conformance/engine.js';
-import { compile } from './model.js';
+import type { ConformanceDriver, QueryOf, StoreDriver } from './engine.js';
+import { compile } from '../reference/model.js';
 
 /** Contextual tuples: 2027, except condition problems → 2000 where the API says so (A.3). */
 function validateContextual(m: CompiledModel, tuples: readonly TupleKey[], conditionCode: 'invalid_tuple' | 'validation_error'): void {
@@ -96,7 +96,7 @@ class DirectStore implements StoreDriver {
 }
 
 /** A driver whose stores live in memory and whose queries run the reference evaluator. */
-export function createDirectDriver(toJson: (dsl: string) => AuthorizationModelInput): ConformanceDriver {
+export function createReferenceDriver(toJson: (dsl: string) => AuthorizationModelInput): ConformanceDriver {
   return {
     async createStore(): Promise<StoreDriver> {
       return new DirectStore(toJson);
