@@ -9,7 +9,9 @@ const forbidden = {
   'src/engine': ['http', 'api', 'cli'],
   'src/api': ['http', 'cli'],
   'src/model': ['http', 'api', 'engine', 'index', 'storage', 'cli'],
-  'src/domain': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli'],
+  'src/domain': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli', 'client'],
+  // The channel client (`latch/client`) ships alone: it may import only src/domain (msgpack, limits).
+  'src/client': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli'],
 };
 
 /** Third-party libraries with one importing folder (docs/architecture.md): `pg` only in src/storage/postgres/. */
@@ -27,6 +29,18 @@ const layerRules = [
   { files: ['src/storage/postgres/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(forbidden['src/storage']) }] } },
 ];
 
+/** Leaf modules at the top of src/ that every layer may import and that import no layer. */
+const leafFiles = ['src/log.ts', 'src/errors.ts', 'src/abi.ts'];
+
+const leafRules = {
+  files: leafFiles,
+  rules: {
+    'no-restricted-imports': ['error', {
+      patterns: ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli', 'client', 'domain'].map((b) => ({ group: [`./${b}/*`], message: 'src/log.ts, src/errors.ts and src/abi.ts are leaves: they import no layer' })),
+    }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'node_modules/**', 'assembly/**', 'data/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
@@ -42,4 +56,5 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   ...layerRules,
+  leafRules,
 );

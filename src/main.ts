@@ -5,7 +5,7 @@ import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js
 import { resolveAuthConfig } from './api/auth/config.js';
 import type { EngineConfig, Latch } from './engine/types.js';
 import { openLatch } from './engine/service.js';
-import { logger } from './http/logger.js';
+import { logger } from './log.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';

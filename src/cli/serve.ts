@@ -3,7 +3,7 @@
 // accepting, let in-flight requests finish within --shutdown-timeout, close the channel, the
 // worker pool, the indexes (checkpoint) and the store, then exit 0. A second signal exits 1 at once.
 
-import { configureLogging, logger } from '../http/logger.js';
+import { configureLogging, logger } from '../log.js';
 import { startServer, type RunningServer } from '../main.js';
 import { redactUrl } from '../storage/index.js';
 import { UsageError } from './args.js';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { AuthConfigError, resolveAuthConfig, type AuthConfig, type AuthMode } from '../api/auth/config.js';
 import type { EngineConfig } from '../engine/types.js';
-import type { LogFormat, LogLevel, LogSettings } from '../http/logger.js';
+import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';
 import { parseRateLimits } from './rate-limits.js';

@@ -4,7 +4,7 @@
 // no context) travel in the dictionary form: strings declared once per connection, checks as
 // packed u32 triples, answers as one byte each (docs/msgpack.md "Bulk checks").
 
-import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpackRecords } from '../http/codec.js';
+import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpackRecords } from '../domain/msgpack.js';
 import { openFrameSocket, type FrameSocket } from './ws.js';
 import { ClientDictionary } from './dictionary.js';
 

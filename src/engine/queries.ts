@@ -2,6 +2,7 @@
 // resolve the model, validate against it with each API's codes, take ONE index snapshot, and
 // evaluate — Check on the walker, the list queries and Expand on the TypeScript evaluator.
 
+import type { Consistency } from '../domain/types.js';
 import { AppError, toAppError } from '../errors.js';
 import type { IndexSnapshot } from '../index/store-index.js';
 import { validateUserFilter } from '../model/query-validation.js';
@@ -77,13 +78,22 @@ export class Queries {
     return index ? this.checkOn(model, index.snapshot(), input, Date.now() + this.config.checkDeadlineMs) : undefined;
   }
 
+  /**
+   * The result-cache decision, the one for every Check however it arrives (Check over HTTP or the
+   * channel, BatchCheck items, the channel's check groups): the scope to read and fill, or 0. A
+   * request may use the cache unless it asks for HIGHER_CONSISTENCY or carries contextual tuples
+   * or a context. A hit skips validation: only keys that passed it for this model are cached.
+   * With the cache off (capacity 0) nothing is looked up: hashing the key would cost ≈ 10 % of an
+   * embedded Check.
+   */
+  private cacheScope(consistency: Consistency, q: Pick<QueryBase, 'context' | 'contextualTuples'>, snapshot: IndexSnapshot, model: CompiledModel): number {
+    const cacheable = consistency !== 'HIGHER_CONSISTENCY' && q.contextualTuples.length === 0 && !q.context && this.cache.capacity > 0;
+    return cacheable ? ResultCache.scope(snapshot, model) : 0;
+  }
+
   private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number): CheckResult {
     const k = input.tupleKey;
-    // A hit skips validation: only keys that passed it for this model are ever cached (and a
-    // cacheable request has no context or contextual tuples to validate).
-    // With the cache off (capacity 0) nothing is looked up: hashing the key would cost ≈ 10 % of an embedded Check.
-    const cacheable = this.cache.capacity > 0 && input.consistency !== 'HIGHER_CONSISTENCY' && input.contextualTuples.length === 0 && !input.context;
-    const scope = cacheable ? ResultCache.scope(snapshot, model) : 0;
+    const scope = this.cacheScope(input.consistency, input, snapshot, model);
     const cached = scope === 0 ? undefined : this.cache.get(scope, k);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
     const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline);
@@ -102,18 +112,31 @@ export class Queries {
     const deadline = Date.now() + this.config.checkDeadlineMs;
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
-    // Per item: its validation failure, or its position among the checks that run.
+    // Per item: its cached answer, its validation failure, or its position among the checks that run.
     const slots: (BatchCheckOutcome | number)[] = [];
     const valid: CheckItem[] = [];
+    const scopes: number[] = [];
     for (const c of input.checks) {
+      const scope = this.cacheScope(input.consistency, c, snapshot, model);
+      const cached = scope === 0 ? undefined : this.cache.get(scope, c.tupleKey);
+      if (cached !== undefined) {
+        slots.push(cached ? ALLOWED_ITEM : DENIED_ITEM);
+        continue;
+      }
       try {
         valid.push(checkItem(model, c.tupleKey, c));
+        scopes.push(scope);
         slots.push(valid.length - 1);
       } catch (err) {
         slots.push({ error: toAppError(err) });
       }
     }
     const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
+    for (let i = 0; i < valid.length; i++) {
+      const o = outcomes[i];
+      const scope = scopes[i] as number;
+      if (scope !== 0 && o && 'allowed' in o) this.cache.set(scope, valid[i] as CheckItem, o.allowed);
+    }
     // In the caller's order.
     const results = new Map<string, BatchCheckOutcome>();
     input.checks.forEach((c, i) => {
@@ -201,6 +224,9 @@ export class Queries {
     };
   }
 }
+
+const ALLOWED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: true });
+const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
 
 /**
  * A Check key validated against the model with Check's codes (key, request context, contextual

@@ -3,7 +3,7 @@
 // `{}` for an empty body.
 
 import { AppError } from '../errors.js';
-import { decodeMsgpack } from './codec.js';
+import { decodeMsgpack } from '../domain/msgpack.js';
 import type { HttpResponse } from './uws.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

@@ -4,7 +4,7 @@
 import type { BatchCheckItem, CheckInput, Latch } from '../engine/types.js';
 import type { Consistency } from '../domain/types.js';
 import { ALLOWED, DENIED } from '../api/queries.js';
-import { errorAnswer, type Answer, type RequestId } from './channel.js';
+import { errorAnswer, type Answer, type RequestId } from './channel-answer.js';
 
 export interface CheckGroup {
   readonly storeId: string;

@@ -7,7 +7,7 @@
 // with `resource_exhausted`, so a slow consumer never makes the server buffer more.
 
 import { AppError } from '../errors.js';
-import type { Answer, RequestId } from './channel.js';
+import type { Answer, RequestId } from './channel-answer.js';
 
 export interface LiveSink {
   /** Queues an answer that does not finish the request (sent with the connection's next frame). */

@@ -1,8 +1,9 @@
 // The msgpack batch channel: a WebSocket on /stream carrying binary frames, each a msgpack array
 // of requests `{id, op, store_id, body}` answered by frames of `{id, status, body}` /
 // `{id, status, error:{code, message}}` (any order). Requests go through the same endpoint table
-// and parsers as JSON; the checks of one frame go to the service as BatchCheck calls
-// (one per store/model/consistency group, not capped at the HTTP API's 50).
+// and parsers as JSON; the checks of one frame, parsed by the Check endpoint's parser, go to the
+// service as BatchCheck calls (one per store/model/consistency group, not capped at the HTTP
+// API's 50), which answers each with Check's own result-cache decision.
 // Backpressure: a connection stops dispatching while too many of its requests are in flight or
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
@@ -11,17 +12,17 @@ import { authenticateUpgrade, type ChannelLog } from '../api/auth/channel-gate.j
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
-import { parseCheck } from '../api/queries.js';
 import { ChannelDictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
 import { isObj } from '../api/validate.js';
 import type { CheckInput } from '../engine/types.js';
-import { AppError, toAppError } from '../errors.js';
-import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpack, encodeMsgpackRecords } from './codec.js';
+import { AppError } from '../errors.js';
+import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpack, encodeMsgpackRecords } from '../domain/msgpack.js';
 import type { ServerShared } from './exchange.js';
-import { logFailure } from './log.js';
 import type { TemplatedApp, WebSocket } from './uws.js';
 import { MAX_GROUP, runCheckGroup, type CheckGroup } from './channel-checks.js';
 import { pumpLive, type LiveSink, type StopReason } from './channel-watch.js';
+import { errorAnswer, type Answer, type RequestId } from './channel-answer.js';
+import { logger } from '../log.js';
 
 export interface ChannelOptions {
   /** Largest frame accepted (bytes); a larger one closes the connection (uWS rule). */
@@ -40,17 +41,6 @@ export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   maxBuffered: 4 * 1024 * 1024,
   maxQueuedBytes: 64 * 1024 * 1024,
 };
-
-export type RequestId = string | number | null;
-
-export interface Answer {
-  readonly id: RequestId;
-  readonly status: number;
-  readonly body?: unknown;
-  readonly error?: { code: string; message: string };
-  /** Set on the answers of a live stream (Watch) before its last one (./channel-watch.ts). */
-  readonly more?: true;
-}
 
 /** Per-connection state (uWS user data). */
 export class Connection {
@@ -76,11 +66,8 @@ export class Connection {
   drainWaiters: (() => void)[] = [];
 }
 
-export function errorAnswer(id: RequestId, err: unknown, route: string): Answer {
-  const e = toAppError(err);
-  if (e.status >= 500) logFailure(`channel:${String(id)}`, route, e);
-  return { id, status: e.status, error: e.toBody() };
-}
+/** The Check endpoint: the channel parses checks with it and answers them through the service's BatchCheck. */
+const CHECK = ENDPOINTS_BY_OP.get('check') as NonNullable<ReturnType<typeof ENDPOINTS_BY_OP.get>>;
 
 export class Channel {
   readonly #options: ChannelOptions;
@@ -162,7 +149,7 @@ export class Channel {
     const ws = conn.ws;
     conn.queue = [];
     conn.queuedBytes = 0;
-    process.stderr.write(JSON.stringify({ level: 'warn', msg: 'channel connection closed: client does not read its answers' }) + '\n');
+    logger.log('warn', 'channel connection closed: client does not read its answers');
     ws?.close();
   }
 
@@ -230,7 +217,8 @@ export class Channel {
       let input: CheckInput;
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
-        input = parseCheck(storeId, body);
+        // Check's own parser from the endpoint table, as over HTTP; only the call is grouped.
+        input = CHECK.parse({ params: { store_id: storeId }, query: (name) => body[name], body }) as CheckInput;
       } catch (err) {
         this.#answerOne(conn, errorAnswer(id, err, 'check'), 'Check', storeId, start);
         continue;

@@ -11,9 +11,9 @@ import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
 import { AppError, toAppError } from '../errors.js';
-import { MSGPACK_TYPE, encodeMsgpack } from './codec.js';
+import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
-import { logger, logRequest } from './logger.js';
+import { logger, logRequest } from '../log.js';
 import type { Metrics } from './metrics.js';
 import type { HttpResponse } from './uws.js';
 

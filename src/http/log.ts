@@ -3,7 +3,7 @@
 // here and never sent (the client gets `internal_error` and the id).
 
 import type { AppError } from '../errors.js';
-import { logger } from './logger.js';
+import { logger } from '../log.js';
 
 export function logFailure(requestId: string, route: string, err: AppError): void {
   const cause = err.cause instanceof Error ? { message: err.cause.message, stack: err.cause.stack } : err.cause;

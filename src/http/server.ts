@@ -13,11 +13,12 @@ import type { Latch } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
 import { Channel, type ChannelOptions } from './channel.js';
-import { isMsgpackType } from './codec.js';
+import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
+import { logger } from '../log.js';
 
 export interface HttpServerOptions {
   /** Largest accepted request body in bytes (default 1 MiB); larger → 400 validation_error. */
@@ -200,7 +201,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   let readyFlag = false;
   latch.ready().then(
     () => void (readyFlag = true),
-    (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'index load failed', cause: String(err) }) + '\n'),
+    (err: unknown) => logger.log('error', 'index load failed', { cause: String(err) }),
   );
   const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));

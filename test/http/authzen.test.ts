@@ -7,7 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LatchChannelClient } from '../../src/client/index.js';
-import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { call, start } from './helpers.js';
 

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { encodeMsgpack } from '../../src/http/codec.js';
+import { encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR, ChannelError, LatchChannelClient, type CheckKey } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
-import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, LatchChannelClient, type WatchEvent } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
-import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
-import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
@@ -53,6 +53,36 @@ describe('msgpack channel', () => {
     expect(answers[6]?.error?.code).toBe('undefined_endpoint');
     expect(answers[7]?.error?.code).toBe('store_id_not_found');
     expect(await client.check(store, { user: 'user:new', relation: 'viewer', object: 'doc:new' })).toBe(true);
+  });
+
+  test('one result-cache decision on every transport: HTTP Check, the channel\'s check op and BatchCheck items', async () => {
+    const hits = (): number => server.latch.stats().cache.hits;
+    const key = { user: 'user:u7', relation: 'owner', object: 'doc:7' };
+    // The channel's `check` op (the client's check() sends check-ids, the bulk form: no cache).
+    const viaCheckOp = async (k: typeof key, extra: Record<string, unknown> = {}): Promise<unknown> =>
+      (await client.batch([{ op: 'check', store_id: store, body: { tuple_key: k, ...extra } }]))[0]?.body;
+    const ALLOWED = { allowed: true, resolution: '' };
+    // Filled by an HTTP Check, then answered from the cache by each transport.
+    expect((await call(server.base, 'POST', `/stores/${store}/check`, { tuple_key: key })).json).toEqual({ allowed: true, resolution: '' });
+    let before = hits();
+    expect(await viaCheckOp(key)).toEqual(ALLOWED);
+    expect(hits()).toBe(before + 1);
+    before = hits();
+    const batch = await call(server.base, 'POST', `/stores/${store}/batch-check`, { checks: [{ tuple_key: key, correlation_id: 'a' }] });
+    expect(batch.json).toEqual({ result: { a: { allowed: true } } });
+    expect(hits()).toBe(before + 1);
+    // HIGHER_CONSISTENCY, a context or contextual tuples bypass it on the channel as over HTTP.
+    before = hits();
+    expect(await viaCheckOp(key, { consistency: 'HIGHER_CONSISTENCY' })).toEqual(ALLOWED);
+    expect(await viaCheckOp(key, { context: { x: 1 } })).toEqual(ALLOWED);
+    expect((await call(server.base, 'POST', `/stores/${store}/check`, { tuple_key: key, consistency: 'HIGHER_CONSISTENCY' })).json).toEqual({ allowed: true, resolution: '' });
+    expect(hits()).toBe(before);
+    // A miss on the channel fills the cache for HTTP.
+    const other = { user: 'user:u8', relation: 'viewer', object: 'doc:8' };
+    expect(await viaCheckOp(other)).toEqual(ALLOWED);
+    before = hits();
+    expect((await call(server.base, 'POST', `/stores/${store}/check`, { tuple_key: other })).json).toEqual({ allowed: true, resolution: '' });
+    expect(hits()).toBe(before + 1);
   });
 
   test('check errors reject with the API code', async () => {

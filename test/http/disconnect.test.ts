@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MiniWebSocket } from '../../src/client/ws.js';
-import { encodeMsgpack } from '../../src/http/codec.js';
+import { encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;

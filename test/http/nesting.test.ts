@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { MAX_VALUE_DEPTH } from '../../src/domain/depth.js';
 import { openLatch } from '../../src/engine/service.js';
-import { decodeMsgpack, encodeMsgpack } from '../../src/http/codec.js';
+import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { MODEL, call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;

@@ -48,9 +48,12 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) expect((await json(base, 'POST', `/stores/${store}/check`, check)).body.allowed).toBe(true);
   expect((await json(base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'bad', relation: 'viewer', object: 'doc:1' } })).status).toBe(400);
   expect((await fetch(`${base}/no/such/path/${Math.random()}`)).status).toBe(404);
-  // A batch large enough for the worker pool.
+  // A batch large enough for the worker pool (the client sends frames of 4,096 requests, each one
+  // check group); HIGHER_CONSISTENCY keeps every item out of the result cache, so all of them walk.
   const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
-  const reqs = Array.from({ length: 5000 }, (_, i) => ({ op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % 5}`, relation: 'viewer', object: `doc:${i % 7}` } } }));
+  const reqs = Array.from({ length: 5000 }, (_, i) => ({
+    op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % 5}`, relation: 'viewer', object: `doc:${i % 7}` }, consistency: 'HIGHER_CONSISTENCY' },
+  }));
   const answers = await client.batch(reqs);
   expect(answers.filter((a) => (a.body as { allowed?: boolean }).allowed === true)).toHaveLength(reqs.filter((_, i) => i % 5 === i % 7).length);
   await client.close();

@@ -5,6 +5,7 @@
 
 import type { AuthService } from './service.js';
 import type { RawReply } from './token-endpoint.js';
+import { logger } from '../../log.js';
 
 interface Res {
   onAborted(cb: () => void): unknown;
@@ -65,7 +66,7 @@ export function mountAuthRoutes(app: App, auth: AuthService, readBody: BodyReade
       auth.issueToken({ contentType, raw, authorization, remoteAddress }).then(
         (r) => write(res, state, r),
         (err: unknown) => {
-          process.stderr.write(JSON.stringify({ level: 'error', msg: 'token endpoint failed', cause: String(err) }) + '\n');
+          logger.log('error', 'token endpoint failed', { cause: String(err) });
           write(res, state, INTERNAL);
         },
       );

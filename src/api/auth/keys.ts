@@ -4,6 +4,7 @@
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { KeyRecords, SigningKeyRecord } from '../../storage/auth/keys.js';
+import { logger } from '../../log.js';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -86,7 +87,7 @@ export class KeyRing {
       // Another node may have rotated already: then its key is adopted instead.
       this.reload().then(() => (Date.now() - this.#cur().createdAt >= this.rotationMs ? this.rotate() : undefined)).then(
         () => this.#schedule(),
-        (err: unknown) => process.stderr.write(JSON.stringify({ level: 'error', msg: 'signing key rotation failed', cause: String(err) }) + '\n'),
+        (err: unknown) => logger.log('error', 'signing key rotation failed', { cause: String(err) }),
       );
     }, Math.min(due, 2 ** 31 - 1));
     this.#timer.unref();

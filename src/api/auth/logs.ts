@@ -10,6 +10,7 @@ import { AppError } from '../../errors.js';
 import { isPosition, type LogRecord, type LogRecords, type LogTupleKey, type StoredLog } from '../../storage/auth/logs.js';
 import { FailureTally, type FailedCall } from './failure-tally.js';
 import { parseLogQuery } from './log-query.js';
+import { logger } from '../../log.js';
 
 /** What the HTTP layer reports per call. `input` is the endpoint's parsed input (optional). */
 export interface CallReport {
@@ -177,7 +178,7 @@ export class StoreLogs {
     const records = this.records;
     if (batch.length === 0 || !records) return this.#flushing;
     this.#flushing = this.#flushing.then(() => records.append(batch)).catch((err: unknown) => {
-      process.stderr.write(JSON.stringify({ level: 'error', msg: 'store log write failed', records: batch.length, cause: String(err) }) + '\n');
+      logger.log('error', 'store log write failed', { records: batch.length, cause: String(err) });
     });
     return this.#flushing;
   }
@@ -187,7 +188,7 @@ export class StoreLogs {
     try {
       return await this.records.prune(now - this.retentionDays * DAY_MS);
     } catch (err) {
-      process.stderr.write(JSON.stringify({ level: 'error', msg: 'store log pruning failed', cause: String(err) }) + '\n');
+      logger.log('error', 'store log pruning failed', { cause: String(err) });
       return 0;
     }
   }

@@ -15,6 +15,7 @@ import { KeyRing } from './keys.js';
 import { StoreLogs } from './logs.js';
 import { FailureLimiter, RateLimiter } from './ratelimit.js';
 import { TokenIssuer, type RawReply, type TokenRequest } from './token-endpoint.js';
+import { logger } from '../../log.js';
 
 export interface AuthOptions {
   readonly config: AuthConfig;
@@ -69,11 +70,7 @@ function refreshing(clients: ClientStore, keys: KeyRing): NodeJS.Timeout {
 
 export async function openAuth(options: AuthOptions): Promise<AuthService> {
   const config = resolveAuthConfig(options.config, options.host);
-  if (config.warning) {
-    const bar = '!'.repeat(78);
-    process.stderr.write(`${bar}\n!! ${config.warning}\n${bar}\n`);
-    process.stderr.write(JSON.stringify({ level: 'warn', msg: config.warning }) + '\n');
-  }
+  if (config.warning) logger.log('warn', config.warning);
   const opened: AuthKv[] = [];
   const pg = options.postgres;
   try {
