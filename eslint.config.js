@@ -41,6 +41,18 @@ const leafRules = {
   },
 };
 
+/** One logger (src/log.ts): no other server code writes to stderr or emits process warnings. */
+const oneLogger = {
+  files: ['src/**/*.ts'],
+  ignores: ['src/log.ts', 'src/cli/**'],
+  rules: {
+    'no-console': 'error',
+    'no-restricted-syntax': ['error',
+      { selector: "MemberExpression[object.object.name='process'][object.property.name='stderr']", message: 'log through src/log.ts (it honours --log-format and --log-level)' },
+      { selector: "MemberExpression[object.name='process'][property.name='emitWarning']", message: 'log through src/log.ts (it honours --log-format and --log-level)' }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'node_modules/**', 'assembly/**', 'data/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
@@ -57,4 +69,5 @@ export default tseslint.config(
   },
   ...layerRules,
   leafRules,
+  oneLogger,
 );

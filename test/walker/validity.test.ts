@@ -81,3 +81,14 @@ describe('a condition is matched against restrictions of the same user type (§4
   ];
   for (const [q, context, want] of cases) it(`${q} with ${JSON.stringify(context)} => ${want}`, () => expect(answer(ix, m, q, { context })).toBe(want));
 });
+
+describe('§5.2 step 4: no type-graph path from the subject, no evaluation (and no error) there', () => {
+  const m = model(`${HEAD}type user\ntype bot\ntype doc\n  relations\n    define editor: [bot with c]\n    define viewer: [user] or editor\n    define blocked: [bot with c]\n    define reader: [user] but not blocked\ncondition c(x: int) {\n  x > 0\n}\n`);
+  const ix = index(['doc:1#editor@bot:b[c]', 'doc:1#viewer@user:anne', 'doc:1#blocked@bot:b[c]', 'doc:1#reader@user:anne']);
+  const cases: [string, string][] = [
+    ['doc:1#viewer@user:zoe', 'false'], // doc#editor cannot hold a user: its condition error never surfaces
+    ['doc:1#viewer@bot:b', 'validation_error'], // a bot can reach doc#editor: the missing parameter is an error
+    ['doc:1#reader@user:anne', 'true'], // the subtract cannot hold a user: pruned to FALSE, not an error
+  ];
+  for (const [q, want] of cases) it(`${q} => ${want}`, () => expect(answer(ix, m, q)).toBe(want));
+});
