@@ -4,7 +4,7 @@
 import { call, describe, store } from './api.js';
 import { h, live } from './dom.js';
 import { parseContextual, parseJsonObject } from './queries.js';
-import { clearError, latestModel, onModel, onStore, showError, storeId } from './state.js';
+import { clearError, latestModel, onModelShown, onStoreShown, showError, storeId } from './state.js';
 import type { Assertion, TupleKey } from './types.js';
 
 interface Row {
@@ -119,8 +119,8 @@ export function assertionsPanel(): HTMLElement {
     summary.textContent = `${pass} passed, ${fail} failed`;
   };
 
-  onStore(() => void load());
-  onModel(() => void load());
+  onStoreShown('assertions', () => void load());
+  onModelShown('assertions', () => void load());
   return h('section', { class: 'panel' },
     h('div', { class: 'toolbar' }, h('h2', null, 'Assertions'),
       h('button', { type: 'button', id: 'assertion-add', onclick: () => addRow() }, 'Add assertion'),

@@ -3,7 +3,7 @@
 
 import { ApiError, call, store } from './api.js';
 import { h, live } from './dom.js';
-import { clearError, onStore, showError, storeId } from './state.js';
+import { clearError, isShown, onStore, showError, storeId } from './state.js';
 import type { TupleKey } from './types.js';
 
 interface Change { tuple_key: TupleKey; operation: string; timestamp: string }
@@ -65,7 +65,9 @@ export function changesPanel(): HTMLElement {
     void page(true);
     void storeLog();
   });
+  // Hidden, it reloads when shown (above).
   onStore(() => {
+    if (!isShown('changes')) return;
     void page(true);
     void storeLog();
   });

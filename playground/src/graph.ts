@@ -5,7 +5,7 @@
 
 import { h } from './dom.js';
 import { buildGraph, feeders, type Edge, type ModelGraph } from './graph-model.js';
-import { latestModel, onModel, onStore } from './state.js';
+import { latestModel, onModelShown, onStoreShown } from './state.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const MAX_PER_COLUMN = 5;
@@ -117,8 +117,8 @@ export function graphPanel(): HTMLElement {
     }
     requestAnimationFrame(draw);
   };
-  onStore(() => void render());
-  onModel(() => void render());
+  onStoreShown('graph', () => void render());
+  onModelShown('graph', () => void render());
   window.addEventListener('panel-shown', (e) => {
     if ((e as CustomEvent<string>).detail === 'graph') requestAnimationFrame(draw);
   });

@@ -10,7 +10,7 @@ import { h } from './dom.js';
 import { graphPanel } from './graph.js';
 import { modelPanel } from './model.js';
 import { queriesPanel } from './queries.js';
-import { onStore, storeId } from './state.js';
+import { onStore, panelShown, storeId } from './state.js';
 import { authDialog, storeBar } from './stores.js';
 import { tuplesPanel } from './tuples.js';
 
@@ -36,6 +36,7 @@ function start(root: HTMLElement): void {
       p.hidden = i !== j;
     });
     if (focus) tabs[i]?.focus();
+    panelShown(PANELS[i]?.id ?? '');
     window.dispatchEvent(new CustomEvent('panel-shown', { detail: PANELS[i]?.id }));
     const hash = `#${PANELS[i]?.id}`;
     if (location.hash !== hash) history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);

@@ -7,7 +7,7 @@ import { call, store } from './api.js';
 import { diffLines } from './diff.js';
 import { h, live } from './dom.js';
 import { highlightInto } from './highlight.js';
-import { clearError, dsl, latestModel, modelChanged, onModel, onStore, showError, storeId } from './state.js';
+import { clearError, dsl, latestModel, modelChanged, onModelShown, onStoreShown, showError, storeId } from './state.js';
 import type { ModelJson } from './types.js';
 
 const STARTER = `model
@@ -194,11 +194,17 @@ export function modelPanel(): HTMLElement {
     void diagnose();
     void loadHistory();
   };
-  onStore(() => void load());
-  onModel(() => void loadHistory());
+  onStoreShown('model', () => void load());
+  onModelShown('model', () => void loadHistory());
   text.value = STARTER;
   paint();
-  void diagnose();
+  // The language module is fetched when the editor is first shown, not before.
+  let first = true;
+  window.addEventListener('panel-shown', (e) => {
+    if ((e as CustomEvent<string>).detail !== 'model' || !first) return;
+    first = false;
+    void diagnose();
+  });
 
   return h('section', { class: 'panel model-panel' },
     h('div', { class: 'toolbar' },

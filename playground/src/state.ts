@@ -30,6 +30,42 @@ export function onModel(fn: Listener): void {
   modelListeners.push(fn);
 }
 
+// Panels load their data only when seen: a store switch (or a new model) marks the hidden
+// panels stale and each reloads when it is shown. The first render then asks the server only
+// for what the visible panel shows.
+let visiblePanel = '';
+const stale = new Map<string, Listener>();
+
+/** Called by the shell when `panel` becomes the visible one. */
+export function panelShown(panel: string): void {
+  visiblePanel = panel;
+  const fn = stale.get(panel);
+  if (fn) {
+    stale.delete(panel);
+    fn();
+  }
+}
+
+export function isShown(panel: string): boolean {
+  return panel === visiblePanel;
+}
+
+/** `fn` now if `panel` is visible, else when it is next shown (once, however many changes came). */
+function whenShown(panel: string, fn: Listener): void {
+  if (panel === visiblePanel) fn();
+  else stale.set(panel, fn);
+}
+
+/** Runs `fn` for `panel` on every store switch, deferred while the panel is hidden. */
+export function onStoreShown(panel: string, fn: Listener): void {
+  onStore(() => whenShown(panel, fn));
+}
+
+/** Runs `fn` for `panel` after every model change, deferred while the panel is hidden. */
+export function onModelShown(panel: string, fn: Listener): void {
+  onModel(() => whenShown(panel, fn));
+}
+
 /** The store's latest model, or undefined when it has none. */
 export function latestModel(): Promise<ModelJson | undefined> {
   const id = current;

@@ -22,6 +22,8 @@ export function storeBar(onAuthNeeded: () => void, initial?: string): HTMLElemen
   const error = h('div', { class: 'error', role: 'alert', hidden: true });
   const [nameWrap, name] = field('New store', { placeholder: 'name', id: 'new-store-name' });
   const refresh = async (select_?: string): Promise<void> => {
+    // A store named in the URL is opened at once; the list follows and corrects it if it is gone.
+    if (select_) setStore(select_);
     try {
       const stores = await allStores();
       clearError(error);

@@ -4,7 +4,7 @@
 
 import { call, describe, store } from './api.js';
 import { field, h, live } from './dom.js';
-import { clearError, onStore, showError, storeId } from './state.js';
+import { clearError, onStoreShown, showError, storeId } from './state.js';
 import type { Tuple, TupleKey } from './types.js';
 
 const PAGE_SIZE = 50;
@@ -111,7 +111,7 @@ export function tuplesPanel(): HTMLElement {
     page++;
     void load();
   });
-  onStore(() => search());
+  onStoreShown('tuples', () => search());
 
   // Add a tuple.
   const [aUserWrap, aUser] = field('User', { placeholder: 'user:anne', id: 'add-user' });

