@@ -32,13 +32,32 @@ export function highlightLine(line: string): DocumentFragment {
   return out;
 }
 
-/** Replaces `pre`'s content with the highlighted text; lines in `bad` get an error class. */
-export function highlightInto(pre: HTMLElement, text: string, bad: ReadonlySet<number>): void {
+/** A diagnostic's place: 1-based line, and columns [start, end) (1-based) to underline. */
+export interface Mark {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** `line` with the columns of `mark` wrapped in an underlined span (the word at `start` at least). */
+function markedLine(line: string, mark: Mark): DocumentFragment {
+  const from = Math.min(line.length, Math.max(0, mark.start - 1));
+  let to = Math.min(line.length, mark.end - 1);
+  if (to <= from) to = from + (/^[\w-]*/.exec(line.slice(from))?.[0].length || 1);
+  const out = document.createDocumentFragment();
+  const bad = span('tok-error', '');
+  bad.append(highlightLine(line.slice(from, to)));
+  out.append(highlightLine(line.slice(0, from)), bad, highlightLine(line.slice(to)));
+  return out;
+}
+
+/** Replaces `pre`'s content with the highlighted text; lines in `bad` get an error class and mark. */
+export function highlightInto(pre: HTMLElement, text: string, bad: ReadonlyMap<number, Mark>): void {
   const frag = document.createDocumentFragment();
   text.split('\n').forEach((line, i) => {
     const el = document.createElement('div');
-    el.className = bad.has(i + 1) ? 'line line-error' : 'line';
-    el.append(highlightLine(line), '\n');
+    const mark = bad.get(i + 1);
+    el.className = mark ? 'line line-error' : 'line';
+    el.append(mark ? markedLine(line, mark) : highlightLine(line), '\n');
     frag.append(el);
   });
   pre.replaceChildren(frag);

@@ -6,7 +6,7 @@
 import { call, store } from './api.js';
 import { diffLines } from './diff.js';
 import { h, live } from './dom.js';
-import { highlightInto } from './highlight.js';
+import { highlightInto, type Mark } from './highlight.js';
 import { clearError, dsl, latestModel, modelChanged, onModelShown, onStoreShown, showError, storeId } from './state.js';
 import type { ModelJson } from './types.js';
 
@@ -56,7 +56,7 @@ export function modelPanel(): HTMLElement {
   const status = live('status');
   const error = h('div', { class: 'error', role: 'alert', hidden: true, id: 'model-error' });
   let timer: number | undefined;
-  let bad = new Set<number>();
+  let bad = new Map<number, Mark>();
 
   const paint = (): void => {
     highlightInto(backdrop, text.value, bad);
@@ -81,14 +81,17 @@ export function modelPanel(): HTMLElement {
     const value = text.value;
     const found = (await dsl()).diagnose(value);
     if (value !== text.value) return; // typed on meanwhile: a newer run follows
-    bad = new Set(found.map((d) => d.line));
+    bad = new Map(found.map((d) => [d.line, { start: d.column, end: d.endColumn }]));
     text.setAttribute('aria-invalid', found.length ? 'true' : 'false');
     diagnostics.replaceChildren(...found.map((d) =>
       h('li', null, h('button', { type: 'button', class: 'link diag', 'data-line': d.line, 'data-column': d.column, onclick: () => goTo(d.line, d.column) }, `Line ${d.line}, column ${d.column}: ${d.message}`))));
     status.textContent = found.length ? `${found.length} problem${found.length > 1 ? 's' : ''}` : 'No problems';
     paint();
   };
-  text.addEventListener('input', () => {
+  /** Counts the user's edits: a load that finishes after one never replaces the text. */
+  let edits = 0;
+  text.addEventListener('input', (e) => {
+    if (e.isTrusted) edits++;
     const id = storeId();
     if (id) drafts.set(id, text.value);
     paint();
@@ -183,9 +186,11 @@ export function modelPanel(): HTMLElement {
     const draft = id ? drafts.get(id) : undefined;
     if (draft !== undefined) text.value = draft;
     else {
+      const seen = edits;
       try {
         const m = await latestModel();
-        text.value = m ? (await dsl()).jsonToDsl(m) : STARTER;
+        const loaded = m ? (await dsl()).jsonToDsl(m) : STARTER;
+        if (edits === seen) text.value = loaded;
       } catch (err) {
         showError(error, err);
       }

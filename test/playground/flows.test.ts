@@ -5,11 +5,19 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { TWENTY_TYPES } from './twenty.js';
 import { api, HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot, serve, timedClick, type Served } from './browser.js';
 
 // The functions given to page.evaluate / waitForFunction run in the page. This project type-checks
 // for Node, so the few page globals they use are declared here, in this module only.
-interface PageElement { readonly textContent: string | null; getAttribute(name: string): string | null; readonly id: string; readonly value?: string }
+interface PageElement {
+  readonly textContent: string | null;
+  getAttribute(name: string): string | null;
+  readonly id: string;
+  readonly value?: string;
+  readonly firstElementChild: PageElement | null;
+  getBoundingClientRect(): { left: number; top: number; width: number; height: number };
+}
 declare const document: {
   querySelector(selector: string): PageElement | null;
   querySelectorAll(selector: string): { readonly length: number };
@@ -150,6 +158,37 @@ run('playground flows (Chromium)', () => {
     expect(await page.locator('#model-graph path.edge.hl').count()).toBeGreaterThan(5);
     expect(await page.textContent('#graph-info')).toContain('document#viewer');
     await screenshot(page, 'graph');
+  });
+
+  it('lays out a model of 20 types without overlaps, every relation on screen or a scroll away', async () => {
+    const st = await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'twenty types' });
+    const wide = await openPage(browser, server.base, 1600, 1000);
+    await wide.page.goto(`${server.base}/playground/?store=${st.id}#model`);
+    await wide.page.fill('#dsl-editor', TWENTY_TYPES);
+    await wide.page.waitForFunction(() => document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false');
+    await wide.page.click('#save-model');
+    await wide.page.waitForFunction(() => document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model'));
+    await wide.page.click('#tab-graph');
+    await wide.page.locator('[data-node="ticket#can_view"]').waitFor();
+    const boxes = await wide.page.$$eval('.graph-type', (els) => els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { name: e.firstElementChild?.textContent ?? '', x: r.left, y: r.top, w: r.width, h: r.height };
+    }));
+    expect(boxes.map((b) => b.name).sort()).toHaveLength(20);
+    for (const a of boxes) {
+      for (const b of boxes) {
+        if (a === b) continue;
+        const overlap = a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+        expect(overlap, `${a.name} overlaps ${b.name}`).toBe(false);
+      }
+    }
+    // Rewrites are readable text: every relation row shows its rewrite in DSL words.
+    expect(await wide.page.textContent('[data-node="branch#can_push"] .rel-rewrite')).toBe('writer from repo but not protected_by');
+    expect(await wide.page.textContent('[data-node="pull_request#can_merge"] .rel-rewrite')).toBe('maintainer from repo or (reviewer and writer from repo)');
+    await wide.page.click('[data-node="repository#can_read"]');
+    await screenshot(wide.page, 'graph-20-types');
+    expect(wide.external).toEqual([]);
+    await wide.page.context().close();
   });
 
   it('adds tuples, shows a refused tuple with the server code and keeps what was typed', async () => {
