@@ -12,7 +12,7 @@ export class ApiError extends Error {
   }
 }
 
-type Credential = { kind: 'key'; key: string } | { kind: 'client'; id: string; secret: string; token?: string; expires?: number };
+type Credential = { kind: 'key'; key: string } | { kind: 'client'; id: string; secret: string; token?: string; expires?: number; pending?: Promise<string> };
 
 let credential: Credential | undefined;
 
@@ -32,8 +32,16 @@ export function hasCredential(): boolean {
   return credential !== undefined;
 }
 
-async function token(c: Extract<Credential, { kind: 'client' }>): Promise<string> {
-  if (c.token && (c.expires ?? 0) > Date.now() + 30_000) return c.token;
+/** The client's token: reused until 30 s before it expires; concurrent calls share one request. */
+function token(c: Extract<Credential, { kind: 'client' }>): Promise<string> {
+  if (c.token && (c.expires ?? 0) > Date.now() + 30_000) return Promise.resolve(c.token);
+  c.pending ??= fetchToken(c).finally(() => {
+    c.pending = undefined;
+  });
+  return c.pending;
+}
+
+async function fetchToken(c: Extract<Credential, { kind: 'client' }>): Promise<string> {
   const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.id, client_secret: c.secret });
   const res = await fetch('/oauth/token', { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
   const json = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number; error?: string; error_description?: string };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { parseServeArgs } from '../../src/cli/serve.js';
 import { startLatch, type LatchProcess } from '../ops/process.js';
-import { HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot } from './browser.js';
+import { HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot, serve, type Served } from './browser.js';
 
 declare const document: { querySelector(selector: string): { readonly open?: boolean; readonly length?: number } | null; readonly cookie: string };
 declare const localStorage: { readonly length: number };
@@ -63,6 +63,38 @@ describe('latch serve', () => {
     });
     afterAll(async () => {
       await browser?.close();
+    });
+
+    it('exchanges client credentials for a token at /oauth/token (auth mode client-credentials)', async () => {
+      let server: Served | undefined;
+      try {
+        server = await serve({ auth: { mode: 'client-credentials', issuer: 'http://127.0.0.1/', audience: 'https://fga.example.test' } });
+        const clients = server.auth.clients;
+        if (!clients) throw new Error('client-credentials mode has no client store');
+        const { client, secret } = await clients.create({ storeId: '*', scopes: ['read:stores', 'create:stores', 'read:authorization_models'] });
+        const { page, external, errors } = await openPage(browser, server.base);
+        const tokenCalls: string[] = [];
+        page.on('request', (r) => {
+          if (r.url().endsWith('/oauth/token')) tokenCalls.push(r.postData() ?? '');
+        });
+        await page.goto(`${server.base}/playground/`);
+        await page.locator('#auth-dialog[open]').waitFor();
+        await page.fill('#auth-client-id', client.id);
+        await page.fill('#auth-client-secret', secret);
+        await page.click('#auth-dialog button[type=submit]');
+        await page.fill('#new-store-name', 'with a client');
+        await page.click('#create-store');
+        await page.waitForFunction(() => (document.querySelector('#store-select option:checked') as { readonly text?: string } | null)?.text?.startsWith('with a client') === true);
+        // One token for both calls (list and create): it is reused until it nears expiry.
+        expect(tokenCalls).toHaveLength(1);
+        expect(tokenCalls[0]).toContain('grant_type=client_credentials');
+        expect(await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }))).toEqual({ local: 0, session: 0, cookie: '' });
+        expect(await page.inputValue('#auth-client-secret')).toBe('');
+        expect(external).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await server?.stop();
+      }
     });
 
     it('asks for a key, works with it, and keeps it in memory only', async () => {
