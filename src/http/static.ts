@@ -123,7 +123,10 @@ function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined,
       .writeHeader('Content-Security-Policy', CSP);
     if (encoding && !notModified) res.writeHeader('Content-Encoding', encoding);
     if (notModified) res.endWithoutBody(0);
-    else if (head) res.endWithoutBody(body.length);
+    // HEAD: headers only, without Content-Length (optional for HEAD). This uWS build aborts the
+    // process on endWithoutBody with a non-zero length, and adds its own `Content-Length: 0` to a
+    // hand-written one on end().
+    else if (head) res.endWithoutBody();
     else res.end(body);
   });
 }

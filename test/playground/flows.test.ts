@@ -93,6 +93,15 @@ run('playground flows (Chromium)', () => {
     const gz = await fetch(server.base + script, { headers: { 'Accept-Encoding': 'gzip' } });
     expect(gz.headers.get('content-encoding')).toBe('gzip');
     expect((await fetch(`${server.base}/playground/assets/nope.js`)).status).toBe(404);
+    // Without the slash, and any extensionless path under it, is the page; HEAD has the headers only.
+    expect(await (await fetch(`${server.base}/playground`)).text()).toBe(html);
+    expect(await (await fetch(`${server.base}/playground/stores/x`)).text()).toBe(html);
+    const head = await fetch(`${server.base}/playground/`, { method: 'HEAD', headers: { 'Accept-Encoding': 'identity' } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(index.headers.get('etag'));
+    expect(await head.text()).toBe('');
+    // The server is still there (a HEAD once aborted the process) and keeps the connection usable.
+    expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
   });
 
   it('creates a store', async () => {
@@ -405,6 +414,25 @@ run('playground flows (Chromium)', () => {
     const max = times[times.length - 1] as number;
     // The time limit is asserted on 1M tuples (large.test.ts); here the figures are reported.
     process.stdout.write(`10,000 tuples, 200 pages of 50: page render p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`);
+  });
+
+  it('switches between stores and deletes one', async () => {
+    await page.goto(`${server.base}/playground/?store=${storeId}#tuples`);
+    await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 5);
+    const paging = await api<{ stores: { id: string; name: string }[] }>(server.base, 'GET', '/stores');
+    const other = paging.stores.find((st) => st.name === 'paging')?.id as string;
+    await page.selectOption('#store-select', other);
+    await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 50);
+    expect(page.url()).toContain(`store=${other}`);
+    await page.selectOption('#store-select', storeId);
+    await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 5);
+    // Delete the paging store: confirmed in the browser's dialog, gone from the API and the list.
+    await page.selectOption('#store-select', other);
+    page.once('dialog', (d) => void d.accept());
+    await page.click('#delete-store');
+    await page.waitForFunction(() => document.querySelector('#store-select')?.value === '');
+    expect((await api<{ stores: { id: string }[] }>(server.base, 'GET', '/stores')).stores.map((st) => st.id)).not.toContain(other);
+    expect(await page.locator(`#store-select option[value="${other}"]`).count()).toBe(0);
   });
 
   it('made no request outside 127.0.0.1 and raised no page error', () => {
