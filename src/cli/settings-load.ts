@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { AuthConfigError, resolveAuthConfig, type AuthConfig, type AuthMode } from '../api/auth/config.js';
+import { AuthConfigError, isLoopback, resolveAuthConfig, type AuthConfig, type AuthMode } from '../api/auth/config.js';
 import type { EngineConfig } from '../engine/types.js';
 import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
@@ -201,6 +201,16 @@ function baseUrl(raw: string | undefined): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * --playground: as set, else on in auth mode `none` on loopback. Only an explicit request fails
+ * the start when the playground was not built; the default logs a warning instead.
+ */
+function playgroundOption(resolved: ResolvedSettings, mode: AuthMode, host: string): ServerOptions['playground'] {
+  const v = resolved.values.get('playground');
+  if (v === undefined) return mode === 'none' && isLoopback(host) ? { required: false } : undefined;
+  return v === true ? { required: true } : undefined;
+}
+
 /** The server options of resolved settings; an auth configuration that cannot start is a UsageError. */
 export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
@@ -234,6 +244,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
       metrics: r.bool('metrics'),
       metricsAddress: metricsAddress(r, resolved),
+      playground: playgroundOption(resolved, auth.mode, host),
       engine: engineConfig(r),
       auth,
     },

@@ -50,6 +50,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'metrics', group: 'Server', kind: 'boolean', default: true, help: 'Serve Prometheus metrics at GET /metrics (no authentication)' },
   { name: 'metrics-addr', group: 'Server', kind: 'string', value: '<host:port>', defaultNote: 'the API port', help: 'Serve /metrics on its own address instead ([::1]:9090 for IPv6); the API port then has no /metrics' },
   { name: 'authzen-base-url', group: 'Server', kind: 'string', value: '<url>', defaultNote: 'http://<Host header>', help: 'Origin the AuthZEN metadata names, e.g. https://authz.example.com (docs/authzen.md)' },
+  { name: 'playground', group: 'Server', kind: 'boolean', defaultNote: 'on in auth mode none on a loopback address, else off', help: 'Serve the browser playground at /playground (docs/playground.md)' },
   { name: 'token-secret', group: 'Server', kind: 'string', value: '<secret>', secret: true, defaultNote: 'a key kept in the datastore', help: 'Key of continuation tokens; unset: one generated once and kept in the datastore (shared by every node on PostgreSQL; random per process for memory)' },
 
   { name: 'postgres-url', group: 'PostgreSQL', kind: 'string', value: '<url>', secret: true, help: '--datastore postgres: postgres://user:password@host:port/database (libpq URL; prefer the environment, it holds a password)' },

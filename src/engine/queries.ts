@@ -8,6 +8,9 @@ import type { IndexSnapshot } from '../index/store-index.js';
 import { validateUserFilter } from '../model/query-validation.js';
 import type { CompiledModel } from '../model/types.js';
 import type { EvalContext } from './reference/context.js';
+import { ReferenceChecker, TRUE } from './reference/check.js';
+import { RequestState } from './reference/context.js';
+import { Trace } from './reference/trace.js';
 import { expand } from './list/expand.js';
 import { listUsers } from './list/list-users.js';
 import { overlayView } from './reference/view.js';
@@ -22,6 +25,7 @@ import type {
   BatchCheckResult,
   CheckIdsInput,
   CheckIdsResult,
+  CheckExplanation,
   CheckInput,
   CheckResult,
   CheckTupleKey,
@@ -196,6 +200,21 @@ export class Queries {
     const snapshot = (await this.indexes.get(input.storeId)).snapshot();
     const view = overlayView(snapshot, input.contextualTuples);
     return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
+  }
+
+  /**
+   * Check on the reference evaluator, recording its trace. Validation errors throw as Check's do;
+   * an evaluation error (a condition, the depth limit) is part of the answer, in the trace.
+   */
+  async explainCheck(input: CheckInput): Promise<CheckExplanation> {
+    const model = await this.models.resolve(input.storeId, input.modelId);
+    const k = input.tupleKey;
+    checkItem(model, k, input);
+    const ctx = await this.context(input, model, this.config.checkDeadlineMs);
+    const trace = new Trace();
+    const out = new ReferenceChecker(new RequestState(ctx), k.user, trace).eval(k.object, k.relation, 0);
+    const tree = trace.root.children?.[0] ?? trace.root; // eval opened exactly one node at the top
+    return { allowed: out === TRUE, modelId: model.id, tree, truncated: trace.dropped };
   }
 
   private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {

@@ -28,6 +28,7 @@ import {
   type DeleteTuplesInput,
   type DeleteTuplesOutput,
   type EngineConfig,
+  type CheckExplanation,
   type ExpandInput,
   type ExpandResult,
   type Latch,
@@ -276,6 +277,11 @@ export class LatchService implements Latch {
   async expand(input: ExpandInput): Promise<ExpandResult> {
     await this.admit(input);
     return this.queries.expand(input);
+  }
+
+  async explainCheck(input: CheckInput): Promise<CheckExplanation> {
+    await this.admit(input);
+    return this.queries.explainCheck(input);
   }
 
   /** A query's store exists and its contextual tuples are within the configured limit. */

@@ -19,6 +19,7 @@ import type { AppError } from '../errors.js';
 import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
 import type { EngineStats } from './stats.js';
 import type { WatchEvent, WatchInput } from './watch.js';
+import type { TraceNode } from './reference/trace.js';
 
 export type { WatchEvent, WatchInput } from './watch.js';
 
@@ -160,6 +161,18 @@ export interface UsersetTreeNode {
   readonly difference?: { readonly base: UsersetTreeNode; readonly subtract: UsersetTreeNode };
 }
 
+/**
+ * A Check explained by the reference evaluator (debugging extension, docs/playground.md): the
+ * answer and the trace of every relation, rewrite and tuple it looked at.
+ */
+export interface CheckExplanation {
+  readonly allowed: boolean;
+  readonly modelId: string;
+  readonly tree: TraceNode;
+  /** Trace nodes left out past the trace's size limit (0 when the trace is complete). */
+  readonly truncated: number;
+}
+
 export interface ExpandResult {
   readonly tree: { readonly root: UsersetTreeNode };
   readonly modelId: string;
@@ -271,6 +284,8 @@ export interface Latch {
   streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
+  /** Check on the reference evaluator with its trace (a debugging tool, not the hot path). */
+  explainCheck?(input: CheckInput): Promise<CheckExplanation>;
 
   /** The limits this service runs with (the API edge enforces some of them, e.g. BatchCheck items). */
   readonly config: EngineConfig;

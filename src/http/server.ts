@@ -17,6 +17,7 @@ import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
+import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { logger } from '../log.js';
 
@@ -38,6 +39,11 @@ export interface HttpServerOptions {
   readonly metricsAddress?: Address | undefined;
   /** Origin named by the AuthZEN metadata (`https://authz.example.com`); unset → `http://<Host>`. */
   readonly authzenBaseUrl?: string | undefined;
+  /**
+   * Serve the built playground at /playground (docs/playground.md). `dir` defaults to the
+   * package's dist/playground; when it is missing, `required` fails the start, else a warning is logged.
+   */
+  readonly playground?: { readonly dir?: string | undefined; readonly required: boolean } | undefined;
 }
 
 export interface LatchHttpServer {
@@ -195,6 +201,19 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
   });
 }
 
+/** Mounts the playground's files; a missing build fails only when the playground was asked for. */
+function playground(app: TemplatedApp, o: NonNullable<HttpServerOptions['playground']>): void {
+  let files;
+  try {
+    files = loadStaticFiles(o.dir ?? defaultPlaygroundDir());
+  } catch (err) {
+    if (o.required) throw err;
+    logger.log('warn', 'playground not served', { cause: String(err) });
+    return;
+  }
+  mountPlayground(app, files);
+}
+
 export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
   const uws = loadUws();
   const app = uws.App();
@@ -224,6 +243,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const render = (): string => (metrics as Metrics).render(shared.latch.stats(), shared.inFlight);
   if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
   const side = metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
+  if (options.playground) playground(app, options.playground);
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 
   let api: Listening | undefined;

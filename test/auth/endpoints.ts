@@ -54,6 +54,7 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
   { op: 'ReadChanges', scope: 'read:changes', method: 'GET', path: '/stores/{S}/changes', ok: 200 },
   { op: 'Watch', scope: 'read:changes', method: 'GET', path: '/stores/{S}/watch', ok: 200, live: true },
   { op: 'Check', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/check', body: { tuple_key: tk }, ok: 200 },
+  { op: 'ExplainCheck', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/check/explain', body: { tuple_key: tk }, ok: 200 },
   { op: 'BatchCheck', scope: 'check:tuples', method: 'POST', path: '/stores/{S}/batch-check', body: { checks: [{ tuple_key: tk, correlation_id: 'c1' }] }, ok: 200 },
   { op: 'Expand', scope: 'expand:tuples', method: 'POST', path: '/stores/{S}/expand', body: { tuple_key: { relation: 'viewer', object: 'doc:1' } }, ok: 200 },
   { op: 'ListObjects', scope: 'list:objects', method: 'POST', path: '/stores/{S}/list-objects', body: { type: 'doc', relation: 'viewer', user: 'user:anne' }, ok: 200 },

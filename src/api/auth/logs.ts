@@ -142,7 +142,7 @@ export class StoreLogs {
   drainFailures(): Promise<void> {
     const { records, unitemized } = this.#failures.drain();
     if (unitemized > 0) {
-      process.stderr.write(JSON.stringify({ level: 'warn', msg: 'unauthenticated calls past the store-log tally', calls: unitemized }) + '\n');
+      logger.log('warn', 'unauthenticated calls past the store-log tally', { calls: unitemized });
     }
     if (records.length === 0) return this.#flushing;
     this.#buffer.push(...records);

@@ -47,6 +47,7 @@ export const OPERATIONS = {
   Watch: rule('read:changes', 'read-changes'),
   Check: rule('check:tuples', 'check'),
   BatchCheck: rule('check:tuples', 'check'),
+  ExplainCheck: rule('check:tuples', 'check'),
   Expand: rule('expand:tuples', 'expand'),
   ListObjects: rule('list:objects', 'list-objects'),
   StreamedListObjects: rule('list:objects', 'list-objects'),

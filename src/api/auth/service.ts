@@ -61,7 +61,7 @@ function refreshing(clients: ClientStore, keys: KeyRing): NodeJS.Timeout {
     if (busy) return;
     busy = true;
     Promise.all([clients.reload(), keys.reload()])
-      .catch((err: unknown) => process.stderr.write(JSON.stringify({ level: 'warn', msg: 'auth state refresh failed', cause: String(err) }) + '\n'))
+      .catch((err: unknown) => logger.log('warn', 'auth state refresh failed', { cause: String(err) }))
       .finally(() => (busy = false));
   }, AUTH_REFRESH_MS);
   timer.unref();

@@ -13,6 +13,7 @@ import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
 import type { Rewrite } from '../../model/types.js';
 import { RequestState, type EvalContext, type TupleOutcome } from './context.js';
+import type { Trace, TraceKind } from './trace.js';
 
 export const FALSE = 0;
 export const TRUE = 1;
@@ -47,9 +48,11 @@ export class ReferenceChecker {
   private cycleHits = 0;
   private deepest = 0;
 
+  /** `trace`: record every step (./trace.ts); the memo is not read then, so every subtree is shown. */
   constructor(
     readonly state: RequestState,
     readonly user: string,
+    private readonly trace?: Trace,
   ) {
     const parsed = parseUser(user);
     if (!parsed) throw fail.validation(`invalid user '${user}'`);
@@ -67,18 +70,28 @@ export class ReferenceChecker {
 
   /** §5.2 steps 1-5. */
   eval(object: string, relation: string, depth: number): Outcome {
+    if (this.trace === undefined) return this.evalNode(object, relation, depth);
+    this.trace.open('relation', `${object}#${relation}`);
+    return this.trace.close(this.evalNode(object, relation, depth));
+  }
+
+  private evalNode(object: string, relation: string, depth: number): Outcome {
     if (depth >= this.state.ctx.resolveDepth) return fail.tooComplex();
     // Every node entered counts towards the height of the memoised ancestors (even a self hit).
     if (depth > this.deepest) this.deepest = depth;
     const key = `${object}#${relation}`;
     if (this.path.has(key)) {
       this.cycleHits++;
+      this.trace?.mark('cycle');
       return CYCLE;
     }
     if (key === this.user) return TRUE;
     const type = object.slice(0, object.indexOf(':'));
-    if (!this.state.reaches(this.subjectType, type, relation)) return FALSE;
-    const hit = this.memo.get(key);
+    if (!this.state.reaches(this.subjectType, type, relation)) {
+      this.trace?.mark('pruned');
+      return FALSE;
+    }
+    const hit = this.trace === undefined ? this.memo.get(key) : undefined;
     if (hit && depth + hit.height < this.state.ctx.resolveDepth) {
       this.deepest = Math.max(this.deepest, depth + hit.height);
       return hit.out;
@@ -106,6 +119,13 @@ export class ReferenceChecker {
   }
 
   private rewrite(object: string, relation: string, rw: Rewrite, depth: number): Outcome {
+    if (this.trace === undefined) return this.rewriteNode(object, relation, rw, depth);
+    const [kind, label] = traceLabel(object, relation, rw);
+    this.trace.open(kind, label);
+    return this.trace.close(this.rewriteNode(object, relation, rw, depth));
+  }
+
+  private rewriteNode(object: string, relation: string, rw: Rewrite, depth: number): Outcome {
     switch (rw.kind) {
       case 'this':
         return this.direct(object, relation, depth);
@@ -170,11 +190,11 @@ export class ReferenceChecker {
         if (s.kind === 'userset') usersets.push(t);
         if (exactSeen) continue;
         exactSeen = true;
-        acc = orOutcome(acc, fromCondition(this.state.condition(t)));
+        acc = orOutcome(acc, this.leaf(t, fromCondition(this.state.condition(t))));
       } else if (t.user === wildcard) {
         if (wildSeen) continue;
         wildSeen = true;
-        acc = orOutcome(acc, fromCondition(this.state.condition(t)));
+        acc = orOutcome(acc, this.leaf(t, fromCondition(this.state.condition(t))));
       } else if (t.user.includes('#')) {
         usersets.push(t);
       }
@@ -187,7 +207,20 @@ export class ReferenceChecker {
     return acc;
   }
 
+  /** A tuple that decides by itself (exact or wildcard match), recorded when tracing. */
+  private leaf(t: TupleEntry, out: Outcome): Outcome {
+    if (this.trace === undefined) return out;
+    this.trace.open('tuple', tupleText(t));
+    return this.trace.close(out);
+  }
+
   private viaUserset(t: TupleEntry, depth: number): Outcome {
+    if (this.trace === undefined) return this.viaUsersetNode(t, depth);
+    this.trace.open('tuple', tupleText(t));
+    return this.trace.close(this.viaUsersetNode(t, depth));
+  }
+
+  private viaUsersetNode(t: TupleEntry, depth: number): Outcome {
     const cond = this.state.condition(t);
     if (cond !== true) return cond === false ? FALSE : cond;
     const hash = t.user.lastIndexOf('#');
@@ -206,10 +239,28 @@ export class ReferenceChecker {
       }
       const ptype = t.user.slice(0, t.user.indexOf(':'));
       if (!this.state.ctx.model.types.get(ptype)?.relations.has(computed)) continue;
-      acc = orOutcome(acc, this.eval(t.user, computed, depth + 1));
+      this.trace?.open('tuple', tupleText(t));
+      const out = this.eval(t.user, computed, depth + 1);
+      acc = orOutcome(acc, this.trace === undefined ? out : this.trace.close(out));
       if (acc === TRUE) return TRUE;
     }
     return acc;
+  }
+}
+
+function tupleText(t: TupleEntry): string {
+  return t.condition ? `${t.object}#${t.relation}@${t.user} (condition ${t.condition.name})` : `${t.object}#${t.relation}@${t.user}`;
+}
+
+/** The trace node of a rewrite: its kind and the rewrite in DSL words. */
+function traceLabel(object: string, relation: string, rw: Rewrite): [TraceKind, string] {
+  switch (rw.kind) {
+    case 'this': return ['direct', `${object}#${relation}: tuples assigned directly`];
+    case 'computed': return ['computed', rw.relation];
+    case 'ttu': return ['ttu', `${rw.computed} from ${rw.tupleset}`];
+    case 'union': return ['union', 'or'];
+    case 'intersection': return ['intersection', 'and'];
+    case 'difference': return ['exclusion', 'but not'];
   }
 }
 
