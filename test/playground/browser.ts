@@ -27,7 +27,13 @@ export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** Under CI a missing browser is a failure, never a skip. */
 export const MUST_RUN = process.env.CI === 'true';
-export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'playground');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * Where the browser tests save their screenshots: docs/playground/, which docs/playground.md
+ * shows, when LATCH_UPDATE_SCREENSHOTS=1 (`npm run screenshots`); otherwise .tmp/screenshots/
+ * (ignored by git), so that a test run leaves the working tree clean.
+ */
+export const SCREENSHOTS = process.env.LATCH_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'playground') : join(ROOT, '.tmp', 'screenshots');
 
 export function requireChromium(): void {
   if (!HAVE_CHROMIUM) throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install chromium, or set LATCH_CHROMIUM)`);
