@@ -1,5 +1,5 @@
 // Delete by filter (`POST /stores/{id}/delete-tuples`) against a real server on a real LevelDB
-// (and the same on the memory backend): 100k matching tuples deleted in bounded requests, and
+// (and the same on the memory backend and on PostgreSQL): 100k matching tuples deleted in bounded requests, and
 // after each request the change log and Check agree on exactly what went; the dry run, the other
 // filter shapes and the refusals.
 
@@ -8,9 +8,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
+import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
+
+/** PostgreSQL runs when the test run has a server (and must, under CI=true). */
+const withPostgres = hasPostgres();
+const BULK = { maxTuplesPerWrite: 10_000, maxBatchCheckItems: 1000 };
+
+/** A server on a fresh PostgreSQL database, and the database to drop after it. */
+async function postgresServer(): Promise<{ server: Server; db: TestDatabase }> {
+  const db = await createTestDatabase('latch_delete');
+  const server = await start({ datastore: 'postgres', postgres: { url: db.url, poolSize: 3, startTimeoutMs: 0 }, engine: BULK });
+  return { server, db };
+}
 
 interface DeleteReply {
   readonly tuple_keys: TupleKey[];
@@ -145,6 +157,23 @@ describe('delete by filter: 100k tuples in bounded requests (LevelDB)', () => {
   }, 600_000);
 });
 
+describe.runIf(withPostgres)('delete by filter: the same on PostgreSQL', () => {
+  let pgs: { server: Server; db: TestDatabase } | undefined;
+  beforeAll(async () => {
+    pgs = await postgresServer();
+    target = pgs.server;
+  }, 60_000);
+  afterAll(async () => {
+    await pgs?.server.close();
+    await pgs?.db.drop();
+    target = s;
+  });
+
+  it('5000 tuples, 500 per request', async () => {
+    await bulkDelete(5000, 100, 500);
+  }, 300_000);
+});
+
 describe('delete by filter: the same on the memory backend', () => {
   let mem: Server;
   beforeAll(async () => {
@@ -161,12 +190,16 @@ describe('delete by filter: the same on the memory backend', () => {
   }, 120_000);
 });
 
-describe.each(['leveldb', 'memory'] as const)('delete by filter on %s: filter shapes, limit and refusals', (backend) => {
+const BACKENDS = withPostgres ? (['leveldb', 'memory', 'postgres'] as const) : (['leveldb', 'memory'] as const);
+
+describe.each(BACKENDS)('delete by filter on %s: filter shapes, limit and refusals', (backend) => {
   let store: string;
   let mem: Server | undefined;
+  let db: TestDatabase | undefined;
 
   afterAll(async () => {
     await mem?.close();
+    await db?.drop();
     target = s;
   });
   const keys: TupleKey[] = [
@@ -179,11 +212,12 @@ describe.each(['leveldb', 'memory'] as const)('delete by filter on %s: filter sh
 
   beforeAll(async () => {
     if (backend === 'memory') mem = await start({ datastore: 'memory' });
+    if (backend === 'postgres') ({ server: mem, db } = await postgresServer());
     target = mem ?? s;
     store = await storeWithModel(target.base, 'delete-shapes');
     const w = await call(target.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: keys } });
     expect(w.status, w.text).toBe(200);
-  });
+  }, 60_000);
 
   it('a user alone selects that user across types and relations; limit bounds the request', async () => {
     const dry = await del(store, { filter: { user: 'user:anne' }, dry_run: true, limit: 2 });
