@@ -337,7 +337,8 @@ export class Exchange implements CallContext {
 
   /** A failure before authentication: the address is read now, while `res` is still valid. */
   #noteSource(): void {
-    if (this.principal !== undefined || this.aborted || !this.shared.auth?.logs.enabled) return;
+    const auth = this.shared.auth;
+    if (this.principal !== undefined || this.aborted || !auth?.logs.enabled || auth.config.mode === 'none') return;
     this.#source = Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1');
   }
 
