@@ -12,7 +12,7 @@ import { AppError, toAppError } from '../errors.js';
 import type { CheckIdsInput, StringTable } from '../engine/types.js';
 import { CHECK_ERROR } from '../engine/types.js';
 import { checkKey } from './keys.js';
-import { P, byteLength, consistency, list, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
+import { P, byteLength, consistency, list, minRevision, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
 
 /** Checks per check-ids request (3 MiB of triples). */
 export const MAX_ID_CHECKS = 262_144;
@@ -104,7 +104,7 @@ function swap(x: number): number {
  * answered (their exact Check error). Request-level faults (store id, model id, consistency,
  * context, contextual tuples, the triples themselves) throw.
  */
-export function parseCheckIds(store: string | undefined, body: Obj, dict: ChannelDictionary): CheckIdsInput {
+export function parseCheckIds(store: string | undefined, body: Obj, dict: ChannelDictionary, minRevisionValue?: unknown): CheckIdsInput {
   const id = storeId(store, 'CheckIdsRequest');
   const triples = triplesOf(body.checks);
   const model = modelId(body, 'CheckIdsRequest');
@@ -134,7 +134,8 @@ export function parseCheckIds(store: string | undefined, body: Obj, dict: Channe
       }
     }
   }
-  return { storeId: id, modelId: model, consistency: consistency(body, 'CheckIdsRequest'), context, table: dict, triples, outcomes, errors };
+  const c = consistency(body, 'CheckIdsRequest');
+  return { storeId: id, modelId: model, consistency: c, minRevision: minRevision(minRevisionValue), context, table: dict, triples, outcomes, errors };
 }
 
 /** The answer body: one byte per check (0 denied, 1 allowed, 2 error) and the errors by index. */

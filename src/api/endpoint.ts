@@ -17,6 +17,11 @@ export interface ApiRequest {
    * ones left out). The msgpack channel has no per-request headers and passes none.
    */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Latch-Min-Revision as sent (the header's text, or a channel request's `min_revision`);
+   * read only for endpoints with `minRevision` set.
+   */
+  readonly minRevision?: unknown;
 }
 
 /** Per-request facts a handler reports back for the response headers (D11). */
@@ -31,6 +36,8 @@ export interface CallContext {
   modelId: string | undefined;
   /** `--authzen-base-url`: the origin AuthZEN metadata names (unset → taken from the request's Host). */
   readonly authzenBaseUrl?: string | undefined;
+  /** The store revision a Write left (the `Latch-Revision` header; `revision` on the channel). */
+  revision: number | undefined;
 }
 
 /** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */
@@ -75,6 +82,8 @@ export interface Endpoint<I = unknown> {
    * Transport: a PDP echoes the PEP's request identifier); otherwise latch's own id as always.
    */
   readonly echoRequestId?: boolean;
+  /** The endpoint takes Latch-Min-Revision (the queries and Read): transports pass it in `ApiRequest.minRevision`. */
+  readonly minRevision?: boolean;
   /** `unknown` → validated input; throws AppError at the first violation (proto field order). */
   parse(req: ApiRequest): I;
   /**

@@ -9,7 +9,7 @@ import { constantReply, endpoint, ok, type Endpoint, type Reply } from './endpoi
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, boolValue, byteLength, consistency, isObj, list, match, modelId, modelIdValue, optMessage, storeId, str, struct, structValue, typeError,
+  P, REASON, boolValue, byteLength, consistency, isObj, list, match, minRevision, modelId, modelIdValue, optMessage, storeId, str, struct, structValue, typeError,
   violation, type Obj,
 } from './validate.js';
 
@@ -18,7 +18,7 @@ export const ALLOWED: Reply = constantReply({ allowed: true, resolution: '' });
 export const DENIED: Reply = constantReply({ allowed: false, resolution: '' });
 
 /** CheckRequest: store_id, tuple_key, contextual_tuples, authorization_model_id, trace, context, consistency. */
-export function parseCheck(store: string | undefined, body: Obj): CheckInput {
+export function parseCheck(store: string | undefined, body: Obj, minRevisionValue?: unknown): CheckInput {
   const id = storeId(store, 'CheckRequest');
   const tupleKey = checkKey(body, 'CheckRequest');
   const contextual = contextualTuples(body);
@@ -26,12 +26,14 @@ export function parseCheck(store: string | undefined, body: Obj): CheckInput {
   const model = modelIdValue(body['authorization_model_id'], 'CheckRequest');
   boolValue(body['trace'], 'trace');
   const context = structValue(body['context'], 'context');
-  return { storeId: id, tupleKey, contextualTuples: contextual, modelId: model, context, consistency: consistency(body, 'CheckRequest') };
+  const c = consistency(body, 'CheckRequest');
+  const min = minRevision(minRevisionValue);
+  return { storeId: id, tupleKey, contextualTuples: contextual, modelId: model, context, consistency: c, minRevision: min };
 }
 
 const check = endpoint<CheckInput>({
-  name: 'Check', op: 'check', method: 'post', path: '/stores/:store_id/check',
-  parse: (req) => parseCheck(req.params.store_id, bodyObject(req)),
+  name: 'Check', op: 'check', method: 'post', path: '/stores/:store_id/check', minRevision: true,
+  parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision),
   async handle(input, ctx) {
     const r = await ctx.latch.check(input);
     ctx.modelId = r.modelId;
@@ -54,7 +56,7 @@ function batchItem(v: unknown): BatchCheckItem {
   return { correlationId, tupleKey, contextualTuples: contextual, context };
 }
 
-export function parseBatchCheck(store: string | undefined, body: Obj): BatchCheckInput {
+export function parseBatchCheck(store: string | undefined, body: Obj, minRevisionValue?: unknown): BatchCheckInput {
   const id = storeId(store, 'BatchCheckRequest');
   const items = list(body, 'checks');
   if (items.length === 0) throw violation('BatchCheckRequest', 'Checks', REASON.atLeastOne);
@@ -66,7 +68,7 @@ export function parseBatchCheck(store: string | undefined, body: Obj): BatchChec
     if (seen.has(item.correlationId)) throw new Failure('validation_error', `received duplicate correlation id: ${item.correlationId}`);
     seen.add(item.correlationId);
   }
-  return { storeId: id, modelId: model, checks, consistency: c };
+  return { storeId: id, modelId: model, checks, consistency: c, minRevision: minRevision(minRevisionValue) };
 }
 
 /**
@@ -88,8 +90,8 @@ export function outcomeOut(o: BatchCheckOutcome): Record<string, unknown> {
 }
 
 const batchCheck = endpoint<BatchCheckInput>({
-  name: 'BatchCheck', op: 'batch-check', method: 'post', path: '/stores/:store_id/batch-check',
-  parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req)),
+  name: 'BatchCheck', op: 'batch-check', method: 'post', path: '/stores/:store_id/batch-check', minRevision: true,
+  parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req), req.minRevision),
   async handle(input, ctx) {
     // The item limit is the server's setting (`--max-batch-check-items`, default 50): checked here,
     // not in the service, because the msgpack channel coalesces thousands of checks into one call.
@@ -107,7 +109,7 @@ const batchCheck = endpoint<BatchCheckInput>({
 
 /** ExpandRequest: store_id, tuple_key, authorization_model_id, consistency, contextual_tuples. */
 const expand = endpoint<ExpandInput>({
-  name: 'Expand', op: 'expand', method: 'post', path: '/stores/:store_id/expand',
+  name: 'Expand', op: 'expand', method: 'post', path: '/stores/:store_id/expand', minRevision: true,
   parse(req) {
     const id = storeId(req.params.store_id, 'ExpandRequest');
     const body = bodyObject(req);
@@ -121,7 +123,7 @@ const expand = endpoint<ExpandInput>({
     if (object === '' || relation === '') {
       throw new Failure('invalid_expand_input', 'Invalid input. Make sure you provide an object and a relation');
     }
-    return { storeId: id, object, relation, modelId: model, consistency: c, contextualTuples: contextual };
+    return { storeId: id, object, relation, modelId: model, consistency: c, contextualTuples: contextual, minRevision: minRevision(req.minRevision) };
   },
   async handle(input, ctx) {
     const r = await ctx.latch.expand(input);
@@ -131,7 +133,7 @@ const expand = endpoint<ExpandInput>({
 });
 
 /** ListObjectsRequest (and its streamed twin): authorization_model_id, type, relation, user, … */
-export function parseListObjects(store: string | undefined, body: Obj, message: string): ListObjectsInput {
+export function parseListObjects(store: string | undefined, body: Obj, message: string, minRevisionValue?: unknown): ListObjectsInput {
   const id = storeId(store, message);
   const model = modelId(body, message);
   const type = match(str(body, 'type'), P.type, message, 'Type');
@@ -141,12 +143,13 @@ export function parseListObjects(store: string | undefined, body: Obj, message: 
   if (bytes < 1 || bytes > 512) throw violation(message, 'User', 'value length must be between 1 and 512 bytes, inclusive');
   const contextual = contextualTuples(body);
   const context = struct(body, 'context');
-  return { storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: consistency(body, message) };
+  const c = consistency(body, message);
+  return { storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: c, minRevision: minRevision(minRevisionValue) };
 }
 
 const listObjects = endpoint<ListObjectsInput>({
-  name: 'ListObjects', op: 'list-objects', method: 'post', path: '/stores/:store_id/list-objects',
-  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest'),
+  name: 'ListObjects', op: 'list-objects', method: 'post', path: '/stores/:store_id/list-objects', minRevision: true,
+  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision),
   async handle(input, ctx) {
     const r = await ctx.latch.listObjects(input);
     ctx.modelId = r.modelId;
@@ -160,8 +163,8 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
 
 const streamedListObjects = endpoint<ListObjectsInput>({
   name: 'StreamedListObjects', op: 'streamed-list-objects', method: 'post',
-  path: '/stores/:store_id/streamed-list-objects', streaming: true,
-  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest'),
+  path: '/stores/:store_id/streamed-list-objects', streaming: true, minRevision: true,
+  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest', req.minRevision),
   async handle(input, ctx) {
     // The header needs the resolved model before the first line; the stream itself reports
     // latest_authorization_model_not_found when the store has none.
@@ -179,7 +182,7 @@ function userFilter(v: unknown): UserFilter {
 
 /** ListUsersRequest: authorization_model_id, object, relation, user_filters, contextual_tuples, context, consistency. */
 const listUsers = endpoint<ListUsersInput>({
-  name: 'ListUsers', op: 'list-users', method: 'post', path: '/stores/:store_id/list-users',
+  name: 'ListUsers', op: 'list-users', method: 'post', path: '/stores/:store_id/list-users', minRevision: true,
   parse(req) {
     const id = storeId(req.params.store_id, 'ListUsersRequest');
     const body = bodyObject(req);
@@ -193,7 +196,8 @@ const listUsers = endpoint<ListUsersInput>({
     const userFilters = filters.map(userFilter);
     const contextual = tupleKeyList(body, 'contextual_tuples', 'ListUsersRequest', 'ContextualTuples', MAX_CONTEXTUAL_TUPLES);
     const context = struct(body, 'context');
-    return { storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: consistency(body, 'ListUsersRequest') };
+    const c = consistency(body, 'ListUsersRequest');
+    return { storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: c, minRevision: minRevision(req.minRevision) };
   },
   async handle(input, ctx) {
     const r = await ctx.latch.listUsers(input);

@@ -11,7 +11,7 @@ import { deleteKey, tupleKey } from './keys.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
 import {
-  P, REASON, consistency, int32, list, match, maxBytes, modelId, optMessage, pageSize, storeId, str, tokenText, violation, type Obj,
+  P, REASON, consistency, int32, list, match, maxBytes, minRevision, modelId, optMessage, pageSize, storeId, str, tokenText, violation, type Obj,
 } from './validate.js';
 
 export const MAX_TUPLES_PER_WRITE = 100;
@@ -59,6 +59,7 @@ const write = endpoint<WriteInput>({
   async handle(input, ctx) {
     const out = await ctx.latch.write(input);
     ctx.modelId = out.modelId;
+    ctx.revision = out.revision;
     return { status: 200, body: {}, json: '{}' };
   },
 });
@@ -84,7 +85,7 @@ function readFilter(body: Obj): ReadInput['filter'] {
 }
 
 const read = endpoint<ReadRequestInput>({
-  name: 'Read', op: 'read', method: 'post', path: '/stores/:store_id/read',
+  name: 'Read', op: 'read', method: 'post', path: '/stores/:store_id/read', minRevision: true,
   parse(req) {
     const store = storeId(req.params.store_id, 'ReadRequest');
     const body = bodyObject(req);
@@ -93,7 +94,7 @@ const read = endpoint<ReadRequestInput>({
     const token = tokenText(body.continuation_token, 'ReadRequest');
     const c = consistency(body, 'ReadRequest');
     const filterKey = createHash('sha256').update(`${filter.object ?? ''}\0${filter.relation ?? ''}\0${filter.user ?? ''}`).digest('base64url').slice(0, 16);
-    return { storeId: store, filter, pageSize: size, consistency: c, token, filterKey };
+    return { storeId: store, filter, pageSize: size, consistency: c, token, filterKey, minRevision: minRevision(req.minRevision) };
   },
   async handle(input, ctx) {
     let after: string | undefined;
@@ -102,7 +103,7 @@ const read = endpoint<ReadRequestInput>({
       if (t.filter !== input.filterKey) throw new AppError('invalid_continuation_token', 'Invalid continuation token');
       after = t.cursor;
     }
-    const page = await ctx.latch.read({ storeId: input.storeId, filter: input.filter, pageSize: input.pageSize, after, consistency: input.consistency });
+    const page = await ctx.latch.read({ storeId: input.storeId, filter: input.filter, pageSize: input.pageSize, after, consistency: input.consistency, minRevision: input.minRevision });
     const token = page.next ? ctx.tokens.encode('read', { storeId: input.storeId, filter: input.filterKey, cursor: page.next }) : '';
     return ok({ tuples: page.items.map(tupleOut), continuation_token: token });
   },

@@ -277,6 +277,21 @@ export function consistency(body: Obj, message: string): Consistency {
   throw new AppError('validation_error', `invalid value for enum field consistency: ${shown(v)}`);
 }
 
+/** The largest revision a client can name exactly (2^53 - 1 has 16 digits). */
+const MAX_REVISION = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Latch-Min-Revision (an HTTP header, or the `min_revision` field of a channel request): a
+ * decimal revision (header text) or a non-negative integer (msgpack); absent or '' → undefined.
+ * Anything else → 400 validation_error.
+ */
+export function minRevision(v: unknown): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const n = typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : v;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_REVISION) return n;
+  throw new AppError('validation_error', `invalid Latch-Min-Revision: value must be a revision, an integer in [0, ${MAX_REVISION}]`);
+}
+
 /**
  * An int32 wrapper (`page_size`): a JSON number or numeric string; absent → undefined.
  * Query parameters arrive as strings.

@@ -152,6 +152,7 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
     maxTuplesPerWrite: r.int('max-tuples-per-write'),
     workers: r.int('workers'),
     cacheSize: r.int('cache-size'),
+    pollIntervalMs: r.int('poll-interval'),
   };
 }
 

@@ -71,6 +71,7 @@ export const SETTINGS: readonly Setting[] = [
 
   { name: 'workers', group: 'Engine', kind: 'integer', value: '<n>', default: E.workers, min: 0, max: 256, help: 'Worker threads for large check batches (0 = all on the main thread)' },
   { name: 'cache-size', group: 'Engine', kind: 'integer', value: '<entries>', default: E.cacheSize, min: 0, max: 100_000_000, help: 'Check result cache, for Checks without HIGHER_CONSISTENCY, contextual tuples or context (0 = off)' },
+  { name: 'poll-interval', group: 'Engine', kind: 'integer', value: '<ms>', default: E.pollIntervalMs, min: 0, max: MS_MAX, help: "How often each loaded store's committed revision is read, to follow writes of other nodes when a change notification is late or lost (0 = notifications only)" },
 
   { name: 'log-level', group: 'Logging', kind: 'choice', choices: LOG_LEVELS, default: 'info', help: 'Least severe level written to stderr' },
   { name: 'log-format', group: 'Logging', kind: 'choice', choices: LOG_FORMATS, default: 'json', help: 'One JSON object per line, or text with key=value fields' },

@@ -30,6 +30,12 @@ export interface CheckOptions {
   readonly contextual_tuples?: { tuple_keys: readonly unknown[] };
   readonly context?: Record<string, unknown>;
   readonly consistency?: 'UNSPECIFIED' | 'MINIMIZE_LATENCY' | 'HIGHER_CONSISTENCY';
+  /**
+   * Answer from an index that has applied at least this store revision (the `revision` a write
+   * answered with, on any node): read-your-writes across replicas without a database round trip.
+   * Sent as the request's `min_revision` field (the HTTP `Latch-Min-Revision` header).
+   */
+  readonly min_revision?: number;
 }
 
 /** One request of a frame: an API operation (`check`, `write`, `read`, …) with its JSON-shaped body. */
@@ -37,12 +43,16 @@ export interface ChannelRequest {
   readonly op: string;
   readonly store_id?: string | undefined;
   readonly body?: unknown;
+  /** Latch-Min-Revision for the queries and read (see CheckOptions.min_revision). */
+  readonly min_revision?: number | undefined;
 }
 
 export interface ChannelAnswer {
   readonly id: number | string | null;
   readonly status: number;
   readonly body?: unknown;
+  /** A write's resulting store revision (the HTTP `Latch-Revision` header). */
+  readonly revision?: number;
   readonly error?: { readonly code: string; readonly message: string };
   /** Set on every answer of a live stream but its last. */
   readonly more?: boolean;
@@ -156,17 +166,27 @@ export class LatchChannelClient {
   }
 
   /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */
-  request(op: string, storeId: string | undefined, body: unknown): Promise<ChannelAnswer> {
+  request(op: string, storeId: string | undefined, body: unknown, minRevision?: number): Promise<ChannelAnswer> {
     if (this.#closed) return Promise.reject(this.#closed);
     return new Promise((resolve, reject) => {
-      this.#enqueue(op, storeId, body, { first: undefined, resolve, reject });
+      this.#enqueue(op, storeId, body, { first: undefined, resolve, reject }, minRevision);
     });
   }
 
+  /**
+   * Write (deletes then writes, one transaction); resolves with the store revision it left, to
+   * pass as `min_revision` to later queries on any node. An error answer rejects with a ChannelError.
+   */
+  async write(storeId: string, body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string }): Promise<{ revision: number }> {
+    const a = await this.request('write', storeId, body);
+    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    return { revision: a.revision ?? 0 };
+  }
+
   /** Queues one request of the current frame for `waiter`. */
-  #enqueue(op: string, storeId: string | undefined, body: unknown, waiter: Waiter): void {
+  #enqueue(op: string, storeId: string | undefined, body: unknown, waiter: Waiter, minRevision?: number): void {
     const id = this.#nextId++;
-    this.#frame.push({ id, op, store_id: storeId, body });
+    this.#frame.push(minRevision === undefined ? { id, op, store_id: storeId, body } : { id, op, store_id: storeId, body, min_revision: minRevision });
     this.#pending.set(id, waiter);
     if (this.#frame.length >= MAX_FRAME_REQUESTS) this.#flush();
     else if (!this.#flushQueued) {
@@ -236,7 +256,8 @@ export class LatchChannelClient {
     if (plain && this.#dict.fits(key.object, key.relation, key.user)) {
       return new Promise((resolve, reject) => this.#plainCheck(storeId, key, options, resolve, reject));
     }
-    const a = await this.request('check', storeId, { ...options, tuple_key: key });
+    const { min_revision, ...rest } = options;
+    const a = await this.request('check', storeId, { ...rest, tuple_key: key }, min_revision);
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
     return (a.body as { allowed: boolean }).allowed;
   }
@@ -248,7 +269,7 @@ export class LatchChannelClient {
     return new Promise((resolve, reject) => {
       const answers = new Array<ChannelAnswer>(requests.length);
       const waiter: Waiter = { first: this.#nextId, answers, left: requests.length, resolve, reject };
-      for (const r of requests) this.#enqueue(r.op, r.store_id, r.body ?? {}, waiter);
+      for (const r of requests) this.#enqueue(r.op, r.store_id, r.body ?? {}, waiter, r.min_revision);
     });
   }
 
@@ -269,7 +290,8 @@ export class LatchChannelClient {
    * Rejects with a ChannelError when the request as a whole fails (unknown store or model …).
    */
   async checkIds(storeId: string, triples: Uint32Array, options: BulkOptions = {}): Promise<BulkResult> {
-    const a = await this.request('check-ids', storeId, { ...options, checks: littleEndian(triples) });
+    const { min_revision, ...rest } = options;
+    const a = await this.request('check-ids', storeId, { ...rest, checks: littleEndian(triples) }, min_revision);
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
     const body = a.body as { results: Uint8Array; errors: { index: number; status: number; code: string; message: string }[] };
     const errors = new Map<number, ChannelError>();
@@ -299,7 +321,8 @@ export class LatchChannelClient {
     if (text.length === 0) return keys.length === 0 ? { results: new Uint8Array(0), errors: new Map() } : this.checkIds(storeId, triples, options);
     const results = new Uint8Array(keys.length);
     const errors = new Map<number, ChannelError>();
-    const answers = await this.batch(text.map((i) => ({ op: 'check', store_id: storeId, body: { ...options, tuple_key: keys[i] } })));
+    const { min_revision, ...rest } = options;
+    const answers = await this.batch(text.map((i) => ({ op: 'check', store_id: storeId, body: { ...rest, tuple_key: keys[i] }, min_revision })));
     answers.forEach((a, j) => {
       const i = text[j] as number;
       if (a.error) {
@@ -330,7 +353,7 @@ export class LatchChannelClient {
   }
 
   #plainCheck(storeId: string, key: CheckKey, options: BulkOptions, resolve: (allowed: boolean) => void, reject: (err: Error) => void): void {
-    const gk = `${storeId}\0${options.authorization_model_id ?? ''}\0${options.consistency ?? ''}`;
+    const gk = `${storeId}\0${options.authorization_model_id ?? ''}\0${options.consistency ?? ''}\0${options.min_revision ?? ''}`;
     let g = this.#groups.get(gk);
     if (!g) this.#groups.set(gk, (g = { storeId, options, triples: [], resolve: [], reject: [] }));
     const d = this.#dict;
@@ -344,8 +367,8 @@ export class LatchChannelClient {
   /** Turns a group of plain checks into one check-ids request whose answer settles each of them. */
   #sendGroup(gk: string, g: PlainGroup): void {
     this.#groups.delete(gk);
-    const { authorization_model_id, consistency } = g.options;
-    this.checkIds(g.storeId, Uint32Array.from(g.triples), { authorization_model_id, consistency }).then(
+    const { authorization_model_id, consistency, min_revision } = g.options;
+    this.checkIds(g.storeId, Uint32Array.from(g.triples), { authorization_model_id, consistency, min_revision }).then(
       (r) => {
         for (let i = 0; i < g.resolve.length; i++) {
           const b = r.results[i];

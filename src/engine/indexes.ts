@@ -13,6 +13,7 @@
 // background. At most one checkpoint runs per store; a failed background one is counted and
 // logged, and the next merge tries again.
 
+import { fail } from '../errors.js';
 import { type CheckpointOutcome, StoreIndex, type StoreIndexOptions } from '../index/store-index.js';
 import type { Storage } from '../storage/types.js';
 import { Timings } from './stats.js';
@@ -36,6 +37,8 @@ export interface IndexesOptions {
 export class Indexes {
   private readonly loaded = new Map<string, StoreIndex>();
   private readonly pending = new Map<string, Promise<StoreIndex>>();
+  /** Stores deleted while their index was loading. */
+  private readonly dropped = new Set<string>();
   /** Background checkpoints being written (close waits for them). */
   private readonly running = new Set<Promise<void>>();
   private readonly log: EngineLog;
@@ -43,6 +46,8 @@ export class Indexes {
   readonly loads = new Timings();
   /** Checkpoints written and failed: at load, in the background, at close (a failure leaves the next start a longer tail or a scan). */
   readonly checkpoints = { written: 0, failed: 0 };
+  /** Told of every index that finished loading (the follower applies what it heard meanwhile). */
+  onLoaded: ((storeId: string, index: StoreIndex) => void) | undefined;
 
   constructor(private readonly storage: Storage, private readonly options: IndexesOptions = {}) {
     this.log = options.log ?? warn;
@@ -50,6 +55,11 @@ export class Indexes {
 
   has(storeId: string): boolean {
     return this.loaded.has(storeId);
+  }
+
+  /** The ids of the stores whose index is loaded. */
+  storeIds(): string[] {
+    return [...this.loaded.keys()];
   }
 
   /** The store's index if it is loaded (no load started): the synchronous query path. */
@@ -69,16 +79,22 @@ export class Indexes {
         (index) => {
           this.loads.observe(performance.now() - t0);
           this.pending.delete(storeId);
+          if (this.dropped.delete(storeId)) {
+            index.close();
+            throw fail.storeNotFound();
+          }
           this.loaded.set(storeId, index);
           // A load that scanned or replayed a long tail saves its base in the background while
           // the index serves (a checkpoint never blocks the thread for long); a long tail is
           // first folded into the base by the merge the load started.
           const scanned = !index.loaded.fromCheckpoint && index.snapshot().base.layout.entries > 0;
           if (scanned || index.loaded.tailChanges >= LONG_TAIL) this.background(storeId, index, index.settled());
+          this.onLoaded?.(storeId, index);
           return index;
         },
         (err: unknown) => {
           this.pending.delete(storeId);
+          this.dropped.delete(storeId);
           throw err;
         },
       );
@@ -130,6 +146,8 @@ export class Indexes {
   drop(storeId: string): void {
     this.loaded.get(storeId)?.close();
     this.loaded.delete(storeId);
+    // A load under way read the store before it was deleted: its index is discarded when it ends.
+    if (this.pending.has(storeId)) this.dropped.add(storeId);
   }
 
   /** Saves a checkpoint of every loaded index (each stops its background one first), then releases them. */

@@ -1,6 +1,7 @@
 // Model resolution for queries and writes: an explicit id or the store's latest model, compiled
 // once and cached. Models are immutable, so a compiled model never goes stale; only "latest"
-// moves, and it moves only through `noteWritten`.
+// moves: through `noteWritten` (this node wrote a model), `noteLatestChanged` (a storage event:
+// any node wrote one) and `refreshLatest` (a HIGHER_CONSISTENCY query read the latest id).
 
 import type { AuthorizationModel } from '../domain/types.js';
 import { isUlid } from '../domain/ids.js';
@@ -22,6 +23,11 @@ export class ModelCache {
   private readonly latest = new Map<string, string>();
   /** The latest model of a store, compiled: one lookup on the hot path (no key string to build). */
   private readonly latestCompiled = new Map<string, CompiledModel>();
+  /**
+   * Bumped each time a store's latest entry is invalidated: a load of "latest" that started
+   * before records its answer only if no invalidation happened meanwhile.
+   */
+  private readonly generation = new Map<string, number>();
 
   constructor(private readonly storage: Storage) {}
 
@@ -48,10 +54,14 @@ export class ModelCache {
     let compiled: CompiledModel;
     if (known) compiled = await this.byId(storeId, known);
     else {
+      const gen = this.generation.get(storeId) ?? 0;
       const model = await this.storage.latestModel(storeId);
       if (!model) throw fail.latestModelNotFound(storeId);
-      this.latest.set(storeId, model.id);
       compiled = this.remember(storeId, model);
+      // Invalidated meanwhile: this answer is still right for this call, but may be stale after it.
+      if ((this.generation.get(storeId) ?? 0) !== gen) return compiled;
+      const cur = this.latest.get(storeId);
+      if (cur === undefined || cur < model.id) this.latest.set(storeId, model.id);
     }
     // A model written meanwhile is the latest now: record this one only if it still is.
     if (this.latest.get(storeId) === compiled.id) this.latestCompiled.set(storeId, compiled);
@@ -60,13 +70,43 @@ export class ModelCache {
 
   /** Records a freshly written model as the store's latest and returns it compiled. */
   noteWritten(storeId: string, model: AuthorizationModel): CompiledModel {
-    this.latest.set(storeId, model.id);
     const compiled = this.remember(storeId, model);
+    const known = this.latest.get(storeId);
+    if (known !== undefined && known > model.id) return compiled; // a later one is known already
+    this.latest.set(storeId, model.id);
     this.latestCompiled.set(storeId, compiled);
     return compiled;
   }
 
+  /**
+   * A model `modelId` was written to the store (by any node): when it is not the latest this node
+   * knows, the latest entry is dropped and the next query without a model id reads it again.
+   */
+  noteLatestChanged(storeId: string, modelId: string): void {
+    const known = this.latest.get(storeId);
+    if (known !== undefined && known >= modelId) return; // ULIDs: a later model has a greater id
+    this.invalidate(storeId);
+  }
+
+  /**
+   * Reads the store's latest model id from storage (HIGHER_CONSISTENCY without a model id): a
+   * model written through another node and not yet announced becomes the latest here.
+   */
+  async refreshLatest(storeId: string): Promise<void> {
+    const gen = this.generation.get(storeId) ?? 0;
+    const model = await this.storage.latestModel(storeId);
+    if (!model || this.latest.get(storeId) === model.id || (this.generation.get(storeId) ?? 0) !== gen) return;
+    this.noteWritten(storeId, model);
+  }
+
+  private invalidate(storeId: string): void {
+    this.generation.set(storeId, (this.generation.get(storeId) ?? 0) + 1);
+    this.latest.delete(storeId);
+    this.latestCompiled.delete(storeId);
+  }
+
   forgetStore(storeId: string): void {
+    this.generation.set(storeId, (this.generation.get(storeId) ?? 0) + 1);
     this.latest.delete(storeId);
     this.latestCompiled.delete(storeId);
     for (const [id, e] of this.compiled) if (e.storeId === storeId) this.compiled.delete(id);

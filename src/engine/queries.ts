@@ -1,10 +1,12 @@
 // The query operations (Check, BatchCheck, ListObjects, StreamedListObjects, ListUsers, Expand):
-// resolve the model, validate against it with each API's codes, take ONE index snapshot, and
-// evaluate — Check on the walker, the list queries and Expand on the TypeScript evaluator.
+// bring the store's index to the freshness the query asks for (HIGHER_CONSISTENCY,
+// Latch-Min-Revision: ./follower.ts), resolve the model, validate against it with each API's
+// codes, take ONE index snapshot, and evaluate — Check on the walker, the list queries and Expand
+// on the TypeScript evaluator.
 
 import type { Consistency } from '../domain/types.js';
 import { AppError, toAppError } from '../errors.js';
-import type { IndexSnapshot } from '../index/store-index.js';
+import type { IndexSnapshot, StoreIndex } from '../index/store-index.js';
 import { validateUserFilter } from '../model/query-validation.js';
 import type { CompiledModel } from '../model/types.js';
 import type { EvalContext } from './reference/context.js';
@@ -14,6 +16,7 @@ import { Trace } from './reference/trace.js';
 import { expand } from './list/expand.js';
 import { listUsers } from './list/list-users.js';
 import { overlayView } from './reference/view.js';
+import type { Follower, Freshness } from './follower.js';
 import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { ResultCache } from './result-cache.js';
@@ -50,6 +53,7 @@ export class Queries {
     private readonly models: ModelCache,
     private readonly indexes: Indexes,
     private readonly config: EngineConfig,
+    private readonly follower: Follower,
   ) {
     this.checker = createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth });
     this.cache = new ResultCache(config.cacheSize);
@@ -68,8 +72,15 @@ export class Queries {
   /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
   async check(input: CheckInput): Promise<CheckResult> {
     const deadline = Date.now() + this.config.checkDeadlineMs;
+    const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
-    return this.checkOn(model, (await this.indexes.get(input.storeId)).snapshot(), input, deadline);
+    return this.checkOn(model, index.snapshot(), input, deadline);
+  }
+
+  /** The store's index at the freshness the query asks for (see Follower.fresh). */
+  private index(q: Freshness & { readonly storeId: string }, deadline: number): Promise<StoreIndex> {
+    if (q.consistency !== 'HIGHER_CONSISTENCY' && q.minRevision === undefined) return this.indexes.get(q.storeId);
+    return this.follower.fresh(q.storeId, q, deadline);
   }
 
   /**
@@ -77,9 +88,12 @@ export class Queries {
    * case); undefined when either would have to be loaded. Same answers and errors as `check`.
    */
   checkSync(input: CheckInput): CheckResult | undefined {
+    // HIGHER_CONSISTENCY reads the committed revision from storage: never synchronous.
+    if (input.consistency === 'HIGHER_CONSISTENCY') return undefined;
     const model = this.models.peek(input.storeId, input.modelId);
     const index = model && this.indexes.peek(input.storeId);
-    return index ? this.checkOn(model, index.snapshot(), input, Date.now() + this.config.checkDeadlineMs) : undefined;
+    if (!index || (input.minRevision !== undefined && index.currentRevision < input.minRevision)) return undefined;
+    return this.checkOn(model, index.snapshot(), input, Date.now() + this.config.checkDeadlineMs);
   }
 
   /**
@@ -107,15 +121,18 @@ export class Queries {
   }
 
   /** Bulk Check on interned strings (./id-checks.ts). */
-  checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
-    return checkIds(this.models, this.indexes, this.checker, input, Date.now() + this.config.checkDeadlineMs);
+  async checkIds(input: CheckIdsInput): Promise<CheckIdsResult> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
+    await this.index(input, deadline);
+    return checkIds(this.models, this.indexes, this.checker, input, deadline);
   }
 
   /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
     const deadline = Date.now() + this.config.checkDeadlineMs;
+    const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
-    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const snapshot = index.snapshot();
     // Per item: its cached answer, its validation failure, or its position among the checks that run.
     const slots: (BatchCheckOutcome | number)[] = [];
     const valid: CheckItem[] = [];
@@ -169,6 +186,8 @@ export class Queries {
   }
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
+    const deadline = Date.now() + this.config.listUsersDeadlineMs;
+    const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateRequestContext(input.context);
     validateContextualTuples(model, input.contextualTuples, 'listUsers');
@@ -178,7 +197,7 @@ export class Queries {
     }
     validateUserFilter(model, filter);
     validateObjectRelation(model, input.object.type, input.relation, 'listUsers');
-    const ctx = await this.context(input, model, this.config.listUsersDeadlineMs);
+    const ctx = this.context(input, model, index.snapshot(), deadline);
     const users = listUsers(
       ctx,
       {
@@ -191,13 +210,15 @@ export class Queries {
     return { users, modelId: model.id };
   }
 
+  /** Expand has no deadline of its own: a freshness wait is bounded by the Check deadline. */
   async expand(input: ExpandInput): Promise<ExpandResult> {
+    const index = await this.index(input, Date.now() + this.config.checkDeadlineMs);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateContextualTuples(model, input.contextualTuples, 'expand');
     const colon = input.object.indexOf(':');
     const type = colon === -1 ? input.object : input.object.slice(0, colon);
     validateObjectRelation(model, type, input.relation, 'expand');
-    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+    const snapshot = index.snapshot();
     const view = overlayView(snapshot, input.contextualTuples);
     return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
   }
@@ -207,10 +228,12 @@ export class Queries {
    * an evaluation error (a condition, the depth limit) is part of the answer, in the trace.
    */
   async explainCheck(input: CheckInput): Promise<CheckExplanation> {
+    const deadline = Date.now() + this.config.checkDeadlineMs;
+    const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     const k = input.tupleKey;
     checkItem(model, k, input);
-    const ctx = await this.context(input, model, this.config.checkDeadlineMs);
+    const ctx = this.context(input, model, index.snapshot(), deadline);
     const trace = new Trace();
     const out = new ReferenceChecker(new RequestState(ctx), k.user, trace).eval(k.object, k.relation, 0);
     const tree = trace.root.children?.[0] ?? trace.root; // eval opened exactly one node at the top
@@ -218,13 +241,14 @@ export class Queries {
   }
 
   private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+    const deadline = Date.now() + this.config.listObjectsDeadlineMs;
+    const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateRequestContext(input.context);
     validateContextualTuples(model, input.contextualTuples, 'listObjects');
     validateObjectRelation(model, input.type, input.relation, 'listObjects');
     validateSubject(model, input.user);
-    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
-    const deadline = Date.now() + this.config.listObjectsDeadlineMs;
+    const snapshot = index.snapshot();
     const walk = openObjectWalk(
       { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline },
       { type: input.type, relation: input.relation, user: input.user },
@@ -232,14 +256,13 @@ export class Queries {
     return { model, walk, snapshot, deadline };
   }
 
-  private async context(input: QueryBase, model: CompiledModel, deadlineMs: number): Promise<EvalContext> {
-    const snapshot = (await this.indexes.get(input.storeId)).snapshot();
+  private context(input: QueryBase, model: CompiledModel, snapshot: IndexSnapshot, deadline: number): EvalContext {
     return {
       model,
       view: overlayView(snapshot, input.contextualTuples),
       context: input.context,
       resolveDepth: this.config.resolveDepth,
-      deadline: Date.now() + deadlineMs,
+      deadline,
     };
   }
 }

@@ -1,14 +1,17 @@
 // The service: every API operation in-process (the `Latch` interface of ./types.ts), joining
 // storage, compiled models, per-store indexes, the walker and the TypeScript evaluator.
-// Writes are serialized per store and applied to the index before they are acknowledged, so a
-// query that starts after an acknowledged write always sees it (HIGHER_CONSISTENCY holds for
-// every request; MINIMIZE_LATENCY only adds the result cache, which is keyed by revision).
+// Writes are serialized per store (on this node) and applied to the index before they are
+// acknowledged, so a query on this node that starts after an acknowledged write sees it. Changes
+// committed by other nodes over a shared datastore reach the indexes through the Follower
+// (./follower.ts); HIGHER_CONSISTENCY and Latch-Min-Revision queries wait for the revision they
+// need. The result cache is keyed by index snapshot, so it is never staler than its snapshot.
 
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange } from '../domain/types.js';
 import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
 import type { Page, PageRequest, PostgresOpenOptions, Storage } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
+import { Follower } from './follower.js';
 import { type EngineLog, Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
@@ -61,10 +64,14 @@ export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
   return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log);
 }
 
+/** Without a configured log: a process warning (`process.on('warning')` sees it). */
+const engineWarning: EngineLog = (_level, msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields)}`, { code: 'LATCH_ENGINE' });
+
 export class LatchService implements Latch {
   private readonly models: ModelCache;
   private readonly indexes: Indexes;
   private readonly queries: Queries;
+  private readonly follower: Follower;
   private readonly writeLocks = new Map<string, Promise<unknown>>();
   private readonly loading: Promise<void>;
   /** Storage commit latency of writes. */
@@ -77,7 +84,9 @@ export class LatchService implements Latch {
   ) {
     this.models = new ModelCache(storage);
     this.indexes = new Indexes(storage, { log });
-    this.queries = new Queries(this.models, this.indexes, config);
+    this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: log ?? engineWarning });
+    this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
+    this.queries = new Queries(this.models, this.indexes, config, this.follower);
     this.loading = this.preload();
   }
 
@@ -98,6 +107,7 @@ export class LatchService implements Latch {
     return {
       ...this.queries.stats(),
       indexes: { ...this.indexes.totals(), loads: this.indexes.loads, checkpoints: this.indexes.checkpoints },
+      replication: this.follower.stats,
       sharedMemoryBytes: allocatedBytes(),
       writes: this.writeTimings,
       checkDepth: checkDepths,
@@ -107,6 +117,8 @@ export class LatchService implements Latch {
   async close(): Promise<void> {
     await this.loading.catch(() => undefined);
     await Promise.allSettled([...this.writeLocks.values()]);
+    this.follower.close();
+    await this.follower.settled();
     await this.queries.close();
     await this.indexes.close();
     await this.storage.close();
@@ -130,8 +142,7 @@ export class LatchService implements Latch {
 
   async deleteStore(storeId: string): Promise<void> {
     if (!(await this.storage.deleteStore(storeId))) throw fail.storeNotFound();
-    this.indexes.drop(storeId);
-    this.models.forgetStore(storeId);
+    this.follower.dropStore(storeId);
   }
 
   // ---- models ----
@@ -185,7 +196,7 @@ export class LatchService implements Latch {
         onMissing: input.onMissing,
       });
       this.writeTimings.observe(performance.now() - t0);
-      index.apply(res);
+      await this.follower.applyLocal(input.storeId, index, res);
       return res;
     });
     return { modelId: model.id, revision: result.revision };
@@ -294,6 +305,15 @@ export class LatchService implements Latch {
   private contextualLimit(n: number): void {
     const max = this.config.maxContextualTuples;
     if (n > max) throw new AppError('validation_error', `invalid ContextualTupleKeys.TupleKeys: value must contain no more than ${max} item(s)`);
+  }
+
+  /**
+   * Resolves when every catch-up running now has ended and the indexes hold each store's
+   * committed revision as of this call (tests and tools: a replica that has caught up).
+   */
+  async caughtUp(): Promise<void> {
+    await this.follower.poll();
+    await this.follower.settled();
   }
 
   /** Queries skip the storage round trip when the store's index is already loaded. */

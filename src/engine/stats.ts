@@ -4,6 +4,8 @@
 // Example: new Timings().observe(3.2) counts one observation in the ≤ 5 ms bucket (and every
 // larger one once rendered cumulatively), adds 3.2 to `sumMs`.
 
+import type { FollowerStats } from './follower.js';
+
 /** Upper bounds (ms) shared by every latency histogram: 0.1 ms … 10 s. */
 export const LATENCY_BOUNDS_MS: readonly number[] = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000];
 
@@ -63,6 +65,8 @@ export interface EngineStats {
     /** Index checkpoints written and failed since start (at load, in the background, at close). */
     readonly checkpoints: { readonly written: number; readonly failed: number };
   };
+  /** Following the datastore (./follower.ts): revisions applied from the change log, failures, polls. */
+  readonly replication: Readonly<FollowerStats>;
   /** Bytes allocated in the walker's shared memory (indexes, overlays, scratch). */
   readonly sharedMemoryBytes: number;
   /** Storage commit latency of Write (the tuple batch, change log and revision). */

@@ -37,6 +37,11 @@ export interface QueryBase {
   readonly contextualTuples: readonly TupleKey[];
   readonly context?: JsonObject | undefined;
   readonly consistency: Consistency;
+  /**
+   * Latch-Min-Revision: answer from an index that has applied at least this store revision
+   * (a `Latch-Revision` of a Write), waiting for it until the query's deadline.
+   */
+  readonly minRevision?: number | undefined;
 }
 
 export interface CheckInput extends QueryBase {
@@ -61,6 +66,8 @@ export interface BatchCheckInput {
   readonly modelId?: string | undefined;
   readonly checks: readonly BatchCheckItem[];
   readonly consistency: Consistency;
+  /** As QueryBase.minRevision. */
+  readonly minRevision?: number | undefined;
 }
 
 export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
@@ -89,6 +96,8 @@ export interface CheckIdsInput {
   readonly storeId: string;
   readonly modelId?: string | undefined;
   readonly consistency: Consistency;
+  /** As QueryBase.minRevision. */
+  readonly minRevision?: number | undefined;
   readonly context?: JsonObject | undefined;
   readonly table: StringTable;
   /** Check i is (triples[3i], triples[3i+1], triples[3i+2]) = (object, relation, user). */
@@ -189,6 +198,7 @@ export interface WriteInput {
 
 export interface WriteOutput {
   readonly modelId: string;
+  /** The store's revision once this write is applied (the `Latch-Revision` header). */
   readonly revision: number;
 }
 
@@ -196,6 +206,8 @@ export interface ReadInput extends PageRequest {
   readonly storeId: string;
   readonly filter: TupleFilter;
   readonly consistency: Consistency;
+  /** Accepted for symmetry with the queries: Read always reads the datastore, fresh by nature. */
+  readonly minRevision?: number | undefined;
 }
 
 export interface ReadChangesInput extends PageRequest {
@@ -309,6 +321,7 @@ export interface EngineConfig {
   readonly maxTuplesPerWrite: number; // 100
   readonly workers: number; // 0 = inline only
   readonly cacheSize: number; // result cache entries, 0 = off
+  readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -323,4 +336,5 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   maxTuplesPerWrite: 100,
   workers: 2,
   cacheSize: 100_000,
+  pollIntervalMs: 1000,
 };

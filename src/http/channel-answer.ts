@@ -11,6 +11,8 @@ export interface Answer {
   readonly id: RequestId;
   readonly status: number;
   readonly body?: unknown;
+  /** A write's resulting store revision (the HTTP `Latch-Revision` header). */
+  readonly revision?: number;
   readonly error?: { code: string; message: string };
   /** Set on the answers of a live stream (Watch) before its last one (./channel-watch.ts). */
   readonly more?: true;

@@ -10,6 +10,8 @@ export interface CheckGroup {
   readonly storeId: string;
   readonly modelId: string | undefined;
   readonly consistency: Consistency;
+  /** The highest Latch-Min-Revision among the group's checks. */
+  minRevision: number | undefined;
   readonly ids: RequestId[];
   readonly inputs: CheckInput[];
 }
@@ -31,7 +33,7 @@ export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Ans
     checks[i] = { correlationId: CORRELATION[i] as string, tupleKey: input.tupleKey, contextualTuples: input.contextualTuples, context: input.context };
   }
   try {
-    const r = await latch.batchCheck({ storeId: g.storeId, modelId: g.modelId, checks, consistency: g.consistency });
+    const r = await latch.batchCheck({ storeId: g.storeId, modelId: g.modelId, checks, consistency: g.consistency, minRevision: g.minRevision });
     for (let i = 0; i < g.ids.length; i++) {
       const id = g.ids[i] as RequestId;
       const outcome = r.results.get(CORRELATION[i] as string);

@@ -1,9 +1,9 @@
 // The msgpack batch channel: a WebSocket on /stream carrying binary frames, each a msgpack array
-// of requests `{id, op, store_id, body}` answered by frames of `{id, status, body}` /
-// `{id, status, error:{code, message}}` (any order). Requests go through the same endpoint table
-// and parsers as JSON; the checks of one frame, parsed by the Check endpoint's parser, go to the
-// service as BatchCheck calls (one per store/model/consistency group, not capped at the HTTP
-// API's 50), which answers each with Check's own result-cache decision.
+// of requests `{id, op, store_id, body, min_revision?}` answered by frames of `{id, status, body}`
+// (a write's also `revision`) / `{id, status, error:{code, message}}` (any order). Requests go
+// through the same endpoint table and parsers as JSON; the checks of one frame, parsed by the
+// Check endpoint's parser, go to the service as BatchCheck calls (one per store/model/consistency
+// group, not capped at the HTTP API's 50), which answers each with Check's own result-cache decision.
 // Backpressure: a connection stops dispatching while too many of its requests are in flight or
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
@@ -185,6 +185,7 @@ export class Channel {
       const id = (typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null) as RequestId;
       const body = request.body === undefined || request.body === null ? {} : request.body;
       const storeId = typeof request.store_id === 'string' ? request.store_id : undefined;
+      const minRevision: unknown = request.min_revision;
       this.#begin(conn);
       // Same gate as HTTP (D1): authenticate, store binding, scope, rate limit — before parsing.
       const endpoint = this.shared.auth ? ENDPOINTS_BY_OP.get(String(request.op)) : undefined;
@@ -196,7 +197,7 @@ export class Channel {
         }
         if (gate.pending) {
           gate.pending.then(
-            () => this.#runOne(conn, id, String(request.op), storeId, body, start),
+            () => this.#runOne(conn, id, String(request.op), storeId, body, start, minRevision),
             (err: unknown) => this.#answerOne(conn, errorAnswer(id, err, endpoint.name), endpoint.name, storeId, start),
           );
           continue;
@@ -207,18 +208,18 @@ export class Channel {
         continue;
       }
       if (request.op === 'define-strings' || request.op === 'check-ids') {
-        this.#bulk(conn, id, request.op, storeId, body, start);
+        this.#bulk(conn, id, request.op, storeId, body, start, minRevision);
         continue;
       }
       if (request.op !== 'check') {
-        void this.#runOne(conn, id, String(request.op), storeId, body, start);
+        void this.#runOne(conn, id, String(request.op), storeId, body, start, minRevision);
         continue;
       }
       let input: CheckInput;
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         // Check's own parser from the endpoint table, as over HTTP; only the call is grouped.
-        input = CHECK.parse({ params: { store_id: storeId }, query: (name) => body[name], body }) as CheckInput;
+        input = CHECK.parse({ params: { store_id: storeId }, query: (name) => body[name], body, minRevision }) as CheckInput;
       } catch (err) {
         this.#answerOne(conn, errorAnswer(id, err, 'check'), 'Check', storeId, start);
         continue;
@@ -228,10 +229,12 @@ export class Channel {
         || group.ids.length === MAX_GROUP) {
         group = groups.find((g) => g.storeId === input.storeId && g.modelId === input.modelId && g.consistency === input.consistency
           && g.ids.length < MAX_GROUP);
-        if (!group) groups.push((group = { storeId: input.storeId, modelId: input.modelId, consistency: input.consistency, ids: [], inputs: [] }));
+        if (!group) groups.push((group = { storeId: input.storeId, modelId: input.modelId, consistency: input.consistency, minRevision: undefined, ids: [], inputs: [] }));
       }
       group.ids.push(id);
       group.inputs.push(input);
+      // The group waits for the freshest index any of its checks asks for.
+      if (input.minRevision !== undefined && (group.minRevision === undefined || input.minRevision > group.minRevision)) group.minRevision = input.minRevision;
     }
     for (const g of groups) {
       // One store-log record per group, never one per check (docs/auth.md).
@@ -250,7 +253,7 @@ export class Channel {
    * The dictionary form of Check (src/api/bulk.ts). define-strings is answered at once, so a
    * check-ids later in the same frame may use its ids; check-ids is gated like `check`.
    */
-  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown, start: number): void {
+  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown, start: number, minRevision: unknown): void {
     const dict = (conn.dict ??= new ChannelDictionary());
     if (op === 'define-strings') {
       try {
@@ -263,7 +266,7 @@ export class Channel {
     const run = async (): Promise<void> => {
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
-        const input = parseCheckIds(storeId, body, dict);
+        const input = parseCheckIds(storeId, body, dict, minRevision);
         const { modelId } = await this.shared.latch.checkIds(input);
         // One store-log record for the request, like a check group (docs/auth.md).
         if (conn.log) {
@@ -293,7 +296,7 @@ export class Channel {
     this.#answer(conn, answer);
   }
 
-  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown, start: number): Promise<void> {
+  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown, start: number, minRevision: unknown): Promise<void> {
     const e = ENDPOINTS_BY_OP.get(op);
     if (!e) return this.#answerOne(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'), op, storeId, start);
     const fields = isObj(body) ? body : {};
@@ -302,11 +305,11 @@ export class Channel {
     const own = e.streaming ? new AbortController() : undefined;
     const signal = own ? AbortSignal.any([conn.controller.signal, own.signal]) : conn.controller.signal;
     const ctx: CallContext = {
-      latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined, authzenBaseUrl: this.shared.authzenBaseUrl,
+      latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined, revision: undefined, authzenBaseUrl: this.shared.authzenBaseUrl,
     };
     let input: unknown;
     try {
-      input = e.parse({ params, query: (name) => fields[name], body });
+      input = e.parse({ params, query: (name) => fields[name], body, minRevision: e.minRevision === true ? minRevision : undefined });
       const reply = await e.handle(input, ctx);
       if ('stream' in reply && reply.live && own) {
         const last = await this.#live(conn, id, reply.stream, own);
@@ -316,7 +319,8 @@ export class Channel {
         for await (const item of reply.stream) results.push(item);
         this.#answerOne(conn, { id, status: 200, body: { results } }, e.name, storeId, start, ctx.modelId, input);
       } else {
-        const answer = reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body };
+        const answer: Answer = reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body };
+        if (ctx.revision !== undefined) Object.assign(answer, { revision: ctx.revision });
         this.#answerOne(conn, answer, e.name, storeId, start, ctx.modelId, input);
       }
     } catch (err) {

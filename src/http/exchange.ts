@@ -121,6 +121,8 @@ export class Exchange implements CallContext {
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
   modelId: string | undefined = undefined;
+  /** A Write's resulting store revision: sent as `Latch-Revision`. */
+  revision: number | undefined = undefined;
   /** Set once admitted (auth gate), and the parsed input: both feed the store log. */
   principal: Principal | undefined = undefined;
   input: unknown = undefined;
@@ -233,13 +235,15 @@ export class Exchange implements CallContext {
     // the duration, a model id the engine resolved (a ULID) and the store id path segment (uWS's
     // parser never lets CR/LF into a path; checked anyway).
     const now = performance.now();
-    const lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(now - this.#start)}${idLines(this.storeId, this.modelId)}`;
+    let lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(now - this.#start)}${idLines(this.storeId, this.modelId)}`;
+    if (this.revision !== undefined) lines += `\r\nLatch-Revision: ${this.revision}`;
     if (contentType) res.writeHeader(CONTENT_TYPE, `${contentType}\r\nX-Request-Id: ${lines}`);
     else res.writeHeader(X_REQUEST_ID, lines);
     if (this.origin) {
       res.writeHeader('Access-Control-Allow-Origin', this.origin);
       res.writeHeader('Access-Control-Allow-Credentials', 'true');
       res.writeHeader('Vary', 'Origin');
+      if (this.revision !== undefined) res.writeHeader('Access-Control-Expose-Headers', 'Latch-Revision');
     }
     return now;
   }

@@ -143,13 +143,14 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
+    const minRevision = e.minRevision === true ? req.getHeader('latch-min-revision') : undefined;
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     if (e.echoRequestId) x.useRequestId(req.getHeader('x-request-id'));
     const headers = readHeaders?.(req);
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader('authorization') || undefined : undefined;
     const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
-    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers }, gate);
+    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
     const msgpack = isMsgpackType(req.getHeader('content-type'));
     const announced = Number(req.getHeader('content-length') || 0);
     readBody(res, announced, bodyLimit, discard, (bytes) => {
@@ -162,9 +163,9 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
       try {
         body = decodeBody(bytes, msgpack);
       } catch (err) {
-        return void run(x, e, { params, query: NO_QUERY, body: {}, headers }, gate, err);
+        return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate, err);
       }
-      void run(x, e, { params, query: NO_QUERY, body, headers }, gate);
+      void run(x, e, { params, query: NO_QUERY, body, headers, minRevision }, gate);
     });
   });
 }
