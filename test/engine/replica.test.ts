@@ -8,38 +8,12 @@ import { AppError } from '../../src/errors.js';
 import { LatchService } from '../../src/engine/service.js';
 import { DEFAULT_ENGINE_CONFIG, type CheckInput, type EngineConfig } from '../../src/engine/types.js';
 import { openStorage } from '../../src/storage/index.js';
-import type { RevisionChange, Storage } from '../../src/storage/types.js';
+import type { Storage } from '../../src/storage/types.js';
+import { node, type NodeView } from '../support/replicas.js';
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
-
-interface NodeView {
-  /** Storage events reach the node (false: a lost notification; only polls and the log help). */
-  readonly events?: boolean;
-  /** The change log is read one change per event-loop turn (a slow reader, interleaved with queries). */
-  readonly slowLog?: boolean;
-}
-
-/** The shared storage as one node sees it; closing the node leaves the shared object open. */
-function nodeStorage(shared: Storage, view: NodeView = {}): Storage {
-  return new Proxy(shared, {
-    get(target, prop) {
-      if (prop === 'close') return () => Promise.resolve();
-      if (prop === 'subscribe' && view.events === false) return () => () => undefined;
-      if (prop === 'changesSince' && view.slowLog) return (storeId: string, revision: number) => slowly(target.changesSince(storeId, revision));
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
-
-async function* slowly(changes: AsyncIterable<RevisionChange>): AsyncGenerator<RevisionChange> {
-  for await (const c of changes) {
-    await new Promise<void>((r) => setImmediate(r));
-    yield c;
-  }
-}
 
 const silent = (): void => undefined;
 const open: LatchService[] = [];
@@ -48,7 +22,7 @@ let shared: Storage | undefined;
 async function cluster(views: NodeView[], config: Partial<EngineConfig> = {}): Promise<LatchService[]> {
   shared = await openStorage({});
   const s = shared;
-  const nodes = views.map((v) => new LatchService(nodeStorage(s, v), { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0, ...config }, silent));
+  const nodes = views.map((v) => node(s, v, config));
   open.push(...nodes);
   return nodes;
 }
@@ -195,7 +169,7 @@ describe('following one datastore', () => {
     await b.close(); // writes a checkpoint at revision 1
     open.splice(open.indexOf(b), 1);
     await write(a, s, [tk('doc:2', 'viewer', 'user:anne')], [tk('doc:1', 'viewer', 'user:anne')]);
-    const again = new LatchService(nodeStorage(shared as Storage), { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 }, silent);
+    const again = node(shared as Storage);
     open.push(again);
     await again.ready();
     expect((await again.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).allowed).toBe(false);
