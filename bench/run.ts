@@ -17,8 +17,9 @@ import { checkpointStall } from './scenarios/checkpoint-stall.js';
 import { httpCheck } from './http/scenario.js';
 import { embedded } from './scenarios/embedded.js';
 import { blowup } from './scenarios/blowup.js';
+import { replication } from './replication/scenario.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, blowup, httpCheck];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, blowup, httpCheck, replication];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },

@@ -14,9 +14,9 @@ import { engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } 
 import type { FileResult, RunOptions, Target } from './types.js';
 
 /** One request/answer exchange: op name (the channel op), store, JSON-shaped body. */
-type Send = (op: string, storeId: string | undefined, body: Record<string, unknown>) => Promise<unknown>;
+export type Send = (op: string, storeId: string | undefined, body: Record<string, unknown>) => Promise<unknown>;
 
-function wireError(status: number, code: string | undefined, message: string | undefined): AppError {
+export function wireError(status: number, code: string | undefined, message: string | undefined): AppError {
   if (code && isErrorCode(code)) return new AppError(code, message ?? '');
   return new AppError(status >= 500 ? 'internal_error' : 'validation_error', `HTTP ${status}: ${code ?? ''} ${message ?? ''}`);
 }
@@ -107,7 +107,7 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
   };
 }
 
-function driver(send: Send, client?: LatchChannelClient): ConformanceDriver {
+export function driver(send: Send, client?: LatchChannelClient): ConformanceDriver {
   return {
     async createStore(name) {
       const safe = name.replace(/[^a-zA-Z0-9_\-. ]/g, '_').slice(0, 60).padEnd(3, '_');

@@ -1,0 +1,20 @@
+// One latch node under the replication benchmark, in its own process: PostgreSQL at
+// $LATCH_BENCH_PG_URL (or memory when unset: the single-node baseline), the engine's defaults
+// (poll every 1 s, NOTIFY for everything else), HTTP on a random port printed as {"port": n}.
+// Prints {"ready": ms} once every store's index is loaded (ms since the process started).
+
+import { performance } from 'node:perf_hooks';
+import { LatchService } from '../../src/engine/service.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { openStorage } from '../../src/storage/index.js';
+
+const url = process.env.LATCH_BENCH_PG_URL;
+const storage = await openStorage(url ? { postgres: { url, poolSize: 8 } } : {});
+const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0 }, (level, msg, fields) => process.stderr.write(`${level} ${msg} ${JSON.stringify(fields)}\n`));
+const http = createHttpServer(latch, { metrics: false });
+const port = await http.listen('127.0.0.1', 0);
+process.stdout.write(JSON.stringify({ port }) + '\n');
+await latch.ready();
+process.stdout.write(JSON.stringify({ ready: performance.now() }) + '\n');
+process.once('SIGTERM', () => void http.close(0).then(() => latch.close()).then(() => process.exit(0)));
