@@ -255,7 +255,16 @@ export class Follower {
     this.polling = true;
     this.stats.polls++;
     try {
-      await Promise.all(this.indexes.storeIds().map((id) => this.pollStore(id)));
+      const ids = this.indexes.storeIds();
+      if (this.storage.revisions) {
+        const revisions = await this.storage.revisions(ids);
+        if (!this.closed) {
+          for (const [id, revision] of revisions) {
+            if (revision === undefined) this.dropStore(id);
+            else void this.catchUp(id, revision).catch(() => undefined);
+          }
+        }
+      } else await Promise.all(ids.map((id) => this.pollStore(id)));
       if (this.pollDown) this.options.log('warn', 'datastore reachable again: replication resumed', {});
       this.pollDown = false;
     } catch (err) {

@@ -216,6 +216,12 @@ export class KvStorage implements Storage {
     return v ? decodeRevision(v) : 0;
   }
 
+  async revisions(storeIds: readonly string[]): Promise<Map<string, number | undefined>> {
+    const out = new Map<string, number | undefined>();
+    for (const id of storeIds) out.set(id, this.stores.has(id) ? await this.revision(id) : undefined);
+    return out;
+  }
+
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {
     if (!this.stores.has(storeId)) return nothing();
     return changesSince(this.kv, storeId, revision);

@@ -126,6 +126,12 @@ export interface Storage {
   readChanges(storeId: string, query: ChangeQuery): Promise<ChangePage>;
   /** The store's current revision (0 before the first tuple write). */
   revision(storeId: string): Promise<number>;
+  /**
+   * Optional: the current revision of each of `storeIds` in one round trip, undefined for a store
+   * unknown or deleted. Followers poll every loaded store with it (one query per poll however many
+   * stores a node holds). Example: revisions([s, gone]) → Map { s → 7, gone → undefined }.
+   */
+  revisions?(storeIds: readonly string[]): Promise<Map<string, number | undefined>>;
 
   /**
    * Changes with revision > `revision`, oldest first, each with its revision; used to replay the

@@ -66,6 +66,10 @@ export class Db {
       application_name: 'latch',
     });
     this.pool.on('error', (err) => options.onError?.(`postgres: idle connection failed: ${err.message}`));
+    // A checked-out client has no listener of the pool's: a connection lost between two of its
+    // queries (a scan or checkpoint stream, a transaction) would emit an unhandled 'error' and end
+    // the process. Every client keeps this one; the loss surfaces as its next query's failure.
+    this.pool.on('connect', (client) => void client.on('error', () => undefined));
   }
 
   /** One statement on any pooled connection, rows as arrays. */

@@ -266,6 +266,15 @@ export class PgStorage implements Storage {
     return v === undefined ? 0 : num(v);
   }
 
+  /** One query for all: live stores answer their revision, the others are absent (undefined). */
+  async revisions(storeIds: readonly string[]): Promise<Map<string, number | undefined>> {
+    const out = new Map<string, number | undefined>(storeIds.map((id) => [id, undefined]));
+    if (storeIds.length === 0) return out;
+    const rows = await this.db.rows('SELECT id, revision FROM latch_stores WHERE id = ANY($1::text[]) AND deleted_ms IS NULL', [storeIds]);
+    for (const row of rows) out.set(String(row[0]), num(row[1]));
+    return out;
+  }
+
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {
     return changesSince(this.db, storeId, revision);
   }
