@@ -137,6 +137,11 @@ function renderEngine(out: string[], e: EngineStats): void {
   header(out, 'latch_index_checkpoints_total', 'counter', 'Index checkpoints by outcome (at load, in the background, at a graceful stop); a failure leaves the previous one.');
   out.push(`latch_index_checkpoints_total{outcome="written"} ${e.indexes.checkpoints.written}`);
   out.push(`latch_index_checkpoints_total{outcome="failed"} ${e.indexes.checkpoints.failed}`);
+  const r = e.replication;
+  gauge(out, 'latch_replication_revisions_applied_total', 'Store revisions applied from the change log (commits of other nodes, or of this node out of order).', r.revisionsApplied, 'counter');
+  gauge(out, 'latch_replication_catchup_failures_total', 'Index catch-ups from the change log that failed (retried by the next event, poll or waiting query).', r.catchUpFailures, 'counter');
+  gauge(out, 'latch_replication_polls_total', "Polls of the loaded stores' committed revisions.", r.polls, 'counter');
+  gauge(out, 'latch_replication_poll_failures_total', 'Polls that failed (the datastore unreachable).', r.pollFailures, 'counter');
   header(out, 'latch_index_load_duration_seconds', 'histogram', 'Time a store index took to load (checkpoint plus change-log tail, or full scan).');
   histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
   header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');
