@@ -94,7 +94,9 @@ export class Follower {
   private onEvent(event: StorageEvent): void {
     if (this.closed) return;
     try {
-      if (event.kind === 'tuples') void this.catchUp(event.storeId, event.revision).catch(() => undefined);
+      // Deferred one turn: this node's own write is reported from inside the storage call, and its
+      // write path applies it right after (no log read needed) before the catch-up looks.
+      if (event.kind === 'tuples') setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
       else if (event.kind === 'model') this.models.noteLatestChanged(event.storeId, event.modelId);
       else if (event.deleted) this.dropStore(event.storeId);
     } catch (err) {
