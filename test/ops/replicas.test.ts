@@ -177,7 +177,7 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
     } finally {
       await replay.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('kill -9 of a node mid-burst, then restart: nothing acknowledged is lost and it catches up', async () => {
     const store = await newStore((nodes[0] as LatchProcess).base, 'kill');
@@ -217,7 +217,7 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
       expect((await check((nodes[2] as LatchProcess).base, store, key(object, user), {}, { 'Latch-Min-Revision': String(top) })).body.allowed).toBe(true);
     }
     expect(await readAll((nodes[2] as LatchProcess).base, store)).toEqual(everything);
-  }, 90_000);
+  }, 180_000);
 
   it('the database unreachable under load: 503 unavailable for what needs it, MINIMIZE_LATENCY Checks answered, reconnect by themselves', async () => {
     const [a, b] = nodes as [LatchProcess, LatchProcess];
@@ -250,7 +250,7 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
       expect((await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body.allowed).toBe(true);
     }
     expect(proxy.accepted).toBeGreaterThan(3);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe.runIf(run)('conformance across processes', () => {
