@@ -220,7 +220,8 @@ export class LatchService implements Latch {
       const t0 = performance.now();
       const res = await this.storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' });
       this.writeTimings.observe(performance.now() - t0);
-      index.apply(res);
+      // Through the follower: another node may have committed a revision in between.
+      await this.follower.applyLocal(storeId, index, res);
       return { tuples: res.deleted, more: found.more, revision: res.revision };
     });
   }

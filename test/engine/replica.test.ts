@@ -125,6 +125,17 @@ describe('following one datastore', () => {
     expect([allowed(1), allowed(2), allowed(3)]).toEqual([false, true, true]);
   });
 
+  it("a delete by filter whose revision is not the next one first applies the other node's revisions", async () => {
+    const [a, b] = (await cluster([{}, { events: false }])) as [LatchService, LatchService];
+    const s = await setup([a, b]);
+    await b.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')));
+    await write(a, s, [tk('doc:1', 'viewer', 'user:anne'), tk('doc:2', 'viewer', 'user:anne')]);
+    const out = await b.deleteTuples({ storeId: s, filter: { object: 'doc:1' }, dryRun: false, limit: 1000 });
+    expect(out.revision).toBe(2);
+    const allowed = (i: number): boolean | undefined => b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:anne')))?.allowed;
+    expect([allowed(1), allowed(2)]).toEqual([false, true]);
+  });
+
   it('a revision asked for but never committed ends at the deadline with throttled_timeout_error', async () => {
     const [a] = (await cluster([{}], { checkDeadlineMs: 30 })) as [LatchService];
     const s = await setup([a]);
