@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../domain/types.js';
-import { dslToModel, modulesToModel, parseFgaMod } from '../model/dsl.js';
+import { modulesToModel, parseFgaMod } from '../model/dsl.js';
+import { parseDslModel } from '../model/load.js';
 import { FileFormatError, isObject, readTupleFile, toTupleList } from './tuple-file.js';
 
 export interface CheckTest {
@@ -151,7 +152,7 @@ function parseListUsers(c: unknown, where: string): ListUsersTest {
 
 /** Model text: JSON when it starts with `{` (a bare model or `{authorization_model: …}`), else DSL. */
 export function parseModelText(text: string): AuthorizationModelInput {
-  if (!text.trimStart().startsWith('{')) return dslToModel(text);
+  if (!text.trimStart().startsWith('{')) return parseDslModel(text);
   let json: unknown;
   try {
     json = JSON.parse(text);

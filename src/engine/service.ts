@@ -188,7 +188,7 @@ export class LatchService implements Latch {
       index.apply(res);
       return res;
     });
-    return { modelId: model.id, revision: result.revision };
+    return { modelId: model.id, revision: result.revision, written: result.written.length, deleted: result.deleted.length };
   }
 
   /**

@@ -190,6 +190,9 @@ export interface WriteInput {
 export interface WriteOutput {
   readonly modelId: string;
   readonly revision: number;
+  /** Tuples actually written and deleted (ignored duplicates and missing deletes are not counted). */
+  readonly written: number;
+  readonly deleted: number;
 }
 
 export interface ReadInput extends PageRequest {

@@ -221,9 +221,10 @@ export class Exchange implements CallContext {
   }
 
   /** Writes the status and headers; returns the clock read the duration header was taken from. */
-  #headers(status: number, contentType: string | undefined): number {
+  #headers(status: number, contentType: string | undefined, extra?: Readonly<Record<string, string>>): number {
     const res = this.res;
     this.#status = status;
+    if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
     if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
@@ -253,12 +254,13 @@ export class Exchange implements CallContext {
     const { status, body } = reply;
     let payload: string | Uint8Array | undefined;
     if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
-    if (corked) this.#reply(status, payload, closeConnection);
-    else this.res.cork(() => this.#reply(status, payload, closeConnection));
+    const extra = reply.headers;
+    if (corked) this.#reply(status, payload, closeConnection, extra);
+    else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));
   }
 
-  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean): void {
-    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
+  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean, extra?: Readonly<Record<string, string>>): void {
+    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json', extra);
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);
   }
