@@ -191,6 +191,20 @@ export class FgaHttpClient {
     return (await this.send<{ tree: { root: UsersetTreeNode } }>('POST', `/stores/${enc(storeId)}/expand`, body)).tree;
   }
 
+  // ---- clients (latch's /clients endpoints: an account-level credential with manage:clients) ----
+  async listClients(): Promise<Record<string, unknown>[]> {
+    return (await this.get<{ clients: Record<string, unknown>[] }>('/clients')).clients;
+  }
+  createClient(body: { store_id: string; scopes: string[]; name?: string; public_key?: Record<string, unknown> }): Promise<Record<string, unknown>> {
+    return this.send('POST', '/clients', body);
+  }
+  rotateClient(clientId: string): Promise<Record<string, unknown>> {
+    return this.send('POST', `/clients/${enc(clientId)}/rotate`, {});
+  }
+  revokeClient(clientId: string): Promise<Record<string, unknown>> {
+    return this.send('DELETE', `/clients/${enc(clientId)}`);
+  }
+
   // ---- transport ----
   private get<T>(path: string): Promise<T> {
     return this.send<T>('GET', path);

@@ -4,6 +4,7 @@
 
 import { admit, admitted, type Admission } from '../api/auth/gate.js';
 import { mountAuthRoutes } from '../api/auth/http-routes.js';
+import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
 import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
@@ -222,7 +223,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => logger.log('error', 'index load failed', { cause: String(err) }),
   );
-  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
+  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs), ...(options.auth.clients ? clientEndpoints(options.auth.clients) : [])] : ENDPOINTS;
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
   const shared: ServerShared = {
     latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics,
