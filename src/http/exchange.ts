@@ -15,6 +15,7 @@ import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from '../log.js';
 import type { Metrics } from './metrics.js';
+import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
 
 // Reply header names as bytes: uWS converts a string argument to UTF-8 in a fresh buffer on every
@@ -114,6 +115,8 @@ export interface ServerShared {
   readonly liveStallMs: number;
   /** `--authzen-base-url` (see CallContext). */
   readonly authzenBaseUrl?: string | undefined;
+  /** OpenTelemetry spans (absent unless an SDK was installed before the server started). */
+  readonly tracing?: Tracing | undefined;
 }
 
 export class Exchange implements CallContext {
@@ -124,6 +127,8 @@ export class Exchange implements CallContext {
   /** Set once admitted (auth gate), and the parsed input: both feed the store log. */
   principal: Principal | undefined = undefined;
   input: unknown = undefined;
+  /** The request's SERVER span when tracing is on. */
+  span: Span | undefined = undefined;
   #status = 0;
   #errorCode = '';
   /** The caller's address, read when a call fails before authentication (store-log tally). */
@@ -200,6 +205,7 @@ export class Exchange implements CallContext {
     this.#finished = true;
     this.shared.inFlight--;
     const status = this.#status || 499;
+    if (this.span) this.shared.tracing?.endRequest(this.span, status, this.#status ? this.#errorCode : 'cancelled');
     // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
     const storeLogs = this.storeId && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
     if (!this.shared.metrics && !logger.requests && !storeLogs) return;
@@ -228,6 +234,7 @@ export class Exchange implements CallContext {
     // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
     if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
+    if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
     // binding crossing costs ≈ 0.5 µs (five of them were the largest self-time item of a Check
     // under wrk in the CPU profile). Only values that cannot hold CR/LF are joined: our request id,
