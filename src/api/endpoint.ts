@@ -50,6 +50,8 @@ export interface Reply {
    * they are, where a string is encoded again on every send.
    */
   readonly json?: string | Uint8Array | undefined;
+  /** Extra response headers (latch's own `Latch-*` extensions, D15); absent on the hot paths. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A streamed response (StreamedListObjects, Watch): items are sent as `{"result": item}` lines. */

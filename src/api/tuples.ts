@@ -16,6 +16,10 @@ import {
 
 export const MAX_TUPLES_PER_WRITE = 100;
 
+/** Write's reply headers: how many tuples the request actually wrote and deleted. */
+export const WRITTEN_HEADER = 'Latch-Tuples-Written';
+export const DELETED_HEADER = 'Latch-Tuples-Deleted';
+
 type Mode = 'error' | 'ignore';
 
 function mode(value: string, option: 'on_duplicate' | 'on_missing'): Mode {
@@ -60,7 +64,9 @@ const write = endpoint<WriteInput>({
     const out = await ctx.latch.write(input);
     ctx.modelId = out.modelId;
     ctx.revision = out.revision;
-    return { status: 200, body: {}, json: '{}' };
+    // D15: the body stays OpenFGA's `{}`; what was applied (ignored duplicates and missing deletes
+    // left out) travels in latch's own headers, which `latch tuple import|write|delete` report.
+    return { status: 200, body: {}, json: '{}', headers: { [WRITTEN_HEADER]: String(out.written), [DELETED_HEADER]: String(out.deleted) } };
   },
 });
 

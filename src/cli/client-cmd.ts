@@ -1,35 +1,34 @@
 // `latch client create|list|rotate|revoke`: the OAuth clients of latch's built-in token issuer
-// (client-credentials mode), kept in `<data-dir>/auth` by src/storage/auth. That database is
-// LevelDB, one process at a time: run these with the server stopped (a running server holds the
-// lock, and the command says so). With --postgres-url (LATCH_POSTGRES_URL) they work on the
-// PostgreSQL datastore instead, servers running. A clear secret is printed once, on stdout, and
-// never stored.
+// (client-credentials mode). With `--api-url` they go to the running server's `/clients`
+// endpoints, authenticated by an account-level credential with the scope `manage:clients` (a
+// client's token, or the operator's `--auth-admin-key` as `--api-token`): this works with
+// `--datastore memory` too. Otherwise they work on the auth database itself: `<data-dir>/auth`
+// (LevelDB, one process at a time, so only while the server is stopped: a running server holds
+// the lock, and the command says so), or with --postgres-url (LATCH_POSTGRES_URL) the PostgreSQL
+// datastore, servers running. A clear secret is printed once, on stdout, and never stored.
 
 import { readFile } from 'node:fs/promises';
+import { clientView } from '../api/auth/clients-endpoint.js';
 import { isScope, SCOPES } from '../api/auth/operations.js';
 import { authDbPath } from '../api/auth/service.js';
 import { ClientStore, type ClientRecord } from '../storage/auth/clients.js';
 import { openAuthKv } from '../storage/auth/kv.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
-import { type Command, printJson } from './common.js';
+import { type Command, SERVER_FLAGS, clientFrom, printJson } from './common.js';
+import type { FgaHttpClient } from './http-client.js';
 import { isObject } from './tuple-file.js';
 
-const DATA_DIR: FlagSpec = { name: 'data-dir', kind: 'string', value: '<dir>', env: 'LATCH_DATA_DIR', default: './data', help: 'Server data directory (clients live in <dir>/auth)' };
+const DATA_DIR: FlagSpec = { name: 'data-dir', kind: 'string', value: '<dir>', env: 'LATCH_DATA_DIR', default: './data', help: 'Server data directory (clients live in <dir>/auth); used without --api-url, server stopped' };
 const POSTGRES_URL: FlagSpec = { name: 'postgres-url', kind: 'string', value: '<url>', env: 'LATCH_POSTGRES_URL', help: 'With --datastore postgres: the database (the servers may keep running; they see the change within a second)' };
+/** Where the clients are: a running server (`--api-url`, its credentials), or the auth database. */
+const WHERE: readonly FlagSpec[] = [DATA_DIR, POSTGRES_URL, ...SERVER_FLAGS];
 const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** What is shown of a client: never the secret hash. */
-function view(c: ClientRecord): Record<string, unknown> {
-  return {
-    client_id: c.id,
-    store_id: c.storeId,
-    scopes: c.scopes,
-    name: c.name ?? '',
-    private_key_jwt: c.publicKey !== undefined,
-    created_at: c.createdAt,
-    rotated_at: c.rotatedAt ?? null,
-    revoked_at: c.revokedAt ?? null,
-  };
+const view = (c: ClientRecord): Record<string, unknown> => clientView(c);
+
+/** The running server's client API when `--api-url` is given, else undefined (offline). */
+function server(args: Args): FgaHttpClient | undefined {
+  return args.has('api-url') ? clientFrom(args) : undefined;
 }
 
 async function withClients<T>(args: Args, fn: (clients: ClientStore) => Promise<T>): Promise<T> {
@@ -52,10 +51,13 @@ const create: Command = {
       { name: 'scopes', kind: 'string', value: '<s1,s2,…>', help: `Comma-separated scopes (required): ${SCOPES.join(', ')}` },
       { name: 'name', kind: 'string', value: '<text>', help: 'A label' },
       { name: 'public-key', kind: 'string', value: '<jwk.json>', help: 'Public JWK for private_key_jwt client authentication' },
-      DATA_DIR,
-      POSTGRES_URL,
+      ...WHERE,
     ],
-    examples: ['latch client create --store 01J… --scopes check:tuples,read:tuples --name web-app', "latch client create --store '*' --scopes create:stores,read:stores"],
+    examples: [
+      'latch client create --store 01J… --scopes check:tuples,read:tuples --name web-app',
+      "latch client create --store '*' --scopes create:stores,read:stores",
+      'latch client create --api-url http://127.0.0.1:8080 --api-token $LATCH_AUTH_ADMIN_KEY --store 01J… --scopes check:tuples',
+    ],
   },
   async run(args, io) {
     const store = args.require('store');
@@ -71,16 +73,23 @@ const create: Command = {
       if ('d' in jwk || 'k' in jwk) throw new UsageError('--public-key must be a public JWK (it contains private material)');
       publicKey = jwk;
     }
-    const { client, secret } = await withClients(args, (c) => c.create({ storeId: store, scopes, name: args.string('name'), publicKey }));
+    const name = args.string('name');
+    const remote = server(args);
+    if (remote) {
+      printJson(io, await remote.createClient({ store_id: store, scopes, ...(name !== undefined ? { name } : {}), ...(publicKey ? { public_key: publicKey } : {}) }));
+      return 0;
+    }
+    const { client, secret } = await withClients(args, (c) => c.create({ storeId: store, scopes, name, publicKey }));
     printJson(io, { ...view(client), client_secret: secret });
     return 0;
   },
 };
 
 const list: Command = {
-  spec: { path: 'client list', summary: 'List the clients (without secrets)', positionals: [], flags: [DATA_DIR, POSTGRES_URL] },
+  spec: { path: 'client list', summary: 'List the clients (without secrets)', positionals: [], flags: [...WHERE] },
   async run(args, io) {
-    printJson(io, { clients: await withClients(args, async (c) => c.list().map(view)) });
+    const remote = server(args);
+    printJson(io, { clients: remote ? await remote.listClients() : await withClients(args, async (c) => c.list().map(view)) });
     return 0;
   },
 };
@@ -90,10 +99,15 @@ const rotate: Command = {
     path: 'client rotate',
     summary: 'Give a client a new secret; the old one stops working at once',
     positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [DATA_DIR, POSTGRES_URL],
+    flags: [...WHERE],
   },
   async run(args, io) {
     const id = args.arg('client_id') as string;
+    const remote = server(args);
+    if (remote) {
+      printJson(io, await remote.rotateClient(id));
+      return 0;
+    }
     const r = await withClients(args, (c) => c.rotate(id));
     if (!r) throw new Error(`no active client '${id}'`);
     printJson(io, { ...view(r.client), client_secret: r.secret });
@@ -106,10 +120,15 @@ const revoke: Command = {
     path: 'client revoke',
     summary: 'Revoke a client: no new tokens, and its live tokens are refused',
     positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [DATA_DIR, POSTGRES_URL],
+    flags: [...WHERE],
   },
   async run(args, io) {
     const id = args.arg('client_id') as string;
+    const remote = server(args);
+    if (remote) {
+      printJson(io, await remote.revokeClient(id));
+      return 0;
+    }
     const c = await withClients(args, (s) => s.revoke(id));
     if (!c) throw new Error(`no client '${id}'`);
     printJson(io, view(c));

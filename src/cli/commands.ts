@@ -23,7 +23,7 @@ const GROUPS: Record<string, Group> = {
   model: { summary: 'Write, read and list authorization models', commands: modelCommands },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
-  client: { summary: "Manage the built-in token issuer's OAuth clients (server stopped)", commands: clientCommands },
+  client: { summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)", commands: clientCommands },
 };
 
 const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand, migrate: migrateCommand };

@@ -76,6 +76,15 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * What a chunked write did: `applied` counts the tuples the server wrote (or deleted), without
+ * ignored duplicates or missing deletes; undefined when the server does not report it (not latch).
+ */
+export interface ChunkedWrite {
+  readonly requested: number;
+  readonly applied: number | undefined;
+}
+
 /** Writes or deletes tuples over HTTP in chunks of ≤100 (the API's limit), reporting progress. */
 export async function writeInChunks(
   client: FgaHttpClient,
@@ -89,18 +98,34 @@ export async function writeInChunks(
     chunkSize?: number | undefined;
     onProgress?: (done: number, total: number) => void;
   } = {},
-): Promise<void> {
+): Promise<ChunkedWrite> {
   let done = 0;
+  let applied: number | undefined = 0;
   for (const chunk of chunks(tuples, Math.min(options.chunkSize ?? 100, 100))) {
     const model = options.modelId ? { authorization_model_id: options.modelId } : {};
-    if (options.delete) {
-      await client.write(storeId, { deletes: { tuple_keys: chunk.map(({ user, relation, object }) => ({ user, relation, object })), on_missing: options.ignore ? 'ignore' : 'error' }, ...model });
-    } else {
-      await client.write(storeId, { writes: { tuple_keys: chunk, on_duplicate: options.ignore ? 'ignore' : 'error' }, ...model });
-    }
+    const counts = options.delete
+      ? await client.write(storeId, { deletes: { tuple_keys: chunk.map(({ user, relation, object }) => ({ user, relation, object })), on_missing: options.ignore ? 'ignore' : 'error' }, ...model })
+      : await client.write(storeId, { writes: { tuple_keys: chunk, on_duplicate: options.ignore ? 'ignore' : 'error' }, ...model });
+    // Without `ignore` a chunk is all or nothing, so its size is exact even from a server that does not count.
+    const n = counts ? (options.delete ? counts.deleted : counts.written) : options.ignore ? undefined : chunk.length;
+    applied = applied === undefined || n === undefined ? undefined : applied + n;
     done += chunk.length;
     options.onProgress?.(done, tuples.length);
   }
+  return { requested: tuples.length, applied };
+}
+
+/**
+ * The report of a chunked write: `{written|deleted: n}`, plus `skipped` (ignored duplicates or
+ * missing deletes) when some were skipped; a server that does not count gives `{requested: n}`
+ * and a note on stderr.
+ */
+export function writeReport(io: CliIo, verb: 'written' | 'deleted', r: ChunkedWrite): Record<string, number> {
+  if (r.applied === undefined) {
+    io.err(`note: the server does not report how many tuples it ${verb === 'written' ? 'wrote' : 'deleted'}; ${r.requested} were sent\n`);
+    return { requested: r.requested };
+  }
+  return r.applied === r.requested ? { [verb]: r.applied } : { [verb]: r.applied, skipped: r.requested - r.applied };
 }
 
 /** A one-line progress bar on stderr, drawn only when stderr is a terminal. */

@@ -89,6 +89,11 @@ export interface DeleteTuplesReply {
   revision: number;
 }
 
+export interface WriteCounts {
+  readonly written: number;
+  readonly deleted: number;
+}
+
 export class FgaHttpClient {
   private readonly base: string;
   private token: { value: string; expires: number } | undefined;
@@ -136,8 +141,18 @@ export class FgaHttpClient {
   }
 
   // ---- tuples ----
-  async write(storeId: string, body: WriteBody): Promise<void> {
-    await this.send('POST', `/stores/${enc(storeId)}/write`, body);
+  /**
+   * What the server applied: latch says it in `Latch-Tuples-Written` / `Latch-Tuples-Deleted`
+   * (ignored duplicates and missing deletes left out); undefined when the server does not say.
+   */
+  async write(storeId: string, body: WriteBody): Promise<WriteCounts | undefined> {
+    let counts: WriteCounts | undefined;
+    await this.send('POST', `/stores/${enc(storeId)}/write`, body, (h) => {
+      const written = h.get('latch-tuples-written');
+      const deleted = h.get('latch-tuples-deleted');
+      if (written !== null && deleted !== null && /^\d+$/.test(written) && /^\d+$/.test(deleted)) counts = { written: Number(written), deleted: Number(deleted) };
+    });
+    return counts;
   }
   read(storeId: string, body: { tuple_key?: { user?: string; relation?: string; object?: string }; page_size?: number; continuation_token?: string }): Promise<{ tuples: Tuple[]; continuation_token: string }> {
     return this.send('POST', `/stores/${enc(storeId)}/read`, body);
@@ -176,12 +191,26 @@ export class FgaHttpClient {
     return (await this.send<{ tree: { root: UsersetTreeNode } }>('POST', `/stores/${enc(storeId)}/expand`, body)).tree;
   }
 
+  // ---- clients (latch's /clients endpoints: an account-level credential with manage:clients) ----
+  async listClients(): Promise<Record<string, unknown>[]> {
+    return (await this.get<{ clients: Record<string, unknown>[] }>('/clients')).clients;
+  }
+  createClient(body: { store_id: string; scopes: string[]; name?: string; public_key?: Record<string, unknown> }): Promise<Record<string, unknown>> {
+    return this.send('POST', '/clients', body);
+  }
+  rotateClient(clientId: string): Promise<Record<string, unknown>> {
+    return this.send('POST', `/clients/${enc(clientId)}/rotate`, {});
+  }
+  revokeClient(clientId: string): Promise<Record<string, unknown>> {
+    return this.send('DELETE', `/clients/${enc(clientId)}`);
+  }
+
   // ---- transport ----
   private get<T>(path: string): Promise<T> {
     return this.send<T>('GET', path);
   }
 
-  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async send<T>(method: string, path: string, body?: unknown, onHeaders?: (headers: Headers) => void): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const auth = await this.authorization();
@@ -205,6 +234,7 @@ export class FgaHttpClient {
       throw new ApiError(res.status, typeof o.code === 'string' ? o.code : 'http_error', typeof o.message === 'string' ? o.message : text.slice(0, 200));
     }
     if (json === undefined) throw new ApiError(res.status, 'invalid_response', `not JSON: ${text.slice(0, 200)}`);
+    onHeaders?.(res.headers);
     return json as T;
   }
 

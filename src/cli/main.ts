@@ -1,8 +1,10 @@
 // The `latch` command line: dispatches to a subcommand and returns the process exit code
 // (0 success, 1 failure, 2 usage error).
 
+import { readFileSync } from 'node:fs';
 import { serve, SERVE_HELP } from './serve.js';
 import { isToolCommand, runCli, TOOL_COMMANDS_HELP } from './commands.js';
+import { type CliIo, processIo } from './common.js';
 
 const HELP = `Usage: latch <command> [options]
 
@@ -10,14 +12,34 @@ Commands:
   serve     Run the HTTP API and the msgpack channel
 ${TOOL_COMMANDS_HELP}
 
-Run 'latch <command> --help' for a command's options.
+Run 'latch <command> --help' for a command's options; 'latch --version' prints the version.
 `;
 
-export async function main(argv: readonly string[]): Promise<number> {
+/**
+ * The version in latch's package.json: the nearest one above this module, which is two folders up
+ * from the source (src/cli) and three from the build (dist/src/cli).
+ */
+export function latchVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'latch' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return 'unknown';
+}
+
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(HELP);
+    io.out(HELP);
     return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    io.out(`latch ${latchVersion()}\n`);
+    return 0;
   }
   if (command === 'serve') {
     if (rest.includes('--help') || rest.includes('-h')) {
@@ -26,7 +48,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return serve(rest);
   }
-  if (isToolCommand(command)) return runCli(argv);
-  process.stderr.write(`latch: unknown command '${command}'\n\n${HELP}`);
+  if (isToolCommand(command)) return runCli(argv, io);
+  io.err(`latch: unknown command '${command}'\n\n${HELP}`);
   return 2;
 }

@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, chunks, clientFrom, printJson, splitObject } from './common.js';
-import type { BatchCheckItemResult } from './http-client.js';
+import { ApiError, type BatchCheckItemResult } from './http-client.js';
 import { isObject } from './tuple-file.js';
 
 const QUERY_FLAGS: FlagSpec[] = [
@@ -87,6 +87,14 @@ const check: Command = {
   },
 };
 
+/** The item limit a BatchCheck refusal names (`… checks, the maximum allowed is N`), if it is one. */
+function batchLimitOf(err: unknown): number | undefined {
+  if (!(err instanceof ApiError) || err.status !== 400 || err.code !== 'validation_error') return undefined;
+  const m = /batchCheck received \d+ checks, the maximum allowed is (\d+)/.exec(err.message);
+  const n = m ? Number(m[1]) : 0;
+  return n >= 1 ? n : undefined;
+}
+
 const batchCheck: Command = {
   spec: {
     path: 'query batch-check',
@@ -95,7 +103,7 @@ const batchCheck: Command = {
     flags: [
       { name: 'file', kind: 'string', value: '<file>', help: 'List of {user, relation, object, context?, correlation_id?}' },
       { name: 'check', kind: 'list', value: '"<user> <relation> <object>"', help: 'One check' },
-      { name: 'batch-size', kind: 'integer', min: 1, value: '<n>', default: '50', help: "Checks per request: at most the server's --max-batch-check-items" },
+      { name: 'batch-size', kind: 'integer', min: 1, value: '<n>', default: '50', help: "Checks per request; lowered to the server's limit when it refuses more" },
       ...QUERY_FLAGS,
     ],
     examples: ['latch query batch-check --store-id 01J… --check "user:anne viewer doc:1" --check "user:bob viewer doc:1"'],
@@ -124,10 +132,23 @@ const batchCheck: Command = {
     const shared = checkFields(args);
     const client = clientFrom(args);
     const result: Record<string, BatchCheckItemResult & { request?: unknown }> = {};
-    for (const chunk of chunks(items, args.int('batch-size') ?? 50)) {
+    let size = args.int('batch-size') ?? 50;
+    for (let at = 0; at < items.length; ) {
+      const chunk = items.slice(at, at + size);
       const checks = chunk.map((c) => ({ ...shared, ...c }));
-      const r = await client.batchCheck(storeOf(args), { checks, ...requestFields(args) });
+      let r: Record<string, BatchCheckItemResult>;
+      try {
+        r = await client.batchCheck(storeOf(args), { checks, ...requestFields(args) });
+      } catch (err) {
+        // A server whose --max-batch-check-items is below the chunk refuses it and names its limit
+        // (http-api.md §4.15): continue with chunks of that size instead of failing.
+        const limit = batchLimitOf(err);
+        if (limit === undefined || limit >= chunk.length) throw err;
+        size = limit;
+        continue;
+      }
       for (const c of chunk) result[c.correlation_id] = { request: c.tuple_key, ...(r[c.correlation_id] ?? { error: { message: 'missing from the response' } }) };
+      at += chunk.length;
     }
     printJson(io, { result });
     return 0;

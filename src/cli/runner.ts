@@ -82,7 +82,7 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
           for (const [relation, expected] of Object.entries(c.assertions)) {
             const req = { user, relation, object, context: c.context, expected };
             try {
-              const got = await target.check(ids, user, relation, object, c.context);
+              const got = await target.check(ids, user, relation, object, c);
               checks.push({ kind: 'check', ...req, got, passed: got === expected });
             } catch (err) {
               checks.push({ kind: 'check', ...req, error: describeError(err), passed: false });
@@ -94,14 +94,14 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
     const listObjects: ListResult[] = [];
     for (const l of test.listObjects) {
       for (const [relation, expected] of Object.entries(l.assertions)) {
-        const run = () => target.listObjects(ids, l.user, relation, l.type, l.context);
+        const run = () => target.listObjects(ids, l.user, relation, l.type, l);
         listObjects.push(await compareList('list_objects', { user: l.user, type: l.type }, relation, l.context, expected, run));
       }
     }
     const listUsers: ListResult[] = [];
     for (const l of test.listUsers) {
       for (const [relation, expected] of Object.entries(l.assertions)) {
-        const run = () => target.listUsers(ids, l.object, relation, l.userFilter, l.context);
+        const run = () => target.listUsers(ids, l.object, relation, l.userFilter, l);
         listUsers.push(await compareList('list_users', { object: l.object, user_filter: l.userFilter }, relation, l.context, expected, run));
       }
     }

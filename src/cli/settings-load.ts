@@ -167,6 +167,7 @@ function authConfig(r: Reader, rateLimitsFrom: string): AuthConfig {
     tokenTtlSeconds: r.optInt('auth-token-ttl'),
     allowNonLoopback: r.bool('auth-allow-non-loopback'),
     logRetentionDays: r.optInt('log-retention-days'),
+    adminKey: r.str('auth-admin-key'),
   };
 }
 

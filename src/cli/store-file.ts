@@ -1,34 +1,40 @@
-// `.fga.yaml` store files in the OpenFGA command line's format: `name`, `model` (inline DSL or
-// JSON) or `model_file` (DSL `.fga`, JSON `.json`, or `fga.mod` for modular models), global tuples
-// from `tuples`, `tuple_file` and `tuple_files`, and `tests` (per-test `tuples` / `tuple_file`,
-// `check`, `list_objects`, `list_users`). Relative paths resolve against the store file's folder.
-// Every shape error names the field: `tests[1].check[0]: 'user' and 'users' are exclusive`.
+// `.fga.yaml` store files in the OpenFGA command line's format: `name` (optional), `model` (inline
+// DSL or JSON) or `model_file` (DSL `.fga`, JSON `.json`, or `fga.mod` for modular models), global
+// tuples from `tuples`, `tuple_file` and `tuple_files`, and `tests` (each with an optional `name`,
+// its own `tuples` / `tuple_file` / `tuple_files`, and `check`, `list_objects`, `list_users`
+// queries, each with optional `context` and `contextual_tuples`). Relative paths resolve against
+// the store file's folder. Every shape error names the field:
+// `tests[1].check[0]: 'user' and 'users' are exclusive`.
 
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../domain/types.js';
-import { dslToModel, modulesToModel, parseFgaMod } from '../model/dsl.js';
+import { modulesToModel, parseFgaMod } from '../model/dsl.js';
+import { parseDslModel } from '../model/load.js';
 import { FileFormatError, isObject, readTupleFile, toTupleList } from './tuple-file.js';
 
-export interface CheckTest {
+/** What every query of a test may carry besides its key: a condition context and contextual tuples. */
+export interface QueryExtras {
+  readonly context?: JsonObject | undefined;
+  readonly contextualTuples?: TupleKey[] | undefined;
+}
+
+export interface CheckTest extends QueryExtras {
   readonly users: string[];
   readonly objects: string[];
-  readonly context?: JsonObject | undefined;
   readonly assertions: Record<string, boolean>;
 }
 
-export interface ListObjectsTest {
+export interface ListObjectsTest extends QueryExtras {
   readonly user: string;
   readonly type: string;
-  readonly context?: JsonObject | undefined;
   readonly assertions: Record<string, string[]>;
 }
 
-export interface ListUsersTest {
+export interface ListUsersTest extends QueryExtras {
   readonly object: string;
   readonly userFilter: { type: string; relation?: string }[];
-  readonly context?: JsonObject | undefined;
   readonly assertions: Record<string, string[]>;
 }
 
@@ -82,11 +88,7 @@ async function parseStoreFile(data: unknown, path: string): Promise<StoreFile> {
   const tuples: TupleKey[] = data.tuples === undefined || data.tuples === null ? [] : toTupleList(data.tuples, 'tuples');
   const tupleFile = optString(data, 'tuple_file', '');
   if (tupleFile !== undefined) tuples.push(...(await readTupleFile(resolve(dir, tupleFile))));
-  const tupleFiles = data.tuple_files;
-  if (tupleFiles !== undefined && tupleFiles !== null) {
-    if (!Array.isArray(tupleFiles) || !tupleFiles.every((f) => typeof f === 'string')) throw new FileFormatError(`'tuple_files' must be a list of paths`);
-    for (const f of tupleFiles as string[]) tuples.push(...(await readTupleFile(resolve(dir, f))));
-  }
+  tuples.push(...(await tupleFilesOf(data, '', dir)));
 
   const rawTests = data.tests ?? [];
   if (!Array.isArray(rawTests)) throw new FileFormatError(`'tests' must be a list`);
@@ -95,13 +97,24 @@ async function parseStoreFile(data: unknown, path: string): Promise<StoreFile> {
   return { path, name, modelSource, model, tuples: dedupe(tuples), tests };
 }
 
+/** `tuple_files`: a list of tuple file paths (at the top level or in a test). */
+async function tupleFilesOf(o: Record<string, unknown>, where: string, dir: string): Promise<TupleKey[]> {
+  const files = o.tuple_files;
+  if (files === undefined || files === null) return [];
+  if (!Array.isArray(files) || !files.every((f) => typeof f === 'string')) throw new FileFormatError(`${where ? where + ': ' : ''}'tuple_files' must be a list of paths`);
+  const out: TupleKey[] = [];
+  for (const f of files as string[]) out.push(...(await readTupleFile(resolve(dir, f))));
+  return out;
+}
+
 async function parseTest(t: unknown, where: string, dir: string): Promise<StoreTest> {
   if (!isObject(t)) throw new FileFormatError(`${where}: expected a map`);
-  const name = optString(t, 'name', where);
-  if (name === undefined) throw new FileFormatError(`${where}: 'name' is required`);
+  // Optional, as in the fga command line (public store files often leave it out): named by place.
+  const name = optString(t, 'name', where) || where;
   const tuples = t.tuples === undefined || t.tuples === null ? [] : toTupleList(t.tuples, `${where}.tuples`);
   const tupleFile = optString(t, 'tuple_file', where);
   if (tupleFile !== undefined) tuples.push(...(await readTupleFile(resolve(dir, tupleFile))));
+  tuples.push(...(await tupleFilesOf(t, where, dir)));
   return {
     name,
     description: optString(t, 'description', where),
@@ -120,7 +133,7 @@ function parseCheck(c: unknown, where: string): CheckTest {
   for (const [rel, v] of Object.entries(assertions)) {
     if (typeof v !== 'boolean') throw new FileFormatError(`${where}.assertions.${rel}: expected true or false`);
   }
-  return { users, objects, context: context(c, where), assertions: assertions as Record<string, boolean> };
+  return { users, objects, ...extras(c, where), assertions: assertions as Record<string, boolean> };
 }
 
 function parseListObjects(c: unknown, where: string): ListObjectsTest {
@@ -129,7 +142,7 @@ function parseListObjects(c: unknown, where: string): ListObjectsTest {
   const type = reqString(c, 'type', where);
   const assertions: Record<string, string[]> = {};
   for (const [rel, v] of Object.entries(assertionMap(c, where))) assertions[rel] = stringList(v, `${where}.assertions.${rel}`);
-  return { user, type, context: context(c, where), assertions };
+  return { user, type, ...extras(c, where), assertions };
 }
 
 function parseListUsers(c: unknown, where: string): ListUsersTest {
@@ -146,12 +159,12 @@ function parseListUsers(c: unknown, where: string): ListUsersTest {
     if (!isObject(v)) throw new FileFormatError(`${where}.assertions.${rel}: expected {users: [...]}`);
     assertions[rel] = v.users === undefined || v.users === null ? [] : stringList(v.users, `${where}.assertions.${rel}.users`);
   }
-  return { object, userFilter: filters, context: context(c, where), assertions };
+  return { object, userFilter: filters, ...extras(c, where), assertions };
 }
 
 /** Model text: JSON when it starts with `{` (a bare model or `{authorization_model: …}`), else DSL. */
 export function parseModelText(text: string): AuthorizationModelInput {
-  if (!text.trimStart().startsWith('{')) return dslToModel(text);
+  if (!text.trimStart().startsWith('{')) return parseDslModel(text);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -226,6 +239,15 @@ function oneOrMany(o: Record<string, unknown>, one: string, many: string, where:
 function assertionMap(o: Record<string, unknown>, where: string): Record<string, unknown> {
   if (!isObject(o.assertions)) throw new FileFormatError(`${where}: 'assertions' must be a map of relation → expectation`);
   return o.assertions;
+}
+
+/** A query's `context` and `contextual_tuples` (a list of tuples, as in `tuples`). */
+function extras(o: Record<string, unknown>, where: string): QueryExtras {
+  // A list of tuples, or the API's own shape `{tuple_keys: [...]}`.
+  const raw = o.contextual_tuples;
+  const ct = isObject(raw) && 'tuple_keys' in raw ? raw.tuple_keys : raw;
+  const contextualTuples = ct === undefined || ct === null ? undefined : toTupleList(ct, `${where}.contextual_tuples`);
+  return { context: context(o, where), contextualTuples };
 }
 
 function context(o: Record<string, unknown>, where: string): JsonObject | undefined {

@@ -7,6 +7,7 @@ import type { Latch, ListedUser } from '../engine/types.js';
 import { openLatch } from '../engine/service.js';
 import { chunks, writeInChunks } from './common.js';
 import type { FgaHttpClient } from './http-client.js';
+import type { QueryExtras } from './store-file.js';
 
 export interface Target {
   /** True when tests run on an existing store's model and data (the file's model is not used). */
@@ -14,9 +15,9 @@ export interface Target {
   /** Prepares a store holding the model and tuples (a scratch store, or the existing one plus contextual tuples). */
   setup(name: string, model: AuthorizationModelInput | undefined, tuples: readonly TupleKey[]): Promise<Ids>;
   teardown(s: Ids): Promise<void>;
-  check(s: Ids, user: string, relation: string, object: string, context?: JsonObject): Promise<boolean>;
-  listObjects(s: Ids, user: string, relation: string, type: string, context?: JsonObject): Promise<string[]>;
-  listUsers(s: Ids, object: string, relation: string, filters: { type: string; relation?: string }[], context?: JsonObject): Promise<string[]>;
+  check(s: Ids, user: string, relation: string, object: string, extras?: QueryExtras): Promise<boolean>;
+  listObjects(s: Ids, user: string, relation: string, type: string, extras?: QueryExtras): Promise<string[]>;
+  listUsers(s: Ids, object: string, relation: string, filters: { type: string; relation?: string }[], extras?: QueryExtras): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -44,10 +45,16 @@ function storeName(name: string): string {
   return clean.length >= 3 ? clean : `${clean}---`.slice(0, 3);
 }
 
+/** A query's contextual tuples: the existing-store mode's test tuples, then the query's own. */
+function contextualOf(s: Ids, extras: QueryExtras | undefined): TupleKey[] {
+  const own = extras?.contextualTuples ?? [];
+  return s.contextualTuples?.length ? [...s.contextualTuples, ...own] : [...own];
+}
+
 /** The in-process engine on an in-memory store; queries run inline (no worker threads). */
 export async function embeddedTarget(): Promise<Target> {
   const latch: Latch = await openLatch({ config: { workers: 0 } });
-  const q = { contextualTuples: [], consistency: 'HIGHER_CONSISTENCY' } as const;
+  const q = { consistency: 'HIGHER_CONSISTENCY' } as const;
   return {
     existingStore: false,
     async setup(name, model, tuples) {
@@ -60,14 +67,14 @@ export async function embeddedTarget(): Promise<Target> {
       return { storeId: store.id, modelId };
     },
     teardown: (s) => latch.deleteStore(s.storeId),
-    async check(s, user, relation, object, context) {
-      return (await latch.check({ ...q, ...s, tupleKey: { user, relation, object }, context })).allowed;
+    async check(s, user, relation, object, extras) {
+      return (await latch.check({ ...q, ...s, tupleKey: { user, relation, object }, context: extras?.context, contextualTuples: contextualOf(s, extras) })).allowed;
     },
-    async listObjects(s, user, relation, type, context) {
-      return (await latch.listObjects({ ...q, ...s, user, relation, type, context })).objects;
+    async listObjects(s, user, relation, type, extras) {
+      return (await latch.listObjects({ ...q, ...s, user, relation, type, context: extras?.context, contextualTuples: contextualOf(s, extras) })).objects;
     },
-    async listUsers(s, object, relation, filters, context) {
-      const r = await latch.listUsers({ ...q, ...s, object: splitObject(object), relation, userFilters: filters, context });
+    async listUsers(s, object, relation, filters, extras) {
+      const r = await latch.listUsers({ ...q, ...s, object: splitObject(object), relation, userFilters: filters, context: extras?.context, contextualTuples: contextualOf(s, extras) });
       return r.users.map(userString);
     },
     close: () => latch.close(),
@@ -80,8 +87,11 @@ export async function embeddedTarget(): Promise<Target> {
  * latest) and stored data, and the file's tuples travel as contextual tuples (at most 100).
  */
 export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string; modelId?: string | undefined }): Target {
-  const ctx = (context?: JsonObject) => (context ? { context } : {});
-  const ct = (s: Ids) => (s.contextualTuples?.length ? { contextual_tuples: { tuple_keys: s.contextualTuples } } : {});
+  const ctx = (extras?: QueryExtras): { context?: JsonObject } => (extras?.context ? { context: extras.context } : {});
+  const ct = (s: Ids, extras?: QueryExtras) => {
+    const keys = contextualOf(s, extras);
+    return keys.length ? { contextual_tuples: { tuple_keys: keys } } : {};
+  };
   return {
     existingStore: existing !== undefined,
     async setup(name, model, tuples) {
@@ -100,13 +110,14 @@ export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string
     teardown: async (s) => {
       if (!existing) await client.deleteStore(s.storeId);
     },
-    check: (s, user, relation, object, context) =>
-      client.check(s.storeId, { tuple_key: { user, relation, object }, authorization_model_id: s.modelId, ...ctx(context), ...ct(s) }),
-    listObjects: (s, user, relation, type, context) =>
-      client.listObjects(s.storeId, { user, relation, type, authorization_model_id: s.modelId, ...ctx(context), ...ct(s) }),
-    async listUsers(s, object, relation, filters, context) {
-      const plain = s.contextualTuples?.length ? { contextual_tuples: s.contextualTuples } : {};
-      const users = await client.listUsers(s.storeId, { object: splitObject(object), relation, user_filters: filters, authorization_model_id: s.modelId, ...ctx(context), ...plain });
+    check: (s, user, relation, object, extras) =>
+      client.check(s.storeId, { tuple_key: { user, relation, object }, authorization_model_id: s.modelId, ...ctx(extras), ...ct(s, extras) }),
+    listObjects: (s, user, relation, type, extras) =>
+      client.listObjects(s.storeId, { user, relation, type, authorization_model_id: s.modelId, ...ctx(extras), ...ct(s, extras) }),
+    async listUsers(s, object, relation, filters, extras) {
+      const keys = contextualOf(s, extras);
+      const plain = keys.length ? { contextual_tuples: keys } : {};
+      const users = await client.listUsers(s.storeId, { object: splitObject(object), relation, user_filters: filters, authorization_model_id: s.modelId, ...ctx(extras), ...plain });
       return users.map(userString);
     },
     close: async () => {},

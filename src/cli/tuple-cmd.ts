@@ -5,7 +5,7 @@
 
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
-import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
+import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks, writeReport } from './common.js';
 import type { DeleteTuplesBody } from './http-client.js';
 import { cleanTuple, isObject, readTupleFile, toCsv, toYaml } from './tuple-file.js';
 
@@ -128,14 +128,14 @@ function writer(path: string, summary: string, remove: boolean): Command {
       const tuples = await tuplesFrom(args, !remove);
       const client = clientFrom(args);
       const bar = new ProgressBar(io, remove ? 'deleting' : 'writing');
-      await writeInChunks(client, storeId, tuples, {
+      const done = await writeInChunks(client, storeId, tuples, {
         modelId: args.string('model-id'),
         delete: remove,
         ignore: args.bool(remove ? 'ignore-missing' : 'ignore-duplicates'),
         chunkSize: args.int('chunk-size'),
         onProgress: (d, t) => bar.update(d, t),
       });
-      printJson(io, { [remove ? 'deleted' : 'written']: tuples.length });
+      printJson(io, writeReport(io, remove ? 'deleted' : 'written', done));
       return 0;
     },
   };
@@ -156,13 +156,13 @@ const importCmd: Command = {
     const client = clientFrom(args);
     const bar = new ProgressBar(io, 'importing');
     const started = Date.now();
-    await writeInChunks(client, storeId, tuples, {
+    const done = await writeInChunks(client, storeId, tuples, {
       modelId: args.string('model-id'),
       ignore: args.bool('ignore-duplicates'),
       chunkSize: args.int('chunk-size'),
       onProgress: (d, t) => bar.update(d, t),
     });
-    printJson(io, { written: tuples.length, seconds: (Date.now() - started) / 1000 });
+    printJson(io, { ...writeReport(io, 'written', done), seconds: (Date.now() - started) / 1000 });
     return 0;
   },
 };

@@ -21,6 +21,7 @@ import { validateCheckKey, validateWrite } from './request-validation.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import { matching } from './delete-filter.js';
 import {
+import { logger } from '../log.js';
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
   type BatchCheckResult,
@@ -64,8 +65,8 @@ export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
   return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log);
 }
 
-/** Without a configured log: a process warning (`process.on('warning')` sees it). */
-const engineWarning: EngineLog = (_level, msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields)}`, { code: 'LATCH_ENGINE' });
+/** Without a configured log: the process logger (src/log.ts). */
+const engineWarning: EngineLog = (level, msg, fields) => logger.log(level, msg, fields);
 
 export class LatchService implements Latch {
   private readonly models: ModelCache;
@@ -199,7 +200,7 @@ export class LatchService implements Latch {
       await this.follower.applyLocal(input.storeId, index, res);
       return res;
     });
-    return { modelId: model.id, revision: result.revision };
+    return { modelId: model.id, revision: result.revision, written: result.written.length, deleted: result.deleted.length };
   }
 
   /**

@@ -14,6 +14,8 @@ export class Timings {
   readonly counts: Float64Array;
   sumMs = 0;
   count = 0;
+  /** The latest observation (tracing reads a Check's resolution depth from it). */
+  last = 0;
 
   constructor(readonly bounds: readonly number[] = LATENCY_BOUNDS_MS) {
     this.counts = new Float64Array(bounds.length + 1);
@@ -26,6 +28,7 @@ export class Timings {
     this.counts[i] = (this.counts[i] ?? 0) + 1;
     this.sumMs += ms;
     this.count++;
+    this.last = ms;
   }
 }
 

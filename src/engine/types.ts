@@ -200,6 +200,9 @@ export interface WriteOutput {
   readonly modelId: string;
   /** The store's revision once this write is applied (the `Latch-Revision` header). */
   readonly revision: number;
+  /** Tuples actually written and deleted (ignored duplicates and missing deletes are not counted). */
+  readonly written: number;
+  readonly deleted: number;
 }
 
 export interface ReadInput extends PageRequest {

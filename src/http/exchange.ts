@@ -15,6 +15,7 @@ import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from '../log.js';
 import type { Metrics } from './metrics.js';
+import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
 
 // Reply header names as bytes: uWS converts a string argument to UTF-8 in a fresh buffer on every
@@ -114,6 +115,8 @@ export interface ServerShared {
   readonly liveStallMs: number;
   /** `--authzen-base-url` (see CallContext). */
   readonly authzenBaseUrl?: string | undefined;
+  /** OpenTelemetry spans (absent unless an SDK was installed before the server started). */
+  readonly tracing?: Tracing | undefined;
 }
 
 export class Exchange implements CallContext {
@@ -126,6 +129,8 @@ export class Exchange implements CallContext {
   /** Set once admitted (auth gate), and the parsed input: both feed the store log. */
   principal: Principal | undefined = undefined;
   input: unknown = undefined;
+  /** The request's SERVER span when tracing is on. */
+  span: Span | undefined = undefined;
   #status = 0;
   #errorCode = '';
   /** The caller's address, read when a call fails before authentication (store-log tally). */
@@ -202,6 +207,7 @@ export class Exchange implements CallContext {
     this.#finished = true;
     this.shared.inFlight--;
     const status = this.#status || 499;
+    if (this.span) this.shared.tracing?.endRequest(this.span, status, this.#status ? this.#errorCode : 'cancelled');
     // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
     const storeLogs = this.storeId && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
     if (!this.shared.metrics && !logger.requests && !storeLogs) return;
@@ -223,12 +229,14 @@ export class Exchange implements CallContext {
   }
 
   /** Writes the status and headers; returns the clock read the duration header was taken from. */
-  #headers(status: number, contentType: string | undefined): number {
+  #headers(status: number, contentType: string | undefined, extra?: Readonly<Record<string, string>>): number {
     const res = this.res;
     this.#status = status;
+    if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
     if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
+    if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
     // binding crossing costs ≈ 0.5 µs (five of them were the largest self-time item of a Check
     // under wrk in the CPU profile). Only values that cannot hold CR/LF are joined: our request id,
@@ -257,12 +265,13 @@ export class Exchange implements CallContext {
     const { status, body } = reply;
     let payload: string | Uint8Array | undefined;
     if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
-    if (corked) this.#reply(status, payload, closeConnection);
-    else this.res.cork(() => this.#reply(status, payload, closeConnection));
+    const extra = reply.headers;
+    if (corked) this.#reply(status, payload, closeConnection, extra);
+    else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));
   }
 
-  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean): void {
-    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json');
+  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean, extra?: Readonly<Record<string, string>>): void {
+    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json', extra);
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);
   }

@@ -4,6 +4,7 @@
 
 import { admit, admitted, type Admission } from '../api/auth/gate.js';
 import { mountAuthRoutes } from '../api/auth/http-routes.js';
+import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
 import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
@@ -18,6 +19,7 @@ import { Exchange, nextRequestId, type ServerShared } from './exchange.js';
 import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
+import { openTracing } from './tracing.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { logger } from '../log.js';
 
@@ -44,6 +46,11 @@ export interface HttpServerOptions {
    * package's dist/playground; when it is missing, `required` fails the start, else a warning is logged.
    */
   readonly playground?: { readonly dir?: string | undefined; readonly required: boolean } | undefined;
+  /**
+   * OpenTelemetry spans when an SDK's tracer provider is registered before the server starts
+   * (default true: a no-op without one); false turns them off even then.
+   */
+  readonly tracing?: boolean | undefined;
 }
 
 export interface LatchHttpServer {
@@ -71,7 +78,8 @@ function queryReader(raw: string): (name: string) => string | undefined {
  * promise, when the service can answer at once; everything else continues in `runAsync`.
  */
 function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): void {
-  if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined) return void runAsync(x, e, req, gate, bodyError);
+  // A traced request takes the async path: its operation span then wraps exactly one handler.
+  if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined || x.span) return void runAsync(x, e, req, gate, bodyError);
   x.started = true;
   x.principal = gate.principal;
   let input: unknown;
@@ -98,7 +106,10 @@ async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admissi
     if (bodyError !== undefined) throw bodyError;
     const input = parsed ?? e.parse(req);
     x.input = input;
-    const reply = await e.handle(input, x);
+    const tracing = x.shared.tracing;
+    const reply = tracing
+      ? await tracing.operation(x.span, e.name, x.storeId, (span) => e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)))
+      : await e.handle(input, x);
     if ('stream' in reply) await x.stream(reply.stream, reply.live === true);
     else x.send(reply);
   } catch (err) {
@@ -139,6 +150,8 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
   const readParams = paramReader(paramNames(e.path));
   const readHeaders = headerReader(e.headers);
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
+  const method = e.method === 'del' ? 'DELETE' : e.method.toUpperCase();
+  const route = e.path.replace(/:([a-z_]+)/g, '{$1}');
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
@@ -147,6 +160,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
     if (e.echoRequestId) x.useRequestId(req.getHeader('x-request-id'));
     const headers = readHeaders?.(req);
+    if (shared.tracing) x.span = shared.tracing.request(method, route, { traceparent: req.getHeader('traceparent'), tracestate: req.getHeader('tracestate') });
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader('authorization') || undefined : undefined;
     const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
@@ -223,10 +237,11 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => logger.log('error', 'index load failed', { cause: String(err) }),
   );
-  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs)] : ENDPOINTS;
+  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs), ...(options.auth.clients ? clientEndpoints(options.auth.clients) : [])] : ENDPOINTS;
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
+  const tracing = options.tracing === false ? undefined : openTracing(latch);
   const shared: ServerShared = {
-    latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics,
+    latch: tracing ? tracing.latch : latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics, tracing,
     liveStreams: new Set(), liveStallMs: options.watchStallMs ?? 30_000, authzenBaseUrl: options.authzenBaseUrl,
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;

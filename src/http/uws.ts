@@ -1,7 +1,13 @@
-// Loads the native uWebSockets.js binary (official package first, then the trufflesuite build),
-// and refuses to run on anything else: the trufflesuite wrapper's silent JS fallback is half as fast.
+// Loads the native uWebSockets.js binary, and refuses to run on anything else (the trufflesuite
+// wrapper's silent JS fallback is half as fast). Preference: the official package, then
+// `@btc-vision/uwebsockets.js` (an optional dependency: uWS v20.57 for Node 20, 22, 24 and 25, but
+// its Linux binaries need glibc ≥ 2.38), then the trufflesuite build (Node 16, 18, 20; older
+// glibc). A candidate that does not load is passed over silently; only when none loads does
+// startup fail, naming each one and why.
 
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type * as UwsTypes from '@trufflesuite/uws-js-unofficial';
 
 export type Uws = typeof UwsTypes;
@@ -23,14 +29,32 @@ function looksNative(mod: unknown): mod is Uws {
 }
 
 /** The places a native binary may live, in preference order. */
-function candidates(): string[] {
+export function candidates(): string[] {
   const name = binaryName();
   return [
     // The official package ships its binaries at its root and loads one from index.js.
     `uWebSockets.js/${name}`,
+    // The same layout; on glibc < 2.38 (Debian 12) loading fails with `GLIBC_2.38' not found`.
+    `@btc-vision/uwebsockets.js/${name}`,
     `@trufflesuite/uws-js-unofficial/binaries/${name}`,
     `@trufflesuite/uws-js-unofficial/dist/${name}`,
   ];
+}
+
+/**
+ * The file of module id `pkg/file`. A package whose `exports` map hides its files (the btc-vision
+ * build) is found through its main entry, which sits at its root next to the binaries.
+ */
+function resolveFile(id: string): string {
+  try {
+    return require.resolve(id);
+  } catch (err) {
+    const m = /^(@[^/]+\/[^/]+|[^@/][^/]*)\/(.+)$/.exec(id);
+    if (!m) throw err;
+    const file = join(dirname(require.resolve(m[1] as string)), m[2] as string);
+    if (!existsSync(file)) throw err;
+    return file;
+  }
 }
 
 let cached: Uws | undefined;
@@ -50,7 +74,7 @@ export function loadUwsFrom(ids: readonly string[]): Uws {
   for (const id of ids) {
     let path: string;
     try {
-      path = require.resolve(id);
+      path = resolveFile(id);
     } catch {
       failures.push(`${id}: not installed`);
       continue;
@@ -66,6 +90,6 @@ export function loadUwsFrom(ids: readonly string[]): Uws {
   throw new Error(
     `latch needs a native uWebSockets.js binary for ${binaryName()} (Node ${process.version}); none loaded:\n  ` +
       failures.join('\n  ') +
-      '\nInstall uWebSockets.js (github:uNetworking/uWebSockets.js) or use a Node version that @trufflesuite/uws-js-unofficial ships (16, 18, 20).',
+      '\nInstall uWebSockets.js (github:uNetworking/uWebSockets.js), or @btc-vision/uwebsockets.js on glibc 2.38 or newer (Node 20, 22, 24, 25), or use a Node version that @trufflesuite/uws-js-unofficial ships (16, 18, 20).',
   );
 }

@@ -7,7 +7,8 @@
 // 1.5 s with Buffer keys, 0.95–1.5 s with strings). Values are bytes.
 
 import { Level } from 'level';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, statfs } from 'node:fs/promises';
+import { AppError } from '../errors.js';
 import { KvStorage } from './kv-storage.js';
 import { FlatIterator, type Kv, type KvEntry, type KvOp, type KvRange, type KvTextEntry } from './kv.js';
 import { clearHolderPid, DataDirectoryInUseError, isLockedError, readHolderPid, writeHolderPid } from './lock.js';
@@ -44,8 +45,54 @@ function batches<V>(it: { nextv(n: number): Promise<[string, V][]>; close(): Pro
   };
 }
 
+/** Free bytes a directory needs before a database whose write failed is reopened. */
+export const REOPEN_FREE_BYTES = 8 * 1024 * 1024;
+
+/** A LevelDB I/O failure (disk full, read-only file system, EIO): the write did not happen. */
+function isIoError(err: unknown): boolean {
+  return err instanceof Error && ((err as { code?: unknown }).code === 'LEVEL_IO_ERROR' || err.message.startsWith('IO error'));
+}
+
+/** The answer to a write the data directory could not take (D17: 503 `unavailable`). */
+function unwritable(err: Error): AppError {
+  const reason = /no space left/i.test(err.message) ? 'no space left on device' : err.message;
+  return new AppError('unavailable', `latch cannot write its data directory: ${reason}; writes resume once it can`, { cause: err });
+}
+
 class LevelKv implements Kv {
+  /**
+   * Set when a write failed with an I/O error. The failed batch may have left a partial record at
+   * the end of LevelDB's log: a record appended after it would be written but dropped when the
+   * log is next recovered (a restart would lose an acknowledged write). So no write goes to that
+   * log again: the next write first reopens the database, which recovers the log up to the
+   * partial record (the failed batch is discarded whole: its checksum fails) and starts a new
+   * one. Reads keep being served meanwhile.
+   */
+  #broken = false;
+  #reopening: Promise<void> | undefined;
+
   constructor(private readonly db: Db, private readonly path: string) {}
+
+  /** Reopens a broken database once the directory has room; 503 `unavailable` until then. */
+  async #recover(): Promise<void> {
+    this.#reopening ??= (async () => {
+      try {
+        const fs = await statfs(this.path);
+        if (fs.bavail * fs.bsize < REOPEN_FREE_BYTES) throw new Error('IO error: no space left on device (still full)');
+        await this.db.close();
+        await this.db.open();
+        this.#broken = false;
+      } catch (err) {
+        // A database closed and not reopened (open failed) is retried by the next write; reads
+        // fail meanwhile, as they would on a directory that cannot be opened.
+        if (this.db.status === 'closed') await this.db.open().catch(() => undefined);
+        throw isIoError(err) && err instanceof Error ? unwritable(err) : err;
+      } finally {
+        this.#reopening = undefined;
+      }
+    })();
+    return this.#reopening;
+  }
 
   async get(key: string): Promise<Uint8Array | undefined> {
     return this.db.get(key);
@@ -61,12 +108,19 @@ class LevelKv implements Kv {
    * cloning, the chained form ≈ 1.8 µs (measured here, 300-op batches).
    */
   async batch(ops: readonly KvOp[], sync: boolean): Promise<void> {
+    if (this.#broken) await this.#recover();
     const b = this.db.batch();
     for (const op of ops) {
       if (op.type === 'put') b.put(op.key, op.value);
       else b.del(op.key);
     }
-    await b.write({ sync });
+    try {
+      await b.write({ sync });
+    } catch (err) {
+      if (!isIoError(err)) throw err;
+      this.#broken = true;
+      throw unwritable(err as Error);
+    }
   }
 
   /** The iterator (and so its snapshot) is created now, not at the first `next()`. */

@@ -103,7 +103,7 @@ describe('store files', () => {
     const bad = async (body: string) => loadStoreFile(write('bad.fga.yaml', `name: x\nmodel: |\n${indent(model)}${body}`));
     await expect(bad('tests:\n  - name: t\n    check:\n      - {user: "user:a", users: ["user:b"], object: "doc:1", assertions: {viewer: true}}\n')).rejects.toThrow(/tests\[0\]\.check\[0\]: 'user' and 'users' are exclusive/);
     await expect(bad('tests:\n  - name: t\n    check:\n      - {user: "user:a", object: "doc:1", assertions: {viewer: yes please}}\n')).rejects.toThrow(/tests\[0\]\.check\[0\]\.assertions\.viewer: expected true or false/);
-    await expect(bad('tests:\n  - check: []\n')).rejects.toThrow(/tests\[0\]: 'name' is required/);
+    await expect(bad('tests:\n  - name: 7\n')).rejects.toThrow(/tests\[0\]: 'name' must be a string/);
     await expect(bad('tests:\n  - name: t\n    list_objects:\n      - {user: "user:a", assertions: {viewer: []}}\n')).rejects.toThrow(/list_objects\[0\]: 'type' is required/);
     await expect(bad('tuple_file: nowhere.yaml\n')).rejects.toThrow(/no such file|ENOENT/);
     await expect(loadStoreFile(write('dsl.fga.yaml', 'name: x\nmodel: |\n  model\n    schema 1.1\n  type user\n    relations\n      define viewer [user]\n'))).rejects.toThrow(/syntax error at line/);

@@ -114,11 +114,16 @@ describe('errors of models written as DSL', () => {
     expect(err.message).toMatch(/^syntax error at line 6, column 29 \(type 'doc', relation 'viewer'\): /);
   });
 
-  it('a semantic error of a DSL model carries the DSL position of the relation', () => {
+  it('a semantic error of a DSL model carries the DSL position of the offending type', () => {
     const err = appErrorOf(() => validateDslModel(dsl('type user\ntype doc\n  relations\n    define viewer: [team]\n')));
     expect(err.code).toBe('type_not_found');
     expect(err.message).toContain("relation 'viewer' in type 'doc'");
-    expect(err.message).toContain('(line 6, column 12)');
+    expect(err.message).toContain('(line 6, column 21)');
+  });
+
+  it('a semantic error without a flagged token carries the DSL position of the relation', () => {
+    const err = appErrorOf(() => validateDslModel(dsl('type user\ntype doc\n  relations\n    define a: b\n    define b: a\n')));
+    expect(err.message).toBe("the definition of relation 'a' in type 'doc' is invalid: invalid relation: potential loop (line 6, column 12)");
   });
 });
 

@@ -109,6 +109,9 @@ class PresharedAuth implements Authenticator {
   close(): void {}
 }
 
+/** The operator's admin key (client-credentials): account-level, client management only. */
+const ADMIN: Principal = Object.freeze({ clientId: 'admin-key', storeId: '*', scopes: new Set(['manage:clients']), expiresAt: Infinity });
+
 /** Bearer JWTs (oidc and client-credentials): verify once, then serve from the cache until exp. */
 class JwtAuth implements Authenticator {
   readonly cache = new TokenCache();
@@ -119,6 +122,8 @@ class JwtAuth implements Authenticator {
     private readonly principalOf: (payload: JWTPayload, kid: string | undefined) => Principal,
     private readonly revoked: (clientId: string) => boolean,
     private readonly failures: FailureLimiter,
+    /** SHA-256 of the admin key, compared in constant time before any JWT work. */
+    private readonly adminDigest?: Buffer,
   ) {}
 
   #live(p: Principal): Principal {
@@ -136,6 +141,10 @@ class JwtAuth implements Authenticator {
     // The failure is taken before the signature work and given back unless the token is refused
     // (401): verifications in flight together cannot overdraw the address's budget.
     this.failures.reserve(from);
+    if (this.adminDigest && timingSafeEqual(this.adminDigest, createHash('sha256').update(token).digest())) {
+      this.failures.release(from);
+      return ADMIN;
+    }
     return verifyJwt(token, this.rules)
       .then(({ payload, header: h }) => {
         const p = this.principalOf(payload, h.kid);
@@ -181,7 +190,8 @@ export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing,
     const store = payload.store_id;
     return { clientId: client.id, storeId: typeof store === 'string' && store ? store : undefined, scopes: scopesOf(payload), expiresAt: expiry(payload), kid };
   };
-  const auth = new JwtAuth('client-credentials', rules, principalOf, (id) => clients.get(id)?.revokedAt !== undefined, failures);
+  const admin = config.adminKey === undefined ? undefined : createHash('sha256').update(config.adminKey).digest();
+  const auth = new JwtAuth('client-credentials', rules, principalOf, (id) => clients.get(id)?.revokedAt !== undefined, failures, admin);
   ring.onRetire = (kid) => auth.cache.sweep(kid);
   return auth;
 }

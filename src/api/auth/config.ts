@@ -56,6 +56,12 @@ export interface AuthConfig {
   readonly authFailures?: Bucket | undefined;
   /** Store-log retention (default 7 days; mode none: 0); 0 disables recording. */
   readonly logRetentionDays?: number | undefined;
+  /**
+   * client-credentials: an operator key (≥ 16 characters) accepted as `Bearer <key>` on the client
+   * management endpoints only (`/clients`): account-level, scope `manage:clients` and nothing else.
+   * It creates the first clients of a server whose auth DB cannot be reached (`--datastore memory`).
+   */
+  readonly adminKey?: string | undefined;
 }
 
 export interface ResolvedAuthConfig {
@@ -76,6 +82,7 @@ export interface ResolvedAuthConfig {
   readonly tokenFailures: Bucket;
   readonly authFailures: Bucket;
   readonly logRetentionDays: number;
+  readonly adminKey: string | undefined;
   /** Set when `none` runs on a non-loopback address by force. */
   readonly warning: string | undefined;
 }
@@ -137,6 +144,9 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
   // Mode none is local development: no store log unless asked for (it costs a write per call).
   const retention = config.logRetentionDays ?? (mode === 'none' ? 0 : 7);
   if (!(retention >= 0)) throw new AuthConfigError(`logRetentionDays must be ≥ 0, got ${retention}`);
+  const adminKey = config.adminKey || undefined;
+  if (adminKey !== undefined && mode !== 'client-credentials') throw new AuthConfigError(`an admin key manages the clients of auth mode 'client-credentials', not '${mode}'`);
+  if (adminKey !== undefined && adminKey.length < 16) throw new AuthConfigError('the admin key must be at least 16 characters');
   return {
     mode,
     presharedKeys,
@@ -153,6 +163,7 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
     tokenFailures: config.tokenFailures ?? { perSecond: 10 / 60, burst: 10 },
     authFailures: config.authFailures ?? { perSecond: 10, burst: 100 },
     logRetentionDays: retention,
+    adminKey,
     warning,
   };
 }

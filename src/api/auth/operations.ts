@@ -4,7 +4,7 @@
 // Example: a token with scope `check:tuples` bound to store S may call Check on S only.
 
 export const SCOPES = [
-  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users',
+  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users', 'manage:clients',
   'read:assertions', 'read:authorization_models', 'read:changes', 'read:expansions', 'read:indexes',
   'read:stores', 'read:tuples', 'search:logs', 'write:assertions', 'write:authorization_models', 'write:tuples',
 ] as const;
@@ -62,6 +62,11 @@ export const OPERATIONS = {
   ListIndexes: rule('read:indexes', 'indexes'),
   GetIndex: rule('read:indexes', 'indexes'),
   ReadExpansions: rule('read:expansions', 'indexes'),
+  // latch's client management (client-credentials mode): account-level credentials only.
+  ListClients: rule('manage:clients', 'stores', false),
+  CreateClient: rule('manage:clients', 'stores', false),
+  RotateClient: rule('manage:clients', 'stores', false),
+  RevokeClient: rule('manage:clients', 'stores', false),
 } as const satisfies Record<string, OperationRule>;
 
 export type Operation = keyof typeof OPERATIONS;
