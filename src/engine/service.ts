@@ -20,8 +20,8 @@ import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { validateCheckKey, validateWrite } from './request-validation.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import { matching } from './delete-filter.js';
-import {
 import { logger } from '../log.js';
+import {
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
   type BatchCheckResult,
