@@ -7,44 +7,13 @@
 
 import { key, prefixEnd } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
+import { ReclaimQueue } from './reclaim-queue.js';
 
 const BATCH_KEYS = 1000;
 
-export class Reclaimer {
-  private readonly queue: string[] = [];
-  private running: Promise<void> | undefined;
-  private stopped = false;
-  /** The last failure; the store's tombstone stays and reclamation resumes at the next open. */
-  lastError: unknown;
-
-  constructor(private readonly kv: Kv) {}
-
-  schedule(storeId: string): void {
-    if (this.stopped || this.queue.includes(storeId)) return;
-    this.queue.push(storeId);
-    this.running ??= this.drain().finally(() => (this.running = undefined));
-  }
-
-  /** Resolves when every scheduled store has been reclaimed (or reclamation stopped). */
-  async settled(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
-  /** Stops after the batch in flight; used by close(). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.settled();
-  }
-
-  private async drain(): Promise<void> {
-    for (let id = this.queue[0]; id !== undefined && !this.stopped; id = this.queue[0]) {
-      try {
-        await this.reclaim(id);
-      } catch (err) {
-        this.lastError = err;
-      }
-      this.queue.shift();
-    }
+export class Reclaimer extends ReclaimQueue {
+  constructor(private readonly kv: Kv) {
+    super();
   }
 
   /**
@@ -52,7 +21,7 @@ export class Reclaimer {
    * iterator opened at the prefix would have to step over every deletion marker left by the
    * earlier rounds (quadratic over a large store) until compaction drops them.
    */
-  private async reclaim(storeId: string): Promise<void> {
+  protected async reclaim(storeId: string): Promise<void> {
     const prefix = key.data(storeId);
     for (let last: string | undefined; ; ) {
       if (this.stopped) return;

@@ -4,46 +4,17 @@
 // tombstones it finds at open, so a reclamation cut short by a crash finishes later.
 
 import type { Db } from './db.js';
+import { ReclaimQueue } from '../reclaim-queue.js';
 
 const TABLES = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_checkpoint_chunks', 'latch_checkpoints', 'latch_checkpoint_writers'];
 const BATCH_ROWS = 5000;
 
-export class PgReclaimer {
-  private readonly queue: string[] = [];
-  private running: Promise<void> | undefined;
-  private stopped = false;
-  /** The last failure; the tombstone stays and the next open (of any node) resumes. */
-  lastError: unknown;
-
-  constructor(private readonly db: Db) {}
-
-  schedule(storeId: string): void {
-    if (this.stopped || this.queue.includes(storeId)) return;
-    this.queue.push(storeId);
-    this.running ??= this.drain().finally(() => (this.running = undefined));
+export class PgReclaimer extends ReclaimQueue {
+  constructor(private readonly db: Db) {
+    super();
   }
 
-  async settled(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.settled();
-  }
-
-  private async drain(): Promise<void> {
-    for (let id = this.queue[0]; id !== undefined && !this.stopped; id = this.queue[0]) {
-      try {
-        await this.reclaim(id);
-      } catch (err) {
-        this.lastError = err;
-      }
-      this.queue.shift();
-    }
-  }
-
-  private async reclaim(storeId: string): Promise<void> {
+  protected async reclaim(storeId: string): Promise<void> {
     for (const table of TABLES) {
       for (;;) {
         if (this.stopped) return;
