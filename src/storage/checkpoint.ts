@@ -254,3 +254,17 @@ async function* chunksOf(first: Uint8Array | undefined, it: AsyncIterator<readon
     await it?.return?.();
   }
 }
+
+/**
+ * `Storage.writeCheckpoint` on any backend: every chunk through `writer`, then its commit (true
+ * when it became the head); on a failure the writer is aborted and the error rethrown.
+ */
+export async function writeAllChunks(writer: CheckpointWriter, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
+  try {
+    for await (const c of chunks) await writer.write(c);
+    return await writer.commit();
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
+}

@@ -12,7 +12,7 @@ import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
 import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../domain/types.js';
 import { changesSince, readChanges } from './changes.js';
-import { CheckpointGenerations, readCheckpoint } from './checkpoint.js';
+import { CheckpointGenerations, readCheckpoint, writeAllChunks } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
@@ -230,14 +230,7 @@ export class KvStorage implements Storage {
   // ---- checkpoints ----
 
   async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
-    const writer = await this.openCheckpoint(storeId, revision);
-    try {
-      for await (const c of chunks) await writer.write(c);
-      return await writer.commit();
-    } catch (err) {
-      await writer.abort();
-      throw err;
-    }
+    return writeAllChunks(await this.openCheckpoint(storeId, revision), chunks);
   }
 
   /** Each chunk batch and the commit run under the store's mutex, so none lands after a tombstone. */

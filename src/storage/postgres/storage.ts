@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import { changesSince, readChanges } from './changes.js';
 import { openCheckpoint, readCheckpoint } from './checkpoint.js';
+import { writeAllChunks } from '../checkpoint.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
@@ -282,14 +283,7 @@ export class PgStorage implements Storage {
   // ---- checkpoints ----
 
   async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
-    const writer = await this.openCheckpoint(storeId, revision);
-    try {
-      for await (const c of chunks) await writer.write(c);
-      return await writer.commit();
-    } catch (err) {
-      await writer.abort();
-      throw err;
-    }
+    return writeAllChunks(await this.openCheckpoint(storeId, revision), chunks);
   }
 
   openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter> {
