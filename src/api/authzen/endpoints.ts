@@ -6,9 +6,9 @@
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
 import type { BatchCheckItem, ListedUser } from '../../engine/types.js';
 import { AppError } from '../../errors.js';
-import { endpoint, ok, type CallContext, type Endpoint } from '../endpoint.js';
+import { endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
-import { storeId } from '../validate.js';
+import { storeId, type Obj } from '../validate.js';
 import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations.js';
 import {
   MODEL_HEADER, checkKeyOf, checkPage, contextOf, mergedContext, modelFromHeader, requiredAction, requiredResource,
@@ -18,25 +18,36 @@ import {
 const HEADERS = [MODEL_HEADER] as const;
 const base = { method: 'post', headers: HEADERS, echoRequestId: true } as const;
 
-interface EvaluationInput {
+/** One AuthZEN request's parts, validated; `S`, `R` and `A` say which parts are exact or filters. */
+interface AccessInput<S, R, A> {
   readonly storeId: string;
   readonly modelId?: string | undefined;
-  readonly subject: Subject;
-  readonly resource: Resource;
-  readonly action: Action;
+  readonly subject: S;
+  readonly resource: R;
+  readonly action: A;
   readonly context?: JsonObject | undefined;
 }
 
-const evaluation = endpoint<EvaluationInput>({
+type Part<T> = (body: Obj, request: string) => T;
+const noAction: Part<undefined> = () => undefined;
+
+/** Parses a request's parts in the order errors are reported: store, subject, resource, action, page. */
+function accessInput<S, R, A>(
+  req: ApiRequest, request: string, subject: Part<S>, resource: Part<R>, action: Part<A>, paged: boolean,
+): AccessInput<S, R, A> {
+  const id = storeId(req.params.store_id, request);
+  const body = bodyObject(req);
+  const input = {
+    storeId: id, modelId: modelFromHeader(req),
+    subject: subject(body, request), resource: resource(body, request), action: action(body, request), context: contextOf(body),
+  };
+  if (paged) checkPage(body);
+  return input;
+}
+
+const evaluation = endpoint<AccessInput<Subject, Resource, Action>>({
   ...base, name: 'Evaluation', op: 'evaluation', path: '/stores/:store_id/access/v1/evaluation',
-  parse(req) {
-    const id = storeId(req.params.store_id, 'EvaluationRequest');
-    const body = bodyObject(req);
-    const subject = requiredSubject(body, 'EvaluationRequest');
-    const resource = requiredResource(body, 'EvaluationRequest');
-    const action = requiredAction(body, 'EvaluationRequest');
-    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
-  },
+  parse: (req) => accessInput(req, 'EvaluationRequest', requiredSubject, requiredResource, requiredAction, false),
   async handle(input, ctx) {
     const r = await ctx.latch.check({
       storeId: input.storeId, modelId: input.modelId, tupleKey: checkKeyOf(input.subject, input.resource, input.action), contextualTuples: [],
@@ -55,15 +66,6 @@ const evaluations = endpoint<EvaluationsInput>({
   },
 });
 
-interface SubjectSearchInput {
-  readonly storeId: string;
-  readonly modelId?: string | undefined;
-  readonly subject: TypeFilter;
-  readonly resource: Resource;
-  readonly action: Action;
-  readonly context?: JsonObject | undefined;
-}
-
 /** Concrete users and typed wildcards (`id: "*"`); usersets are not subjects and are left out. */
 function subjectsOf(users: readonly ListedUser[]): { type: string; id: string }[] {
   const out: { type: string; id: string }[] = [];
@@ -74,17 +76,9 @@ function subjectsOf(users: readonly ListedUser[]): { type: string; id: string }[
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-const subjectSearch = endpoint<SubjectSearchInput>({
+const subjectSearch = endpoint<AccessInput<TypeFilter, Resource, Action>>({
   ...base, name: 'SubjectSearch', op: 'subject-search', path: '/stores/:store_id/access/v1/search/subject',
-  parse(req) {
-    const id = storeId(req.params.store_id, 'SubjectSearchRequest');
-    const body = bodyObject(req);
-    const subject = requiredSubjectFilter(body, 'SubjectSearchRequest');
-    const resource = requiredResource(body, 'SubjectSearchRequest');
-    const action = requiredAction(body, 'SubjectSearchRequest');
-    checkPage(body);
-    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
-  },
+  parse: (req) => accessInput(req, 'SubjectSearchRequest', requiredSubjectFilter, requiredResource, requiredAction, true),
   async handle(input, ctx) {
     const r = await ctx.latch.listUsers({
       storeId: input.storeId, modelId: input.modelId, object: { type: input.resource.type, id: input.resource.id }, relation: input.action.name,
@@ -96,26 +90,9 @@ const subjectSearch = endpoint<SubjectSearchInput>({
   },
 });
 
-interface ResourceSearchInput {
-  readonly storeId: string;
-  readonly modelId?: string | undefined;
-  readonly subject: Subject;
-  readonly resource: TypeFilter;
-  readonly action: Action;
-  readonly context?: JsonObject | undefined;
-}
-
-const resourceSearch = endpoint<ResourceSearchInput>({
+const resourceSearch = endpoint<AccessInput<Subject, TypeFilter, Action>>({
   ...base, name: 'ResourceSearch', op: 'resource-search', path: '/stores/:store_id/access/v1/search/resource',
-  parse(req) {
-    const id = storeId(req.params.store_id, 'ResourceSearchRequest');
-    const body = bodyObject(req);
-    const subject = requiredSubject(body, 'ResourceSearchRequest');
-    const resource = requiredResourceFilter(body, 'ResourceSearchRequest');
-    const action = requiredAction(body, 'ResourceSearchRequest');
-    checkPage(body);
-    return { storeId: id, modelId: modelFromHeader(req), subject, resource, action, context: contextOf(body) };
-  },
+  parse: (req) => accessInput(req, 'ResourceSearchRequest', requiredSubject, requiredResourceFilter, requiredAction, true),
   async handle(input, ctx) {
     // StreamedListObjects, collected: every object found before the deadline (no 1000 cap).
     const user = userOf(input.subject);
@@ -132,14 +109,6 @@ const resourceSearch = endpoint<ResourceSearchInput>({
   },
 });
 
-interface ActionSearchInput {
-  readonly storeId: string;
-  readonly modelId?: string | undefined;
-  readonly subject: Subject;
-  readonly resource: Resource;
-  readonly context?: JsonObject | undefined;
-}
-
 /** The model the request names, or the store's latest (latest_authorization_model_not_found without one). */
 async function modelOf(ctx: CallContext, store: string, modelId: string | undefined): Promise<AuthorizationModel> {
   if (modelId) return ctx.latch.readModel(store, modelId);
@@ -148,23 +117,16 @@ async function modelOf(ctx: CallContext, store: string, modelId: string | undefi
   return latest;
 }
 
-const actionSearch = endpoint<ActionSearchInput>({
+const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
   ...base, name: 'ActionSearch', op: 'action-search', path: '/stores/:store_id/access/v1/search/action',
-  parse(req) {
-    const id = storeId(req.params.store_id, 'ActionSearchRequest');
-    const body = bodyObject(req);
-    const subject = requiredSubject(body, 'ActionSearchRequest');
-    const resource = requiredResource(body, 'ActionSearchRequest');
-    checkPage(body);
-    return { storeId: id, modelId: modelFromHeader(req), subject, resource, context: contextOf(body) };
-  },
+  parse: (req) => accessInput(req, 'ActionSearchRequest', requiredSubject, requiredResource, noAction, true),
   async handle(input, ctx) {
     const model = await modelOf(ctx, input.storeId, input.modelId);
     ctx.modelId = model.id;
     const type = model.type_definitions.find((t) => t.type === input.resource.type);
     if (!type) throw new AppError('validation_error', `failed to get relations for type ${input.resource.type}: type '${input.resource.type}' not found`);
     const names = Object.keys(type.relations ?? {}).sort();
-    const context = mergedContext(input.context, input.subject, input.resource, undefined);
+    const context = mergedContext(input.context, input.subject, input.resource, input.action);
     const permitted: { name: string }[] = [];
     // One BatchCheck per server-sized slice (OpenFGA refuses a type with more relations than one BatchCheck takes).
     const size = ctx.latch.config.maxBatchCheckItems;
