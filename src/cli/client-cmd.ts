@@ -94,46 +94,46 @@ const list: Command = {
   },
 };
 
-const rotate: Command = {
-  spec: {
-    path: 'client rotate',
-    summary: 'Give a client a new secret; the old one stops working at once',
-    positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [...WHERE],
-  },
-  async run(args, io) {
-    const id = args.arg('client_id') as string;
-    const remote = server(args);
-    if (remote) {
-      printJson(io, await remote.rotateClient(id));
+/**
+ * A command on one named client: through the server with --api-url, else on the auth database;
+ * `local` answers undefined when there is no such client, and `missing` says so.
+ */
+function oneClient(
+  path: string, summary: string, missing: string,
+  remote: (api: FgaHttpClient, id: string) => Promise<unknown>,
+  local: (clients: ClientStore, id: string) => Promise<Record<string, unknown> | undefined>,
+): Command {
+  return {
+    spec: { path, summary, positionals: [{ name: 'client_id', help: 'The client' }], flags: [...WHERE] },
+    async run(args, io) {
+      const id = args.arg('client_id') as string;
+      const api = server(args);
+      printJson(io, api ? await remote(api, id) : await withClients(args, async (c) => {
+        const r = await local(c, id);
+        if (!r) throw new Error(`${missing} '${id}'`);
+        return r;
+      }));
       return 0;
-    }
-    const r = await withClients(args, (c) => c.rotate(id));
-    if (!r) throw new Error(`no active client '${id}'`);
-    printJson(io, { ...view(r.client), client_secret: r.secret });
-    return 0;
-  },
-};
+    },
+  };
+}
 
-const revoke: Command = {
-  spec: {
-    path: 'client revoke',
-    summary: 'Revoke a client: no new tokens, and its live tokens are refused',
-    positionals: [{ name: 'client_id', help: 'The client' }],
-    flags: [...WHERE],
+const rotate = oneClient(
+  'client rotate', 'Give a client a new secret; the old one stops working at once', 'no active client',
+  (api, id) => api.rotateClient(id),
+  async (c, id) => {
+    const r = await c.rotate(id);
+    return r && { ...view(r.client), client_secret: r.secret };
   },
-  async run(args, io) {
-    const id = args.arg('client_id') as string;
-    const remote = server(args);
-    if (remote) {
-      printJson(io, await remote.revokeClient(id));
-      return 0;
-    }
-    const c = await withClients(args, (s) => s.revoke(id));
-    if (!c) throw new Error(`no client '${id}'`);
-    printJson(io, view(c));
-    return 0;
+);
+
+const revoke = oneClient(
+  'client revoke', 'Revoke a client: no new tokens, and its live tokens are refused', 'no client',
+  (api, id) => api.revokeClient(id),
+  async (c, id) => {
+    const r = await c.revoke(id);
+    return r && view(r);
   },
-};
+);
 
 export const clientCommands: readonly Command[] = [create, list, rotate, revoke];
