@@ -57,6 +57,40 @@ async function authorization(): Promise<string | undefined> {
   return `Bearer ${await token(credential)}`;
 }
 
+/** An HTTP answer read to its end. */
+interface Answer {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly text: string;
+}
+
+/** A request index.html started before this script loaded (its inline script): its key and answer. */
+interface Early {
+  readonly key: string;
+  readonly answer: Promise<Answer>;
+}
+declare global {
+  interface Window {
+    latchEarly?: Early | undefined;
+  }
+}
+
+/**
+ * The answer of the request index.html started early, when this is that request (same method,
+ * URL and body, and no credential: the early request had none). It is taken once.
+ */
+function early(method: string, url: string, body: string | undefined): Promise<Answer> | undefined {
+  const e = window.latchEarly;
+  if (!e || credential || e.key !== `${method} ${url} ${body ?? ''}`) return undefined;
+  window.latchEarly = undefined;
+  return e.answer;
+}
+
+async function send(url: string, init: RequestInit): Promise<Answer> {
+  const res = await fetch(url, init);
+  return { ok: res.ok, status: res.status, text: await res.text() };
+}
+
 /** One API call; any non-2xx answer becomes an ApiError with the server's code and message. */
 export async function call<T>(method: string, path: string, body?: unknown, query?: Record<string, string | number | undefined>): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -70,13 +104,14 @@ export async function call<T>(method: string, path: string, body?: unknown, quer
     const s = q.toString();
     if (s) url += `?${s}`;
   }
-  let res: Response;
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  let res: Answer;
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await (early(method, url, payload) ?? send(url, { method, headers, body: payload }));
   } catch (err) {
     throw new ApiError(0, 'network_error', `latch did not answer: ${String(err)}`);
   }
-  const text = await res.text();
+  const text = res.text;
   let json: unknown = undefined;
   if (text) {
     try {

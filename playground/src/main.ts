@@ -1,6 +1,8 @@
 // The playground's shell: the store bar, one tab per panel (keyboard: arrow keys move between
 // tabs, Enter/Space activate), the panel named by the URL's hash, the store named by `?store=`.
-// Panels stay mounted when hidden, so nothing typed in one is lost by visiting another.
+// The first render is the visible panel's alone: it is built, shown and asks for its data before
+// any other panel exists; each other panel is built when its tab is first chosen. Built panels stay
+// mounted when hidden, so nothing typed in one is lost by visiting another.
 
 import './styles.css';
 import { hasCredential } from './api.js';
@@ -26,8 +28,17 @@ const PANELS: { id: string; label: string; make: () => HTMLElement }[] = [
 function start(root: HTMLElement): void {
   const tabs: HTMLButtonElement[] = [];
   const panels: HTMLElement[] = [];
+  const built: boolean[] = PANELS.map(() => false);
+  const indexOf = (id: string): number => Math.max(0, PANELS.findIndex((p) => p.id === id));
+  /** Builds panel `i` once; a panel registers its listeners as it is built (state.ts). */
+  const ensure = (i: number): void => {
+    if (built[i]) return;
+    built[i] = true;
+    panels[i]?.append((PANELS[i] as (typeof PANELS)[number]).make());
+  };
   const show = (id: string, focus = false): void => {
-    const i = Math.max(0, PANELS.findIndex((p) => p.id === id));
+    const i = indexOf(id);
+    ensure(i);
     tabs.forEach((t, j) => {
       t.setAttribute('aria-selected', String(i === j));
       t.tabIndex = i === j ? 0 : -1;
@@ -54,8 +65,7 @@ function start(root: HTMLElement): void {
       }
     });
     tabs.push(tab);
-    const panel = h('div', { role: 'tabpanel', id: `panel-${p.id}`, 'aria-labelledby': `tab-${p.id}`, tabindex: -1, hidden: true }, p.make());
-    panels.push(panel);
+    panels.push(h('div', { role: 'tabpanel', id: `panel-${p.id}`, 'aria-labelledby': `tab-${p.id}`, tabindex: -1, hidden: true }));
   });
 
   const initial = new URLSearchParams(location.search).get('store') ?? undefined;

@@ -56,9 +56,13 @@ function whenShown(panel: string, fn: Listener): void {
   else stale.set(panel, fn);
 }
 
-/** Runs `fn` for `panel` on every store switch, deferred while the panel is hidden. */
+/**
+ * Runs `fn` for `panel` on every store switch, deferred while the panel is hidden. A panel built
+ * after a store was chosen (panels are built lazily, main.ts) also gets that store.
+ */
 export function onStoreShown(panel: string, fn: Listener): void {
   onStore(() => whenShown(panel, fn));
+  if (current) whenShown(panel, fn);
 }
 
 /** Runs `fn` for `panel` after every model change, deferred while the panel is hidden. */

@@ -28,9 +28,21 @@ const TYPES: Readonly<Record<string, string>> = {
 
 /**
  * Everything the page may load comes from this origin: no CDN, font or analytics request can leave
- * the machine even by mistake. `connect-src 'self'` covers the API calls on the same port.
+ * the machine even by mistake. `connect-src 'self'` covers the API calls on the same port. Scripts
+ * are the origin's files and the inline scripts of index.html named by their hash (below), so no
+ * other inline script can run.
  */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+function csp(scriptHashes: readonly string[]): string {
+  const scripts = ["'self'", ...scriptHashes.map((h) => `'sha256-${h}'`)].join(' ');
+  return `default-src 'self'; script-src ${scripts}; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'`;
+}
+
+/** The base64 SHA-256 of each inline `<script>` of an HTML page, as a CSP source hashes it. */
+export function inlineScriptHashes(html: string): string[] {
+  const out: string[] = [];
+  for (const m of html.matchAll(/<script>([\s\S]*?)<\/script>/g)) out.push(createHash('sha256').update(m[1] ?? '', 'utf8').digest('base64'));
+  return out;
+}
 
 /** Below this size compression is not worth a header. */
 const MIN_COMPRESS = 512;
@@ -105,7 +117,7 @@ export function pickEncoding(file: StaticFile, acceptEncoding: string): ['br' | 
   return [undefined, file.raw];
 }
 
-function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined, head: boolean): void {
+function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined, head: boolean, policy: string): void {
   if (!file) {
     res.cork(() => res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain; charset=utf-8').writeHeader('Cache-Control', 'no-cache').end('Not Found'));
     return;
@@ -120,7 +132,7 @@ function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined,
       .writeHeader('Vary', 'Accept-Encoding')
       .writeHeader('X-Content-Type-Options', 'nosniff')
       .writeHeader('Referrer-Policy', 'no-referrer')
-      .writeHeader('Content-Security-Policy', CSP);
+      .writeHeader('Content-Security-Policy', policy);
     if (encoding && !notModified) res.writeHeader('Content-Encoding', encoding);
     if (notModified) res.endWithoutBody(0);
     // HEAD: headers only, without Content-Length (optional for HEAD). This uWS build aborts the
@@ -137,13 +149,14 @@ function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined,
  */
 export function mountPlayground(app: TemplatedApp, files: ReadonlyMap<string, StaticFile>): void {
   const index = files.get(`${PLAYGROUND_PATH}/index.html`);
+  const policy = csp(inlineScriptHashes(index?.raw.toString('utf8') ?? ''));
   const lookup = (url: string): StaticFile | undefined => {
     const hit = files.get(url);
     if (hit) return hit;
     return extname(url) === '' ? index : undefined;
   };
   for (const pattern of [PLAYGROUND_PATH, `${PLAYGROUND_PATH}/*`]) {
-    app.get(pattern, (res, req) => send(res, req, lookup(req.getUrl()), false));
-    app.head(pattern, (res, req) => send(res, req, lookup(req.getUrl()), true));
+    app.get(pattern, (res, req) => send(res, req, lookup(req.getUrl()), false, policy));
+    app.head(pattern, (res, req) => send(res, req, lookup(req.getUrl()), true, policy));
   }
 }

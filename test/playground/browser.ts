@@ -65,7 +65,10 @@ export async function serve(options: ServerOptions = {}): Promise<Served> {
   });
 }
 
-/** A page that records every request leaving 127.0.0.1:<port> and every page error. */
+/**
+ * A page that records every request leaving 127.0.0.1:<port>, every page error, and every
+ * Content-Security-Policy refusal (a console error, not a page error).
+ */
 export async function openPage(browser: Browser, base: string, width = 1280, height = 860): Promise<{ page: Page; external: string[]; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
@@ -75,6 +78,9 @@ export async function openPage(browser: Browser, base: string, width = 1280, hei
     if (!r.url().startsWith(base + '/') && !r.url().startsWith('data:')) external.push(r.url());
   });
   page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && m.text().includes('Content Security Policy')) errors.push(m.text());
+  });
   return { page, external, errors };
 }
 

@@ -3,6 +3,7 @@
 // import), Check with its why-chain, the other queries, assertions, the change log, paging through
 // 10,000 tuples, keyboard use, a narrow window — and no request leaving 127.0.0.1.
 
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { TWENTY_TYPES } from './twenty.js';
@@ -81,6 +82,10 @@ run('playground flows (Chromium)', () => {
     expect(index.headers.get('cache-control')).toBe('no-cache');
     expect(index.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await index.text();
+    // The one inline script (the early first page of tuples) is allowed by its hash, nothing else inline.
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => createHash('sha256').update(m[1] as string).digest('base64'));
+    expect(inline).toHaveLength(1);
+    expect(index.headers.get('content-security-policy')).toContain(`script-src 'self' 'sha256-${inline[0]}';`);
     const script = /src="(\/playground\/assets\/[^"]+\.js)"/.exec(html)?.[1] as string;
     expect(script).toBeDefined();
     const asset = await fetch(server.base + script, { headers: { 'Accept-Encoding': 'gzip, br' } });
@@ -129,6 +134,8 @@ run('playground flows (Chromium)', () => {
     await screenshot(page, 'model-error');
     await page.click('#save-model');
     await page.locator('#model-error').waitFor();
+    // Not sent: the language library's own message, naming the mistake.
+    expect(await page.textContent('#model-error')).toContain('editr');
     expect(await page.inputValue('#dsl-editor')).toBe(BROKEN);
     expect((await api<{ authorization_models: unknown[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`)).authorization_models).toHaveLength(0);
     // Clicking the diagnostic puts the caret on the mistake.
