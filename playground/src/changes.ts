@@ -1,9 +1,10 @@
-// The change log (ReadChanges, newest pages loaded on demand) and, where the server records it,
-// the store log (SearchStoreLogs; absent in auth mode none, where nothing is recorded).
+// The change log (ReadChanges, newest pages loaded on demand) and, below it, the store log
+// (store-log.ts; absent in auth mode none, where nothing is recorded).
 
-import { ApiError, call, store } from './api.js';
-import { h, live } from './dom.js';
+import { call, store } from './api.js';
+import { h } from './dom.js';
 import { clearError, isShown, onStore, showError, storeId } from './state.js';
+import { storeLogSection } from './store-log.js';
 import type { TupleKey } from './types.js';
 
 interface Change { tuple_key: TupleKey; operation: string; timestamp: string }
@@ -12,8 +13,7 @@ export function changesPanel(): HTMLElement {
   const body = h('tbody', { id: 'changes-body' });
   const error = h('div', { class: 'error', role: 'alert', hidden: true, id: 'changes-error' });
   const more = h('button', { type: 'button', id: 'changes-more' }, 'Load more');
-  const logs = h('pre', { class: 'logs', id: 'store-logs', tabindex: 0 });
-  const logStatus = live('muted');
+  const log = storeLogSection();
   let token = '';
   /** Bumped by every reset: an answer to an older request is dropped. */
   let generation = 0;
@@ -43,33 +43,18 @@ export function changesPanel(): HTMLElement {
     }
   };
 
-  const storeLog = async (): Promise<void> => {
-    const id = storeId();
-    logs.textContent = '';
-    if (!id) return;
-    try {
-      const r = await call<{ logs: unknown[] }>('GET', store(id, '/logs'), undefined, { sort: 'timestamp:-1', page_size: 100 });
-      logStatus.textContent = `${r.logs.length} most recent entries`;
-      logs.textContent = r.logs.map((l) => JSON.stringify(l)).join('\n');
-    } catch (err) {
-      logStatus.textContent = err instanceof ApiError && err.status === 404 && err.code !== 'store_id_not_found'
-        ? 'The store log is not enabled on this server (it is recorded in authenticated modes with --log-retention-days above 0).'
-        : `Store log unavailable: ${err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)}`;
-    }
-  };
-
   more.addEventListener('click', () => void page(false));
   // Shown again: the log may have grown meanwhile.
   window.addEventListener('panel-shown', (e) => {
     if ((e as CustomEvent<string>).detail !== 'changes') return;
     void page(true);
-    void storeLog();
+    void log.reload();
   });
   // Hidden, it reloads when shown (above).
   onStore(() => {
     if (!isShown('changes')) return;
     void page(true);
-    void storeLog();
+    void log.reload();
   });
   return h('section', { class: 'panel' },
     h('div', { class: 'toolbar' }, h('h2', null, 'Change log'), h('button', { type: 'button', id: 'changes-reload', onclick: () => void page(true) }, 'Reload')),
@@ -77,8 +62,6 @@ export function changesPanel(): HTMLElement {
     h('div', { class: 'table-wrap' }, h('table', null,
       h('thead', null, h('tr', null, ...['Time (UTC)', 'Operation', 'User', 'Relation', 'Object'].map((c) => h('th', { scope: 'col' }, c)))), body)),
     h('div', { class: 'pager' }, more),
-    h('h2', null, 'Store log'),
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => void storeLog() }, 'Reload store log'), logStatus),
-    logs,
+    log.element,
   );
 }
