@@ -1,14 +1,14 @@
 // The playground on a store of 1,000,000 tuples, in a real browser, timed by the browser's own
-// clock: the first render of the tuple table and each next page, against a store of 1,100 tuples
-// on the same server in the same run (the size of the store must add nothing that shows), and the
-// page renders under 200 ms. The absolute figures are printed; on a shared machine they follow its
-// load more than the playground (docs/playground.md, "Responsiveness"). The
-// tuples are written straight into LevelDB through the storage layer (20,000 per batch) before the
-// server opens the directory; that load takes most of this test's time (about 100 s on a shared
-// two-core machine).
+// clock: the first render of the tuple table (navigation start → first page in the DOM) under
+// 200 ms, and each next page, against a store of 1,100 tuples on the same server in the same run
+// (the size of the store must add nothing that shows). This machine is shared: the first render is
+// the best of several cold loads, and the figures are printed with the load average
+// (docs/playground.md, "Responsiveness"). The tuples are written straight into LevelDB through the
+// storage layer (20,000 per batch) before the server opens the directory; that load takes most of
+// this test's time (about 100 s on a shared two-core machine).
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -27,6 +27,10 @@ const MODEL = {
 const TOTAL = 1_000_000;
 const BATCH = 20_000;
 const PAGES = 20;
+/** Cold loads per store for the first render; its figure is the best of them. */
+const COLD = 11;
+/** The first render's target on the 1M store (issue 17). */
+const FIRST_RENDER_MS = 200;
 
 async function load(dir: string): Promise<string> {
   const storage = await openLevelStorage(dir);
@@ -49,6 +53,23 @@ function median(xs: readonly number[]): number {
 
 function list(xs: readonly number[] | undefined): string {
   return (xs ?? []).map((t) => t.toFixed(0)).join(', ');
+}
+
+const load1 = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+/**
+ * The time of the first `tuples-page` mark, awaited in the page with a PerformanceObserver: no
+ * polling script of the test runs in the page while it renders.
+ */
+function firstPageMark(page: Page): Promise<number> {
+  return page.evaluate(() => new Promise<number>((resolve) => {
+    new PerformanceObserver((entries, observer) => {
+      const mark = entries.getEntriesByName('tuples-page')[0];
+      if (!mark) return;
+      observer.disconnect();
+      resolve(mark.startTime);
+    }).observe({ type: 'mark', buffered: true });
+  }));
 }
 
 const run = HAVE_CHROMIUM || MUST_RUN ? describe : describe.skip;
@@ -84,7 +105,7 @@ run('playground on 1M tuples (Chromium)', () => {
     process.stdout.write(`playground on ${TOTAL.toLocaleString('en')} tuples: ${figures.join('; ')}\n`);
   });
 
-  it('renders the first page of tuples and each next page as fast as on a store of 1,100 tuples', async () => {
+  it('renders the first page of tuples under 200 ms, and each next page as fast as on a store of 1,100 tuples', async () => {
     // The baseline, on the same server in the same run: a store of 1,100 tuples (22 pages).
     const small = await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'baseline' });
     await api(server.base, 'POST', `/stores/${small.id}/authorization-models`, MODEL);
@@ -92,17 +113,24 @@ run('playground on 1M tuples (Chromium)', () => {
       const tuple_keys = Array.from({ length: 100 }, (_, j) => ({ user: `user:${(i + j) % 5000}`, relation: 'viewer', object: `document:${String(i + j).padStart(7, '0')}` }));
       await api(server.base, 'POST', `/stores/${small.id}/write`, { writes: { tuple_keys } });
     }
-    // First render, cold (a new browser context, no cache), alternating the two stores seven times.
-    // The machine is shared: each store's best run is its figure (as bench/storage-load.ts does).
+    // First render, cold (a new browser context, no cache), alternating the two stores. The machine
+    // is shared: each store's best run is its figure (as bench/storage-load.ts does).
     const firsts: Record<string, number[]> = { [storeId]: [], [small.id]: [] };
-    for (let i = 0; i < 7; i++) {
+    const loadBefore = load1();
+    for (let i = 0; i < COLD; i++) {
       for (const id of [small.id, storeId]) {
         const cold = await openPage(browser, server.base);
+        const reads: string[] = [];
+        cold.page.on('request', (r) => {
+          if (r.url().endsWith('/read')) reads.push(r.url());
+        });
         await cold.page.goto(`${server.base}/playground/?store=${id}#tuples`);
-        await cold.page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 50);
-        const t = await cold.page.evaluate(() => performance.getEntriesByName('tuples-page')[0]?.startTime ?? -1);
+        const t = await firstPageMark(cold.page);
+        expect(await cold.page.locator('#tuples-body tr').count()).toBe(50);
         expect(t).toBeGreaterThan(0);
         firsts[id]?.push(t);
+        // One Read: the page's early request, taken by the app (no second request for the same page).
+        expect(reads).toHaveLength(1);
         expect(cold.external).toEqual([]);
         expect(cold.errors).toEqual([]);
         await cold.page.context().close();
@@ -110,7 +138,8 @@ run('playground on 1M tuples (Chromium)', () => {
     }
     const bigFirst = Math.min(...(firsts[storeId] as number[]));
     const smallFirst = Math.min(...(firsts[small.id] as number[]));
-    figures.push(`first render (navigation start → first page in the DOM), best of 7 cold loads: ${bigFirst.toFixed(0)} ms on 1M tuples [${list(firsts[storeId])}], ${smallFirst.toFixed(0)} ms on 1,100 [${list(firsts[small.id])}]`);
+    figures.push(`first render (navigation start → first page in the DOM), best of ${COLD} cold loads: ${bigFirst.toFixed(0)} ms on 1M tuples [${list(firsts[storeId])}], ${smallFirst.toFixed(0)} ms on 1,100 [${list(firsts[small.id])}]; load average ${loadBefore} before, ${load1()} after`);
+    expect(bigFirst).toBeLessThan(FIRST_RENDER_MS);
     expect(bigFirst).toBeLessThan(smallFirst + 100);
     // Twenty pages on each store, then a filter deep into the big one.
     const pages = async (id: string): Promise<{ page: Page; times: number[] }> => {
@@ -134,5 +163,5 @@ run('playground on 1M tuples (Chromium)', () => {
     figures.push(`page renders (click → rows replaced and painted): median ${median(big.times).toFixed(1)} ms, max ${Math.max(...big.times).toFixed(1)} ms on 1M tuples (${big.times.length}); median ${median(base.times).toFixed(1)} ms, max ${Math.max(...base.times).toFixed(1)} ms on 1,100 (${base.times.length})`);
     expect(median(big.times)).toBeLessThan(200);
     expect(median(big.times)).toBeLessThan(median(base.times) + 50);
-  });
+  }, 180_000);
 });
