@@ -94,4 +94,21 @@ function start(root: HTMLElement): void {
   window.addEventListener('hashchange', () => show(location.hash.slice(1)));
 }
 
-start(document.getElementById('app') as HTMLElement);
+/** How long the first draw waits for the first page index.html asked for, at most. */
+const EARLY_WAIT_MS = 300;
+
+// When index.html already asked for the first page of tuples, the shell is drawn once that answer
+// is in: the page then lays out and paints once, shell and rows together, instead of painting the
+// shell while the answer waits behind that work. A slow or failed answer does not hold it longer.
+const root = document.getElementById('app') as HTMLElement;
+const early = window.latchEarly?.answer;
+if (early) {
+  let started = false;
+  const go = (): void => {
+    if (started) return;
+    started = true;
+    start(root);
+  };
+  early.then(go, go);
+  setTimeout(go, EARLY_WAIT_MS);
+} else start(root);
