@@ -30,6 +30,7 @@ export const S_DEL_COUNT: i32 = 8; // overlay deletes masking base entries, same
 export const S_DEL_PTR: i32 = 9;
 export const S_COND_COUNT: i32 = 10; // condition bindings: u32[condCount] → condition name id
 export const S_COND_NAME: i32 = 11;
+export const S_COND_EXPIRY: i32 = 12; // ptr u64[condCount]: expiry of each binding in ms since the epoch, 0 = never
 export const S_WORDS: i32 = 16;
 
 export const WILDCARD_BIT: u32 = 0x80000000;
@@ -58,7 +59,9 @@ export const C_PROGRAM: i32 = 16;
 export const C_TCOND_COUNT: i32 = 17; // temporary condition bindings (contextual tuples), ids from condCount
 export const C_TCOND_NAME: i32 = 18; // ptr u32[]: condition name id per temporary binding
 export const C_SUBJ_KIND: i32 = 19; // dense subject-kind index (program), NONE when the model has none
-export const C_WORDS: i32 = 20;
+export const C_NOW_LO: i32 = 20; // the request's instant (ms since the epoch, u64 in two words): a binding
+export const C_NOW_HI: i32 = 21; //   whose expiry is at or before it grants nothing
+export const C_WORDS: i32 = 22;
 export const NONE: u32 = 0xffffffff;
 export const MEMO_SLOT: i32 = 16; // (node, rel+1, result, height)
 
@@ -80,4 +83,6 @@ export const OP_TTU: u32 = 3; // [op, tuplesetRel, computedRel]
 export const OP_UNION: u32 = 4; // [op, n, childPtr × n]
 export const OP_INTERSECTION: u32 = 5; // [op, n, childPtr × n]
 export const OP_DIFFERENCE: u32 = 6; // [op, basePtr, subtractPtr]
+/** Condition name id of a binding that only carries an expiry (no condition). */
+export const NO_COND_NAME: u32 = 0xffffffff;
 // restriction list = [n, (type, form, condName+1) × n]; form 0 object, 1 wildcard, 2+rel userset

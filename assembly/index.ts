@@ -8,7 +8,7 @@ import {
 import { bind, warm1, warm2, warm3 } from './lists';
 import { beginCall, evalRel, maxDepth, setQuery } from './walker';
 
-export const ABI_VERSION: u32 = 3;
+export const ABI_VERSION: u32 = 4;
 
 export function abiVersion(): u32 {
   return ABI_VERSION;

@@ -3,8 +3,8 @@
 // Everything here is a pure function of memory plus the per-call globals set by `bind`.
 
 import {
-  C_CTX_COUNT, C_CTX_PTR, C_TCOND_COUNT, C_TCOND_NAME, C_TEMP_COUNT, C_TEMP_TYPES, COND_SHIFT, P_DIRECT, P_REACH, P_REACH_WORDS, P_REWRITE, P_STRIDE, P_TYPEMAP, P_TYPES,
-  S_ADD_COUNT, S_ADD_PTR, S_BASE_NODES, S_COND_COUNT, S_COND_NAME, S_DEL_COUNT, S_DEL_PTR, S_FWD_ENT, S_FWD_KEY,
+  C_CTX_COUNT, C_CTX_PTR, C_NOW_HI, C_NOW_LO, C_TCOND_COUNT, C_TCOND_NAME, C_TEMP_COUNT, C_TEMP_TYPES, COND_SHIFT, P_DIRECT, P_REACH, P_REACH_WORDS, P_REWRITE, P_STRIDE, P_TYPEMAP, P_TYPES,
+  NO_COND_NAME, S_ADD_COUNT, S_ADD_PTR, S_BASE_NODES, S_COND_COUNT, S_COND_EXPIRY, S_COND_NAME, S_DEL_COUNT, S_DEL_PTR, S_FWD_ENT, S_FWD_KEY,
   S_FWD_NODE, S_NODE_COUNT, S_NODE_TYPE, SR_MASK, WILDCARD_BIT,
 } from './abi';
 
@@ -25,6 +25,9 @@ export let ctxCount: u32 = 0;
 export let ctxPtr: usize = 0;
 let condCount: u32 = 0;
 let condNames: usize = 0;
+let condExpiry: usize = 0;
+/** The request's instant in ms since the epoch (tuple expiry). */
+let now: u64 = 0;
 let tcondCount: u32 = 0;
 let tcondNames: usize = 0;
 let stride: u32 = 0;
@@ -53,6 +56,7 @@ export function bind(snap: usize, prog: usize, ctx: usize): void {
   delPtr = w(snap, S_DEL_PTR);
   condCount = w(snap, S_COND_COUNT);
   condNames = w(snap, S_COND_NAME);
+  condExpiry = w(snap, S_COND_EXPIRY);
   stride = w(prog, P_STRIDE);
   typeCount = w(prog, P_TYPES);
   rewriteTab = w(prog, P_REWRITE);
@@ -66,6 +70,7 @@ export function bind(snap: usize, prog: usize, ctx: usize): void {
   tempTypes = w(ctx, C_TEMP_TYPES);
   tcondCount = w(ctx, C_TCOND_COUNT);
   tcondNames = w(ctx, C_TCOND_NAME);
+  now = (<u64>w(ctx, C_NOW_HI) << 32) | <u64>w(ctx, C_NOW_LO);
 }
 
 /** Type name id of a node, with WILDCARD_BIT set for `T:*` nodes; unknown ids get type NONE-ish 0x7fffffff. */
@@ -106,12 +111,34 @@ export function directOf(type: u32, rel: u32): usize {
 }
 
 /**
+ * Condition name id + 1 of stored binding `cond` (0 < cond < condCount), 0 when it only carries
+ * an expiry; NONE when the binding has expired at the request's instant (it grants nothing).
+ */
+@inline function storedCondName(cond: u32): u32 {
+  if (condExpiry != 0) {
+    const e = load<u64>(condExpiry + (<usize>cond << 3));
+    if (e != 0 && e <= now) return 0xffffffff;
+  }
+  const nm = load<u32>(condNames + (<usize>cond << 2));
+  return nm == NO_COND_NAME ? 0 : nm + 1;
+}
+
+/** True when `meta`'s binding carries a condition to evaluate (not none, not expiry only). */
+export function hasCondition(meta: u32): bool {
+  const cond = meta >>> COND_SHIFT;
+  if (cond == 0) return false;
+  return cond >= condCount || load<u32>(condNames + (<usize>cond << 2)) != NO_COND_NAME;
+}
+
+/**
  * Read-time validity (semantics §4.5, rules 6-7 of §4.2), exactly as the model layer's
  * `isValidAtRead`: some restriction of the relation has the subject's type and form (object /
  * wildcard / userset relation); an unconditioned tuple needs such a restriction without a
  * condition; a conditioned tuple needs some restriction of the subject's *type* (any form) that
  * names its condition (the reference compares the type only). Example: with
  * `[user, user:* with c]`, `user:anne with c` is valid (form from `user`, condition from `user:*`).
+ * A stored tuple whose `expires_at` is at or before the request's instant is invalid: from that
+ * instant it grants nothing on any path.
  */
 export function valid(restr: usize, subj: u32, meta: u32): bool {
   if (restr == 0) return false;
@@ -122,8 +149,10 @@ export function valid(restr: usize, subj: u32, meta: u32): bool {
   const cond = meta >>> COND_SHIFT;
   let cn: u32 = 0;
   if (cond != 0) {
-    if (cond < condCount) cn = load<u32>(condNames + (<usize>cond << 2)) + 1;
-    else if (cond - condCount < tcondCount) cn = load<u32>(tcondNames + (<usize>(cond - condCount) << 2)) + 1;
+    if (cond < condCount) {
+      cn = storedCondName(cond);
+      if (cn == 0xffffffff) return false;
+    } else if (cond - condCount < tcondCount) cn = load<u32>(tcondNames + (<usize>(cond - condCount) << 2)) + 1;
     else return false;
   }
   const n = load<u32>(restr);

@@ -9,7 +9,7 @@ import {
 } from './abi';
 import {
   addCount, addPtr, baseRange, ctxCount, ctxPtr, delCount, delPtr, deleted, directOf, fwdEnt, hasUsersetForm, hi, lo,
-  lowerBound, nodeType, prunable, recordRange, rewriteOf, valid,
+  hasCondition, lowerBound, nodeType, prunable, recordRange, rewriteOf, valid,
 } from './lists';
 
 /**
@@ -99,7 +99,7 @@ export function beginCall(path: usize, pcap: u32, memo: usize, mcap: u32, ep: u3
 
 function condResult(meta: u32, obj: u32, rel: u32, subj: u32): i32 {
   const cond = meta >>> COND_SHIFT;
-  if (cond == 0) return R_TRUE;
+  if (!hasCondition(meta)) return R_TRUE; // none, or an expiry only (checked by `valid`)
   const r = evalCondition(cond, handle, obj, rel, subj, meta & SR_MASK);
   if (r == 0) return R_FALSE;
   if (r == 1) return R_TRUE;

@@ -2,7 +2,7 @@
 // of the walker ABI. test/walker/abi.test.ts fails when the two differ; the walker checks
 // ABI_VERSION at load.
 
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 
 export const R_FALSE = 0;
 export const R_TRUE = 1;
@@ -30,6 +30,8 @@ export const S = {
   DEL_PTR: 9,
   COND_COUNT: 10,
   COND_NAME: 11,
+  /** ptr u64[condCount]: each binding's expiry in ms since the epoch, 0 = never. */
+  COND_EXPIRY: 12,
   WORDS: 16,
 } as const;
 
@@ -38,6 +40,8 @@ export const SR_MASK = 0xfff;
 export const COND_SHIFT = 12;
 /** Largest name id usable as a userset relation (subjRel = id + 1 must fit SR_MASK). */
 export const MAX_NAMES = SR_MASK - 1;
+/** Condition name id of a binding that only carries an expiry (`expires_at` without a condition). */
+export const NO_COND_NAME = 0xffffffff;
 /** Largest condition binding id (20 bits above COND_SHIFT). */
 export const MAX_CONDS = 0xfffff;
 
@@ -63,7 +67,10 @@ export const C = {
   TCOND_COUNT: 17,
   TCOND_NAME: 18,
   SUBJ_KIND: 19,
-  WORDS: 20,
+  /** The request's instant, ms since the epoch as a u64 (low, high word): bindings expired at it grant nothing. */
+  NOW_LO: 20,
+  NOW_HI: 21,
+  WORDS: 22,
 } as const;
 export const NONE = 0xffffffff;
 /** A node id no tuple mentions: strings unknown to the snapshot and to the request (their answers need no id). */

@@ -23,6 +23,10 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   readonly engine?: Partial<EngineConfig> | undefined;
   /** Authentication (docs/auth.md); default mode `none`, refused on a non-loopback host. */
   readonly auth?: AuthConfig | undefined;
+  /** The clock of tuple expiry (default `Date.now`; tests inject one). */
+  readonly clock?: (() => number) | undefined;
+  /** Milliseconds between background expiry sweeps (default 1,000; 0: none). */
+  readonly expirySweepMs?: number | undefined;
 }
 
 export interface RunningServer {
@@ -65,7 +69,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   try {
     // Continuation tokens stay valid across restarts and nodes: the key is kept in the datastore.
     tokenSecret ??= await storage.secret('continuation-tokens');
-    latch = await openLatch({ storage, config: options.engine, log: (level, msg, fields) => logger.log(level, msg, fields) });
+    latch = await openLatch({
+      storage, config: options.engine, clock: options.clock, expirySweepMs: options.expirySweepMs, log: (level, msg, fields) => logger.log(level, msg, fields),
+    });
   } catch (err) {
     await storage.close();
     await auth.close();

@@ -2,7 +2,9 @@
 // rules and are not interchangeable: `TupleKey` (written, contextual), `TupleKeyWithoutCondition`
 // (deleted), `CheckRequestTupleKey` (Check, BatchCheck) and `AssertionTupleKey`.
 
+import { formatExpiry, parseExpiry } from '../domain/expiry.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
+import { AppError } from '../errors.js';
 import type { CheckTupleKey } from '../engine/types.js';
 import { EMPTY } from './endpoint.js';
 import { P, REASON, isObj, list, match, maxBytes, messageValue, optMessage, str, strValue, struct, typeError, violation, type Obj } from './validate.js';
@@ -23,14 +25,30 @@ function condition(body: Obj): RelationshipCondition | undefined {
   return context === undefined ? { name } : { name, context };
 }
 
-/** `TupleKey`: user ≤ 512 bytes; relation and object patterns with empty allowed (checked later). */
-export function tupleKey(v: unknown, field = 'tuple_keys'): TupleKey {
+/**
+ * `expires_at` (latch extension, D15): absent, or an RFC 3339 date-time, stored in its normal form
+ * (UTC, milliseconds). Only written tuples may carry one: a contextual tuple with an expiry is
+ * refused rather than granted without it. Past and too distant instants are refused by the writer.
+ */
+function expiry(body: Obj, allowed: boolean): string | undefined {
+  const v = body['expires_at'];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (!allowed) throw new AppError('validation_error', 'invalid TupleKey.ExpiresAt: only written tuples may carry expires_at');
+  const ms = typeof v === 'string' ? parseExpiry(v) : undefined;
+  if (ms === undefined) throw new AppError('validation_error', `invalid TupleKey.ExpiresAt: value must be an RFC 3339 timestamp: ${JSON.stringify(v)}`);
+  return formatExpiry(ms);
+}
+
+/** `TupleKey`: user ≤ 512 bytes; relation and object patterns with empty allowed (checked later). `expires_at` only when `written`. */
+export function tupleKey(v: unknown, field = 'tuple_keys', written = false): TupleKey {
   const body = element(v, field);
   const user = maxBytes(str(body, 'user'), 512, 'TupleKey', 'User');
   const relation = match(str(body, 'relation'), P.relation, 'TupleKey', 'Relation', true);
   const object = match(str(body, 'object'), P.object, 'TupleKey', 'Object', true);
   const cond = condition(body);
-  return cond ? { user, relation, object, condition: cond } : { user, relation, object };
+  const expiresAt = expiry(body, written);
+  const key: TupleKey = cond ? { user, relation, object, condition: cond } : { user, relation, object };
+  return expiresAt === undefined ? key : { ...key, expires_at: expiresAt };
 }
 
 /** `TupleKeyWithoutCondition` (Write deletes): as TupleKey; a `condition` sent is ignored. */

@@ -4,13 +4,14 @@
 
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
-import type { BatchCheckInput, BatchCheckItem, BatchCheckOutcome, CheckInput, ExpandInput, ListObjectsInput, ListUsersInput, UserFilter } from '../engine/types.js';
-import { constantReply, endpoint, ok, type Endpoint, type Reply } from './endpoint.js';
+import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/listing.js';
+import type { BatchCheckInput, BatchCheckItem, BatchCheckOutcome, CheckInput, ExpandInput, ListObjectsInput, ListPageRequest, ListUsersInput, UserFilter } from '../engine/types.js';
+import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, boolValue, byteLength, consistency, isObj, list, match, minRevision, modelId, modelIdValue, optMessage, storeId, str, struct, structValue, typeError,
-  violation, type Obj,
+  P, REASON, boolValue, byteLength, consistency, int32, isObj, list, match, minRevision, modelId, modelIdValue, optMessage, storeId, str, struct, structValue,
+  tokenText, typeError, violation, type Obj,
 } from './validate.js';
 
 
@@ -132,8 +133,27 @@ const expand = endpoint<ExpandInput>({
   },
 });
 
-/** ListObjectsRequest (and its streamed twin): authorization_model_id, type, relation, user, … */
-export function parseListObjects(store: string | undefined, body: Obj, message: string, minRevisionValue?: unknown): ListObjectsInput {
+/** A ListObjects request as parsed, with the page fields of a paged one (D15) still as sent. */
+export interface ListObjectsRequest extends ListObjectsInput {
+  /** Fingerprint of the request without its page fields: a token is only valid with its request. */
+  readonly listingKey: string;
+  readonly token: string;
+}
+
+/**
+ * `page_size` / `continuation_token` of a paged listing (latch extension): absent or 0 and no
+ * token → OpenFGA's behaviour (undefined); else a page size in [1, 1000] (default 100).
+ */
+function listPage(body: Obj, message: string): { size: number; token: string } | undefined {
+  const raw = int32(body['page_size'], 'page_size');
+  const token = tokenText(body['continuation_token'], message);
+  if ((raw === undefined || raw === 0) && token === '') return undefined;
+  if (raw !== undefined && raw !== 0 && (raw < 1 || raw > MAX_LIST_PAGE_SIZE)) throw violation(message, 'PageSize', REASON.range(1, MAX_LIST_PAGE_SIZE));
+  return { size: raw === undefined || raw === 0 ? DEFAULT_LIST_PAGE_SIZE : raw, token };
+}
+
+/** ListObjectsRequest (and its streamed twin): authorization_model_id, type, relation, user, … and the page fields. */
+export function parseListObjects(store: string | undefined, body: Obj, message: string, minRevisionValue?: unknown): ListObjectsRequest {
   const id = storeId(store, message);
   const model = modelId(body, message);
   const type = match(str(body, 'type'), P.type, message, 'Type');
@@ -143,17 +163,38 @@ export function parseListObjects(store: string | undefined, body: Obj, message: 
   if (bytes < 1 || bytes > 512) throw violation(message, 'User', 'value length must be between 1 and 512 bytes, inclusive');
   const contextual = contextualTuples(body);
   const context = struct(body, 'context');
-  const c = consistency(body, message);
-  return { storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: c, minRevision: minRevision(minRevisionValue) };
+  const page = listPage(body, message);
+  const key = page ? listingKey('list-objects', [model ?? '', type, relation, user, contextual, context ?? null]) : '';
+  return {
+    storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: consistency(body, message),
+    minRevision: minRevision(minRevisionValue),
+    page: page ? { size: page.size } : undefined, listingKey: key, token: page?.token ?? '',
+  };
 }
 
-const listObjects = endpoint<ListObjectsInput>({
+/** The cursor a request's continuation token carries (undefined without one); a token of another request → 400. */
+function cursorOf(ctx: CallContext, kind: 'list-objects' | 'list-users', storeId: string, listing: string, token: string): string | undefined {
+  if (token === '') return undefined;
+  const t = ctx.tokens.decode(kind, storeId, token);
+  if (t.filter !== listing) throw new Failure('invalid_continuation_token', 'Invalid continuation token');
+  return t.cursor;
+}
+
+/** The validated input with the page's cursor decoded. */
+function withCursor<T extends { readonly page?: ListPageRequest | undefined }>(input: T, after: string | undefined): T {
+  return input.page ? { ...input, page: { size: input.page.size, after } } : input;
+}
+
+const listObjects = endpoint<ListObjectsRequest>({
   name: 'ListObjects', op: 'list-objects', method: 'post', path: '/stores/:store_id/list-objects', minRevision: true,
   parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision),
   async handle(input, ctx) {
-    const r = await ctx.latch.listObjects(input);
+    const after = cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token);
+    const r = await ctx.latch.listObjects(withCursor(input, after));
     ctx.modelId = r.modelId;
-    return ok({ objects: r.objects });
+    if (!input.page) return ok({ objects: r.objects });
+    const token = r.next === undefined ? '' : ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
+    return ok({ objects: r.objects, continuation_token: token });
   },
 });
 
@@ -161,7 +202,23 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
   for await (const object of items) yield { object };
 }
 
-const streamedListObjects = endpoint<ListObjectsInput>({
+/**
+ * A resumable stream's lines: each result carries the token that resumes after it, '' on the
+ * listing's last object (so a client can tell a finished listing from a cut stream).
+ */
+async function* resumableLines(items: AsyncIterable<string>, ctx: CallContext, input: ListObjectsRequest): AsyncIterable<unknown> {
+  let prev: string | undefined;
+  for await (const object of items) {
+    if (prev !== undefined) yield { object: prev, continuation_token: ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev }) };
+    prev = object;
+  }
+  if (prev === undefined) return;
+  // Whether anything follows the last object of this stream is known only from the complete listing.
+  const more = (await ctx.latch.listObjects({ ...input, page: { size: 1, after: prev } })).objects.length > 0;
+  yield { object: prev, continuation_token: more ? ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev }) : '' };
+}
+
+const streamedListObjects = endpoint<ListObjectsRequest>({
   name: 'StreamedListObjects', op: 'streamed-list-objects', method: 'post',
   path: '/stores/:store_id/streamed-list-objects', streaming: true, minRevision: true,
   parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest', req.minRevision),
@@ -169,7 +226,9 @@ const streamedListObjects = endpoint<ListObjectsInput>({
     // The header needs the resolved model before the first line; the stream itself reports
     // latest_authorization_model_not_found when the store has none.
     ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
-    return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+    if (!input.page) return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+    const paged = withCursor(input, cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token));
+    return { stream: resumableLines(ctx.latch.streamedListObjects(paged, ctx.signal), ctx, paged) };
   },
 });
 
@@ -180,8 +239,13 @@ function userFilter(v: unknown): UserFilter {
   return relation ? { type, relation } : { type };
 }
 
-/** ListUsersRequest: authorization_model_id, object, relation, user_filters, contextual_tuples, context, consistency. */
-const listUsers = endpoint<ListUsersInput>({
+interface ListUsersRequest extends ListUsersInput {
+  readonly listingKey: string;
+  readonly token: string;
+}
+
+/** ListUsersRequest: authorization_model_id, object, relation, user_filters, contextual_tuples, context, consistency, and the page fields. */
+const listUsers = endpoint<ListUsersRequest>({
   name: 'ListUsers', op: 'list-users', method: 'post', path: '/stores/:store_id/list-users', minRevision: true,
   parse(req) {
     const id = storeId(req.params.store_id, 'ListUsersRequest');
@@ -196,13 +260,20 @@ const listUsers = endpoint<ListUsersInput>({
     const userFilters = filters.map(userFilter);
     const contextual = tupleKeyList(body, 'contextual_tuples', 'ListUsersRequest', 'ContextualTuples', MAX_CONTEXTUAL_TUPLES);
     const context = struct(body, 'context');
-    const c = consistency(body, 'ListUsersRequest');
-    return { storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: c, minRevision: minRevision(req.minRevision) };
+    const page = listPage(body, 'ListUsersRequest');
+    const key = page ? listingKey('list-users', [model ?? '', object, relation, userFilters, contextual, context ?? null]) : '';
+    return {
+      storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: consistency(body, 'ListUsersRequest'),
+      minRevision: minRevision(req.minRevision),
+      page: page ? { size: page.size } : undefined, listingKey: key, token: page?.token ?? '',
+    };
   },
   async handle(input, ctx) {
-    const r = await ctx.latch.listUsers(input);
+    const r = await ctx.latch.listUsers(withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token)));
     ctx.modelId = r.modelId;
-    return ok({ users: r.users });
+    if (!input.page) return ok({ users: r.users });
+    const token = r.next === undefined ? '' : ctx.tokens.encode('list-users', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
+    return ok({ users: r.users, continuation_token: token });
   },
 });
 

@@ -28,6 +28,8 @@ export function storeOut(s: Store): Json {
 
 export function tupleKeyOut(k: TupleKey): Json {
   const condition = k.condition ? { name: k.condition.name, context: k.condition.context ?? null } : null;
+  // `expires_at` (D15) only on tuples that carry one: OpenFGA's shape is unchanged otherwise.
+  if (k.expires_at !== undefined) return { user: k.user, relation: k.relation, object: k.object, condition, expires_at: k.expires_at };
   return { user: k.user, relation: k.relation, object: k.object, condition };
 }
 

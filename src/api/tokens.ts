@@ -9,7 +9,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-export type TokenKind = 'stores' | 'models' | 'read' | 'changes';
+export type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users';
 
 export interface TokenContent {
   readonly storeId: string;

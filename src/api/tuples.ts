@@ -35,7 +35,7 @@ function half(body: Obj, field: 'writes' | 'deletes'): { keys: readonly TupleKey
   const message = field === 'writes' ? 'WriteRequestWrites' : 'WriteRequestDeletes';
   const items = list(part, 'tuple_keys');
   if (items.length === 0) throw violation(message, 'TupleKeys', REASON.atLeastOne);
-  const keys = field === 'writes' ? items.map((t) => tupleKey(t)) : items.map(deleteKey);
+  const keys = field === 'writes' ? items.map((t) => tupleKey(t, 'tuple_keys', true)) : items.map(deleteKey);
   return { keys, mode: str(part, field === 'writes' ? 'on_duplicate' : 'on_missing') };
 }
 

@@ -146,6 +146,7 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
     listObjectsDeadlineMs: r.int('list-objects-deadline'),
     listUsersMaxResults: r.int('list-users-max-results'),
     listUsersDeadlineMs: r.int('list-users-deadline'),
+    listPageDeadlineMs: r.int('list-page-deadline'),
     checkDeadlineMs: r.int('check-deadline'),
     maxBatchCheckItems: r.int('max-batch-check-items'),
     maxContextualTuples: r.int('max-contextual-tuples'),

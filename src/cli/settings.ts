@@ -64,6 +64,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'list-objects-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.listObjectsDeadlineMs, min: 1, max: MS_MAX, help: 'ListObjects returns what it found by then' },
   { name: 'list-users-max-results', group: 'Limits', kind: 'integer', value: '<n>', default: E.listUsersMaxResults, min: 1, max: 1_000_000, help: 'ListUsers answers at most this many users' },
   { name: 'list-users-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.listUsersDeadlineMs, min: 1, max: MS_MAX, help: 'ListUsers returns what it confirmed by then' },
+  { name: 'list-page-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.listPageDeadlineMs, min: 1, max: MS_MAX, help: 'A paged ListObjects/ListUsers (page_size, continuation_token) computes its complete answer by then, else 422 throttled_timeout_error' },
   { name: 'check-deadline', group: 'Limits', kind: 'integer', value: '<ms>', default: E.checkDeadlineMs, min: 1, max: MS_MAX, help: 'A Check still evaluating by then answers 422 throttled_timeout_error' },
   { name: 'max-batch-check-items', group: 'Limits', kind: 'integer', value: '<n>', default: E.maxBatchCheckItems, min: 1, max: 10000, help: 'Checks per BatchCheck request' },
   { name: 'max-contextual-tuples', group: 'Limits', kind: 'integer', value: '<n>', default: E.maxContextualTuples, min: 0, max: 100, help: "Contextual tuples per query (at most the API's 100)" },

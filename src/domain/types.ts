@@ -11,12 +11,17 @@ export interface RelationshipCondition {
   readonly context?: JsonObject | undefined;
 }
 
-/** `document:1#viewer@user:anne`, optionally conditioned. */
+/** `document:1#viewer@user:anne`, optionally conditioned, optionally expiring. */
 export interface TupleKey {
   readonly user: string;
   readonly relation: string;
   readonly object: string;
   readonly condition?: RelationshipCondition | undefined;
+  /**
+   * latch extension (D15): the instant from which the tuple grants nothing, RFC 3339 UTC with
+   * milliseconds (`2026-12-01T09:00:00.000Z`, normalised when written). Stored tuples only.
+   */
+  readonly expires_at?: string | undefined;
 }
 
 /** A stored tuple with the time it was written (RFC 3339). */

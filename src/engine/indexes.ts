@@ -63,6 +63,11 @@ export class Indexes {
   }
 
   /** The store's index if it is loaded (no load started): the synchronous query path. */
+  /** The loaded stores and their indexes. */
+  entries(): IterableIterator<[string, StoreIndex]> {
+    return this.loaded.entries();
+  }
+
   peek(storeId: string): StoreIndex | undefined {
     return this.loaded.get(storeId);
   }

@@ -2,7 +2,8 @@
 // bring the store's index to the freshness the query asks for (HIGHER_CONSISTENCY,
 // Latch-Min-Revision: ./follower.ts), resolve the model, validate against it with each API's
 // codes, take ONE index snapshot, and evaluate — Check on the walker, the list queries and Expand
-// on the TypeScript evaluator.
+// on the TypeScript evaluator — at ONE instant of the injected clock (tuple expiry). Paged
+// listings compute their complete answer once per store state (./listing.ts).
 
 import type { Consistency } from '../domain/types.js';
 import { AppError, toAppError } from '../errors.js';
@@ -14,7 +15,7 @@ import { ReferenceChecker, TRUE } from './reference/check.js';
 import { RequestState } from './reference/context.js';
 import { Trace } from './reference/trace.js';
 import { expand } from './list/expand.js';
-import { listUsers } from './list/list-users.js';
+import { listUsers, type ListUsersQuery } from './list/list-users.js';
 import { overlayView } from './reference/view.js';
 import type { Follower, Freshness } from './follower.js';
 import type { Indexes } from './indexes.js';
@@ -44,18 +45,22 @@ import type {
 import { checkIds } from './id-checks.js';
 import { createWalkerChecker, type WalkerChecker, type CheckItem } from './walker/checker.js';
 import { openObjectWalk, streamWalk } from './list/open.js';
+import { collectAll, firstAfter, listingKey, ListingCache, listingTimeout, pageOf, userKey, userOfKey, type ListingStamp } from './listing.js';
 
 export class Queries {
   private readonly checker: WalkerChecker;
   private readonly cache: ResultCache;
+  private readonly listings = new ListingCache();
 
   constructor(
     private readonly models: ModelCache,
     private readonly indexes: Indexes,
     private readonly config: EngineConfig,
     private readonly follower: Follower,
+    /** The clock of tuple expiry (ms since the epoch); tests inject one. */
+    private readonly now: () => number = Date.now,
   ) {
-    this.checker = createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth });
+    this.checker = createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth, now });
     this.cache = new ResultCache(config.cacheSize);
   }
 
@@ -102,19 +107,26 @@ export class Queries {
    * request may use the cache unless it asks for HIGHER_CONSISTENCY or carries contextual tuples
    * or a context. A hit skips validation: only keys that passed it for this model are cached.
    * With the cache off (capacity 0) nothing is looked up: hashing the key would cost ≈ 10 % of an
-   * embedded Check.
+   * embedded Check. A store with expiring tuples adds the expiry epoch at the request's instant
+   * `now` to the scope, so no cached answer outlives the expiry of a tuple it may depend on.
    */
-  private cacheScope(consistency: Consistency, q: Pick<QueryBase, 'context' | 'contextualTuples'>, snapshot: IndexSnapshot, model: CompiledModel): number {
+  private cacheScope(consistency: Consistency, q: Pick<QueryBase, 'context' | 'contextualTuples'>, snapshot: IndexSnapshot, model: CompiledModel, now: number): number {
     const cacheable = consistency !== 'HIGHER_CONSISTENCY' && q.contextualTuples.length === 0 && !q.context && this.cache.capacity > 0;
-    return cacheable ? ResultCache.scope(snapshot, model) : 0;
+    return cacheable ? ResultCache.scope(snapshot, model, snapshot.expiryEpoch(now)) : 0;
+  }
+
+  /** The request's instant: the clock is read only for a snapshot with expiring tuples (≈ 70 ns otherwise saved). */
+  private instant(snapshot: IndexSnapshot): number {
+    return snapshot.expiring ? this.now() : 0;
   }
 
   private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number): CheckResult {
     const k = input.tupleKey;
-    const scope = this.cacheScope(input.consistency, input, snapshot, model);
+    const now = this.instant(snapshot);
+    const scope = this.cacheScope(input.consistency, input, snapshot, model, now);
     const cached = scope === 0 ? undefined : this.cache.get(scope, k);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline);
+    const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline, now);
     if ('error' in outcome) throw outcome.error;
     if (scope !== 0) this.cache.set(scope, k, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
@@ -133,12 +145,14 @@ export class Queries {
     const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = index.snapshot();
+    // One instant for the whole batch: every item sees the same tuples expired.
+    const now = this.instant(snapshot);
     // Per item: its cached answer, its validation failure, or its position among the checks that run.
     const slots: (BatchCheckOutcome | number)[] = [];
     const valid: CheckItem[] = [];
     const scopes: number[] = [];
     for (const c of input.checks) {
-      const scope = this.cacheScope(input.consistency, c, snapshot, model);
+      const scope = this.cacheScope(input.consistency, c, snapshot, model, now);
       const cached = scope === 0 ? undefined : this.cache.get(scope, c.tupleKey);
       if (cached !== undefined) {
         slots.push(cached ? ALLOWED_ITEM : DENIED_ITEM);
@@ -152,7 +166,7 @@ export class Queries {
         slots.push({ error: toAppError(err) });
       }
     }
-    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline) : [];
+    const outcomes = valid.length > 0 ? await this.checker.check(snapshot, model, valid, deadline, now) : [];
     for (let i = 0; i < valid.length; i++) {
       const o = outcomes[i];
       const scope = scopes[i] as number;
@@ -169,6 +183,11 @@ export class Queries {
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
+    if (input.page) {
+      const { model, keys } = await this.completeObjects(input);
+      const page = pageOf(keys, input.page);
+      return { objects: page.items, modelId: model.id, next: page.next };
+    }
     const { model, walk } = await this.prepareListObjects(input);
     const max = this.config.listObjectsMaxResults;
     const objects: string[] = [];
@@ -181,12 +200,54 @@ export class Queries {
 
   /** Objects as the walk confirms them, against one pinned snapshot (list/open.ts `streamWalk`). */
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
+    if (input.page) {
+      const { keys } = await this.completeObjects(input, signal);
+      const from = firstAfter(keys, input.page.after);
+      const to = Math.min(keys.length, from + input.page.size);
+      for (let i = from; i < to; i++) {
+        if (signal?.aborted) return;
+        yield keys[i] as string;
+      }
+      return;
+    }
     const { walk, snapshot, deadline } = await this.prepareListObjects(input);
     yield* streamWalk(walk, snapshot, deadline, signal);
   }
 
+  /**
+   * The complete, sorted answer of a paged ListObjects against the current snapshot (at the
+   * freshness the request asks for): from the listing cache when the store, model and expiry
+   * horizon are unchanged since it was computed, else by a full walk sliced over event-loop turns
+   * (its snapshot pinned meanwhile).
+   */
+  private async completeObjects(input: ListObjectsInput, signal?: AbortSignal): Promise<{ model: CompiledModel; keys: readonly string[] }> {
+    const deadline = Date.now() + this.config.listPageDeadlineMs;
+    const index = await this.index(input, deadline);
+    const model = await this.validListObjects(input);
+    const snapshot = index.snapshot();
+    const now = this.now();
+    const stamp: ListingStamp = { index, revision: snapshot.revision, modelId: model.id, validUntil: snapshot.nextExpiry(now) };
+    const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
+    const hit = this.listings.get(key, stamp, now);
+    if (hit) return { model, keys: hit };
+    const outcome = { stopped: false };
+    snapshot.pin();
+    try {
+      const walk = openObjectWalk(
+        { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline, outcome, now },
+        { type: input.type, relation: input.relation, user: input.user },
+      );
+      const keys = await collectAll(walk, outcome, signal);
+      keys.sort();
+      this.listings.set(key, stamp, keys);
+      return { model, keys };
+    } finally {
+      snapshot.unpin();
+    }
+  }
+
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
-    const deadline = Date.now() + this.config.listUsersDeadlineMs;
+    const deadline = Date.now() + (input.page ? this.config.listPageDeadlineMs : this.config.listUsersDeadlineMs);
     const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateRequestContext(input.context);
@@ -197,17 +258,33 @@ export class Queries {
     }
     validateUserFilter(model, filter);
     validateObjectRelation(model, input.object.type, input.relation, 'listUsers');
+    const q = { object: `${input.object.type}:${input.object.id}`, relation: input.relation, filter: { type: filter.type, relation: filter.relation || undefined } };
     const ctx = this.context(input, model, index.snapshot(), deadline);
-    const users = listUsers(
-      ctx,
-      {
-        object: `${input.object.type}:${input.object.id}`,
-        relation: input.relation,
-        filter: { type: filter.type, relation: filter.relation || undefined },
-      },
-      this.config.listUsersMaxResults,
-    );
-    return { users, modelId: model.id };
+    if (input.page) {
+      const page = pageOf(this.completeUsers(input, index, ctx, q), input.page);
+      return { users: page.items.map(userOfKey), modelId: model.id, next: page.next };
+    }
+    return { users: listUsers(ctx, q, this.config.listUsersMaxResults), modelId: model.id };
+  }
+
+  /** The complete, sorted users of a paged ListUsers (cached like `completeObjects`). */
+  private completeUsers(input: ListUsersInput, index: StoreIndex, ctx: EvalContext & { readonly now: number }, q: ListUsersQuery): readonly string[] {
+    const now = ctx.now;
+    const stamp: ListingStamp = { index, revision: ctx.view.revision, modelId: ctx.model.id, validUntil: index.snapshot().nextExpiry(now) };
+    const key = `${input.storeId}\u0000${listingKey('list-users', [q.object, q.relation, q.filter.type, q.filter.relation ?? '', input.contextualTuples, input.context ?? null])}`;
+    const hit = this.listings.get(key, stamp, now);
+    if (hit) return hit;
+    const users = listUsers(ctx, q, Number.POSITIVE_INFINITY);
+    // The evaluator ends quietly at the deadline; a complete listing may not (D8).
+    if (Date.now() > ctx.deadline) throw listingTimeout();
+    const keys = users.map(userKey).sort();
+    this.listings.set(key, stamp, keys);
+    return keys;
+  }
+
+  /** Forgets what the listing cache holds for a deleted store. */
+  forgetStore(storeId: string): void {
+    this.listings.dropStore(storeId);
   }
 
   /** Expand has no deadline of its own: a freshness wait is bounded by the Check deadline. */
@@ -219,7 +296,7 @@ export class Queries {
     const type = colon === -1 ? input.object : input.object.slice(0, colon);
     validateObjectRelation(model, type, input.relation, 'expand');
     const snapshot = index.snapshot();
-    const view = overlayView(snapshot, input.contextualTuples);
+    const view = overlayView(snapshot.at(this.now()), input.contextualTuples);
     return { tree: { root: expand(model, view, input.object, input.relation) }, modelId: model.id };
   }
 
@@ -240,29 +317,38 @@ export class Queries {
     return { allowed: out === TRUE, modelId: model.id, tree, truncated: trace.dropped };
   }
 
-  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
-    const deadline = Date.now() + this.config.listObjectsDeadlineMs;
-    const index = await this.index(input, deadline);
+  /** The model of a ListObjects request, after every model-dependent check with ListObjects' codes. */
+  private async validListObjects(input: ListObjectsInput): Promise<CompiledModel> {
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateRequestContext(input.context);
     validateContextualTuples(model, input.contextualTuples, 'listObjects');
     validateObjectRelation(model, input.type, input.relation, 'listObjects');
     validateSubject(model, input.user);
+    return model;
+  }
+
+  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+    const deadline = Date.now() + this.config.listObjectsDeadlineMs;
+    const index = await this.index(input, deadline);
+    const model = await this.validListObjects(input);
     const snapshot = index.snapshot();
     const walk = openObjectWalk(
-      { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline },
+      { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline, now: this.now() },
       { type: input.type, relation: input.relation, user: input.user },
     );
     return { model, walk, snapshot, deadline };
   }
 
-  private context(input: QueryBase, model: CompiledModel, snapshot: IndexSnapshot, deadline: number): EvalContext {
+  /** The evaluator's inputs: the snapshot as seen at the request's instant, plus the contextual tuples. */
+  private context(input: QueryBase, model: CompiledModel, snapshot: IndexSnapshot, deadline: number): EvalContext & { readonly now: number } {
+    const now = this.now();
     return {
       model,
-      view: overlayView(snapshot, input.contextualTuples),
+      view: overlayView(snapshot.at(now), input.contextualTuples),
       context: input.context,
       resolveDepth: this.config.resolveDepth,
       deadline,
+      now,
     };
   }
 }

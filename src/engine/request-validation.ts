@@ -4,6 +4,7 @@
 // Example: an unknown relation in the queried key is `validation_error` (2000) for Check and
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
 
+import { expiryProblem, parseExpiry } from '../domain/expiry.js';
 import { parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
@@ -96,5 +97,18 @@ export function validateWrite(model: CompiledModel, writes: readonly TupleKey[],
   for (const t of writes) {
     const fault = findTupleProblem(model, t, 'write');
     if (fault) throw new AppError('validation_error', fault.message);
+  }
+}
+
+/**
+ * Every written tuple's `expires_at` (already in RFC 3339 normal form) lies after `now` and
+ * within the horizon (src/domain/expiry.ts), else 400 validation_error naming the tuple.
+ */
+export function checkExpiries(writes: readonly TupleKey[], now: number): void {
+  for (const t of writes) {
+    if (t.expires_at === undefined) continue;
+    const ms = parseExpiry(t.expires_at);
+    const problem = ms === undefined ? `expires_at ${t.expires_at} is not an RFC 3339 timestamp` : expiryProblem(ms, now);
+    if (problem) throw new AppError('validation_error', `Invalid tuple '${t.object}#${t.relation}@${t.user}'. Reason: ${problem}`);
   }
 }

@@ -1,7 +1,8 @@
 // A bounded Check result cache for MINIMIZE_LATENCY requests. Entries are scoped to an index
 // snapshot (one store at one revision) and a model, so an entry can never answer for a different
 // set of tuples: a write publishes a new snapshot and older entries simply stop being hit (and
-// age out). Only plain Checks are cached (no contextual tuples, no context) and only definite
+// age out). A store with expiring tuples adds the expiry epoch (how many expiries have passed) to
+// the scope, so an answer is never served after a tuple it may depend on has expired. Only plain Checks are cached (no contextual tuples, no context) and only definite
 // answers: errors, deadlines and anything cut short never reach `set`.
 //
 // The table is open addressing with linear probing over parallel arrays, keyed by the scope and
@@ -23,6 +24,7 @@ const FIRST_SLOTS = 1024;
 
 /** Scope id per (snapshot, model) pair, made on first use (≥ 1, never reused); held weakly by the snapshot. */
 const scopes = new WeakMap<object, WeakMap<object, number>>();
+const epochScopes = new WeakMap<object, Map<number, number>>();
 let nextScope = 1;
 
 /** FNV-1a over the UTF-16 code units of `s`, continuing from `h`. */
@@ -79,12 +81,20 @@ export class ResultCache {
   }
 
   /** The scope of a check against one snapshot and one model: entries of other scopes never answer it. */
-  static scope(snapshot: object, model: object): number {
+  static scope(snapshot: object, model: object, expiryEpoch = 0): number {
     let byModel = scopes.get(snapshot);
     if (!byModel) scopes.set(snapshot, (byModel = new WeakMap()));
     let s = byModel.get(model);
     if (s === undefined) byModel.set(model, (s = nextScope++));
-    return s;
+    if (expiryEpoch === 0) return s;
+    // A later expiry epoch of the same snapshot and model (a stored tuple expired since): a scope of its own.
+    let byEpoch = epochScopes.get(snapshot);
+    if (!byEpoch) epochScopes.set(snapshot, (byEpoch = new Map()));
+    const key = s * 2 ** 21 + expiryEpoch; // no string built per lookup
+
+    let e = byEpoch.get(key);
+    if (e === undefined) byEpoch.set(key, (e = nextScope++));
+    return e;
   }
 
   get(scope: number, k: CheckTupleKey): boolean | undefined {

@@ -17,7 +17,8 @@ import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
-import { validateCheckKey, validateWrite } from './request-validation.js';
+import { checkExpiries, validateCheckKey, validateWrite } from './request-validation.js';
+import { ExpirySweeper } from './sweeper.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import { matching } from './delete-filter.js';
 import { logger } from '../log.js';
@@ -57,12 +58,19 @@ export interface LatchOptions {
   readonly config?: Partial<EngineConfig> | undefined;
   /** Where failures no caller waits for are reported (background checkpoints); default: process warnings. */
   readonly log?: EngineLog | undefined;
+  /**
+   * The clock of tuple expiry in ms since the epoch (default `Date.now`): what "now" is for
+   * `expires_at` on writes, on every query path and for the sweeper. Tests inject one.
+   */
+  readonly clock?: (() => number) | undefined;
+  /** Milliseconds between two background passes of the expiry sweeper (default 1,000; 0: only `sweepExpired()`). */
+  readonly expirySweepMs?: number | undefined;
 }
 
 /** Opens storage and returns a ready-to-use service; indexes load in the background (see `ready`). */
 export async function openLatch(options: LatchOptions = {}): Promise<Latch> {
   const storage = options.storage ?? (await openStorage({ path: options.path, postgres: options.postgres }));
-  return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log);
+  return new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, ...options.config }, options.log, options);
 }
 
 /** Without a configured log: the process logger (src/log.ts). */
@@ -77,18 +85,37 @@ export class LatchService implements Latch {
   private readonly loading: Promise<void>;
   /** Storage commit latency of writes. */
   private readonly writeTimings = new Timings();
+  private readonly clock: () => number;
+  private readonly sweeper: ExpirySweeper;
 
   constructor(
     private readonly storage: Storage,
     readonly config: EngineConfig,
     log?: EngineLog,
+    options: Pick<LatchOptions, 'clock' | 'expirySweepMs'> = {},
   ) {
+    this.clock = options.clock ?? Date.now;
     this.models = new ModelCache(storage);
     this.indexes = new Indexes(storage, { log });
     this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: log ?? engineWarning });
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
-    this.queries = new Queries(this.models, this.indexes, config, this.follower);
+    this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
     this.loading = this.preload();
+    this.sweeper = new ExpirySweeper({
+      storage,
+      indexes: this.indexes,
+      serialized: (storeId, fn) => this.serialized(storeId, fn),
+      applied: (storeId, index, result) => this.follower.applyLocal(storeId, index, result),
+      now: this.clock,
+      onError: (err) => (log ?? engineWarning)('error', 'expiry sweep failed', { error: String(err) }),
+    });
+    this.sweeper.start(options.expirySweepMs ?? 1000);
+  }
+
+  /** One pass of the expiry sweeper now (the background one runs every `expirySweepMs`); resolves with the tuples deleted. */
+  async sweepExpired(): Promise<number> {
+    await this.loading;
+    return this.sweeper.sweep();
   }
 
   private async preload(): Promise<void> {
@@ -116,6 +143,7 @@ export class LatchService implements Latch {
   }
 
   async close(): Promise<void> {
+    await this.sweeper.stop();
     await this.loading.catch(() => undefined);
     await Promise.allSettled([...this.writeLocks.values()]);
     this.follower.close();
@@ -144,6 +172,7 @@ export class LatchService implements Latch {
   async deleteStore(storeId: string): Promise<void> {
     if (!(await this.storage.deleteStore(storeId))) throw fail.storeNotFound();
     this.follower.dropStore(storeId);
+    this.queries.forgetStore(storeId);
   }
 
   // ---- models ----
@@ -187,6 +216,7 @@ export class LatchService implements Latch {
     await this.getStore(input.storeId);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
+    checkExpiries(input.writes, this.clock());
     const index = await this.indexes.get(input.storeId);
     const result = await this.serialized(input.storeId, async () => {
       const t0 = performance.now();

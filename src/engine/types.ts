@@ -119,15 +119,29 @@ export interface CheckIdsResult {
   readonly modelId: string;
 }
 
+/**
+ * A complete listing in pages (D15 extension): at most `size` results (1..1000) after the cursor
+ * `after` (the `next` of the previous page), in ascending order of their string form, each
+ * accessible in the store's state when the page is served (src/engine/listing.ts).
+ */
+export interface ListPageRequest {
+  readonly size: number;
+  readonly after?: string | undefined;
+}
+
 export interface ListObjectsInput extends QueryBase {
   readonly type: string;
   readonly relation: string;
   readonly user: string;
+  /** Absent: OpenFGA's behaviour (unordered, at most listObjectsMaxResults, partial at the deadline). */
+  readonly page?: ListPageRequest | undefined;
 }
 
 export interface ListObjectsResult {
   readonly objects: string[];
   readonly modelId: string;
+  /** Paged requests only: the cursor after this page's last object; absent when it was the last page. */
+  readonly next?: string | undefined;
 }
 
 export interface UserFilter {
@@ -139,6 +153,8 @@ export interface ListUsersInput extends QueryBase {
   readonly object: { readonly type: string; readonly id: string };
   readonly relation: string;
   readonly userFilters: readonly UserFilter[];
+  /** Absent: OpenFGA's behaviour. Cursors are users' string forms (`user:anne`, `team:x#member`, `user:*`). */
+  readonly page?: ListPageRequest | undefined;
 }
 
 /** Exactly one key set, as OpenFGA returns it. */
@@ -150,6 +166,8 @@ export type ListedUser =
 export interface ListUsersResult {
   readonly users: ListedUser[];
   readonly modelId: string;
+  /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */
+  readonly next?: string | undefined;
 }
 
 export interface ExpandInput extends Omit<QueryBase, 'context'> {
@@ -294,8 +312,12 @@ export interface Latch {
   batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
   /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
   checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;
+  /** With `input.page`: one page of the complete, ordered listing (422 throttled_timeout_error when it cannot finish in time). */
   listObjects(input: ListObjectsInput): Promise<ListObjectsResult>;
-  /** Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream. */
+  /**
+   * Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream.
+   * With `input.page`: the complete listing's objects after the cursor, in order, at most `size`.
+   */
   streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
@@ -306,6 +328,11 @@ export interface Latch {
   readonly config: EngineConfig;
   /** Resolves when every store's index is loaded (readiness). */
   ready(): Promise<void>;
+  /**
+   * One pass of the expiry sweeper now: deletes every stored tuple whose `expires_at` has passed,
+   * each deletion in the changelog; resolves with how many. A background pass runs anyway.
+   */
+  sweepExpired?(): Promise<number>;
   /** Operator figures (cache, pool, indexes, write latency); cheap enough for every metrics scrape. */
   stats(): EngineStats;
   close(): Promise<void>;
@@ -318,6 +345,8 @@ export interface EngineConfig {
   readonly listObjectsDeadlineMs: number; // 3000
   readonly listUsersMaxResults: number; // 1000
   readonly listUsersDeadlineMs: number; // 3000
+  /** A paged (complete) ListObjects / ListUsers must compute its whole answer within this; else 422 (D8). */
+  readonly listPageDeadlineMs: number; // 30000 (latch extension)
   readonly checkDeadlineMs: number; // 3000
   readonly maxBatchCheckItems: number; // 50
   readonly maxContextualTuples: number; // 100
@@ -333,6 +362,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   listObjectsDeadlineMs: 3000,
   listUsersMaxResults: 1000,
   listUsersDeadlineMs: 3000,
+  listPageDeadlineMs: 30_000,
   checkDeadlineMs: 3000,
   maxBatchCheckItems: 50,
   maxContextualTuples: 100,

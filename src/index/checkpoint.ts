@@ -27,7 +27,8 @@ const STRINGS_PER_BLOCK = 16_384;
 interface Header {
   v: number;
   names: string[];
-  conds: { name: string; context?: JsonObject }[];
+  /** Binding 1.. in id order; `name` '' with `expiresAt` for a tuple that only expires. */
+  conds: { name: string; context?: JsonObject; expiresAt?: number }[];
   nodes: number;
   /** Version 1 only. */
   stringBytes?: number;
@@ -49,7 +50,11 @@ export function* imageChunks(dict: StoreDictionary, base: Base): Generator<Uint8
   const header: Header = {
     v: VERSION,
     names: dict.nameList.slice(),
-    conds: dict.conds.slice(1).map((c) => (c.context ? { name: c.name, context: c.context } : { name: c.name })),
+    conds: dict.conds.slice(1).map((c) => ({
+      name: c.name,
+      ...(c.context ? { context: c.context } : {}),
+      ...(c.expiresAt === undefined ? {} : { expiresAt: c.expiresAt }),
+    })),
     nodes,
     layout: base.layout,
   };
@@ -129,7 +134,7 @@ export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ di
   const list = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
-  for (const c of h.conds) dict.cond(c);
+  for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);
   // node types: memcpy into the dictionary's shared array, then register the strings
   const typesAt = dict.nodeTypes.region.ptr;
   await reader.copy(h.nodes * 4, (src, off) => u8().set(src, typesAt + off));

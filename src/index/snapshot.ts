@@ -16,6 +16,10 @@ import { overlayKey, type OverlayImage, type Rec } from './overlay.js';
 
 const NO_RECS: readonly Rec[] = [];
 
+function* filter(entries: Iterable<TupleEntry>, keep: (t: TupleEntry) => boolean): Iterable<TupleEntry> {
+  for (const t of entries) if (keep(t)) yield t;
+}
+
 export class IndexSnapshot implements TupleView {
   readonly revision: number;
   /** Shared-memory address of the walker's snapshot header (abi S.*). */
@@ -24,6 +28,8 @@ export class IndexSnapshot implements TupleView {
   readonly nodeCount: number;
   readonly nameCount: number;
   readonly condCount: number;
+  /** Some binding of this snapshot carries an expiry: queries read the clock and pass their instant. */
+  readonly expiring: boolean;
   private readonly hold: Hold;
   private pins = 0;
   private retired = false;
@@ -39,6 +45,7 @@ export class IndexSnapshot implements TupleView {
     this.nodeCount = dict.nodeList.length;
     this.nameCount = dict.nameList.length;
     this.condCount = dict.conds.length;
+    this.expiring = dict.hasExpiries;
     const header = new Region(S.WORDS * 4);
     const m = u32();
     const h = header.ptr >>> 2;
@@ -54,8 +61,9 @@ export class IndexSnapshot implements TupleView {
     m[h + S.DEL_PTR] = overlay.dels?.ptr ?? 0;
     m[h + S.COND_COUNT] = this.condCount;
     m[h + S.COND_NAME] = dict.condNames.region.ptr;
+    m[h + S.COND_EXPIRY] = this.expiring ? dict.condExpiry.region.ptr : 0;
     this.header = header.ptr;
-    const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region];
+    const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region, dict.condExpiry.region];
     if (overlay.adds) held.push(overlay.adds);
     if (overlay.dels) held.push(overlay.dels);
     this.hold = holdUntilCollected(this, held);
@@ -187,7 +195,37 @@ export class IndexSnapshot implements TupleView {
     return this.dict.nodeList[id] ?? '';
   }
 
-  /** The stored condition binding `id` as a tuple condition (undefined for 0). */
+  /** Expiry (ms) of stored binding `id`; undefined when it never expires. */
+  expiryOf(id: number): number | undefined {
+    return id === 0 ? undefined : this.dict.conds[id]?.expiresAt;
+  }
+
+  /** The first expiry after `now` among the store's bindings (Infinity when none): answers may change then. */
+  nextExpiry(now: number): number {
+    return this.expiring ? this.dict.nextExpiry(now) : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * This snapshot as the TupleView of a query at instant `now` (ms): tuples whose expiry is at or
+   * before `now` are left out. The snapshot itself when none of its tuples expires.
+   * Example: `doc:1#viewer@user:anne` expiring at T: at(T - 1) yields it, at(T) does not.
+   */
+  at(now: number): TupleView {
+    if (!this.expiring) return this;
+    const live = (t: TupleEntry): boolean => t.expiresAt === undefined || t.expiresAt > now;
+    return {
+      revision: this.revision,
+      users: (object: string, relation: string): Iterable<TupleEntry> => filter(this.users(object, relation), live),
+      objects: (objectType: string, relation: string, user: string): Iterable<TupleEntry> => filter(this.objects(objectType, relation, user), live),
+    };
+  }
+
+  /** See Dictionary.expiryEpoch: 0 for a snapshot without expiring tuples. */
+  expiryEpoch(now: number): number {
+    return this.expiring ? this.dict.expiryEpoch(now) : 0;
+  }
+
+  /** The stored condition binding `id` as a tuple condition (undefined for 0 and for an expiry without condition). */
   conditionOf(id: number): RelationshipCondition | undefined {
     return this.condition(id << COND_SHIFT);
   }
@@ -201,7 +239,7 @@ export class IndexSnapshot implements TupleView {
     const c = meta >>> COND_SHIFT;
     if (c === 0) return undefined;
     const b = this.dict.conds[c];
-    if (!b) return undefined;
+    if (!b || b.name === '') return undefined;
     return b.context ? { name: b.name, context: b.context } : { name: b.name };
   }
 
@@ -212,6 +250,8 @@ export class IndexSnapshot implements TupleView {
       relation: this.dict.nameList[rel] ?? '',
       user: this.userString(subj, meta & SR_MASK),
     };
+    const expiresAt = this.expiring ? this.expiryOf(meta >>> COND_SHIFT) : undefined;
+    if (expiresAt !== undefined) return condition ? { ...e, condition, expiresAt } : { ...e, expiresAt };
     return condition ? { ...e, condition } : e;
   }
 

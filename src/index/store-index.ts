@@ -11,7 +11,7 @@ import type { Storage, WriteResult } from '../storage/types.js';
 import { SR_MASK } from '../abi.js';
 import { type Base, buildBase, ColumnBuilder, drain, SLICE } from './base.js';
 import { imageChunks, readImage, streamImage } from './checkpoint.js';
-import { StoreDictionary } from './dictionary.js';
+import { expiryMs, StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
 import { Overlay, type Change } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
@@ -47,7 +47,7 @@ function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: numbe
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-  return { obj: d.node(t.object), rel: d.name(t.relation), subj, meta: (sr | (d.cond(t.condition) << 12)) >>> 0 };
+  return { obj: d.node(t.object), rel: d.name(t.relation), subj, meta: (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0 };
 }
 
 /**
@@ -69,7 +69,7 @@ class ColumnInterner {
     const hash = t.user.lastIndexOf('#');
     const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
     const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-    this.cols.push(this.lastObjId, d.name(t.relation), subj, (sr | (d.cond(t.condition) << 12)) >>> 0);
+    this.cols.push(this.lastObjId, d.name(t.relation), subj, (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0);
   }
   build(): Base {
     return drain(buildBase(this.cols, this.dict.nodeList.length));

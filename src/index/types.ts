@@ -1,7 +1,8 @@
 // Read access to one immutable snapshot of a store's tuples, by strings.
 // The compact u32 index (src/index/) implements it for the TypeScript evaluators; the walker in
 // assembly/ reads the index bytes directly instead. Tuples here are raw: read-time validity
-// against the query's model (semantics.md §4.5) is the evaluator's job, not the view's.
+// against the query's model (semantics.md §4.5) and expiry at the query's instant are the
+// evaluator's job, not the view's.
 //
 // Example: after writing `document:1#viewer@group:eng#member`,
 //   view.users('document:1', 'viewer') yields {object:'document:1', relation:'viewer', user:'group:eng#member'}
@@ -14,6 +15,8 @@ export interface TupleEntry {
   readonly relation: string;
   readonly user: string;
   readonly condition?: RelationshipCondition | undefined;
+  /** `expires_at` in ms since the epoch: at and after that instant the tuple grants nothing. */
+  readonly expiresAt?: number | undefined;
 }
 
 export interface TupleView {

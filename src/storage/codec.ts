@@ -7,7 +7,8 @@
 //   S <storeId>                      store record (JSON)              listing order = id order
 //   T <storeId>                      tombstone of a deleted store     (reclaimed in background)
 //   D <storeId> t                    the store's revision (decimal)   sorts right before its tuples
-//   D <storeId> t <obj><rel><user>   tuple → timestamp + condition    Read by object, scanTuples
+//   D <storeId> t <obj><rel><user>   tuple → timestamp [+ expiry] [+ condition]  Read, scanTuples
+//   D <storeId> e <ms u48><obj><rel><user>  empty: a tuple expiring at ms  the expiry sweeper
 //   D <storeId> u <type><user><rel><id>  same value, by user          Read `{object:"T:", user}`
 //   D <storeId> c <rev u48><seq u32> one change (JSON)                ReadChanges, changesSince
 //   D <storeId> y <type><rev><seq>   empty: the changes of one object type (ReadChanges `type`)
@@ -108,6 +109,9 @@ export const key = {
     const colon = t.object.indexOf(':');
     return DATA + id + 'u' + part(t.object.slice(0, colon)) + part(t.user) + part(t.relation) + part(t.object.slice(colon + 1));
   },
+  expiries: (id: string): string => DATA + id + 'e',
+  expiry: (id: string, ms: number, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
+    DATA + id + 'e' + u48(ms) + part(t.object) + part(t.relation) + part(t.user),
   changes: (id: string): string => DATA + id + 'c',
   changesOfType: (id: string, type: string): string => DATA + id + 'y' + part(type),
   times: (id: string): string => DATA + id + 'i',
@@ -141,16 +145,48 @@ export function decodeUserIndexKey(suffix: string): Pick<TupleKey, 'object' | 'r
 /** Length of `Date#toISOString()` for years 0–9999: a tuple value without condition is just this. */
 export const ISO_LENGTH = 24;
 
-/** Tuple value: the 24-byte ISO timestamp, then the condition as JSON when there is one. */
-export function encodeTupleValue(timestamp: string, condition: RelationshipCondition | undefined): Uint8Array {
-  return Buffer.from(condition ? timestamp + JSON.stringify(condition) : timestamp, 'utf8');
+/** Marks an expiry after the timestamp (a condition's JSON starts with `{`). */
+const EXPIRY_MARK = '@';
+
+export interface TupleValue {
+  readonly timestamp: string;
+  readonly condition?: RelationshipCondition | undefined;
+  /** RFC 3339 normal form (`Date#toISOString`, 24 bytes). */
+  readonly expires_at?: string | undefined;
 }
 
-export function decodeTupleValue(v: Uint8Array): { timestamp: string; condition?: RelationshipCondition } {
-  const s = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8');
+/**
+ * Tuple value: the 24-byte ISO timestamp, then `@` and the 24-byte expiry when the tuple expires,
+ * then the condition as JSON when there is one. Values written before expiries existed read back
+ * unchanged.
+ */
+export function encodeTupleValue(timestamp: string, condition: RelationshipCondition | undefined, expiresAt?: string): Uint8Array {
+  const exp = expiresAt === undefined ? '' : EXPIRY_MARK + expiresAt;
+  return Buffer.from(timestamp + exp + (condition ? JSON.stringify(condition) : ''), 'utf8');
+}
+
+/** The value's fields from its text (see encodeTupleValue). */
+export function decodeTupleText(s: string): TupleValue {
   const timestamp = s.slice(0, ISO_LENGTH);
   if (s.length === ISO_LENGTH) return { timestamp };
-  return { timestamp, condition: JSON.parse(s.slice(ISO_LENGTH)) as RelationshipCondition };
+  let at = ISO_LENGTH;
+  let expires_at: string | undefined;
+  if (s[at] === EXPIRY_MARK) {
+    expires_at = s.slice(at + 1, at + 1 + ISO_LENGTH);
+    at += 1 + ISO_LENGTH;
+  }
+  const condition = s.length > at ? (JSON.parse(s.slice(at)) as RelationshipCondition) : undefined;
+  return { timestamp, ...(condition ? { condition } : {}), ...(expires_at === undefined ? {} : { expires_at }) };
+}
+
+export function decodeTupleValue(v: Uint8Array): TupleValue {
+  return decodeTupleText(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8'));
+}
+
+/** The stored tuple key with the value's condition and expiry. */
+export function withValue(t: Pick<TupleKey, 'object' | 'relation' | 'user'>, v: TupleValue): TupleKey {
+  if (!v.condition && v.expires_at === undefined) return t;
+  return { ...t, ...(v.condition ? { condition: v.condition } : {}), ...(v.expires_at === undefined ? {} : { expires_at: v.expires_at }) };
 }
 
 export function encodeJson(value: unknown): Uint8Array {

@@ -18,7 +18,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
-import { loadState, planWrite, type StoreState } from './write-plan.js';
+import { expiredTuples, firstExpiry, loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
   ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
@@ -180,17 +180,32 @@ export class KvStorage implements Storage {
   // ---- tuples and changes ----
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
+    return this.exclusive(storeId, () => this.commitWrite(storeId, write));
+  }
+
+  /** Plans and commits one tuple write; the caller holds the store's mutex. */
+  private async commitWrite(storeId: string, write: TupleWrite): Promise<WriteResult> {
+    const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
+    this.states.set(storeId, state);
+    const plan = await planWrite(this.kv, storeId, state, write);
+    if (plan.ops.length === 0) return plan.result;
+    await this.kv.batch(plan.ops, true);
+    state.revision = plan.result.revision;
+    state.lastMs = plan.ms;
+    this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
+    return plan.result;
+  }
+
+  async deleteExpired(storeId: string, now: number, limit: number): Promise<WriteResult> {
     return this.exclusive(storeId, async () => {
-      const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
-      this.states.set(storeId, state);
-      const plan = await planWrite(this.kv, storeId, state, write);
-      if (plan.ops.length === 0) return plan.result;
-      await this.kv.batch(plan.ops, true);
-      state.revision = plan.result.revision;
-      state.lastMs = plan.ms;
-      this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
-      return plan.result;
+      const deletes = await expiredTuples(this.kv, storeId, now, limit);
+      return this.commitWrite(storeId, { deletes, writes: [], onDuplicate: 'error', onMissing: 'ignore' });
     });
+  }
+
+  async firstExpiry(storeId: string): Promise<number | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    return firstExpiry(this.kv, storeId);
   }
 
   async readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {

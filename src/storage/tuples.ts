@@ -1,8 +1,8 @@
 // Tuple reads: Read by filter shape with cursors, and scanTuples (one snapshot, streamed).
 
 import { AppError } from '../errors.js';
-import type { RelationshipCondition, Tuple, TupleKey } from '../domain/types.js';
-import { decodeRevision, decodeTupleKey, decodeTupleValue, decodeUserIndexKey, ISO_LENGTH, key, part, prefixEnd } from './codec.js';
+import type { Tuple, TupleKey } from '../domain/types.js';
+import { decodeRevision, decodeTupleKey, decodeTupleText, decodeTupleValue, decodeUserIndexKey, ISO_LENGTH, key, part, prefixEnd, withValue } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { FlatIterator, type Kv, type KvTextEntry } from './kv.js';
 import type { Page, PageRequest, TupleFilter } from './types.js';
@@ -58,8 +58,8 @@ export async function readTuples(kv: Kv, storeId: string, filter: TupleFilter, p
     const t = scan.decode(k.slice(base.length));
     if (!t || !scan.match(t)) continue;
     if (items.length === page.pageSize) return { items, next: encodeCursor(scan.tag, last) };
-    const { timestamp, condition } = decodeTupleValue(v);
-    items.push({ key: condition ? { ...t, condition } : t, timestamp });
+    const value = decodeTupleValue(v);
+    items.push({ key: withValue(t, value), timestamp: value.timestamp });
     last = k.slice(base.length);
   }
   return { items };
@@ -95,5 +95,5 @@ export async function scanTuples(kv: Kv, storeId: string): Promise<{ revision: n
 function toKey([k, v]: KvTextEntry, at: number): TupleKey {
   const t = decodeTupleKey(k.slice(at));
   if (!t) throw new AppError('data_loss', 'undecodable tuple key in store data');
-  return v.length === ISO_LENGTH ? t : { ...t, condition: JSON.parse(v.slice(ISO_LENGTH)) as RelationshipCondition };
+  return v.length === ISO_LENGTH ? t : withValue(t, decodeTupleText(v));
 }

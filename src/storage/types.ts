@@ -118,6 +118,18 @@ export interface Storage {
 
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
+  /**
+   * The expiry sweep (tuple `expires_at`, D15): deletes, as one write under the store's write
+   * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest
+   * expiry first. It bumps the revision once and records one delete change per tuple whose
+   * tuple key carries the tuple's `expires_at` (that is how a sweep shows in ReadChanges); a write
+   * that deleted or replaced a tuple first wins (its expiry entry went with it). Nothing expired →
+   * nothing changes (revision unchanged, no change). Example: `doc:1#viewer@user:anne` written with
+   * expires_at 10:00 → deleteExpired(s, 10:00, 100) deletes it; deleteExpired(s, 09:59, 100) does not.
+   */
+  deleteExpired(storeId: string, now: number, limit: number): Promise<WriteResult>;
+  /** The earliest `expires_at` (ms) among the store's tuples, undefined when none expires (or the store is unknown). */
+  firstExpiry(storeId: string): Promise<number | undefined>;
   /** Tuples matching the filter, in a stable order (object, relation, user). */
   readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>>;
   /** Every tuple of the store with the revision it was read at; used to build the index. */

@@ -5,7 +5,7 @@
 import { AppError } from '../errors.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
-import { decodeRevision, decodeTupleValue, encodeJson, encodeRevision, encodeTupleValue, key, prefixEnd, readUint, u32, u48, type StoredChange } from './codec.js';
+import { decodeRevision, decodeTupleKey, decodeTupleValue, encodeJson, encodeRevision, encodeTupleValue, key, prefixEnd, readUint, u32, u48, type StoredChange } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
 import type { TupleWrite, WriteResult } from './types.js';
 
@@ -38,8 +38,9 @@ const who = (t: TupleKey): string => `user: '${t.user}', relation: '${t.relation
 export const writeErrors = {
   missing: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${who(t)}: ${EXISTS}`),
   duplicate: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${who(t)}: ${EXISTS}`),
-  conflict: (t: TupleKey): AppError =>
-    new AppError('transaction_conflict', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: ${who(t)}`),
+  /** `what` differs: the condition (OpenFGA's message) or, for latch's expiring tuples, `expires_at`. */
+  conflict: (t: TupleKey, what: 'condition' | 'expires_at' = 'condition'): AppError =>
+    new AppError('transaction_conflict', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different ${what}: ${who(t)}`),
 };
 
 function canonical(v: unknown): string {
@@ -56,35 +57,50 @@ export function sameCondition(a: RelationshipCondition | undefined, b: Relations
   return a.name === b.name && canonical(a.context ?? {}) === canonical(b.context ?? {});
 }
 
-/** The key as stored: no extra fields, condition only when present. */
+/**
+ * The key as stored: no extra fields, condition only when present (never on deletes), expiry when
+ * present (a delete carries one only when the expiry sweeper made it: its changelog entry says so).
+ */
 export function clean(t: TupleKey, withCondition: boolean): TupleKey {
   const base = { user: t.user, relation: t.relation, object: t.object };
-  if (!t.condition || !withCondition) return base;
+  const exp = t.expires_at === undefined ? {} : { expires_at: t.expires_at };
+  if (!t.condition || !withCondition) return { ...base, ...exp };
   const { name, context } = t.condition;
-  return { ...base, condition: context === undefined ? { name } : { name, context } };
+  return { ...base, condition: context === undefined ? { name } : { name, context }, ...exp };
+}
+
+interface Stored {
+  readonly condition: RelationshipCondition | undefined;
+  readonly expires_at: string | undefined;
 }
 
 /** Stored state of the request's tuples, updated as the request's own deletes and writes apply. */
 class Existing {
-  private readonly state = new Map<string, { condition: RelationshipCondition | undefined } | null>();
+  private readonly state = new Map<string, Stored | null>();
 
   static async load(kv: Kv, keys: readonly string[]): Promise<Existing> {
     const found = await kv.getMany(keys);
     const e = new Existing();
     keys.forEach((k, i) => {
       const v = found[i];
-      e.state.set(k, v ? { condition: decodeTupleValue(v).condition } : null);
+      const d = v ? decodeTupleValue(v) : undefined;
+      e.state.set(k, d ? { condition: d.condition, expires_at: d.expires_at } : null);
     });
     return e;
   }
 
-  get(k: string): { condition: RelationshipCondition | undefined } | null {
+  get(k: string): Stored | null {
     return this.state.get(k) ?? null;
   }
 
-  set(k: string, v: { condition: RelationshipCondition | undefined } | null): void {
+  set(k: string, v: Stored | null): void {
     this.state.set(k, v);
   }
+}
+
+/** The index entry of an expiring tuple (`D <id> e <ms><obj><rel><user>`), read by the sweeper. */
+function expiryKey(storeId: string, t: TupleKey, expiresAt: string): string {
+  return key.expiry(storeId, Date.parse(expiresAt), t);
 }
 
 /** Checks the existence rules and builds the batch; throws (changing nothing) on any failure. */
@@ -98,23 +114,27 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
   const changes: StoredChange[] = [];
   for (const t of dels) {
     const k = key.tuple(storeId, t);
-    if (!existing.get(k)) {
+    const stored = existing.get(k);
+    // A delete carrying expires_at comes from the sweeper: it takes the tuple only while it still expires then.
+    if (!stored || (t.expires_at !== undefined && stored.expires_at !== t.expires_at)) {
       if (w.onMissing === 'ignore') continue;
       throw writeErrors.missing(t);
     }
     existing.set(k, null);
     ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
+    if (stored.expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, stored.expires_at) });
     changes.push({ op: 'delete', tuple: t, timestamp });
   }
   for (const t of adds) {
     const k = key.tuple(storeId, t);
     const stored = existing.get(k);
     if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
-    if (stored && sameCondition(stored.condition, t.condition)) continue;
-    if (stored) throw writeErrors.conflict(t);
-    existing.set(k, { condition: t.condition });
-    const value = encodeTupleValue(timestamp, t.condition);
+    if (stored && sameCondition(stored.condition, t.condition) && stored.expires_at === t.expires_at) continue;
+    if (stored) throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
+    existing.set(k, { condition: t.condition, expires_at: t.expires_at });
+    const value = encodeTupleValue(timestamp, t.condition, t.expires_at);
     ops.push({ type: 'put', key: k, value }, { type: 'put', key: key.userIndex(storeId, t), value });
+    if (t.expires_at !== undefined) ops.push({ type: 'put', key: expiryKey(storeId, t, t.expires_at), value: new Uint8Array(0) });
     changes.push({ op: 'write', tuple: t, timestamp });
   }
   const deleted = changes.filter((c) => c.op === 'delete').map((c) => c.tuple);
@@ -137,4 +157,25 @@ function logOps(storeId: string, rev: number, ms: number, changes: readonly Stor
   ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
   ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
   return ops;
+}
+
+/**
+ * The tuples whose expiry is at or before `now` (ms), earliest first, at most `limit`, each with
+ * its stored `expires_at`: the deletes of one sweep (`planWrite` with onMissing 'ignore').
+ */
+export async function expiredTuples(kv: Kv, storeId: string, now: number, limit: number): Promise<TupleKey[]> {
+  const from = key.expiries(storeId);
+  const out: TupleKey[] = [];
+  for await (const k of kv.keys({ gte: from, lt: from + u48(Math.floor(now) + 1), limit })) {
+    const t = decodeTupleKey(k.slice(from.length + 6));
+    if (t) out.push({ ...t, expires_at: new Date(readUint(k, from.length, 6)).toISOString() });
+  }
+  return out;
+}
+
+/** The earliest expiry (ms) among the store's tuples, undefined when none expires. */
+export async function firstExpiry(kv: Kv, storeId: string): Promise<number | undefined> {
+  const from = key.expiries(storeId);
+  for await (const k of kv.keys({ gte: from, lt: prefixEnd(from), limit: 1 })) return readUint(k, from.length, 6);
+  return undefined;
 }

@@ -39,10 +39,10 @@ describe('WalkerHost.withDeadline', () => {
     const snap = cliqueIndex.snapshot();
     const slow = item('group:1#member@user:nobody');
     const fast = item('group:1#member@user:u');
-    const run = (h: WalkerHost) => (q: typeof slow) => h.run(snap, cliqueModel, q, 25);
+    const run = (h: WalkerHost) => (q: typeof slow) => h.run(snap, cliqueModel, q, 25, 0);
     expect(a.withDeadline(Date.now() - 1, run(a), slow)).toBe(R_ERR_BUDGET);
-    expect(b.run(snap, cliqueModel, fast, 25)).toBe(R_TRUE);
-    expect(a.run(snap, cliqueModel, fast, 25)).toBe(R_TRUE); // the outer (no) deadline is back
+    expect(b.run(snap, cliqueModel, fast, 25, 0)).toBe(R_TRUE);
+    expect(a.run(snap, cliqueModel, fast, 25, 0)).toBe(R_TRUE); // the outer (no) deadline is back
     expect(a.withDeadline(Date.now() + 60_000, run(a), fast)).toBe(R_TRUE);
   });
 });
@@ -61,7 +61,7 @@ describe('a walk longer than the scratch path stack', () => {
   const ix = index(tuples);
 
   it(`overflows the walker (${HOPS} hops × ${R} relations > ${PATH_CAP})`, () => {
-    expect(new WalkerHost().run(ix.snapshot(), m, item('group:0#r0@user:end'), 25)).toBe(R_ERR_OVERFLOW);
+    expect(new WalkerHost().run(ix.snapshot(), m, item('group:0#r0@user:end'), 25, 0)).toBe(R_ERR_OVERFLOW);
   });
   it('answers 500 resource_exhausted on every path, not a wrong answer', () => {
     expect(answer(ix, m, 'group:0#r0@user:end')).toBe('resource_exhausted');

@@ -50,7 +50,7 @@ export function requestNodes(user: string, contextual: readonly TupleKey[]): str
 export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirmer'>, user: string, ids: NodeIds): Confirmer {
   const state = new RequestState({
     model: inp.model,
-    view: overlayView(inp.snapshot, inp.contextual),
+    view: overlayView(inp.snapshot.at(inp.now ?? Date.now()), inp.contextual),
     context: inp.context,
     resolveDepth: inp.resolveDepth,
     deadline: inp.deadline,

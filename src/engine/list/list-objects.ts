@@ -52,8 +52,12 @@ export interface ListWalkBase {
   readonly resolveDepth: number;
   /** `Date.now()` timestamp in ms. */
   readonly deadline: number;
+  /** The request's instant (ms; default: when the walk starts): stored tuples whose expiry is at or before it grant nothing. */
+  readonly now?: number | undefined;
   /** Confirm every candidate even where the walk alone is exact (benchmarks and tests). */
   readonly confirmAll?: boolean | undefined;
+  /** Set to true when the deadline or an evaluation budget cut the walk short (a complete listing fails then). */
+  readonly outcome?: { stopped: boolean } | undefined;
 }
 
 export interface IndexedListInput extends ListWalkBase {
@@ -191,6 +195,8 @@ class Walk {
   private readonly confirm: boolean;
   stopped = false;
   error: AppError | undefined;
+  /** The request's instant: bindings expired at it are invalid. */
+  private readonly now: number;
 
   constructor(
     private readonly inp: IndexedListInput,
@@ -209,9 +215,10 @@ class Walk {
     this.confirm = inp.confirmAll === true || inp.contextual.length > 0 || !unionOnly(inp.model, this.relevantKeys);
     this.targetType = names.get(q.type) ?? -1;
     this.targetRel = names.get(q.relation) ?? -1;
+    this.now = inp.now ?? Date.now();
     this.state = new RequestState({
       model: inp.model,
-      view: overlayView(inp.snapshot, inp.contextual),
+      view: overlayView(inp.snapshot.at(this.now), inp.contextual),
       context: inp.context,
       resolveDepth: inp.resolveDepth,
       deadline: inp.deadline,
@@ -324,9 +331,11 @@ class Walk {
     }
   }
 
-  /** Read-time validity of a stored tuple (§4.5), from strings (called once per scan and binding). */
+  /** Read-time validity of a stored tuple (§4.5) and its expiry, from strings (called once per scan and binding). */
   validStored(obj: number, rel: number, subj: number, sr: number, cond: number): boolean {
     const s = this.snap;
+    const expiresAt = s.expiryOf(cond);
+    if (expiresAt !== undefined && expiresAt <= this.now) return false;
     const user = sr === 0 ? s.nodeOf(subj) : `${s.nodeOf(subj)}#${s.nameOf(sr - 1)}`;
     const c = s.conditionOf(cond);
     return isValidAtRead(this.inp.model, s.nodeOf(obj), s.nameOf(rel), user, c?.name || undefined);
@@ -368,6 +377,12 @@ class Walk {
     return v;
   }
 
+  /** Ends the walk early (deadline or evaluation budget) and tells the caller it is incomplete. */
+  private stop(): void {
+    this.stopped = true;
+    if (this.inp.outcome) this.inp.outcome.stopped = true;
+  }
+
   /** Marks and queues (obj, rel); confirms it when it is a target. True when it is to be yielded. */
   private visit(obj: number, rel: number, depth: number): boolean {
     if (!this.seen.mark(obj, rel)) return false;
@@ -379,14 +394,14 @@ class Walk {
       this.qDepth.push(depth);
     }
     if ((++this.visits & 255) === 0 && Date.now() > this.inp.deadline) {
-      this.stopped = true;
+      this.stop();
       return false;
     }
     if (rel !== this.targetRel || type !== this.targetType) return false;
     if (!this.confirm) return true;
     const out = this.inp.confirmer.confirm(obj, rel);
     if (out === 'stop') {
-      this.stopped = true;
+      this.stop();
       return false;
     }
     if (out instanceof AppError) {

@@ -21,7 +21,7 @@ export interface ObjectWalkInput extends ListWalkBase {
 export function openObjectWalk(inp: ObjectWalkInput, q: ListQuery): Generator<string, void> {
   if (inp.confirm !== 'reference') {
     const item = { object: requestNodes(q.user, [])[0] ?? q.user, relation: q.relation, user: q.user, contextualTuples: inp.contextual, context: inp.context };
-    const session = new WalkerSession(inp.snapshot, inp.model, item, inp.resolveDepth, inp.deadline);
+    const session = new WalkerSession(inp.snapshot, inp.model, item, inp.resolveDepth, inp.deadline, inp.now ?? Date.now());
     return listObjectsOnIndex({ ...inp, ids: session.ids, confirmer: session }, q);
   }
   const ids = new RequestNodeIds(inp.snapshot, requestNodes(q.user, inp.contextual));

@@ -54,7 +54,7 @@ export class CheckPool {
    * Interns `items` into query records and runs them. Items with contextual tuples or an object
    * the snapshot has never seen get R_ERR_NEEDHOST (the caller answers them inline).
    */
-  async run(snapshot: IndexSnapshot, program: Program, items: readonly QueryStrings[], depth: number): Promise<Uint8Array> {
+  async run(snapshot: IndexSnapshot, program: Program, items: readonly QueryStrings[], depth: number, now = 0): Promise<Uint8Array> {
     const n = items.length;
     // One encoding buffer reused across batches: runIds copies it into shared memory before its
     // first await, so an overlapping batch can never see it half-written. Avoids megabytes of
@@ -69,13 +69,13 @@ export class CheckPool {
         q[i * QUERY_WORDS] = NONE; // answered FALSE by the worker, then re-run inline
       }
     }
-    const out = await this.runIds(snapshot, program, q, depth);
+    const out = await this.runIds(snapshot, program, q, depth, undefined, now);
     for (const i of host) out[i] = R_ERR_NEEDHOST;
     return out;
   }
 
-  /** Runs pre-interned query records (QUERY_WORDS u32 each); one status byte per query. */
-  async runIds(snapshot: IndexSnapshot, program: Program, queries: Uint32Array, depth: number, fault?: BatchTask['fault']): Promise<Uint8Array> {
+  /** Runs pre-interned query records (QUERY_WORDS u32 each) at the instant `now` (tuple expiry); one status byte per query. */
+  async runIds(snapshot: IndexSnapshot, program: Program, queries: Uint32Array, depth: number, fault?: BatchTask['fault'], now = 0): Promise<Uint8Array> {
     const n = queries.length / QUERY_WORDS;
     const qr = new Region(Math.max(queries.byteLength, 16));
     const or = new Region(Math.max(n, 16));
@@ -89,7 +89,7 @@ export class CheckPool {
       for (let at = 0; at < n; at += per) {
         const count = Math.min(per, n - at);
         const scratch = this.spare.pop() ?? new Scratch();
-        scratch.bind(snapshot, program, depth);
+        scratch.bind(snapshot, program, depth, now);
         u32()[(scratch.ctx >>> 2) + C.HANDLE] = 0;
         const task: BatchTask = { ctx: scratch.ctx, queries: qr.ptr + at * QUERY_WORDS * 4, count, out: or.ptr + at, fault };
         tasks.push(

@@ -3,8 +3,11 @@
 // walker statuses onto Check outcomes (`outcomeOf`: the one mapping, for Check, BatchCheck, the
 // id paths and ListObjects' confirmations alike).
 //
+// Every run takes the request's instant `now` (ms since the epoch): stored tuples whose
+// `expires_at` is at or before it grant nothing (0: a snapshot without expiring tuples).
+//
 // Example: host.run(snapshot, model, {object:'doc:1', relation:'viewer', user:'user:anne',
-// contextualTuples: []}, 25) → R_TRUE when `doc:1#viewer@user:anne` is stored and valid.
+// contextualTuples: []}, 25, now) → R_TRUE when `doc:1#viewer@user:anne` is stored and valid.
 
 import type { JsonObject } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
@@ -111,10 +114,10 @@ export class WalkerHost {
     return r;
   }
 
-  /** Raw status of one Check request (strings, contextual tuples, context). */
-  run(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): number {
+  /** Raw status of one Check request (strings, contextual tuples, context) at the instant `now`. */
+  run(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number): number {
     this.owner = undefined;
-    this.open(snapshot, model, item, depth);
+    this.open(snapshot, model, item, depth, now);
     this.active = true;
     try {
       const status = this.ex.check(this.scratch.ctx);
@@ -131,9 +134,9 @@ export class WalkerHost {
    * condition cache spans the run, its results depending only on the binding and the one context.
    * `firstError` afterwards is the first condition failure of the run (run one record for its own).
    */
-  runIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, from: number, count: number, depth: number, context: JsonObject | undefined, out: Uint8Array): void {
+  runIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, from: number, count: number, depth: number, context: JsonObject | undefined, out: Uint8Array, now: number): void {
     this.owner = undefined;
-    this.bind(snapshot, model, depth);
+    this.bind(snapshot, model, depth, now);
     this.state.reset(snapshot, this.scratch, context);
     this.model = model;
     if (this.condCache.size > 0) this.condCache.clear();
@@ -158,19 +161,19 @@ export class WalkerHost {
   }
 
   /** Binds the scratch to `snapshot` and `model`'s program (compiled once per model and snapshot). */
-  private bind(snapshot: IndexSnapshot, model: CompiledModel, depth: number): void {
+  private bind(snapshot: IndexSnapshot, model: CompiledModel, depth: number, now: number): void {
     if (model !== this.lastModel || snapshot !== this.lastSnapshot) {
       this.lastProgram = programFor(model, snapshot.dict);
       this.lastModel = model;
       this.lastSnapshot = snapshot;
     }
-    this.scratch.bind(snapshot, this.lastProgram as Program, depth);
+    this.scratch.bind(snapshot, this.lastProgram as Program, depth, now);
     this.state.snapshot = snapshot;
   }
 
   /** Writes `item` into the scratch (ids, contextual records) and resets the per-request state. */
-  private open(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): void {
-    this.bind(snapshot, model, depth);
+  private open(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number): void {
+    this.bind(snapshot, model, depth, now);
     this.model = model;
     if (this.condCache.size > 0) this.condCache.clear();
     this.firstError = undefined;
@@ -180,10 +183,11 @@ export class WalkerHost {
   /**
    * Raw status of (obj, rel) for a prepared request `item` (ListObjects' candidates): re-prepares
    * the scratch when another call used it in between (a streamed list resumes after other requests
-   * ran), which re-assigns the same temporary ids (preparation is deterministic).
+   * ran), which re-assigns the same temporary ids (preparation is deterministic). `now` is the
+   * request's instant, fixed for the item.
    */
-  runObject(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, obj: number, rel: number): number {
-    this.own(snapshot, model, item, depth);
+  runObject(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number, obj: number, rel: number): number {
+    this.own(snapshot, model, item, depth, now);
     const c = this.scratch.ctx >>> 2;
     const m = u32();
     m[c + C.OBJECT] = obj;
@@ -197,15 +201,15 @@ export class WalkerHost {
   }
 
   /** Prepares the scratch for `item` unless it is prepared for it already. */
-  private own(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number): void {
+  private own(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number): void {
     if (this.owner === item) return;
-    this.open(snapshot, model, item, depth);
+    this.open(snapshot, model, item, depth, now);
     this.owner = item;
   }
 
   /** Node id of `s` as the prepared request `item` sees it (UNSEEN_NODE for strings it never mentions). */
-  nodeId(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, s: string): number {
-    this.own(snapshot, model, item, depth);
+  nodeId(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number, s: string): number {
+    this.own(snapshot, model, item, depth, now);
     return this.state.node(s, false);
   }
 

@@ -28,12 +28,17 @@ export class Scratch {
   get ctx(): number {
     return this.region.ptr;
   }
-  /** Writes the fixed words (areas, snapshot, program, limit) and clears the per-request parts. */
-  bind(snapshot: IndexSnapshot, program: Program, depthLimit: number): void {
+  /**
+   * Writes the fixed words (areas, snapshot, program, limit, the request's instant `now` in ms:
+   * stored tuples expired at it grant nothing) and clears the per-request parts.
+   */
+  bind(snapshot: IndexSnapshot, program: Program, depthLimit: number, now = 0): void {
     const m = u32();
     const c = this.region.ptr >>> 2;
     const p = this.region.ptr;
     m[c + C.DEPTH_LIMIT] = depthLimit;
+    m[c + C.NOW_LO] = now % 2 ** 32;
+    m[c + C.NOW_HI] = Math.floor(now / 2 ** 32);
     m[c + C.MEMO_PTR] = p + MEMO_AT;
     m[c + C.MEMO_CAP] = MEMO_CAP;
     m[c + C.PATH_PTR] = p + PATH_AT;

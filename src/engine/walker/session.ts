@@ -22,7 +22,7 @@ export class WalkerSession implements Confirmer {
   private obj = 0;
   private rel = 0;
   private static run(s: WalkerSession): number {
-    return s.host.runObject(s.snapshot, s.model, s.item, s.depth, s.obj, s.rel);
+    return s.host.runObject(s.snapshot, s.model, s.item, s.depth, s.now, s.obj, s.rel);
   }
 
   constructor(
@@ -31,9 +31,11 @@ export class WalkerSession implements Confirmer {
     readonly item: CheckItem,
     readonly depth: number,
     readonly deadline: number,
+    /** The request's instant (ms): stored tuples expired at it grant nothing. */
+    readonly now: number,
   ) {
     this.ids = {
-      id: (s: string): number => this.host.nodeId(snapshot, model, item, depth, s),
+      id: (s: string): number => this.host.nodeId(snapshot, model, item, depth, now, s),
       str: (id: number): string => (id < snapshot.nodeCount ? snapshot.nodeOf(id) : this.tempString(id)),
     };
     this.ids.id(item.user); // prepares the scratch now

@@ -17,9 +17,9 @@ const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted
 const BATCH = 5000;
 
 function toChange(row: Row): TupleChange {
-  // revision, seq, deleted, object, relation, user, condition, ms
+  // revision, seq, deleted, object, relation, user, condition, ms, expires_ms
   return {
-    tuple_key: toKey([row[3], row[4], row[5], row[6]]),
+    tuple_key: toKey([row[3], row[4], row[5], row[6], row[8]]),
     operation: row[2] === true ? 'TUPLE_OPERATION_DELETE' : 'TUPLE_OPERATION_WRITE',
     timestamp: new Date(num(row[7])).toISOString(),
   };
@@ -46,7 +46,7 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
   }
   values.push(q.pageSize);
   const rows = await db.rows(
-    `SELECT revision, seq, deleted, object, relation, "user", condition, ms FROM latch_changes WHERE ${where.join(' AND ')} ORDER BY revision, seq LIMIT $${values.length}`,
+    `SELECT revision, seq, deleted, object, relation, "user", condition, ms, expires_ms FROM latch_changes WHERE ${where.join(' AND ')} ORDER BY revision, seq LIMIT $${values.length}`,
     values,
   );
   const cursors = rows.map((r) => encodeCursor('c', u48(num(r[0])) + u32(num(r[1]))));
@@ -59,7 +59,7 @@ export function changesSince(db: Db, storeId: string, revision: number): AsyncIt
     let at: [number, number] = [revision + 1, -1];
     for (;;) {
       const rows = await db.rows(
-        `SELECT revision, seq, deleted, object, relation, "user", condition FROM latch_changes
+        `SELECT revision, seq, deleted, object, relation, "user", condition, expires_ms FROM latch_changes
           WHERE store_id = $1 AND ${LIVE} AND (revision, seq) > ($2, $3) ORDER BY revision, seq LIMIT ${BATCH}`,
         [storeId, at[0], at[1]],
       );
@@ -71,6 +71,6 @@ export function changesSince(db: Db, storeId: string, revision: number): AsyncIt
   }
   return {
     [Symbol.asyncIterator]: () =>
-      new FlatIterator(batches(), (row: Row): RevisionChange => ({ revision: num(row[0]), operation: row[2] === true ? 'delete' : 'write', tuple: toKey([row[3], row[4], row[5], row[6]]) })),
+      new FlatIterator(batches(), (row: Row): RevisionChange => ({ revision: num(row[0]), operation: row[2] === true ? 'delete' : 'write', tuple: toKey([row[3], row[4], row[5], row[6], row[7]]) })),
   };
 }

@@ -116,6 +116,13 @@ const MIGRATIONS: readonly string[] = [
     value text NOT NULL
   );
   `,
+  `
+  -- tuple expiry (expires_at, ms since the epoch): kept with the tuple and its changes; the
+  -- partial index serves the expiry sweeper (deleteExpired, firstExpiry)
+  ALTER TABLE latch_tuples ADD COLUMN expires_ms bigint;
+  ALTER TABLE latch_changes ADD COLUMN expires_ms bigint;
+  CREATE INDEX latch_tuples_expiry ON latch_tuples (store_id, expires_ms) WHERE expires_ms IS NOT NULL;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -22,7 +22,7 @@ import { writeAllChunks } from '../checkpoint.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
-import { readTuples, toKey, writeTuples } from './tuples.js';
+import { expiredTuples, firstExpiry, readTuples, toKey, writeTuples } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -204,6 +204,20 @@ export class PgStorage implements Storage {
     return result;
   }
 
+  /**
+   * The expired tuples are read first, then deleted by one write whose deletes carry each tuple's
+   * expires_at: under the store's row lock a delete only takes a tuple that still expires then, so
+   * a tuple rewritten in between (by this node or another) is left alone.
+   */
+  async deleteExpired(storeId: string, now: number, limit: number): Promise<WriteResult> {
+    const deletes = await expiredTuples(this.db, storeId, now, limit);
+    return this.writeTuples(storeId, { deletes, writes: [], onDuplicate: 'error', onMissing: 'ignore' });
+  }
+
+  firstExpiry(storeId: string): Promise<number | undefined> {
+    return firstExpiry(this.db, storeId);
+  }
+
   readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
     return readTuples(this.db, storeId, filter, page);
   }
@@ -229,7 +243,7 @@ export class PgStorage implements Storage {
         return { revision: 0, tuples: nothing() };
       }
       revision = num(row[0]);
-      await c.query({ text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"', values: [storeId] });
+      await c.query({ text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition, expires_ms FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"', values: [storeId] });
     } catch (err) {
       c.release(err instanceof Error ? err : true);
       return classify(err);

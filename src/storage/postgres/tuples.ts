@@ -18,7 +18,9 @@ import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '..
 import { dec, enc, num, q, type Client, type Db, type Row } from './db.js';
 import { CHANNEL } from './events.js';
 
-type Stored = { condition: RelationshipCondition | undefined } | null;
+type Stored = { condition: RelationshipCondition | undefined; expires_at: string | undefined } | null;
+const expiresMs = (t: TupleKey): number | null => (t.expires_at === undefined ? null : Date.parse(t.expires_at));
+const expiryText = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : new Date(num(v)).toISOString());
 
 const keyOf = (t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => `${enc(t.object)}\u0000${enc(t.relation)}\u0000${enc(t.user)}`;
 const conditionText = (c: RelationshipCondition | undefined): string | null => (c ? JSON.stringify(c) : null);
@@ -31,13 +33,13 @@ async function existing(c: Client, storeId: string, keys: readonly TupleKey[]): 
     c,
     // One primary-key probe per key (LATERAL; LIMIT 1 keeps the planner from turning it into a
     // hash join over every tuple of the store).
-    `SELECT t.object, t.relation, t."user", t.condition
+    `SELECT t.object, t.relation, t."user", t.condition, t.expires_ms
        FROM unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u)
-       CROSS JOIN LATERAL (SELECT object, relation, "user", condition FROM latch_tuples
+       CROSS JOIN LATERAL (SELECT object, relation, "user", condition, expires_ms FROM latch_tuples
                             WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t`,
     [storeId, keys.map((t) => enc(t.object)), keys.map((t) => enc(t.relation)), keys.map((t) => enc(t.user))],
   );
-  for (const [o, r, u, cond] of rows) out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, { condition: parseCondition(cond) });
+  for (const [o, r, u, cond, exp] of rows) out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, { condition: parseCondition(cond), expires_at: expiryText(exp) });
   return out;
 }
 
@@ -53,7 +55,10 @@ function plan(w: TupleWrite, found: Map<string, Stored>): Plan {
   const state = (k: string): Stored => found.get(k) ?? null;
   for (const t of w.deletes.map((x) => clean(x, false))) {
     const k = keyOf(t);
-    if (!state(k)) {
+    const stored = state(k);
+    // A delete carrying expires_at comes from the sweeper: it deletes the tuple only while it still
+    // expires then (a tuple rewritten meanwhile is another grant).
+    if (!stored || (t.expires_at !== undefined && stored.expires_at !== t.expires_at)) {
       if (w.onMissing === 'ignore') continue;
       throw writeErrors.missing(t);
     }
@@ -64,20 +69,21 @@ function plan(w: TupleWrite, found: Map<string, Stored>): Plan {
     const k = keyOf(t);
     const stored = state(k);
     if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
-    if (stored && sameCondition(stored.condition, t.condition)) continue;
-    if (stored) throw writeErrors.conflict(t);
-    found.set(k, { condition: t.condition });
+    if (stored && sameCondition(stored.condition, t.condition) && stored.expires_at === t.expires_at) continue;
+    if (stored) throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
+    found.set(k, { condition: t.condition, expires_at: t.expires_at });
     written.push(t);
   }
   return { deleted, written };
 }
 
-const columns = (ts: readonly TupleKey[]): [string[], string[], string[], string[], (string | null)[]] => [
+const columns = (ts: readonly TupleKey[]): [string[], string[], string[], string[], (string | null)[], (number | null)[]] => [
   ts.map((t) => enc(t.object)),
   ts.map((t) => enc(typeOf(t.object))),
   ts.map((t) => enc(t.relation)),
   ts.map((t) => enc(t.user)),
   ts.map((t) => conditionText(t.condition)),
+  ts.map(expiresMs),
 ];
 
 /** One Write; `payload(revision)` is the NOTIFY payload sent in the same transaction. */
@@ -104,21 +110,21 @@ export function writeTuples(db: Db, storeId: string, w: TupleWrite, payload: (re
       );
     }
     const all = [...deleted, ...written];
-    const [co, ct, cr, cu, cc] = columns(all);
-    const [wo, wt, wr, wu, wc] = columns(written);
+    const [co, ct, cr, cu, cc, ce] = columns(all);
+    const [wo, wt, wr, wu, wc, we] = columns(written);
     await q(
       c,
       `WITH tuples AS (
-         INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms)
-         SELECT $1, o, ot, r, u, cnd, $3 FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[]) AS k(o, ot, r, u, cnd)),
+         INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
+         SELECT $1, o, ot, r, u, cnd, $3, e FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $17::bigint[]) AS k(o, ot, r, u, cnd, e)),
        changes AS (
-         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms)
-         SELECT $1, $2, k.n - 1, k.n <= $15, k.o, k.ot, k.r, k.u, CASE WHEN k.n <= $15 THEN NULL ELSE k.cnd END, $3
-           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS k(o, ot, r, u, cnd, n)),
+         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
+         SELECT $1, $2, k.n - 1, k.n <= $15, k.o, k.ot, k.r, k.u, CASE WHEN k.n <= $15 THEN NULL ELSE k.cnd END, $3, k.e
+           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $16::bigint[]) WITH ORDINALITY AS k(o, ot, r, u, cnd, e, n)),
        times AS (INSERT INTO latch_revisions (store_id, revision, ms) VALUES ($1, $2, $3)),
        store AS (UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1)
        SELECT pg_notify('${CHANNEL}', $9)`,
-      [storeId, revision, ms, co, ct, cr, cu, cc, payload(revision), wo, wt, wr, wu, wc, deleted.length],
+      [storeId, revision, ms, co, ct, cr, cu, cc, payload(revision), wo, wt, wr, wu, wc, deleted.length, ce, we],
     );
     return { revision, timestamp, deleted, written };
   });
@@ -127,7 +133,7 @@ export function writeTuples(db: Db, storeId: string, w: TupleWrite, payload: (re
 // ---- reads ----
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
-const TUPLE_COLUMNS = `object, relation, "user", condition, written_ms`;
+const TUPLE_COLUMNS = `object, relation, "user", condition, written_ms, expires_ms`;
 
 interface ReadPlan {
   readonly where: string[];
@@ -179,10 +185,8 @@ function readPlan(storeId: string, f: TupleFilter): ReadPlan {
 }
 
 function toTuple(row: Row): Tuple {
-  const [o, r, u, cond, ms] = row;
-  const key: TupleKey = { object: dec(o as string), relation: dec(r as string), user: dec(u as string) };
-  const condition = parseCondition(cond);
-  return { key: condition ? { ...key, condition } : key, timestamp: new Date(num(ms)).toISOString() };
+  const [o, r, u, cond, ms, exp] = row;
+  return { key: toKey([o, r, u, cond, exp]), timestamp: new Date(num(ms)).toISOString() };
 }
 
 /** A page of tuples matching `filter`; cursors are those of the key-value backends. */
@@ -207,9 +211,27 @@ export async function readTuples(db: Db, storeId: string, filter: TupleFilter, p
   return { items, next: encodeCursor(scan.tag, p.position(last.key)) };
 }
 
-/** A stored tuple row (object, relation, user, condition) as a TupleKey. */
+/** A stored tuple row (object, relation, user, condition[, expires_ms]) as a TupleKey. */
 export function toKey(row: Row): TupleKey {
   const t: TupleKey = { object: dec(row[0] as string), relation: dec(row[1] as string), user: dec(row[2] as string) };
   const condition = parseCondition(row[3]);
-  return condition ? { ...t, condition } : t;
+  const expires_at = expiryText(row[4]);
+  const key = condition ? { ...t, condition } : t;
+  return expires_at === undefined ? key : { ...key, expires_at };
+}
+
+/** The tuples expired at `now` (ms), earliest first, at most `limit`, each with its expires_at. */
+export async function expiredTuples(db: Db, storeId: string, now: number, limit: number): Promise<TupleKey[]> {
+  const rows = await db.rows(
+    `SELECT object, relation, "user", NULL, expires_ms FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL AND expires_ms <= $2
+      ORDER BY expires_ms, object, relation, "user" LIMIT $3`,
+    [storeId, Math.floor(now), limit],
+  );
+  return rows.map(toKey);
+}
+
+/** The earliest expiry (ms) of the store's tuples, undefined when none expires. */
+export async function firstExpiry(db: Db, storeId: string): Promise<number | undefined> {
+  const v = await db.value(`SELECT min(expires_ms) FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL`, [storeId]);
+  return v === null || v === undefined ? undefined : num(v);
 }
