@@ -2,6 +2,7 @@
 // and the CLI use, on an in-memory store or on LevelDB (`openLatch({ path: './data' })`).
 
 export { openLatch, type LatchOptions } from './engine/service.js';
+export { listAllObjects, listAllUsers } from './engine/listing.js';
 export type * from './engine/types.js';
 export type * from './domain/types.js';
 export { AppError, type ErrorCode } from './errors.js';

@@ -187,6 +187,28 @@ export class FgaHttpClient {
   async listUsers(storeId: string, body: ListUsersBody): Promise<ListedUser[]> {
     return (await this.send<{ users: ListedUser[] }>('POST', `/stores/${enc(storeId)}/list-users`, body)).users;
   }
+  /** Every object, page after page (latch's paged ListObjects): complete and in order, whatever the server's result cap. */
+  async listAllObjects(storeId: string, body: ListObjectsBody, pageSize = 1000): Promise<string[]> {
+    const out: string[] = [];
+    let token = '';
+    do {
+      const page = await this.send<{ objects: string[]; continuation_token?: string }>('POST', `/stores/${enc(storeId)}/list-objects`, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      out.push(...page.objects);
+      token = page.continuation_token ?? '';
+    } while (token);
+    return out;
+  }
+  /** Every user, page after page (latch's paged ListUsers). */
+  async listAllUsers(storeId: string, body: ListUsersBody, pageSize = 1000): Promise<ListedUser[]> {
+    const out: ListedUser[] = [];
+    let token = '';
+    do {
+      const page = await this.send<{ users: ListedUser[]; continuation_token?: string }>('POST', `/stores/${enc(storeId)}/list-users`, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      out.push(...page.users);
+      token = page.continuation_token ?? '';
+    } while (token);
+    return out;
+  }
   async expand(storeId: string, body: { tuple_key: { object: string; relation: string }; authorization_model_id?: string; contextual_tuples?: { tuple_keys: TupleKey[] } }): Promise<{ root: UsersetTreeNode }> {
     return (await this.send<{ tree: { root: UsersetTreeNode } }>('POST', `/stores/${enc(storeId)}/expand`, body)).tree;
   }

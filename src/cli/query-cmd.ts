@@ -155,16 +155,22 @@ const batchCheck: Command = {
   },
 };
 
+/** `--all`: page through the complete answer (latch's paged listings) instead of the server's capped one. */
+const ALL_FLAG = { name: 'all', kind: 'boolean', help: 'Every result, in order, page after page (not capped at the server\'s 1,000 or its deadline)' } as const;
+
 const listObjects: Command = {
   spec: {
     path: 'query list-objects',
     summary: 'Objects of <type> that <user> is related to as <relation>',
     positionals: [{ name: 'user', help: 'e.g. user:anne' }, { name: 'relation', help: 'e.g. viewer' }, { name: 'type', help: 'e.g. document' }],
-    flags: QUERY_FLAGS,
+    flags: [...QUERY_FLAGS, ALL_FLAG],
+    examples: ['latch query list-objects user:anne viewer document --all --store-id 01J…'],
   },
   async run(args, io) {
     const [user, relation, type] = [args.arg('user'), args.arg('relation'), args.arg('type')] as [string, string, string];
-    const objects = await clientFrom(args).listObjects(storeOf(args), { user, relation, type, ...common(args) });
+    const client = clientFrom(args);
+    const body = { user, relation, type, ...common(args) };
+    const objects = args.bool('all') ? await client.listAllObjects(storeOf(args), body) : await client.listObjects(storeOf(args), body);
     printJson(io, { objects });
     return 0;
   },
@@ -180,6 +186,7 @@ const listUsers: Command = {
       { name: 'relation', kind: 'string', value: '<relation>', help: 'Relation (required)' },
       { name: 'user-filter', kind: 'string', value: '<type[#relation]>', help: 'User type, or userset type#relation (required)' },
       ...QUERY_FLAGS,
+      ALL_FLAG,
     ],
     examples: ['latch query list-users --store-id 01J… --object document:roadmap --relation viewer --user-filter user'],
   },
@@ -188,7 +195,9 @@ const listUsers: Command = {
     const relation = args.require('relation');
     const [type = '', filterRelation] = args.require('user-filter').split('#');
     const ct = contextualTuples(args);
-    const users = await clientFrom(args).listUsers(storeOf(args), {
+    const client = clientFrom(args);
+    const list = args.bool('all') ? client.listAllUsers.bind(client) : client.listUsers.bind(client);
+    const users = await list(storeOf(args), {
       object,
       relation,
       user_filters: [filterRelation ? { type, relation: filterRelation } : { type }],

@@ -165,6 +165,21 @@ export class LatchChannelClient {
     return new LatchChannelClient(await openFrameSocket(url, [RECORDS_PROTOCOL], headers));
   }
 
+  /**
+   * Every object of a ListObjects request (`body` as on the HTTP route), page after page over
+   * latch's paged ListObjects: complete and in order. Rejects with the first page's error.
+   */
+  async *listAllObjects(storeId: string, body: Record<string, unknown>, pageSize = 1000): AsyncGenerator<string, void> {
+    let token = '';
+    do {
+      const a = await this.request('list-objects', storeId, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+      const page = a.body as { objects: string[]; continuation_token?: string };
+      yield* page.objects;
+      token = page.continuation_token ?? '';
+    } while (token);
+  }
+
   /** The answer to one request (sent in the current tick's frame). Error answers resolve too. */
   request(op: string, storeId: string | undefined, body: unknown, minRevision?: number): Promise<ChannelAnswer> {
     if (this.#closed) return Promise.reject(this.#closed);

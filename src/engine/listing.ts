@@ -14,7 +14,7 @@
 
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { ListedUser, ListPageRequest } from './types.js';
+import type { Latch, ListedUser, ListObjectsInput, ListPageRequest, ListUsersInput } from './types.js';
 
 /** The results of one page; `next` is the cursor of the next page, absent after the last one. */
 export interface ListPage<T> {
@@ -159,4 +159,28 @@ export async function collectAll(walk: Iterator<string, void>, outcome: { stoppe
   }
   if (outcome.stopped) throw listingTimeout();
   return out;
+}
+
+/**
+ * Every object of a ListObjects request, page after page (embedded API): complete and in order,
+ * whatever `listObjectsMaxResults` and the listing deadline are. Example:
+ * `for await (const o of listAllObjects(latch, {storeId, type: 'doc', relation: 'viewer', user: 'user:anne', contextualTuples: [], consistency: 'UNSPECIFIED'})) …`
+ */
+export async function* listAllObjects(latch: Pick<Latch, 'listObjects'>, input: Omit<ListObjectsInput, 'page'>, pageSize = MAX_LIST_PAGE_SIZE): AsyncGenerator<string, void> {
+  let after: string | undefined;
+  do {
+    const r = await latch.listObjects({ ...input, page: { size: pageSize, after } });
+    yield* r.objects;
+    after = r.next;
+  } while (after !== undefined);
+}
+
+/** Every user of a ListUsers request, page after page (embedded API). */
+export async function* listAllUsers(latch: Pick<Latch, 'listUsers'>, input: Omit<ListUsersInput, 'page'>, pageSize = MAX_LIST_PAGE_SIZE): AsyncGenerator<ListedUser, void> {
+  let after: string | undefined;
+  do {
+    const r = await latch.listUsers({ ...input, page: { size: pageSize, after } });
+    yield* r.users;
+    after = r.next;
+  } while (after !== undefined);
 }
