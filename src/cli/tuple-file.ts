@@ -2,7 +2,9 @@
 // `{user, relation, object, condition?}`) and CSV with the header
 // `user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context`
 // (columns in any order; `user_relation`, `condition_name` and `condition_context` optional;
-// `condition_context` is a JSON object). The format is chosen by the file extension.
+// `condition_context` is a JSON object). The format is chosen by the file extension. latch adds
+// `expires_at` (RFC 3339) to both: a field of the tuple, an optional CSV column written only when
+// some tuple expires, so files without expiring tuples stay OpenFGA's.
 
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
@@ -12,7 +14,7 @@ import type { JsonObject, TupleKey } from '../domain/types.js';
 /** A store file or tuple file that does not have the expected shape. */
 export class FileFormatError extends Error {}
 
-const CSV_COLUMNS = ['user_type', 'user_id', 'user_relation', 'relation', 'object_type', 'object_id', 'condition_name', 'condition_context'] as const;
+const CSV_COLUMNS = ['user_type', 'user_id', 'user_relation', 'relation', 'object_type', 'object_id', 'condition_name', 'condition_context', 'expires_at'] as const;
 type CsvColumn = (typeof CSV_COLUMNS)[number];
 const REQUIRED: readonly CsvColumn[] = ['user_type', 'user_id', 'relation', 'object_type', 'object_id'];
 
@@ -70,7 +72,12 @@ export function toTupleKey(t: unknown, where: string): TupleKey {
     if (c.context !== undefined && c.context !== null && !isObject(c.context)) throw new FileFormatError(`${where}.condition.context: expected a map`);
     key.condition = isObject(c.context) ? { name: c.name, context: c.context as JsonObject } : { name: c.name };
   }
-  return key;
+  const e = t.expires_at;
+  if (e === undefined || e === null) return key;
+  // YAML 1.1 readers turn an unquoted timestamp into a date: take it back as the instant it names.
+  const text = e instanceof Date ? e.toISOString() : e;
+  if (typeof text !== 'string' || text === '') throw new FileFormatError(`${where}.expires_at: expected an RFC 3339 timestamp`);
+  return { ...key, expires_at: text };
 }
 
 export function parseCsvTuples(text: string): TupleKey[] {
@@ -114,7 +121,8 @@ export function parseCsvTuples(text: string): TupleKey[] {
       }
       key.condition = { name: conditionName, context: context as JsonObject };
     }
-    return key;
+    const expiresAt = get('expires_at');
+    return expiresAt === '' ? key : { ...key, expires_at: expiresAt };
   });
 }
 
@@ -155,13 +163,16 @@ export function parseCsv(text: string): string[][] {
 
 /** CSV text for tuples (the same header as the reader), quoting fields that need it. */
 export function toCsv(tuples: readonly TupleKey[]): string {
-  const lines = [CSV_COLUMNS.join(',')];
+  const expiring = tuples.some((t) => t.expires_at !== undefined);
+  const lines = [(expiring ? CSV_COLUMNS : CSV_COLUMNS.slice(0, -1)).join(',')];
   for (const t of tuples) {
     const [userType = '', rest = ''] = splitOnce(t.user, ':');
     const [userId = '', userRelation = ''] = splitOnce(rest, '#');
     const [objectType = '', objectId = ''] = splitOnce(t.object, ':');
     const ctx = t.condition ? JSON.stringify(t.condition.context ?? {}) : '';
-    lines.push([userType, userId, userRelation, t.relation, objectType, objectId, t.condition?.name ?? '', ctx].map(csvField).join(','));
+    const fields = [userType, userId, userRelation, t.relation, objectType, objectId, t.condition?.name ?? '', ctx];
+    if (expiring) fields.push(t.expires_at ?? '');
+    lines.push(fields.map(csvField).join(','));
   }
   return lines.join('\n') + '\n';
 }
@@ -184,12 +195,13 @@ export function toYaml(value: unknown): string {
   return YAML.stringify(value, { lineWidth: 0, version: '1.1' });
 }
 
-/** A tuple as store files write it: no null condition, no empty condition context. */
+/** A tuple as store files write it: no null condition, no empty condition context, `expires_at` when it expires. */
 export function cleanTuple(t: TupleKey): TupleKey {
   const base = { user: t.user, relation: t.relation, object: t.object };
-  if (!t.condition || !t.condition.name) return base;
+  const exp = t.expires_at ? { expires_at: t.expires_at } : {};
+  if (!t.condition || !t.condition.name) return { ...base, ...exp };
   const context = t.condition.context;
-  return { ...base, condition: context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name } };
+  return { ...base, condition: context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name }, ...exp };
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {
