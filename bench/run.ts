@@ -9,6 +9,7 @@ import { walkerSingle } from './scenarios/walker-single.js';
 import { poolThroughput } from './scenarios/pool.js';
 import { indexMemory } from './scenarios/memory.js';
 import { listObjects1M } from './scenarios/list-objects.js';
+import { listPages } from './scenarios/list-pages.js';
 import { micro } from './scenarios/micro.js';
 import { indexWrites } from './scenarios/index-writes.js';
 import { coldLoad } from './scenarios/cold-load.js';
@@ -19,7 +20,7 @@ import { embedded } from './scenarios/embedded.js';
 import { blowup } from './scenarios/blowup.js';
 import { replication } from './replication/scenario.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, micro, embedded, blowup, httpCheck, replication];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, listPages, micro, embedded, blowup, httpCheck, replication];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },
