@@ -3,6 +3,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AppError, ErrorCode } from '../../src/errors.js';
+import type { TupleKey } from '../../src/domain/types.js';
 import type { TupleWrite } from '../../src/storage/types.js';
 import { allTuples, collect, deletes, rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 import { changeLog } from './change-log.js';
@@ -244,6 +245,49 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         await s.writeTuples(id, writes(...odd));
         expect(await allTuples(s, id)).toEqual(['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\uFFFD', 'doc:a#viewer@user:\u{1F600}']);
         expect((await s.readTuples(id, { object: 'doc:', user: 'user:é' }, { pageSize: 10 })).items.map((t) => str(t.key))).toEqual([odd[0]]);
+      });
+    });
+
+    describe('expiring tuples', () => {
+      const T = '2030-01-01T00:00:00.000Z';
+      const ms = Date.parse(T);
+      const expiring = (t: string, at = T, condition?: TupleKey['condition']): TupleKey => ({ ...tk(t, condition), expires_at: at });
+
+      it('stores expires_at with the tuple; Read, scan and the change log show it', async () => {
+        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        const read = (await s.readTuples(id, {}, { pageSize: 10 })).items.map((t) => t.key);
+        expect(read).toEqual([expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl')]);
+        expect((await collect((await s.scanTuples(id)).tuples)).map((t) => t.expires_at)).toEqual([T, T, undefined]);
+        expect((await s.readChanges(id, { pageSize: 10 })).items.map((c) => c.tuple_key.expires_at)).toEqual([T, T, undefined]);
+        expect(await s.firstExpiry(id)).toBe(ms);
+      });
+
+      it('deleteExpired deletes exactly the tuples expired at the instant, as one logged write, earliest first', async () => {
+        const later = '2030-01-01T00:00:00.001Z';
+        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne', later), expiring('doc:2#viewer@user:bob'), tk('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        const rev = await s.revision(id);
+        const none = await s.deleteExpired(id, ms - 1, 10);
+        expect([none.deleted.length, none.revision]).toEqual([0, rev]);
+        const first = await s.deleteExpired(id, ms, 10);
+        expect(first.deleted).toEqual([expiring('doc:2#viewer@user:bob')]);
+        expect(first.revision).toBe(rev + 1);
+        expect(await s.firstExpiry(id)).toBe(ms + 1);
+        const last = (await s.readChanges(id, { pageSize: 10 })).items.at(-1);
+        expect([last?.operation, last?.tuple_key]).toEqual(['TUPLE_OPERATION_DELETE', expiring('doc:2#viewer@user:bob')]);
+        expect((await s.deleteExpired(id, ms + 1, 10)).deleted.map(str)).toEqual(['doc:1#viewer@user:anne']);
+        expect(await allTuples(s, id)).toEqual(['doc:3#viewer@user:carl']);
+        expect(await s.firstExpiry(id)).toBeUndefined();
+      });
+
+      it('a tuple deleted or rewritten without expiry leaves nothing for the sweeper; the limit bounds a batch', async () => {
+        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob'), expiring('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        expect((await s.deleteExpired(id, ms, 1)).deleted.map(str)).toEqual(['doc:2#viewer@user:bob']);
+        expect((await s.deleteExpired(id, ms, 1)).deleted.map(str)).toEqual(['doc:3#viewer@user:carl']);
+        expect((await s.deleteExpired(id, ms, 1)).deleted).toEqual([]);
+        expect(await allTuples(s, id)).toEqual(['doc:1#viewer@user:anne']);
+        await rejectsWith(s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne')], onDuplicate: 'ignore', onMissing: 'error' }), 'transaction_conflict');
       });
     });
 
