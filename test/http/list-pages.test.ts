@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LatchChannelClient } from '../../src/client/index.js';
-import { listAllObjects, listAllUsers } from '../../src/index.js';
+import { listAllObjects, listAllUsers } from '../../src/latch.js';
 import { latch } from '../cli/helpers.js';
 import { call, start, storeWithModel } from './helpers.js';
 
