@@ -35,5 +35,5 @@ it("package.json's entries resolve to the built embedded API and client (npm run
   ].join('\n');
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   expect(run.stderr).toBe('');
-  expect(JSON.parse(run.stdout)).toEqual([['AppError', 'dslToModel', 'modelToDsl', 'openLatch'], 'function']);
+  expect(JSON.parse(run.stdout)).toEqual([['AppError', 'dslToModel', 'listAllObjects', 'listAllUsers', 'modelToDsl', 'openLatch'], 'function']);
 });
