@@ -61,14 +61,14 @@ describe('precedence', () => {
     const c = config([
       '--host', '127.0.0.2', '--port', '1', '--data-dir', '/d', '--body-limit', '2', '--shutdown-timeout', '3', '--metrics=false', '--token-secret', 's',
       '--resolve-depth', '4', '--list-objects-max-results', '5', '--list-objects-deadline', '6', '--list-users-max-results', '7',
-      '--list-users-deadline', '8', '--check-deadline', '15', '--max-batch-check-items', '16', '--max-contextual-tuples', '9', '--max-tuples-per-write', '10', '--workers', '11', '--cache-size', '12', '--poll-interval', '17',
+      '--list-users-deadline', '8', '--list-page-deadline', '18', '--check-deadline', '15', '--max-batch-check-items', '16', '--max-contextual-tuples', '9', '--max-tuples-per-write', '10', '--workers', '11', '--cache-size', '12', '--poll-interval', '17',
       '--log-level', 'warn', '--log-format', 'text', '--log-requests', '--auth-mode', 'oidc', '--auth-issuer', 'https://i.example',
       '--auth-audience', 'https://a.example', '--auth-jwks-uri', 'https://i.example/k', '--auth-token-ttl', '13', '--log-retention-days', '14',
       '--authzen-base-url', 'https://authz.example.com/',
     ]);
     expect(c.server).toMatchObject({ host: '127.0.0.2', port: 1, dataDir: '/d', bodyLimit: 2, metrics: false, tokenSecret: 's', authzenBaseUrl: 'https://authz.example.com' });
     expect(c.server.engine).toEqual({
-      resolveDepth: 4, listObjectsMaxResults: 5, listObjectsDeadlineMs: 6, listUsersMaxResults: 7, listUsersDeadlineMs: 8,
+      resolveDepth: 4, listObjectsMaxResults: 5, listObjectsDeadlineMs: 6, listUsersMaxResults: 7, listUsersDeadlineMs: 8, listPageDeadlineMs: 18,
       checkDeadlineMs: 15, maxBatchCheckItems: 16, maxContextualTuples: 9, maxTuplesPerWrite: 10, workers: 11, cacheSize: 12, pollIntervalMs: 17,
     });
     expect(c.shutdownTimeoutMs).toBe(3);
