@@ -126,7 +126,17 @@ async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promi
 }
 
 export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: StoreDictionary; base: Base }> {
-  const reader = new ChunkReader(chunks[Symbol.asyncIterator]());
+  const it = chunks[Symbol.asyncIterator]();
+  try {
+    return await decodeImage(new ChunkReader(it));
+  } finally {
+    // The image ends where its layout says, so the source is not read past its last chunk: end it
+    // here, or a source that holds a connection until the end (PostgreSQL's transaction) keeps it.
+    await it.return?.();
+  }
+}
+
+async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base }> {
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;

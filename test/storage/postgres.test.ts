@@ -11,6 +11,7 @@ import type { CliIo } from '../../src/cli/common.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { allTuples, collect, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
+import { StoreIndex } from '../../src/index/store-index.js';
 
 const run = hasPostgres();
 let db: TestDatabase;
@@ -41,6 +42,29 @@ describe.runIf(run)('postgres', () => {
     await empty();
     const storage = await open();
     return { storage, second: () => open(), dispose: () => storage.close() };
+  });
+
+  describe('storage: postgres index checkpoints', () => {
+    it('loading an index from a checkpoint gives its connection back (a pool of one serves the next query)', async () => {
+      await empty();
+      const one = await openPostgresStorage({ url: db.url, poolSize: 1 });
+      try {
+        const id = (await one.createStore('cp')).id;
+        await one.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));
+        const built = await StoreIndex.load(one, id);
+        expect(await built.checkpoint(one, id)).toBe('written');
+        built.close();
+        for (let i = 0; i < 3; i++) {
+          const loaded = await StoreIndex.load(one, id);
+          expect(loaded.loaded.fromCheckpoint).toBe(true);
+          expect(loaded.snapshot().base.layout.entries).toBe(2);
+          loaded.close();
+        }
+        expect(await one.revision(id)).toBe(1); // would wait forever for the one connection if a load kept it
+      } finally {
+        await one.close();
+      }
+    });
   });
 
   describe('storage: postgres shared by several objects', () => {
