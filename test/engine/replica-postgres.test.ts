@@ -2,7 +2,7 @@
 // its own PgStorage (its own pool and LISTEN connection), as three `latch serve` processes would
 // be. Writes through one node reach the others by NOTIFY or by the revision read of
 // HIGHER_CONSISTENCY; concurrent writers on all three leave every node equal to a single-node
-// replay. (The same over real processes: test/ops/replicas.test.ts.)
+// replay; three expiry sweepers delete each expired tuple once. (The same over real processes: test/ops/replicas.test.ts.)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
@@ -136,6 +136,43 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
       }
     } finally {
       await replay.close();
+    }
+  });
+
+  it('three sweepers over one database: each expired tuple is deleted once, with one change, and every node stops granting it', async () => {
+    const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+    let now = T0;
+    const clock = (): number => now;
+    const sweepers: LatchService[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const storage = await openPostgresStorage({ url: db.url, poolSize: 4 });
+        await storage.listening();
+        sweepers.push(new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 }, silent, { clock, expirySweepMs: 0 }));
+      }
+      const [a] = sweepers as [LatchService];
+      const s = (await a.createStore('sweep')).id;
+      await a.writeModel(s, MODEL);
+      const expiresAt = new Date(T0 + 60_000).toISOString();
+      const expiring = Array.from({ length: 50 }, (_, i) => ({ ...tk(`doc:${i}`, 'viewer', 'user:anne'), expires_at: expiresAt }));
+      await a.write({ storeId: s, writes: [...expiring, tk('doc:keep', 'viewer', 'user:anne')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      // Every node has the store loaded and current (the sweeper passes over loaded stores).
+      for (const n of sweepers) expect((await n.check(checkOf(s, tk('doc:0', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).allowed).toBe(true);
+      now = T0 + 60_000;
+      const counts = await Promise.all(sweepers.map((n) => n.sweepExpired()));
+      expect(counts.reduce((x, y) => x + y, 0)).toBe(50);
+      const first = await a.readChanges({ storeId: s, pageSize: 100 });
+      const log = [...first.items, ...(await a.readChanges({ storeId: s, pageSize: 100, after: first.next })).items].filter((c) => c.operation === 'TUPLE_OPERATION_DELETE');
+      expect(log.map((c) => `${c.tuple_key.object} ${c.tuple_key.expires_at}`).sort()).toEqual(expiring.map((t) => `${t.object} ${expiresAt}`).sort());
+      for (const n of sweepers) {
+        await n.caughtUp();
+        expect((await n.read({ storeId: s, filter: {}, pageSize: 100, consistency: 'MINIMIZE_LATENCY' })).items.map((t) => t.key.object)).toEqual(['doc:keep']);
+        expect(expiring.some((t) => n.checkSync(checkOf(s, t))?.allowed !== false)).toBe(false);
+        expect(n.checkSync(checkOf(s, tk('doc:keep', 'viewer', 'user:anne')))?.allowed).toBe(true);
+      }
+      expect(await Promise.all(sweepers.map((n) => n.sweepExpired()))).toEqual([0, 0, 0]);
+    } finally {
+      for (const n of sweepers) await n.close();
     }
   });
 });

@@ -1,8 +1,8 @@
 // Expiring tuples (`expires_at`, a latch extension) against a real server with an injected clock:
 // one millisecond before the expiry every query path grants, at the expiry instant none does —
-// Check (and its result cache), BatchCheck, the msgpack channel's string and id forms (a batch
-// large enough for the worker pool), ListObjects (walk-only and confirmed paths, paged and
-// streamed), ListUsers, Expand. Also: Read and ReadChanges show expires_at, bad values are 400
+// Check (and its result cache), BatchCheck (its items cached too), Check's explanation, AuthZEN
+// evaluation, the msgpack channel's string and id forms (a batch large enough for the worker
+// pool), ListObjects (walk-only and confirmed paths, paged and streamed), ListUsers, Expand. Also: Read and ReadChanges show expires_at, bad values are 400
 // validation_error, and the sweeper deletes expired tuples with one changelog entry each.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -85,10 +85,14 @@ async function allPaths(): Promise<Record<string, unknown>> {
     ((await post('/list-users', { object: { type: 'doc', id: object }, relation: 'reader', user_filters: [{ type: 'user' }], ...extra })).json as { users: { object: { id: string } }[] }).users
       .map((u) => u.object.id)
       .sort();
+  const explain = (await post('/check/explain', { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } })).json as { allowed: boolean };
+  const authzen = (await post('/access/v1/evaluation', { subject: { type: 'user', id: 'anne' }, resource: { type: 'doc', id: '1' }, action: { name: 'reader' } })).json as { decision: boolean };
   const expand = (await post('/expand', { tuple_key: { object: 'doc:1', relation: 'viewer' } })).json as { tree: { root: { leaf: { users?: { users: string[] } } } } };
   return {
     check: [await check('user:anne', 'viewer', 'doc:1'), await check('user:bob', 'viewer', 'doc:2'), await check('user:carl', 'viewer', 'doc:3', { ip: '10.0.0.1' })],
     batch: [result.a?.allowed, result.b?.allowed, result.c?.allowed],
+    explain: explain.allowed,
+    authzen: authzen.decision,
     channel: [await client.check(store, { user: 'user:anne', relation: 'reader', object: 'doc:1' }), await client.check(store, { user: 'user:bob', relation: 'reader', object: 'doc:2' })],
     bulk: [bulk.errors.size, new Set(bulk.results)],
     listObjects: [await lo('user:anne', 'viewer'), await lo('user:bob', 'reader'), await lo('user:carl', 'viewer', { context: { ip: '10.0.0.1' } })],
@@ -118,6 +122,8 @@ describe('expires_at', () => {
     expect(before).toEqual({
       check: [true, true, true],
       batch: [true, true, true],
+      explain: true,
+      authzen: true,
       channel: [true, true],
       bulk: [0, new Set([CHECK_ALLOWED])],
       listObjects: [['doc:1'], ['doc:2'], ['doc:3']],
@@ -131,6 +137,8 @@ describe('expires_at', () => {
     expect(after).toEqual({
       check: [false, false, false],
       batch: [false, false, false],
+      explain: false,
+      authzen: false,
       channel: [false, false],
       bulk: [0, new Set([CHECK_DENIED])],
       listObjects: [[], [], []],

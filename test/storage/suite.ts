@@ -289,6 +289,31 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(await allTuples(s, id)).toEqual(['doc:1#viewer@user:anne']);
         await rejectsWith(s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne')], onDuplicate: 'ignore', onMissing: 'error' }), 'transaction_conflict');
       });
+
+      it('concurrent sweeps (two storage objects over one datastore where the backend shares one): each expired tuple deleted once, one change each', async () => {
+        const keys = Array.from({ length: 30 }, (_, i) => `doc:${i}#viewer@user:anne`);
+        await s.writeTuples(id, { deletes: [], writes: keys.map((k) => expiring(k)), onDuplicate: 'error', onMissing: 'error' });
+        const before = await s.revision(id);
+        const other = h.second ? await h.second() : s;
+        try {
+          const sweepers = [s, other, s, other];
+          const deleted: string[] = [];
+          for (;;) {
+            const rounds = await Promise.all(sweepers.map((x) => x.deleteExpired(id, ms, 7)));
+            const got = rounds.flatMap((r) => r.deleted.map(str));
+            if (got.length === 0) break;
+            deleted.push(...got);
+          }
+          expect(deleted.sort()).toEqual([...keys].sort());
+          const log = await collect(s.changesSince(id, before));
+          expect(log.map((c) => str(c.tuple)).sort()).toEqual([...keys].sort());
+          expect(log.every((c) => c.tuple.expires_at === T)).toBe(true);
+          expect(await allTuples(s, id)).toEqual([]);
+          expect(await s.firstExpiry(id)).toBeUndefined();
+        } finally {
+          if (other !== s) await other.close();
+        }
+      });
     });
 
     readShapes(() => s, () => id);
