@@ -156,13 +156,13 @@ function pairValid(r: Resolution, snap: IndexSnapshot, model: CompiledModel, typ
 }
 
 /** Outcome byte and error of one check through Check's string path. */
-function slowCheck(checker: WalkerChecker, snap: IndexSnapshot, model: CompiledModel, key: { object: string; relation: string; user: string }, context: JsonObject | undefined, deadline: number): CheckOutcome {
+function slowCheck(checker: WalkerChecker, snap: IndexSnapshot, model: CompiledModel, key: { object: string; relation: string; user: string }, context: JsonObject | undefined, deadline: number, now: number): CheckOutcome {
   try {
     validateCheckKey(model, key);
   } catch (err) {
     return { error: toAppError(err) };
   }
-  return checker.checkInline(snap, model, { object: key.object, relation: key.relation, user: key.user, contextualTuples: EMPTY, context }, deadline);
+  return checker.checkInline(snap, model, { object: key.object, relation: key.relation, user: key.user, contextualTuples: EMPTY, context }, deadline, now);
 }
 
 /** `deadline` (`Date.now()` ms, D8): checks it cuts short answer throttled_timeout_error. */
@@ -170,6 +170,8 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Wa
   const model = await models.resolve(input.storeId, input.modelId);
   validateRequestContext(input.context);
   const snap = (await indexes.get(input.storeId)).snapshot();
+  // One instant for every check of the request, fast and slow path alike (tuple expiry).
+  const now = checker.instant(snap);
   // From here to the checker call everything is synchronous: the resolution matches `snap`.
   const program = programFor(model, snap.dict);
   const r = resolutionOf(input.table, program);
@@ -241,7 +243,7 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Wa
       records[at + 5] = w[uw + 3] as number;
       index[k++] = i;
     }
-    const fast = k > 0 ? await checker.checkIds(snap, model, records.subarray(0, k * QUERY_WORDS), context, deadline) : [];
+    const fast = k > 0 ? await checker.checkIds(snap, model, records.subarray(0, k * QUERY_WORDS), context, deadline, now) : [];
     for (let j = 0; j < k; j++) record(outcomes, errors, index[j] as number, fast[j] as CheckOutcome);
   } finally {
     release(records);
@@ -249,7 +251,7 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Wa
   }
   for (const i of slow) {
     const key = { object: strings[triples[3 * i] as number] as string, relation: strings[triples[3 * i + 1] as number] as string, user: strings[triples[3 * i + 2] as number] as string };
-    record(outcomes, errors, i, slowCheck(checker, snap, model, key, context, deadline));
+    record(outcomes, errors, i, slowCheck(checker, snap, model, key, context, deadline, now));
   }
   return { modelId: model.id };
 }

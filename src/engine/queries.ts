@@ -117,7 +117,7 @@ export class Queries {
 
   /** The request's instant: the clock is read only for a snapshot with expiring tuples (≈ 70 ns otherwise saved). */
   private instant(snapshot: IndexSnapshot): number {
-    return snapshot.expiring ? this.now() : 0;
+    return this.checker.instant(snapshot);
   }
 
   private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number): CheckResult {

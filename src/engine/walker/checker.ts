@@ -37,6 +37,8 @@ export interface WalkerChecker {
    * to the pool and the records it cannot finish (conditions) are re-run on this thread.
    */
   checkIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, context: JsonObject | undefined, deadline?: number, now?: number): Promise<CheckOutcome[]>;
+  /** The instant a call on `snapshot` runs at when given none: the clock, or 0 for a snapshot without expiring tuples. */
+  instant(snapshot: IndexSnapshot): number;
   /** The pool's figures; undefined until a batch large enough for the pool started it. */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;
@@ -99,6 +101,7 @@ export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
     return run;
   };
   return {
+    instant,
     checkInline(s, m, it, deadline = Infinity, now = instant(s)) {
       // No clock read for the deadline (≈ 70 ns, 10% of a direct check): the deadline bounds the
       // walk, and the walker reads the clock itself once a walk is long enough to matter.
