@@ -62,12 +62,12 @@ export class Indexes {
     return [...this.loaded.keys()];
   }
 
-  /** The store's index if it is loaded (no load started): the synchronous query path. */
   /** The loaded stores and their indexes. */
   entries(): IterableIterator<[string, StoreIndex]> {
     return this.loaded.entries();
   }
 
+  /** The store's index if it is loaded (no load started): the synchronous query path. */
   peek(storeId: string): StoreIndex | undefined {
     return this.loaded.get(storeId);
   }
