@@ -87,6 +87,10 @@ export class LatchService implements Latch {
   private readonly writeTimings = new Timings();
   private readonly clock: () => number;
   private readonly sweeper: ExpirySweeper;
+  private readonly log: EngineLog;
+  private closing = false;
+  /** Ends the preload's backoff wait at once (close). */
+  private wakeLoader: (() => void) | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -95,9 +99,10 @@ export class LatchService implements Latch {
     options: Pick<LatchOptions, 'clock' | 'expirySweepMs'> = {},
   ) {
     this.clock = options.clock ?? Date.now;
+    this.log = log ?? engineWarning;
     this.models = new ModelCache(storage);
     this.indexes = new Indexes(storage, { log });
-    this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: log ?? engineWarning });
+    this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: this.log });
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
     this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
     this.loading = this.preload();
@@ -118,13 +123,49 @@ export class LatchService implements Latch {
     return this.sweeper.sweep();
   }
 
+  /**
+   * Loads every store's index. A failure (the datastore unreachable, a pool exhausted) never
+   * rejects: it is logged and retried with backoff (0.25 s doubling to 5 s) until it succeeds or
+   * the service closes; meanwhile queries on a store not loaded yet try the load themselves and
+   * get its error (503 `unavailable` when the datastore is down), and readiness waits.
+   */
   private async preload(): Promise<void> {
     let after: string | undefined;
     do {
-      const page = await this.storage.listStores({ pageSize: 100, after });
-      for (const s of page.items) await this.indexes.get(s.id);
+      const page = await this.retrying('store list', () => this.storage.listStores({ pageSize: 100, after }));
+      if (!page) return;
+      for (const s of page.items) {
+        const loaded = await this.retrying(`store ${s.id}`, () =>
+          this.indexes.get(s.id).catch((err: unknown) => {
+            if (err instanceof AppError && err.code === 'store_id_not_found') return undefined; // deleted meanwhile
+            throw err;
+          }),
+        );
+        if (loaded === null) return;
+      }
       after = page.next;
     } while (after);
+  }
+
+  /** `fn`'s result, retried with backoff after each failure; null once the service closes. */
+  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
+    for (let wait = 250; ; wait = Math.min(5000, wait * 2)) {
+      if (this.closing) return null;
+      try {
+        return await fn();
+      } catch (err) {
+        if (this.closing) return null;
+        this.log('warn', 'index load failed; retrying', { what, retry_in_ms: wait, cause: err instanceof Error ? err.message : String(err) });
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.wakeLoader = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeLoader = undefined;
+      }
+    }
   }
 
   ready(): Promise<void> {
@@ -144,6 +185,8 @@ export class LatchService implements Latch {
 
   async close(): Promise<void> {
     await this.sweeper.stop();
+    this.closing = true;
+    this.wakeLoader?.();
     await this.loading.catch(() => undefined);
     await Promise.allSettled([...this.writeLocks.values()]);
     this.follower.close();

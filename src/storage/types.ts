@@ -167,7 +167,11 @@ export interface Storage {
    * Throws store_id_not_found for an unknown or deleted store (so do the writer's calls).
    */
   openCheckpoint(storeId: string, revision: number): Promise<CheckpointWriter>;
-  /** The last checkpoint, or undefined. Chunks come back in the order written. */
+  /**
+   * The last checkpoint, or undefined. Chunks come back in the order written. The reader must
+   * consume `chunks` to its end or call its iterator's `return()`: the backend may hold a
+   * connection or a snapshot until then.
+   */
   readCheckpoint(storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined>;
 
   /**
