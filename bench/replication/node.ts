@@ -8,9 +8,11 @@ import { LatchService } from '../../src/engine/service.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { openStorage } from '../../src/storage/index.js';
+import { traceNode } from './trace.js';
 
 const url = process.env.LATCH_BENCH_PG_URL;
 const storage = await openStorage(url ? { postgres: { url, poolSize: 8 } } : {});
+if (process.env.LATCH_BENCH_TRACE) traceNode(storage, process.env.LATCH_BENCH_TRACE);
 const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0 }, (level, msg, fields) => process.stderr.write(`${level} ${msg} ${JSON.stringify(fields)}\n`));
 const http = createHttpServer(latch, { metrics: false });
 const port = await http.listen('127.0.0.1', 0);

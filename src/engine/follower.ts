@@ -14,6 +14,7 @@ import type { StoreIndex } from '../index/store-index.js';
 import type { Storage, StorageEvent, WriteResult } from '../storage/types.js';
 import type { EngineLog, Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
+import { Timings } from './stats.js';
 
 /** What a query asks of its index's freshness. */
 export interface Freshness {
@@ -40,6 +41,11 @@ interface Run {
 /** Replication figures for `stats()`: revisions applied from the log, catch-ups that failed, polls. */
 export interface FollowerStats {
   revisionsApplied: number;
+  /**
+   * Commit event received → that revision applied to the index from the log (commits of other
+   * nodes): this node's own share of the replication lag, free of network and client time.
+   */
+  readonly applyLag: Timings;
   catchUpFailures: number;
   polls: number;
   pollFailures: number;
@@ -62,7 +68,9 @@ export class Follower {
   private closed = false;
   /** The poll's last failure was logged: the next success logs the recovery. */
   private pollDown = false;
-  readonly stats: FollowerStats = { revisionsApplied: 0, catchUpFailures: 0, polls: 0, pollFailures: 0 };
+  /** Per store, the commit events not applied yet: [revision, performance.now() at receipt] pairs, oldest first. */
+  private readonly heardAt = new Map<string, number[]>();
+  readonly stats: FollowerStats = { revisionsApplied: 0, applyLag: new Timings(), catchUpFailures: 0, polls: 0, pollFailures: 0 };
 
   constructor(
     private readonly storage: Storage,
@@ -96,17 +104,42 @@ export class Follower {
     try {
       // Deferred one turn: this node's own write is reported from inside the storage call, and its
       // write path applies it right after (no log read needed) before the catch-up looks.
+      if (event.kind === 'tuples') this.noteHeard(event.storeId, event.revision);
       if (event.kind === 'tuples') setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
       else if (event.kind === 'model') this.models.noteLatestChanged(event.storeId, event.modelId);
       else if (event.deleted) this.dropStore(event.storeId);
+      // A store created (here or on another node) is loaded at once: its first query, often a
+      // read of a write just made elsewhere, does not wait for a load.
+      else void this.indexes.get(event.storeId).catch(() => undefined);
     } catch (err) {
       this.options.log('warn', 'storage event not handled', { store_id: event.storeId, kind: event.kind, cause: String(err) });
     }
   }
 
+  /** Remembers when the event of `revision` arrived (at most 256 pending per store: the oldest go). */
+  private noteHeard(storeId: string, revision: number): void {
+    if ((this.indexes.peek(storeId)?.currentRevision ?? 0) >= revision) return;
+    const list = this.heardAt.get(storeId);
+    if (!list) return void this.heardAt.set(storeId, [revision, performance.now()]);
+    if (list.length >= 512) list.splice(0, 2);
+    list.push(revision, performance.now());
+  }
+
+  /** Forgets the events the index has applied, timing them when the log replay applied them. */
+  private applied(storeId: string, revision: number, timed: boolean): void {
+    const list = this.heardAt.get(storeId);
+    if (!list) return;
+    const now = performance.now();
+    let i = 0;
+    for (; i < list.length && (list[i] as number) <= revision; i += 2) if (timed) this.stats.applyLag.observe(now - (list[i + 1] as number));
+    if (i >= list.length) this.heardAt.delete(storeId);
+    else if (i > 0) list.splice(0, i);
+  }
+
   /** A deleted store: its index and cached models go, its waiters fail with store_id_not_found. */
   dropStore(storeId: string): void {
     this.heard.delete(storeId);
+    this.heardAt.delete(storeId);
     this.indexes.drop(storeId);
     this.models.forgetStore(storeId);
     this.failWaiters(storeId, new AppError('store_id_not_found', 'Store ID not found'));
@@ -114,6 +147,7 @@ export class Follower {
 
   /** Called by Indexes when a store's index finished loading: applies what was heard meanwhile. */
   loaded(storeId: string, index: StoreIndex): void {
+    this.applied(storeId, index.currentRevision, false);
     this.notify(storeId, index);
     const heard = this.heard.get(storeId);
     this.heard.delete(storeId);
@@ -129,6 +163,7 @@ export class Follower {
     if (result.revision <= index.currentRevision) return;
     if (result.revision === index.currentRevision + 1) {
       index.apply(result);
+      this.applied(storeId, result.revision, false);
       this.notify(storeId, index);
       return;
     }
@@ -228,6 +263,7 @@ export class Follower {
       if (revision === index.currentRevision + 1) {
         index.apply({ revision, timestamp: '', deleted, written });
         this.stats.revisionsApplied++;
+        this.applied(storeId, revision, true);
         this.notify(storeId, index);
       }
       deleted = [];

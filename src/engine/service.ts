@@ -256,7 +256,9 @@ export class LatchService implements Latch {
   // ---- tuples ----
 
   async write(input: WriteInput): Promise<WriteOutput> {
-    await this.getStore(input.storeId);
+    // A loaded index means a known store (a deletion drops it); one deleted meanwhile on another
+    // node fails in the storage write with the same store_id_not_found.
+    await this.knownStore(input.storeId);
     const model = await this.models.resolve(input.storeId, input.modelId);
     validateWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
     checkExpiries(input.writes, this.clock());

@@ -142,6 +142,8 @@ function renderEngine(out: string[], e: EngineStats): void {
   gauge(out, 'latch_replication_catchup_failures_total', 'Index catch-ups from the change log that failed (retried by the next event, poll or waiting query).', r.catchUpFailures, 'counter');
   gauge(out, 'latch_replication_polls_total', "Polls of the loaded stores' committed revisions.", r.polls, 'counter');
   gauge(out, 'latch_replication_poll_failures_total', 'Polls that failed (the datastore unreachable).', r.pollFailures, 'counter');
+  header(out, 'latch_replication_apply_lag_seconds', 'histogram', "Commit event of another node's write received → its revision applied to the index (this node's share of the replication lag).");
+  histogram(out, 'latch_replication_apply_lag_seconds', '', r.applyLag);
   header(out, 'latch_index_load_duration_seconds', 'histogram', 'Time a store index took to load (checkpoint plus change-log tail, or full scan).');
   histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
   header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');

@@ -15,7 +15,7 @@ import { part } from '../codec.js';
 import { scanFor } from '../tuples.js';
 import { clean, sameCondition, writeErrors } from '../write-plan.js';
 import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
-import { dec, enc, num, q, type Client, type Db, type Row } from './db.js';
+import { dec, enc, literal, num, q, type Client, type Db, type Row } from './db.js';
 import { CHANNEL } from './events.js';
 
 type Stored = { condition: RelationshipCondition | undefined; expires_at: string | undefined } | null;
@@ -88,11 +88,14 @@ const columns = (ts: readonly TupleKey[]): [string[], string[], string[], string
 
 /** One Write; `payload(revision)` is the NOTIFY payload sent in the same transaction. */
 export function writeTuples(db: Db, storeId: string, w: TupleWrite, payload: (revision: number) => string): Promise<WriteResult> {
-  return db.tx(async (c) => {
-    const lock = (await q(c, 'SELECT revision, last_ms FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR NO KEY UPDATE', [storeId]))[0];
+  // BEGIN and the lock in one round trip: a store's writes queue on this lock, so each round trip
+  // spent holding it bounds the store's write rate.
+  const locking = `SELECT revision, last_ms FROM latch_stores WHERE id = ${literal(storeId)} AND deleted_ms IS NULL FOR NO KEY UPDATE`;
+  return db.txFrom(locking, async (c, locked) => {
+    const lock = locked[0];
     if (!lock) throw fail.storeNotFound();
-    const before = num(lock[0]);
-    const ms = Math.max(Date.now(), num(lock[1]));
+    const before = num(lock.revision);
+    const ms = Math.max(Date.now(), num(lock.last_ms));
     const timestamp = new Date(ms).toISOString();
     const { deleted, written } = plan(w, await existing(c, storeId, [...w.deletes, ...w.writes]));
     if (deleted.length + written.length === 0) return { revision: before, timestamp, deleted, written };
