@@ -66,6 +66,24 @@ describe.runIf(run)('index loads on PostgreSQL', () => {
     }
   });
 
+  it('a checkpoint read given back unread, before or after its first chunk, frees its connection', async () => {
+    const storage = await openPostgresStorage({ url: db.url, poolSize: 2, connectTimeoutMs: 2000 });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const cp = await storage.readCheckpoint(stores[0] as string);
+        expect(cp?.revision).toBeGreaterThanOrEqual(1);
+        const it = (cp as { chunks: AsyncIterable<Uint8Array> }).chunks[Symbol.asyncIterator]();
+        if (i === 1) expect((await it.next()).done).toBe(false);
+        await it.return?.();
+      }
+      const pool = (storage as PgStorage).db.pool;
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+      expect(await storage.revision(stores[0] as string)).toBe(2);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('a load that finds the database unreachable is retried with backoff; the store answers 503 meanwhile, then serves', async () => {
     const target = new URL(db.url);
     const proxy = await TcpProxy.open({ host: target.hostname, port: Number(target.port) });

@@ -154,7 +154,9 @@ export async function readCheckpoint(db: Db, storeId: string): Promise<{ revisio
     return classify(err);
   }
   const [revision, generation, count] = [num(head[0]), num(head[1]), num(head[2])];
+  let started = false;
   async function* chunks(): AsyncGenerator<Uint8Array> {
+    started = true;
     let broken: Error | undefined;
     let done = false;
     try {
@@ -173,5 +175,22 @@ export async function readCheckpoint(db: Db, storeId: string): Promise<{ revisio
       c.release(broken);
     }
   }
-  return { revision, chunks: chunks() };
+  const gen = chunks();
+  // A generator's return() before its first next() never runs its body's `finally`: the
+  // connection is given back here then.
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next: () => gen.next(),
+    async return(): Promise<IteratorResult<Uint8Array>> {
+      if (!started) {
+        started = true;
+        await c.query('ROLLBACK').then(
+          () => c.release(),
+          (err: unknown) => c.release(err instanceof Error ? err : true),
+        );
+      }
+      return gen.return(undefined);
+    },
+  };
+  return { revision, chunks: iterator };
 }
