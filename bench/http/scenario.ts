@@ -149,9 +149,10 @@ function ms(value: string, unit: string): number {
   return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
 }
 
-export async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0): Promise<WrkRun> {
+/** `cpus` pins wrk (taskset -c), e.g. '1'. */
+export async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0, cpus?: string): Promise<WrkRun> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
-  const { stdout } = await run('wrk', args, { env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) } });
+  const { stdout } = await run(cpus ? 'taskset' : 'wrk', cpus ? ['-c', cpus, 'wrk', ...args] : args, { env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) } });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const p = (q: string): number => {
     const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(stdout);

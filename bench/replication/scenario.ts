@@ -10,7 +10,9 @@
 // - cold start of a new replica from the checkpoint image in PostgreSQL at 1M tuples (10M with --big).
 // Every answer a figure depends on is verified.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -18,35 +20,55 @@ import pg from 'pg';
 import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { openStorage } from '../../src/storage/index.js';
 import { startPostgres } from '../../test/support/postgres-server.js';
-import { wrk } from '../http/scenario.js';
+import { cpuPerRequest, wrk } from '../http/scenario.js';
 import { verify, type Metric, type RunOptions, type Scenario } from '../scenario.js';
+import type { Trace } from './trace.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 
 interface Node {
   readonly proc: ChildProcess;
+  /** With a trace file (trace.ts): writes it and resolves with its contents. */
+  readonly dump: () => Promise<Trace>;
   readonly base: string;
   readonly port: number;
   /** Resolves with the node's own clock (ms since its process started) once its indexes are loaded. */
   readonly ready: Promise<number>;
 }
 
-function startNode(pgUrl: string | undefined): Promise<Node> {
+/**
+ * A node in its own process; `cpus` pins it (taskset -c) when given; `trace` names its trace file.
+ */
+function startNode(pgUrl: string | undefined, o: { cpus?: string | undefined; trace?: string | undefined } = {}): Promise<Node> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   if (pgUrl) env.LATCH_BENCH_PG_URL = pgUrl;
   else delete env.LATCH_BENCH_PG_URL;
-  const proc = spawn(process.execPath, [...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(here, 'node.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (o.trace) env.LATCH_BENCH_TRACE = o.trace;
+  else delete env.LATCH_BENCH_TRACE;
+  const argv = [process.execPath, ...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(here, 'node.ts')];
+  const cmd = o.cpus ? ['taskset', '-c', o.cpus, ...argv] : argv;
+  const proc = spawn(cmd[0] as string, cmd.slice(1), { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   let readyResolve: (ms: number) => void = () => undefined;
   const ready = new Promise<number>((r) => (readyResolve = r));
+  let traced: (() => void) | undefined;
+  const dump = async (): Promise<Trace> => {
+    if (!o.trace) throw new Error('node started without a trace file');
+    await new Promise<void>((r) => {
+      traced = r;
+      proc.kill('SIGUSR2');
+    });
+    return JSON.parse(readFileSync(o.trace, 'utf8')) as Trace;
+  };
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`replication node exited (${code}) before listening`)));
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return;
-      const msg = JSON.parse(line) as { port?: number; ready?: number };
-      if (msg.port) resolve({ proc, port: msg.port, base: `http://127.0.0.1:${msg.port}`, ready });
+      const msg = JSON.parse(line) as { port?: number; ready?: number; traced?: string };
+      if (msg.port) resolve({ proc, port: msg.port, base: `http://127.0.0.1:${msg.port}`, ready, dump });
       if (msg.ready !== undefined) readyResolve(msg.ready);
+      if (msg.traced) traced?.();
     });
   });
 }
@@ -77,6 +99,15 @@ async function newStore(base: string, name: string): Promise<{ store: string; mo
   return { store, model };
 }
 
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
@@ -92,9 +123,10 @@ const median = (xs: readonly number[]): number => percentile([...xs].sort((a, b)
  * revisions apply in order, so when it is, every earlier one of that store is too, and each of
  * them gets lag = now − its acknowledgement (an upper bound by one Check round trip).
  */
-async function lag(a: Node, b: Node, stores: readonly string[], rate: number, seconds: number): Promise<{ lags: number[]; achieved: number }> {
+async function lag(a: Node, b: Node, stores: readonly string[], rate: number, seconds: number): Promise<{ lags: number[]; achieved: number; objects: string[] }> {
   const total = Math.round(rate * seconds);
   const lags: number[] = [];
+  const objects: string[] = [];
   const queues = stores.map(() => [] as { key: { user: string; relation: string; object: string }; acked: number }[]);
   const wake: (() => void)[] = stores.map(() => () => undefined);
   let writing = true;
@@ -121,6 +153,7 @@ async function lag(a: Node, b: Node, stores: readonly string[], rate: number, se
   const one = async (i: number): Promise<void> => {
     const s = i % stores.length;
     const key = { user: 'user:lag', relation: 'viewer', object: `doc:r${rate}-${i}` };
+    objects.push(key.object);
     const w = await post(a.base, `/stores/${stores[s]}/write`, { writes: { tuple_keys: [key] } });
     verify(`write ${i}`, w.status, 200);
     queues[s]?.push({ key, acked: performance.now() });
@@ -142,7 +175,29 @@ async function lag(a: Node, b: Node, stores: readonly string[], rate: number, se
   for (const w of wake) w();
   await Promise.all(pollers);
   verify('every write seen on B', lags.length, total);
-  return { lags: lags.sort((x, y) => x - y), achieved };
+  return { lags: lags.sort((x, y) => x - y), achieved, objects };
+}
+
+/**
+ * The same writes timed by the nodes themselves (trace.ts, epoch clocks of one machine): A's commit
+ * → B's index applied it (0 when B applied it before A's storage call returned), and B's own
+ * share, its commit event received → applied. Neither includes a client's or the network's time.
+ */
+function nodeLags(objects: readonly string[], ta: Trace, tb: Trace): { commitToApplied: number[]; eventToApplied: number[]; noEvent: number } {
+  const commitToApplied: number[] = [];
+  const eventToApplied: number[] = [];
+  let noEvent = 0;
+  for (const o of objects) {
+    const applied = tb.applied[o];
+    const commit = ta.commit[o];
+    verify(`trace of ${o}`, applied !== undefined && commit !== undefined, true);
+    commitToApplied.push(Math.max(0, (applied as number) - (commit as number)));
+    const event = tb.event[o];
+    if (event === undefined || Number.isNaN(event)) noEvent++;
+    else eventToApplied.push(Math.max(0, (applied as number) - event));
+  }
+  const sort = (xs: number[]): number[] => xs.sort((x, y) => x - y);
+  return { commitToApplied: sort(commitToApplied), eventToApplied: sort(eventToApplied), noEvent };
 }
 
 /** Sequential Checks alternating plain and HIGHER_CONSISTENCY; latency of each (ms), sorted. */
@@ -159,6 +214,47 @@ async function consistencyLatency(n: Node, store: string, count: number): Promis
     }
   }
   return { plain: plain.sort((x, y) => x - y), higher: higher.sort((x, y) => x - y) };
+}
+
+/**
+ * The same store as `fill`, made by PostgreSQL itself: the rows (tuples, change log, revision
+ * times, the store's revision) that `count / 100` writes of 100 tuples leave, from
+ * generate_series in one transaction. Used past 1M tuples, where writes through the API at ≈ 14k
+ * tuples/s would take 12 minutes for 10M.
+ */
+async function bulkFill(url: string, count: number): Promise<string> {
+  const storage = await openStorage({ postgres: { url, poolSize: 1 } });
+  let store: string;
+  try {
+    store = (await storage.createStore('cold')).id;
+    await storage.writeModel(store, MODEL);
+  } finally {
+    await storage.close();
+  }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const ms = Date.now();
+    const revisions = Math.ceil(count / 100);
+    await c.query('BEGIN');
+    await c.query(
+      `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms)
+       SELECT $1, 'doc:' || i, 'doc', 'viewer', 'user:u' || (i % 1000), NULL, $2 FROM generate_series(0, $3 - 1) AS i`,
+      [store, ms, count],
+    );
+    await c.query(
+      `INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms)
+       SELECT $1, 1 + i / 100, i % 100, false, 'doc:' || i, 'doc', 'viewer', 'user:u' || (i % 1000), NULL, $2 FROM generate_series(0, $3 - 1) AS i`,
+      [store, ms, count],
+    );
+    await c.query('INSERT INTO latch_revisions (store_id, revision, ms) SELECT $1, r, $2 FROM generate_series(1, $3) AS r', [store, ms, revisions]);
+    await c.query('UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1', [store, revisions, ms]);
+    await c.query('COMMIT');
+    await c.query('ANALYZE latch_tuples');
+  } finally {
+    await c.end();
+  }
+  return store;
 }
 
 /** A store of `count` tuples (user:u<i % 1000> views doc:<i>) written straight through storage, 100 per write, 8 at once. */
@@ -187,8 +283,11 @@ async function fill(url: string, count: number): Promise<string> {
 async function checkpointRevision(url: string, store: string): Promise<{ image: number | undefined; head: number }> {
   const storage = await openStorage({ postgres: { url, poolSize: 1 } });
   try {
+    const head = await storage.revision(store);
     const cp = await storage.readCheckpoint(store);
-    return { image: cp?.revision, head: await storage.revision(store) };
+    // Not read: giving the iterator back ends the read transaction and frees the connection.
+    await cp?.chunks[Symbol.asyncIterator]().return?.();
+    return { image: cp?.revision, head };
   } finally {
     await storage.close();
   }
@@ -216,9 +315,9 @@ export const replication: Scenario = {
     const nodes: Node[] = [];
     try {
       step('starting nodes A and B');
-      const a = await startNode(url);
+      const a = await startNode(url, { trace: path.join(tmpdir(), `latch-bench-trace-a-${process.pid}.json`) });
       nodes.push(a);
-      const b = await startNode(url);
+      const b = await startNode(url, { trace: path.join(tmpdir(), `latch-bench-trace-b-${process.pid}.json`) });
       nodes.push(b);
       await Promise.all([a.ready, b.ready]);
       const stores: string[] = [];
@@ -232,6 +331,12 @@ export const replication: Scenario = {
         m(`lag p99 @${rate} writes/s`, percentile(r.lags, 0.99), 'ms');
         m(`lag max @${rate} writes/s`, r.lags[r.lags.length - 1] ?? NaN, 'ms');
         m(`writes/s achieved @${rate} offered`, r.achieved, 'writes/s');
+        const n = nodeLags(r.objects, await a.dump(), await b.dump());
+        m(`lag p50 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.5), 'ms');
+        m(`lag p99 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.99), 'ms');
+        m(`follower p50 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.5), 'ms');
+        m(`follower p99 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.99), 'ms');
+        m(`writes applied by B without their event @${rate}`, n.noEvent, 'writes');
       }
       const c = await consistencyLatency(b, store, opts.quick ? 300 : 2000);
       m('plain Check p50 (replica, sequential)', percentile(c.plain, 0.5), 'ms');
@@ -269,7 +374,9 @@ export const replication: Scenario = {
       await stopNode(single);
       nodes.splice(nodes.indexOf(single), 1);
 
-      // Two processes vs one: wrk on A alone, then wrk on A and on B at the same time.
+      // Two processes vs one: wrk on A alone, then wrk on A and on B at the same time. Unpinned,
+      // wrk, PostgreSQL and the nodes share both cores; then pinned (taskset): the nodes on core 0,
+      // wrk on core 1, so the nodes' core is theirs alone and the CPU per request is comparable.
       const alone: number[] = [];
       const both: number[] = [];
       for (let round = 0; round < 3; round++) {
@@ -280,17 +387,49 @@ export const replication: Scenario = {
       }
       m('JSON Check req/s, 1 process (median of 3)', median(alone), 'req/s');
       m('JSON Check req/s, 2 processes (sum, median of 3)', median(both), 'req/s');
+      if (hasTaskset()) {
+        const pin = (n: Node, cpus: string): void => void execFileSync('taskset', ['-a', '-p', '-c', cpus, String(n.proc.pid)], { stdio: 'ignore' });
+        pin(a, '0');
+        pin(b, '0');
+        const pinnedAlone: number[] = [];
+        const pinnedBoth: number[] = [];
+        const usAlone: number[] = [];
+        const usBoth: number[] = [];
+        for (let round = 0; round < 3; round++) {
+          const one = await cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 32, 0, '1'));
+          verify('wrk pinned non-2xx', one.run.non2xx, 0);
+          pinnedAlone.push(one.run.rps);
+          usAlone.push(one.us);
+          const [ra, rb] = await Promise.all([
+            cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 16, 0, '1')),
+            cpuPerRequest(b.proc, () => wrk(`${b.base}/stores/${store}/check`, body, per, 16, 0, '1')),
+          ]);
+          verify('wrk pinned 2 processes non-2xx', ra.run.non2xx + rb.run.non2xx, 0);
+          pinnedBoth.push(ra.run.rps + rb.run.rps);
+          usBoth.push((ra.us * ra.run.requests + rb.us * rb.run.requests) / (ra.run.requests + rb.run.requests));
+        }
+        m('JSON Check req/s, 1 process pinned to core 0, wrk on core 1 (median of 3)', median(pinnedAlone), 'req/s');
+        m('JSON Check req/s, 2 processes both on core 0, wrk on core 1 (sum, median of 3)', median(pinnedBoth), 'req/s');
+        m('node CPU per Check, 1 process pinned (median of 3)', median(usAlone), 'µs');
+        m('node CPU per Check, 2 processes on one core (median of 3)', median(usBoth), 'µs');
+        pin(a, '0,1');
+        pin(b, '0,1');
+      }
 
       // Cold start of a new replica from the checkpoint image.
       for (const size of opts.big ? [1_000_000, 10_000_000] : [opts.quick ? 100_000 : 1_000_000]) {
         const t0 = performance.now();
-        const cold = await fill(url, size);
-        m(`fill ${size} tuples (100-tuple writes, 8 at once)`, (size / (performance.now() - t0)) * 1000, 'tuples/s');
+        const bulk = size > 1_000_000;
+        const cold = bulk ? await bulkFill(url, size) : await fill(url, size);
+        m(bulk ? `fill ${size} tuples (generated in PostgreSQL, one transaction)` : `fill ${size} tuples (100-tuple writes, 8 at once)`, (size / (performance.now() - t0)) * 1000, 'tuples/s');
+        step(`filled ${size} tuples in ${Math.round(performance.now() - t0) / 1000} s`);
         // A first node scans the tuples and checkpoints the image in the background; a graceful
         // stop waits for that checkpoint.
+        const t1 = performance.now();
         const first = await startNode(url);
         await first.ready;
         await stopNode(first);
+        step(`first node: scan, checkpoint, stop in ${Math.round(performance.now() - t1) / 1000} s`);
         const cp = await checkpointRevision(url, cold);
         verify('checkpoint at the head', cp.image, cp.head);
         const spawned = performance.now();

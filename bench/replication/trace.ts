@@ -2,7 +2,8 @@
 // tuple object, when its commit resolved (the writing node), when a commit event for its revision
 // arrived, when the change-log read that returned it started and returned, and when the index
 // applied it (the following node). Epoch ms (performance.timeOrigin + now), so two processes on
-// one machine compare. Written to <file> as JSON at SIGTERM. Diagnostics only: it wraps methods.
+// one machine compare. Written to <file> as JSON at SIGUSR2 (then {"traced": file} on stdout) and
+// at SIGTERM. Benchmark instrumentation only: it wraps methods of one storage object.
 
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -61,5 +62,9 @@ export function traceNode(storage: Storage, file: string): void {
     const now = at();
     for (const k of result.written) t.applied[k.object] ??= now;
   };
+  process.on('SIGUSR2', () => {
+    writeFileSync(file, JSON.stringify(t));
+    process.stdout.write(JSON.stringify({ traced: file }) + '\n');
+  });
   process.once('SIGTERM', () => writeFileSync(file, JSON.stringify(t)));
 }
