@@ -324,96 +324,99 @@ export const replication: Scenario = {
       for (let i = 0; i < 8; i++) stores.push((await newStore(a.base, `lag${i}`)).store);
       const store = stores[0] as string;
       const seconds = opts.quick ? 2 : 5;
-      for (const rate of [100, 1000]) {
-        step(`lag at ${rate} writes/s`);
-        const r = await lag(a, b, stores, rate, seconds);
-        m(`lag p50 @${rate} writes/s`, percentile(r.lags, 0.5), 'ms');
-        m(`lag p99 @${rate} writes/s`, percentile(r.lags, 0.99), 'ms');
-        m(`lag max @${rate} writes/s`, r.lags[r.lags.length - 1] ?? NaN, 'ms');
-        m(`writes/s achieved @${rate} offered`, r.achieved, 'writes/s');
-        const n = nodeLags(r.objects, await a.dump(), await b.dump());
-        m(`lag p50 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.5), 'ms');
-        m(`lag p99 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.99), 'ms');
-        m(`follower p50 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.5), 'ms');
-        m(`follower p99 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.99), 'ms');
-        m(`writes applied by B without their event @${rate}`, n.noEvent, 'writes');
-      }
-      const c = await consistencyLatency(b, store, opts.quick ? 300 : 2000);
-      m('plain Check p50 (replica, sequential)', percentile(c.plain, 0.5), 'ms');
-      m('plain Check p99 (replica, sequential)', percentile(c.plain, 0.99), 'ms');
-      m('HIGHER_CONSISTENCY Check p50 (replica, sequential)', percentile(c.higher, 0.5), 'ms');
-      m('HIGHER_CONSISTENCY Check p99 (replica, sequential)', percentile(c.higher, 0.99), 'ms');
-
-      // Throughput: a replica on PostgreSQL vs a single node on memory, same store shape.
-      const single = await startNode(undefined);
-      nodes.push(single);
-      await single.ready;
-      const one = await newStore(single.base, 'single');
-      const key = { user: 'user:lag', relation: 'viewer', object: 'doc:r100-0' };
-      verify('single write', (await post(single.base, `/stores/${one.store}/write`, { writes: { tuple_keys: [key] } })).status, 200);
-      const body = JSON.stringify({ tuple_key: key });
-      const per = opts.quick ? 2 : 4;
-      const replicaRps: number[] = [];
-      const singleRps: number[] = [];
-      const replicaP99: number[] = [];
-      const singleP99: number[] = [];
-      for (let round = 0; round < 3; round++) {
-        const r1 = await wrk(`${b.base}/stores/${store}/check`, body, per, 32);
-        const r2 = await wrk(`${single.base}/stores/${one.store}/check`, body, per, 32);
-        verify('wrk replica non-2xx', r1.non2xx, 0);
-        verify('wrk single non-2xx', r2.non2xx, 0);
-        replicaRps.push(r1.rps);
-        singleRps.push(r2.rps);
-        replicaP99.push(r1.p99);
-        singleP99.push(r2.p99);
-      }
-      m('JSON Check req/s, replica on PostgreSQL (median of 3)', median(replicaRps), 'req/s');
-      m('JSON Check req/s, single node on memory (median of 3)', median(singleRps), 'req/s');
-      m('JSON Check p99, replica (wrk, 32 conns)', median(replicaP99), 'ms');
-      m('JSON Check p99, single node (wrk, 32 conns)', median(singleP99), 'ms');
-      await stopNode(single);
-      nodes.splice(nodes.indexOf(single), 1);
-
-      // Two processes vs one: wrk on A alone, then wrk on A and on B at the same time. Unpinned,
-      // wrk, PostgreSQL and the nodes share both cores; then pinned (taskset): the nodes on core 0,
-      // wrk on core 1, so the nodes' core is theirs alone and the CPU per request is comparable.
-      const alone: number[] = [];
-      const both: number[] = [];
-      for (let round = 0; round < 3; round++) {
-        alone.push((await wrk(`${a.base}/stores/${store}/check`, body, per, 32)).rps);
-        const [ra, rb] = await Promise.all([wrk(`${a.base}/stores/${store}/check`, body, per, 32), wrk(`${b.base}/stores/${store}/check`, body, per, 32)]);
-        verify('wrk 2 processes non-2xx', ra.non2xx + rb.non2xx, 0);
-        both.push(ra.rps + rb.rps);
-      }
-      m('JSON Check req/s, 1 process (median of 3)', median(alone), 'req/s');
-      m('JSON Check req/s, 2 processes (sum, median of 3)', median(both), 'req/s');
-      if (hasTaskset()) {
-        const pin = (n: Node, cpus: string): void => void execFileSync('taskset', ['-a', '-p', '-c', cpus, String(n.proc.pid)], { stdio: 'ignore' });
-        pin(a, '0');
-        pin(b, '0');
-        const pinnedAlone: number[] = [];
-        const pinnedBoth: number[] = [];
-        const usAlone: number[] = [];
-        const usBoth: number[] = [];
-        for (let round = 0; round < 3; round++) {
-          const one = await cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 32, 0, '1'));
-          verify('wrk pinned non-2xx', one.run.non2xx, 0);
-          pinnedAlone.push(one.run.rps);
-          usAlone.push(one.us);
-          const [ra, rb] = await Promise.all([
-            cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 16, 0, '1')),
-            cpuPerRequest(b.proc, () => wrk(`${b.base}/stores/${store}/check`, body, per, 16, 0, '1')),
-          ]);
-          verify('wrk pinned 2 processes non-2xx', ra.run.non2xx + rb.run.non2xx, 0);
-          pinnedBoth.push(ra.run.rps + rb.run.rps);
-          usBoth.push((ra.us * ra.run.requests + rb.us * rb.run.requests) / (ra.run.requests + rb.run.requests));
+      // LATCH_BENCH_COLD_ONLY=1: only the cold start (the 10M fill and load take minutes).
+      if (process.env.LATCH_BENCH_COLD_ONLY !== '1') {
+        for (const rate of [100, 1000]) {
+          step(`lag at ${rate} writes/s`);
+          const r = await lag(a, b, stores, rate, seconds);
+          m(`lag p50 @${rate} writes/s`, percentile(r.lags, 0.5), 'ms');
+          m(`lag p99 @${rate} writes/s`, percentile(r.lags, 0.99), 'ms');
+          m(`lag max @${rate} writes/s`, r.lags[r.lags.length - 1] ?? NaN, 'ms');
+          m(`writes/s achieved @${rate} offered`, r.achieved, 'writes/s');
+          const n = nodeLags(r.objects, await a.dump(), await b.dump());
+          m(`lag p50 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.5), 'ms');
+          m(`lag p99 @${rate}, node clocks: A commit → B applied`, percentile(n.commitToApplied, 0.99), 'ms');
+          m(`follower p50 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.5), 'ms');
+          m(`follower p99 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.99), 'ms');
+          m(`writes applied by B without their event @${rate}`, n.noEvent, 'writes');
         }
-        m('JSON Check req/s, 1 process pinned to core 0, wrk on core 1 (median of 3)', median(pinnedAlone), 'req/s');
-        m('JSON Check req/s, 2 processes both on core 0, wrk on core 1 (sum, median of 3)', median(pinnedBoth), 'req/s');
-        m('node CPU per Check, 1 process pinned (median of 3)', median(usAlone), 'µs');
-        m('node CPU per Check, 2 processes on one core (median of 3)', median(usBoth), 'µs');
-        pin(a, '0,1');
-        pin(b, '0,1');
+        const c = await consistencyLatency(b, store, opts.quick ? 300 : 2000);
+        m('plain Check p50 (replica, sequential)', percentile(c.plain, 0.5), 'ms');
+        m('plain Check p99 (replica, sequential)', percentile(c.plain, 0.99), 'ms');
+        m('HIGHER_CONSISTENCY Check p50 (replica, sequential)', percentile(c.higher, 0.5), 'ms');
+        m('HIGHER_CONSISTENCY Check p99 (replica, sequential)', percentile(c.higher, 0.99), 'ms');
+
+        // Throughput: a replica on PostgreSQL vs a single node on memory, same store shape.
+        const single = await startNode(undefined);
+        nodes.push(single);
+        await single.ready;
+        const one = await newStore(single.base, 'single');
+        const key = { user: 'user:lag', relation: 'viewer', object: 'doc:r100-0' };
+        verify('single write', (await post(single.base, `/stores/${one.store}/write`, { writes: { tuple_keys: [key] } })).status, 200);
+        const body = JSON.stringify({ tuple_key: key });
+        const per = opts.quick ? 2 : 4;
+        const replicaRps: number[] = [];
+        const singleRps: number[] = [];
+        const replicaP99: number[] = [];
+        const singleP99: number[] = [];
+        for (let round = 0; round < 3; round++) {
+          const r1 = await wrk(`${b.base}/stores/${store}/check`, body, per, 32);
+          const r2 = await wrk(`${single.base}/stores/${one.store}/check`, body, per, 32);
+          verify('wrk replica non-2xx', r1.non2xx, 0);
+          verify('wrk single non-2xx', r2.non2xx, 0);
+          replicaRps.push(r1.rps);
+          singleRps.push(r2.rps);
+          replicaP99.push(r1.p99);
+          singleP99.push(r2.p99);
+        }
+        m('JSON Check req/s, replica on PostgreSQL (median of 3)', median(replicaRps), 'req/s');
+        m('JSON Check req/s, single node on memory (median of 3)', median(singleRps), 'req/s');
+        m('JSON Check p99, replica (wrk, 32 conns)', median(replicaP99), 'ms');
+        m('JSON Check p99, single node (wrk, 32 conns)', median(singleP99), 'ms');
+        await stopNode(single);
+        nodes.splice(nodes.indexOf(single), 1);
+
+        // Two processes vs one: wrk on A alone, then wrk on A and on B at the same time. Unpinned,
+        // wrk, PostgreSQL and the nodes share both cores; then pinned (taskset): the nodes on core 0,
+        // wrk on core 1, so the nodes' core is theirs alone and the CPU per request is comparable.
+        const alone: number[] = [];
+        const both: number[] = [];
+        for (let round = 0; round < 3; round++) {
+          alone.push((await wrk(`${a.base}/stores/${store}/check`, body, per, 32)).rps);
+          const [ra, rb] = await Promise.all([wrk(`${a.base}/stores/${store}/check`, body, per, 32), wrk(`${b.base}/stores/${store}/check`, body, per, 32)]);
+          verify('wrk 2 processes non-2xx', ra.non2xx + rb.non2xx, 0);
+          both.push(ra.rps + rb.rps);
+        }
+        m('JSON Check req/s, 1 process (median of 3)', median(alone), 'req/s');
+        m('JSON Check req/s, 2 processes (sum, median of 3)', median(both), 'req/s');
+        if (hasTaskset()) {
+          const pin = (n: Node, cpus: string): void => void execFileSync('taskset', ['-a', '-p', '-c', cpus, String(n.proc.pid)], { stdio: 'ignore' });
+          pin(a, '0');
+          pin(b, '0');
+          const pinnedAlone: number[] = [];
+          const pinnedBoth: number[] = [];
+          const usAlone: number[] = [];
+          const usBoth: number[] = [];
+          for (let round = 0; round < 3; round++) {
+            const one = await cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 32, 0, '1'));
+            verify('wrk pinned non-2xx', one.run.non2xx, 0);
+            pinnedAlone.push(one.run.rps);
+            usAlone.push(one.us);
+            const [ra, rb] = await Promise.all([
+              cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 16, 0, '1')),
+              cpuPerRequest(b.proc, () => wrk(`${b.base}/stores/${store}/check`, body, per, 16, 0, '1')),
+            ]);
+            verify('wrk pinned 2 processes non-2xx', ra.run.non2xx + rb.run.non2xx, 0);
+            pinnedBoth.push(ra.run.rps + rb.run.rps);
+            usBoth.push((ra.us * ra.run.requests + rb.us * rb.run.requests) / (ra.run.requests + rb.run.requests));
+          }
+          m('JSON Check req/s, 1 process pinned to core 0, wrk on core 1 (median of 3)', median(pinnedAlone), 'req/s');
+          m('JSON Check req/s, 2 processes both on core 0, wrk on core 1 (sum, median of 3)', median(pinnedBoth), 'req/s');
+          m('node CPU per Check, 1 process pinned (median of 3)', median(usAlone), 'µs');
+          m('node CPU per Check, 2 processes on one core (median of 3)', median(usBoth), 'µs');
+          pin(a, '0,1');
+          pin(b, '0,1');
+        }
       }
 
       // Cold start of a new replica from the checkpoint image.
