@@ -108,9 +108,6 @@ export class Follower {
       if (event.kind === 'tuples') setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
       else if (event.kind === 'model') this.models.noteLatestChanged(event.storeId, event.modelId);
       else if (event.deleted) this.dropStore(event.storeId);
-      // A store created (here or on another node) is loaded at once: its first query, often a
-      // read of a write just made elsewhere, does not wait for a load.
-      else void this.indexes.get(event.storeId).catch(() => undefined);
     } catch (err) {
       this.options.log('warn', 'storage event not handled', { store_id: event.storeId, kind: event.kind, cause: String(err) });
     }
