@@ -95,6 +95,8 @@ const CATALOG = {
   store_id_not_found: [5002, 404],
   resource_not_found: [5003, 404],
   unimplemented: [5004, 404],
+  // latch's own (permission indexes, docs/permission-indexes.md)
+  index_id_not_found: [5100, 404],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type ErrorCode = keyof typeof CATALOG;

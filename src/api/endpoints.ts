@@ -6,13 +6,14 @@ import { DELETE_TUPLES_ENDPOINTS } from './delete-tuples.js';
 import type { Endpoint } from './endpoint.js';
 import { EXPLAIN_CHECK } from './explain.js';
 import { MODEL_ENDPOINTS } from './models.js';
+import { PERMISSION_INDEX_ENDPOINTS } from './permission-indexes.js';
 import { QUERY_ENDPOINTS } from './queries.js';
 import { STORE_ENDPOINTS } from './stores.js';
 import { TUPLE_ENDPOINTS } from './tuples.js';
 import { WATCH_ENDPOINTS } from './watch.js';
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  ...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...QUERY_ENDPOINTS, ...DELETE_TUPLES_ENDPOINTS, ...AUTHZEN_ENDPOINTS, EXPLAIN_CHECK,
+  ...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...PERMISSION_INDEX_ENDPOINTS, ...QUERY_ENDPOINTS, ...DELETE_TUPLES_ENDPOINTS, ...AUTHZEN_ENDPOINTS, EXPLAIN_CHECK,
 ];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));

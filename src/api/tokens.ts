@@ -9,7 +9,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-export type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users';
+export type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users' | 'indexes';
 
 export interface TokenContent {
   readonly storeId: string;

@@ -10,7 +10,7 @@
 
 import type { Consistency, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
-import type { StoreIndex } from '../index/store-index.js';
+import type { IndexSnapshot, StoreIndex } from '../index/store-index.js';
 import type { Storage, StorageEvent, WriteResult } from '../storage/types.js';
 import type { EngineLog, Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
@@ -51,6 +51,16 @@ export interface FollowerStats {
   pollFailures: number;
 }
 
+/**
+ * Told of every revision an index applies, right after it, in the same synchronous step (the
+ * permission indexes: they must see exactly the revision's snapshots, before and after).
+ */
+export interface AppliedObserver {
+  /** False when nothing of the store needs the snapshots (they are then not taken). */
+  wants(storeId: string): boolean;
+  applied(storeId: string, before: IndexSnapshot, after: IndexSnapshot, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void;
+}
+
 export interface FollowerOptions {
   /** How often every loaded store's committed revision is read (ms; 0 = never: events only). */
   readonly pollIntervalMs: number;
@@ -71,6 +81,8 @@ export class Follower {
   /** Per store, the commit events not applied yet: [revision, performance.now() at receipt] pairs, oldest first. */
   private readonly heardAt = new Map<string, number[]>();
   readonly stats: FollowerStats = { revisionsApplied: 0, applyLag: new Timings(), catchUpFailures: 0, polls: 0, pollFailures: 0 };
+  /** Told of every applied revision (set once by the service). */
+  observer: AppliedObserver | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -159,12 +171,20 @@ export class Follower {
   async applyLocal(storeId: string, index: StoreIndex, result: WriteResult): Promise<void> {
     if (result.revision <= index.currentRevision) return;
     if (result.revision === index.currentRevision + 1) {
-      index.apply(result);
+      this.apply(storeId, index, result);
       this.applied(storeId, result.revision, false);
       this.notify(storeId, index);
       return;
     }
     await this.catchUp(storeId, result.revision);
+  }
+
+  /** Applies one revision to the index and tells the observer, in one synchronous step. */
+  private apply(storeId: string, index: StoreIndex, result: WriteResult): void {
+    const observer = this.observer?.wants(storeId) ? this.observer : undefined;
+    const before = observer ? index.snapshot() : undefined;
+    index.apply(result);
+    if (observer && before) observer.applied(storeId, before, index.snapshot(), result.revision, result.deleted, result.written);
   }
 
   /**
@@ -258,7 +278,7 @@ export class Follower {
       // Dropped or reloaded meanwhile, or a revision missing before this one: stop here.
       if (this.indexes.peek(storeId) !== index || revision > index.currentRevision + 1) return false;
       if (revision === index.currentRevision + 1) {
-        index.apply({ revision, timestamp: '', deleted, written });
+        this.apply(storeId, index, { revision, timestamp: '', deleted, written });
         this.stats.revisionsApplied++;
         this.applied(storeId, revision, true);
         this.notify(storeId, index);

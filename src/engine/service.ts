@@ -21,6 +21,9 @@ import { checkExpiries, validateCheckKey, validateWrite } from './request-valida
 import { ExpirySweeper } from './sweeper.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import { matching } from './delete-filter.js';
+import { type CreatePermissionIndex, PermissionIndexes } from './permission-index/manager.js';
+import { DEFAULT_LIMITS, type PermissionIndex } from './permission-index/permission-index.js';
+import { expansionStream, type ExpansionStreamEvent, type ExpansionsInput } from './permission-index/stream.js';
 import { logger } from '../log.js';
 import {
   DEFAULT_ENGINE_CONFIG,
@@ -41,6 +44,7 @@ import {
   type ListObjectsResult,
   type ListUsersInput,
   type ListUsersResult,
+  type PermissionIndexInfo,
   type QueryBase,
   type ReadChangesInput,
   type ReadInput,
@@ -81,6 +85,7 @@ export class LatchService implements Latch {
   private readonly indexes: Indexes;
   private readonly queries: Queries;
   private readonly follower: Follower;
+  private readonly permissionIndexes: PermissionIndexes;
   private readonly writeLocks = new Map<string, Promise<unknown>>();
   private readonly loading: Promise<void>;
   /** Storage commit latency of writes. */
@@ -103,6 +108,8 @@ export class LatchService implements Latch {
     this.models = new ModelCache(storage);
     this.indexes = new Indexes(storage, { log });
     this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: this.log });
+    this.permissionIndexes = new PermissionIndexes(storage, this.indexes, this.models, { ...DEFAULT_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex }, this.log);
+    this.follower.observer = this.permissionIndexes;
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
     this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
     this.loading = this.preload();
@@ -142,6 +149,7 @@ export class LatchService implements Latch {
           }),
         );
         if (loaded === null) return;
+        if (loaded !== undefined) await this.permissionIndexes.loadStore(s.id).catch((err: unknown) => this.log('warn', 'permission indexes not started', { store_id: s.id, cause: String(err) }));
       }
       after = page.next;
     } while (after);
@@ -191,6 +199,7 @@ export class LatchService implements Latch {
     await Promise.allSettled([...this.writeLocks.values()]);
     this.follower.close();
     await this.follower.settled();
+    await this.permissionIndexes.close();
     await this.queries.close();
     await this.indexes.close();
     await this.storage.close();
@@ -216,6 +225,7 @@ export class LatchService implements Latch {
     if (!(await this.storage.deleteStore(storeId))) throw fail.storeNotFound();
     this.follower.dropStore(storeId);
     this.queries.forgetStore(storeId);
+    this.permissionIndexes.dropStore(storeId);
   }
 
   // ---- models ----
@@ -317,6 +327,34 @@ export class LatchService implements Latch {
     yield* watchChanges(this.storage, input, signal);
   }
 
+  // ---- permission indexes ----
+
+  async createPermissionIndex(input: CreatePermissionIndex): Promise<PermissionIndexInfo> {
+    await this.getStore(input.storeId);
+    return describe(await this.permissionIndexes.create(input));
+  }
+
+  async listPermissionIndexes(storeId: string): Promise<PermissionIndexInfo[]> {
+    await this.getStore(storeId);
+    return (await this.permissionIndexes.list(storeId)).map(describe);
+  }
+
+  async getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo> {
+    await this.getStore(storeId);
+    return describe(await this.permissionIndexes.get(storeId, indexId));
+  }
+
+  async deletePermissionIndex(storeId: string, indexId: string): Promise<void> {
+    await this.getStore(storeId);
+    await this.permissionIndexes.delete(storeId, indexId);
+  }
+
+  async *expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent> {
+    await this.getStore(input.storeId);
+    const pi = await this.permissionIndexes.get(input.storeId, input.indexId);
+    yield* expansionStream(pi, input, () => this.permissionIndexes.stillDefined(input.storeId, input.indexId), signal);
+  }
+
   // ---- queries ----
 
   async check(input: CheckInput): Promise<CheckResult> {
@@ -413,6 +451,13 @@ export class LatchService implements Latch {
     });
     return next;
   }
+}
+
+function describe(pi: PermissionIndex): PermissionIndexInfo {
+  return {
+    record: pi.record, status: pi.status, reason: pi.reason, revision: pi.revision, freshness: pi.freshness, updatedAt: pi.updatedAt,
+    expansions: pi.triples, ingestedChanges: pi.ingestedChanges, events: pi.eventsCount,
+  };
 }
 
 export { AppError };

@@ -20,6 +20,31 @@ import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
 import type { EngineStats } from './stats.js';
 import type { WatchEvent, WatchInput } from './watch.js';
 import type { TraceNode } from './reference/trace.js';
+import type { CreatePermissionIndex } from './permission-index/manager.js';
+import type { PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
+import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
+import type { PermissionIndexRecord } from '../storage/types.js';
+
+export type { CreatePermissionIndex } from './permission-index/manager.js';
+export type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
+export type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
+
+/** A permission index as GetIndex describes it (docs/permission-indexes.md). */
+export interface PermissionIndexInfo {
+  readonly record: PermissionIndexRecord;
+  readonly status: PermissionIndexStatus;
+  /** Why the index FAILED. */
+  readonly reason?: string | undefined;
+  /** The store revision the index reflects, and when it reached it (ms). */
+  readonly revision: number;
+  readonly freshness: number;
+  readonly updatedAt: number;
+  /** Materialised triples now. */
+  readonly expansions: number;
+  /** Tuple changes that reached the index's relations, and the events they produced. */
+  readonly ingestedChanges: number;
+  readonly events: number;
+}
 
 export type { WatchEvent, WatchInput } from './watch.js';
 
@@ -296,6 +321,17 @@ export interface Latch {
    * store, and mid-stream when the store is deleted. Ends when `signal` aborts.
    */
   watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent>;
+
+  // permission indexes (docs/permission-indexes.md)
+  /** Stores the definition and starts building (BUILDING); 400 validation_error for a relation that cannot be indexed. */
+  createPermissionIndex(input: CreatePermissionIndex): Promise<PermissionIndexInfo>;
+  /** Every index of the store in creation order. */
+  listPermissionIndexes(storeId: string): Promise<PermissionIndexInfo[]>;
+  /** 404 index_id_not_found for an unknown index. */
+  getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo>;
+  deletePermissionIndex(storeId: string, indexId: string): Promise<void>;
+  /** ReadExpansions: the current set, then live events (./permission-index/stream.ts). */
+  expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent>;
   /**
    * Deletes up to `limit` tuples matching the filter in one atomic write (one revision, one
    * change-log entry per tuple); `dryRun` only lists them. Throws store_id_not_found.
@@ -354,6 +390,8 @@ export interface EngineConfig {
   readonly workers: number; // 0 = inline only
   readonly cacheSize: number; // result cache entries, 0 = off
   readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
+  /** Permission index bounds (ring of events, build time, triples); defaults in permission-index.ts. */
+  readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {

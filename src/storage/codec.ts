@@ -15,6 +15,7 @@
 //   D <storeId> i <ms u48><rev u48>  time index → first rev at a ms    ReadChanges start_time
 //   D <storeId> m <modelId>          model (JSON), newest = greatest id
 //   D <storeId> a <modelId>          assertions of a model (JSON)
+//   D <storeId> p <indexId>          permission index definition (JSON)
 //   D <storeId> k                    checkpoint head (JSON)           see checkpoint.ts
 //   D <storeId> k <gen u32><i u32>   chunk i of checkpoint generation gen
 //   D <storeId> k <i u32>            chunk i of a format-1 checkpoint (head without generation)
@@ -119,6 +120,8 @@ export const key = {
   models: (id: string): string => DATA + id + 'm',
   model: (id: string, modelId: string): string => DATA + id + 'm' + modelId,
   assertions: (id: string, modelId: string): string => DATA + id + 'a' + modelId,
+  permissionIndexes: (id: string): string => DATA + id + 'p',
+  permissionIndex: (id: string, indexId: string): string => DATA + id + 'p' + indexId,
   checkpoint: (id: string): string => DATA + id + 'k',
   chunk: (id: string, generation: number, i: number): string => key.generation(id, generation) + u32(i),
   /** Chunks of one generation (`chunk(id, generation, i)` for every i) lie in [generation(g), generation(g + 1)). */

@@ -20,7 +20,7 @@ import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { expiredTuples, firstExpiry, loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
-  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, PermissionIndexRecord, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from './types.js';
 
 async function* nothing<T>(): AsyncGenerator<T> {}
@@ -269,6 +269,36 @@ export class KvStorage implements Storage {
       const made = randomBytes(32).toString('base64url');
       await this.kv.batch([{ type: 'put', key: k, value: Buffer.from(made, 'utf8') }], true);
       return made;
+    });
+  }
+
+  // ---- permission index definitions ----
+
+  async putPermissionIndex(storeId: string, record: PermissionIndexRecord): Promise<void> {
+    await this.exclusive(storeId, () => this.kv.batch([{ type: 'put', key: key.permissionIndex(storeId, record.id), value: encodeJson(record) }], true));
+  }
+
+  async getPermissionIndex(storeId: string, id: string): Promise<PermissionIndexRecord | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    const v = await this.kv.get(key.permissionIndex(storeId, id));
+    return v ? decodeJson<PermissionIndexRecord>(v) : undefined;
+  }
+
+  async listPermissionIndexes(storeId: string): Promise<PermissionIndexRecord[]> {
+    if (!this.stores.has(storeId)) return [];
+    const base = key.permissionIndexes(storeId);
+    const out: PermissionIndexRecord[] = [];
+    for await (const [, v] of this.kv.entries({ gt: base, lt: prefixEnd(base) })) out.push(decodeJson<PermissionIndexRecord>(v));
+    return out;
+  }
+
+  async deletePermissionIndex(storeId: string, id: string): Promise<boolean> {
+    if (!this.stores.has(storeId)) return false;
+    return this.exclusive(storeId, async () => {
+      const k = key.permissionIndex(storeId, id);
+      if (!(await this.kv.get(k))) return false;
+      await this.kv.batch([{ type: 'del', key: k }], true);
+      return true;
     });
   }
 

@@ -86,6 +86,27 @@ export interface StoreQuery extends PageRequest {
   readonly name?: string | undefined;
 }
 
+/** One (object type, relation) pair a permission index materialises. */
+export interface IndexedRelation {
+  readonly object_type: string;
+  readonly relation: string;
+}
+
+/**
+ * A permission index's definition (docs/permission-indexes.md). Its materialised state is per
+ * node and in memory; only this record is stored. Example: `{id: '01J…', name: 'document#viewer',
+ * relations: [{object_type: 'document', relation: 'viewer'}], modelId: '01H…', createdAt: '2026-…Z'}`.
+ */
+export interface PermissionIndexRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly relations: readonly IndexedRelation[];
+  /** The model the index is assigned to, for its whole life. */
+  readonly modelId: string;
+  /** RFC 3339. */
+  readonly createdAt: string;
+}
+
 export interface Storage {
   /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
@@ -180,6 +201,15 @@ export interface Storage {
    * first calls (any node) all get the one value stored. 32 random bytes, base64url.
    */
   secret(name: string): Promise<string>;
+
+  /** Stores a new permission index definition. Throws store_id_not_found for an unknown or deleted store. */
+  putPermissionIndex(storeId: string, record: PermissionIndexRecord): Promise<void>;
+  /** Undefined when the store or the index is unknown. */
+  getPermissionIndex(storeId: string, id: string): Promise<PermissionIndexRecord | undefined>;
+  /** Every definition of the store, in id order (creation order); empty for an unknown store. */
+  listPermissionIndexes(storeId: string): Promise<PermissionIndexRecord[]>;
+  /** False when the store or the index is unknown. */
+  deletePermissionIndex(storeId: string, id: string): Promise<boolean>;
 
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
   /** Replaces the model's assertions. */

@@ -61,6 +61,7 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));
         await s.writeAssertions(id, model.id, [{ tuple_key: tk('doc:1#viewer@user:anne'), expectation: true }]);
         await s.writeCheckpoint(id, 1, [new Uint8Array([1, 2, 3])]);
+        await s.putPermissionIndex(id, { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'x', relations: [{ object_type: 'doc', relation: 'viewer' }], modelId: model.id, createdAt: '2026-01-01T00:00:00.000Z' });
         const other = (await s.createStore('other')).id;
         await s.writeTuples(other, writes('doc:1#viewer@user:anne'));
         expect(await s.countStoreKeys(id)).toBeGreaterThan(8);
@@ -76,6 +77,9 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(await s.getModel(id, model.id)).toBeUndefined();
         expect(await s.readAssertions(id, model.id)).toEqual([]);
         expect(await s.readCheckpoint(id)).toBeUndefined();
+        expect(await s.listPermissionIndexes(id)).toEqual([]);
+        expect(await s.getPermissionIndex(id, '01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+        await rejectsWith(s.putPermissionIndex(id, { id: '01ARZ3NDEKTSV4RRFFQ69G5FAW', name: 'y', relations: [], modelId: model.id, createdAt: '2026-01-01T00:00:00.000Z' }), 'store_id_not_found');
         expect(await collect(s.changesSince(id, 0))).toEqual([]);
         expect(await collect((await s.scanTuples(id)).tuples)).toEqual([]);
         await rejectsWith(s.writeTuples(id, writes('doc:3#viewer@user:anne')), 'store_id_not_found');
@@ -97,6 +101,26 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(late7?.status === 'rejected' && (late7.reason as AppError).code).toBe('store_id_not_found');
         await s.settled();
         expect(await s.countStoreKeys(id)).toBe(0);
+      });
+    });
+
+    describe('permission index definitions', () => {
+      it('stores, lists in id order, reads and deletes definitions per store', async () => {
+        const rec = (n: number) => ({ id: `01ARZ3NDEKTSV4RRFFQ69G5FA${n}`, name: `doc#viewer ${n}`, relations: [{ object_type: 'doc', relation: 'viewer' }, { object_type: 'folder', relation: 'owner' }], modelId: '01H000000000000000000000MM', createdAt: '2026-05-01T08:00:00.000Z' });
+        const other = (await s.createStore('other')).id;
+        expect(await s.listPermissionIndexes(id)).toEqual([]);
+        await s.putPermissionIndex(id, rec(3));
+        await s.putPermissionIndex(id, rec(1));
+        await s.putPermissionIndex(other, rec(2));
+        expect(await s.listPermissionIndexes(id)).toEqual([rec(1), rec(3)]);
+        expect(await s.getPermissionIndex(id, rec(3).id)).toEqual(rec(3));
+        expect(await s.getPermissionIndex(id, rec(2).id)).toBeUndefined();
+        expect(await s.deletePermissionIndex(id, rec(3).id)).toBe(true);
+        expect(await s.deletePermissionIndex(id, rec(3).id)).toBe(false);
+        expect(await s.deletePermissionIndex(id, rec(2).id)).toBe(false);
+        expect(await s.listPermissionIndexes(id)).toEqual([rec(1)]);
+        expect(await s.listPermissionIndexes(other)).toEqual([rec(2)]);
+        await rejectsWith(s.putPermissionIndex('01ARZ3NDEKTSV4RRFFQ69G5FAV', rec(4)), 'store_id_not_found');
       });
     });
 

@@ -4,7 +4,7 @@
 // Example: a token with scope `check:tuples` bound to store S may call Check on S only.
 
 export const SCOPES = [
-  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users', 'manage:clients',
+  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users', 'manage:clients', 'manage:indexes',
   'read:assertions', 'read:authorization_models', 'read:changes', 'read:expansions', 'read:indexes',
   'read:stores', 'read:tuples', 'search:logs', 'write:assertions', 'write:authorization_models', 'write:tuples',
 ] as const;
@@ -25,9 +25,11 @@ export interface OperationRule {
   /** True when the path carries `{store_id}` and a token's store binding applies. */
   readonly storeScoped: boolean;
   readonly opClass: OpClass;
+  /** Only an account-level credential (store `*`) may call it, though the path names a store. */
+  readonly accountLevel?: boolean;
 }
 
-const rule = (scope: Scope | null, opClass: OpClass, storeScoped = true): OperationRule => ({ scope, storeScoped, opClass });
+const rule = (scope: Scope | null, opClass: OpClass, storeScoped = true, accountLevel = false): OperationRule => ({ scope, storeScoped, opClass, ...(accountLevel ? { accountLevel } : {}) });
 
 export const OPERATIONS = {
   ListStores: rule('read:stores', 'stores', false),
@@ -62,6 +64,9 @@ export const OPERATIONS = {
   ListIndexes: rule('read:indexes', 'indexes'),
   GetIndex: rule('read:indexes', 'indexes'),
   ReadExpansions: rule('read:expansions', 'indexes'),
+  // latch's permission index management: account-level credentials only (docs/auth.md).
+  CreateIndex: rule('manage:indexes', 'indexes', true, true),
+  DeleteIndex: rule('manage:indexes', 'indexes', true, true),
   // latch's client management (client-credentials mode): account-level credentials only.
   ListClients: rule('manage:clients', 'stores', false),
   CreateClient: rule('manage:clients', 'stores', false),

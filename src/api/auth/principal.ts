@@ -3,7 +3,7 @@
 // Example: {clientId: 'c1', storeId: '01J…', scopes: {check:tuples}} may Check on 01J… only.
 
 import { AppError } from '../../errors.js';
-import { OPERATIONS, type Operation, type Scope } from './operations.js';
+import { OPERATIONS, type Operation, type OperationRule, type Scope } from './operations.js';
 
 export interface Principal {
   /** Client id (tokens: `sub`), `anonymous` in mode none, the key's name for pre-shared keys. */
@@ -35,7 +35,7 @@ export function hasScope(p: Principal, scope: Scope): boolean {
  * must not list or create other stores.
  */
 export function authorize(p: Principal, op: Operation, storeId: string | undefined): void {
-  const rule = OPERATIONS[op];
+  const rule: OperationRule = OPERATIONS[op];
   if (p.storeId === undefined) {
     throw new AppError('missing_store_in_bearer_token', 'the bearer token is not bound to a store');
   }
@@ -44,6 +44,9 @@ export function authorize(p: Principal, op: Operation, storeId: string | undefin
       throw new AppError('store_mismatch_in_bearer_token', 'the bearer token is bound to another store');
     }
   } else if (p.storeId !== '*') {
+    throw new AppError('insufficient_permissions', `${op} needs an account-level client; this token is bound to one store`);
+  }
+  if (rule.accountLevel && p.storeId !== '*') {
     throw new AppError('insufficient_permissions', `${op} needs an account-level client; this token is bound to one store`);
   }
   if (rule.scope !== null && !hasScope(p, rule.scope)) {

@@ -123,6 +123,15 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE latch_changes ADD COLUMN expires_ms bigint;
   CREATE INDEX latch_tuples_expiry ON latch_tuples (store_id, expires_ms) WHERE expires_ms IS NOT NULL;
   `,
+  `
+  -- permission index definitions (their materialised state is per node, in memory)
+  CREATE TABLE latch_permission_indexes (
+    store_id text ${C} NOT NULL,
+    id       text ${C} NOT NULL,
+    record   text NOT NULL,
+    PRIMARY KEY (store_id, id)
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */

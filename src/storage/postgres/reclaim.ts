@@ -6,7 +6,7 @@
 import type { Db } from './db.js';
 import { ReclaimQueue } from '../reclaim-queue.js';
 
-const TABLES = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_checkpoint_chunks', 'latch_checkpoints', 'latch_checkpoint_writers'];
+const TABLES = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_permission_indexes', 'latch_checkpoint_chunks', 'latch_checkpoints', 'latch_checkpoint_writers'];
 const BATCH_ROWS = 5000;
 
 export class PgReclaimer extends ReclaimQueue {

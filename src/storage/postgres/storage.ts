@@ -14,7 +14,7 @@ import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tup
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator, KeyedMutex } from '../kv.js';
 import type {
-  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, PermissionIndexRecord, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
 } from '../types.js';
 import { changesSince, readChanges } from './changes.js';
 import { openCheckpoint, readCheckpoint } from './checkpoint.js';
@@ -72,7 +72,7 @@ export class PgStorage implements Storage {
 
   /** Rows the store occupies in every table (its record or tombstone included); tests. */
   async countStoreKeys(storeId: string): Promise<number> {
-    const tables = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_checkpoint_chunks', 'latch_checkpoints'];
+    const tables = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_permission_indexes', 'latch_checkpoint_chunks', 'latch_checkpoints'];
     const sum = tables.map((t) => `(SELECT count(*) FROM ${t} WHERE store_id = $1)`).join(' + ');
     return num(await this.db.value(`SELECT ${sum} + (SELECT count(*) FROM latch_stores WHERE id = $1)`, [storeId]));
   }
@@ -324,6 +324,30 @@ export class PgStorage implements Storage {
       if (typeof v === 'string') return v;
     }
     throw new Error(`latch: the datastore secret ${name} could not be read`);
+  }
+
+  // ---- permission index definitions ----
+
+  async putPermissionIndex(storeId: string, record: PermissionIndexRecord): Promise<void> {
+    await this.db.tx(async (c) => {
+      if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId])).length === 0) throw fail.storeNotFound();
+      await q(c, 'INSERT INTO latch_permission_indexes (store_id, id, record) VALUES ($1, $2, $3)', [storeId, record.id, JSON.stringify(record)]);
+    });
+  }
+
+  async getPermissionIndex(storeId: string, id: string): Promise<PermissionIndexRecord | undefined> {
+    const v = await this.db.value(`SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    return typeof v === 'string' ? (JSON.parse(v) as PermissionIndexRecord) : undefined;
+  }
+
+  async listPermissionIndexes(storeId: string): Promise<PermissionIndexRecord[]> {
+    const rows = await this.db.rows(`SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND ${LIVE} ORDER BY id`, [storeId]);
+    return rows.map((r) => JSON.parse(r[0] as string) as PermissionIndexRecord);
+  }
+
+  async deletePermissionIndex(storeId: string, id: string): Promise<boolean> {
+    const n = await this.db.exec(`DELETE FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    return n > 0;
   }
 
   // ---- assertions ----
