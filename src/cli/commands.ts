@@ -5,6 +5,7 @@
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
 import { clientCommands } from './client-cmd.js';
+import { indexCommands } from './index-cmd.js';
 import { migrateCommand } from './migrate-cmd.js';
 import { type CliIo, type Command, describeError, processIo } from './common.js';
 import { modelCommands } from './model-cmd.js';
@@ -23,6 +24,7 @@ const GROUPS: Record<string, Group> = {
   model: { summary: 'Write, read and list authorization models', commands: modelCommands },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
+  index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },
   client: { summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)", commands: clientCommands },
 };
 

@@ -227,6 +227,41 @@ export class FgaHttpClient {
     return this.send('DELETE', `/clients/${enc(clientId)}`);
   }
 
+  // ---- permission indexes (docs/permission-indexes.md) ----
+  listIndexes(storeId: string, page: Page = {}): Promise<{ indexes: Record<string, unknown>[]; continuation_token: string }> {
+    return this.get(`/stores/${enc(storeId)}/indexes${query({ page_size: page.pageSize, continuation_token: page.continuationToken })}`);
+  }
+  getIndex(storeId: string, indexId: string): Promise<Record<string, unknown>> {
+    return this.get(`/stores/${enc(storeId)}/indexes/${enc(indexId)}`);
+  }
+  createIndex(storeId: string, body: { name: string; relations: { object_type: string; relation: string }[]; authorization_model_id?: string }): Promise<Record<string, unknown>> {
+    return this.send('POST', `/stores/${enc(storeId)}/indexes`, body);
+  }
+  async deleteIndex(storeId: string, indexId: string): Promise<void> {
+    await this.send('DELETE', `/stores/${enc(storeId)}/indexes/${enc(indexId)}`);
+  }
+
+  /** ReadExpansions: each `{"result": …}` line's result as it arrives; an error line or status throws ApiError. */
+  async *expansions(storeId: string, indexId: string, q: { authorization_model_id: string; from?: string | undefined }, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const auth = await this.authorization();
+    if (auth) headers.authorization = auth;
+    const res = await fetch(`${this.base}/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, { headers, signal }).catch((err: unknown) => {
+      throw new ApiError(0, 'connection_failed', `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    const dec = new TextDecoder();
+    let buf = '';
+    for await (const chunk of res.body as ReadableStream<Uint8Array>) {
+      buf += dec.decode(chunk, { stream: true });
+      for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
+        const line = JSON.parse(buf.slice(0, nl)) as { result?: Record<string, unknown>; error?: { message?: string }; code?: string; message?: string };
+        buf = buf.slice(nl + 1);
+        if (line.result) yield line.result;
+        else throw new ApiError(res.status, typeof line.code === 'string' ? line.code : 'stream_error', line.error?.message ?? line.message ?? 'stream error');
+      }
+    }
+  }
+
   // ---- transport ----
   private get<T>(path: string): Promise<T> {
     return this.send<T>('GET', path);

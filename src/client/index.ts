@@ -74,6 +74,24 @@ export type WatchEvent =
   | { readonly change: { readonly tuple_key: CheckKey & { condition?: unknown }; readonly operation: string; readonly timestamp: string }; readonly continuation_token: string }
   | { readonly heartbeat: { readonly continuation_token: string; readonly timestamp: string } };
 
+export interface ExpansionsOptions {
+  /** The model the index is assigned to (required: a mismatch is refused). */
+  readonly authorization_model_id: string;
+  /** Resume right after this event id (an expansion's or a freshness event's); absent → the whole current set first. */
+  readonly from?: string;
+  /** A heartbeat after this long without an event (100–8000 ms, default 5000). */
+  readonly heartbeat_ms?: number;
+  /** The server closes the stream after this long (ms, default one hour). */
+  readonly lifetime_ms?: number;
+}
+
+/** One event of a ReadExpansions stream (docs/permission-indexes.md). */
+export type ExpansionStreamEvent =
+  | { readonly expansion: { readonly id: string; readonly operation: 'INSERT' | 'DELETE'; readonly user: string; readonly relation: string; readonly object: string; readonly revision: number } }
+  | { readonly freshness: { readonly id: string; readonly revision: number; readonly timestamp: string } }
+  | { readonly heartbeat: { readonly timestamp: string } }
+  | { readonly closed: { readonly reason: string } };
+
 export interface ConnectOptions {
   /** A bearer token (pre-shared key or access token) for the upgrade's `Authorization` header. */
   readonly token?: string | undefined;
@@ -217,7 +235,20 @@ export class LatchChannelClient {
    * Events wait in memory until the loop takes them.
    */
   watch(storeId: string, options: WatchOptions = {}): AsyncIterableIterator<WatchEvent> {
-    const queue: WatchEvent[] = [];
+    return this.#liveStream<WatchEvent>('watch', storeId, options);
+  }
+
+  /**
+   * ReadExpansions of a permission index as an async iterator (docs/permission-indexes.md): the
+   * whole current set unless `from` is given, then live INSERT/DELETE events, freshness events,
+   * heartbeats and a last `closed` event. Leaving the loop cancels the stream on the server.
+   */
+  expansions(storeId: string, indexId: string, options: ExpansionsOptions): AsyncIterableIterator<ExpansionStreamEvent> {
+    return this.#liveStream<ExpansionStreamEvent>('read-expansions', storeId, { ...options, index_id: indexId });
+  }
+
+  #liveStream<T>(op: string, storeId: string, body: object): AsyncIterableIterator<T> {
+    const queue: T[] = [];
     let wake: (() => void) | undefined;
     let end: ChannelAnswer | Error | undefined;
     const id = this.#nextId; // the id #enqueue is about to give the watch request
@@ -227,10 +258,10 @@ export class LatchChannelClient {
     };
     if (this.#closed) end = this.#closed;
     else {
-      this.#enqueue('watch', storeId, options, {
+      this.#enqueue(op, storeId, body, {
         first: 'stream',
         push: (a) => {
-          queue.push((a.body as { result: WatchEvent }).result);
+          queue.push((a.body as { result: T }).result);
           settle();
         },
         resolve: (a) => {
@@ -243,9 +274,9 @@ export class LatchChannelClient {
         },
       });
     }
-    const iterator: AsyncIterableIterator<WatchEvent> = {
+    const iterator: AsyncIterableIterator<T> = {
       [Symbol.asyncIterator]: () => iterator,
-      next: async (): Promise<IteratorResult<WatchEvent>> => {
+      next: async (): Promise<IteratorResult<T>> => {
         while (queue.length === 0 && end === undefined) await new Promise<void>((r) => (wake = r));
         const value = queue.shift();
         if (value !== undefined) return { done: false, value };
@@ -253,7 +284,7 @@ export class LatchChannelClient {
         if (end?.error) throw new ChannelError(end.status, end.error.code, end.error.message);
         return { done: true, value: undefined };
       },
-      return: async (): Promise<IteratorResult<WatchEvent>> => {
+      return: async (): Promise<IteratorResult<T>> => {
         if (end === undefined && !this.#closed) void this.request('cancel', undefined, { id });
         end ??= { id, status: 200, body: { cancelled: true } };
         queue.length = 0;

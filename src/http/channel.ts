@@ -300,7 +300,7 @@ export class Channel {
     const e = ENDPOINTS_BY_OP.get(op);
     if (!e) return this.#answerOne(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'), op, storeId, start);
     const fields = isObj(body) ? body : {};
-    const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id) };
+    const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id), index_id: asText(fields.index_id) };
     // A streaming request can be cancelled on its own (`cancel` op), not only with its connection.
     const own = e.streaming ? new AbortController() : undefined;
     const signal = own ? AbortSignal.any([conn.controller.signal, own.signal]) : conn.controller.signal;

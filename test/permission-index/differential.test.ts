@@ -172,5 +172,5 @@ describe('permission index: differential against ListUsers', () => {
     for (let s = 1; s <= seeds; s++) ops += await runSeed(0x51ed + s * 7919, batches);
     expect(ops).toBeGreaterThan(seeds * batches);
     console.info(`permission index differential: ${seeds} models, ${ops} tuple writes and deletes, zero differences`);
-  }, 120_000);
+  }, Math.max(120_000, seeds * batches * 100));
 });
