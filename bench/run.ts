@@ -19,8 +19,9 @@ import { httpCheck } from './http/scenario.js';
 import { embedded } from './scenarios/embedded.js';
 import { blowup } from './scenarios/blowup.js';
 import { replication } from './replication/scenario.js';
+import { permissionIndex } from './scenarios/permission-index.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, listPages, micro, embedded, blowup, httpCheck, replication];
+export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, listPages, micro, embedded, blowup, httpCheck, replication, permissionIndex];
 
 const { values } = parseArgs({
   options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },

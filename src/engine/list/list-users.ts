@@ -141,6 +141,31 @@ class Expansion {
   }
 }
 
+/** The expansion's candidates (undefined when the deadline passed); throws its error. */
+function expand(state: RequestState, q: ListUsersQuery): Set<string> | undefined {
+  const type = parseObject(q.object)?.type ?? '';
+  const self = type === q.filter.type && q.relation === q.filter.relation;
+  if (!self && !hasPossibleEdges(state.ctx.model, type, q.relation, q.filter.type, q.filter.relation)) return new Set();
+  let root: Found;
+  try {
+    root = new Expansion(state, q.filter).node(q.object, q.relation, 0);
+  } catch (e) {
+    if (e instanceof AppError && e.code === 'deadline_exceeded') return undefined;
+    throw e;
+  }
+  if (root.error) throw root.error;
+  return root.users;
+}
+
+/**
+ * ListUsers' candidates before confirmation: a superset of the users ListUsers returns (every
+ * user a Check could accept through the tuples, as strings), for callers that confirm each one
+ * with the walker themselves (the permission indexes). Throws what ListUsers throws.
+ */
+export function listUserCandidates(ctx: EvalContext, q: ListUsersQuery): ReadonlySet<string> {
+  return expand(new RequestState(ctx), q) ?? new Set();
+}
+
 /** A user string as ListUsers returns it. */
 export function toListedUser(user: string): ListedUser {
   const u = parseUser(user);
@@ -155,21 +180,12 @@ export function toListedUser(user: string): ListedUser {
  * `maxResults`. Throws 2000 on any condition error, 2002 on the depth limit (see file comment).
  */
 export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: number): ListedUser[] {
-  const type = parseObject(q.object)?.type ?? '';
-  const self = type === q.filter.type && q.relation === q.filter.relation;
-  if (!self && !hasPossibleEdges(ctx.model, type, q.relation, q.filter.type, q.filter.relation)) return [];
   const state = new RequestState(ctx);
-  let root: Found;
-  try {
-    root = new Expansion(state, q.filter).node(q.object, q.relation, 0);
-  } catch (e) {
-    if (e instanceof AppError && e.code === 'deadline_exceeded') return [];
-    throw e;
-  }
-  if (root.error) throw root.error;
+  const candidates = expand(state, q);
+  if (!candidates) return [];
   const out: ListedUser[] = [];
   try {
-    for (const user of root.users) {
+    for (const user of candidates) {
       if (out.length >= maxResults || state.expired()) break;
       // An error here can only come from a region the expansion was allowed to swallow.
       const res = new ReferenceChecker(state, user).eval(q.object, q.relation, 0);

@@ -1,7 +1,7 @@
 // The exact, per-tuple work of a permission index: which (object, relation) keys and which
-// concrete users a changed tuple can affect, and the materialised users of one key. Candidates
-// come from the snapshots before and after the change (a delete's paths exist only before it, a
-// write's only after), over-approximating; the caller re-checks every candidate pair with the
+// concrete users a changed tuple can affect, and the candidate users of one key. Candidates of a
+// delete come from the snapshot before it (its paths exist only there), of a write from the one
+// after it; they over-approximate, and the caller re-checks every candidate pair with the
 // walker, so the result is exact however wide the candidates are.
 // Example: deleting `group:eng#member@user:bob` under `doc#viewer: [group#member]` gives the keys
 // {doc:1#viewer} (through `doc:1#viewer@group:eng#member`) and the users {user:bob}.
@@ -9,8 +9,7 @@
 import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listUsers } from '../list/list-users.js';
-import type { ListedUser } from '../types.js';
+import { listUserCandidates } from '../list/list-users.js';
 import type { IndexGraph } from './graph.js';
 
 const typeOf = (object: string): string => object.slice(0, object.indexOf(':'));
@@ -41,21 +40,13 @@ export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKe
   }
 }
 
-function userString(u: ListedUser): string | undefined {
-  if ('object' in u) return `${u.object.type}:${u.object.id}`;
-  if ('wildcard' in u) return `${u.wildcard.type}:*`;
-  return undefined;
-}
-
-/** The concrete users (objects and `type:*`) of `object#relation` in `snap`, through the production ListUsers. */
+/**
+ * The candidate concrete users (objects and `type:*`) of `object#relation` in `snap`: ListUsers'
+ * forward expansion without its confirmation (the caller confirms each with the walker).
+ */
 export function usersOf(graph: IndexGraph, model: CompiledModel, snap: IndexSnapshot, object: string, relation: string, out: Set<string>): void {
   const ctx = { model, view: snap, resolveDepth: 25, deadline: Infinity };
-  for (const type of graph.userTypes) {
-    for (const u of listUsers(ctx, { object, relation, filter: { type } }, Number.MAX_SAFE_INTEGER)) {
-      const s = userString(u);
-      if (s !== undefined) out.add(s);
-    }
-  }
+  for (const type of graph.userTypes) for (const u of listUserCandidates(ctx, { object, relation, filter: { type } })) out.add(u);
 }
 
 /** The concrete users whose answers `t` can change: its user expanded to its members in `snap`. */

@@ -119,8 +119,12 @@ export class PermissionIndex {
         const key = this.pending[this.pendingAt++] as string;
         this.pendingSet.delete(key);
         const hash = key.lastIndexOf('#');
+        const object = key.slice(0, hash);
+        const relation = key.slice(hash + 1);
+        const candidates = new Set<string>();
+        usersOf(this.graph, this.model, snap, object, relation, candidates);
         const users = new Set<string>();
-        usersOf(this.graph, this.model, snap, key.slice(0, hash), key.slice(hash + 1), users);
+        for (const user of candidates) if (this.allowed(snap, object, relation, user)) users.add(user);
         if (users.size > 0) {
           this.sets.set(key, users);
           this.triples += users.size;
@@ -174,12 +178,13 @@ export class PermissionIndex {
     const out: ExpansionEvent[] = [];
     const checked = new Set<string>();
     for (const list of [deleted, written]) {
+      // A delete's paths exist only before it, a write's only after it.
+      const snap = list === deleted ? beforeSnap : afterSnap;
       for (const t of list) {
         if (!this.graph.reach.has(`${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`)) continue;
         this.ingestedChanges++;
         const keys = new Set<string>();
-        candidateKeys(this.graph, beforeSnap, t, keys);
-        candidateKeys(this.graph, afterSnap, t, keys);
+        candidateKeys(this.graph, snap, t, keys);
         for (const k of keys) if (this.pendingSet.has(k)) keys.delete(k);
         if (keys.size === 0) continue;
         if (this.graph.hasDifference && t.user.includes('#')) {
@@ -195,8 +200,7 @@ export class PermissionIndex {
           continue;
         }
         const users = new Set<string>();
-        candidateUsers(this.graph, this.model, beforeSnap, t, users);
-        candidateUsers(this.graph, this.model, afterSnap, t, users);
+        candidateUsers(this.graph, this.model, snap, t, users);
         for (const key of keys) for (const user of users) this.recheck(afterSnap, key, user, checked, out);
       }
     }
@@ -211,21 +215,27 @@ export class PermissionIndex {
     const hash = key.lastIndexOf('#');
     const object = key.slice(0, hash);
     const relation = key.slice(hash + 1);
-    const outcome = checkStatus(snap, this.model, { object, relation, user, contextualTuples: [] }, this.limits.resolveDepth);
-    if ('error' in outcome) throw outcome.error;
+    const allowed = this.allowed(snap, object, relation, user);
     const set = this.sets.get(key);
     const has = set?.has(user) ?? false;
-    if (outcome.allowed && !has) {
+    if (allowed && !has) {
       if (set) set.add(user);
       else this.sets.set(key, new Set([user]));
       this.triples++;
       out.push({ revision: 0, position: 0, operation: 'INSERT', user, relation, object });
-    } else if (!outcome.allowed && has && set) {
+    } else if (!allowed && has && set) {
       set.delete(user);
       if (set.size === 0) this.sets.delete(key);
       this.triples--;
       out.push({ revision: 0, position: 0, operation: 'DELETE', user, relation, object });
     }
+  }
+
+  /** Check on the walker (the production path); an evaluation error fails the index. */
+  private allowed(snap: IndexSnapshot, object: string, relation: string, user: string): boolean {
+    const outcome = checkStatus(snap, this.model, { object, relation, user, contextualTuples: [] }, this.limits.resolveDepth);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.allowed;
   }
 
   /** Numbers the revision's deltas in their sorted order and appends them to the ring (once ACTIVE). */
