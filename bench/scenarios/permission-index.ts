@@ -41,13 +41,18 @@ const pct = (xs: number[], p: number): number => {
 };
 const r2 = (x: number): number => Math.round(x * 100) / 100;
 
-/** Nested groups: group g ≥ 10 is a member of group ⌊g/10⌋; `perGroup` users per group; one group per doc. */
+/**
+ * Nested groups: group g ≥ 10 is a member of group ⌊g/10⌋; `perGroup` users per group; one group
+ * per doc: a leaf group, or for every 20th doc a group two levels up (with its 10 nested groups).
+ */
+const groupOf = (d: number, groups: number): number => (d % 20 === 0 ? groups / 100 + ((d * 7) % (groups / 10 - groups / 100)) : groups / 10 + ((d * 31) % (groups - groups / 10)));
+
 function* shape(groups: number, perGroup: number, users: number, docs: number): Generator<TupleKey> {
   for (let g = 0; g < groups; g++) {
     for (let i = 0; i < perGroup; i++) yield { object: `group:${g}`, relation: 'member', user: `user:${(g * 7919 + i * 104_729) % users}` };
     if (g >= 10) yield { object: `group:${Math.floor(g / 10)}`, relation: 'member', user: `group:${g}#member` };
   }
-  for (let d = 0; d < docs; d++) yield { object: `doc:${d}`, relation: 'viewer', user: `group:${groups - 1 - ((d * 31) % Math.floor(groups * 0.9))}#member` };
+  for (let d = 0; d < docs; d++) yield { object: `doc:${d}`, relation: 'viewer', user: `group:${groupOf(d, groups)}#member` };
 }
 
 async function filled(tuples: Iterable<TupleKey>): Promise<{ latch: Latch; storeId: string; count: number }> {
@@ -106,7 +111,7 @@ async function build(quick: boolean): Promise<Metric[]> {
       return m;
     };
     let want = 0;
-    for (let d = 0; d < docs; d++) want += of(groups - 1 - ((d * 31) % Math.floor(groups * 0.9))).size;
+    for (let d = 0; d < docs; d++) want += of(groupOf(d, groups)).size;
     verify('materialised triples', got.expansions, want);
     const label = `${Math.round(count / 1000)}k tuples`;
     return [
