@@ -87,7 +87,7 @@ async function active(latch: Latch, storeId: string, id: string): Promise<void> 
 
 /** Build time and heap per triple over the nested-group shape. */
 async function build(quick: boolean): Promise<Metric[]> {
-  const [groups, perGroup, users, docs] = quick ? [1000, 90, 10_000, 1000] : [10_000, 90, 100_000, 10_000];
+  const [groups, perGroup, users, docs] = quick ? [1000, 98, 10_000, 1000] : [10_000, 98, 100_000, 10_000];
   const { latch, storeId, count } = await filled(shape(groups, perGroup, users, docs));
   try {
     const t0 = performance.now();
