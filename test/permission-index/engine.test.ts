@@ -78,6 +78,26 @@ describe('permission index in the service', () => {
     await resumed.done;
   });
 
+  it('an expired grant leaves the index when the sweeper deletes it', async () => {
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    f = await fixture(DSL, { clock: () => now, expirySweepMs: 0 });
+    await write(f, [{ object: 'group:eng', relation: 'member', user: 'user:anne', expires_at: new Date(now + 60_000).toISOString() }, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, { object: 'doc:1', relation: 'viewer', user: 'user:bob' }]);
+    const info = await f.latch.createPermissionIndex({ storeId: f.storeId, name: 'v', relations: [{ object_type: 'doc', relation: 'viewer' }] });
+    await active(f, info.record.id);
+    expect([...(await snapshotSet(f, info.record.id))].sort()).toEqual(['doc:1#viewer@user:anne', 'doc:1#viewer@user:bob']);
+    const ac = new AbortController();
+    const folded = new Folded(f.latch.expansions({ storeId: f.storeId, indexId: info.record.id, modelId: f.modelId, heartbeatMs: 1000, lifetimeMs: 60_000 }, ac.signal));
+    now += 61_000;
+    const service = f.latch as unknown as { sweepExpired(): Promise<number> };
+    expect(await service.sweepExpired()).toBe(1);
+    const revision = (await f.latch.getPermissionIndex(f.storeId, info.record.id)).revision;
+    await folded.reach(revision);
+    expect([...folded.set]).toEqual(['doc:1#viewer@user:bob']);
+    expect([...(await snapshotSet(f, info.record.id))]).toEqual(['doc:1#viewer@user:bob']);
+    ac.abort();
+    await folded.done;
+  });
+
   it('a build past its bound ends FAILED with the reason; its streams close with it', async () => {
     f = await fixture(DSL, { config: { permissionIndex: { maxTriples: 3 } } });
     await write(f, Array.from({ length: 5 }, (_, i) => ({ object: `doc:${i}`, relation: 'viewer', user: `user:${i}` })));

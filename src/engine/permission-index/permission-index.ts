@@ -231,9 +231,13 @@ export class PermissionIndex {
     }
   }
 
-  /** Check on the walker (the production path); an evaluation error fails the index. */
+  /**
+   * Check on the walker (the production path); an evaluation error fails the index. At instant 0:
+   * the index follows revisions, not the clock, so an expiring tuple counts until the expiry
+   * sweeper deletes it (a revision every node applies alike).
+   */
   private allowed(snap: IndexSnapshot, object: string, relation: string, user: string): boolean {
-    const outcome = checkStatus(snap, this.model, { object, relation, user, contextualTuples: [] }, this.limits.resolveDepth);
+    const outcome = checkStatus(snap, this.model, { object, relation, user, contextualTuples: [] }, this.limits.resolveDepth, 0);
     if ('error' in outcome) throw outcome.error;
     return outcome.allowed;
   }
