@@ -89,10 +89,18 @@ export function beginCall(path: usize, pcap: u32, memo: usize, mcap: u32, ep: u3
   return r >= R_ERR_COND;
 }
 
+/**
+ * Two errors as one. R_ERR_NEEDHOST (a worker met a condition it cannot evaluate) is not an error
+ * but an unknown: the host's walk may give any result there, so it outranks every error.
+ */
+@inline function errJoin(a: i32, b: i32): i32 {
+  return a == R_ERR_NEEDHOST || b == R_ERR_NEEDHOST ? R_ERR_NEEDHOST : max(a, b);
+}
+
 /** Union (TRUE > ERROR > FALSE; the cycle flag survives only among FALSEs). */
 @inline function unionAcc(acc: i32, r: i32): i32 {
   if (r == R_TRUE) return R_TRUE;
-  if (isErr(r)) return isErr(acc) ? max(acc, r) : r;
+  if (isErr(r)) return isErr(acc) ? errJoin(acc, r) : r;
   if (r == R_CYCLE && acc == R_FALSE) return R_CYCLE;
   return acc;
 }
@@ -224,18 +232,21 @@ function evalRewrite(node: usize, obj: u32, type: u32, rel: u32, depth: u32): i3
     let acc = R_TRUE;
     for (let i: u32 = 0; i < n; i++) {
       const r = evalRewrite(<usize>load<u32>(node + 8 + (<usize>i << 2)), obj, type, rel, depth);
-      if (r == R_FALSE || r == R_CYCLE) return r;
-      if (isErr(r)) acc = isErr(acc) ? max(acc, r) : r;
+      // After an unknown child the host may have stopped there, with FALSE or the cycle flag:
+      // this FALSE (or cycle) is not the host's answer, and the two differ under a subtract.
+      if (r == R_FALSE || r == R_CYCLE) return acc == R_ERR_NEEDHOST ? acc : r;
+      if (isErr(r)) acc = isErr(acc) ? errJoin(acc, r) : r;
     }
     return acc;
   }
   if (op == OP_DIFFERENCE) {
     const b = evalRewrite(<usize>load<u32>(node, 4), obj, type, rel, depth);
-    if (b == R_FALSE || b == R_CYCLE) return b;
+    // An unknown base may be FALSE or the cycle flag on the host, where it decides alone.
+    if (b == R_FALSE || b == R_CYCLE || b == R_ERR_NEEDHOST) return b;
     const s = evalRewrite(<usize>load<u32>(node, 8), obj, type, rel, depth);
     if (s == R_TRUE) return R_FALSE;
     if (s == R_CYCLE) return R_CYCLE; // §5.3: a cycle in the subtract makes the difference FALSE
-    if (isErr(b) || isErr(s)) return max(b, s);
+    if (isErr(b) || isErr(s)) return errJoin(b, s);
     return R_TRUE;
   }
   return R_FALSE;

@@ -1,6 +1,7 @@
 // The worker pool: batched answers equal inline answers (including items sent back to the host
 // for conditions, contextual tuples and unseen objects); a trapped or crashed worker fails only
-// its own task and the pool keeps answering.
+// its own task and the pool keeps answering; a condition the worker cannot evaluate leaves the
+// item to the host even where an intersection or difference would otherwise decide without it.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { QUERY_WORDS, R_ERR_INTERNAL, R_TRUE } from '../../src/abi.js';
@@ -9,7 +10,7 @@ import { CheckPool } from '../../src/engine/pool/pool.js';
 import { programFor } from '../../src/engine/walker/program.js';
 import { encodeQuery } from '../../src/engine/walker/request.js';
 import { walkerModule } from '../../src/engine/walker/wasm.js';
-import { index, model } from './helpers.js';
+import { index, model, tk } from './helpers.js';
 
 const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user with c, group#member]\ncondition c(p: int) {\n  p > 0\n}\n`);
 const tuples: string[] = [];
@@ -69,5 +70,25 @@ describe('pool', () => {
     expect(good.every((s) => s === R_TRUE)).toBe(true);
     const after = await pool.runIds(snap, prog, queries(9000), 25);
     expect(after.every((s) => s === R_TRUE)).toBe(true);
+  });
+
+  // A worker cannot evaluate `small` (false here: x = 7), so `gate` is unknown to it. The host's
+  // walk stops at `gate` (FALSE) or at `wall` (the cycle flag); under `but not` the two differ.
+  const unknown = model(`model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define gate: [user with small]\n    define other: [user]\n    define loop: [user, doc#banned, doc#wall]\n    define banned: gate and loop\n    define wall: gate or loop\n    define fenced: wall and other\n    define viewer: [user] but not banned\n    define reader: [user] but not fenced\ncondition small(x: int) {\n  x < 5\n}\n`);
+  const unknownIx = index([
+    'doc:1#viewer@user:a', 'doc:1#gate@user:a[small {"x":7}]', 'doc:1#loop@doc:1#banned',
+    'doc:2#reader@user:a', 'doc:2#gate@user:a[small {"x":7}]', 'doc:2#loop@doc:2#wall',
+  ]);
+  const single = createWalkerChecker({ workers: 1, resolveDepth: 25, poolThreshold: 1 });
+  afterAll(() => single.close());
+
+  it.each([
+    ['an intersection cut short by a cycle after the unknown', 'doc:1#viewer@user:a', true],
+    ['an intersection cut short by FALSE after an unknown the host sees as a cycle', 'doc:2#reader@user:a', false],
+  ])('%s answers as inline', async (_, query, allowed) => {
+    const item = { ...tk(query), contextualTuples: [] };
+    const snap = unknownIx.snapshot();
+    expect(single.checkInline(snap, unknown, item)).toEqual({ allowed });
+    expect(await single.check(snap, unknown, [item])).toEqual([{ allowed }]);
   });
 });
