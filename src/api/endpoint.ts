@@ -46,10 +46,11 @@ export interface Reply {
   /** Undefined → no body (204). */
   readonly body?: unknown;
   /**
-   * As text, or as UTF-8 bytes for a constant reply: the transport hands bytes to the socket as
-   * they are, where a string is encoded again on every send.
+   * As text, or as the UTF-8 bytes of a constant reply in an ArrayBuffer of exactly their length:
+   * the transport hands bytes to the socket as they are, where a string is encoded again on every
+   * send (and an ArrayBuffer is the form uWS reads without a conversion, src/http/wire-strings.ts).
    */
-  readonly json?: string | Uint8Array | undefined;
+  readonly json?: string | ArrayBuffer | undefined;
   /** Extra response headers (latch's own `Latch-*` extensions, D15); absent on the hot paths. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
@@ -116,5 +117,6 @@ export const NO_CONTENT: Reply = Object.freeze({ status: 204 });
 
 /** A 200 reply sent many times with the same body: encoded once, to UTF-8 bytes. */
 export function constantReply(body: object): Reply {
-  return Object.freeze({ status: 200, body: Object.freeze(body), json: new TextEncoder().encode(JSON.stringify(body)) });
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  return Object.freeze({ status: 200, body: Object.freeze(body), json: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
 }

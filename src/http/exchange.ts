@@ -17,12 +17,12 @@ import { logger, logRequest } from '../log.js';
 import type { Metrics } from './metrics.js';
 import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
+import { wireBytes } from './wire-strings.js';
 
-// Reply header names as bytes: uWS converts a string argument to UTF-8 in a fresh buffer on every
-// call, ≈ 20 ns per argument in a loop of writeHeader calls (bench/RESULTS.md, fourth session).
-// Request header names stay strings: `getHeader` took the same time either way.
-const CONTENT_TYPE = Buffer.from('Content-Type');
-const X_REQUEST_ID = Buffer.from('X-Request-Id');
+// Reply header names as ArrayBuffers: uWS converts a string argument to UTF-8 in a fresh buffer
+// on every call (./wire-strings.ts).
+const CONTENT_TYPE = wireBytes('Content-Type');
+const X_REQUEST_ID = wireBytes('X-Request-Id');
 
 /** True when `v` holds CR or LF (two builtin scans: cheaper than a regular expression per reply). */
 function hasCrLf(v: string): boolean {
@@ -263,14 +263,14 @@ export class Exchange implements CallContext {
   send(reply: Reply, closeConnection = false, corked = false): void {
     if (this.aborted) return;
     const { status, body } = reply;
-    let payload: string | Uint8Array | undefined;
+    let payload: string | Uint8Array | ArrayBuffer | undefined;
     if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
     const extra = reply.headers;
     if (corked) this.#reply(status, payload, closeConnection, extra);
     else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));
   }
 
-  #reply(status: number, payload: string | Uint8Array | undefined, closeConnection: boolean, extra?: Readonly<Record<string, string>>): void {
+  #reply(status: number, payload: string | Uint8Array | ArrayBuffer | undefined, closeConnection: boolean, extra?: Readonly<Record<string, string>>): void {
     this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json', extra);
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);

@@ -21,6 +21,7 @@ import { Metrics } from './metrics.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { openTracing } from './tracing.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
+import { REQ, wireBytes } from './wire-strings.js';
 import { logger } from '../log.js';
 
 export interface HttpServerOptions {
@@ -136,11 +137,12 @@ function paramReader(names: readonly string[]): (req: HttpRequest) => Record<str
 /** The headers an endpoint declared, read while `req` is valid. */
 function headerReader(names: readonly string[] | undefined): ((req: HttpRequest) => Record<string, string>) | undefined {
   if (names === undefined || names.length === 0) return undefined;
+  const keys = names.map(wireBytes);
   return (req) => {
     const headers: Record<string, string> = {};
-    for (const name of names) {
-      const v = req.getHeader(name);
-      if (v !== '') headers[name] = v;
+    for (let i = 0; i < names.length; i++) {
+      const v = req.getHeader(keys[i] as ArrayBuffer);
+      if (v !== '') headers[names[i] as string] = v;
     }
     return headers;
   };
@@ -156,17 +158,17 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
-    const minRevision = e.minRevision === true ? req.getHeader('latch-min-revision') : undefined;
-    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
-    if (e.echoRequestId) x.useRequestId(req.getHeader('x-request-id'));
+    const minRevision = e.minRevision === true ? req.getHeader(REQ.latchMinRevision) : undefined;
+    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader(REQ.accept).includes('msgpack'), req.getHeader(REQ.origin));
+    if (e.echoRequestId) x.useRequestId(req.getHeader(REQ.xRequestId));
     const headers = readHeaders?.(req);
-    if (shared.tracing) x.span = shared.tracing.request(method, route, { traceparent: req.getHeader('traceparent'), tracestate: req.getHeader('tracestate') });
+    if (shared.tracing) x.span = shared.tracing.request(method, route, { traceparent: req.getHeader(REQ.traceparent), tracestate: req.getHeader(REQ.tracestate) });
     // Mode `none` never reads the credential: one header lookup less per request.
-    const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader('authorization') || undefined : undefined;
+    const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
     const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
-    const msgpack = isMsgpackType(req.getHeader('content-type'));
-    const announced = Number(req.getHeader('content-length') || 0);
+    const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
+    const announced = Number(req.getHeader(REQ.contentLength) || 0);
     readBody(res, announced, bodyLimit, discard, (bytes) => {
       if (bytes === undefined) {
         // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
