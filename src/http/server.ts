@@ -2,7 +2,7 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
-import { admit, admitted, type Admission } from '../api/auth/gate.js';
+import { admitted, routeGate, type Admission } from '../api/auth/gate.js';
 import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
@@ -154,6 +154,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
   const method = e.method === 'del' ? 'DELETE' : e.method.toUpperCase();
   const route = e.path.replace(/:([a-z_]+)/g, '{$1}');
+  const gateOf = routeGate(shared.auth, e.name);
   app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
@@ -165,7 +166,7 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     if (shared.tracing) x.span = shared.tracing.request(method, route, { traceparent: req.getHeader(REQ.traceparent), tracestate: req.getHeader(REQ.tracestate) });
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
-    const gate = admit(shared.auth, e.name, credential, params.store_id, x, res);
+    const gate = gateOf(credential, params.store_id, x, res);
     if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
     const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
     const announced = Number(req.getHeader(REQ.contentLength) || 0);

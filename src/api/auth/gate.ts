@@ -6,7 +6,7 @@
 import { AppError } from '../../errors.js';
 import type { Peer } from './authenticator.js';
 import { isOperation, OPERATIONS, PUBLIC_ROUTES, type Operation } from './operations.js';
-import { authorize, type Principal } from './principal.js';
+import { ANONYMOUS, authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
 
 /** Receives the authenticated principal (see `admit`). */
@@ -51,6 +51,27 @@ export function admit(
   } catch (err) {
     return { error: err };
   }
+}
+
+/** The admission of one route's requests: `admit` with the operation fixed. */
+export type RouteGate = (authorizationHeader: string | undefined, storeId: string | undefined, seen?: Seen, peer?: Peer) => Admission;
+
+const ADMIT_PUBLIC: Admission = Object.freeze({ principal: PUBLIC });
+const ADMIT_ANONYMOUS: Admission = Object.freeze({ principal: ANONYMOUS });
+
+/**
+ * `admit` for one operation, decided once where the answer cannot depend on the request: no auth
+ * subsystem or a public route (the public principal), and mode none without rate limits, which
+ * admits every call as `anonymous` (it reads no credential, binds every store and grants every
+ * scope, so the per-call lookups of the operation's rule would only ever say yes).
+ */
+export function routeGate(auth: AuthService | undefined, op: string): RouteGate {
+  if (!auth || PUBLIC_ROUTES.has(op)) return () => ADMIT_PUBLIC;
+  if (auth.authenticator.mode === 'none' && !auth.limiter.limited) {
+    const fixed = isOperation(op) ? ADMIT_ANONYMOUS : ADMIT_PUBLIC;
+    return () => fixed;
+  }
+  return (authorizationHeader, storeId, seen, peer) => admit(auth, op, authorizationHeader, storeId, seen, peer);
 }
 
 function decide(auth: AuthService, p: Principal, op: Operation, storeId: string | undefined, seen: Seen | undefined): Principal {

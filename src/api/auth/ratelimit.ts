@@ -97,6 +97,11 @@ export class RateLimiter {
     this.#index = new Map(this.#classes.map((c, i) => [c, i]));
   }
 
+  /** False when rate limiting is off (every take passes). */
+  get limited(): boolean {
+    return this.limits !== undefined;
+  }
+
   /** Takes `cost` requests from the caller's bucket; throws 429 rate_limit_exceeded when empty. */
   take(principal: Principal, storeId: string | undefined, opClass: OpClass, cost = 1): void {
     if (this.limits === undefined) return;
