@@ -98,7 +98,7 @@ export class Queries {
     const model = this.models.peek(input.storeId, input.modelId);
     const index = model && this.indexes.peek(input.storeId);
     if (!index || (input.minRevision !== undefined && index.currentRevision < input.minRevision)) return undefined;
-    return this.checkOn(model, index.snapshot(), input, Date.now() + this.config.checkDeadlineMs);
+    return this.checkOn(model, index.snapshot(), input, undefined);
   }
 
   /**
@@ -120,13 +120,18 @@ export class Queries {
     return this.checker.instant(snapshot);
   }
 
-  private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number): CheckResult {
+  /**
+   * `deadline` undefined: the Check started now (the synchronous path), so its deadline is taken
+   * only when the walker runs; a cache hit reads no clock.
+   */
+  private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number | undefined): CheckResult {
     const k = input.tupleKey;
     const now = this.instant(snapshot);
     const scope = this.cacheScope(input.consistency, input, snapshot, model, now);
     const cached = scope === 0 ? undefined : this.cache.get(scope, k);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
-    const outcome = this.checker.checkInline(snapshot, model, checkItem(model, k, input), deadline, now);
+    const item = checkItem(model, k, input);
+    const outcome = this.checker.checkInline(snapshot, model, item, deadline ?? Date.now() + this.config.checkDeadlineMs, now);
     if ('error' in outcome) throw outcome.error;
     if (scope !== 0) this.cache.set(scope, k, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
