@@ -122,7 +122,7 @@ export class Queries {
 
   /**
    * `deadline` undefined: the Check started now (the synchronous path), so its deadline is taken
-   * only when the walker runs; a cache hit reads no clock.
+   * only when the walker runs; a cache hit reads no clock for it.
    */
   private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number | undefined): CheckResult {
     const k = input.tupleKey;
