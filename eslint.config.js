@@ -17,7 +17,11 @@ const forbidden = {
 /** Third-party libraries with one importing folder (docs/architecture.md): `pg` only in src/storage/postgres/. */
 const ownedImports = [{ name: 'pg', message: 'only src/storage/postgres/ imports pg (the PostgreSQL datastore)' }];
 
-const layerPatterns = (bans) => bans.map((b) => ({ group: [`**/${b}/*`, `../${b}/*`, `../../${b}/*`], message: `src/${b} may not be imported here (one-way imports)` }));
+const layerPatterns = (bans) =>
+  bans.map((b) => ({
+    group: [`**/${b}/*`, `../${b}/*`, `../../${b}/*`],
+    message: `src/${b} may not be imported here (one-way imports)`,
+  }));
 
 const layerRules = [
   // Folders without a layer rule still may not import an owned library.
@@ -26,7 +30,10 @@ const layerRules = [
     files: [`${dir}/**/*.ts`],
     rules: { 'no-restricted-imports': ['error', { paths: ownedImports, patterns: layerPatterns(bans) }] },
   })),
-  { files: ['src/storage/postgres/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(forbidden['src/storage']) }] } },
+  {
+    files: ['src/storage/postgres/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(forbidden['src/storage']) }] },
+  },
 ];
 
 /** Leaf modules at the top of src/ that every layer may import and that import no layer. */
@@ -35,9 +42,15 @@ const leafFiles = ['src/log.ts', 'src/errors.ts', 'src/abi.ts'];
 const leafRules = {
   files: leafFiles,
   rules: {
-    'no-restricted-imports': ['error', {
-      patterns: ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli', 'client', 'domain'].map((b) => ({ group: [`./${b}/*`], message: 'src/log.ts, src/errors.ts and src/abi.ts are leaves: they import no layer' })),
-    }],
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli', 'client', 'domain'].map((b) => ({
+          group: [`./${b}/*`],
+          message: 'src/log.ts, src/errors.ts and src/abi.ts are leaves: they import no layer',
+        })),
+      },
+    ],
   },
 };
 
@@ -47,9 +60,17 @@ const oneLogger = {
   ignores: ['src/log.ts', 'src/cli/**'],
   rules: {
     'no-console': 'error',
-    'no-restricted-syntax': ['error',
-      { selector: "MemberExpression[object.object.name='process'][object.property.name='stderr']", message: 'log through src/log.ts (it honours --log-format and --log-level)' },
-      { selector: "MemberExpression[object.name='process'][property.name='emitWarning']", message: 'log through src/log.ts (it honours --log-format and --log-level)' }],
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector: "MemberExpression[object.object.name='process'][object.property.name='stderr']",
+        message: 'log through src/log.ts (it honours --log-format and --log-level)',
+      },
+      {
+        selector: "MemberExpression[object.name='process'][property.name='emitWarning']",
+        message: 'log through src/log.ts (it honours --log-format and --log-level)',
+      },
+    ],
   },
 };
 

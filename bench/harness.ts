@@ -14,7 +14,10 @@ export interface Percentiles {
   readonly samples: number;
 }
 
-export function perOp(fn: (i: number) => void, opts: { batch?: number; samples?: number; warmup?: number } = {}): Percentiles {
+export function perOp(
+  fn: (i: number) => void,
+  opts: { batch?: number; samples?: number; warmup?: number } = {},
+): Percentiles {
   const batch = opts.batch ?? 64;
   const samples = opts.samples ?? 2000;
   let i = 0;
@@ -28,7 +31,12 @@ export function perOp(fn: (i: number) => void, opts: { batch?: number; samples?:
   t.sort();
   let sum = 0;
   for (const v of t) sum += v;
-  return { p50: t[Math.floor(samples * 0.5)] ?? 0, p99: t[Math.floor(samples * 0.99)] ?? 0, mean: sum / samples, samples };
+  return {
+    p50: t[Math.floor(samples * 0.5)] ?? 0,
+    p99: t[Math.floor(samples * 0.99)] ?? 0,
+    mean: sum / samples,
+    samples,
+  };
 }
 
 /** Wall time of one async or sync call, in ms. */

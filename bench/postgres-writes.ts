@@ -20,13 +20,19 @@ const WRITES = Number(values.writes);
 const TUPLES = 100;
 
 function write(store: number, i: number): TupleWrite {
-  const writes = Array.from({ length: TUPLES }, (_, j) => ({ object: `doc:s${store}-w${i}-${j}`, relation: 'viewer', user: `user:u${(i * TUPLES + j) % 5000}` }));
+  const writes = Array.from({ length: TUPLES }, (_, j) => ({
+    object: `doc:s${store}-w${i}-${j}`,
+    relation: 'viewer',
+    user: `user:u${(i * TUPLES + j) % 5000}`,
+  }));
   return { deletes: [], writes, onDuplicate: 'error', onMissing: 'error' };
 }
 
 /** Tuples per second over `stores` stores written at once, each by one sequential writer. */
 async function measure(s: Storage, stores: number): Promise<number> {
-  const ids = await Promise.all(Array.from({ length: stores }, (_, k) => s.createStore(`bench-${k}`).then((x) => x.id)));
+  const ids = await Promise.all(
+    Array.from({ length: stores }, (_, k) => s.createStore(`bench-${k}`).then((x) => x.id)),
+  );
   await Promise.all(ids.map((id, k) => s.writeTuples(id, write(1000 + k, 0)))); // warm up
   const started = process.hrtime.bigint();
   await Promise.all(
@@ -62,5 +68,7 @@ try {
   await rm(dir, { recursive: true, force: true });
   await server.stop();
 }
-process.stdout.write(`100-tuple writes, ${WRITES} per store, tuples/s\nstores        LevelDB     PostgreSQL\n${rows.join('\n')}\n`);
+process.stdout.write(
+  `100-tuple writes, ${WRITES} per store, tuples/s\nstores        LevelDB     PostgreSQL\n${rows.join('\n')}\n`,
+);
 process.exit(0);

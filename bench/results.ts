@@ -48,7 +48,11 @@ async function load(): Promise<ResultsFile> {
 export async function recordRun(name: string, rows: readonly Metric[]): Promise<void> {
   const file = await load();
   file.machine = machine();
-  file.scenarios[name] = { at: new Date().toISOString(), loadavg: os.loadavg().map((l) => Math.round(l * 100) / 100), rows };
+  file.scenarios[name] = {
+    at: new Date().toISOString(),
+    loadavg: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    rows,
+  };
   await mkdir(new URL('./', FILE), { recursive: true });
   await writeFile(FILE, JSON.stringify(file, null, 2) + '\n');
 }

@@ -21,10 +21,30 @@ import { blowup } from './scenarios/blowup.js';
 import { replication } from './replication/scenario.js';
 import { permissionIndex } from './scenarios/permission-index.js';
 
-export const SCENARIOS: Scenario[] = [walkerSingle, poolThroughput, indexMemory, coldLoad, indexTail, checkpointStall, indexWrites, listObjects1M, listPages, micro, embedded, blowup, httpCheck, replication, permissionIndex];
+export const SCENARIOS: Scenario[] = [
+  walkerSingle,
+  poolThroughput,
+  indexMemory,
+  coldLoad,
+  indexTail,
+  checkpointStall,
+  indexWrites,
+  listObjects1M,
+  listPages,
+  micro,
+  embedded,
+  blowup,
+  httpCheck,
+  replication,
+  permissionIndex,
+];
 
 const { values } = parseArgs({
-  options: { only: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, big: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string', multiple: true },
+    quick: { type: 'boolean', default: false },
+    big: { type: 'boolean', default: false },
+  },
 });
 const only = new Set(values.only ?? []);
 const opts = { quick: values.quick ?? false, big: values.big ?? false };
@@ -33,7 +53,10 @@ for (const s of SCENARIOS) {
   if (only.size > 0 && !only.has(s.name)) continue;
   process.stdout.write(`▶ ${s.name}: ${s.description}\n`);
   const rows = await s.run(opts);
-  for (const r of rows) process.stdout.write(`  ${r.scenario.padEnd(26)} ${r.metric.padEnd(34)} ${String(r.value).padStart(14)} ${r.unit}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `  ${r.scenario.padEnd(26)} ${r.metric.padEnd(34)} ${String(r.value).padStart(14)} ${r.unit}\n`,
+    );
   await recordRun(s.name, rows);
   count += rows.length;
 }

@@ -26,7 +26,9 @@ export function verify(label: string, got: unknown, want: unknown): void {
   if (JSON.stringify(got) === JSON.stringify(want)) return;
   if (Array.isArray(got) && Array.isArray(want)) {
     const i = want.findIndex((w, k) => JSON.stringify(w) !== JSON.stringify(got[k]));
-    throw new Error(`bench ${label}: item ${i} of ${want.length}: expected ${JSON.stringify(want[i])}, got ${JSON.stringify(got[i])}`);
+    throw new Error(
+      `bench ${label}: item ${i} of ${want.length}: expected ${JSON.stringify(want[i])}, got ${JSON.stringify(got[i])}`,
+    );
   }
   throw new Error(`bench ${label}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`.slice(0, 500));
 }

@@ -18,12 +18,17 @@ const CHECKPOINT_BYTES_PER_TUPLE = 20;
 const CHUNK = 8 * 1024 * 1024;
 
 const { values } = parseArgs({
-  options: { tuples: { type: 'string', default: '1000000' }, backend: { type: 'string', default: 'leveldb' }, repeat: { type: 'string', default: '3' } },
+  options: {
+    tuples: { type: 'string', default: '1000000' },
+    backend: { type: 'string', default: 'leveldb' },
+    repeat: { type: 'string', default: '3' },
+  },
 });
 /** Read phases run this many times and report the best (the machine is shared and noisy). */
 const repeat = Math.max(1, Number.parseInt(values.repeat ?? '3', 10) || 1);
 const total = Number.parseInt(values.tuples ?? '', 10);
-if (!Number.isSafeInteger(total) || total <= 0) throw new Error(`--tuples must be a positive integer, got ${values.tuples}`);
+if (!Number.isSafeInteger(total) || total <= 0)
+  throw new Error(`--tuples must be a positive integer, got ${values.tuples}`);
 
 /** Tuple i: 1000 users, 10 relations per object, a few thousand object ids per type. */
 function tuple(i: number): TupleKey {
@@ -81,10 +86,26 @@ async function main(): Promise<void> {
     const mb = (bytes / 2 ** 20).toFixed(1);
     console.log(`storage-load: ${storage.kind}, ${total.toLocaleString('en')} tuples (read phases: best of ${repeat})`);
     console.table([
-      { phase: `write (${BATCH}-tuple synced writes)`, seconds: load.toFixed(2), rate: `${Math.round(total / load).toLocaleString('en')} tuples/s` },
-      { phase: 'scanTuples (one key per tuple)', seconds: scan.toFixed(2), rate: `${Math.round(total / scan).toLocaleString('en')} tuples/s` },
-      { phase: `checkpoint write (${mb} MiB)`, seconds: cpWrite.toFixed(2), rate: `${(bytes / 2 ** 20 / cpWrite).toFixed(0)} MiB/s` },
-      { phase: `checkpoint read (${mb} MiB)`, seconds: cpRead.toFixed(2), rate: `${(bytes / 2 ** 20 / cpRead).toFixed(0)} MiB/s` },
+      {
+        phase: `write (${BATCH}-tuple synced writes)`,
+        seconds: load.toFixed(2),
+        rate: `${Math.round(total / load).toLocaleString('en')} tuples/s`,
+      },
+      {
+        phase: 'scanTuples (one key per tuple)',
+        seconds: scan.toFixed(2),
+        rate: `${Math.round(total / scan).toLocaleString('en')} tuples/s`,
+      },
+      {
+        phase: `checkpoint write (${mb} MiB)`,
+        seconds: cpWrite.toFixed(2),
+        rate: `${(bytes / 2 ** 20 / cpWrite).toFixed(0)} MiB/s`,
+      },
+      {
+        phase: `checkpoint read (${mb} MiB)`,
+        seconds: cpRead.toFixed(2),
+        rate: `${(bytes / 2 ** 20 / cpRead).toFixed(0)} MiB/s`,
+      },
     ]);
   } finally {
     await storage.close();

@@ -19,7 +19,11 @@ export class IdWalker {
   readonly ex: WalkerExports = instantiate(walkerModule(), memory);
   readonly scratch = new Scratch();
   readonly program: Program;
-  constructor(readonly snapshot: IndexSnapshot, model: CompiledModel, depth = 25) {
+  constructor(
+    readonly snapshot: IndexSnapshot,
+    model: CompiledModel,
+    depth = 25,
+  ) {
     this.program = programFor(model, snapshot.dict);
     this.scratch.bind(snapshot, this.program, depth);
   }
@@ -28,7 +32,8 @@ export class IdWalker {
   intern(qs: readonly Query[]): Uint32Array {
     const out = new Uint32Array(qs.length * QUERY_WORDS);
     qs.forEach((q, i) => {
-      if (!encodeQuery(this.snapshot, this.program, q.object, q.relation, q.user, out, i * QUERY_WORDS)) throw new Error(`unknown object ${q.object}`);
+      if (!encodeQuery(this.snapshot, this.program, q.object, q.relation, q.user, out, i * QUERY_WORDS))
+        throw new Error(`unknown object ${q.object}`);
     });
     return out;
   }

@@ -41,7 +41,10 @@ export default defineConfig({
   plugins: [precompress()],
   resolve: {
     // src/cli/tuple-file.ts is shared with the CLI; only its pure parsers run here.
-    alias: { 'node:fs/promises': join(import.meta.dirname, 'src/node-shim.ts'), 'node:path': join(import.meta.dirname, 'src/node-shim.ts') },
+    alias: {
+      'node:fs/promises': join(import.meta.dirname, 'src/node-shim.ts'),
+      'node:path': join(import.meta.dirname, 'src/node-shim.ts'),
+    },
   },
   build: {
     outDir: OUT,

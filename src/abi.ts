@@ -79,7 +79,17 @@ export const MEMO_SLOT = 16;
 /** Batch query record: (object, relation, subject, subjRel, wildNode, subjKind). */
 export const QUERY_WORDS = 6;
 
-export const P = { STRIDE: 0, TYPES: 1, REWRITE: 2, DIRECT: 3, TYPEMAP: 4, REACH: 5, REACH_WORDS: 6, HEIGHT: 7, WORDS: 8 } as const;
+export const P = {
+  STRIDE: 0,
+  TYPES: 1,
+  REWRITE: 2,
+  DIRECT: 3,
+  TYPEMAP: 4,
+  REACH: 5,
+  REACH_WORDS: 6,
+  HEIGHT: 7,
+  WORDS: 8,
+} as const;
 
 export const OP_THIS = 1;
 export const OP_COMPUTED = 2;

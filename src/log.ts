@@ -85,8 +85,20 @@ export function configureLogging(s: LogSettings): void {
 }
 
 /** The request line: endpoint name, store, status (499 = client went away), duration. */
-export function logRequest(requestId: string, endpoint: string, storeId: string | undefined, status: number, code: string, ms: number): void {
+export function logRequest(
+  requestId: string,
+  endpoint: string,
+  storeId: string | undefined,
+  status: number,
+  code: string,
+  ms: number,
+): void {
   logger.log('info', 'request', {
-    request_id: requestId, endpoint, store_id: storeId, status, code: code || undefined, duration_ms: Math.round(ms * 1000) / 1000,
+    request_id: requestId,
+    endpoint,
+    store_id: storeId,
+    status,
+    code: code || undefined,
+    duration_ms: Math.round(ms * 1000) / 1000,
   });
 }

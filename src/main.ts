@@ -49,7 +49,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   loadUws(); // fail before touching storage when no native uWS binary is available
   const host = options.host ?? '127.0.0.1';
   const postgres = options.datastore === 'postgres' ? options.postgres : undefined;
-  if (options.datastore === 'postgres' && !postgres) throw new Error('datastore postgres needs the postgres options (url)');
+  if (options.datastore === 'postgres' && !postgres)
+    throw new Error('datastore postgres needs the postgres options (url)');
   const path = options.datastore === 'memory' || postgres ? undefined : options.dataDir;
   const authConfig = options.auth ?? { mode: 'none' };
   // A refused auth configuration stops the server before storage is touched.
@@ -70,7 +71,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // Continuation tokens stay valid across restarts and nodes: the key is kept in the datastore.
     tokenSecret ??= await storage.secret('continuation-tokens');
     latch = await openLatch({
-      storage, config: options.engine, clock: options.clock, expirySweepMs: options.expirySweepMs, log: (level, msg, fields) => logger.log(level, msg, fields),
+      storage,
+      config: options.engine,
+      clock: options.clock,
+      expirySweepMs: options.expirySweepMs,
+      log: (level, msg, fields) => logger.log(level, msg, fields),
     });
   } catch (err) {
     await storage.close();
@@ -96,7 +101,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     auth,
     inFlight: server.inFlight,
     close(graceMs = 8000) {
-      closing ??= server.close(graceMs).then(() => latch.close()).then(() => auth.close());
+      closing ??= server
+        .close(graceMs)
+        .then(() => latch.close())
+        .then(() => auth.close());
       return closing;
     },
   };

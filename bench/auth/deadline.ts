@@ -33,19 +33,33 @@ function overhead(shape: Shape): Record<string, number | string> {
   const without: number[] = [];
   const withDeadline: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    without.push(perOp((i) => checker.checkInline(snap, shape.model, qs[i % n] as CheckItem), { batch: 16, samples: 500 }).p50);
-    withDeadline.push(perOp((i) => checker.checkInline(snap, shape.model, qs[i % n] as CheckItem, far), { batch: 16, samples: 500 }).p50);
+    without.push(
+      perOp((i) => checker.checkInline(snap, shape.model, qs[i % n] as CheckItem), { batch: 16, samples: 500 }).p50,
+    );
+    withDeadline.push(
+      perOp((i) => checker.checkInline(snap, shape.model, qs[i % n] as CheckItem, far), { batch: 16, samples: 500 })
+        .p50,
+    );
   }
   ix.close();
   const a = median(without);
   const b = median(withDeadline);
-  return { shape: shape.name, no_deadline_p50_ns: Math.round(a), deadline_p50_ns: Math.round(b), ratio: +(b / a).toFixed(3) };
+  return {
+    shape: shape.name,
+    no_deadline_p50_ns: Math.round(a),
+    deadline_p50_ns: Math.round(b),
+    ratio: +(b / a).toFixed(3),
+  };
 }
 
 function precision(): Record<string, number | string> {
-  const model = compile('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]');
+  const model = compile(
+    'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]',
+  );
   const tuples = [];
-  for (let i = 0; i < 24; i++) for (let j = 0; j < 24; j++) if (i !== j) tuples.push({ object: `group:${i}`, relation: 'member', user: `group:${j}#member` });
+  for (let i = 0; i < 24; i++)
+    for (let j = 0; j < 24; j++)
+      if (i !== j) tuples.push({ object: `group:${i}`, relation: 'member', user: `group:${j}#member` });
   const ix = StoreIndex.build(tuples, 1);
   const snap = ix.snapshot();
   const checker = createWalkerChecker({ workers: 0, resolveDepth: 25 });
@@ -55,16 +69,23 @@ function precision(): Record<string, number | string> {
     const start = performance.now();
     const o = checker.checkInline(snap, model, item, Date.now() + DEADLINE_MS);
     const took = performance.now() - start;
-    if (!('error' in o) || o.error.code !== 'throttled_timeout_error' || !o.error.message.startsWith('timeout')) throw new Error('expected the deadline error');
+    if (!('error' in o) || o.error.code !== 'throttled_timeout_error' || !o.error.message.startsWith('timeout'))
+      throw new Error('expected the deadline error');
     late.push(took - DEADLINE_MS);
   }
   // Without a deadline the same walk runs to the step budget: the deadline is what stopped it.
   const start = performance.now();
   const budget = checker.checkInline(snap, model, item);
   const budgetMs = performance.now() - start;
-  if (!('error' in budget) || budget.error.message !== 'check exceeded its evaluation budget') throw new Error('expected the step budget');
+  if (!('error' in budget) || budget.error.message !== 'check exceeded its evaluation budget')
+    throw new Error('expected the step budget');
   ix.close();
-  return { deadline_ms: DEADLINE_MS, answer_after_deadline_ms_p50: +median(late).toFixed(2), answer_after_deadline_ms_max: +Math.max(...late).toFixed(2), same_walk_to_step_budget_ms: Math.round(budgetMs) };
+  return {
+    deadline_ms: DEADLINE_MS,
+    answer_after_deadline_ms_p50: +median(late).toFixed(2),
+    answer_after_deadline_ms_max: +Math.max(...late).toFixed(2),
+    same_walk_to_step_budget_ms: Math.round(budgetMs),
+  };
 }
 
 function main(): void {

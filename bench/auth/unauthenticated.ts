@@ -18,19 +18,32 @@ function gc(): void {
 
 async function main(): Promise<void> {
   const server = await startServer({
-    host: '127.0.0.1', port: 0, datastore: 'memory',
+    host: '127.0.0.1',
+    port: 0,
+    datastore: 'memory',
     auth: { mode: 'client-credentials', issuer: 'http://127.0.0.1', audience: 'http://127.0.0.1', logRetentionDays: 7 },
   });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const body = JSON.stringify({ tuple_key: { user: 'user:a', relation: 'viewer', object: 'doc:1' } });
-  const send = (): Promise<number> => new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path: `/stores/${STORE}/check`, agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+  const send = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: `/stores/${STORE}/check`,
+          agent,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
   for (let i = 0; i < 1000; i++) await send(); // warm every path first
   await server.auth.logs.flush();
   gc();
@@ -50,7 +63,16 @@ async function main(): Promise<void> {
   gc();
   const after = process.memoryUsage().heapUsed;
   if ((statuses.get(401) ?? 0) !== N) throw new Error(`expected ${N} × 401, got ${JSON.stringify([...statuses])}`);
-  console.log(JSON.stringify({ requests: N, seconds, heapBeforeMB: +(before / 1e6).toFixed(1), heapAfterMB: +(after / 1e6).toFixed(1), growthMB: +((after - before) / 1e6).toFixed(1), bytesPerRequest: Math.round((after - before) / N) }));
+  console.log(
+    JSON.stringify({
+      requests: N,
+      seconds,
+      heapBeforeMB: +(before / 1e6).toFixed(1),
+      heapAfterMB: +(after / 1e6).toFixed(1),
+      growthMB: +((after - before) / 1e6).toFixed(1),
+      bytesPerRequest: Math.round((after - before) / N),
+    }),
+  );
   agent.destroy();
   await server.close();
 }

@@ -14,7 +14,10 @@ async function main(): Promise<void> {
   const auth = await openAuth({
     // The check bucket is opened wide: the warm loop runs far above any real request rate.
     config: {
-      mode: 'client-credentials', issuer: 'http://127.0.0.1:8080', audience: 'http://127.0.0.1:8080', logRetentionDays: 0,
+      mode: 'client-credentials',
+      issuer: 'http://127.0.0.1:8080',
+      audience: 'http://127.0.0.1:8080',
+      logRetentionDays: 0,
       rateLimits: { check: { perSecond: 1e15, burst: 1e15 } },
     },
     host: '127.0.0.1',
@@ -22,8 +25,15 @@ async function main(): Promise<void> {
   const { client } = await auth.clients!.create({ storeId: STORE, scopes: ['check:tuples'] });
   const now = Math.floor(Date.now() / 1000);
   const claims = (i: number) => ({
-    iss: 'http://127.0.0.1:8080', sub: client.id, aud: 'http://127.0.0.1:8080/', iat: now, exp: now + 3600,
-    jti: `j${i}`, client_id: client.id, store_id: STORE, scope: 'check:tuples',
+    iss: 'http://127.0.0.1:8080',
+    sub: client.id,
+    aud: 'http://127.0.0.1:8080/',
+    iat: now,
+    exp: now + 3600,
+    jti: `j${i}`,
+    client_id: client.id,
+    store_id: STORE,
+    scope: 'check:tuples',
   });
   const headers: string[] = [];
   for (let i = 0; i < COLD + 1; i++) headers.push(`Bearer ${await auth.keys!.sign(claims(i))}`);

@@ -18,10 +18,13 @@ app.post('/stores/:store_id/check', (res) => {
     const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { tuple_key?: { user?: string } };
     parts = [];
     if (aborted) return;
-    if (spinMs > 0) for (const until = performance.now() + spinMs; performance.now() < until; );
+    if (spinMs > 0) for (const until = performance.now() + spinMs; performance.now() < until;);
     const ok = typeof body.tuple_key?.user === 'string';
     res.cork(() => {
-      res.writeStatus(ok ? '200 OK' : '400 Bad Request').writeHeader('Content-Type', 'application/json').end('{"allowed":true}');
+      res
+        .writeStatus(ok ? '200 OK' : '400 Bad Request')
+        .writeHeader('Content-Type', 'application/json')
+        .end('{"allowed":true}');
     });
   });
 });

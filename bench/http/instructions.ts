@@ -25,7 +25,12 @@ const CONNECTIONS = 16;
 
 /** Starts `file` of tree `dir` under callgrind with instrumentation off; resolves once it listens. */
 async function underCallgrind(dir: string, file: string, out: string): Promise<{ proc: ChildProcess; port: number }> {
-  const args = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}/cg.%p`];
+  const args = [
+    '--tool=callgrind',
+    '--smc-check=all-non-file',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${out}/cg.%p`,
+  ];
   // --single-threaded: V8 compiles and collects on the counted thread, so nothing escapes the count.
   const node = [process.execPath, ...SERVE_NODE_FLAGS, '--single-threaded', '--import', 'tsx', path.join(dir, file)];
   const proc = spawn('valgrind', [...args, ...node], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -51,7 +56,8 @@ async function count(dir: string, file: string, seconds: number): Promise<{ perR
     execFileSync('callgrind_control', ['-d', pid], { stdio: 'ignore' });
     if (run.non2xx > 0) throw new Error(`${file}: ${run.non2xx} non-2xx answers`);
     let total = 0;
-    for (const f of readdirSync(out)) total += Number(/^totals: (\d+)$/m.exec(readFileSync(path.join(out, f), 'utf8'))?.[1] ?? 0);
+    for (const f of readdirSync(out))
+      total += Number(/^totals: (\d+)$/m.exec(readFileSync(path.join(out, f), 'utf8'))?.[1] ?? 0);
     return { perRequest: Math.round(total / run.requests), requests: run.requests };
   } finally {
     proc.kill('SIGTERM');

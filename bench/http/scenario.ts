@@ -34,7 +34,11 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 const USERS = 100;
@@ -45,7 +49,6 @@ const ROUNDS = Number(process.env.LATCH_BENCH_ROUNDS ?? 5);
  * schedule (100 connections at 30k req/s: each sends every ≈ 3 ms), so the offered rate is the target.
  */
 const HALF_CONNECTIONS = 100;
-
 
 export const round1 = (x: number): number => Math.round(x * 10) / 10;
 
@@ -59,20 +62,31 @@ function cpuTicks(pid: number): number {
 function machineTicks(): { busy: number; total: number; steal: number } {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/) ?? []).slice(1, 9).map(Number);
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
-  return { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal, steal };
+  return {
+    busy: user + nice + system + irq + softirq,
+    total: user + nice + system + idle + iowait + irq + softirq + steal,
+    steal,
+  };
 }
 
 /**
  * Runs `load` and returns its result with the server's CPU µs per request meanwhile, and the share
  * of the whole machine (all cores, the load generator and the kernel included) that was busy.
  */
-export async function cpuPerRequest(proc: ChildProcess, load: () => Promise<WrkRun>): Promise<{ run: WrkRun; us: number; machineBusy: number }> {
+export async function cpuPerRequest(
+  proc: ChildProcess,
+  load: () => Promise<WrkRun>,
+): Promise<{ run: WrkRun; us: number; machineBusy: number }> {
   const pid = proc.pid as number;
   const t0 = cpuTicks(pid);
   const m0 = machineTicks();
   const run = await load();
   const m1 = machineTicks();
-  return { run, us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests, machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total) };
+  return {
+    run,
+    us: ((cpuTicks(pid) - t0) * (1e6 / CLOCK_TICKS)) / run.requests,
+    machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total),
+  };
 }
 
 export const round2 = (x: number): number => Math.round(x * 100) / 100;
@@ -97,12 +111,19 @@ const CHANNEL_FRAMES = Number(process.env.LATCH_BENCH_FRAMES ?? 4);
 const DOCS = 1000;
 
 /** Starts `bench/http/<file>` under tsx (`env` added to ours); resolves with the child and the port it printed. */
-export async function child(file: string, env: Record<string, string> = {}): Promise<{ proc: ChildProcess; port: number }> {
+export async function child(
+  file: string,
+  env: Record<string, string> = {},
+): Promise<{ proc: ChildProcess; port: number }> {
   // Both servers (latch and the bare baseline) run with the flags `npm start` serves with
   // (src/cli/node-flags.ts). LATCH_BENCH_NODE_FLAGS: extra V8/Node flags (e.g. --trace-gc, whose
   // lines on stdout are passed through).
   const flags = [...SERVE_NODE_FLAGS, ...(process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
     if (!line.startsWith('{')) {
@@ -127,11 +148,19 @@ export async function setup(base: string): Promise<string> {
   const store = (await post(base, '/stores', { name: 'bench' })).id as string;
   await post(base, `/stores/${store}/authorization-models`, MODEL);
   for (let at = 0; at < DOCS; at += 100) {
-    const tuple_keys = Array.from({ length: 100 }, (_, k) => ({ user: `user:u${(at + k) % USERS}`, relation: 'viewer', object: `doc:${at + k}` }));
+    const tuple_keys = Array.from({ length: 100 }, (_, k) => ({
+      user: `user:u${(at + k) % USERS}`,
+      relation: 'viewer',
+      object: `doc:${at + k}`,
+    }));
     await post(base, `/stores/${store}/write`, { writes: { tuple_keys } });
   }
-  const yes = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
-  const no = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:u8', relation: 'viewer', object: 'doc:107' } });
+  const yes = await post(base, `/stores/${store}/check`, {
+    tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' },
+  });
+  const no = await post(base, `/stores/${store}/check`, {
+    tuple_key: { user: 'user:u8', relation: 'viewer', object: 'doc:107' },
+  });
   if (yes.allowed !== true || no.allowed !== false) throw new Error('bench store answers wrongly');
   return store;
 }
@@ -150,9 +179,18 @@ function ms(value: string, unit: string): number {
 }
 
 /** `cpus` pins wrk (taskset -c), e.g. '1'. */
-export async function wrk(url: string, body: string, seconds: number, connections: number, targetRps = 0, cpus?: string): Promise<WrkRun> {
+export async function wrk(
+  url: string,
+  body: string,
+  seconds: number,
+  connections: number,
+  targetRps = 0,
+  cpus?: string,
+): Promise<WrkRun> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
-  const { stdout } = await run(cpus ? 'taskset' : 'wrk', cpus ? ['-c', cpus, 'wrk', ...args] : args, { env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) } });
+  const { stdout } = await run(cpus ? 'taskset' : 'wrk', cpus ? ['-c', cpus, 'wrk', ...args] : args, {
+    env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) },
+  });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const p = (q: string): number => {
     const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(stdout);
@@ -169,18 +207,32 @@ export async function wrk(url: string, body: string, seconds: number, connection
  * is compared with the expected one. `fromKeys` builds each request from key objects instead
  * (`checkMany`: a dictionary lookup per string on the client).
  */
-export async function channel(port: number, store: string, seconds: number, batch: number, frames: number, fromKeys: boolean): Promise<number> {
+export async function channel(
+  port: number,
+  store: string,
+  seconds: number,
+  batch: number,
+  frames: number,
+  fromKeys: boolean,
+): Promise<number> {
   const client = await LatchChannelClient.connect(`ws://127.0.0.1:${port}/stream`);
-  const keys = Array.from({ length: batch }, (_, i) => ({ user: `user:u${i % USERS}`, relation: 'viewer', object: `doc:${i % DOCS}` }));
+  const keys = Array.from({ length: batch }, (_, i) => ({
+    user: `user:u${i % USERS}`,
+    relation: 'viewer',
+    object: `doc:${i % DOCS}`,
+  }));
   const triples = new Uint32Array(batch * 3);
-  keys.forEach((k, i) => triples.set([client.intern(k.object), client.intern(k.relation), client.intern(k.user)], 3 * i));
-  const expected = Uint8Array.from(keys, (_, i) => (i % DOCS % USERS === i % USERS ? CHECK_ALLOWED : CHECK_DENIED));
+  keys.forEach((k, i) =>
+    triples.set([client.intern(k.object), client.intern(k.relation), client.intern(k.user)], 3 * i),
+  );
+  const expected = Uint8Array.from(keys, (_, i) => ((i % DOCS) % USERS === i % USERS ? CHECK_ALLOWED : CHECK_DENIED));
   let done = 0;
   const end = performance.now() + seconds * 1000;
   const lane = async (): Promise<void> => {
     while (performance.now() < end) {
       const r = fromKeys ? await client.checkMany(store, keys) : await client.checkIds(store, triples);
-      if (r.results.length !== batch || Buffer.compare(r.results, expected) !== 0) throw new Error('wrong channel answer');
+      if (r.results.length !== batch || Buffer.compare(r.results, expected) !== 0)
+        throw new Error('wrong channel answer');
       done += batch;
     }
   };
@@ -209,7 +261,9 @@ function seriesValue(exposition: string, series: string): number {
  * 1 ms and over 2 ms, and how many were major. Under a steady Check load a major GC means request
  * objects outlive a scavenge and are promoted (nothing a Check allocates should be kept).
  */
-async function gcPauses(base: string): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number; major: number }> {
+async function gcPauses(
+  base: string,
+): Promise<{ count: number; over1ms: number; over2ms: number; sumMs: number; major: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const out = { count: 0, over1ms: 0, over2ms: 0, sumMs: 0, major: 0 };
   for (const kind of ['minor', 'major']) {
@@ -220,7 +274,8 @@ async function gcPauses(base: string): Promise<{ count: number; over1ms: number;
     out.over2ms += count - seriesValue(text, `latch_gc_pause_seconds_bucket{kind="${kind}",le="0.002"}`);
     out.sumMs += seriesValue(text, `latch_gc_pause_seconds_sum{kind="${kind}"}`) * 1000;
   }
-  if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs + out.major)) throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
+  if (!Number.isFinite(out.count + out.over1ms + out.over2ms + out.sumMs + out.major))
+    throw new Error('latch /metrics has no latch_gc_pause_seconds histogram');
   return out;
 }
 
@@ -282,8 +337,14 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const gc1 = await gcPauses(base);
     const gcCount = gc1.count - gc0.count;
     const quiet = halfRounds.filter((r) => r.steal < 0.02);
-    const latchHalf = { rps: median(halfRounds.map((r) => r.latch.run.rps)), p99: median(halfRounds.map((r) => r.latch.run.p99)) };
-    const bareHalf = { rps: median(halfRounds.map((r) => r.bare.run.rps)), p99: median(halfRounds.map((r) => r.bare.run.p99)) };
+    const latchHalf = {
+      rps: median(halfRounds.map((r) => r.latch.run.rps)),
+      p99: median(halfRounds.map((r) => r.latch.run.p99)),
+    };
+    const bareHalf = {
+      rps: median(halfRounds.map((r) => r.bare.run.rps)),
+      p99: median(halfRounds.map((r) => r.bare.run.p99)),
+    };
     const quietLatchP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.latch.run.p99))) : NaN;
     const quietBareP99 = quiet.length > 0 ? round2(median(quiet.map((r) => r.bare.run.p99))) : NaN;
     // What the instrument adds by itself: the bare handler at a tenth of the half-load rate (the
@@ -302,7 +363,7 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       const a0 = await activeSeconds(base);
       const t0 = performance.now();
       const l = await wrk(base + path_, body, per, HALF_CONNECTIONS, halfBusy);
-      const utilization = (await activeSeconds(base) - a0) / ((performance.now() - t0) / 1000);
+      const utilization = ((await activeSeconds(base)) - a0) / ((performance.now() - t0) / 1000);
       const b = await wrk(bareUrl, body, per, HALF_CONNECTIONS, halfBusy);
       busyRounds.push({ latch: l, bare: b, utilization });
     }
@@ -323,42 +384,172 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       { scenario: 'http.check.bare-uws', metric: 'cpu-per-request', value: round1(bareCpu), unit: 'us' },
       { scenario: 'http.check.json', metric: 'throughput', value: Math.round(latchRps), unit: 'req/s' },
       { scenario: 'http.check.json', metric: 'ratio-to-bare-uws', value: Number(ratio.toFixed(3)), unit: 'ratio' },
-      { scenario: 'http.check.json', metric: 'cpu-ratio-to-bare-uws', value: Number((bareCpu / latchCpu).toFixed(3)), unit: 'ratio' },
+      {
+        scenario: 'http.check.json',
+        metric: 'cpu-ratio-to-bare-uws',
+        value: Number((bareCpu / latchCpu).toFixed(3)),
+        unit: 'ratio',
+      },
       { scenario: 'http.check.json', metric: 'cpu-per-request', value: round1(latchCpu), unit: 'us' },
       { scenario: 'http.check.json', metric: 'p99-at-max', value: latchP99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'target', value: Math.round(half), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'connections', value: HALF_CONNECTIONS, unit: 'connections' },
       { scenario: 'http.check.json.half-load', metric: 'throughput', value: Math.round(latchHalf.rps), unit: 'req/s' },
       { scenario: 'http.check.json.half-load', metric: 'p99', value: latchHalf.p99, unit: 'ms' },
-      { scenario: 'http.check.bare-uws.half-load', metric: 'throughput', value: Math.round(bareHalf.rps), unit: 'req/s' },
+      {
+        scenario: 'http.check.bare-uws.half-load',
+        metric: 'throughput',
+        value: Math.round(bareHalf.rps),
+        unit: 'req/s',
+      },
       { scenario: 'http.check.bare-uws.half-load', metric: 'p99', value: bareHalf.p99, unit: 'ms' },
       { scenario: 'http.check.json.half-load', metric: 'p99-rounds-under-2%-steal', value: quietLatchP99, unit: 'ms' },
-      { scenario: 'http.check.bare-uws.half-load', metric: 'p99-rounds-under-2%-steal', value: quietBareP99, unit: 'ms' },
-      { scenario: 'http.check.json.half-load', metric: 'rounds-with-p99-under-2ms', value: under2ms(halfRounds.map((r) => r.latch.run)), unit: `of ${halfRounds.length}` },
-      { scenario: 'http.check.bare-uws.half-load', metric: 'rounds-with-p99-under-2ms', value: under2ms(halfRounds.map((r) => r.bare.run)), unit: `of ${halfRounds.length}` },
-      { scenario: 'http.check.json.half-load', metric: 'cpu-per-request', value: round1(median(halfRounds.map((r) => r.latch.us))), unit: 'us' },
-      { scenario: 'http.check.bare-uws.half-load', metric: 'cpu-per-request', value: round1(median(halfRounds.map((r) => r.bare.us))), unit: 'us' },
-      { scenario: 'http.check.json.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.latch.machineBusy))), unit: '% of 2 cores' },
-      { scenario: 'http.check.bare-uws.half-load', metric: 'machine-busy', value: Math.round(100 * median(halfRounds.map((r) => r.bare.machineBusy))), unit: '% of 2 cores' },
-      { scenario: 'http.check.bare-uws.tenth-of-half-load', metric: 'p99', value: median(floor.map((r) => r.p99)), unit: 'ms' },
+      {
+        scenario: 'http.check.bare-uws.half-load',
+        metric: 'p99-rounds-under-2%-steal',
+        value: quietBareP99,
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'rounds-with-p99-under-2ms',
+        value: under2ms(halfRounds.map((r) => r.latch.run)),
+        unit: `of ${halfRounds.length}`,
+      },
+      {
+        scenario: 'http.check.bare-uws.half-load',
+        metric: 'rounds-with-p99-under-2ms',
+        value: under2ms(halfRounds.map((r) => r.bare.run)),
+        unit: `of ${halfRounds.length}`,
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'cpu-per-request',
+        value: round1(median(halfRounds.map((r) => r.latch.us))),
+        unit: 'us',
+      },
+      {
+        scenario: 'http.check.bare-uws.half-load',
+        metric: 'cpu-per-request',
+        value: round1(median(halfRounds.map((r) => r.bare.us))),
+        unit: 'us',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'machine-busy',
+        value: Math.round(100 * median(halfRounds.map((r) => r.latch.machineBusy))),
+        unit: '% of 2 cores',
+      },
+      {
+        scenario: 'http.check.bare-uws.half-load',
+        metric: 'machine-busy',
+        value: Math.round(100 * median(halfRounds.map((r) => r.bare.machineBusy))),
+        unit: '% of 2 cores',
+      },
+      {
+        scenario: 'http.check.bare-uws.tenth-of-half-load',
+        metric: 'p99',
+        value: median(floor.map((r) => r.p99)),
+        unit: 'ms',
+      },
       { scenario: 'http.check.json.half-busy', metric: 'target', value: Math.round(halfBusy), unit: 'req/s' },
-      { scenario: 'http.check.json.half-busy', metric: 'main-thread-utilization', value: round2(median(busyRounds.map((r) => r.utilization))), unit: 'ratio' },
-      { scenario: 'http.check.json.half-busy', metric: 'p99', value: median(busyRounds.map((r) => r.latch.p99)), unit: 'ms' },
-      { scenario: 'http.check.json.half-busy', metric: 'rounds-with-p99-under-2ms', value: under2ms(busyRounds.map((r) => r.latch)), unit: `of ${busyRounds.length}` },
-      { scenario: 'http.check.bare-uws.half-busy', metric: 'p99', value: median(busyRounds.map((r) => r.bare.p99)), unit: 'ms' },
-      { scenario: 'http.check.bare-uws.half-busy', metric: 'rounds-with-p99-under-2ms', value: under2ms(busyRounds.map((r) => r.bare)), unit: `of ${busyRounds.length}` },
-      { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-p99', value: round2(lateness.percentile(99) / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
-      { scenario: 'http.check.half-load', metric: 'idle-process-timer-lateness-max', value: round2(lateness.max / 1e6 - LATENESS_TICK_MS), unit: 'ms' },
-      { scenario: 'http.check.json.half-load', metric: 'gc-pauses', value: gcCount, unit: `in ${halfRounds.length * per} s` },
-      { scenario: 'http.check.json.half-load', metric: 'gc-pause-mean', value: gcCount > 0 ? round2((gc1.sumMs - gc0.sumMs) / gcCount) : 0, unit: 'ms' },
-      { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-1ms', value: gc1.over1ms - gc0.over1ms, unit: 'pauses' },
-      { scenario: 'http.check.json.half-load', metric: 'gc-pauses-over-2ms', value: gc1.over2ms - gc0.over2ms, unit: 'pauses' },
-      { scenario: 'http.check.json.half-load', metric: 'gc-major-pauses', value: gc1.major - gc0.major, unit: 'pauses' },
-      { scenario: 'http.check.half-load', metric: 'rounds-under-2%-steal', value: quiet.length, unit: `of ${halfRounds.length}` },
-      { scenario: 'http.check.half-load', metric: 'steal-per-round', value: Number(median(halfRounds.map((r) => r.steal * 100)).toFixed(2)), unit: '% (median)' },
-      { scenario: 'http', metric: 'steal-over-the-run', value: Number((runSteal * 100).toFixed(2)), unit: '% of 2 cores' },
+      {
+        scenario: 'http.check.json.half-busy',
+        metric: 'main-thread-utilization',
+        value: round2(median(busyRounds.map((r) => r.utilization))),
+        unit: 'ratio',
+      },
+      {
+        scenario: 'http.check.json.half-busy',
+        metric: 'p99',
+        value: median(busyRounds.map((r) => r.latch.p99)),
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.json.half-busy',
+        metric: 'rounds-with-p99-under-2ms',
+        value: under2ms(busyRounds.map((r) => r.latch)),
+        unit: `of ${busyRounds.length}`,
+      },
+      {
+        scenario: 'http.check.bare-uws.half-busy',
+        metric: 'p99',
+        value: median(busyRounds.map((r) => r.bare.p99)),
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.bare-uws.half-busy',
+        metric: 'rounds-with-p99-under-2ms',
+        value: under2ms(busyRounds.map((r) => r.bare)),
+        unit: `of ${busyRounds.length}`,
+      },
+      {
+        scenario: 'http.check.half-load',
+        metric: 'idle-process-timer-lateness-p99',
+        value: round2(lateness.percentile(99) / 1e6 - LATENESS_TICK_MS),
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.half-load',
+        metric: 'idle-process-timer-lateness-max',
+        value: round2(lateness.max / 1e6 - LATENESS_TICK_MS),
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'gc-pauses',
+        value: gcCount,
+        unit: `in ${halfRounds.length * per} s`,
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'gc-pause-mean',
+        value: gcCount > 0 ? round2((gc1.sumMs - gc0.sumMs) / gcCount) : 0,
+        unit: 'ms',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'gc-pauses-over-1ms',
+        value: gc1.over1ms - gc0.over1ms,
+        unit: 'pauses',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'gc-pauses-over-2ms',
+        value: gc1.over2ms - gc0.over2ms,
+        unit: 'pauses',
+      },
+      {
+        scenario: 'http.check.json.half-load',
+        metric: 'gc-major-pauses',
+        value: gc1.major - gc0.major,
+        unit: 'pauses',
+      },
+      {
+        scenario: 'http.check.half-load',
+        metric: 'rounds-under-2%-steal',
+        value: quiet.length,
+        unit: `of ${halfRounds.length}`,
+      },
+      {
+        scenario: 'http.check.half-load',
+        metric: 'steal-per-round',
+        value: Number(median(halfRounds.map((r) => r.steal * 100)).toFixed(2)),
+        unit: '% (median)',
+      },
+      {
+        scenario: 'http',
+        metric: 'steal-over-the-run',
+        value: Number((runSteal * 100).toFixed(2)),
+        unit: '% of 2 cores',
+      },
       { scenario: 'msgpack.channel.check-ids', metric: 'throughput', value: Math.round(msgpack), unit: 'checks/s' },
-      { scenario: 'msgpack.channel.check-many', metric: 'throughput', value: Math.round(msgpackKeys), unit: 'checks/s' },
+      {
+        scenario: 'msgpack.channel.check-many',
+        metric: 'throughput',
+        value: Math.round(msgpackKeys),
+        unit: 'checks/s',
+      },
     ];
   } finally {
     latch.proc.kill('SIGTERM');
@@ -374,7 +565,9 @@ export const httpCheck: Scenario = {
 };
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '64' } } });
+  const { values } = parseArgs({
+    options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '64' } },
+  });
   const results = await httpScenario(Number(values.seconds), Number(values.connections));
   console.table(results);
   await recordRun(httpCheck.name, results);

@@ -34,11 +34,27 @@ try {
   const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
   const url = (port: number): string => `http://127.0.0.1:${port}/stores/${store}/check`;
   for (const s of Object.values(servers)) await wrk(url(s.port), body, 1, 64); // warm-up
-  const rows: { server: string; round: number; rps: number; p50: number; p99: number; cpuUs: number; machineBusy: number }[] = [];
+  const rows: {
+    server: string;
+    round: number;
+    rps: number;
+    p50: number;
+    p99: number;
+    cpuUs: number;
+    machineBusy: number;
+  }[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const [server, s] of Object.entries(servers)) {
       const m = await cpuPerRequest(s.proc, () => wrk(url(s.port), body, seconds, connections, rate));
-      rows.push({ server, round, rps: Math.round(m.run.rps), p50: round2(m.run.p50), p99: round2(m.run.p99), cpuUs: round1(m.us), machineBusy: Math.round(m.machineBusy * 100) });
+      rows.push({
+        server,
+        round,
+        rps: Math.round(m.run.rps),
+        p50: round2(m.run.p50),
+        p99: round2(m.run.p99),
+        cpuUs: round1(m.us),
+        machineBusy: Math.round(m.machineBusy * 100),
+      });
     }
   }
   console.table(rows);

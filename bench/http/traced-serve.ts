@@ -5,7 +5,12 @@
 
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 
 let exported = 0;
 const discard: SpanExporter = {
@@ -16,7 +21,11 @@ const discard: SpanExporter = {
   shutdown: async () => undefined,
 };
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard, { maxQueueSize: 65536, maxExportBatchSize: 4096 })] }));
+trace.setGlobalTracerProvider(
+  new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(discard, { maxQueueSize: 65536, maxExportBatchSize: 4096 })],
+  }),
+);
 process.once('exit', () => process.stderr.write(JSON.stringify({ spansExported: exported }) + '\n'));
 
 await import('./serve.js');

@@ -19,10 +19,13 @@ import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { median } from '../harness.js';
 import { child, cpuPerRequest, round1, round2, setup, wrk } from './scenario.js';
 
-
 /** `bench/http/serve.ts` of another tree, started from that tree's folder. */
 async function baseServer(dir: string): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, [...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(dir, 'bench/http/serve.ts')], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    process.execPath,
+    [...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(dir, 'bench/http/serve.ts')],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   for await (const line of createInterface({ input: proc.stdout as NodeJS.ReadableStream })) {
     const msg = line.startsWith('{') ? (JSON.parse(line) as { port?: number }) : {};
     if (msg.port) return { proc, port: msg.port };
@@ -30,7 +33,13 @@ async function baseServer(dir: string): Promise<{ proc: ChildProcess; port: numb
   throw new Error(`${dir}: the server exited before listening`);
 }
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, rounds: { type: 'string', default: '7' }, connections: { type: 'string', default: '64' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '7' },
+    connections: { type: 'string', default: '64' },
+  },
+});
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
@@ -61,13 +70,24 @@ try {
   }
   const med = (name: string): number => median(rps.get(name) ?? []);
   const us = (name: string): number => median(cpu.get(name) ?? []);
-  const report: Record<string, unknown> = { seconds, rounds, connections, load: Number((await import('node:os')).loadavg()[0]?.toFixed(1)) };
+  const report: Record<string, unknown> = {
+    seconds,
+    rounds,
+    connections,
+    load: Number((await import('node:os')).loadavg()[0]?.toFixed(1)),
+  };
   for (const t of targets) {
-    report[t.name] = { medianRps: Math.round(med(t.name)), rps: rps.get(t.name)?.map(Math.round), medianCpuUsPerRequest: round2(us(t.name)), cpuUs: cpu.get(t.name)?.map(round2) };
+    report[t.name] = {
+      medianRps: Math.round(med(t.name)),
+      rps: rps.get(t.name)?.map(Math.round),
+      medianCpuUsPerRequest: round2(us(t.name)),
+      cpuUs: cpu.get(t.name)?.map(round2),
+    };
   }
   // Throughput change: measured (rps) and implied by the CPU per request (max ∝ 1 / CPU per request).
   const pct = (a: number, b: number): number => round1((a / b - 1) * 100);
-  if (baseDir) report.offVsBase = { rpsPct: pct(med('off'), med('base')), cpuImpliedThroughputPct: pct(us('base'), us('off')) };
+  if (baseDir)
+    report.offVsBase = { rpsPct: pct(med('off'), med('base')), cpuImpliedThroughputPct: pct(us('base'), us('off')) };
   report.onVsOff = { rpsPct: pct(med('on'), med('off')), cpuImpliedThroughputPct: pct(us('off'), us('on')) };
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');
 } finally {

@@ -21,7 +21,9 @@ const at = (): number => performance.timeOrigin + performance.now();
 async function startNode(url: string, trace: string, pin?: string): Promise<{ proc: ChildProcess; base: string }> {
   const env = { ...(process.env as Record<string, string>), LATCH_BENCH_PG_URL: url, LATCH_BENCH_TRACE: trace };
   const args = [...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(here, 'node.ts')];
-  const proc = pin ? spawn('taskset', ['-c', pin, process.execPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = pin
+    ? spawn('taskset', ['-c', pin, process.execPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   let base = '';
   await new Promise<void>((resolve) =>
@@ -36,14 +38,25 @@ async function startNode(url: string, trace: string, pin?: string): Promise<{ pr
 }
 
 async function post(base: string, p: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const r = await fetch(base + p, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   const text = await r.text();
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
 const MODEL = {
   schema_version: '1.1',
-  type_definitions: [{ type: 'user' }, { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }],
+  type_definitions: [
+    { type: 'user' },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
+  ],
 };
 
 const ack: Record<string, number> = {};
@@ -64,7 +77,10 @@ async function lag(a: string, b: string, stores: readonly string[], rate: number
         continue;
       }
       const newest = q[q.length - 1] as string;
-      const c = await post(b, `/stores/${stores[s]}/check`, { tuple_key: { user: 'user:lag', relation: 'viewer', object: newest }, consistency: 'MINIMIZE_LATENCY' });
+      const c = await post(b, `/stores/${stores[s]}/check`, {
+        tuple_key: { user: 'user:lag', relation: 'viewer', object: newest },
+        consistency: 'MINIMIZE_LATENCY',
+      });
       if (c.allowed !== true) continue;
       const now = at();
       for (const o of q.splice(0, q.indexOf(newest) + 1)) seen[o] = now;
@@ -79,7 +95,9 @@ async function lag(a: string, b: string, stores: readonly string[], rate: number
     const s = i % stores.length;
     const object = `doc:r${rate}-${i}`;
     sent[object] = at();
-    const w = await post(a, `/stores/${stores[s]}/write`, { writes: { tuple_keys: [{ user: "user:lag", relation: "viewer", object }] } });
+    const w = await post(a, `/stores/${stores[s]}/write`, {
+      writes: { tuple_keys: [{ user: 'user:lag', relation: 'viewer', object }] },
+    });
     if (w.code) throw new Error(JSON.stringify(w));
     ack[object] = at();
     queues[s]?.push(object);
@@ -121,13 +139,14 @@ const A = await startNode(u.toString(), ta, process.env.DIAG_PIN_A);
 const B = await startNode(u.toString(), tb, process.env.DIAG_PIN_B);
 const stores: string[] = [];
 for (let i = 0; i < 8; i++) {
-  const created = await post(A.base, "/stores", { name: `diag${i}` });
+  const created = await post(A.base, '/stores', { name: `diag${i}` });
   const store = created.id as string;
   await post(A.base, `/stores/${store}/authorization-models`, MODEL);
   stores.push(store);
 }
 const achieved: Record<number, number> = {};
-for (const rate of (process.env.DIAG_RATES ?? '100,1000').split(',').map(Number)) achieved[rate] = await lag(A.base, B.base, stores, rate, seconds);
+for (const rate of (process.env.DIAG_RATES ?? '100,1000').split(',').map(Number))
+  achieved[rate] = await lag(A.base, B.base, stores, rate, seconds);
 for (const n of [A, B]) {
   const exited = new Promise((r) => n.proc.once('exit', r));
   n.proc.kill('SIGTERM');
@@ -145,21 +164,56 @@ for (const rate of Object.keys(achieved).map(Number)) {
     return `p50 ${pct(xs, 0.5)} p99 ${pct(xs, 0.99)} max ${pct(xs, 1)}`;
   };
   console.log(`rate ${rate}: achieved ${achieved[rate]?.toFixed(0)} writes/s, ${objs.length} writes`);
-  console.log('  write rtt (sent → ack)           ', seg((o) => (ack[o] ?? NaN) - (sent[o] ?? NaN)));
-  console.log('  sent → A write start              ', seg((o) => (a.start[o] ?? NaN) - (sent[o] ?? NaN)));
-  console.log('  A write start → commit            ', seg((o) => (a.commit[o] ?? NaN) - (a.start[o] ?? NaN)));
-  console.log('  lag (ack → seen)                  ', seg((o) => (seen[o] ?? NaN) - (ack[o] ?? NaN)));
-  console.log('  A commit → B event                ', seg((o) => (b.event[o] ?? NaN) - (a.commit[o] ?? NaN)));
-  console.log('  B event → read start              ', seg((o) => (b.readStart[o] ?? NaN) - (b.event[o] ?? NaN)));
-  console.log('  read start → read end             ', seg((o) => (b.readEnd[o] ?? NaN) - (b.readStart[o] ?? NaN)));
-  console.log('  read end → applied                ', seg((o) => (b.applied[o] ?? NaN) - (b.readEnd[o] ?? NaN)));
-  console.log('  A commit → B applied              ', seg((o) => (b.applied[o] ?? NaN) - (a.commit[o] ?? NaN)));
-  console.log('  B applied → seen                  ', seg((o) => (seen[o] ?? NaN) - (b.applied[o] ?? NaN)));
-  console.log('  A commit → ack                    ', seg((o) => (ack[o] ?? NaN) - (a.commit[o] ?? NaN)));
+  console.log(
+    '  write rtt (sent → ack)           ',
+    seg((o) => (ack[o] ?? NaN) - (sent[o] ?? NaN)),
+  );
+  console.log(
+    '  sent → A write start              ',
+    seg((o) => (a.start[o] ?? NaN) - (sent[o] ?? NaN)),
+  );
+  console.log(
+    '  A write start → commit            ',
+    seg((o) => (a.commit[o] ?? NaN) - (a.start[o] ?? NaN)),
+  );
+  console.log(
+    '  lag (ack → seen)                  ',
+    seg((o) => (seen[o] ?? NaN) - (ack[o] ?? NaN)),
+  );
+  console.log(
+    '  A commit → B event                ',
+    seg((o) => (b.event[o] ?? NaN) - (a.commit[o] ?? NaN)),
+  );
+  console.log(
+    '  B event → read start              ',
+    seg((o) => (b.readStart[o] ?? NaN) - (b.event[o] ?? NaN)),
+  );
+  console.log(
+    '  read start → read end             ',
+    seg((o) => (b.readEnd[o] ?? NaN) - (b.readStart[o] ?? NaN)),
+  );
+  console.log(
+    '  read end → applied                ',
+    seg((o) => (b.applied[o] ?? NaN) - (b.readEnd[o] ?? NaN)),
+  );
+  console.log(
+    '  A commit → B applied              ',
+    seg((o) => (b.applied[o] ?? NaN) - (a.commit[o] ?? NaN)),
+  );
+  console.log(
+    '  B applied → seen                  ',
+    seg((o) => (seen[o] ?? NaN) - (b.applied[o] ?? NaN)),
+  );
+  console.log(
+    '  A commit → ack                    ',
+    seg((o) => (ack[o] ?? NaN) - (a.commit[o] ?? NaN)),
+  );
   const worst = objs.sort((x, y) => (seen[y] ?? 0) - (ack[y] ?? 0) - ((seen[x] ?? 0) - (ack[x] ?? 0))).slice(0, 8);
   for (const o of worst) {
     const base = a.commit[o] ?? NaN;
     const r = (x: number | undefined): number => Math.round(((x ?? NaN) - base) * 10) / 10;
-    console.log(`   ${o}: commit 0, ack ${r(ack[o])}, event ${r(b.event[o])}, read ${r(b.readStart[o])}–${r(b.readEnd[o])}, applied ${r(b.applied[o])}, seen ${r(seen[o])}`);
+    console.log(
+      `   ${o}: commit 0, ack ${r(ack[o])}, event ${r(b.event[o])}, read ${r(b.readStart[o])}–${r(b.readEnd[o])}, applied ${r(b.applied[o])}, seen ${r(seen[o])}`,
+    );
   }
 }

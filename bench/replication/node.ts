@@ -13,10 +13,19 @@ import { traceNode } from './trace.js';
 const url = process.env.LATCH_BENCH_PG_URL;
 const storage = await openStorage(url ? { postgres: { url, poolSize: 8 } } : {});
 if (process.env.LATCH_BENCH_TRACE) traceNode(storage, process.env.LATCH_BENCH_TRACE);
-const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0 }, (level, msg, fields) => process.stderr.write(`${level} ${msg} ${JSON.stringify(fields)}\n`));
+const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0 }, (level, msg, fields) =>
+  process.stderr.write(`${level} ${msg} ${JSON.stringify(fields)}\n`),
+);
 const http = createHttpServer(latch, { metrics: false });
 const port = await http.listen('127.0.0.1', 0);
 process.stdout.write(JSON.stringify({ port }) + '\n');
 await latch.ready();
 process.stdout.write(JSON.stringify({ ready: performance.now() }) + '\n');
-process.once('SIGTERM', () => void http.close(0).then(() => latch.close()).then(() => process.exit(0)));
+process.once(
+  'SIGTERM',
+  () =>
+    void http
+      .close(0)
+      .then(() => latch.close())
+      .then(() => process.exit(0)),
+);

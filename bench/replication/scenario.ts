@@ -40,7 +40,10 @@ interface Node {
 /**
  * A node in its own process; `cpus` pins it (taskset -c) when given; `trace` names its trace file.
  */
-function startNode(pgUrl: string | undefined, o: { cpus?: string | undefined; trace?: string | undefined } = {}): Promise<Node> {
+function startNode(
+  pgUrl: string | undefined,
+  o: { cpus?: string | undefined; trace?: string | undefined } = {},
+): Promise<Node> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   if (pgUrl) env.LATCH_BENCH_PG_URL = pgUrl;
   else delete env.LATCH_BENCH_PG_URL;
@@ -79,8 +82,17 @@ async function stopNode(n: Node): Promise<void> {
   await exited;
 }
 
-async function post(base: string, p: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+async function post(
+  base: string,
+  p: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const r = await fetch(base + p, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const text = await r.text();
   return { status: r.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: r.headers };
 }
@@ -89,13 +101,18 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 
 async function newStore(base: string, name: string): Promise<{ store: string; model: string }> {
   const store = (await post(base, '/stores', { name })).json.id as string;
-  const model = (await post(base, `/stores/${store}/authorization-models`, MODEL)).json.authorization_model_id as string;
+  const model = (await post(base, `/stores/${store}/authorization-models`, MODEL)).json
+    .authorization_model_id as string;
   return { store, model };
 }
 
@@ -113,7 +130,11 @@ function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 }
 
-const median = (xs: readonly number[]): number => percentile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs: readonly number[]): number =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 /**
  * Offers `rate` writes/s of one new tuple each to A for `seconds`, round robin over `stores` (open
@@ -123,7 +144,13 @@ const median = (xs: readonly number[]): number => percentile([...xs].sort((a, b)
  * revisions apply in order, so when it is, every earlier one of that store is too, and each of
  * them gets lag = now − its acknowledgement (an upper bound by one Check round trip).
  */
-async function lag(a: Node, b: Node, stores: readonly string[], rate: number, seconds: number): Promise<{ lags: number[]; achieved: number; objects: string[] }> {
+async function lag(
+  a: Node,
+  b: Node,
+  stores: readonly string[],
+  rate: number,
+  seconds: number,
+): Promise<{ lags: number[]; achieved: number; objects: string[] }> {
   const total = Math.round(rate * seconds);
   const lags: number[] = [];
   const objects: string[] = [];
@@ -139,7 +166,10 @@ async function lag(a: Node, b: Node, stores: readonly string[], rate: number, se
         continue;
       }
       const newest = q[q.length - 1] as (typeof q)[number];
-      const c = await post(b.base, `/stores/${stores[s]}/check`, { tuple_key: newest.key, consistency: 'MINIMIZE_LATENCY' });
+      const c = await post(b.base, `/stores/${stores[s]}/check`, {
+        tuple_key: newest.key,
+        consistency: 'MINIMIZE_LATENCY',
+      });
       if (c.json.allowed !== true) continue;
       const now = performance.now();
       const seen = q.splice(0, q.indexOf(newest) + 1);
@@ -183,7 +213,11 @@ async function lag(a: Node, b: Node, stores: readonly string[], rate: number, se
  * → B's index applied it (0 when B applied it before A's storage call returned), and B's own
  * share, its commit event received → applied. Neither includes a client's or the network's time.
  */
-function nodeLags(objects: readonly string[], ta: Trace, tb: Trace): { commitToApplied: number[]; eventToApplied: number[]; noEvent: number } {
+function nodeLags(
+  objects: readonly string[],
+  ta: Trace,
+  tb: Trace,
+): { commitToApplied: number[]; eventToApplied: number[]; noEvent: number } {
   const commitToApplied: number[] = [];
   const eventToApplied: number[] = [];
   let noEvent = 0;
@@ -201,12 +235,19 @@ function nodeLags(objects: readonly string[], ta: Trace, tb: Trace): { commitToA
 }
 
 /** Sequential Checks alternating plain and HIGHER_CONSISTENCY; latency of each (ms), sorted. */
-async function consistencyLatency(n: Node, store: string, count: number): Promise<{ plain: number[]; higher: number[] }> {
+async function consistencyLatency(
+  n: Node,
+  store: string,
+  count: number,
+): Promise<{ plain: number[]; higher: number[] }> {
   const key = { user: 'user:lag', relation: 'viewer', object: 'doc:r100-0' }; // written to the first store
   const plain: number[] = [];
   const higher: number[] = [];
   for (let i = 0; i < count; i++) {
-    for (const [consistency, out] of [['MINIMIZE_LATENCY', plain], ['HIGHER_CONSISTENCY', higher]] as const) {
+    for (const [consistency, out] of [
+      ['MINIMIZE_LATENCY', plain],
+      ['HIGHER_CONSISTENCY', higher],
+    ] as const) {
       const t = performance.now();
       const r = await post(n.base, `/stores/${store}/check`, { tuple_key: key, consistency });
       out.push(performance.now() - t);
@@ -247,7 +288,10 @@ async function bulkFill(url: string, count: number): Promise<string> {
        SELECT $1, 1 + i / 100, i % 100, false, 'doc:' || i, 'doc', 'viewer', 'user:u' || (i % 1000), NULL, $2 FROM generate_series(0, $3 - 1) AS i`,
       [store, ms, count],
     );
-    await c.query('INSERT INTO latch_revisions (store_id, revision, ms) SELECT $1, r, $2 FROM generate_series(1, $3) AS r', [store, ms, revisions]);
+    await c.query(
+      'INSERT INTO latch_revisions (store_id, revision, ms) SELECT $1, r, $2 FROM generate_series(1, $3) AS r',
+      [store, ms, revisions],
+    );
     await c.query('UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1', [store, revisions, ms]);
     await c.query('COMMIT');
     await c.query('ANALYZE latch_tuples');
@@ -269,7 +313,11 @@ async function fill(url: string, count: number): Promise<string> {
         const start = next;
         next += 100;
         if (start >= count) return;
-        const writes = Array.from({ length: Math.min(100, count - start) }, (_, k) => ({ user: `user:u${(start + k) % 1000}`, relation: 'viewer', object: `doc:${start + k}` }));
+        const writes = Array.from({ length: Math.min(100, count - start) }, (_, k) => ({
+          user: `user:u${(start + k) % 1000}`,
+          relation: 'viewer',
+          object: `doc:${start + k}`,
+        }));
         await storage.writeTuples(store, { writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
       }
     };
@@ -295,7 +343,8 @@ async function checkpointRevision(url: string, store: string): Promise<{ image: 
 
 export const replication: Scenario = {
   name: 'replication',
-  description: 'replicas over one PostgreSQL: lag, HIGHER_CONSISTENCY cost, replica vs single-node Check throughput, 2 processes vs 1, cold start from the image',
+  description:
+    'replicas over one PostgreSQL: lag, HIGHER_CONSISTENCY cost, replica vs single-node Check throughput, 2 processes vs 1, cold start from the image',
   async run(opts: RunOptions): Promise<Metric[]> {
     const out: Metric[] = [];
     const m = (metric: string, value: number, unit: string): void => {
@@ -324,7 +373,16 @@ export const replication: Scenario = {
       for (let i = 0; i < 8; i++) stores.push((await newStore(a.base, `lag${i}`)).store);
       const store = stores[0] as string;
       // B loads each store's index at its first query: done here, so the lag is the steady state's.
-      for (const s of stores) verify('warm-up Check on B', (await post(b.base, `/stores/${s}/check`, { tuple_key: { user: 'user:lag', relation: 'viewer', object: 'doc:warm' } })).json.allowed, false);
+      for (const s of stores)
+        verify(
+          'warm-up Check on B',
+          (
+            await post(b.base, `/stores/${s}/check`, {
+              tuple_key: { user: 'user:lag', relation: 'viewer', object: 'doc:warm' },
+            })
+          ).json.allowed,
+          false,
+        );
       const seconds = opts.quick ? 2 : 5;
       // LATCH_BENCH_COLD_ONLY=1: only the cold start (the 10M fill and load take minutes).
       if (process.env.LATCH_BENCH_COLD_ONLY !== '1') {
@@ -354,7 +412,11 @@ export const replication: Scenario = {
         await single.ready;
         const one = await newStore(single.base, 'single');
         const key = { user: 'user:lag', relation: 'viewer', object: 'doc:r100-0' };
-        verify('single write', (await post(single.base, `/stores/${one.store}/write`, { writes: { tuple_keys: [key] } })).status, 200);
+        verify(
+          'single write',
+          (await post(single.base, `/stores/${one.store}/write`, { writes: { tuple_keys: [key] } })).status,
+          200,
+        );
         const body = JSON.stringify({ tuple_key: key });
         const per = opts.quick ? 2 : 4;
         const replicaRps: number[] = [];
@@ -385,14 +447,18 @@ export const replication: Scenario = {
         const both: number[] = [];
         for (let round = 0; round < 3; round++) {
           alone.push((await wrk(`${a.base}/stores/${store}/check`, body, per, 32)).rps);
-          const [ra, rb] = await Promise.all([wrk(`${a.base}/stores/${store}/check`, body, per, 32), wrk(`${b.base}/stores/${store}/check`, body, per, 32)]);
+          const [ra, rb] = await Promise.all([
+            wrk(`${a.base}/stores/${store}/check`, body, per, 32),
+            wrk(`${b.base}/stores/${store}/check`, body, per, 32),
+          ]);
           verify('wrk 2 processes non-2xx', ra.non2xx + rb.non2xx, 0);
           both.push(ra.rps + rb.rps);
         }
         m('JSON Check req/s, 1 process (median of 3)', median(alone), 'req/s');
         m('JSON Check req/s, 2 processes (sum, median of 3)', median(both), 'req/s');
         if (hasTaskset()) {
-          const pin = (n: Node, cpus: string): void => void execFileSync('taskset', ['-a', '-p', '-c', cpus, String(n.proc.pid)], { stdio: 'ignore' });
+          const pin = (n: Node, cpus: string): void =>
+            void execFileSync('taskset', ['-a', '-p', '-c', cpus, String(n.proc.pid)], { stdio: 'ignore' });
           pin(a, '0');
           pin(b, '0');
           const pinnedAlone: number[] = [];
@@ -400,7 +466,9 @@ export const replication: Scenario = {
           const usAlone: number[] = [];
           const usBoth: number[] = [];
           for (let round = 0; round < 3; round++) {
-            const one = await cpuPerRequest(a.proc, () => wrk(`${a.base}/stores/${store}/check`, body, per, 32, 0, '1'));
+            const one = await cpuPerRequest(a.proc, () =>
+              wrk(`${a.base}/stores/${store}/check`, body, per, 32, 0, '1'),
+            );
             verify('wrk pinned non-2xx', one.run.non2xx, 0);
             pinnedAlone.push(one.run.rps);
             usAlone.push(one.us);
@@ -413,7 +481,11 @@ export const replication: Scenario = {
             usBoth.push((ra.us * ra.run.requests + rb.us * rb.run.requests) / (ra.run.requests + rb.run.requests));
           }
           m('JSON Check req/s, 1 process pinned to core 0, wrk on core 1 (median of 3)', median(pinnedAlone), 'req/s');
-          m('JSON Check req/s, 2 processes both on core 0, wrk on core 1 (sum, median of 3)', median(pinnedBoth), 'req/s');
+          m(
+            'JSON Check req/s, 2 processes both on core 0, wrk on core 1 (sum, median of 3)',
+            median(pinnedBoth),
+            'req/s',
+          );
           m('node CPU per Check, 1 process pinned (median of 3)', median(usAlone), 'µs');
           m('node CPU per Check, 2 processes on one core (median of 3)', median(usBoth), 'µs');
           pin(a, '0,1');
@@ -426,7 +498,13 @@ export const replication: Scenario = {
         const t0 = performance.now();
         const bulk = size > 1_000_000;
         const cold = bulk ? await bulkFill(url, size) : await fill(url, size);
-        m(bulk ? `fill ${size} tuples (generated in PostgreSQL, one transaction)` : `fill ${size} tuples (100-tuple writes, 8 at once)`, (size / (performance.now() - t0)) * 1000, 'tuples/s');
+        m(
+          bulk
+            ? `fill ${size} tuples (generated in PostgreSQL, one transaction)`
+            : `fill ${size} tuples (100-tuple writes, 8 at once)`,
+          (size / (performance.now() - t0)) * 1000,
+          'tuples/s',
+        );
         step(`filled ${size} tuples in ${Math.round(performance.now() - t0) / 1000} s`);
         // A first node scans the tuples and checkpoints the image in the background; a graceful
         // stop waits for that checkpoint.
@@ -442,7 +520,9 @@ export const replication: Scenario = {
         nodes.push(fresh);
         const readyOwn = await fresh.ready;
         const wall = performance.now() - spawned;
-        const probe = await post(fresh.base, `/stores/${cold}/check`, { tuple_key: { user: `user:u${(size - 1) % 1000}`, relation: 'viewer', object: `doc:${size - 1}` } });
+        const probe = await post(fresh.base, `/stores/${cold}/check`, {
+          tuple_key: { user: `user:u${(size - 1) % 1000}`, relation: 'viewer', object: `doc:${size - 1}` },
+        });
         verify('cold replica answer', probe.json.allowed, true);
         m(`cold start from image, ${size} tuples (spawn → serving)`, wall / 1000, 's');
         m(`cold start from image, ${size} tuples (process clock at ready)`, readyOwn / 1000, 's');

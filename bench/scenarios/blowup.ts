@@ -25,7 +25,8 @@ const key = (s: string): TupleKey => {
 /** 2^layers paths over 2·layers groups (test/reference/scale.test.ts). */
 function diamond(layers: number): TupleKey[] {
   const t = ['group:0a#member@user:u'];
-  for (let i = 1; i < layers; i++) for (const a of ['a', 'b']) for (const b of ['a', 'b']) t.push(`group:${i}${a}#member@group:${i - 1}${b}#member`);
+  for (let i = 1; i < layers; i++)
+    for (const a of ['a', 'b']) for (const b of ['a', 'b']) t.push(`group:${i}${a}#member@group:${i - 1}${b}#member`);
   t.push(`doc:1#viewer@group:${layers - 1}a#member`);
   return t.map(key);
 }
@@ -34,7 +35,9 @@ function diamond(layers: number): TupleKey[] {
 function lattice(levels: number, wide: number): TupleKey[] {
   const t: string[] = [];
   for (let i = 0; i < wide; i++) t.push(`doc:1#viewer@group:0_${i}#member`);
-  for (let l = 0; l < levels - 1; l++) for (let i = 0; i < wide; i++) for (let j = 0; j < wide; j++) t.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
+  for (let l = 0; l < levels - 1; l++)
+    for (let i = 0; i < wide; i++)
+      for (let j = 0; j < wide; j++) t.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
   t.push(`group:${levels - 1}_${wide - 1}#member@user:deep`);
   return t.map(key);
 }
@@ -52,13 +55,18 @@ function timeIt(runs: number, fn: () => void): number {
 
 export const blowup: Scenario = {
   name: 'blowup',
-  description: 'polynomial guards: model validation of a dense relation graph, diamond and lattice data (reference and walker)',
+  description:
+    'polynomial guards: model validation of a dense relation graph, diamond and lattice data (reference and walker)',
   async run(opts) {
     const runs = opts.quick ? 3 : 15;
     const rows: Metric[] = [];
-    const add = (metric: string, ms: number): void => void rows.push({ scenario: 'blowup', metric, value: ms, unit: 'ms' });
+    const add = (metric: string, ms: number): void =>
+      void rows.push({ scenario: 'blowup', metric, value: ms, unit: 'ms' });
 
-    const rels = Array.from({ length: 60 }, (_, i) => `    define r${i}: [doc#r${(i + 1) % 60}] or r${(i + 1) % 60} or r${(i + 2) % 60}`).join('\n');
+    const rels = Array.from(
+      { length: 60 },
+      (_, i) => `    define r${i}: [doc#r${(i + 1) % 60}] or r${(i + 1) % 60} or r${(i + 2) % 60}`,
+    ).join('\n');
     const dense = dslToModel(`${HEAD}type user\ntype doc\n  relations\n${rels}\n`);
     const rejected = (): string => {
       try {
@@ -71,16 +79,35 @@ export const blowup: Scenario = {
     verify('dense model rejected', rejected().includes('potential loop'), true);
     add('validate 60 relations, no entrypoint', timeIt(runs, rejected));
 
-    const groups = compile(`${HEAD}type user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n`);
+    const groups = compile(
+      `${HEAD}type user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n`,
+    );
     const view = new MemoryTupleView(diamond(22));
     const ctx = { model: groups, view, context: undefined, resolveDepth: 25, deadline: Infinity };
-    verify('diamond check', [evalCheck(ctx, 'doc:1', 'viewer', 'user:u'), evalCheck(ctx, 'doc:1', 'viewer', 'user:v')], [true, false]);
-    add('reference: diamond(22) Check true + false', timeIt(runs, () => [evalCheck(ctx, 'doc:1', 'viewer', 'user:u'), evalCheck(ctx, 'doc:1', 'viewer', 'user:v')]));
-    verify('diamond lists', [listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:u' }, 1000), listUsers(ctx, { object: 'doc:1', relation: 'viewer', filter: { type: 'user' } }, 1000).length], [['doc:1'], 1]);
-    add('reference: diamond(22) ListObjects + ListUsers', timeIt(runs, () => {
-      listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:u' }, 1000);
-      listUsers(ctx, { object: 'doc:1', relation: 'viewer', filter: { type: 'user' } }, 1000);
-    }));
+    verify(
+      'diamond check',
+      [evalCheck(ctx, 'doc:1', 'viewer', 'user:u'), evalCheck(ctx, 'doc:1', 'viewer', 'user:v')],
+      [true, false],
+    );
+    add(
+      'reference: diamond(22) Check true + false',
+      timeIt(runs, () => [evalCheck(ctx, 'doc:1', 'viewer', 'user:u'), evalCheck(ctx, 'doc:1', 'viewer', 'user:v')]),
+    );
+    verify(
+      'diamond lists',
+      [
+        listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:u' }, 1000),
+        listUsers(ctx, { object: 'doc:1', relation: 'viewer', filter: { type: 'user' } }, 1000).length,
+      ],
+      [['doc:1'], 1],
+    );
+    add(
+      'reference: diamond(22) ListObjects + ListUsers',
+      timeIt(runs, () => {
+        listObjects(ctx, { type: 'doc', relation: 'viewer', user: 'user:u' }, 1000);
+        listUsers(ctx, { object: 'doc:1', relation: 'viewer', filter: { type: 'user' } }, 1000);
+      }),
+    );
 
     const ix = StoreIndex.build(lattice(24, 4), 1);
     const snap = ix.snapshot();
@@ -89,7 +116,10 @@ export const blowup: Scenario = {
       return 'allowed' in o ? o.allowed : o.error.code;
     };
     verify('lattice answers', [walk('user:deep'), walk('user:nobody')], [true, false]);
-    add('walker: lattice(24×4) Check false (4^23 paths)', timeIt(runs, () => walk('user:nobody')));
+    add(
+      'walker: lattice(24×4) Check false (4^23 paths)',
+      timeIt(runs, () => walk('user:nobody')),
+    );
     ix.close();
     return rows;
   },

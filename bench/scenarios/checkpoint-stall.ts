@@ -65,16 +65,26 @@ async function check(storage: Storage, storeId: string, shape: Shape, entries: n
   const snap = loaded.snapshot();
   verify(`${label}: entries`, snap.base.layout.entries, entries);
   const got = shape.queries.map((q) => {
-    const out = checkStatus(snap, shape.model, { object: q.object, relation: q.relation, user: q.user, contextualTuples: [] });
+    const out = checkStatus(snap, shape.model, {
+      object: q.object,
+      relation: q.relation,
+      user: q.user,
+      contextualTuples: [],
+    });
     return 'allowed' in out && out.allowed;
   });
-  verify(`${label}: answers`, got, shape.queries.map((q) => q.want));
+  verify(
+    `${label}: answers`,
+    got,
+    shape.queries.map((q) => q.want),
+  );
   loaded.close();
 }
 
 export const checkpointStall: Scenario = {
   name: 'checkpoint-stall',
-  description: 'max event-loop delay while a 1M-tuple index is checkpointed to LevelDB: background, checkpoint(), one synchronous copy (median of 3 runs each)',
+  description:
+    'max event-loop delay while a 1M-tuple index is checkpointed to LevelDB: background, checkpoint(), one synchronous copy (median of 3 runs each)',
   async run(opts) {
     const shape = direct(opts.quick ? 20_000 : 100_000);
     const n = shape.tuples.length;
@@ -86,9 +96,13 @@ export const checkpointStall: Scenario = {
     try {
       const store = (await storage.createStore('bench')).id;
       const times = opts.quick ? 1 : 3;
-      const background = await medianRun(times, async () => verify('background checkpoint', await ix.checkpointBase(storage, store), 'written'));
+      const background = await medianRun(times, async () =>
+        verify('background checkpoint', await ix.checkpointBase(storage, store), 'written'),
+      );
       await check(storage, store, shape, entries, 'background');
-      const explicit = await medianRun(times, async () => verify('checkpoint()', await ix.checkpoint(storage, store), 'written'));
+      const explicit = await medianRun(times, async () =>
+        verify('checkpoint()', await ix.checkpoint(storage, store), 'written'),
+      );
       await check(storage, store, shape, entries, 'checkpoint()');
       const sync = await medianRun(times, async () => {
         const chunks = [...imageChunks(ix.dict, ix.snapshot().base)];

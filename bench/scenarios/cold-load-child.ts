@@ -23,7 +23,13 @@ const BATCH = 10_000;
 const TAIL = MAX_TAIL;
 
 /** Writes tuples `make(from) … make(to - 1)` in synced batches of BATCH. */
-async function write(storage: Storage, store: string, from: number, to: number, make: (i: number) => TupleKey): Promise<void> {
+async function write(
+  storage: Storage,
+  store: string,
+  from: number,
+  to: number,
+  make: (i: number) => TupleKey,
+): Promise<void> {
   for (let i = from; i < to; i += BATCH) {
     const writes: TupleKey[] = [];
     for (let j = i; j < Math.min(to, i + BATCH); j++) writes.push(make(j));
@@ -70,7 +76,10 @@ async function main(): Promise<Record<string, number>> {
     const t0 = performance.now();
     // The tuples phase must not see a checkpoint of an earlier run: the same LevelDB storage with
     // its checkpoint hidden, so StoreIndex.load takes the scan path.
-    const source: Storage = phase === 'tuples' ? Object.assign(Object.create(storage) as Storage, { readCheckpoint: async () => undefined }) : storage;
+    const source: Storage =
+      phase === 'tuples'
+        ? Object.assign(Object.create(storage) as Storage, { readCheckpoint: async () => undefined })
+        : storage;
     const ix = await StoreIndex.load(source, store);
     const loadMs = performance.now() - t0;
     global.gc?.();
@@ -84,7 +93,8 @@ async function main(): Promise<Record<string, number>> {
       sharedBytesPerTuple: (allocatedBytes() - shared0) / n,
     };
     if (phase === 'tail') {
-      if (ix.loaded.tailChanges !== TAIL) throw new Error(`tail load replayed ${ix.loaded.tailChanges} changes, not ${TAIL}`);
+      if (ix.loaded.tailChanges !== TAIL)
+        throw new Error(`tail load replayed ${ix.loaded.tailChanges} changes, not ${TAIL}`);
       const t = tailTuple(TAIL - 1);
       const has = (): boolean => [...ix.snapshot().users(t.object, t.relation)].some((e) => e.user === t.user);
       if (!has()) throw new Error('tail load lost the last change');

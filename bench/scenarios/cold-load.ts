@@ -19,7 +19,8 @@ function child(phase: string, dir: string, n: number): Promise<Record<string, nu
 
 export const coldLoad: Scenario = {
   name: 'cold-load',
-  description: 'index cold load from LevelDB: from the tuples (no checkpoint), from the checkpoint image, and image + the longest tail a crash leaves',
+  description:
+    'index cold load from LevelDB: from the tuples (no checkpoint), from the checkpoint image, and image + the longest tail a crash leaves',
   async run(opts) {
     const rows: Metric[] = [];
     for (const n of opts.big ? [1_000_000, 10_000_000] : [opts.quick ? 200_000 : 1_000_000]) {
@@ -37,11 +38,36 @@ export const coldLoad: Scenario = {
           { scenario: s, metric: 'RSS per 1M after load from tuples', value: r(fromTuples.rssMBPer1M, 1), unit: 'MB' },
           { scenario: s, metric: 'checkpoint write', value: r(fromTuples.checkpointWriteMs), unit: 'ms' },
           { scenario: s, metric: 'load from checkpoint', value: r(fromCheckpoint.loadMs), unit: 'ms' },
-          { scenario: s, metric: `load from checkpoint + ${MAX_TAIL / 1000}k-change tail (worst crash)`, value: r(afterCrash.loadMs), unit: 'ms' },
-          { scenario: s, metric: 'then: background fold of that tail into the base', value: r(afterCrash.foldMs), unit: 'ms' },
-          { scenario: s, metric: 'RSS per 1M after load from checkpoint', value: r(fromCheckpoint.rssMBPer1M, 1), unit: 'MB' },
-          { scenario: s, metric: 'index bytes/tuple (base CSR)', value: r(fromCheckpoint.indexBytesPerTuple, 1), unit: 'B' },
-          { scenario: s, metric: 'shared memory bytes/tuple (all)', value: r(fromCheckpoint.sharedBytesPerTuple, 1), unit: 'B' },
+          {
+            scenario: s,
+            metric: `load from checkpoint + ${MAX_TAIL / 1000}k-change tail (worst crash)`,
+            value: r(afterCrash.loadMs),
+            unit: 'ms',
+          },
+          {
+            scenario: s,
+            metric: 'then: background fold of that tail into the base',
+            value: r(afterCrash.foldMs),
+            unit: 'ms',
+          },
+          {
+            scenario: s,
+            metric: 'RSS per 1M after load from checkpoint',
+            value: r(fromCheckpoint.rssMBPer1M, 1),
+            unit: 'MB',
+          },
+          {
+            scenario: s,
+            metric: 'index bytes/tuple (base CSR)',
+            value: r(fromCheckpoint.indexBytesPerTuple, 1),
+            unit: 'B',
+          },
+          {
+            scenario: s,
+            metric: 'shared memory bytes/tuple (all)',
+            value: r(fromCheckpoint.sharedBytesPerTuple, 1),
+            unit: 'B',
+          },
         );
       } finally {
         await rm(dir, { recursive: true, force: true });

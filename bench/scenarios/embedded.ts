@@ -25,7 +25,9 @@ const DSL_MODEL = {
 /** 2,000 docs × 10 viewers = 20k tuples; queries alternate a granted and a refused user. */
 function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }[] } {
   const tuples: TupleKey[] = [];
-  for (let d = 0; d < 2000; d++) for (let k = 0; k < 10; k++) tuples.push({ object: `doc:${d}`, relation: 'viewer', user: `user:${(d * 7 + k * 101) % 5000}` });
+  for (let d = 0; d < 2000; d++)
+    for (let k = 0; k < 10; k++)
+      tuples.push({ object: `doc:${d}`, relation: 'viewer', user: `user:${(d * 7 + k * 101) % 5000}` });
   const queries: { key: TupleKey; want: boolean }[] = [];
   for (let i = 0; i < 4096; i++) {
     const t = tuples[(i * 7919) % tuples.length] as TupleKey;
@@ -38,19 +40,31 @@ async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<string> 
   const store = await latch.createStore('bench-embedded');
   await latch.writeModel(store.id, DSL_MODEL);
   for (let i = 0; i < tuples.length; i += 100) {
-    await latch.write({ storeId: store.id, writes: tuples.slice(i, i + 100), deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await latch.write({
+      storeId: store.id,
+      writes: tuples.slice(i, i + 100),
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
   }
   return store.id;
 }
 
 export const embedded: Scenario = {
   name: 'embedded',
-  description: 'embedded Check from strings (checkSync, await check()) vs a naive Map<string, Set<string>> lookup, 20k tuples, cache off',
+  description:
+    'embedded Check from strings (checkSync, await check()) vs a naive Map<string, Set<string>> lookup, 20k tuples, cache off',
   async run(opts) {
     const { tuples, queries } = data();
     const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
     const storeId = await load(latch, tuples);
-    const inputs: CheckInput[] = queries.map((q) => ({ storeId, tupleKey: q.key, contextualTuples: [], consistency: 'UNSPECIFIED' }));
+    const inputs: CheckInput[] = queries.map((q) => ({
+      storeId,
+      tupleKey: q.key,
+      contextualTuples: [],
+      consistency: 'UNSPECIFIED',
+    }));
     const map = new Map<string, Set<string>>();
     for (const t of tuples) {
       const k = `${t.object}#${t.relation}`;
@@ -61,8 +75,16 @@ export const embedded: Scenario = {
     const checkSync = latch.checkSync?.bind(latch);
     if (!checkSync) throw new Error('bench embedded: the service has no checkSync');
     await latch.check(inputs[0] as CheckInput); // loads the model and the index
-    verify('embedded map', queries.map((q) => map.get(`${q.key.object}#${q.key.relation}`)?.has(q.key.user) ?? false), want);
-    verify('embedded checkSync', inputs.map((x) => checkSync(x)?.allowed), want);
+    verify(
+      'embedded map',
+      queries.map((q) => map.get(`${q.key.object}#${q.key.relation}`)?.has(q.key.user) ?? false),
+      want,
+    );
+    verify(
+      'embedded checkSync',
+      inputs.map((x) => checkSync(x)?.allowed),
+      want,
+    );
     const viaCheck: boolean[] = [];
     for (const x of inputs) viaCheck.push((await latch.check(x)).allowed);
     verify('embedded check()', viaCheck, want);
@@ -97,7 +119,12 @@ export const embedded: Scenario = {
     if (sink < 0) throw new Error('unreachable');
     // Ratios per round (each round's three figures come from the same few hundred ms), then the median.
     const ratio = (xs: number[]): number => median(xs.map((x, i) => x / (r.naive[i] ?? 1)));
-    const row = (metric: string, value: number, unit: string): Metric => ({ scenario: 'embedded-strings', metric, value: Math.round(value * 100) / 100, unit });
+    const row = (metric: string, value: number, unit: string): Metric => ({
+      scenario: 'embedded-strings',
+      metric,
+      value: Math.round(value * 100) / 100,
+      unit,
+    });
     return [
       row('naive Map lookup p50', median(r.naive), 'ns/op'),
       row('checkSync p50', median(r.sync), 'ns/op'),

@@ -15,21 +15,43 @@ async function loadWithTail(tail: number): Promise<number> {
   const storage = await openMemoryStorage();
   try {
     const store = (await storage.createStore('tail')).id;
-    const base = (i: number): TupleKey => ({ object: `doc:${Math.floor(i / 5)}`, relation: 'viewer', user: `user:${(i * 7919) % 100_000}` });
-    const change = (i: number): TupleKey => ({ object: `doc:${(i * 7907) % 40_000}`, relation: 'editor', user: `user:${i % 977}` });
+    const base = (i: number): TupleKey => ({
+      object: `doc:${Math.floor(i / 5)}`,
+      relation: 'viewer',
+      user: `user:${(i * 7919) % 100_000}`,
+    });
+    const change = (i: number): TupleKey => ({
+      object: `doc:${(i * 7907) % 40_000}`,
+      relation: 'editor',
+      user: `user:${i % 977}`,
+    });
     for (let i = 0; i < BASE; i += 10_000) {
-      await storage.writeTuples(store, { deletes: [], writes: Array.from({ length: 10_000 }, (_, j) => base(i + j)), onDuplicate: 'ignore', onMissing: 'ignore' });
+      await storage.writeTuples(store, {
+        deletes: [],
+        writes: Array.from({ length: 10_000 }, (_, j) => base(i + j)),
+        onDuplicate: 'ignore',
+        onMissing: 'ignore',
+      });
     }
     await (await StoreIndex.load(storage, store)).checkpoint(storage, store);
     for (let i = 0; i < tail; i += 1000) {
-      await storage.writeTuples(store, { deletes: [], writes: Array.from({ length: 1000 }, (_, j) => change(i + j)), onDuplicate: 'ignore', onMissing: 'ignore' });
+      await storage.writeTuples(store, {
+        deletes: [],
+        writes: Array.from({ length: 1000 }, (_, j) => change(i + j)),
+        onDuplicate: 'ignore',
+        onMissing: 'ignore',
+      });
     }
     const t0 = performance.now();
     const ix = await StoreIndex.load(storage, store);
     const ms = performance.now() - t0;
     const s = ix.snapshot();
     const last = change(tail - 1);
-    verify('tail change loaded', [...s.users(last.object, 'editor')].some((e) => e.user === last.user), true);
+    verify(
+      'tail change loaded',
+      [...s.users(last.object, 'editor')].some((e) => e.user === last.user),
+      true,
+    );
     verify('base tuple kept', [...s.users('doc:7', 'viewer')].length, 5);
     return ms;
   } finally {
@@ -43,7 +65,12 @@ export const indexTail: Scenario = {
   async run(opts) {
     const rows: Metric[] = [];
     for (const tail of opts.quick ? [20_000] : [80_000, 320_000]) {
-      rows.push({ scenario: 'index-tail', metric: `load checkpoint + ${tail / 1000}k changes`, value: Math.round(await loadWithTail(tail)), unit: 'ms' });
+      rows.push({
+        scenario: 'index-tail',
+        metric: `load checkpoint + ${tail / 1000}k changes`,
+        value: Math.round(await loadWithTail(tail)),
+        unit: 'ms',
+      });
     }
     return rows;
   },

@@ -17,7 +17,10 @@ import { verify, type Metric, type Scenario } from '../scenario.js';
 
 async function burst(opts: { quick: boolean }, retireAfterMs: number | undefined, label: string): Promise<Metric[]> {
   const shape = direct(opts.quick ? 20_000 : 100_000);
-  const ix = StoreIndex.build(shape.tuples, 1, { mergeThreshold: 16_384, ...(retireAfterMs === undefined ? {} : { retireAfterMs }) });
+  const ix = StoreIndex.build(shape.tuples, 1, {
+    mergeThreshold: 16_384,
+    ...(retireAfterMs === undefined ? {} : { retireAfterMs }),
+  });
   const writes = opts.quick ? 1000 : 4000;
   const stored = shape.tuples.slice(0, writes + 2);
   shape.tuples.length = 0; // keep the heap realistic: GC pauses would count as merge stalls
@@ -59,10 +62,25 @@ async function burst(opts: { quick: boolean }, retireAfterMs: number | undefined
   const s = `index-writes${label}`;
   const mb = (b: number): number => Math.round(b / 1048576);
   return [
-    { scenario: s, metric: 'write 10 tuples + snapshot p50', value: Math.round(lat[Math.floor(writes / 2)]! / 1000), unit: 'µs' },
-    { scenario: s, metric: 'write 10 tuples + snapshot p99', value: Math.round(lat[Math.floor(writes * 0.99)]! / 1000), unit: 'µs' },
+    {
+      scenario: s,
+      metric: 'write 10 tuples + snapshot p50',
+      value: Math.round(lat[Math.floor(writes / 2)]! / 1000),
+      unit: 'µs',
+    },
+    {
+      scenario: s,
+      metric: 'write 10 tuples + snapshot p99',
+      value: Math.round(lat[Math.floor(writes * 0.99)]! / 1000),
+      unit: 'µs',
+    },
     { scenario: s, metric: 'shared memory peak during the burst', value: mb(peakShared), unit: 'MB' },
-    { scenario: s, metric: 'wasm memory growth over the burst', value: mb(memory.buffer.byteLength - memory0), unit: 'MB' },
+    {
+      scenario: s,
+      metric: 'wasm memory growth over the burst',
+      value: mb(memory.buffer.byteLength - memory0),
+      unit: 'MB',
+    },
     { scenario: s, metric: 'RSS growth over the burst', value: mb(rssBurst - rss0), unit: 'MB' },
     { scenario: s, metric: 'shared memory right after the burst', value: mb(sharedAfter), unit: 'MB' },
     { scenario: s, metric: 'shared memory once retired', value: mb(sharedSettled), unit: 'MB' },
@@ -72,7 +90,8 @@ async function burst(opts: { quick: boolean }, retireAfterMs: number | undefined
 
 export const indexWrites: Scenario = {
   name: 'index-writes',
-  description: 'write + snapshot latency, merge stalls and snapshot memory (1M tuples; released once unused vs a 5 s grace)',
+  description:
+    'write + snapshot latency, merge stalls and snapshot memory (1M tuples; released once unused vs a 5 s grace)',
   async run(opts) {
     // The index's policy first: the grace-period run grows the wasm memory for good.
     const released = await burst(opts, undefined, '');

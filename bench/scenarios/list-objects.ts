@@ -26,10 +26,13 @@ function take(walk: Generator<string, void>, max: number): string[] {
 
 export const listObjects1M: Scenario = {
   name: 'list-objects',
-  description: 'ListObjects with 1M reachable objects: service path, walker / reference confirmation of every candidate, the TupleView evaluator',
+  description:
+    'ListObjects with 1M reachable objects: service path, walker / reference confirmation of every candidate, the TupleView evaluator',
   async run(opts) {
     const n = opts.quick ? 100_000 : 1_000_000;
-    const model = compile('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n');
+    const model = compile(
+      'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n',
+    );
     function* tuples(): Generator<TupleKey> {
       yield { object: 'group:all', relation: 'member', user: 'user:anne' };
       for (let i = 0; i < n; i++) yield { object: `doc:${i}`, relation: 'viewer', user: 'group:all#member' };
@@ -41,9 +44,13 @@ export const listObjects1M: Scenario = {
     type Mode = 'service' | 'walker' | 'reference';
     const indexed = (mode: Mode, max: number, q = query): string[] => {
       const opts = mode === 'service' ? {} : { confirm: mode, confirmAll: true };
-      return take(openObjectWalk({ snapshot, model, contextual: [], resolveDepth: 25, deadline: deadline(), ...opts }, q), max);
+      return take(
+        openObjectWalk({ snapshot, model, contextual: [], resolveDepth: 25, deadline: deadline(), ...opts }, q),
+        max,
+      );
     };
-    const reference = (max: number): string[] => listObjects({ model, view: snapshot, resolveDepth: 25, deadline: deadline() }, query, max);
+    const reference = (max: number): string[] =>
+      listObjects({ model, view: snapshot, resolveDepth: 25, deadline: deadline() }, query, max);
 
     for (const c of ['service', 'walker', 'reference'] as const) {
       verify(`list-objects ${c} 1000`, new Set(indexed(c, 1000)).size, 1000);
@@ -81,7 +88,12 @@ export const listObjects1M: Scenario = {
       { scenario: s, metric: 'all objects (walker confirm)', value: Math.round(allWalker), unit: 'ms' },
       { scenario: s, metric: 'all objects (reference confirm)', value: Math.round(allRef), unit: 'ms' },
       { scenario: s, metric: 'all objects (TupleView evaluator)', value: Math.round(allView), unit: 'ms' },
-      { scenario: s, metric: 'speed-up maxResults 1000 (TupleView / service)', value: +(pv.p50 / ps.p50).toFixed(1), unit: 'x' },
+      {
+        scenario: s,
+        metric: 'speed-up maxResults 1000 (TupleView / service)',
+        value: +(pv.p50 / ps.p50).toFixed(1),
+        unit: 'x',
+      },
     ];
     return rows;
   },

@@ -12,7 +12,8 @@ import { dslToModel } from '../../src/model/dsl.js';
 import { openStorage } from '../../src/storage/index.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
 
-const DSL = 'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n';
+const DSL =
+  'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n';
 
 function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
@@ -20,21 +21,37 @@ function pct(sorted: readonly number[], p: number): number {
 
 export const listPages: Scenario = {
   name: 'list-pages',
-  description: 'Paged ListObjects: all 1M objects page by page, cost per page from the cache and with a write before every page',
+  description:
+    'Paged ListObjects: all 1M objects page by page, cost per page from the cache and with a write before every page',
   async run(opts) {
     const n = opts.quick ? 100_000 : 1_000_000;
     const storage = await openStorage({});
     const store = await storage.createStore('pages');
     await storage.writeModel(store.id, dslToModel(DSL));
-    await storage.writeTuples(store.id, { writes: [{ object: 'group:all', relation: 'member', user: 'user:anne' }], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await storage.writeTuples(store.id, {
+      writes: [{ object: 'group:all', relation: 'member', user: 'user:anne' }],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     for (let i = 0; i < n; i += 10_000) {
       const writes: TupleKey[] = [];
-      for (let j = i; j < Math.min(n, i + 10_000); j++) writes.push({ object: `doc:${j}`, relation: 'viewer', user: 'group:all#member' });
+      for (let j = i; j < Math.min(n, i + 10_000); j++)
+        writes.push({ object: `doc:${j}`, relation: 'viewer', user: 'group:all#member' });
       await storage.writeTuples(store.id, { writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
     }
-    const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, listPageDeadlineMs: 600_000 }, undefined, { expirySweepMs: 0 });
+    const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, listPageDeadlineMs: 600_000 }, undefined, {
+      expirySweepMs: 0,
+    });
     await latch.ready();
-    const input: ListObjectsInput = { storeId: store.id, contextualTuples: [], consistency: 'UNSPECIFIED', type: 'doc', relation: 'viewer', user: 'user:anne' };
+    const input: ListObjectsInput = {
+      storeId: store.id,
+      contextualTuples: [],
+      consistency: 'UNSPECIFIED',
+      type: 'doc',
+      relation: 'viewer',
+      user: 'user:anne',
+    };
 
     // Baseline: the unpaged request (OpenFGA's 1,000 results).
     const unpaged: number[] = [];
@@ -63,7 +80,13 @@ export const listPages: Scenario = {
     const churn: number[] = [];
     after = undefined;
     for (let i = 0; i < (opts.quick ? 5 : 10); i++) {
-      await latch.write({ storeId: store.id, writes: [{ object: `doc:w${i}`, relation: 'viewer', user: 'user:anne' }], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      await latch.write({
+        storeId: store.id,
+        writes: [{ object: `doc:w${i}`, relation: 'viewer', user: 'user:anne' }],
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
       const t = performance.now();
       const r = await latch.listObjects({ ...input, page: { size: 1000, after } });
       churn.push(performance.now() - t);

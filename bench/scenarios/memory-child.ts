@@ -37,17 +37,20 @@ t0 = performance.now();
 const loaded = await StoreIndex.load(storage, store.id);
 const loadMs = performance.now() - t0;
 if (loaded.snapshot().nodeCount !== nodes) throw new Error('checkpoint load lost nodes');
-const probe = [...loaded.snapshot().users('doc:7', 'viewer')].length + [...ix.snapshot().users('doc:7', 'viewer')].length;
+const probe =
+  [...loaded.snapshot().users('doc:7', 'viewer')].length + [...ix.snapshot().users('doc:7', 'viewer')].length;
 if (probe !== 0 && probe !== 2) throw new Error('checkpoint load differs');
 
 const per = 1_000_000 / n;
-process.stdout.write(JSON.stringify({
-  tuples: n,
-  nodes,
-  indexBytesPerTuple: indexBytes / n,
-  sharedBytesPerTuple: sharedBytes / n,
-  rssMBPer1M: ((rss1 - rss0) / 1048576) * per,
-  buildMs,
-  checkpointLoadMs: loadMs,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    tuples: n,
+    nodes,
+    indexBytesPerTuple: indexBytes / n,
+    sharedBytesPerTuple: sharedBytes / n,
+    rssMBPer1M: ((rss1 - rss0) / 1048576) * per,
+    buildMs,
+    checkpointLoadMs: loadMs,
+  }) + '\n',
+);
 process.exit(0);

@@ -17,8 +17,18 @@ export const indexMemory: Scenario = {
       const r = await child(n);
       const s = `index-${n / 1e6}M`;
       rows.push(
-        { scenario: s, metric: 'index bytes/tuple (base CSR)', value: +(r.indexBytesPerTuple ?? 0).toFixed(1), unit: 'B' },
-        { scenario: s, metric: 'shared memory bytes/tuple (all)', value: +(r.sharedBytesPerTuple ?? 0).toFixed(1), unit: 'B' },
+        {
+          scenario: s,
+          metric: 'index bytes/tuple (base CSR)',
+          value: +(r.indexBytesPerTuple ?? 0).toFixed(1),
+          unit: 'B',
+        },
+        {
+          scenario: s,
+          metric: 'shared memory bytes/tuple (all)',
+          value: +(r.sharedBytesPerTuple ?? 0).toFixed(1),
+          unit: 'B',
+        },
         { scenario: s, metric: 'RSS per 1M tuples (all included)', value: +(r.rssMBPer1M ?? 0).toFixed(1), unit: 'MB' },
         { scenario: s, metric: 'cold build from tuples', value: Math.round(r.buildMs ?? 0), unit: 'ms' },
         { scenario: s, metric: 'cold load from checkpoint', value: Math.round(r.checkpointLoadMs ?? 0), unit: 'ms' },

@@ -33,9 +33,21 @@ export const micro: Scenario = {
       if (at < 0) return false;
       return ((u32()[snap.base.w('fwdEnt') + 2 * at + 1] ?? 0) & SR_MASK) === 0;
     };
-    verify('micro wasm', shape.queries.map((_, i) => w.check(ids, i) === R_TRUE), shape.queries.map((x) => x.want));
-    verify('micro js', shape.queries.map((_, i) => jsCheck(i)), shape.queries.map((x) => x.want));
-    verify('micro map', shape.queries.map((x) => map.get(`${x.object}#${x.relation}`)?.has(x.user) ?? false), shape.queries.map((x) => x.want));
+    verify(
+      'micro wasm',
+      shape.queries.map((_, i) => w.check(ids, i) === R_TRUE),
+      shape.queries.map((x) => x.want),
+    );
+    verify(
+      'micro js',
+      shape.queries.map((_, i) => jsCheck(i)),
+      shape.queries.map((x) => x.want),
+    );
+    verify(
+      'micro map',
+      shape.queries.map((x) => map.get(`${x.object}#${x.relation}`)?.has(x.user) ?? false),
+      shape.queries.map((x) => x.want),
+    );
     let i = 0;
     let sink = 0;
     const suite = new Benchmark.Suite();
@@ -43,14 +55,23 @@ export const micro: Scenario = {
     suite
       .add('wasm walker (ids)', () => void (sink += w.check(ids, i++ % n)), { maxTime })
       .add('JS binary search over the CSR (ids)', () => void (sink += jsCheck(i++ % n) ? 1 : 0), { maxTime })
-      .add('Map<string, Set<string>> (strings)', () => {
-        const x = shape.queries[i++ % n]!;
-        sink += map.get(`${x.object}#${x.relation}`)?.has(x.user) ? 1 : 0;
-      }, { maxTime });
+      .add(
+        'Map<string, Set<string>> (strings)',
+        () => {
+          const x = shape.queries[i++ % n]!;
+          sink += map.get(`${x.object}#${x.relation}`)?.has(x.user) ? 1 : 0;
+        },
+        { maxTime },
+      );
     const rows: Metric[] = [];
     suite.on('cycle', (e: Benchmark.Event) => {
       const b = e.target as unknown as Benchmark;
-      rows.push({ scenario: 'micro-direct', metric: String(b.name), value: Math.round(1e9 / (b.hz ?? 1)), unit: 'ns/op' });
+      rows.push({
+        scenario: 'micro-direct',
+        metric: String(b.name),
+        value: Math.round(1e9 / (b.hz ?? 1)),
+        unit: 'ns/op',
+      });
     });
     suite.run();
     if (sink < 0) throw new Error('unreachable');

@@ -45,14 +45,19 @@ const r2 = (x: number): number => Math.round(x * 100) / 100;
  * Nested groups: group g ≥ 10 is a member of group ⌊g/10⌋; `perGroup` users per group; one group
  * per doc: a leaf group, or for every 20th doc a group two levels up (with its 10 nested groups).
  */
-const groupOf = (d: number, groups: number): number => (d % 20 === 0 ? groups / 100 + ((d * 7) % (groups / 10 - groups / 100)) : groups / 10 + ((d * 31) % (groups - groups / 10)));
+const groupOf = (d: number, groups: number): number =>
+  d % 20 === 0
+    ? groups / 100 + ((d * 7) % (groups / 10 - groups / 100))
+    : groups / 10 + ((d * 31) % (groups - groups / 10));
 
 function* shape(groups: number, perGroup: number, users: number, docs: number): Generator<TupleKey> {
   for (let g = 0; g < groups; g++) {
-    for (let i = 0; i < perGroup; i++) yield { object: `group:${g}`, relation: 'member', user: `user:${(g * 7919 + i * 104_729) % users}` };
+    for (let i = 0; i < perGroup; i++)
+      yield { object: `group:${g}`, relation: 'member', user: `user:${(g * 7919 + i * 104_729) % users}` };
     if (g >= 10) yield { object: `group:${Math.floor(g / 10)}`, relation: 'member', user: `group:${g}#member` };
   }
-  for (let d = 0; d < docs; d++) yield { object: `doc:${d}`, relation: 'viewer', user: `group:${groupOf(d, groups)}#member` };
+  for (let d = 0; d < docs; d++)
+    yield { object: `doc:${d}`, relation: 'viewer', user: `group:${groupOf(d, groups)}#member` };
 }
 
 async function filled(tuples: Iterable<TupleKey>): Promise<{ latch: Latch; storeId: string; count: number }> {
@@ -69,7 +74,8 @@ async function filled(tuples: Iterable<TupleKey>): Promise<{ latch: Latch; store
       batch = [];
     }
   }
-  if (batch.length) await storage.writeTuples(storeId, { writes: batch, deletes: [], onDuplicate: 'ignore', onMissing: 'ignore' });
+  if (batch.length)
+    await storage.writeTuples(storeId, { writes: batch, deletes: [], onDuplicate: 'ignore', onMissing: 'ignore' });
   count += batch.length;
   const latch = await openLatch({ storage, config: { workers: 0 } });
   await latch.ready();
@@ -91,7 +97,11 @@ async function build(quick: boolean): Promise<Metric[]> {
   const { latch, storeId, count } = await filled(shape(groups, perGroup, users, docs));
   try {
     const t0 = performance.now();
-    const info = await latch.createPermissionIndex({ storeId, name: 'viewers', relations: [{ object_type: 'doc', relation: 'viewer' }] });
+    const info = await latch.createPermissionIndex({
+      storeId,
+      name: 'viewers',
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+    });
     await active(latch, storeId, info.record.id);
     const ms = performance.now() - t0;
     const got = await latch.getPermissionIndex(storeId, info.record.id);
@@ -117,7 +127,12 @@ async function build(quick: boolean): Promise<Metric[]> {
     return [
       { scenario: 'permission-index', metric: `build over ${label}`, value: Math.round(ms), unit: 'ms' },
       { scenario: 'permission-index', metric: `triples materialised (${label})`, value: want, unit: 'triples' },
-      { scenario: 'permission-index', metric: 'heap per materialised triple', value: r2((withIndex - without) / want), unit: 'B' },
+      {
+        scenario: 'permission-index',
+        metric: 'heap per materialised triple',
+        value: r2((withIndex - without) / want),
+        unit: 'B',
+      },
     ];
   } finally {
     await latch.close();
@@ -129,19 +144,29 @@ async function throughput(n: number, writes: number): Promise<{ tuples: number; 
   const { latch, storeId } = await filled(shape(1000, 20, 5000, 2000));
   try {
     for (let i = 0; i < n; i++) {
-      const info = await latch.createPermissionIndex({ storeId, name: `viewers-${i}`, relations: [{ object_type: 'doc', relation: 'viewer' }] });
+      const info = await latch.createPermissionIndex({
+        storeId,
+        name: `viewers-${i}`,
+        relations: [{ object_type: 'doc', relation: 'viewer' }],
+      });
       await active(latch, storeId, info.record.id);
     }
     const t0 = performance.now();
     for (let w = 0; w < writes; w++) {
       const batch: TupleKey[] = [];
-      for (let i = 0; i < 5; i++) batch.push({ object: `group:${(w * 5 + i) % 1000}`, relation: 'member', user: `user:new-${w}-${i}` });
-      for (let i = 0; i < 5; i++) batch.push({ object: `doc:new-${w}-${i}`, relation: 'viewer', user: `group:${(w * 7 + i) % 1000}#member` });
+      for (let i = 0; i < 5; i++)
+        batch.push({ object: `group:${(w * 5 + i) % 1000}`, relation: 'member', user: `user:new-${w}-${i}` });
+      for (let i = 0; i < 5; i++)
+        batch.push({ object: `doc:new-${w}-${i}`, relation: 'viewer', user: `group:${(w * 7 + i) % 1000}#member` });
       await latch.write({ storeId, writes: batch, deletes: [], onDuplicate: 'error', onMissing: 'error' });
     }
     const s = (performance.now() - t0) / 1000;
     const list = await latch.listPermissionIndexes(storeId);
-    verify('indexes stayed active', list.map((i) => i.status), Array.from({ length: n }, () => 'ACTIVE'));
+    verify(
+      'indexes stayed active',
+      list.map((i) => i.status),
+      Array.from({ length: n }, () => 'ACTIVE'),
+    );
     return { tuples: (writes * 10) / s, events: (list[0]?.events ?? 0) / s };
   } finally {
     await latch.close();
@@ -156,13 +181,22 @@ async function throughput(n: number, writes: number): Promise<{ tuples: number; 
 async function latency(samples: number): Promise<{ event: number[]; ack: number[] }> {
   const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory' });
   const base = `http://127.0.0.1:${server.port}`;
-  const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => (await (await fetch(base + path, { method: 'POST', body: JSON.stringify(body) })).json()) as Record<string, unknown>;
+  const post = async (path: string, body: unknown): Promise<Record<string, unknown>> =>
+    (await (await fetch(base + path, { method: 'POST', body: JSON.stringify(body) })).json()) as Record<
+      string,
+      unknown
+    >;
   const ac = new AbortController();
   try {
     const store = (await post('/stores', { name: 'latency' })).id as string;
-    const model = (await post(`/stores/${store}/authorization-models`, dslToModel(DSL))).authorization_model_id as string;
-    const index = (await post(`/stores/${store}/indexes`, { name: 'v', relations: [{ object_type: 'doc', relation: 'viewer' }] })).index_id as string;
-    const res = await fetch(`${base}/stores/${store}/indexes/${index}/expansions?authorization_model_id=${model}`, { signal: ac.signal });
+    const model = (await post(`/stores/${store}/authorization-models`, dslToModel(DSL)))
+      .authorization_model_id as string;
+    const index = (
+      await post(`/stores/${store}/indexes`, { name: 'v', relations: [{ object_type: 'doc', relation: 'viewer' }] })
+    ).index_id as string;
+    const res = await fetch(`${base}/stores/${store}/indexes/${index}/expansions?authorization_model_id=${model}`, {
+      signal: ac.signal,
+    });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const dec = new TextDecoder();
     let buf = '';
@@ -186,7 +220,12 @@ async function latency(samples: number): Promise<{ event: number[]; ack: number[
       const t0 = performance.now();
       const ev = nextEvent().then((e) => ((eventAt = performance.now()), e));
       let eventAt = 0;
-      const r = await fetch(`${base}/stores/${store}/write`, { method: 'POST', body: JSON.stringify({ writes: { tuple_keys: [{ object: `doc:${i}`, relation: 'viewer', user: `user:${i}` }] } }) });
+      const r = await fetch(`${base}/stores/${store}/write`, {
+        method: 'POST',
+        body: JSON.stringify({
+          writes: { tuple_keys: [{ object: `doc:${i}`, relation: 'viewer', user: `user:${i}` }] },
+        }),
+      });
       await r.arrayBuffer();
       ack.push(performance.now() - t0);
       const got = await ev;
@@ -202,19 +241,34 @@ async function latency(samples: number): Promise<{ event: number[]; ack: number[
 
 export const permissionIndex: Scenario = {
   name: 'permission-index',
-  description: 'permission indexes: write → event latency, write throughput with 0/1/5 indexes, build over 1M nested-group tuples',
+  description:
+    'permission indexes: write → event latency, write throughput with 0/1/5 indexes, build over 1M nested-group tuples',
   async run(opts) {
     const rows: Metric[] = [];
     const lat = await latency(opts.quick ? 200 : 1000);
-    for (const [name, xs] of [['write sent → event', lat.event], ['write sent → ack', lat.ack]] as const) {
+    for (const [name, xs] of [
+      ['write sent → event', lat.event],
+      ['write sent → ack', lat.ack],
+    ] as const) {
       rows.push({ scenario: 'permission-index', metric: `${name} p50 (HTTP)`, value: r2(pct(xs, 0.5)), unit: 'ms' });
       rows.push({ scenario: 'permission-index', metric: `${name} p99 (HTTP)`, value: r2(pct(xs, 0.99)), unit: 'ms' });
     }
     const writes = opts.quick ? 200 : 1000;
     for (const n of [0, 1, 5]) {
       const t = await throughput(n, writes);
-      rows.push({ scenario: 'permission-index', metric: `write throughput, ${n} indexes`, value: Math.round(t.tuples), unit: 'tuples/s' });
-      if (n > 0) rows.push({ scenario: 'permission-index', metric: `expansion events, ${n} indexes (each)`, value: Math.round(t.events), unit: 'events/s' });
+      rows.push({
+        scenario: 'permission-index',
+        metric: `write throughput, ${n} indexes`,
+        value: Math.round(t.tuples),
+        unit: 'tuples/s',
+      });
+      if (n > 0)
+        rows.push({
+          scenario: 'permission-index',
+          metric: `expansion events, ${n} indexes (each)`,
+          value: Math.round(t.events),
+          unit: 'events/s',
+        });
     }
     rows.push(...(await build(opts.quick)));
     return rows;

@@ -16,7 +16,6 @@ const WORKERS = 2;
 /** Rounds per batch size (each about a second); the rows are their medians. */
 const ROUNDS = 5;
 
-
 async function rate(fn: () => Promise<void>, batch: number, quick: boolean): Promise<number> {
   await fn(); // warm-up
   const budget = quick ? 200 : 1000;
@@ -54,9 +53,17 @@ export const poolThroughput: Scenario = {
         want.push(s.want);
       }
       const st = await pool.runIds(snap, prog, q, 25);
-      verify(`pool ids ${batch}`, [...st].map((x) => x === R_TRUE), want);
+      verify(
+        `pool ids ${batch}`,
+        [...st].map((x) => x === R_TRUE),
+        want,
+      );
       const out = await checker.check(snap, shape.model, items);
-      verify(`pool strings ${batch}`, out.map((o) => 'allowed' in o && o.allowed), want);
+      verify(
+        `pool strings ${batch}`,
+        out.map((o) => 'allowed' in o && o.allowed),
+        want,
+      );
       // Interleaved rounds (ids, strings, ids, …), medians: the rate of two workers on this
       // shared host moves by ±30 % from one second to the next, steal or not.
       const ids1: number[] = [];
@@ -67,8 +74,18 @@ export const poolThroughput: Scenario = {
       }
       ids1.sort((a, b) => a - b);
       rows.push({ scenario: 'pool', metric: `ids batch ${batch}`, value: Math.round(median(ids1)), unit: 'checks/s' });
-      rows.push({ scenario: 'pool', metric: `strings batch ${batch}`, value: Math.round(median(str1)), unit: 'checks/s' });
-      rows.push({ scenario: 'pool', metric: `ids batch ${batch} slowest / fastest round`, value: Number(((ids1[0] ?? 0) / (ids1[ids1.length - 1] ?? 1)).toFixed(2)), unit: 'ratio' });
+      rows.push({
+        scenario: 'pool',
+        metric: `strings batch ${batch}`,
+        value: Math.round(median(str1)),
+        unit: 'checks/s',
+      });
+      rows.push({
+        scenario: 'pool',
+        metric: `ids batch ${batch} slowest / fastest round`,
+        value: Number(((ids1[0] ?? 0) / (ids1[ids1.length - 1] ?? 1)).toFixed(2)),
+        unit: 'ratio',
+      });
     }
     await pool.close();
     await checker.close();

@@ -12,7 +12,9 @@ export class ApiError extends Error {
   }
 }
 
-type Credential = { kind: 'key'; key: string } | { kind: 'client'; id: string; secret: string; token?: string; expires?: number; pending?: Promise<string> };
+type Credential =
+  | { kind: 'key'; key: string }
+  | { kind: 'client'; id: string; secret: string; token?: string; expires?: number; pending?: Promise<string> };
 
 let credential: Credential | undefined;
 
@@ -43,9 +45,23 @@ function token(c: Extract<Credential, { kind: 'client' }>): Promise<string> {
 
 async function fetchToken(c: Extract<Credential, { kind: 'client' }>): Promise<string> {
   const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.id, client_secret: c.secret });
-  const res = await fetch('/oauth/token', { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
-  const json = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number; error?: string; error_description?: string };
-  if (!res.ok || !json.access_token) throw new ApiError(res.status, json.error ?? 'token_error', json.error_description ?? 'the token endpoint refused the client');
+  const res = await fetch('/oauth/token', {
+    method: 'POST',
+    body,
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  });
+  const json = (await res.json().catch(() => ({}))) as {
+    access_token?: string;
+    expires_in?: number;
+    error?: string;
+    error_description?: string;
+  };
+  if (!res.ok || !json.access_token)
+    throw new ApiError(
+      res.status,
+      json.error ?? 'token_error',
+      json.error_description ?? 'the token endpoint refused the client',
+    );
   c.token = json.access_token;
   c.expires = Date.now() + (json.expires_in ?? 300) * 1000;
   return c.token;
@@ -92,7 +108,12 @@ async function send(url: string, init: RequestInit): Promise<Answer> {
 }
 
 /** One API call; any non-2xx answer becomes an ApiError with the server's code and message. */
-export async function call<T>(method: string, path: string, body?: unknown, query?: Record<string, string | number | undefined>): Promise<T> {
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  query?: Record<string, string | number | undefined>,
+): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const auth = await authorization();
   if (auth) headers.Authorization = auth;
@@ -122,7 +143,11 @@ export async function call<T>(method: string, path: string, body?: unknown, quer
   }
   if (!res.ok) {
     const e = (json ?? {}) as { code?: unknown; message?: unknown };
-    throw new ApiError(res.status, typeof e.code === 'string' ? e.code : `http_${res.status}`, typeof e.message === 'string' ? e.message : text.slice(0, 300));
+    throw new ApiError(
+      res.status,
+      typeof e.code === 'string' ? e.code : `http_${res.status}`,
+      typeof e.message === 'string' ? e.message : text.slice(0, 300),
+    );
   }
   return json as T;
 }

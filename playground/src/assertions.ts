@@ -32,17 +32,36 @@ export function assertionsPanel(): HTMLElement {
     const user = input('User', a?.tuple_key.user ?? '', 'user:anne');
     const relation = input('Relation', a?.tuple_key.relation ?? '', 'viewer');
     const object = input('Object', a?.tuple_key.object ?? '', 'document:readme');
-    const expect = h('select', { 'aria-label': `Expectation of assertion ${n}` }, h('option', { value: 'true' }, 'allowed'), h('option', { value: 'false' }, 'denied'));
+    const expect = h(
+      'select',
+      { 'aria-label': `Expectation of assertion ${n}` },
+      h('option', { value: 'true' }, 'allowed'),
+      h('option', { value: 'false' }, 'denied'),
+    );
     expect.value = String(a?.expectation ?? true);
-    const contextual = h('textarea', { rows: 1, 'aria-label': `Contextual tuples of assertion ${n}`, placeholder: 'user relation object', spellcheck: 'false' });
+    const contextual = h('textarea', {
+      rows: 1,
+      'aria-label': `Contextual tuples of assertion ${n}`,
+      placeholder: 'user relation object',
+      spellcheck: 'false',
+    });
     contextual.value = ctxText(a?.contextual_tuples);
-    const context = h('input', { type: 'text', value: a?.context ? JSON.stringify(a.context) : '', placeholder: '{}', 'aria-label': `Context of assertion ${n}`, spellcheck: 'false' });
+    const context = h('input', {
+      type: 'text',
+      value: a?.context ? JSON.stringify(a.context) : '',
+      placeholder: '{}',
+      'aria-label': `Context of assertion ${n}`,
+      spellcheck: 'false',
+    });
     const result = h('td', { class: 'assert-result' });
     const row: Row = {
       el: h('tr', null),
       result,
       read: () => {
-        const out: Assertion = { tuple_key: { user: user.value.trim(), relation: relation.value.trim(), object: object.value.trim() }, expectation: expect.value === 'true' };
+        const out: Assertion = {
+          tuple_key: { user: user.value.trim(), relation: relation.value.trim(), object: object.value.trim() },
+          expectation: expect.value === 'true',
+        };
         const ct = parseContextual(contextual.value);
         if (ct.length) out.contextual_tuples = ct;
         const cx = parseJsonObject(context.value, `the context of assertion ${n}`);
@@ -50,11 +69,24 @@ export function assertionsPanel(): HTMLElement {
         return out;
       },
     };
-    const remove = h('button', { type: 'button', class: 'link danger', 'aria-label': `Remove assertion ${n}`, onclick: () => {
-      rows = rows.filter((r) => r !== row);
-      row.el.remove();
-    } }, 'Remove');
-    row.el.append(...[user, relation, object, expect, contextual, context].map((c) => h('td', null, c)), result, h('td', null, remove));
+    const remove = h(
+      'button',
+      {
+        type: 'button',
+        class: 'link danger',
+        'aria-label': `Remove assertion ${n}`,
+        onclick: () => {
+          rows = rows.filter((r) => r !== row);
+          row.el.remove();
+        },
+      },
+      'Remove',
+    );
+    row.el.append(
+      ...[user, relation, object, expect, contextual, context].map((c) => h('td', null, c)),
+      result,
+      h('td', null, remove),
+    );
     rows.push(row);
     body.append(row.el);
   };
@@ -121,14 +153,38 @@ export function assertionsPanel(): HTMLElement {
 
   onStoreShown('assertions', () => void load());
   onModelShown('assertions', () => void load());
-  return h('section', { class: 'panel' },
-    h('div', { class: 'toolbar' }, h('h2', null, 'Assertions'),
+  return h(
+    'section',
+    { class: 'panel' },
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h2', null, 'Assertions'),
       h('button', { type: 'button', id: 'assertion-add', onclick: () => addRow() }, 'Add assertion'),
       h('button', { type: 'button', id: 'assertions-save', onclick: () => void save() }, 'Save'),
-      h('button', { type: 'button', id: 'assertions-run', class: 'primary', onclick: () => void runAll() }, 'Run all')),
-    summary, error,
-    h('div', { class: 'table-wrap' }, h('table', { class: 'assertions' },
-      h('thead', null, h('tr', null, ...['User', 'Relation', 'Object', 'Expect', 'Contextual tuples', 'Context', 'Result', ''].map((c) => h('th', { scope: 'col' }, c)))),
-      body)),
+      h('button', { type: 'button', id: 'assertions-run', class: 'primary', onclick: () => void runAll() }, 'Run all'),
+    ),
+    summary,
+    error,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'assertions' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ...['User', 'Relation', 'Object', 'Expect', 'Contextual tuples', 'Context', 'Result', ''].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
+          ),
+        ),
+        body,
+      ),
+    ),
   );
 }

@@ -7,7 +7,11 @@ import { clearError, isShown, onStore, showError, storeId } from './state.js';
 import { storeLogSection } from './store-log.js';
 import type { TupleKey } from './types.js';
 
-interface Change { tuple_key: TupleKey; operation: string; timestamp: string }
+interface Change {
+  tuple_key: TupleKey;
+  operation: string;
+  timestamp: string;
+}
 
 export function changesPanel(): HTMLElement {
   const body = h('tbody', { id: 'changes-body' });
@@ -28,12 +32,25 @@ export function changesPanel(): HTMLElement {
     const gen = generation;
     if (!id) return;
     try {
-      const r = await call<{ changes: Change[]; continuation_token: string }>('GET', store(id, '/changes'), undefined, { page_size: 50, continuation_token: token || undefined });
+      const r = await call<{ changes: Change[]; continuation_token: string }>('GET', store(id, '/changes'), undefined, {
+        page_size: 50,
+        continuation_token: token || undefined,
+      });
       if (gen !== generation) return;
       clearError(error);
       for (const c of r.changes) {
         const k = c.tuple_key;
-        body.append(h('tr', null, h('td', null, c.timestamp.replace('T', ' ').slice(0, 19)), h('td', null, c.operation.replace('TUPLE_OPERATION_', '').toLowerCase()), h('td', null, k.user), h('td', null, k.relation), h('td', null, k.object)));
+        body.append(
+          h(
+            'tr',
+            null,
+            h('td', null, c.timestamp.replace('T', ' ').slice(0, 19)),
+            h('td', null, c.operation.replace('TUPLE_OPERATION_', '').toLowerCase()),
+            h('td', null, k.user),
+            h('td', null, k.relation),
+            h('td', null, k.object),
+          ),
+        );
       }
       // ReadChanges returns the same token when nothing newer exists.
       more.disabled = r.changes.length === 0 || !r.continuation_token;
@@ -56,11 +73,34 @@ export function changesPanel(): HTMLElement {
     void page(true);
     void log.reload();
   });
-  return h('section', { class: 'panel' },
-    h('div', { class: 'toolbar' }, h('h2', null, 'Change log'), h('button', { type: 'button', id: 'changes-reload', onclick: () => void page(true) }, 'Reload')),
+  return h(
+    'section',
+    { class: 'panel' },
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h2', null, 'Change log'),
+      h('button', { type: 'button', id: 'changes-reload', onclick: () => void page(true) }, 'Reload'),
+    ),
     error,
-    h('div', { class: 'table-wrap' }, h('table', null,
-      h('thead', null, h('tr', null, ...['Time (UTC)', 'Operation', 'User', 'Relation', 'Object'].map((c) => h('th', { scope: 'col' }, c)))), body)),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        null,
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ...['Time (UTC)', 'Operation', 'User', 'Relation', 'Object'].map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
+        body,
+      ),
+    ),
     h('div', { class: 'pager' }, more),
     log.element,
   );

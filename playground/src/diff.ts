@@ -9,7 +9,10 @@ export function diffLines(a: readonly string[], b: readonly string[]): DiffLine[
   const lcs = new Uint32Array((n + 1) * (m + 1));
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      lcs[i * (m + 1) + j] = a[i] === b[j] ? (lcs[(i + 1) * (m + 1) + j + 1] as number) + 1 : Math.max(lcs[(i + 1) * (m + 1) + j] as number, lcs[i * (m + 1) + j + 1] as number);
+      lcs[i * (m + 1) + j] =
+        a[i] === b[j]
+          ? (lcs[(i + 1) * (m + 1) + j + 1] as number) + 1
+          : Math.max(lcs[(i + 1) * (m + 1) + j] as number, lcs[i * (m + 1) + j + 1] as number);
     }
   }
   const out: DiffLine[] = [];
@@ -20,7 +23,8 @@ export function diffLines(a: readonly string[], b: readonly string[]): DiffLine[
       out.push({ op: ' ', text: a[i] as string });
       i++;
       j++;
-    } else if ((lcs[(i + 1) * (m + 1) + j] as number) >= (lcs[i * (m + 1) + j + 1] as number)) out.push({ op: '-', text: a[i++] as string });
+    } else if ((lcs[(i + 1) * (m + 1) + j] as number) >= (lcs[i * (m + 1) + j + 1] as number))
+      out.push({ op: '-', text: a[i++] as string });
     else out.push({ op: '+', text: b[j++] as string });
   }
   while (i < n) out.push({ op: '-', text: a[i++] as string });

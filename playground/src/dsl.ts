@@ -25,7 +25,12 @@ interface LibError {
 function toDiagnostic(e: LibError): Diagnostic {
   const line = (e.line?.start ?? 0) + 1;
   const column = (e.column?.start ?? 0) + 1;
-  return { line, column, endColumn: Math.max(column + 1, (e.column?.end ?? 0) + 1), message: e.msg ?? e.message ?? String(e) };
+  return {
+    line,
+    column,
+    endColumn: Math.max(column + 1, (e.column?.end ?? 0) + 1),
+    message: e.msg ?? e.message ?? String(e),
+  };
 }
 
 /** Every syntax or validation error of `text`, empty when it is a valid model. */

@@ -4,7 +4,8 @@
 
 export interface TraceNode {
   /** relation: `object#relation` evaluated; the rewrite kinds; tuple: a stored or contextual tuple followed. */
-  kind: 'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
+  kind:
+    'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
   label: string;
   outcome: 'allowed' | 'denied' | 'cycle' | 'error';
   error?: string;

@@ -39,16 +39,23 @@ function refText(r: RelationRef): string {
 export function rewriteText(u: Userset, direct: readonly RelationRef[], top = true): string {
   if (u.this) return `[${direct.map(refText).join(', ')}]`;
   if (u.computedUserset) return u.computedUserset.relation;
-  if (u.tupleToUserset) return `${u.tupleToUserset.computedUserset.relation} from ${u.tupleToUserset.tupleset.relation}`;
+  if (u.tupleToUserset)
+    return `${u.tupleToUserset.computedUserset.relation} from ${u.tupleToUserset.tupleset.relation}`;
   const wrap = (s: string): string => (top ? s : `(${s})`);
   if (u.union) return wrap(u.union.child.map((c) => rewriteText(c, direct, false)).join(' or '));
   if (u.intersection) return wrap(u.intersection.child.map((c) => rewriteText(c, direct, false)).join(' and '));
-  if (u.difference) return wrap(`${rewriteText(u.difference.base, direct, false)} but not ${rewriteText(u.difference.subtract, direct, false)}`);
+  if (u.difference)
+    return wrap(
+      `${rewriteText(u.difference.base, direct, false)} but not ${rewriteText(u.difference.subtract, direct, false)}`,
+    );
   return '?';
 }
 
 function directOf(model: ModelJson, type: string, relation: string): RelationRef[] {
-  return model.type_definitions.find((t) => t.type === type)?.metadata?.relations?.[relation]?.directly_related_user_types ?? [];
+  return (
+    model.type_definitions.find((t) => t.type === type)?.metadata?.relations?.[relation]?.directly_related_user_types ??
+    []
+  );
 }
 
 export function buildGraph(model: ModelJson): ModelGraph {
@@ -62,8 +69,11 @@ export function buildGraph(model: ModelJson): ModelGraph {
       rels.push({ name, rewrite: rewriteText(rw, direct) });
       const to = `${t.type}#${name}`;
       const visit = (u: Userset, op: EdgeOp): void => {
-        if (u.this) for (const r of direct) edges.push({ from: r.relation ? `${r.type}#${r.relation}` : r.type, to, kind: 'direct', op });
-        else if (u.computedUserset) edges.push({ from: `${t.type}#${u.computedUserset.relation}`, to, kind: 'computed', op });
+        if (u.this)
+          for (const r of direct)
+            edges.push({ from: r.relation ? `${r.type}#${r.relation}` : r.type, to, kind: 'direct', op });
+        else if (u.computedUserset)
+          edges.push({ from: `${t.type}#${u.computedUserset.relation}`, to, kind: 'computed', op });
         else if (u.tupleToUserset) {
           const ts = u.tupleToUserset.tupleset.relation;
           const c = u.tupleToUserset.computedUserset.relation;

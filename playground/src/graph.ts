@@ -29,7 +29,11 @@ export function graphPanel(): HTMLElement {
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('class', 'graph-edges');
   svg.setAttribute('aria-hidden', 'true');
-  const info = h('div', { class: 'graph-info', 'aria-live': 'polite', id: 'graph-info' }, 'Select a relation to see what feeds it.');
+  const info = h(
+    'div',
+    { class: 'graph-info', 'aria-live': 'polite', id: 'graph-info' },
+    'Select a relation to see what feeds it.',
+  );
   const nodes = new Map<string, HTMLElement>();
   const paths = new Map<Edge, SVGPathElement>();
   let graph: ModelGraph | undefined;
@@ -59,13 +63,17 @@ export function graphPanel(): HTMLElement {
         // Same column, or backwards: an arc out of the source's right side into the target's right side.
         const x2 = b.right - box.left + canvas.scrollLeft;
         const out = 18 + Math.min(50, Math.abs(y2 - y1) / 4) + Math.max(0, x1 - x2) / 2;
-        d = y1 === y2 && x1 === x2
-          ? `M${x1},${y1 - 4} c22,-14 22,22 0,8`
-          : `M${x1},${y1} C${Math.max(x1, x2) + out},${y1} ${Math.max(x1, x2) + out},${y2} ${x2},${y2}`;
+        d =
+          y1 === y2 && x1 === x2
+            ? `M${x1},${y1 - 4} c22,-14 22,22 0,8`
+            : `M${x1},${y1} C${Math.max(x1, x2) + out},${y1} ${Math.max(x1, x2) + out},${y2} ${x2},${y2}`;
       }
       p.setAttribute('d', d);
       // Edges out of a type itself (`user`) are the most numerous and the least telling: drawn faint.
-      p.setAttribute('class', `edge edge-${e.kind} op-${e.op.replace(' ', '-')}${e.from.includes('#') ? '' : ' from-type'}`);
+      p.setAttribute(
+        'class',
+        `edge edge-${e.kind} op-${e.op.replace(' ', '-')}${e.from.includes('#') ? '' : ' from-type'}`,
+      );
       svg.append(p);
       paths.set(e, p);
     }
@@ -78,8 +86,13 @@ export function graphPanel(): HTMLElement {
     for (const [id, el] of nodes) el.classList.toggle('hl', f.nodes.has(id));
     for (const [e, p] of paths) p.classList.toggle('hl', f.edges.has(e));
     nodes.get(node)?.classList.add('selected');
-    const direct = graph.edges.filter((e) => e.to === node).map((e) => `${e.from} (${e.kind === 'ttu' ? `from ${e.via}` : e.kind}${e.op === 'or' ? '' : `, ${e.op}`})`);
-    info.replaceChildren(h('strong', null, node), ` is fed directly by ${direct.length ? direct.join('; ') : 'nothing'}; ${f.nodes.size - 1} nodes feed it in all.`);
+    const direct = graph.edges
+      .filter((e) => e.to === node)
+      .map((e) => `${e.from} (${e.kind === 'ttu' ? `from ${e.via}` : e.kind}${e.op === 'or' ? '' : `, ${e.op}`})`);
+    info.replaceChildren(
+      h('strong', null, node),
+      ` is fed directly by ${direct.length ? direct.join('; ') : 'nothing'}; ${f.nodes.size - 1} nodes feed it in all.`,
+    );
   };
 
   const render = async (): Promise<void> => {
@@ -107,7 +120,12 @@ export function graphPanel(): HTMLElement {
         nodes.set(name, head);
         const rows = t.relations.map((r) => {
           const id = `${name}#${r.name}`;
-          const row = h('button', { type: 'button', class: 'graph-rel', 'data-node': id, onclick: () => select(id) }, h('span', { class: 'rel-name' }, r.name), h('span', { class: 'rel-rewrite' }, r.rewrite));
+          const row = h(
+            'button',
+            { type: 'button', class: 'graph-rel', 'data-node': id, onclick: () => select(id) },
+            h('span', { class: 'rel-name' }, r.name),
+            h('span', { class: 'rel-rewrite' }, r.rewrite),
+          );
           nodes.set(id, row);
           return row;
         });
@@ -125,9 +143,28 @@ export function graphPanel(): HTMLElement {
   const observer = new ResizeObserver(() => draw());
   observer.observe(canvas);
 
-  return h('section', { class: 'panel' },
-    h('div', { class: 'toolbar' }, h('h2', null, 'Model graph'),
-      h('span', { class: 'legend' }, h('i', { class: 'k-direct' }), 'direct ', h('i', { class: 'k-computed' }), 'computed ', h('i', { class: 'k-ttu' }), 'tuple-to-userset ', h('i', { class: 'k-and' }), 'intersection ', h('i', { class: 'k-not' }), 'exclusion')),
+  return h(
+    'section',
+    { class: 'panel' },
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h2', null, 'Model graph'),
+      h(
+        'span',
+        { class: 'legend' },
+        h('i', { class: 'k-direct' }),
+        'direct ',
+        h('i', { class: 'k-computed' }),
+        'computed ',
+        h('i', { class: 'k-ttu' }),
+        'tuple-to-userset ',
+        h('i', { class: 'k-and' }),
+        'intersection ',
+        h('i', { class: 'k-not' }),
+        'exclusion',
+      ),
+    ),
     info,
     canvas,
   );

@@ -2,7 +2,8 @@
 // expressions into spans (keywords, type and relation names, comments, operators). Plain text
 // in, DOM out: the user's text is never parsed as HTML.
 
-const TOKEN = /((?<=^|\s)#.*$)|\b(model|schema|type|relations|define|condition|module|extend|and|or|but not|from|with)\b|(\[|\]|\(|\)|\{|\}|,|:|\*)|("[^"]*"|'[^']*'|\b\d+(?:\.\d+)?\b)|([A-Za-z_][\w-]*)/g;
+const TOKEN =
+  /((?<=^|\s)#.*$)|\b(model|schema|type|relations|define|condition|module|extend|and|or|but not|from|with)\b|(\[|\]|\(|\)|\{|\}|,|:|\*)|("[^"]*"|'[^']*'|\b\d+(?:\.\d+)?\b)|([A-Za-z_][\w-]*)/g;
 
 function span(cls: string, text: string): HTMLSpanElement {
   const s = document.createElement('span');
@@ -24,7 +25,19 @@ export function highlightLine(line: string): DocumentFragment {
     else if (keyword) out.append(span('tok-keyword', keyword));
     else if (punct) out.append(span('tok-punct', punct));
     else if (literal) out.append(span('tok-literal', literal));
-    else if (word) out.append(span(prev === 'type' ? 'tok-type' : prev === 'define' ? 'tok-relation' : prev === 'condition' ? 'tok-condition' : 'tok-name', word));
+    else if (word)
+      out.append(
+        span(
+          prev === 'type'
+            ? 'tok-type'
+            : prev === 'define'
+              ? 'tok-relation'
+              : prev === 'condition'
+                ? 'tok-condition'
+                : 'tok-name',
+          word,
+        ),
+      );
     prev = keyword ?? (word ? '' : prev);
     at = i + text.length;
   }

@@ -29,7 +29,11 @@ function start(root: HTMLElement): void {
   const tabs: HTMLButtonElement[] = [];
   const panels: HTMLElement[] = [];
   const built: boolean[] = PANELS.map(() => false);
-  const indexOf = (id: string): number => Math.max(0, PANELS.findIndex((p) => p.id === id));
+  const indexOf = (id: string): number =>
+    Math.max(
+      0,
+      PANELS.findIndex((p) => p.id === id),
+    );
   /** Builds panel `i` once; a panel registers its listeners as it is built (state.ts). */
   const ensure = (i: number): void => {
     if (built[i]) return;
@@ -53,9 +57,14 @@ function start(root: HTMLElement): void {
     if (location.hash !== hash) history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
   };
   PANELS.forEach((p, i) => {
-    const tab = h('button', { type: 'button', role: 'tab', id: `tab-${p.id}`, 'aria-controls': `panel-${p.id}`, onclick: () => show(p.id) }, p.label);
+    const tab = h(
+      'button',
+      { type: 'button', role: 'tab', id: `tab-${p.id}`, 'aria-controls': `panel-${p.id}`, onclick: () => show(p.id) },
+      p.label,
+    );
     tab.addEventListener('keydown', (e) => {
-      const step = e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 0;
+      const step =
+        e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 0;
       if (e.key === 'Home' || e.key === 'End') {
         e.preventDefault();
         show((e.key === 'Home' ? PANELS[0] : PANELS[PANELS.length - 1])?.id ?? 'model', true);
@@ -65,7 +74,9 @@ function start(root: HTMLElement): void {
       }
     });
     tabs.push(tab);
-    panels.push(h('div', { role: 'tabpanel', id: `panel-${p.id}`, 'aria-labelledby': `tab-${p.id}`, tabindex: -1, hidden: true }));
+    panels.push(
+      h('div', { role: 'tabpanel', id: `panel-${p.id}`, 'aria-labelledby': `tab-${p.id}`, tabindex: -1, hidden: true }),
+    );
   });
 
   const initial = new URLSearchParams(location.search).get('store') ?? undefined;
@@ -84,8 +95,13 @@ function start(root: HTMLElement): void {
 
   root.replaceChildren(
     h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
-    h('header', { class: 'top' }, h('h1', null, h('span', { class: 'logo', 'aria-hidden': 'true' }, '⊢'), ' latch playground'), bar,
-      h('button', { type: 'button', class: 'link', id: 'sign-in', onclick: () => dialog.showModal() }, 'Credentials')),
+    h(
+      'header',
+      { class: 'top' },
+      h('h1', null, h('span', { class: 'logo', 'aria-hidden': 'true' }, '⊢'), ' latch playground'),
+      bar,
+      h('button', { type: 'button', class: 'link', id: 'sign-in', onclick: () => dialog.showModal() }, 'Credentials'),
+    ),
     h('nav', { class: 'tabs', role: 'tablist', 'aria-label': 'Playground sections' }, ...tabs),
     h('main', { id: 'main' }, ...panels),
     dialog,

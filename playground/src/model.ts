@@ -47,8 +47,13 @@ function ulidTime(id: string): string {
 
 export function modelPanel(): HTMLElement {
   const text = h('textarea', {
-    id: 'dsl-editor', class: 'editor-input', spellcheck: 'false', wrap: 'off', autocapitalize: 'off',
-    'aria-label': 'Authorization model (DSL)', 'aria-describedby': 'dsl-diagnostics',
+    id: 'dsl-editor',
+    class: 'editor-input',
+    spellcheck: 'false',
+    wrap: 'off',
+    autocapitalize: 'off',
+    'aria-label': 'Authorization model (DSL)',
+    'aria-describedby': 'dsl-diagnostics',
   });
   const backdrop = h('pre', { class: 'editor-backdrop', 'aria-hidden': 'true' });
   const gutter = h('div', { class: 'editor-gutter', 'aria-hidden': 'true' });
@@ -62,7 +67,9 @@ export function modelPanel(): HTMLElement {
     highlightInto(backdrop, text.value, bad);
     const lines = text.value.split('\n').length;
     if (gutter.childElementCount !== lines || bad.size > 0 || gutter.querySelector('.bad')) {
-      gutter.replaceChildren(...Array.from({ length: lines }, (_, i) => h('div', { class: bad.has(i + 1) ? 'bad' : '' }, String(i + 1))));
+      gutter.replaceChildren(
+        ...Array.from({ length: lines }, (_, i) => h('div', { class: bad.has(i + 1) ? 'bad' : '' }, String(i + 1))),
+      );
     }
   };
   const sync = (): void => {
@@ -83,8 +90,25 @@ export function modelPanel(): HTMLElement {
     if (value !== text.value) return; // typed on meanwhile: a newer run follows
     bad = new Map(found.map((d) => [d.line, { start: d.column, end: d.endColumn }]));
     text.setAttribute('aria-invalid', found.length ? 'true' : 'false');
-    diagnostics.replaceChildren(...found.map((d) =>
-      h('li', null, h('button', { type: 'button', class: 'link diag', 'data-line': d.line, 'data-column': d.column, onclick: () => goTo(d.line, d.column) }, `Line ${d.line}, column ${d.column}: ${d.message}`))));
+    diagnostics.replaceChildren(
+      ...found.map((d) =>
+        h(
+          'li',
+          null,
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'link diag',
+              'data-line': d.line,
+              'data-column': d.column,
+              onclick: () => goTo(d.line, d.column),
+            },
+            `Line ${d.line}, column ${d.column}: ${d.message}`,
+          ),
+        ),
+      ),
+    );
     status.textContent = found.length ? `${found.length} problem${found.length > 1 ? 's' : ''}` : 'No problems';
     paint();
   };
@@ -151,7 +175,12 @@ export function modelPanel(): HTMLElement {
     try {
       let token: string | undefined;
       do {
-        const r = await call<{ authorization_models: ModelJson[]; continuation_token?: string }>('GET', store(id, '/authorization-models'), undefined, { page_size: 50, continuation_token: token });
+        const r = await call<{ authorization_models: ModelJson[]; continuation_token?: string }>(
+          'GET',
+          store(id, '/authorization-models'),
+          undefined,
+          { page_size: 50, continuation_token: token },
+        );
         for (const m of r.authorization_models) models.set(m.id as string, m);
         token = r.continuation_token || undefined;
       } while (token && models.size < 500);
@@ -159,9 +188,21 @@ export function modelPanel(): HTMLElement {
       return showError(error, err);
     }
     const ids = [...models.keys()];
-    history.replaceChildren(...ids.map((m, i) => h('li', null, h('code', null, m), ` ${ulidTime(m)} UTC`, i === 0 ? h('span', { class: 'badge' }, 'latest') : '',
-      ' ', h('button', { type: 'button', class: 'link', onclick: () => void open(m) }, 'Open in editor'))));
-    for (const sel of [from, to]) sel.replaceChildren(...ids.map((m) => h('option', { value: m }, `${m.slice(-8)} · ${ulidTime(m)}`)));
+    history.replaceChildren(
+      ...ids.map((m, i) =>
+        h(
+          'li',
+          null,
+          h('code', null, m),
+          ` ${ulidTime(m)} UTC`,
+          i === 0 ? h('span', { class: 'badge' }, 'latest') : '',
+          ' ',
+          h('button', { type: 'button', class: 'link', onclick: () => void open(m) }, 'Open in editor'),
+        ),
+      ),
+    );
+    for (const sel of [from, to])
+      sel.replaceChildren(...ids.map((m) => h('option', { value: m }, `${m.slice(-8)} · ${ulidTime(m)}`)));
     to.value = ids[0] ?? '';
     from.value = ids[1] ?? ids[0] ?? '';
   };
@@ -177,7 +218,9 @@ export function modelPanel(): HTMLElement {
     if (!a || !b) return;
     const d = await dsl();
     const lines = diffLines(d.jsonToDsl(a).split('\n'), d.jsonToDsl(b).split('\n'));
-    diffOut.replaceChildren(...lines.map((l) => h('div', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : '' }, `${l.op} ${l.text}`)));
+    diffOut.replaceChildren(
+      ...lines.map((l) => h('div', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : '' }, `${l.op} ${l.text}`)),
+    );
   };
 
   const load = async (): Promise<void> => {
@@ -211,19 +254,37 @@ export function modelPanel(): HTMLElement {
     void diagnose();
   });
 
-  return h('section', { class: 'panel model-panel' },
-    h('div', { class: 'toolbar' },
+  return h(
+    'section',
+    { class: 'panel model-panel' },
+    h(
+      'div',
+      { class: 'toolbar' },
       h('h2', null, 'Model'),
-      h('button', { type: 'button', id: 'save-model', class: 'primary', onclick: () => void save() }, 'Save as new version'),
+      h(
+        'button',
+        { type: 'button', id: 'save-model', class: 'primary', onclick: () => void save() },
+        'Save as new version',
+      ),
       h('span', { class: 'muted' }, 'Ctrl+S saves · Esc then Tab leaves the editor'),
-      status),
+      status,
+    ),
     error,
     h('div', { class: 'editor' }, gutter, h('div', { class: 'editor-body' }, backdrop, text)),
     diagnostics,
-    h('details', { class: 'history-box', ontoggle: () => void 0 },
+    h(
+      'details',
+      { class: 'history-box', ontoggle: () => void 0 },
       h('summary', null, 'Version history and diff'),
       history,
-      h('div', { class: 'row' }, h('label', null, 'From ', from), h('label', null, 'To ', to), h('button', { type: 'button', id: 'show-diff', onclick: () => void showDiff() }, 'Show diff')),
-      diffOut),
+      h(
+        'div',
+        { class: 'row' },
+        h('label', null, 'From ', from),
+        h('label', null, 'To ', to),
+        h('button', { type: 'button', id: 'show-diff', onclick: () => void showDiff() }, 'Show diff'),
+      ),
+      diffOut,
+    ),
   );
 }

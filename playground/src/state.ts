@@ -74,7 +74,9 @@ export function onModelShown(panel: string, fn: Listener): void {
 export function latestModel(): Promise<ModelJson | undefined> {
   const id = current;
   if (!id) return Promise.resolve(undefined);
-  latest ??= call<{ authorization_models: ModelJson[] }>('GET', store(id, '/authorization-models'), undefined, { page_size: 1 }).then((r) => r.authorization_models[0]);
+  latest ??= call<{ authorization_models: ModelJson[] }>('GET', store(id, '/authorization-models'), undefined, {
+    page_size: 1,
+  }).then((r) => r.authorization_models[0]);
   return latest;
 }
 

@@ -9,7 +9,12 @@ import { clearError, showError, storeId } from './state.js';
 interface LogEntry {
   timestamp: string;
   client_id: string;
-  request: { operation: string; tuple_key: Record<string, string | undefined> | null; tuple_keys: { writes: unknown[]; deletes: unknown[] } | null; filter: Record<string, string> | null };
+  request: {
+    operation: string;
+    tuple_key: Record<string, string | undefined> | null;
+    tuple_keys: { writes: unknown[]; deletes: unknown[] } | null;
+    filter: Record<string, string> | null;
+  };
   response: { status: number; error_code: string; latency_ms: number };
 }
 
@@ -18,12 +23,19 @@ function subject(r: LogEntry['request']): string {
   const k = r.tuple_key;
   if (k) return `${k.user ?? ''} ${k.relation ?? ''} ${k.object ?? ''}`.trim();
   if (r.tuple_keys) return `${r.tuple_keys.writes.length} written, ${r.tuple_keys.deletes.length} deleted`;
-  return r.filter ? Object.entries(r.filter).map(([f, v]) => `${f}=${v}`).join(' ') : '';
+  return r.filter
+    ? Object.entries(r.filter)
+        .map(([f, v]) => `${f}=${v}`)
+        .join(' ')
+    : '';
 }
 
 /** The section and its reload (called when the changes panel is shown or the store switches). */
 export function storeLogSection(): { element: HTMLElement; reload: () => Promise<void> } {
-  const [queryWrap, query] = field('Search', { id: 'store-log-query', placeholder: 'request.operation:Write AND response.status:200' });
+  const [queryWrap, query] = field('Search', {
+    id: 'store-log-query',
+    placeholder: 'request.operation:Write AND response.status:200',
+  });
   const body = h('tbody', { id: 'store-log-body' });
   const status = live('muted');
   status.id = 'store-log-status';
@@ -38,28 +50,78 @@ export function storeLogSection(): { element: HTMLElement; reload: () => Promise
     status.textContent = '';
     if (!id) return;
     try {
-      const r = await call<{ logs: LogEntry[] }>('GET', store(id, '/logs'), undefined, { sort: 'timestamp:-1', page_size: 100, query: query.value.trim() });
+      const r = await call<{ logs: LogEntry[] }>('GET', store(id, '/logs'), undefined, {
+        sort: 'timestamp:-1',
+        page_size: 100,
+        query: query.value.trim(),
+      });
       if (gen !== generation) return;
       clearError(error);
-      status.textContent = r.logs.length ? `${r.logs.length} most recent entries${query.value.trim() ? ' matching the search' : ''}` : 'No entries.';
-      body.replaceChildren(...r.logs.map((l) => h('tr', null, h('td', null, l.timestamp.replace('T', ' ').slice(0, 23)), h('td', null, l.request.operation), h('td', null, l.client_id),
-        h('td', null, `${l.response.status}${l.response.error_code ? ` ${l.response.error_code}` : ''}`), h('td', null, subject(l.request)), h('td', { class: 'num' }, String(l.response.latency_ms)))));
+      status.textContent = r.logs.length
+        ? `${r.logs.length} most recent entries${query.value.trim() ? ' matching the search' : ''}`
+        : 'No entries.';
+      body.replaceChildren(
+        ...r.logs.map((l) =>
+          h(
+            'tr',
+            null,
+            h('td', null, l.timestamp.replace('T', ' ').slice(0, 23)),
+            h('td', null, l.request.operation),
+            h('td', null, l.client_id),
+            h('td', null, `${l.response.status}${l.response.error_code ? ` ${l.response.error_code}` : ''}`),
+            h('td', null, subject(l.request)),
+            h('td', { class: 'num' }, String(l.response.latency_ms)),
+          ),
+        ),
+      );
     } catch (err) {
       if (gen !== generation) return;
       if (err instanceof ApiError && err.status === 404 && err.code !== 'store_id_not_found') {
-        status.textContent = 'The store log is not enabled on this server (it is recorded in authenticated modes with --log-retention-days above 0).';
+        status.textContent =
+          'The store log is not enabled on this server (it is recorded in authenticated modes with --log-retention-days above 0).';
       } else showError(error, err); // a refused search stays as typed
     }
   };
 
-  const element = h('section', { class: 'store-log', 'aria-labelledby': 'store-log-title' },
+  const element = h(
+    'section',
+    { class: 'store-log', 'aria-labelledby': 'store-log-title' },
     h('h2', { id: 'store-log-title' }, 'Store log'),
-    h('form', { class: 'filters', 'aria-label': 'Search the store log', onsubmit: (e: Event) => {
-      e.preventDefault();
-      void reload();
-    } }, queryWrap, h('button', { type: 'submit', id: 'store-log-search' }, 'Search')),
-    error, status,
-    h('div', { class: 'table-wrap' }, h('table', null,
-      h('thead', null, h('tr', null, ...['Time (UTC)', 'Operation', 'Client', 'Status', 'Tuple or filter', 'ms'].map((c) => h('th', { scope: 'col' }, c)))), body)));
+    h(
+      'form',
+      {
+        class: 'filters',
+        'aria-label': 'Search the store log',
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          void reload();
+        },
+      },
+      queryWrap,
+      h('button', { type: 'submit', id: 'store-log-search' }, 'Search'),
+    ),
+    error,
+    status,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        null,
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ...['Time (UTC)', 'Operation', 'Client', 'Status', 'Tuple or filter', 'ms'].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
+          ),
+        ),
+        body,
+      ),
+    ),
+  );
   return { element, reload };
 }

@@ -10,7 +10,10 @@ async function allStores(): Promise<Store[]> {
   const out: Store[] = [];
   let token: string | undefined;
   do {
-    const r = await call<{ stores: Store[]; continuation_token?: string }>('GET', '/stores', undefined, { page_size: 100, continuation_token: token });
+    const r = await call<{ stores: Store[]; continuation_token?: string }>('GET', '/stores', undefined, {
+      page_size: 100,
+      continuation_token: token,
+    });
     out.push(...r.stores);
     token = r.continuation_token || undefined;
   } while (token);
@@ -27,7 +30,10 @@ export function storeBar(onAuthNeeded: () => void, initial?: string): HTMLElemen
     try {
       const stores = await allStores();
       clearError(error);
-      select.replaceChildren(h('option', { value: '' }, stores.length ? '— choose a store —' : '— no stores yet —'), ...stores.map((s) => h('option', { value: s.id }, `${s.name} (${s.id})`)));
+      select.replaceChildren(
+        h('option', { value: '' }, stores.length ? '— choose a store —' : '— no stores yet —'),
+        ...stores.map((s) => h('option', { value: s.id }, `${s.name} (${s.id})`)),
+      );
       const want = select_ ?? storeId();
       select.value = want && stores.some((s) => s.id === want) ? want : '';
       setStore(select.value || undefined);
@@ -60,11 +66,18 @@ export function storeBar(onAuthNeeded: () => void, initial?: string): HTMLElemen
       showError(error, err);
     }
   };
-  const bar = h('div', { class: 'storebar' },
+  const bar = h(
+    'div',
+    { class: 'storebar' },
     h('label', { class: 'field', for: 'store-select' }, h('span', null, 'Store'), select),
     h('button', { type: 'button', onclick: () => void refresh(), title: 'Reload the list of stores' }, 'Reload'),
     h('button', { type: 'button', class: 'danger', id: 'delete-store', onclick: () => void remove() }, 'Delete store'),
-    h('form', { class: 'inline', onsubmit: (e: Event) => void create(e) }, nameWrap, h('button', { type: 'submit', id: 'create-store' }, 'Create')),
+    h(
+      'form',
+      { class: 'inline', onsubmit: (e: Event) => void create(e) },
+      nameWrap,
+      h('button', { type: 'submit', id: 'create-store' }, 'Create'),
+    ),
     error,
   );
   bar.addEventListener('refresh', () => void refresh());
@@ -89,14 +102,25 @@ export function authDialog(done: () => void): HTMLDialogElement {
     done();
   };
   dialog.append(
-    h('form', { onsubmit: submit },
+    h(
+      'form',
+      { onsubmit: submit },
       h('h2', { id: 'auth-title' }, 'Sign in to latch'),
-      h('p', null, 'This server requires authentication. What you enter stays in this tab\'s memory only and is forgotten when you close it.'),
+      h(
+        'p',
+        null,
+        "This server requires authentication. What you enter stays in this tab's memory only and is forgotten when you close it.",
+      ),
       keyWrap,
       h('p', { class: 'muted' }, 'or'),
       idWrap,
       secretWrap,
-      h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Sign in'), h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel')),
+      h(
+        'div',
+        { class: 'row' },
+        h('button', { type: 'submit' }, 'Sign in'),
+        h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'),
+      ),
     ),
   );
   return dialog;

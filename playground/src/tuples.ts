@@ -69,7 +69,11 @@ export function tuplesPanel(): HTMLElement {
       prev.disabled = page === 0;
       next.disabled = nextToken === '';
       const first = page * PAGE_SIZE + 1;
-      pageInfo.textContent = r.tuples.length ? `Page ${page + 1} · tuples ${first}–${first + r.tuples.length - 1}` : page === 0 ? 'No tuples match.' : 'No more tuples.';
+      pageInfo.textContent = r.tuples.length
+        ? `Page ${page + 1} · tuples ${first}–${first + r.tuples.length - 1}`
+        : page === 0
+          ? 'No tuples match.'
+          : 'No more tuples.';
       performance.mark('tuples-page', { detail: { page } });
     } catch (err) {
       showError(error, err);
@@ -78,9 +82,32 @@ export function tuplesPanel(): HTMLElement {
 
   const row = (t: Tuple): HTMLTableRowElement => {
     const k = t.key;
-    const cond = k.condition ? `${k.condition.name}${k.condition.context ? ' ' + JSON.stringify(k.condition.context) : ''}` : '';
-    return h('tr', null, h('td', null, k.user), h('td', null, k.relation), h('td', null, k.object), h('td', null, cond), h('td', null, t.timestamp.replace('T', ' ').slice(0, 19)),
-      h('td', null, h('button', { type: 'button', class: 'link danger', 'aria-label': `Delete ${k.user} ${k.relation} ${k.object}`, onclick: () => void remove(k) }, 'Delete')));
+    const cond = k.condition
+      ? `${k.condition.name}${k.condition.context ? ' ' + JSON.stringify(k.condition.context) : ''}`
+      : '';
+    return h(
+      'tr',
+      null,
+      h('td', null, k.user),
+      h('td', null, k.relation),
+      h('td', null, k.object),
+      h('td', null, cond),
+      h('td', null, t.timestamp.replace('T', ' ').slice(0, 19)),
+      h(
+        'td',
+        null,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link danger',
+            'aria-label': `Delete ${k.user} ${k.relation} ${k.object}`,
+            onclick: () => void remove(k),
+          },
+          'Delete',
+        ),
+      ),
+    );
   };
 
   const remove = async (k: TupleKey): Promise<void> => {
@@ -126,7 +153,8 @@ export function tuplesPanel(): HTMLElement {
     if (!id) return showError(addError, new Error('choose or create a store first'));
     try {
       const key: TupleKey = { user: aUser.value.trim(), relation: aRel.value.trim(), object: aObj.value.trim() };
-      if (aCond.value.trim()) key.condition = { name: aCond.value.trim(), context: parseContext(aCtx.value, 'the condition context') };
+      if (aCond.value.trim())
+        key.condition = { name: aCond.value.trim(), context: parseContext(aCtx.value, 'the condition context') };
       await call('POST', store(id, '/write'), { writes: { tuple_keys: [key] } });
       clearError(addError);
       // Only a written tuple clears the form: a refused one stays as typed.
@@ -161,7 +189,12 @@ export function tuplesPanel(): HTMLElement {
         await call('POST', store(id, '/write'), { writes: { tuple_keys: keys.slice(i, i + IMPORT_BATCH) } });
       } catch (err) {
         importStatus.textContent = `Imported ${done} of ${keys.length} tuples.`;
-        return showError(importError, new Error(`tuples ${i + 1}–${Math.min(keys.length, i + IMPORT_BATCH)} of ${f.name} were not written: ${describe(err)}`));
+        return showError(
+          importError,
+          new Error(
+            `tuples ${i + 1}–${Math.min(keys.length, i + IMPORT_BATCH)} of ${f.name} were not written: ${describe(err)}`,
+          ),
+        );
       }
       done = Math.min(keys.length, i + IMPORT_BATCH);
       importStatus.textContent = `Imported ${done} of ${keys.length} tuples…`;
@@ -170,23 +203,74 @@ export function tuplesPanel(): HTMLElement {
     search();
   };
 
-  return h('section', { class: 'panel' },
+  return h(
+    'section',
+    { class: 'panel' },
     h('div', { class: 'toolbar' }, h('h2', null, 'Tuples')),
-    h('form', { class: 'filters', onsubmit: search, 'aria-label': 'Filter tuples' }, objWrap, relWrap, userWrap, h('button', { type: 'submit', id: 'tuples-search' }, 'Filter')),
+    h(
+      'form',
+      { class: 'filters', onsubmit: search, 'aria-label': 'Filter tuples' },
+      objWrap,
+      relWrap,
+      userWrap,
+      h('button', { type: 'submit', id: 'tuples-search' }, 'Filter'),
+    ),
     error,
-    h('div', { class: 'table-wrap' },
-      h('table', { class: 'tuples', 'aria-describedby': 'tuples-page-info' },
-        h('thead', null, h('tr', null, ...['User', 'Relation', 'Object', 'Condition', 'Written (UTC)', ''].map((c) => h('th', { scope: 'col' }, c)))),
-        body)),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'tuples', 'aria-describedby': 'tuples-page-info' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ...['User', 'Relation', 'Object', 'Condition', 'Written (UTC)', ''].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
+          ),
+        ),
+        body,
+      ),
+    ),
     h('div', { class: 'pager' }, prev, pageInfo, next),
-    h('details', { class: 'box', open: true },
+    h(
+      'details',
+      { class: 'box', open: true },
       h('summary', null, 'Add a tuple'),
-      h('form', { class: 'grid-form', onsubmit: (e: Event) => void add(e), id: 'add-tuple' }, aUserWrap, aRelWrap, aObjWrap, aCondWrap, aCtxWrap, h('button', { type: 'submit', class: 'primary' }, 'Add tuple')),
-      addError),
-    h('details', { class: 'box' },
+      h(
+        'form',
+        { class: 'grid-form', onsubmit: (e: Event) => void add(e), id: 'add-tuple' },
+        aUserWrap,
+        aRelWrap,
+        aObjWrap,
+        aCondWrap,
+        aCtxWrap,
+        h('button', { type: 'submit', class: 'primary' }, 'Add tuple'),
+      ),
+      addError,
+    ),
+    h(
+      'details',
+      { class: 'box' },
       h('summary', null, 'Import tuples from a file'),
-      h('p', { class: 'muted' }, 'CSV with the header user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context, or YAML / JSON: a list of {user, relation, object, condition?}. Written 100 per request; each request is all or nothing.'),
-      h('div', { class: 'row' }, h('label', { for: 'import-file' }, 'File '), file, h('button', { type: 'button', id: 'import-run', onclick: () => void doImport() }, 'Import')),
-      importStatus, importError),
+      h(
+        'p',
+        { class: 'muted' },
+        'CSV with the header user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context, or YAML / JSON: a list of {user, relation, object, condition?}. Written 100 per request; each request is all or nothing.',
+      ),
+      h(
+        'div',
+        { class: 'row' },
+        h('label', { for: 'import-file' }, 'File '),
+        file,
+        h('button', { type: 'button', id: 'import-run', onclick: () => void doImport() }, 'Import'),
+      ),
+      importStatus,
+      importError,
+    ),
   );
 }

@@ -1,6 +1,11 @@
 // The OpenFGA JSON shapes the playground reads and writes (a subset of the public API's).
 
-export interface Store { id: string; name: string; created_at: string; updated_at: string }
+export interface Store {
+  id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
 
 export interface Userset {
   this?: Record<string, never>;
@@ -11,7 +16,12 @@ export interface Userset {
   difference?: { base: Userset; subtract: Userset };
 }
 
-export interface RelationRef { type: string; relation?: string; wildcard?: Record<string, never>; condition?: string }
+export interface RelationRef {
+  type: string;
+  relation?: string;
+  wildcard?: Record<string, never>;
+  condition?: string;
+}
 
 export interface TypeDefinition {
   type: string;
@@ -26,8 +36,21 @@ export interface ModelJson {
   conditions?: Record<string, unknown>;
 }
 
-export interface TupleKey { user: string; relation: string; object: string; condition?: { name: string; context?: Record<string, unknown> } }
+export interface TupleKey {
+  user: string;
+  relation: string;
+  object: string;
+  condition?: { name: string; context?: Record<string, unknown> };
+}
 
-export interface Tuple { key: TupleKey; timestamp: string }
+export interface Tuple {
+  key: TupleKey;
+  timestamp: string;
+}
 
-export interface Assertion { tuple_key: TupleKey; expectation: boolean; contextual_tuples?: TupleKey[]; context?: Record<string, unknown> }
+export interface Assertion {
+  tuple_key: TupleKey;
+  expectation: boolean;
+  contextual_tuples?: TupleKey[];
+  context?: Record<string, unknown>;
+}

@@ -7,12 +7,29 @@
 // Example: define-strings {first: 0, strings: ['doc:1', 'viewer', 'user:anne']}, then
 // check-ids {checks: bin(u32le 0,1,2)} → {results: bin(01), errors: []}.
 
-import { MAX_DEFINE, MAX_DICTIONARY_STRINGS, MAX_DICTIONARY_UNITS, MAX_STRING_BYTES } from '../domain/channel-limits.js';
+import {
+  MAX_DEFINE,
+  MAX_DICTIONARY_STRINGS,
+  MAX_DICTIONARY_UNITS,
+  MAX_STRING_BYTES,
+} from '../domain/channel-limits.js';
 import { AppError, toAppError } from '../errors.js';
 import type { CheckIdsInput, StringTable } from '../engine/types.js';
 import { CHECK_ERROR } from '../engine/types.js';
 import { checkKey } from './keys.js';
-import { P, byteLength, consistency, list, minRevision, modelId, optMessage, storeId, struct, typeError, type Obj } from './validate.js';
+import {
+  P,
+  byteLength,
+  consistency,
+  list,
+  minRevision,
+  modelId,
+  optMessage,
+  storeId,
+  struct,
+  typeError,
+  type Obj,
+} from './validate.js';
 
 /** Checks per check-ids request (3 MiB of triples). */
 export const MAX_ID_CHECKS = 262_144;
@@ -36,21 +53,38 @@ export class ChannelDictionary implements StringTable {
   define(body: Obj): { first: number; count: number } {
     const first = body.first;
     if (typeof first !== 'number' || first !== this.strings.length) {
-      throw new AppError('validation_error', `invalid DefineStrings.First: the next string id of this connection is ${this.strings.length}`);
+      throw new AppError(
+        'validation_error',
+        `invalid DefineStrings.First: the next string id of this connection is ${this.strings.length}`,
+      );
     }
     const items = list(body, 'strings');
-    if (items.length > MAX_DEFINE) throw new AppError('validation_error', `invalid DefineStrings.Strings: at most ${MAX_DEFINE} strings per request`);
+    if (items.length > MAX_DEFINE)
+      throw new AppError(
+        'validation_error',
+        `invalid DefineStrings.Strings: at most ${MAX_DEFINE} strings per request`,
+      );
     if (this.strings.length + items.length > MAX_DICTIONARY_STRINGS) {
-      throw new AppError('validation_error', `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_STRINGS} strings`);
+      throw new AppError(
+        'validation_error',
+        `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_STRINGS} strings`,
+      );
     }
     let units = this.#units;
     for (const s of items) {
       if (typeof s !== 'string') throw typeError('strings', 'string', s);
-      if (byteLength(s) > MAX_STRING_BYTES) throw new AppError('validation_error', `invalid DefineStrings.Strings: a string is longer than ${MAX_STRING_BYTES} bytes`);
+      if (byteLength(s) > MAX_STRING_BYTES)
+        throw new AppError(
+          'validation_error',
+          `invalid DefineStrings.Strings: a string is longer than ${MAX_STRING_BYTES} bytes`,
+        );
       units += s.length;
     }
     if (units > MAX_DICTIONARY_UNITS) {
-      throw new AppError('validation_error', `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_UNITS} UTF-16 code units of strings`);
+      throw new AppError(
+        'validation_error',
+        `invalid DefineStrings.Strings: a connection declares at most ${MAX_DICTIONARY_UNITS} UTF-16 code units of strings`,
+      );
     }
     this.#units = units;
     for (const s of items) this.strings.push(s as string);
@@ -83,10 +117,19 @@ export class ChannelDictionary implements StringTable {
 /** Triples as u32 words (little-endian on the wire): one copy into aligned memory. */
 function triplesOf(v: unknown): Uint32Array {
   if (!(v instanceof Uint8Array)) throw typeError('checks', 'bytes', typeof v === 'string' ? v.slice(0, 32) : v);
-  if (v.byteLength % 12 !== 0) throw new AppError('validation_error', 'invalid CheckIdsRequest.Checks: the length must be a multiple of 12 bytes (3 u32 per check)');
+  if (v.byteLength % 12 !== 0)
+    throw new AppError(
+      'validation_error',
+      'invalid CheckIdsRequest.Checks: the length must be a multiple of 12 bytes (3 u32 per check)',
+    );
   const n = v.byteLength / 12;
-  if (n === 0) throw new AppError('validation_error', 'invalid CheckIdsRequest.Checks: value must contain at least 1 item(s)');
-  if (n > MAX_ID_CHECKS) throw new AppError('validation_error', `invalid CheckIdsRequest.Checks: at most ${MAX_ID_CHECKS} checks per request`);
+  if (n === 0)
+    throw new AppError('validation_error', 'invalid CheckIdsRequest.Checks: value must contain at least 1 item(s)');
+  if (n > MAX_ID_CHECKS)
+    throw new AppError(
+      'validation_error',
+      `invalid CheckIdsRequest.Checks: at most ${MAX_ID_CHECKS} checks per request`,
+    );
   const out = new Uint32Array(n * 3);
   new Uint8Array(out.buffer).set(v);
   if (BIG_ENDIAN) for (let i = 0; i < out.length; i++) out[i] = swap(out[i] as number);
@@ -104,14 +147,22 @@ function swap(x: number): number {
  * answered (their exact Check error). Request-level faults (store id, model id, consistency,
  * context, contextual tuples, the triples themselves) throw.
  */
-export function parseCheckIds(store: string | undefined, body: Obj, dict: ChannelDictionary, minRevisionValue?: unknown): CheckIdsInput {
+export function parseCheckIds(
+  store: string | undefined,
+  body: Obj,
+  dict: ChannelDictionary,
+  minRevisionValue?: unknown,
+): CheckIdsInput {
   const id = storeId(store, 'CheckIdsRequest');
   const triples = triplesOf(body.checks);
   const model = modelId(body, 'CheckIdsRequest');
   const context = struct(body, 'context');
   const wrapper = optMessage(body, 'contextual_tuples');
   if (wrapper && list(wrapper, 'tuple_keys').length > 0) {
-    throw new AppError('validation_error', 'invalid CheckIdsRequest.ContextualTuples: check-ids takes no contextual tuples; send such checks as `check` requests');
+    throw new AppError(
+      'validation_error',
+      'invalid CheckIdsRequest.ContextualTuples: check-ids takes no contextual tuples; send such checks as `check` requests',
+    );
   }
   const n = triples.length / 3;
   const outcomes = new Uint8Array(n);
@@ -124,7 +175,13 @@ export function parseCheckIds(store: string | undefined, body: Obj, dict: Channe
     const u = triples[3 * i + 2] as number;
     if (o >= size || r >= size || u >= size) {
       outcomes[i] = CHECK_ERROR;
-      errors.set(i, new AppError('validation_error', `invalid CheckIdsRequest.Checks[${i}]: string id ${Math.max(o, r, u)} was never declared on this connection`));
+      errors.set(
+        i,
+        new AppError(
+          'validation_error',
+          `invalid CheckIdsRequest.Checks[${i}]: string id ${Math.max(o, r, u)} was never declared on this connection`,
+        ),
+      );
     } else if (!dict.valid(o, r, u)) {
       try {
         checkKey({ tuple_key: { user: strings[u], relation: strings[r], object: strings[o] } }, 'CheckRequest');
@@ -135,7 +192,17 @@ export function parseCheckIds(store: string | undefined, body: Obj, dict: Channe
     }
   }
   const c = consistency(body, 'CheckIdsRequest');
-  return { storeId: id, modelId: model, consistency: c, minRevision: minRevision(minRevisionValue), context, table: dict, triples, outcomes, errors };
+  return {
+    storeId: id,
+    modelId: model,
+    consistency: c,
+    minRevision: minRevision(minRevisionValue),
+    context,
+    table: dict,
+    triples,
+    outcomes,
+    errors,
+  };
 }
 
 /** The answer body: one byte per check (0 denied, 1 allowed, 2 error) and the errors by index. */

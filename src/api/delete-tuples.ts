@@ -17,13 +17,15 @@ const FILTER = 'DeleteTuplesFilter';
 /** `type:id` with both parts present (`P.object` alone also admits `document` or `document:`). */
 function fullObject(object: string): string {
   const colon = object.indexOf(':');
-  if (colon <= 0 || colon === object.length - 1) throw violation(FILTER, 'Object', 'value must be an object of the form type:id');
+  if (colon <= 0 || colon === object.length - 1)
+    throw violation(FILTER, 'Object', 'value must be an object of the form type:id');
   return object;
 }
 
 /** A stored user string: `type:id`, `type:id#relation` or `type:*`. */
 function fullUser(user: string): string {
-  if (!P.readUser.test(user.split('#')[0] ?? '')) throw violation(FILTER, 'User', 'value must be a user of the form type:id, type:id#relation or type:*');
+  if (!P.readUser.test(user.split('#')[0] ?? ''))
+    throw violation(FILTER, 'User', 'value must be a user of the form type:id, type:id#relation or type:*');
   return user;
 }
 
@@ -38,10 +40,16 @@ function filterOf(f: Obj): DeleteTuplesFilter {
     throw new AppError('validation_error', `the filter's object ${object} is not of its object_type ${objectType}`);
   }
   if (objectType === '' && object === '' && relation === '' && user === '') {
-    throw new AppError('validation_error', 'the filter must set at least one of object_type, object, relation and user');
+    throw new AppError(
+      'validation_error',
+      'the filter must set at least one of object_type, object, relation and user',
+    );
   }
   return {
-    objectType: objectType || undefined, object: object || undefined, relation: relation || undefined, user: user || undefined,
+    objectType: objectType || undefined,
+    object: object || undefined,
+    relation: relation || undefined,
+    user: user || undefined,
   };
 }
 
@@ -63,11 +71,19 @@ export function parseDeleteTuples(store: string | undefined, body: Obj): DeleteT
 }
 
 const deleteTuples = endpoint<DeleteTuplesInput>({
-  name: 'DeleteTuples', op: 'delete-tuples', method: 'post', path: '/stores/:store_id/delete-tuples',
+  name: 'DeleteTuples',
+  op: 'delete-tuples',
+  method: 'post',
+  path: '/stores/:store_id/delete-tuples',
   parse: (req) => parseDeleteTuples(req.params.store_id, bodyObject(req)),
   async handle(input, ctx) {
     const out = await ctx.latch.deleteTuples(input);
-    return ok({ tuple_keys: out.tuples.map(tupleKeyOut), more: out.more, dry_run: input.dryRun, revision: out.revision });
+    return ok({
+      tuple_keys: out.tuples.map(tupleKeyOut),
+      more: out.more,
+      dry_run: input.dryRun,
+      revision: out.revision,
+    });
   },
 });
 

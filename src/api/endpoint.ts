@@ -118,5 +118,9 @@ export const NO_CONTENT: Reply = Object.freeze({ status: 204 });
 /** A 200 reply sent many times with the same body: encoded once, to UTF-8 bytes. */
 export function constantReply(body: object): Reply {
   const bytes = new TextEncoder().encode(JSON.stringify(body));
-  return Object.freeze({ status: 200, body: Object.freeze(body), json: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
+  return Object.freeze({
+    status: 200,
+    body: Object.freeze(body),
+    json: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+  });
 }

@@ -13,12 +13,23 @@ import { TUPLE_ENDPOINTS } from './tuples.js';
 import { WATCH_ENDPOINTS } from './watch.js';
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  ...STORE_ENDPOINTS, ...MODEL_ENDPOINTS, ...TUPLE_ENDPOINTS, ...WATCH_ENDPOINTS, ...PERMISSION_INDEX_ENDPOINTS, ...QUERY_ENDPOINTS, ...DELETE_TUPLES_ENDPOINTS, ...AUTHZEN_ENDPOINTS, EXPLAIN_CHECK,
+  ...STORE_ENDPOINTS,
+  ...MODEL_ENDPOINTS,
+  ...TUPLE_ENDPOINTS,
+  ...WATCH_ENDPOINTS,
+  ...PERMISSION_INDEX_ENDPOINTS,
+  ...QUERY_ENDPOINTS,
+  ...DELETE_TUPLES_ENDPOINTS,
+  ...AUTHZEN_ENDPOINTS,
+  EXPLAIN_CHECK,
 ];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));
 
 /** Parameter names of a route pattern, in order: `/stores/:store_id/x/:id` → [store_id, id]. */
 export function paramNames(path: string): string[] {
-  return path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  return path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
 }

@@ -10,7 +10,10 @@ import { parseCheck } from './queries.js';
 import { bodyObject } from './stores.js';
 
 export const EXPLAIN_CHECK: Endpoint = endpoint<CheckInput>({
-  name: 'ExplainCheck', op: 'explain-check', method: 'post', path: '/stores/:store_id/check/explain',
+  name: 'ExplainCheck',
+  op: 'explain-check',
+  method: 'post',
+  path: '/stores/:store_id/check/explain',
   parse: (req) => parseCheck(req.params.store_id, bodyObject(req)),
   async handle(input, ctx) {
     if (!ctx.latch.explainCheck) throw new AppError('unimplemented', 'this service does not explain checks');

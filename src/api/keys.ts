@@ -7,7 +7,22 @@ import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import type { CheckTupleKey } from '../engine/types.js';
 import { EMPTY } from './endpoint.js';
-import { P, REASON, isObj, list, match, maxBytes, messageValue, optMessage, str, strValue, struct, typeError, violation, type Obj } from './validate.js';
+import {
+  P,
+  REASON,
+  isObj,
+  list,
+  match,
+  maxBytes,
+  messageValue,
+  optMessage,
+  str,
+  strValue,
+  struct,
+  typeError,
+  violation,
+  type Obj,
+} from './validate.js';
 
 /** Contextual tuples per request (proto `max_items`). */
 export const MAX_CONTEXTUAL_TUPLES = 100;
@@ -33,9 +48,14 @@ function condition(body: Obj): RelationshipCondition | undefined {
 function expiry(body: Obj, allowed: boolean): string | undefined {
   const v = body['expires_at'];
   if (v === undefined || v === null || v === '') return undefined;
-  if (!allowed) throw new AppError('validation_error', 'invalid TupleKey.ExpiresAt: only written tuples may carry expires_at');
+  if (!allowed)
+    throw new AppError('validation_error', 'invalid TupleKey.ExpiresAt: only written tuples may carry expires_at');
   const ms = typeof v === 'string' ? parseExpiry(v) : undefined;
-  if (ms === undefined) throw new AppError('validation_error', `invalid TupleKey.ExpiresAt: value must be an RFC 3339 timestamp: ${JSON.stringify(v)}`);
+  if (ms === undefined)
+    throw new AppError(
+      'validation_error',
+      `invalid TupleKey.ExpiresAt: value must be an RFC 3339 timestamp: ${JSON.stringify(v)}`,
+    );
   return formatExpiry(ms);
 }
 
@@ -82,7 +102,13 @@ export function assertionKey(body: Obj): { user: string; relation: string; objec
 }
 
 /** A bare `TupleKey[]` with a maximum count (ListUsers, assertions). */
-export function tupleKeyList(body: Obj, field: string, message: string, goField: string, max: number): readonly TupleKey[] {
+export function tupleKeyList(
+  body: Obj,
+  field: string,
+  message: string,
+  goField: string,
+  max: number,
+): readonly TupleKey[] {
   const items = list(body, field);
   if (items.length === 0) return EMPTY;
   if (items.length > max) throw violation(message, goField, REASON.atMost(max));

@@ -9,7 +9,23 @@ import { assertionKey, tupleKeyList } from './keys.js';
 import { assertionOut, modelOut } from './render.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, bool, isObj, keyViolation, list, match, optMessage, pageSize, storeId, str, struct, tokenText, tooDeep, typeError, violation, type Obj,
+  P,
+  REASON,
+  bool,
+  isObj,
+  keyViolation,
+  list,
+  match,
+  optMessage,
+  pageSize,
+  storeId,
+  str,
+  struct,
+  tokenText,
+  tooDeep,
+  typeError,
+  violation,
+  type Obj,
 } from './validate.js';
 
 const MAX_TYPES = 100;
@@ -25,17 +41,25 @@ interface ModelsPageInput {
 }
 
 const readModels = endpoint<ModelsPageInput>({
-  name: 'ReadAuthorizationModels', op: 'read-authorization-models', method: 'get',
+  name: 'ReadAuthorizationModels',
+  op: 'read-authorization-models',
+  method: 'get',
   path: '/stores/:store_id/authorization-models',
   parse(req) {
     const id = storeId(req.params.store_id, 'ReadAuthorizationModelsRequest');
     const size = pageSize(req.query('page_size'), 'ReadAuthorizationModelsRequest');
-    return { storeId: id, pageSize: size, token: tokenText(req.query('continuation_token'), 'ReadAuthorizationModelsRequest') };
+    return {
+      storeId: id,
+      pageSize: size,
+      token: tokenText(req.query('continuation_token'), 'ReadAuthorizationModelsRequest'),
+    };
   },
   async handle(input, ctx) {
     const after = input.token ? ctx.tokens.decode('models', input.storeId, input.token).cursor : undefined;
     const page = await ctx.latch.listModels(input.storeId, { pageSize: input.pageSize, after });
-    const token = page.next ? ctx.tokens.encode('models', { storeId: input.storeId, filter: '', cursor: page.next }) : '';
+    const token = page.next
+      ? ctx.tokens.encode('models', { storeId: input.storeId, filter: '', cursor: page.next })
+      : '';
     return ok({ authorization_models: page.items.map(modelOut), continuation_token: token });
   },
 });
@@ -93,13 +117,21 @@ function modelInput(body: Obj): AuthorizationModelInput {
   const conditions = optMessage(body, 'conditions') ?? {};
   const names = Object.keys(conditions);
   if (names.length > MAX_CONDITIONS) {
-    throw violation('WriteAuthorizationModelRequest', 'Conditions', `value must contain no more than ${MAX_CONDITIONS} pair(s)`);
+    throw violation(
+      'WriteAuthorizationModelRequest',
+      'Conditions',
+      `value must contain no more than ${MAX_CONDITIONS} pair(s)`,
+    );
   }
   for (const name of names) {
-    if (!P.relation.test(name)) throw keyViolation('WriteAuthorizationModelRequest', 'Conditions', name, REASON.regex(P.relation));
+    if (!P.relation.test(name))
+      throw keyViolation('WriteAuthorizationModelRequest', 'Conditions', name, REASON.regex(P.relation));
   }
   if (typeDefinitions.length > MAX_TYPES) {
-    throw new AppError('exceeded_entity_limit', `The number of type definitions in an authorization model exceeds the allowed limit of ${MAX_TYPES}`);
+    throw new AppError(
+      'exceeded_entity_limit',
+      `The number of type definitions in an authorization model exceeds the allowed limit of ${MAX_TYPES}`,
+    );
   }
   const model: AuthorizationModelInput = { schema_version: version, type_definitions: typeDefinitions };
   if (names.length > 0) model.conditions = conditions as AuthorizationModelInput['conditions'];
@@ -107,7 +139,9 @@ function modelInput(body: Obj): AuthorizationModelInput {
 }
 
 const writeModel = endpoint<{ storeId: string; model: AuthorizationModelInput }>({
-  name: 'WriteAuthorizationModel', op: 'write-authorization-model', method: 'post',
+  name: 'WriteAuthorizationModel',
+  op: 'write-authorization-model',
+  method: 'post',
   path: '/stores/:store_id/authorization-models',
   parse(req) {
     const id = storeId(req.params.store_id, 'WriteAuthorizationModelRequest');
@@ -120,7 +154,9 @@ const writeModel = endpoint<{ storeId: string; model: AuthorizationModelInput }>
 });
 
 const readModel = endpoint<{ storeId: string; id: string }>({
-  name: 'ReadAuthorizationModel', op: 'read-authorization-model', method: 'get',
+  name: 'ReadAuthorizationModel',
+  op: 'read-authorization-model',
+  method: 'get',
   path: '/stores/:store_id/authorization-models/:id',
   parse(req) {
     const store = storeId(req.params.store_id, 'ReadAuthorizationModelRequest');
@@ -137,13 +173,21 @@ interface AssertionsInput {
   readonly assertions: readonly Assertion[];
 }
 
-function assertionsPath(params: Readonly<Record<string, string | undefined>>, message: string): { storeId: string; modelId: string } {
+function assertionsPath(
+  params: Readonly<Record<string, string | undefined>>,
+  message: string,
+): { storeId: string; modelId: string } {
   const store = storeId(params.store_id, message);
-  return { storeId: store, modelId: match(params.authorization_model_id ?? '', P.ulid, message, 'AuthorizationModelId') };
+  return {
+    storeId: store,
+    modelId: match(params.authorization_model_id ?? '', P.ulid, message, 'AuthorizationModelId'),
+  };
 }
 
 const readAssertions = endpoint<AssertionsInput>({
-  name: 'ReadAssertions', op: 'read-assertions', method: 'get',
+  name: 'ReadAssertions',
+  op: 'read-assertions',
+  method: 'get',
   path: '/stores/:store_id/assertions/:authorization_model_id',
   parse: (req) => ({ ...assertionsPath(req.params, 'ReadAssertionsRequest'), assertions: [] }),
   async handle(input, ctx) {
@@ -166,12 +210,15 @@ function assertion(v: unknown): Assertion {
 }
 
 const writeAssertions = endpoint<AssertionsInput>({
-  name: 'WriteAssertions', op: 'write-assertions', method: 'put',
+  name: 'WriteAssertions',
+  op: 'write-assertions',
+  method: 'put',
   path: '/stores/:store_id/assertions/:authorization_model_id',
   parse(req) {
     const path = assertionsPath(req.params, 'WriteAssertionsRequest');
     const items = list(bodyObject(req), 'assertions');
-    if (items.length > MAX_ASSERTIONS) throw violation('WriteAssertionsRequest', 'Assertions', REASON.atMost(MAX_ASSERTIONS));
+    if (items.length > MAX_ASSERTIONS)
+      throw violation('WriteAssertionsRequest', 'Assertions', REASON.atMost(MAX_ASSERTIONS));
     return { ...path, assertions: items.map(assertion) };
   },
   async handle(input, ctx) {
@@ -181,4 +228,10 @@ const writeAssertions = endpoint<AssertionsInput>({
   },
 });
 
-export const MODEL_ENDPOINTS: readonly Endpoint[] = [readModels, writeModel, readModel, readAssertions, writeAssertions];
+export const MODEL_ENDPOINTS: readonly Endpoint[] = [
+  readModels,
+  writeModel,
+  readModel,
+  readAssertions,
+  writeAssertions,
+];

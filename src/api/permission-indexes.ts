@@ -51,11 +51,22 @@ const FROM = /^([0-9A-HJKMNP-TV-Z]{26})\.(\d{1,15})\.(\d{1,9}|e|s\d{1,12})$/;
 export function parseFrom(text: string, id: string): EventPoint | undefined {
   if (text === '') return undefined;
   const m = FROM.exec(text);
-  if (!m) throw new AppError('validation_error', `invalid from: '${text.slice(0, 80)}' is not an expansion event id (<index_id>.<revision>.<position>)`);
-  if (m[1] !== id) throw new AppError('validation_error', `invalid from: the event id belongs to another index (${m[1] as string}), not ${id}`);
+  if (!m)
+    throw new AppError(
+      'validation_error',
+      `invalid from: '${text.slice(0, 80)}' is not an expansion event id (<index_id>.<revision>.<position>)`,
+    );
+  if (m[1] !== id)
+    throw new AppError(
+      'validation_error',
+      `invalid from: the event id belongs to another index (${m[1] as string}), not ${id}`,
+    );
   const pos = m[3] as string;
   if (pos.startsWith('s')) {
-    throw new AppError('validation_error', 'invalid from: an entry of the initial set is not a resume point; resume from the freshness event that ends it, or restart without from');
+    throw new AppError(
+      'validation_error',
+      'invalid from: an entry of the initial set is not a resume point; resume from the freshness event that ends it, or restart without from',
+    );
   }
   return { revision: Number(m[2]), position: pos === 'e' ? Infinity : Number(pos) };
 }
@@ -65,7 +76,16 @@ function eventOut(id: string, e: ExpansionStreamEvent): unknown {
     case 'expansion': {
       const x = e.event;
       const eid = `${id}.${x.revision}.${e.snapshot !== undefined ? `s${e.snapshot}` : x.position}`;
-      return { expansion: { id: eid, operation: x.operation, user: x.user, relation: x.relation, object: x.object, revision: x.revision } };
+      return {
+        expansion: {
+          id: eid,
+          operation: x.operation,
+          user: x.user,
+          relation: x.relation,
+          object: x.object,
+          revision: x.revision,
+        },
+      };
     }
     case 'freshness':
       return { freshness: { id: `${id}.${e.revision}.e`, revision: e.revision, timestamp: iso(e.at) } };
@@ -83,7 +103,8 @@ async function* render(id: string, events: AsyncIterable<ExpansionStreamEvent>):
 function bounded(v: unknown, field: string, range: { min: number; max: number; default: number }): number {
   const n = int32(v, field);
   if (n === undefined) return range.default;
-  if (n < range.min || n > range.max) throw violation('ReadExpansionsRequest', field, `value must be inside range [${range.min}, ${range.max}]`);
+  if (n < range.min || n > range.max)
+    throw violation('ReadExpansionsRequest', field, `value must be inside range [${range.min}, ${range.max}]`);
   return n;
 }
 
@@ -96,10 +117,16 @@ interface ListInput {
 }
 
 const listIndexes = endpoint<ListInput>({
-  name: 'ListIndexes', op: 'list-indexes', method: 'get', path: '/stores/:store_id/indexes',
+  name: 'ListIndexes',
+  op: 'list-indexes',
+  method: 'get',
+  path: '/stores/:store_id/indexes',
   parse(req) {
     const store = storeId(req.params.store_id, 'ListIndexesRequest');
-    const size = req.query('page_size') === undefined || req.query('page_size') === '' ? 10 : pageSize(req.query('page_size'), 'ListIndexesRequest');
+    const size =
+      req.query('page_size') === undefined || req.query('page_size') === ''
+        ? 10
+        : pageSize(req.query('page_size'), 'ListIndexesRequest');
     return { storeId: store, pageSize: size, token: tokenText(req.query('continuation_token'), 'ListIndexesRequest') };
   },
   async handle(input, ctx) {
@@ -108,7 +135,10 @@ const listIndexes = endpoint<ListInput>({
     const rest = all.filter((i) => i.record.id > after);
     const page = rest.slice(0, input.pageSize);
     const last = page[page.length - 1];
-    const token = rest.length > input.pageSize && last ? ctx.tokens.encode('indexes', { storeId: input.storeId, filter: '', cursor: last.record.id }) : '';
+    const token =
+      rest.length > input.pageSize && last
+        ? ctx.tokens.encode('indexes', { storeId: input.storeId, filter: '', cursor: last.record.id })
+        : '';
     return ok({ indexes: page.map(indexOut), continuation_token: token });
   },
 });
@@ -119,9 +149,15 @@ interface IndexInput {
 }
 
 const getIndex = endpoint<IndexInput>({
-  name: 'GetIndex', op: 'get-index', method: 'get', path: '/stores/:store_id/indexes/:index_id',
+  name: 'GetIndex',
+  op: 'get-index',
+  method: 'get',
+  path: '/stores/:store_id/indexes/:index_id',
   parse(req) {
-    return { storeId: storeId(req.params.store_id, 'GetIndexRequest'), indexId: indexId(req.params.index_id, 'GetIndexRequest') };
+    return {
+      storeId: storeId(req.params.store_id, 'GetIndexRequest'),
+      indexId: indexId(req.params.index_id, 'GetIndexRequest'),
+    };
   },
   async handle(input, ctx) {
     return ok(indexOut(await ctx.latch.getPermissionIndex(input.storeId, input.indexId)));
@@ -129,9 +165,15 @@ const getIndex = endpoint<IndexInput>({
 });
 
 const deleteIndex = endpoint<IndexInput>({
-  name: 'DeleteIndex', op: 'delete-index', method: 'del', path: '/stores/:store_id/indexes/:index_id',
+  name: 'DeleteIndex',
+  op: 'delete-index',
+  method: 'del',
+  path: '/stores/:store_id/indexes/:index_id',
   parse(req) {
-    return { storeId: storeId(req.params.store_id, 'DeleteIndexRequest'), indexId: indexId(req.params.index_id, 'DeleteIndexRequest') };
+    return {
+      storeId: storeId(req.params.store_id, 'DeleteIndexRequest'),
+      indexId: indexId(req.params.index_id, 'DeleteIndexRequest'),
+    };
   },
   async handle(input, ctx) {
     await ctx.latch.deletePermissionIndex(input.storeId, input.indexId);
@@ -147,22 +189,43 @@ interface CreateInput {
 }
 
 const createIndex = endpoint<CreateInput>({
-  name: 'CreateIndex', op: 'create-index', method: 'post', path: '/stores/:store_id/indexes',
+  name: 'CreateIndex',
+  op: 'create-index',
+  method: 'post',
+  path: '/stores/:store_id/indexes',
   parse(req) {
     const store = storeId(req.params.store_id, 'CreateIndexRequest');
     const body = bodyObject(req);
     const name = str(body, 'name');
-    if (name.length < 1 || name.length > 256) throw violation('CreateIndexRequest', 'Name', 'value length must be between 1 and 256 runes, inclusive');
+    if (name.length < 1 || name.length > 256)
+      throw violation('CreateIndexRequest', 'Name', 'value length must be between 1 and 256 runes, inclusive');
     const raw = list(body, 'relations');
-    if (raw.length < 1 || raw.length > MAX_RELATIONS) throw violation('CreateIndexRequest', 'Relations', `value must contain between 1 and ${MAX_RELATIONS} items, inclusive`);
+    if (raw.length < 1 || raw.length > MAX_RELATIONS)
+      throw violation(
+        'CreateIndexRequest',
+        'Relations',
+        `value must contain between 1 and ${MAX_RELATIONS} items, inclusive`,
+      );
     const relations = raw.map((r, i) => {
       if (!isObj(r)) throw typeError(`relations[${i}]`, 'message', r);
-      return { object_type: match(str(r, 'object_type'), P.type, 'CreateIndexRequest', `Relations[${i}].ObjectType`), relation: match(str(r, 'relation'), P.relation, 'CreateIndexRequest', `Relations[${i}].Relation`) };
+      return {
+        object_type: match(str(r, 'object_type'), P.type, 'CreateIndexRequest', `Relations[${i}].ObjectType`),
+        relation: match(str(r, 'relation'), P.relation, 'CreateIndexRequest', `Relations[${i}].Relation`),
+      };
     });
     const seen = new Set(relations.map((r) => `${r.object_type}#${r.relation}`));
-    if (seen.size !== relations.length) throw new AppError('validation_error', 'invalid CreateIndexRequest.Relations: each (object_type, relation) may appear once');
+    if (seen.size !== relations.length)
+      throw new AppError(
+        'validation_error',
+        'invalid CreateIndexRequest.Relations: each (object_type, relation) may appear once',
+      );
     const model = str(body, 'authorization_model_id');
-    return { storeId: store, name, relations, modelId: model === '' ? undefined : match(model, P.ulid, 'CreateIndexRequest', 'AuthorizationModelId') };
+    return {
+      storeId: store,
+      name,
+      relations,
+      modelId: model === '' ? undefined : match(model, P.ulid, 'CreateIndexRequest', 'AuthorizationModelId'),
+    };
   },
   async handle(input, ctx) {
     const info = await ctx.latch.createPermissionIndex(input);
@@ -179,7 +242,11 @@ interface ExpansionsRequest extends IndexInput {
 }
 
 const readExpansions = endpoint<ExpansionsRequest>({
-  name: 'ReadExpansions', op: 'read-expansions', method: 'get', path: '/stores/:store_id/indexes/:index_id/expansions', streaming: true,
+  name: 'ReadExpansions',
+  op: 'read-expansions',
+  method: 'get',
+  path: '/stores/:store_id/indexes/:index_id/expansions',
+  streaming: true,
   parse(req) {
     const store = storeId(req.params.store_id, 'ReadExpansionsRequest');
     const id = indexId(req.params.index_id, 'ReadExpansionsRequest');
@@ -188,7 +255,14 @@ const readExpansions = endpoint<ExpansionsRequest>({
     match(model, P.ulid, 'ReadExpansionsRequest', 'AuthorizationModelId');
     const from = queryText(req, 'from');
     parseFrom(from, id);
-    return { storeId: store, indexId: id, modelId: model, from, heartbeatMs: bounded(req.query('heartbeat_ms'), 'heartbeat_ms', HEARTBEAT_MS), lifetimeMs: bounded(req.query('lifetime_ms'), 'lifetime_ms', STREAM_LIFETIME_MS) };
+    return {
+      storeId: store,
+      indexId: id,
+      modelId: model,
+      from,
+      heartbeatMs: bounded(req.query('heartbeat_ms'), 'heartbeat_ms', HEARTBEAT_MS),
+      lifetimeMs: bounded(req.query('lifetime_ms'), 'lifetime_ms', STREAM_LIFETIME_MS),
+    };
   },
   async handle(input, ctx) {
     const events = ctx.latch.expansions({ ...input, from: parseFrom(input.from, input.indexId) }, ctx.signal);
@@ -208,4 +282,10 @@ const readExpansions = endpoint<ExpansionsRequest>({
   },
 });
 
-export const PERMISSION_INDEX_ENDPOINTS: readonly Endpoint[] = [listIndexes, getIndex, readExpansions, createIndex, deleteIndex];
+export const PERMISSION_INDEX_ENDPOINTS: readonly Endpoint[] = [
+  listIndexes,
+  getIndex,
+  readExpansions,
+  createIndex,
+  deleteIndex,
+];

@@ -5,15 +5,43 @@
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
 import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/listing.js';
-import type { BatchCheckInput, BatchCheckItem, BatchCheckOutcome, CheckInput, ExpandInput, ListObjectsInput, ListPageRequest, ListUsersInput, UserFilter } from '../engine/types.js';
+import type {
+  BatchCheckInput,
+  BatchCheckItem,
+  BatchCheckOutcome,
+  CheckInput,
+  ExpandInput,
+  ListObjectsInput,
+  ListPageRequest,
+  ListUsersInput,
+  UserFilter,
+} from '../engine/types.js';
 import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';
 import {
-  P, REASON, boolValue, byteLength, consistency, int32, isObj, list, match, minRevision, modelId, modelIdValue, optMessage, storeId, str, struct, structValue,
-  tokenText, typeError, violation, type Obj,
+  P,
+  REASON,
+  boolValue,
+  byteLength,
+  consistency,
+  int32,
+  isObj,
+  list,
+  match,
+  minRevision,
+  modelId,
+  modelIdValue,
+  optMessage,
+  storeId,
+  str,
+  struct,
+  structValue,
+  tokenText,
+  typeError,
+  violation,
+  type Obj,
 } from './validate.js';
-
 
 export const ALLOWED: Reply = constantReply({ allowed: true, resolution: '' });
 export const DENIED: Reply = constantReply({ allowed: false, resolution: '' });
@@ -29,11 +57,23 @@ export function parseCheck(store: string | undefined, body: Obj, minRevisionValu
   const context = structValue(body['context'], 'context');
   const c = consistency(body, 'CheckRequest');
   const min = minRevision(minRevisionValue);
-  return { storeId: id, tupleKey, contextualTuples: contextual, modelId: model, context, consistency: c, minRevision: min };
+  return {
+    storeId: id,
+    tupleKey,
+    contextualTuples: contextual,
+    modelId: model,
+    context,
+    consistency: c,
+    minRevision: min,
+  };
 }
 
 const check = endpoint<CheckInput>({
-  name: 'Check', op: 'check', method: 'post', path: '/stores/:store_id/check', minRevision: true,
+  name: 'Check',
+  op: 'check',
+  method: 'post',
+  path: '/stores/:store_id/check',
+  minRevision: true,
   parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision),
   async handle(input, ctx) {
     const r = await ctx.latch.check(input);
@@ -66,7 +106,8 @@ export function parseBatchCheck(store: string | undefined, body: Obj, minRevisio
   const c = consistency(body, 'BatchCheckRequest');
   const seen = new Set<string>();
   for (const item of checks) {
-    if (seen.has(item.correlationId)) throw new Failure('validation_error', `received duplicate correlation id: ${item.correlationId}`);
+    if (seen.has(item.correlationId))
+      throw new Failure('validation_error', `received duplicate correlation id: ${item.correlationId}`);
     seen.add(item.correlationId);
   }
   return { storeId: id, modelId: model, checks, consistency: c, minRevision: minRevision(minRevisionValue) };
@@ -81,7 +122,8 @@ export function parseBatchCheck(store: string | undefined, body: Obj, minRevisio
  * should one arrive it is the same event and gets the same answer, never an internal error.
  */
 export function checkErrorOut(err: AppError): Record<string, string> {
-  if (err.code === 'throttled_timeout_error' || err.code === 'deadline_exceeded') return { input_error: 'validation_error', message: err.message };
+  if (err.code === 'throttled_timeout_error' || err.code === 'deadline_exceeded')
+    return { input_error: 'validation_error', message: err.message };
   if (err.status === 400) return { input_error: err.code, message: err.message };
   return { internal_error: 'internal_error', message: err.message };
 }
@@ -91,14 +133,21 @@ export function outcomeOut(o: BatchCheckOutcome): Record<string, unknown> {
 }
 
 const batchCheck = endpoint<BatchCheckInput>({
-  name: 'BatchCheck', op: 'batch-check', method: 'post', path: '/stores/:store_id/batch-check', minRevision: true,
+  name: 'BatchCheck',
+  op: 'batch-check',
+  method: 'post',
+  path: '/stores/:store_id/batch-check',
+  minRevision: true,
   parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req), req.minRevision),
   async handle(input, ctx) {
     // The item limit is the server's setting (`--max-batch-check-items`, default 50): checked here,
     // not in the service, because the msgpack channel coalesces thousands of checks into one call.
     const max = ctx.latch.config.maxBatchCheckItems;
     if (input.checks.length > max) {
-      throw new Failure('validation_error', `batchCheck received ${input.checks.length} checks, the maximum allowed is ${max}`);
+      throw new Failure(
+        'validation_error',
+        `batchCheck received ${input.checks.length} checks, the maximum allowed is ${max}`,
+      );
     }
     const r = await ctx.latch.batchCheck(input);
     ctx.modelId = r.modelId;
@@ -110,7 +159,11 @@ const batchCheck = endpoint<BatchCheckInput>({
 
 /** ExpandRequest: store_id, tuple_key, authorization_model_id, consistency, contextual_tuples. */
 const expand = endpoint<ExpandInput>({
-  name: 'Expand', op: 'expand', method: 'post', path: '/stores/:store_id/expand', minRevision: true,
+  name: 'Expand',
+  op: 'expand',
+  method: 'post',
+  path: '/stores/:store_id/expand',
+  minRevision: true,
   parse(req) {
     const id = storeId(req.params.store_id, 'ExpandRequest');
     const body = bodyObject(req);
@@ -124,7 +177,15 @@ const expand = endpoint<ExpandInput>({
     if (object === '' || relation === '') {
       throw new Failure('invalid_expand_input', 'Invalid input. Make sure you provide an object and a relation');
     }
-    return { storeId: id, object, relation, modelId: model, consistency: c, contextualTuples: contextual, minRevision: minRevision(req.minRevision) };
+    return {
+      storeId: id,
+      object,
+      relation,
+      modelId: model,
+      consistency: c,
+      contextualTuples: contextual,
+      minRevision: minRevision(req.minRevision),
+    };
   },
   async handle(input, ctx) {
     const r = await ctx.latch.expand(input);
@@ -148,32 +209,54 @@ function listPage(body: Obj, message: string): { size: number; token: string } |
   const raw = int32(body['page_size'], 'page_size');
   const token = tokenText(body['continuation_token'], message);
   if ((raw === undefined || raw === 0) && token === '') return undefined;
-  if (raw !== undefined && raw !== 0 && (raw < 1 || raw > MAX_LIST_PAGE_SIZE)) throw violation(message, 'PageSize', REASON.range(1, MAX_LIST_PAGE_SIZE));
+  if (raw !== undefined && raw !== 0 && (raw < 1 || raw > MAX_LIST_PAGE_SIZE))
+    throw violation(message, 'PageSize', REASON.range(1, MAX_LIST_PAGE_SIZE));
   return { size: raw === undefined || raw === 0 ? DEFAULT_LIST_PAGE_SIZE : raw, token };
 }
 
 /** ListObjectsRequest (and its streamed twin): authorization_model_id, type, relation, user, … and the page fields. */
-export function parseListObjects(store: string | undefined, body: Obj, message: string, minRevisionValue?: unknown): ListObjectsRequest {
+export function parseListObjects(
+  store: string | undefined,
+  body: Obj,
+  message: string,
+  minRevisionValue?: unknown,
+): ListObjectsRequest {
   const id = storeId(store, message);
   const model = modelId(body, message);
   const type = match(str(body, 'type'), P.type, message, 'Type');
   const relation = match(str(body, 'relation'), P.relation, message, 'Relation');
   const user = str(body, 'user');
   const bytes = byteLength(user);
-  if (bytes < 1 || bytes > 512) throw violation(message, 'User', 'value length must be between 1 and 512 bytes, inclusive');
+  if (bytes < 1 || bytes > 512)
+    throw violation(message, 'User', 'value length must be between 1 and 512 bytes, inclusive');
   const contextual = contextualTuples(body);
   const context = struct(body, 'context');
   const page = listPage(body, message);
   const key = page ? listingKey('list-objects', [model ?? '', type, relation, user, contextual, context ?? null]) : '';
   return {
-    storeId: id, modelId: model, type, relation, user, contextualTuples: contextual, context, consistency: consistency(body, message),
+    storeId: id,
+    modelId: model,
+    type,
+    relation,
+    user,
+    contextualTuples: contextual,
+    context,
+    consistency: consistency(body, message),
     minRevision: minRevision(minRevisionValue),
-    page: page ? { size: page.size } : undefined, listingKey: key, token: page?.token ?? '',
+    page: page ? { size: page.size } : undefined,
+    listingKey: key,
+    token: page?.token ?? '',
   };
 }
 
 /** The cursor a request's continuation token carries (undefined without one); a token of another request → 400. */
-function cursorOf(ctx: CallContext, kind: 'list-objects' | 'list-users', storeId: string, listing: string, token: string): string | undefined {
+function cursorOf(
+  ctx: CallContext,
+  kind: 'list-objects' | 'list-users',
+  storeId: string,
+  listing: string,
+  token: string,
+): string | undefined {
   if (token === '') return undefined;
   const t = ctx.tokens.decode(kind, storeId, token);
   if (t.filter !== listing) throw new Failure('invalid_continuation_token', 'Invalid continuation token');
@@ -186,14 +269,21 @@ function withCursor<T extends { readonly page?: ListPageRequest | undefined }>(i
 }
 
 const listObjects = endpoint<ListObjectsRequest>({
-  name: 'ListObjects', op: 'list-objects', method: 'post', path: '/stores/:store_id/list-objects', minRevision: true,
+  name: 'ListObjects',
+  op: 'list-objects',
+  method: 'post',
+  path: '/stores/:store_id/list-objects',
+  minRevision: true,
   parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision),
   async handle(input, ctx) {
     const after = cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token);
     const r = await ctx.latch.listObjects(withCursor(input, after));
     ctx.modelId = r.modelId;
     if (!input.page) return ok({ objects: r.objects });
-    const token = r.next === undefined ? '' : ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
+    const token =
+      r.next === undefined
+        ? ''
+        : ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
     return ok({ objects: r.objects, continuation_token: token });
   },
 });
@@ -206,21 +296,42 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
  * A resumable stream's lines: each result carries the token that resumes after it, '' on the
  * listing's last object (so a client can tell a finished listing from a cut stream).
  */
-async function* resumableLines(items: AsyncIterable<string>, ctx: CallContext, input: ListObjectsRequest): AsyncIterable<unknown> {
+async function* resumableLines(
+  items: AsyncIterable<string>,
+  ctx: CallContext,
+  input: ListObjectsRequest,
+): AsyncIterable<unknown> {
   let prev: string | undefined;
   for await (const object of items) {
-    if (prev !== undefined) yield { object: prev, continuation_token: ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev }) };
+    if (prev !== undefined)
+      yield {
+        object: prev,
+        continuation_token: ctx.tokens.encode('list-objects', {
+          storeId: input.storeId,
+          filter: input.listingKey,
+          cursor: prev,
+        }),
+      };
     prev = object;
   }
   if (prev === undefined) return;
   // Whether anything follows the last object of this stream is known only from the complete listing.
   const more = (await ctx.latch.listObjects({ ...input, page: { size: 1, after: prev } })).objects.length > 0;
-  yield { object: prev, continuation_token: more ? ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev }) : '' };
+  yield {
+    object: prev,
+    continuation_token: more
+      ? ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev })
+      : '',
+  };
 }
 
 const streamedListObjects = endpoint<ListObjectsRequest>({
-  name: 'StreamedListObjects', op: 'streamed-list-objects', method: 'post',
-  path: '/stores/:store_id/streamed-list-objects', streaming: true, minRevision: true,
+  name: 'StreamedListObjects',
+  op: 'streamed-list-objects',
+  method: 'post',
+  path: '/stores/:store_id/streamed-list-objects',
+  streaming: true,
+  minRevision: true,
   parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest', req.minRevision),
   async handle(input, ctx) {
     // The header needs the resolved model before the first line; the stream itself reports
@@ -246,35 +357,71 @@ interface ListUsersRequest extends ListUsersInput {
 
 /** ListUsersRequest: authorization_model_id, object, relation, user_filters, contextual_tuples, context, consistency, and the page fields. */
 const listUsers = endpoint<ListUsersRequest>({
-  name: 'ListUsers', op: 'list-users', method: 'post', path: '/stores/:store_id/list-users', minRevision: true,
+  name: 'ListUsers',
+  op: 'list-users',
+  method: 'post',
+  path: '/stores/:store_id/list-users',
+  minRevision: true,
   parse(req) {
     const id = storeId(req.params.store_id, 'ListUsersRequest');
     const body = bodyObject(req);
     const model = modelId(body, 'ListUsersRequest');
     const o = optMessage(body, 'object');
     if (!o) throw violation('ListUsersRequest', 'Object', REASON.required);
-    const object = { type: match(str(o, 'type'), P.type, 'Object', 'Type'), id: match(str(o, 'id'), P.objectId, 'Object', 'Id') };
+    const object = {
+      type: match(str(o, 'type'), P.type, 'Object', 'Type'),
+      id: match(str(o, 'id'), P.objectId, 'Object', 'Id'),
+    };
     const relation = match(str(body, 'relation'), P.relation, 'ListUsersRequest', 'Relation');
     const filters = list(body, 'user_filters');
     if (filters.length !== 1) throw violation('ListUsersRequest', 'UserFilters', REASON.exactlyOne);
     const userFilters = filters.map(userFilter);
-    const contextual = tupleKeyList(body, 'contextual_tuples', 'ListUsersRequest', 'ContextualTuples', MAX_CONTEXTUAL_TUPLES);
+    const contextual = tupleKeyList(
+      body,
+      'contextual_tuples',
+      'ListUsersRequest',
+      'ContextualTuples',
+      MAX_CONTEXTUAL_TUPLES,
+    );
     const context = struct(body, 'context');
     const page = listPage(body, 'ListUsersRequest');
-    const key = page ? listingKey('list-users', [model ?? '', object, relation, userFilters, contextual, context ?? null]) : '';
+    const key = page
+      ? listingKey('list-users', [model ?? '', object, relation, userFilters, contextual, context ?? null])
+      : '';
     return {
-      storeId: id, modelId: model, object, relation, userFilters, contextualTuples: contextual, context, consistency: consistency(body, 'ListUsersRequest'),
+      storeId: id,
+      modelId: model,
+      object,
+      relation,
+      userFilters,
+      contextualTuples: contextual,
+      context,
+      consistency: consistency(body, 'ListUsersRequest'),
       minRevision: minRevision(req.minRevision),
-      page: page ? { size: page.size } : undefined, listingKey: key, token: page?.token ?? '',
+      page: page ? { size: page.size } : undefined,
+      listingKey: key,
+      token: page?.token ?? '',
     };
   },
   async handle(input, ctx) {
-    const r = await ctx.latch.listUsers(withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token)));
+    const r = await ctx.latch.listUsers(
+      withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token)),
+    );
     ctx.modelId = r.modelId;
     if (!input.page) return ok({ users: r.users });
-    const token = r.next === undefined ? '' : ctx.tokens.encode('list-users', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
+    const token =
+      r.next === undefined
+        ? ''
+        : ctx.tokens.encode('list-users', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
     return ok({ users: r.users, continuation_token: token });
   },
 });
 
-export const QUERY_ENDPOINTS: readonly Endpoint[] = [check, batchCheck, expand, listObjects, streamedListObjects, listUsers];
+export const QUERY_ENDPOINTS: readonly Endpoint[] = [
+  check,
+  batchCheck,
+  expand,
+  listObjects,
+  streamedListObjects,
+  listUsers,
+];

@@ -23,13 +23,20 @@ import type {
 type Json = Record<string, unknown>;
 
 export function storeOut(s: Store): Json {
-  return { id: s.id, name: s.name, created_at: s.created_at, updated_at: s.updated_at, deleted_at: s.deleted_at ?? null };
+  return {
+    id: s.id,
+    name: s.name,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+    deleted_at: s.deleted_at ?? null,
+  };
 }
 
 export function tupleKeyOut(k: TupleKey): Json {
   const condition = k.condition ? { name: k.condition.name, context: k.condition.context ?? null } : null;
   // `expires_at` (D15) only on tuples that carry one: OpenFGA's shape is unchanged otherwise.
-  if (k.expires_at !== undefined) return { user: k.user, relation: k.relation, object: k.object, condition, expires_at: k.expires_at };
+  if (k.expires_at !== undefined)
+    return { user: k.user, relation: k.relation, object: k.object, condition, expires_at: k.expires_at };
   return { user: k.user, relation: k.relation, object: k.object, condition };
 }
 
@@ -67,7 +74,8 @@ export function usersetOut(u: UsersetJson): Json {
   }
   if (u.union) return { union: { child: u.union.child.map(usersetOut) } };
   if (u.intersection) return { intersection: { child: u.intersection.child.map(usersetOut) } };
-  if (u.difference) return { difference: { base: usersetOut(u.difference.base), subtract: usersetOut(u.difference.subtract) } };
+  if (u.difference)
+    return { difference: { base: usersetOut(u.difference.base), subtract: usersetOut(u.difference.subtract) } };
   return {};
 }
 
@@ -111,7 +119,9 @@ function paramTypeOut(p: ConditionParamTypeRefJson): Json {
 function conditionOut(c: ConditionJson): Json {
   const parameters: Json = {};
   for (const [name, p] of Object.entries(c.parameters ?? {})) parameters[name] = paramTypeOut(p);
-  const metadata = c.metadata ? { module: c.metadata.module ?? '', source_info: sourceInfoOut(c.metadata.source_info) } : null;
+  const metadata = c.metadata
+    ? { module: c.metadata.module ?? '', source_info: sourceInfoOut(c.metadata.source_info) }
+    : null;
   return { name: c.name, expression: c.expression, parameters, metadata };
 }
 

@@ -1,7 +1,16 @@
 // Store endpoints (http-api.md §4.1–4.5) and the operational health checks (§4.31).
 
 import { AppError } from '../errors.js';
-import { NO_CONTENT, constantReply, endpoint, ok, type ApiRequest, type CallContext, type Endpoint, type Reply } from './endpoint.js';
+import {
+  NO_CONTENT,
+  constantReply,
+  endpoint,
+  ok,
+  type ApiRequest,
+  type CallContext,
+  type Endpoint,
+  type Reply,
+} from './endpoint.js';
 import { storeOut } from './render.js';
 import { P, isObj, match, pageSize, storeId, str, tokenText, typeError, type Obj } from './validate.js';
 
@@ -27,7 +36,10 @@ interface ListStoresInput {
 }
 
 const listStores = endpoint<ListStoresInput>({
-  name: 'ListStores', op: 'list-stores', method: 'get', path: '/stores',
+  name: 'ListStores',
+  op: 'list-stores',
+  method: 'get',
+  path: '/stores',
   parse(req) {
     const size = pageSize(req.query('page_size'), 'ListStoresRequest');
     const token = tokenText(req.query('continuation_token'), 'ListStoresRequest');
@@ -36,15 +48,23 @@ const listStores = endpoint<ListStoresInput>({
   },
   async handle(input, ctx) {
     const after = input.token ? ctx.tokens.decode('stores', '', input.token) : undefined;
-    if (after && after.filter !== input.name) throw new AppError('invalid_continuation_token', 'Invalid continuation token');
-    const page = await ctx.latch.listStores({ pageSize: input.pageSize, after: after?.cursor, name: input.name || undefined });
+    if (after && after.filter !== input.name)
+      throw new AppError('invalid_continuation_token', 'Invalid continuation token');
+    const page = await ctx.latch.listStores({
+      pageSize: input.pageSize,
+      after: after?.cursor,
+      name: input.name || undefined,
+    });
     const token = page.next ? ctx.tokens.encode('stores', { storeId: '', filter: input.name, cursor: page.next }) : '';
     return ok({ stores: page.items.map(storeOut), continuation_token: token });
   },
 });
 
 const createStore = endpoint<{ name: string }>({
-  name: 'CreateStore', op: 'create-store', method: 'post', path: '/stores',
+  name: 'CreateStore',
+  op: 'create-store',
+  method: 'post',
+  path: '/stores',
   parse(req) {
     const body = bodyObject(req);
     return { name: match(str(body, 'name'), P.storeName, 'CreateStoreRequest', 'Name') };
@@ -60,7 +80,10 @@ interface StoreInput {
 }
 
 const getStore = endpoint<StoreInput>({
-  name: 'GetStore', op: 'get-store', method: 'get', path: '/stores/:store_id',
+  name: 'GetStore',
+  op: 'get-store',
+  method: 'get',
+  path: '/stores/:store_id',
   parse: (req) => ({ storeId: storeId(req.params.store_id, 'GetStoreRequest') }),
   async handle(input, ctx) {
     return ok(storeOut(await ctx.latch.getStore(input.storeId)));
@@ -68,7 +91,10 @@ const getStore = endpoint<StoreInput>({
 });
 
 const deleteStore = endpoint<StoreInput>({
-  name: 'DeleteStore', op: 'delete-store', method: 'del', path: '/stores/:store_id',
+  name: 'DeleteStore',
+  op: 'delete-store',
+  method: 'del',
+  path: '/stores/:store_id',
   parse: (req) => ({ storeId: storeId(req.params.store_id, 'DeleteStoreRequest') }),
   async handle(input, ctx) {
     await ctx.latch.deleteStore(input.storeId);
@@ -78,7 +104,10 @@ const deleteStore = endpoint<StoreInput>({
 
 /** Declared by the OpenFGA protos, never implemented (§4.5). */
 const updateStore = endpoint<never>({
-  name: 'UpdateStore', op: 'update-store', method: 'patch', path: '/stores/:store_id',
+  name: 'UpdateStore',
+  op: 'update-store',
+  method: 'patch',
+  path: '/stores/:store_id',
   parse() {
     throw new AppError('unimplemented', 'method UpdateStore not implemented');
   },
@@ -88,14 +117,20 @@ const updateStore = endpoint<never>({
 const SERVING: Reply = constantReply({ status: 'SERVING' });
 
 const healthz = endpoint<undefined>({
-  name: 'Health', op: 'health', method: 'get', path: '/healthz',
+  name: 'Health',
+  op: 'health',
+  method: 'get',
+  path: '/healthz',
   parse: () => undefined,
   handle: () => Promise.resolve(SERVING),
 });
 
 /** 200 once the service reported every store index loaded; `unavailable` before. */
 const readyz = endpoint<undefined>({
-  name: 'Ready', op: 'ready', method: 'get', path: '/readyz',
+  name: 'Ready',
+  op: 'ready',
+  method: 'get',
+  path: '/readyz',
   parse: () => undefined,
   handle(_input, ctx: CallContext) {
     if (!ctx.ready()) return Promise.reject(new AppError('unavailable', 'latch is loading its indexes'));
@@ -103,4 +138,12 @@ const readyz = endpoint<undefined>({
   },
 });
 
-export const STORE_ENDPOINTS: readonly Endpoint[] = [listStores, createStore, getStore, deleteStore, updateStore, healthz, readyz];
+export const STORE_ENDPOINTS: readonly Endpoint[] = [
+  listStores,
+  createStore,
+  getStore,
+  deleteStore,
+  updateStore,
+  healthz,
+  readyz,
+];

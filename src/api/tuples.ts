@@ -11,7 +11,22 @@ import { deleteKey, tupleKey } from './keys.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
 import {
-  P, REASON, consistency, int32, list, match, maxBytes, minRevision, modelId, optMessage, pageSize, storeId, str, tokenText, violation, type Obj,
+  P,
+  REASON,
+  consistency,
+  int32,
+  list,
+  match,
+  maxBytes,
+  minRevision,
+  modelId,
+  optMessage,
+  pageSize,
+  storeId,
+  str,
+  tokenText,
+  violation,
+  type Obj,
 } from './validate.js';
 
 export const MAX_TUPLES_PER_WRITE = 100;
@@ -40,7 +55,10 @@ function half(body: Obj, field: 'writes' | 'deletes'): { keys: readonly TupleKey
 }
 
 const write = endpoint<WriteInput>({
-  name: 'Write', op: 'write', method: 'post', path: '/stores/:store_id/write',
+  name: 'Write',
+  op: 'write',
+  method: 'post',
+  path: '/stores/:store_id/write',
   parse(req) {
     const store = storeId(req.params.store_id, 'WriteRequest');
     const body = bodyObject(req);
@@ -48,13 +66,19 @@ const write = endpoint<WriteInput>({
     const deletes = half(body, 'deletes');
     const model = modelId(body, 'WriteRequest');
     if (!writes && !deletes) {
-      throw new AppError('invalid_write_input', 'Invalid input. Make sure you provide at least one write, or at least one delete');
+      throw new AppError(
+        'invalid_write_input',
+        'Invalid input. Make sure you provide at least one write, or at least one delete',
+      );
     }
     const w = writes?.keys ?? EMPTY;
     const d = deletes?.keys ?? EMPTY;
     rejectDuplicateTuples(w, d);
     if (w.length + d.length > MAX_TUPLES_PER_WRITE) {
-      throw new AppError('exceeded_entity_limit', `The number of write operations exceeds the allowed limit of ${MAX_TUPLES_PER_WRITE}`);
+      throw new AppError(
+        'exceeded_entity_limit',
+        `The number of write operations exceeds the allowed limit of ${MAX_TUPLES_PER_WRITE}`,
+      );
     }
     const onDuplicate = mode(writes?.mode ?? '', 'on_duplicate');
     const onMissing = mode(deletes?.mode ?? '', 'on_missing');
@@ -66,7 +90,12 @@ const write = endpoint<WriteInput>({
     ctx.revision = out.revision;
     // D15: the body stays OpenFGA's `{}`; what was applied (ignored duplicates and missing deletes
     // left out) travels in latch's own headers, which `latch tuple import|write|delete` report.
-    return { status: 200, body: {}, json: '{}', headers: { [WRITTEN_HEADER]: String(out.written), [DELETED_HEADER]: String(out.deleted) } };
+    return {
+      status: 200,
+      body: {},
+      json: '{}',
+      headers: { [WRITTEN_HEADER]: String(out.written), [DELETED_HEADER]: String(out.deleted) },
+    };
   },
 });
 
@@ -82,16 +111,27 @@ interface ReadRequestInput extends ReadInput {
 function readFilter(body: Obj): ReadInput['filter'] {
   const k = optMessage(body, 'tuple_key');
   if (!k) return {};
-  const user = match(maxBytes(str(k, 'user'), 512, 'ReadRequestTupleKey', 'User'), P.readUser, 'ReadRequestTupleKey', 'User', true);
+  const user = match(
+    maxBytes(str(k, 'user'), 512, 'ReadRequestTupleKey', 'User'),
+    P.readUser,
+    'ReadRequestTupleKey',
+    'User',
+    true,
+  );
   const relation = match(str(k, 'relation'), P.relation, 'ReadRequestTupleKey', 'Relation', true);
   const object = match(str(k, 'object'), P.object, 'ReadRequestTupleKey', 'Object', true);
   const colon = object.indexOf(':');
-  if (colon <= 0 || (colon === object.length - 1 && user === '')) throw new AppError('validation_error', READ_FILTER_MESSAGE);
+  if (colon <= 0 || (colon === object.length - 1 && user === ''))
+    throw new AppError('validation_error', READ_FILTER_MESSAGE);
   return { object, relation: relation || undefined, user: user || undefined };
 }
 
 const read = endpoint<ReadRequestInput>({
-  name: 'Read', op: 'read', method: 'post', path: '/stores/:store_id/read', minRevision: true,
+  name: 'Read',
+  op: 'read',
+  method: 'post',
+  path: '/stores/:store_id/read',
+  minRevision: true,
   parse(req) {
     const store = storeId(req.params.store_id, 'ReadRequest');
     const body = bodyObject(req);
@@ -99,8 +139,19 @@ const read = endpoint<ReadRequestInput>({
     const size = pageSize(body.page_size, 'ReadRequest');
     const token = tokenText(body.continuation_token, 'ReadRequest');
     const c = consistency(body, 'ReadRequest');
-    const filterKey = createHash('sha256').update(`${filter.object ?? ''}\0${filter.relation ?? ''}\0${filter.user ?? ''}`).digest('base64url').slice(0, 16);
-    return { storeId: store, filter, pageSize: size, consistency: c, token, filterKey, minRevision: minRevision(req.minRevision) };
+    const filterKey = createHash('sha256')
+      .update(`${filter.object ?? ''}\0${filter.relation ?? ''}\0${filter.user ?? ''}`)
+      .digest('base64url')
+      .slice(0, 16);
+    return {
+      storeId: store,
+      filter,
+      pageSize: size,
+      consistency: c,
+      token,
+      filterKey,
+      minRevision: minRevision(req.minRevision),
+    };
   },
   async handle(input, ctx) {
     let after: string | undefined;
@@ -109,8 +160,17 @@ const read = endpoint<ReadRequestInput>({
       if (t.filter !== input.filterKey) throw new AppError('invalid_continuation_token', 'Invalid continuation token');
       after = t.cursor;
     }
-    const page = await ctx.latch.read({ storeId: input.storeId, filter: input.filter, pageSize: input.pageSize, after, consistency: input.consistency, minRevision: input.minRevision });
-    const token = page.next ? ctx.tokens.encode('read', { storeId: input.storeId, filter: input.filterKey, cursor: page.next }) : '';
+    const page = await ctx.latch.read({
+      storeId: input.storeId,
+      filter: input.filter,
+      pageSize: input.pageSize,
+      after,
+      consistency: input.consistency,
+      minRevision: input.minRevision,
+    });
+    const token = page.next
+      ? ctx.tokens.encode('read', { storeId: input.storeId, filter: input.filterKey, cursor: page.next })
+      : '';
     return ok({ tuples: page.items.map(tupleOut), continuation_token: token });
   },
 });
@@ -122,7 +182,9 @@ interface ChangesInput extends ReadChangesInput {
 /** `start_time`: RFC 3339, before now, not before the epoch. */
 export function startTime(text: string, message = 'ReadChangesRequest'): string | undefined {
   if (text === '') return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(text)
+    ? Date.parse(text)
+    : NaN;
   if (Number.isNaN(ms)) throw violation(message, 'StartTime', 'value is not a valid timestamp');
   if (ms < 0) throw new AppError('invalid_start_time', 'Invalid start time');
   if (ms >= Date.now()) throw violation(message, 'StartTime', 'value must be less than now');
@@ -130,12 +192,16 @@ export function startTime(text: string, message = 'ReadChangesRequest'): string 
 }
 
 const readChanges = endpoint<ChangesInput>({
-  name: 'ReadChanges', op: 'read-changes', method: 'get', path: '/stores/:store_id/changes',
+  name: 'ReadChanges',
+  op: 'read-changes',
+  method: 'get',
+  path: '/stores/:store_id/changes',
   parse(req) {
     const store = storeId(req.params.store_id, 'ReadChangesRequest');
     const type = match(queryText(req, 'type'), P.changesType, 'ReadChangesRequest', 'Type', true);
     const raw = int32(req.query('page_size'), 'page_size');
-    if (raw !== undefined && raw < 1) throw violation('ReadChangesRequest', 'PageSize', 'value must be greater than or equal to 1');
+    if (raw !== undefined && raw < 1)
+      throw violation('ReadChangesRequest', 'PageSize', 'value must be greater than or equal to 1');
     const size = pageSize(raw, 'ReadChangesRequest');
     const token = tokenText(req.query('continuation_token'), 'ReadChangesRequest');
     const start = startTime(queryText(req, 'start_time'));
@@ -146,13 +212,20 @@ const readChanges = endpoint<ChangesInput>({
     if (input.token) {
       const t = ctx.tokens.decode('changes', input.storeId, input.token);
       if (t.filter !== (input.type ?? '')) {
-        throw new AppError('query_string_type_continuation_token_mismatch', "The type in the querystring and the continuation token don't match");
+        throw new AppError(
+          'query_string_type_continuation_token_mismatch',
+          "The type in the querystring and the continuation token don't match",
+        );
       }
       after = t.cursor;
     }
     // A token takes precedence over start_time (§4.13).
     const page = await ctx.latch.readChanges({
-      storeId: input.storeId, type: input.type, pageSize: input.pageSize, after, startTime: after ? undefined : input.startTime,
+      storeId: input.storeId,
+      type: input.type,
+      pageSize: input.pageSize,
+      after,
+      startTime: after ? undefined : input.startTime,
     });
     // Sticky token: after the last change when there were changes, else the one sent (poll later).
     const token = page.next

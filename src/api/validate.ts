@@ -107,11 +107,14 @@ function derivedCode(field: string, reason: string): ErrorCode {
   }
   if (field === 'Type' && reason.startsWith('value does not match regex pattern')) return 'type_invalid_pattern';
   if (field === 'Type' && reason.startsWith('value length must be at')) return 'type_invalid_length';
-  if (field === 'TypeDefinitions' && reason.startsWith('value must contain at least')) return 'type_definitions_too_few_items';
-  if (field.startsWith('Relations[') && reason.startsWith('value does not match regex pattern')) return 'relations_invalid_pattern';
+  if (field === 'TypeDefinitions' && reason.startsWith('value must contain at least'))
+    return 'type_definitions_too_few_items';
+  if (field.startsWith('Relations[') && reason.startsWith('value does not match regex pattern'))
+    return 'relations_invalid_pattern';
   if (field.startsWith('Relations[') && reason.startsWith('value length must be at most')) return 'relations_too_long';
   if (field === 'Relations' && reason.startsWith('value must contain at least')) return 'relations_too_few_items';
-  if (field === 'Assertions' && reason.startsWith('value must contain no more than')) return 'assertions_too_many_items';
+  if (field === 'Assertions' && reason.startsWith('value must contain no more than'))
+    return 'assertions_too_many_items';
   if (field === 'Object' && reason.startsWith('value length must be at most')) return 'object_too_long';
   if (field === 'Relation' && reason.startsWith('value length must be at most')) return 'relation_too_long';
   return 'validation_error';
@@ -134,13 +137,17 @@ export function typeError(field: string, kind: string, value: unknown): AppError
 
 /** A wrong value as error messages quote it; one nested too deep to print is named by its kind. */
 function shown(value: unknown): string {
-  if (deeperThan(value, MAX_VALUE_DEPTH)) return Array.isArray(value) ? 'a list nested too deeply' : 'an object nested too deeply';
+  if (deeperThan(value, MAX_VALUE_DEPTH))
+    return Array.isArray(value) ? 'a list nested too deeply' : 'an object nested too deeply';
   return JSON.stringify(value) ?? String(value);
 }
 
 /** A free-form value (Struct, metadata) nested more than MAX_VALUE_DEPTH levels: refused before anything walks it. */
 export function tooDeep(field: string): AppError {
-  return new AppError('validation_error', `invalid value for field ${field}: nested more than ${MAX_VALUE_DEPTH} levels deep`);
+  return new AppError(
+    'validation_error',
+    `invalid value for field ${field}: nested more than ${MAX_VALUE_DEPTH} levels deep`,
+  );
 }
 
 export const REASON = {
@@ -262,7 +269,11 @@ export function storeId(value: string | undefined, message: string): string {
   return ulidField(value ?? '', message, 'StoreId');
 }
 
-const CONSISTENCY_BY_NUMBER: Record<number, Consistency> = { 0: 'UNSPECIFIED', 100: 'MINIMIZE_LATENCY', 200: 'HIGHER_CONSISTENCY' };
+const CONSISTENCY_BY_NUMBER: Record<number, Consistency> = {
+  0: 'UNSPECIFIED',
+  100: 'MINIMIZE_LATENCY',
+  200: 'HIGHER_CONSISTENCY',
+};
 
 /** `consistency`: the enum name or its number (§1.7). */
 export function consistency(body: Obj, message: string): Consistency {
@@ -289,7 +300,10 @@ export function minRevision(v: unknown): number | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   const n = typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : v;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_REVISION) return n;
-  throw new AppError('validation_error', `invalid Latch-Min-Revision: value must be a revision, an integer in [0, ${MAX_REVISION}]`);
+  throw new AppError(
+    'validation_error',
+    `invalid Latch-Min-Revision: value must be a revision, an integer in [0, ${MAX_REVISION}]`,
+  );
 }
 
 /**

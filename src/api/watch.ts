@@ -24,14 +24,24 @@ function heartbeat(v: unknown): number {
   const n = int32(v, 'heartbeat_ms');
   if (n === undefined) return HEARTBEAT_MS.default;
   if (n < HEARTBEAT_MS.min || n > HEARTBEAT_MS.max) {
-    throw violation('WatchRequest', 'HeartbeatMs', `value must be inside range [${HEARTBEAT_MS.min}, ${HEARTBEAT_MS.max}]`);
+    throw violation(
+      'WatchRequest',
+      'HeartbeatMs',
+      `value must be inside range [${HEARTBEAT_MS.min}, ${HEARTBEAT_MS.max}]`,
+    );
   }
   return n;
 }
 
 /** Each event as its line's `result`, with the ReadChanges token of where the stream stands. */
-async function* render(events: AsyncIterable<WatchEvent>, tokens: TokenCodec, storeId: string, filter: string): AsyncGenerator<unknown> {
-  const token = (cursor: string | undefined): string => (cursor === undefined ? '' : tokens.encode('changes', { storeId, filter, cursor }));
+async function* render(
+  events: AsyncIterable<WatchEvent>,
+  tokens: TokenCodec,
+  storeId: string,
+  filter: string,
+): AsyncGenerator<unknown> {
+  const token = (cursor: string | undefined): string =>
+    cursor === undefined ? '' : tokens.encode('changes', { storeId, filter, cursor });
   for await (const e of events) {
     if (e.kind === 'change') yield { change: changeOut(e.change), continuation_token: token(e.cursor) };
     else yield { heartbeat: { continuation_token: token(e.cursor), timestamp: new Date().toISOString() } };
@@ -39,20 +49,33 @@ async function* render(events: AsyncIterable<WatchEvent>, tokens: TokenCodec, st
 }
 
 const watch = endpoint<WatchRequest>({
-  name: 'Watch', op: 'watch', method: 'get', path: '/stores/:store_id/watch', streaming: true,
+  name: 'Watch',
+  op: 'watch',
+  method: 'get',
+  path: '/stores/:store_id/watch',
+  streaming: true,
   parse(req) {
     const store = storeId(req.params.store_id, 'WatchRequest');
     const type = match(queryText(req, 'type'), P.changesType, 'WatchRequest', 'Type', true);
     const token = tokenText(req.query('continuation_token'), 'WatchRequest');
     const start = startTime(queryText(req, 'start_time'), 'WatchRequest');
-    return { storeId: store, type: type || undefined, token, startTime: start, heartbeatMs: heartbeat(req.query('heartbeat_ms')) };
+    return {
+      storeId: store,
+      type: type || undefined,
+      token,
+      startTime: start,
+      heartbeatMs: heartbeat(req.query('heartbeat_ms')),
+    };
   },
   async handle(input, ctx) {
     let after: string | undefined;
     if (input.token) {
       const t = ctx.tokens.decode('changes', input.storeId, input.token);
       if (t.filter !== (input.type ?? '')) {
-        throw new AppError('query_string_type_continuation_token_mismatch', "The type in the querystring and the continuation token don't match");
+        throw new AppError(
+          'query_string_type_continuation_token_mismatch',
+          "The type in the querystring and the continuation token don't match",
+        );
       }
       after = t.cursor;
     }

@@ -104,7 +104,11 @@ export function wantsHelp(argv: readonly string[]): boolean {
  * Parses `--flag value`, `--flag=value`, `-f value`, boolean `--flag`, repeated list flags, and
  * positionals (anything after `--` is positional). Environment variables fill absent flags.
  */
-export function parseArgs(spec: CommandSpec, argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): Args {
+export function parseArgs(
+  spec: CommandSpec,
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): Args {
   const flags = [...spec.flags, HELP_FLAG];
   const byName = new Map(flags.map((f) => [f.name, f]));
   const byShort = new Map(flags.filter((f) => f.short !== undefined).map((f) => [f.short as string, f]));
@@ -127,16 +131,19 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[], env: Reado
     let value: string | undefined;
     if (flag.kind === 'boolean') {
       value = eq === -1 ? 'true' : a.slice(eq + 1);
-      if (value !== 'true' && value !== 'false') throw new UsageError(`--${flag.name} takes no value (or =true/=false), got '${value}'`);
+      if (value !== 'true' && value !== 'false')
+        throw new UsageError(`--${flag.name} takes no value (or =true/=false), got '${value}'`);
     } else {
       value = eq === -1 ? argv[++i] : a.slice(eq + 1);
-      if (value === undefined || (eq === -1 && value.startsWith('--'))) throw new UsageError(`option --${flag.name} needs a value`);
+      if (value === undefined || (eq === -1 && value.startsWith('--')))
+        throw new UsageError(`option --${flag.name} needs a value`);
     }
     values.set(flag.name, [...(flag.kind === 'list' ? (values.get(flag.name) ?? []) : []), checkValue(flag, value)]);
   }
   for (const f of flags) {
     const fromEnv = f.env === undefined ? undefined : env[f.env];
-    if (!values.has(f.name) && fromEnv !== undefined && fromEnv !== '') values.set(f.name, [checkValue(f, fromEnv, f.env)]);
+    if (!values.has(f.name) && fromEnv !== undefined && fromEnv !== '')
+      values.set(f.name, [checkValue(f, fromEnv, f.env)]);
   }
   return new Args(assignPositionals(spec, rest), values);
 }

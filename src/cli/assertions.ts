@@ -28,7 +28,9 @@ export function testsToAssertions(tests: readonly StoreTest[]): Conversion {
     if (n === 0) continue;
     if (t.tuples.length > MAX_ASSERTION_CONTEXTUAL_TUPLES) {
       count += n;
-      reasons.push(`test '${t.name}' has ${t.tuples.length} tuples (an assertion carries at most ${MAX_ASSERTION_CONTEXTUAL_TUPLES})`);
+      reasons.push(
+        `test '${t.name}' has ${t.tuples.length} tuples (an assertion carries at most ${MAX_ASSERTION_CONTEXTUAL_TUPLES})`,
+      );
       continue;
     }
     for (const c of t.check) {
@@ -54,7 +56,8 @@ export function testsToAssertions(tests: readonly StoreTest[]): Conversion {
     kept.push(a);
     bytes += size;
   }
-  if (kept.length < all.length) reasons.push(`a model holds at most ${MAX_ASSERTIONS} assertions and ${MAX_ASSERTIONS_BYTES} bytes of them`);
+  if (kept.length < all.length)
+    reasons.push(`a model holds at most ${MAX_ASSERTIONS} assertions and ${MAX_ASSERTIONS_BYTES} bytes of them`);
   return { assertions: kept, skipped: { count: count + all.length - kept.length, reasons } };
 }
 
@@ -75,7 +78,13 @@ export function assertionsToTests(assertions: readonly Assertion[]): Record<stri
     if (!g) groups.set(key, (g = { tuples, checks: [] }));
     const context = a.context && Object.keys(a.context).length ? a.context : undefined;
     const { user, relation, object } = a.tuple_key;
-    const same = g.checks.find((c) => c.user === user && c.object === object && JSON.stringify(c.context) === JSON.stringify(context) && !(relation in c.assertions));
+    const same = g.checks.find(
+      (c) =>
+        c.user === user &&
+        c.object === object &&
+        JSON.stringify(c.context) === JSON.stringify(context) &&
+        !(relation in c.assertions),
+    );
     if (same) same.assertions[relation] = a.expectation;
     else g.checks.push({ user, object, ...(context ? { context } : {}), assertions: { [relation]: a.expectation } });
   }

@@ -8,8 +8,30 @@ import YAML from 'yaml';
 import type { AuthorizationModelInput, TupleKey } from '../domain/types.js';
 import { openLatch } from '../engine/service.js';
 import { type Args, UsageError } from './args.js';
-import { DEFAULT_SPEC, type SyntheticSpec, generateTuples, objectCount, objectId, objectsByType, parsePairs, relationPaths, rng, specFromYaml, subjectTypes } from './bench-data.js';
-import { type OpStats, type PathStats, type Sample, fmtBytes, fmtInt, fmtMs, heldBytes, opStats, slowestPaths } from './bench-stats.js';
+import {
+  DEFAULT_SPEC,
+  type SyntheticSpec,
+  generateTuples,
+  objectCount,
+  objectId,
+  objectsByType,
+  parsePairs,
+  relationPaths,
+  rng,
+  specFromYaml,
+  subjectTypes,
+} from './bench-data.js';
+import {
+  type OpStats,
+  type PathStats,
+  type Sample,
+  fmtBytes,
+  fmtInt,
+  fmtMs,
+  heldBytes,
+  opStats,
+  slowestPaths,
+} from './bench-stats.js';
 import { type CliIo, type Command, ProgressBar, chunks, printJson } from './common.js';
 import { loadModelFile, loadStoreFile } from './store-file.js';
 
@@ -17,25 +39,76 @@ export const benchCommand: Command = {
   spec: {
     path: 'bench',
     summary: 'Benchmark a model in-process: Check, BatchCheck, ListObjects, ListUsers',
-    positionals: [{ name: 'file', help: 'A .fga.yaml store file (its tuples are used) or a model (.fga, .json, fga.mod)' }],
+    positionals: [
+      { name: 'file', help: 'A .fga.yaml store file (its tuples are used) or a model (.fga, .json, fga.mod)' },
+    ],
     flags: [
-      { name: 'synthetic', kind: 'boolean', help: "Generate data even when the store file has tuples" },
-      { name: 'objects', kind: 'list', value: '<type=N>', help: 'Objects of a type (synthetic data)', default: '100 per type' },
-      { name: 'fanout', kind: 'list', value: '<relation=N>', help: 'Tuples per object for a relation or type#relation', default: '2' },
-      { name: 'depth', kind: 'integer', min: 0, value: '<n>', help: 'Nesting depth of same-type relations (groups in groups, folders in folders)', default: '3' },
-      { name: 'spec', kind: 'string', value: '<file.yaml>', help: 'Synthetic spec: {objects: {type: N}, fanout: {relation: N}, depth: N, seed: N}' },
+      { name: 'synthetic', kind: 'boolean', help: 'Generate data even when the store file has tuples' },
+      {
+        name: 'objects',
+        kind: 'list',
+        value: '<type=N>',
+        help: 'Objects of a type (synthetic data)',
+        default: '100 per type',
+      },
+      {
+        name: 'fanout',
+        kind: 'list',
+        value: '<relation=N>',
+        help: 'Tuples per object for a relation or type#relation',
+        default: '2',
+      },
+      {
+        name: 'depth',
+        kind: 'integer',
+        min: 0,
+        value: '<n>',
+        help: 'Nesting depth of same-type relations (groups in groups, folders in folders)',
+        default: '3',
+      },
+      {
+        name: 'spec',
+        kind: 'string',
+        value: '<file.yaml>',
+        help: 'Synthetic spec: {objects: {type: N}, fanout: {relation: N}, depth: N, seed: N}',
+      },
       { name: 'seed', kind: 'integer', min: 0, value: '<n>', help: 'Random seed for data and queries', default: '1' },
       { name: 'checks', kind: 'integer', min: 0, value: '<n>', help: 'Check requests', default: '2000' },
-      { name: 'batch-checks', kind: 'integer', min: 0, value: '<n>', help: 'BatchCheck requests of --batch-size checks', default: '100' },
-      { name: 'batch-size', kind: 'integer', min: 1, value: '<n>', help: 'Checks per BatchCheck (at most 50)', default: '50' },
+      {
+        name: 'batch-checks',
+        kind: 'integer',
+        min: 0,
+        value: '<n>',
+        help: 'BatchCheck requests of --batch-size checks',
+        default: '100',
+      },
+      {
+        name: 'batch-size',
+        kind: 'integer',
+        min: 1,
+        value: '<n>',
+        help: 'Checks per BatchCheck (at most 50)',
+        default: '50',
+      },
       { name: 'list-objects', kind: 'integer', min: 0, value: '<n>', help: 'ListObjects requests', default: '200' },
       { name: 'list-users', kind: 'integer', min: 0, value: '<n>', help: 'ListUsers requests', default: '200' },
       { name: 'concurrency', kind: 'integer', min: 1, value: '<n>', help: 'Requests in flight', default: '1' },
-      { name: 'workers', kind: 'integer', min: 0, value: '<n>', help: 'Engine worker threads (0 = inline)', default: 'engine default' },
+      {
+        name: 'workers',
+        kind: 'integer',
+        min: 0,
+        value: '<n>',
+        help: 'Engine worker threads (0 = inline)',
+        default: 'engine default',
+      },
       { name: 'top', kind: 'integer', min: 1, value: '<n>', help: 'Slowest relation paths to list', default: '5' },
       { name: 'json', kind: 'boolean', help: 'Print the report as JSON' },
     ],
-    examples: ['latch bench test/fixtures/github.fga.yaml', 'latch bench model.fga --objects user=10000 --objects repo=2000 --fanout reader=5 --depth 4', 'latch bench model.fga --spec bench.yaml --concurrency 8 --json'],
+    examples: [
+      'latch bench test/fixtures/github.fga.yaml',
+      'latch bench model.fga --objects user=10000 --objects repo=2000 --fanout reader=5 --depth 4',
+      'latch bench model.fga --spec bench.yaml --concurrency 8 --json',
+    ],
   },
   run: runBench,
 };
@@ -54,7 +127,14 @@ async function workload(args: Args): Promise<Workload> {
   const store = isStoreFile ? await loadStoreFile(file) : undefined;
   const model = store ? store.model : (await loadModelFile(file)).model;
   if (!model) throw new UsageError(`${file} has no model`);
-  if (store && store.tuples.length > 0 && !args.bool('synthetic') && !args.has('objects') && !args.has('fanout') && !args.has('spec')) {
+  if (
+    store &&
+    store.tuples.length > 0 &&
+    !args.bool('synthetic') &&
+    !args.has('objects') &&
+    !args.has('fanout') &&
+    !args.has('spec')
+  ) {
     const byType = objectsByType(store.tuples);
     return {
       model,
@@ -108,7 +188,14 @@ async function runBench(args: Args, io: CliIo): Promise<number> {
     const bar = new ProgressBar(io, 'loading ');
     let done = 0;
     for (const chunk of chunks(w.tuples, 100)) {
-      await latch.write({ storeId: store.id, modelId, writes: chunk, deletes: [], onDuplicate: 'ignore', onMissing: 'error' });
+      await latch.write({
+        storeId: store.id,
+        modelId,
+        writes: chunk,
+        deletes: [],
+        onDuplicate: 'ignore',
+        onMissing: 'error',
+      });
       bar.update((done += chunk.length), w.tuples.length);
     }
     await latch.ready();
@@ -130,7 +217,11 @@ async function runBench(args: Args, io: CliIo): Promise<number> {
     const samples: Sample[] = [];
     const batchSize = Math.min(args.int('batch-size') ?? 50, 50);
     const concurrency = args.int('concurrency') ?? 1;
-    const phase = async (op: string, n: number, one: () => { path: string; run: () => Promise<unknown> } | undefined) => {
+    const phase = async (
+      op: string,
+      n: number,
+      one: () => { path: string; run: () => Promise<unknown> } | undefined,
+    ) => {
       if (n === 0) return;
       const jobs = Array.from({ length: n }, one).filter((j) => j !== undefined);
       const phaseBar = new ProgressBar(io, op.padEnd(12));
@@ -156,31 +247,65 @@ async function runBench(args: Args, io: CliIo): Promise<number> {
       const t = target();
       const user = subject();
       if (!t.object || !user) return undefined;
-      return { path: `${t.type}#${t.relation}`, run: () => latch.check({ ...ids, tupleKey: { user, relation: t.relation, object: t.object as string } }) };
+      return {
+        path: `${t.type}#${t.relation}`,
+        run: () => latch.check({ ...ids, tupleKey: { user, relation: t.relation, object: t.object as string } }),
+      };
     });
     await phase('batch-check', args.int('batch-checks') ?? 100, () => {
       const p = pickOf(paths);
-      const items = Array.from({ length: batchSize }, (_, i) => ({ i, user: subject(), object: w.objectOf(p.type, r) })).filter((c) => c.user && c.object);
+      const items = Array.from({ length: batchSize }, (_, i) => ({
+        i,
+        user: subject(),
+        object: w.objectOf(p.type, r),
+      })).filter((c) => c.user && c.object);
       if (items.length === 0) return undefined;
-      const checks = items.map((c) => ({ correlationId: String(c.i), tupleKey: { user: c.user as string, relation: p.relation, object: c.object as string }, contextualTuples: [] }));
-      return { path: `${p.type}#${p.relation}`, run: () => latch.batchCheck({ storeId: store.id, modelId, consistency: 'MINIMIZE_LATENCY', checks }) };
+      const checks = items.map((c) => ({
+        correlationId: String(c.i),
+        tupleKey: { user: c.user as string, relation: p.relation, object: c.object as string },
+        contextualTuples: [],
+      }));
+      return {
+        path: `${p.type}#${p.relation}`,
+        run: () => latch.batchCheck({ storeId: store.id, modelId, consistency: 'MINIMIZE_LATENCY', checks }),
+      };
     });
     await phase('list-objects', args.int('list-objects') ?? 200, () => {
       const p = pickOf(paths);
       const user = subject();
       if (!user) return undefined;
-      return { path: `${p.type}#${p.relation}`, run: () => latch.listObjects({ ...ids, type: p.type, relation: p.relation, user }) };
+      return {
+        path: `${p.type}#${p.relation}`,
+        run: () => latch.listObjects({ ...ids, type: p.type, relation: p.relation, user }),
+      };
     });
     await phase('list-users', args.int('list-users') ?? 200, () => {
       const t = target();
       if (!t.object) return undefined;
-      const [type = '', id = ''] = [t.object.slice(0, t.object.indexOf(':')), t.object.slice(t.object.indexOf(':') + 1)];
-      return { path: `${t.type}#${t.relation}`, run: () => latch.listUsers({ ...ids, object: { type, id }, relation: t.relation, userFilters: [{ type: pickOf(subjects) }] }) };
+      const [type = '', id = ''] = [
+        t.object.slice(0, t.object.indexOf(':')),
+        t.object.slice(t.object.indexOf(':') + 1),
+      ];
+      return {
+        path: `${t.type}#${t.relation}`,
+        run: () =>
+          latch.listUsers({
+            ...ids,
+            object: { type, id },
+            relation: t.relation,
+            userFilters: [{ type: pickOf(subjects) }],
+          }),
+      };
     });
     const report: BenchReport = {
       source: w.source,
       tuples: w.tuples.length,
-      load: { seconds: loadSeconds, tuplesPerSecond: loadSeconds > 0 ? w.tuples.length / loadSeconds : 0, bytes, bytesPerTuple: w.tuples.length ? bytes / w.tuples.length : 0 },
+      load: {
+        seconds: loadSeconds,
+        tuplesPerSecond: loadSeconds > 0 ? w.tuples.length / loadSeconds : 0,
+        bytes,
+        bytesPerTuple: w.tuples.length ? bytes / w.tuples.length : 0,
+      },
       operations: ops,
       slowest: slowestPaths(samples, args.int('top') ?? 5),
     };
@@ -207,7 +332,10 @@ export function renderReport(r: BenchReport, batchSize: number, concurrency: num
   }
   if (r.slowest.length) {
     lines.push('', 'Slowest relation paths (by p99):');
-    for (const s of r.slowest) lines.push(`  ${s.op.padEnd(13)}${s.path.padEnd(32)} p99 ${fmtMs(s.p99).padStart(9)}   p50 ${fmtMs(s.p50).padStart(9)}   n=${s.count}`);
+    for (const s of r.slowest)
+      lines.push(
+        `  ${s.op.padEnd(13)}${s.path.padEnd(32)} p99 ${fmtMs(s.p99).padStart(9)}   p50 ${fmtMs(s.p50).padStart(9)}   n=${s.count}`,
+      );
   }
   return lines.join('\n') + '\n';
 }

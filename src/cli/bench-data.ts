@@ -27,7 +27,14 @@ export interface SyntheticSpec {
   readonly seed: number;
 }
 
-export const DEFAULT_SPEC: SyntheticSpec = { objects: {}, fanout: {}, depth: 3, defaultObjects: 100, defaultFanout: 2, seed: 1 };
+export const DEFAULT_SPEC: SyntheticSpec = {
+  objects: {},
+  fanout: {},
+  depth: 3,
+  defaultObjects: 100,
+  defaultFanout: 2,
+  seed: 1,
+};
 
 /** `type=N` pairs (from --objects / --fanout) → a record; throws UsageError on a bad pair. */
 export function parsePairs(pairs: readonly string[], flag: string): Record<string, number> {
@@ -45,12 +52,14 @@ export function specFromYaml(data: unknown): Partial<SyntheticSpec> {
   if (!isObject(data)) throw new FileFormatError('bench spec: expected a map');
   const nums = (v: unknown, key: string): Record<string, number> => {
     if (v === undefined) return {};
-    if (!isObject(v) || !Object.values(v).every((n) => Number.isInteger(n) && (n as number) >= 0)) throw new FileFormatError(`bench spec: '${key}' must map names to integers`);
+    if (!isObject(v) || !Object.values(v).every((n) => Number.isInteger(n) && (n as number) >= 0))
+      throw new FileFormatError(`bench spec: '${key}' must map names to integers`);
     return v as Record<string, number>;
   };
   const int = (v: unknown, key: string): number | undefined => {
     if (v === undefined) return undefined;
-    if (!Number.isInteger(v) || (v as number) < 0) throw new FileFormatError(`bench spec: '${key}' must be a non-negative integer`);
+    if (!Number.isInteger(v) || (v as number) < 0)
+      throw new FileFormatError(`bench spec: '${key}' must be a non-negative integer`);
     return v as number;
   };
   const spec: Record<string, unknown> = { objects: nums(data.objects, 'objects'), fanout: nums(data.fanout, 'fanout') };
@@ -136,7 +145,9 @@ export function subjectTypes(model: AuthorizationModelInput): string[] {
 
 /** Every `type#relation` of the model (the query targets). */
 export function relationPaths(model: AuthorizationModelInput): { type: string; relation: string }[] {
-  return model.type_definitions.flatMap((t) => Object.keys(t.relations ?? {}).map((relation) => ({ type: t.type, relation })));
+  return model.type_definitions.flatMap((t) =>
+    Object.keys(t.relations ?? {}).map((relation) => ({ type: t.type, relation })),
+  );
 }
 
 /**

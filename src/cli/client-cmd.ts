@@ -18,8 +18,21 @@ import { type Command, SERVER_FLAGS, clientFrom, printJson } from './common.js';
 import type { FgaHttpClient } from './http-client.js';
 import { isObject } from './tuple-file.js';
 
-const DATA_DIR: FlagSpec = { name: 'data-dir', kind: 'string', value: '<dir>', env: 'LATCH_DATA_DIR', default: './data', help: 'Server data directory (clients live in <dir>/auth); used without --api-url, server stopped' };
-const POSTGRES_URL: FlagSpec = { name: 'postgres-url', kind: 'string', value: '<url>', env: 'LATCH_POSTGRES_URL', help: 'With --datastore postgres: the database (the servers may keep running; they see the change within a second)' };
+const DATA_DIR: FlagSpec = {
+  name: 'data-dir',
+  kind: 'string',
+  value: '<dir>',
+  env: 'LATCH_DATA_DIR',
+  default: './data',
+  help: 'Server data directory (clients live in <dir>/auth); used without --api-url, server stopped',
+};
+const POSTGRES_URL: FlagSpec = {
+  name: 'postgres-url',
+  kind: 'string',
+  value: '<url>',
+  env: 'LATCH_POSTGRES_URL',
+  help: 'With --datastore postgres: the database (the servers may keep running; they see the change within a second)',
+};
 /** Where the clients are: a running server (`--api-url`, its credentials), or the auth database. */
 const WHERE: readonly FlagSpec[] = [DATA_DIR, POSTGRES_URL, ...SERVER_FLAGS];
 const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -33,7 +46,10 @@ function server(args: Args): FgaHttpClient | undefined {
 
 async function withClients<T>(args: Args, fn: (clients: ClientStore) => Promise<T>): Promise<T> {
   const url = args.string('postgres-url');
-  const kv = await openAuthKv(authDbPath(args.string('data-dir') ?? './data'), url ? { options: { url, poolSize: 1 }, table: 'latch_auth' } : undefined);
+  const kv = await openAuthKv(
+    authDbPath(args.string('data-dir') ?? './data'),
+    url ? { options: { url, poolSize: 1 }, table: 'latch_auth' } : undefined,
+  );
   try {
     return await fn(await ClientStore.open(kv));
   } finally {
@@ -47,10 +63,25 @@ const create: Command = {
     summary: 'Register a client; prints its id and its secret (shown once)',
     positionals: [],
     flags: [
-      { name: 'store', kind: 'string', value: '<store_id|*>', help: "Store the client's tokens are bound to; * = every store (required)" },
-      { name: 'scopes', kind: 'string', value: '<s1,s2,…>', help: `Comma-separated scopes (required): ${SCOPES.join(', ')}` },
+      {
+        name: 'store',
+        kind: 'string',
+        value: '<store_id|*>',
+        help: "Store the client's tokens are bound to; * = every store (required)",
+      },
+      {
+        name: 'scopes',
+        kind: 'string',
+        value: '<s1,s2,…>',
+        help: `Comma-separated scopes (required): ${SCOPES.join(', ')}`,
+      },
       { name: 'name', kind: 'string', value: '<text>', help: 'A label' },
-      { name: 'public-key', kind: 'string', value: '<jwk.json>', help: 'Public JWK for private_key_jwt client authentication' },
+      {
+        name: 'public-key',
+        kind: 'string',
+        value: '<jwk.json>',
+        help: 'Public JWK for private_key_jwt client authentication',
+      },
       ...WHERE,
     ],
     examples: [
@@ -62,21 +93,35 @@ const create: Command = {
   async run(args, io) {
     const store = args.require('store');
     if (store !== '*' && !STORE_ID.test(store)) throw new UsageError(`--store must be a store id or *, got '${store}'`);
-    const scopes = args.require('scopes').split(',').map((s) => s.trim()).filter(Boolean);
+    const scopes = args
+      .require('scopes')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = scopes.filter((s) => !isScope(s));
-    if (scopes.length === 0 || unknown.length > 0) throw new UsageError(`--scopes needs known scopes${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+    if (scopes.length === 0 || unknown.length > 0)
+      throw new UsageError(`--scopes needs known scopes${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
     let publicKey: Record<string, unknown> | undefined;
     const keyFile = args.string('public-key');
     if (keyFile !== undefined) {
       const jwk: unknown = JSON.parse(await readFile(keyFile, 'utf8'));
       if (!isObject(jwk)) throw new UsageError('--public-key must be a JWK (a JSON object)');
-      if ('d' in jwk || 'k' in jwk) throw new UsageError('--public-key must be a public JWK (it contains private material)');
+      if ('d' in jwk || 'k' in jwk)
+        throw new UsageError('--public-key must be a public JWK (it contains private material)');
       publicKey = jwk;
     }
     const name = args.string('name');
     const remote = server(args);
     if (remote) {
-      printJson(io, await remote.createClient({ store_id: store, scopes, ...(name !== undefined ? { name } : {}), ...(publicKey ? { public_key: publicKey } : {}) }));
+      printJson(
+        io,
+        await remote.createClient({
+          store_id: store,
+          scopes,
+          ...(name !== undefined ? { name } : {}),
+          ...(publicKey ? { public_key: publicKey } : {}),
+        }),
+      );
       return 0;
     }
     const { client, secret } = await withClients(args, (c) => c.create({ storeId: store, scopes, name, publicKey }));
@@ -89,7 +134,9 @@ const list: Command = {
   spec: { path: 'client list', summary: 'List the clients (without secrets)', positionals: [], flags: [...WHERE] },
   async run(args, io) {
     const remote = server(args);
-    printJson(io, { clients: remote ? await remote.listClients() : await withClients(args, async (c) => c.list().map(view)) });
+    printJson(io, {
+      clients: remote ? await remote.listClients() : await withClients(args, async (c) => c.list().map(view)),
+    });
     return 0;
   },
 };
@@ -99,7 +146,9 @@ const list: Command = {
  * `local` answers undefined when there is no such client, and `missing` says so.
  */
 function oneClient(
-  path: string, summary: string, missing: string,
+  path: string,
+  summary: string,
+  missing: string,
   remote: (api: FgaHttpClient, id: string) => Promise<unknown>,
   local: (clients: ClientStore, id: string) => Promise<Record<string, unknown> | undefined>,
 ): Command {
@@ -108,18 +157,25 @@ function oneClient(
     async run(args, io) {
       const id = args.arg('client_id') as string;
       const api = server(args);
-      printJson(io, api ? await remote(api, id) : await withClients(args, async (c) => {
-        const r = await local(c, id);
-        if (!r) throw new Error(`${missing} '${id}'`);
-        return r;
-      }));
+      printJson(
+        io,
+        api
+          ? await remote(api, id)
+          : await withClients(args, async (c) => {
+              const r = await local(c, id);
+              if (!r) throw new Error(`${missing} '${id}'`);
+              return r;
+            }),
+      );
       return 0;
     },
   };
 }
 
 const rotate = oneClient(
-  'client rotate', 'Give a client a new secret; the old one stops working at once', 'no active client',
+  'client rotate',
+  'Give a client a new secret; the old one stops working at once',
+  'no active client',
   (api, id) => api.rotateClient(id),
   async (c, id) => {
     const r = await c.rotate(id);
@@ -128,7 +184,9 @@ const rotate = oneClient(
 );
 
 const revoke = oneClient(
-  'client revoke', 'Revoke a client: no new tokens, and its live tokens are refused', 'no client',
+  'client revoke',
+  'Revoke a client: no new tokens, and its live tokens are refused',
+  'no client',
   (api, id) => api.revokeClient(id),
   async (c, id) => {
     const r = await c.revoke(id);

@@ -25,7 +25,10 @@ const GROUPS: Record<string, Group> = {
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
   index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },
-  client: { summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)", commands: clientCommands },
+  client: {
+    summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)",
+    commands: clientCommands,
+  },
 };
 
 const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand, migrate: migrateCommand };

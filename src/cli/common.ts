@@ -30,21 +30,58 @@ export interface Command {
 
 /** Flags that say which server to talk to and how to authenticate. */
 export const SERVER_FLAGS: readonly FlagSpec[] = [
-  { name: 'api-url', kind: 'string', value: '<url>', env: 'LATCH_API_URL', help: 'Server base URL, e.g. http://127.0.0.1:8080' },
+  {
+    name: 'api-url',
+    kind: 'string',
+    value: '<url>',
+    env: 'LATCH_API_URL',
+    help: 'Server base URL, e.g. http://127.0.0.1:8080',
+  },
   { name: 'api-token', kind: 'string', value: '<token>', env: 'LATCH_API_TOKEN', help: 'Bearer token' },
-  { name: 'client-id', kind: 'string', value: '<id>', env: 'LATCH_CLIENT_ID', help: 'OAuth2 client id (client-credentials flow)' },
-  { name: 'client-secret', kind: 'string', value: '<secret>', env: 'LATCH_CLIENT_SECRET', help: 'OAuth2 client secret' },
-  { name: 'api-token-issuer', kind: 'string', value: '<host|url>', env: 'LATCH_API_TOKEN_ISSUER', help: 'Token issuer (host or token endpoint URL)' },
+  {
+    name: 'client-id',
+    kind: 'string',
+    value: '<id>',
+    env: 'LATCH_CLIENT_ID',
+    help: 'OAuth2 client id (client-credentials flow)',
+  },
+  {
+    name: 'client-secret',
+    kind: 'string',
+    value: '<secret>',
+    env: 'LATCH_CLIENT_SECRET',
+    help: 'OAuth2 client secret',
+  },
+  {
+    name: 'api-token-issuer',
+    kind: 'string',
+    value: '<host|url>',
+    env: 'LATCH_API_TOKEN_ISSUER',
+    help: 'Token issuer (host or token endpoint URL)',
+  },
   { name: 'api-audience', kind: 'string', value: '<aud>', env: 'LATCH_API_AUDIENCE', help: 'Token audience' },
 ];
 
-export const STORE_FLAG: FlagSpec = { name: 'store-id', kind: 'string', value: '<id>', env: 'LATCH_STORE_ID', help: 'Store id' };
-export const MODEL_FLAG: FlagSpec = { name: 'model-id', kind: 'string', value: '<id>', env: 'LATCH_MODEL_ID', help: 'Authorization model id (default: the latest)' };
+export const STORE_FLAG: FlagSpec = {
+  name: 'store-id',
+  kind: 'string',
+  value: '<id>',
+  env: 'LATCH_STORE_ID',
+  help: 'Store id',
+};
+export const MODEL_FLAG: FlagSpec = {
+  name: 'model-id',
+  kind: 'string',
+  value: '<id>',
+  env: 'LATCH_MODEL_ID',
+  help: 'Authorization model id (default: the latest)',
+};
 
 /** A client for `--api-url`; throws UsageError when the URL or half of the client credentials is missing. */
 export function clientFrom(args: Args): FgaHttpClient {
   const apiUrl = args.require('api-url', 'or set LATCH_API_URL');
-  if (!/^https?:\/\//.test(apiUrl)) throw new UsageError(`--api-url must start with http:// or https://, got '${apiUrl}'`);
+  if (!/^https?:\/\//.test(apiUrl))
+    throw new UsageError(`--api-url must start with http:// or https://, got '${apiUrl}'`);
   const clientId = args.string('client-id');
   const clientSecret = args.string('client-secret');
   const issuer = args.string('api-token-issuer');
@@ -54,7 +91,10 @@ export function clientFrom(args: Args): FgaHttpClient {
   return new FgaHttpClient({
     apiUrl,
     apiToken: args.string('api-token'),
-    credentials: clientId && clientSecret && issuer ? { clientId, clientSecret, issuer, audience: args.string('api-audience') } : undefined,
+    credentials:
+      clientId && clientSecret && issuer
+        ? { clientId, clientSecret, issuer, audience: args.string('api-audience') }
+        : undefined,
   });
 }
 
@@ -104,8 +144,17 @@ export async function writeInChunks(
   for (const chunk of chunks(tuples, Math.min(options.chunkSize ?? 100, 100))) {
     const model = options.modelId ? { authorization_model_id: options.modelId } : {};
     const counts = options.delete
-      ? await client.write(storeId, { deletes: { tuple_keys: chunk.map(({ user, relation, object }) => ({ user, relation, object })), on_missing: options.ignore ? 'ignore' : 'error' }, ...model })
-      : await client.write(storeId, { writes: { tuple_keys: chunk, on_duplicate: options.ignore ? 'ignore' : 'error' }, ...model });
+      ? await client.write(storeId, {
+          deletes: {
+            tuple_keys: chunk.map(({ user, relation, object }) => ({ user, relation, object })),
+            on_missing: options.ignore ? 'ignore' : 'error',
+          },
+          ...model,
+        })
+      : await client.write(storeId, {
+          writes: { tuple_keys: chunk, on_duplicate: options.ignore ? 'ignore' : 'error' },
+          ...model,
+        });
     // Without `ignore` a chunk is all or nothing, so its size is exact even from a server that does not count.
     const n = counts ? (options.delete ? counts.deleted : counts.written) : options.ignore ? undefined : chunk.length;
     applied = applied === undefined || n === undefined ? undefined : applied + n;
@@ -122,7 +171,9 @@ export async function writeInChunks(
  */
 export function writeReport(io: CliIo, verb: 'written' | 'deleted', r: ChunkedWrite): Record<string, number> {
   if (r.applied === undefined) {
-    io.err(`note: the server does not report how many tuples it ${verb === 'written' ? 'wrote' : 'deleted'}; ${r.requested} were sent\n`);
+    io.err(
+      `note: the server does not report how many tuples it ${verb === 'written' ? 'wrote' : 'deleted'}; ${r.requested} were sent\n`,
+    );
     return { requested: r.requested };
   }
   return r.applied === r.requested ? { [verb]: r.applied } : { [verb]: r.applied, skipped: r.requested - r.applied };

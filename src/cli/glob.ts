@@ -38,7 +38,11 @@ export function globToRegExp(glob: string): RegExp {
       const end = glob.indexOf('}', i);
       if (end === -1) re += '\\{';
       else {
-        re += `(?:${glob.slice(i + 1, end).split(',').map(escape).join('|')})`;
+        re += `(?:${glob
+          .slice(i + 1, end)
+          .split(',')
+          .map(escape)
+          .join('|')})`;
         i = end;
       }
     } else re += escape(c);

@@ -4,7 +4,15 @@
 // the token is fetched on first use and reused until shortly before `expires_in` elapses.
 // Every non-2xx answer becomes an ApiError carrying the status and the `{code, message}` body.
 
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, JsonObject, Store, Tuple, TupleKey } from '../domain/types.js';
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  JsonObject,
+  Store,
+  Tuple,
+  TupleKey,
+} from '../domain/types.js';
 import type { ListedUser, UsersetTreeNode } from '../engine/types.js';
 
 export class ApiError extends Error {
@@ -50,7 +58,8 @@ export interface BatchCheckBody {
   readonly consistency?: string;
 }
 
-export type BatchCheckItemResult = { allowed: boolean } | { error: { input_error?: string; internal_error?: string; message: string } };
+export type BatchCheckItemResult =
+  { allowed: boolean } | { error: { input_error?: string; internal_error?: string; message: string } };
 
 export interface ListObjectsBody {
   readonly type: string;
@@ -103,8 +112,12 @@ export class FgaHttpClient {
   }
 
   // ---- stores ----
-  listStores(page: Page & { name?: string | undefined } = {}): Promise<{ stores: Store[]; continuation_token: string }> {
-    return this.get(`/stores${query({ page_size: page.pageSize, continuation_token: page.continuationToken, name: page.name })}`);
+  listStores(
+    page: Page & { name?: string | undefined } = {},
+  ): Promise<{ stores: Store[]; continuation_token: string }> {
+    return this.get(
+      `/stores${query({ page_size: page.pageSize, continuation_token: page.continuationToken, name: page.name })}`,
+    );
   }
   createStore(name: string): Promise<Store> {
     return this.send('POST', '/stores', { name });
@@ -117,15 +130,28 @@ export class FgaHttpClient {
   }
 
   // ---- models ----
-  listModels(storeId: string, page: Page = {}): Promise<{ authorization_models: AuthorizationModel[]; continuation_token: string }> {
-    return this.get(`/stores/${enc(storeId)}/authorization-models${query({ page_size: page.pageSize, continuation_token: page.continuationToken })}`);
+  listModels(
+    storeId: string,
+    page: Page = {},
+  ): Promise<{ authorization_models: AuthorizationModel[]; continuation_token: string }> {
+    return this.get(
+      `/stores/${enc(storeId)}/authorization-models${query({ page_size: page.pageSize, continuation_token: page.continuationToken })}`,
+    );
   }
   async writeModel(storeId: string, model: AuthorizationModelInput): Promise<string> {
-    const r = await this.send<{ authorization_model_id: string }>('POST', `/stores/${enc(storeId)}/authorization-models`, model);
+    const r = await this.send<{ authorization_model_id: string }>(
+      'POST',
+      `/stores/${enc(storeId)}/authorization-models`,
+      model,
+    );
     return r.authorization_model_id;
   }
   async getModel(storeId: string, modelId: string): Promise<AuthorizationModel> {
-    return (await this.get<{ authorization_model: AuthorizationModel }>(`/stores/${enc(storeId)}/authorization-models/${enc(modelId)}`)).authorization_model;
+    return (
+      await this.get<{ authorization_model: AuthorizationModel }>(
+        `/stores/${enc(storeId)}/authorization-models/${enc(modelId)}`,
+      )
+    ).authorization_model;
   }
   /** The store's latest model, or undefined when it has none. */
   async latestModel(storeId: string): Promise<AuthorizationModel | undefined> {
@@ -134,7 +160,8 @@ export class FgaHttpClient {
 
   // ---- assertions ----
   async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
-    return (await this.get<{ assertions: Assertion[] }>(`/stores/${enc(storeId)}/assertions/${enc(modelId)}`)).assertions;
+    return (await this.get<{ assertions: Assertion[] }>(`/stores/${enc(storeId)}/assertions/${enc(modelId)}`))
+      .assertions;
   }
   async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
     await this.send('PUT', `/stores/${enc(storeId)}/assertions/${enc(modelId)}`, { assertions });
@@ -150,11 +177,19 @@ export class FgaHttpClient {
     await this.send('POST', `/stores/${enc(storeId)}/write`, body, (h) => {
       const written = h.get('latch-tuples-written');
       const deleted = h.get('latch-tuples-deleted');
-      if (written !== null && deleted !== null && /^\d+$/.test(written) && /^\d+$/.test(deleted)) counts = { written: Number(written), deleted: Number(deleted) };
+      if (written !== null && deleted !== null && /^\d+$/.test(written) && /^\d+$/.test(deleted))
+        counts = { written: Number(written), deleted: Number(deleted) };
     });
     return counts;
   }
-  read(storeId: string, body: { tuple_key?: { user?: string; relation?: string; object?: string }; page_size?: number; continuation_token?: string }): Promise<{ tuples: Tuple[]; continuation_token: string }> {
+  read(
+    storeId: string,
+    body: {
+      tuple_key?: { user?: string; relation?: string; object?: string };
+      page_size?: number;
+      continuation_token?: string;
+    },
+  ): Promise<{ tuples: Tuple[]; continuation_token: string }> {
     return this.send('POST', `/stores/${enc(storeId)}/read`, body);
   }
   /** Every tuple matching the filter, following continuation tokens. */
@@ -162,7 +197,11 @@ export class FgaHttpClient {
     const out: Tuple[] = [];
     let token = '';
     do {
-      const r = await this.read(storeId, { ...(tupleKey ? { tuple_key: tupleKey } : {}), page_size: 100, ...(token ? { continuation_token: token } : {}) });
+      const r = await this.read(storeId, {
+        ...(tupleKey ? { tuple_key: tupleKey } : {}),
+        page_size: 100,
+        ...(token ? { continuation_token: token } : {}),
+      });
       out.push(...r.tuples);
       token = r.continuation_token;
     } while (token);
@@ -179,7 +218,13 @@ export class FgaHttpClient {
     return (await this.send<{ allowed: boolean }>('POST', `/stores/${enc(storeId)}/check`, body)).allowed;
   }
   async batchCheck(storeId: string, body: BatchCheckBody): Promise<Record<string, BatchCheckItemResult>> {
-    return (await this.send<{ result: Record<string, BatchCheckItemResult> }>('POST', `/stores/${enc(storeId)}/batch-check`, body)).result;
+    return (
+      await this.send<{ result: Record<string, BatchCheckItemResult> }>(
+        'POST',
+        `/stores/${enc(storeId)}/batch-check`,
+        body,
+      )
+    ).result;
   }
   async listObjects(storeId: string, body: ListObjectsBody): Promise<string[]> {
     return (await this.send<{ objects: string[] }>('POST', `/stores/${enc(storeId)}/list-objects`, body)).objects;
@@ -192,7 +237,11 @@ export class FgaHttpClient {
     const out: string[] = [];
     let token = '';
     do {
-      const page = await this.send<{ objects: string[]; continuation_token?: string }>('POST', `/stores/${enc(storeId)}/list-objects`, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      const page = await this.send<{ objects: string[]; continuation_token?: string }>(
+        'POST',
+        `/stores/${enc(storeId)}/list-objects`,
+        { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) },
+      );
       out.push(...page.objects);
       token = page.continuation_token ?? '';
     } while (token);
@@ -203,13 +252,24 @@ export class FgaHttpClient {
     const out: ListedUser[] = [];
     let token = '';
     do {
-      const page = await this.send<{ users: ListedUser[]; continuation_token?: string }>('POST', `/stores/${enc(storeId)}/list-users`, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      const page = await this.send<{ users: ListedUser[]; continuation_token?: string }>(
+        'POST',
+        `/stores/${enc(storeId)}/list-users`,
+        { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) },
+      );
       out.push(...page.users);
       token = page.continuation_token ?? '';
     } while (token);
     return out;
   }
-  async expand(storeId: string, body: { tuple_key: { object: string; relation: string }; authorization_model_id?: string; contextual_tuples?: { tuple_keys: TupleKey[] } }): Promise<{ root: UsersetTreeNode }> {
+  async expand(
+    storeId: string,
+    body: {
+      tuple_key: { object: string; relation: string };
+      authorization_model_id?: string;
+      contextual_tuples?: { tuple_keys: TupleKey[] };
+    },
+  ): Promise<{ root: UsersetTreeNode }> {
     return (await this.send<{ tree: { root: UsersetTreeNode } }>('POST', `/stores/${enc(storeId)}/expand`, body)).tree;
   }
 
@@ -217,7 +277,12 @@ export class FgaHttpClient {
   async listClients(): Promise<Record<string, unknown>[]> {
     return (await this.get<{ clients: Record<string, unknown>[] }>('/clients')).clients;
   }
-  createClient(body: { store_id: string; scopes: string[]; name?: string; public_key?: Record<string, unknown> }): Promise<Record<string, unknown>> {
+  createClient(body: {
+    store_id: string;
+    scopes: string[];
+    name?: string;
+    public_key?: Record<string, unknown>;
+  }): Promise<Record<string, unknown>> {
     return this.send('POST', '/clients', body);
   }
   rotateClient(clientId: string): Promise<Record<string, unknown>> {
@@ -228,13 +293,21 @@ export class FgaHttpClient {
   }
 
   // ---- permission indexes (docs/permission-indexes.md) ----
-  listIndexes(storeId: string, page: Page = {}): Promise<{ indexes: Record<string, unknown>[]; continuation_token: string }> {
-    return this.get(`/stores/${enc(storeId)}/indexes${query({ page_size: page.pageSize, continuation_token: page.continuationToken })}`);
+  listIndexes(
+    storeId: string,
+    page: Page = {},
+  ): Promise<{ indexes: Record<string, unknown>[]; continuation_token: string }> {
+    return this.get(
+      `/stores/${enc(storeId)}/indexes${query({ page_size: page.pageSize, continuation_token: page.continuationToken })}`,
+    );
   }
   getIndex(storeId: string, indexId: string): Promise<Record<string, unknown>> {
     return this.get(`/stores/${enc(storeId)}/indexes/${enc(indexId)}`);
   }
-  createIndex(storeId: string, body: { name: string; relations: { object_type: string; relation: string }[]; authorization_model_id?: string }): Promise<Record<string, unknown>> {
+  createIndex(
+    storeId: string,
+    body: { name: string; relations: { object_type: string; relation: string }[]; authorization_model_id?: string },
+  ): Promise<Record<string, unknown>> {
     return this.send('POST', `/stores/${enc(storeId)}/indexes`, body);
   }
   async deleteIndex(storeId: string, indexId: string): Promise<void> {
@@ -242,22 +315,44 @@ export class FgaHttpClient {
   }
 
   /** ReadExpansions: each `{"result": …}` line's result as it arrives; an error line or status throws ApiError. */
-  async *expansions(storeId: string, indexId: string, q: { authorization_model_id: string; from?: string | undefined }, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+  async *expansions(
+    storeId: string,
+    indexId: string,
+    q: { authorization_model_id: string; from?: string | undefined },
+    signal?: AbortSignal,
+  ): AsyncGenerator<Record<string, unknown>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const auth = await this.authorization();
     if (auth) headers.authorization = auth;
-    const res = await fetch(`${this.base}/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, { headers, signal }).catch((err: unknown) => {
-      throw new ApiError(0, 'connection_failed', `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
+    const res = await fetch(`${this.base}/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, {
+      headers,
+      signal,
+    }).catch((err: unknown) => {
+      throw new ApiError(
+        0,
+        'connection_failed',
+        `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
     const dec = new TextDecoder();
     let buf = '';
     for await (const chunk of res.body as ReadableStream<Uint8Array>) {
       buf += dec.decode(chunk, { stream: true });
       for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
-        const line = JSON.parse(buf.slice(0, nl)) as { result?: Record<string, unknown>; error?: { message?: string }; code?: string; message?: string };
+        const line = JSON.parse(buf.slice(0, nl)) as {
+          result?: Record<string, unknown>;
+          error?: { message?: string };
+          code?: string;
+          message?: string;
+        };
         buf = buf.slice(nl + 1);
         if (line.result) yield line.result;
-        else throw new ApiError(res.status, typeof line.code === 'string' ? line.code : 'stream_error', line.error?.message ?? line.message ?? 'stream error');
+        else
+          throw new ApiError(
+            res.status,
+            typeof line.code === 'string' ? line.code : 'stream_error',
+            line.error?.message ?? line.message ?? 'stream error',
+          );
       }
     }
   }
@@ -267,14 +362,23 @@ export class FgaHttpClient {
     return this.send<T>('GET', path);
   }
 
-  private async send<T>(method: string, path: string, body?: unknown, onHeaders?: (headers: Headers) => void): Promise<T> {
+  private async send<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    onHeaders?: (headers: Headers) => void,
+  ): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const auth = await this.authorization();
     if (auth) headers.authorization = auth;
     let res: Response;
     try {
-      res = await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await fetch(this.base + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     } catch (err) {
       const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
       throw new ApiError(0, 'connection_failed', `cannot reach ${this.base}${cause}`);
@@ -288,7 +392,11 @@ export class FgaHttpClient {
     }
     if (!res.ok) {
       const o = (typeof json === 'object' && json !== null ? json : {}) as { code?: unknown; message?: unknown };
-      throw new ApiError(res.status, typeof o.code === 'string' ? o.code : 'http_error', typeof o.message === 'string' ? o.message : text.slice(0, 200));
+      throw new ApiError(
+        res.status,
+        typeof o.code === 'string' ? o.code : 'http_error',
+        typeof o.message === 'string' ? o.message : text.slice(0, 200),
+      );
     }
     if (json === undefined) throw new ApiError(res.status, 'invalid_response', `not JSON: ${text.slice(0, 200)}`);
     onHeaders?.(res.headers);
@@ -308,17 +416,34 @@ export class FgaHttpClient {
 async function fetchToken(c: ClientCredentials): Promise<{ value: string; expires: number }> {
   const url = /^https?:\/\//.test(c.issuer) ? c.issuer : `https://${c.issuer}`;
   const endpoint = new URL(url).pathname === '/' ? new URL('/oauth/token', url).toString() : url;
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret });
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: c.clientId,
+    client_secret: c.clientSecret,
+  });
   if (c.audience) form.set('audience', c.audience);
   let res: Response;
   try {
-    res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    res = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
   } catch {
     throw new ApiError(0, 'connection_failed', `cannot reach token issuer ${endpoint}`);
   }
-  const body = (await res.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown };
+  const body = (await res.json().catch(() => ({}))) as {
+    access_token?: unknown;
+    expires_in?: unknown;
+    error?: unknown;
+    error_description?: unknown;
+  };
   if (!res.ok || typeof body.access_token !== 'string') {
-    throw new ApiError(res.status, typeof body.error === 'string' ? body.error : 'token_request_failed', typeof body.error_description === 'string' ? body.error_description : 'no access_token in the response');
+    throw new ApiError(
+      res.status,
+      typeof body.error === 'string' ? body.error : 'token_request_failed',
+      typeof body.error_description === 'string' ? body.error_description : 'no access_token in the response',
+    );
   }
   const ttl = typeof body.expires_in === 'number' ? body.expires_in : 300;
   return { value: body.access_token, expires: Date.now() + Math.max(0, ttl - 30) * 1000 };

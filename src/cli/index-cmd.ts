@@ -7,7 +7,13 @@ import { type FlagSpec, UsageError } from './args.js';
 import { type Command, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson } from './common.js';
 
 const server = SERVER_FLAGS;
-const INDEX_FLAG: FlagSpec = { name: 'index-id', kind: 'string', value: '<id>', env: 'LATCH_INDEX_ID', help: 'Permission index id' };
+const INDEX_FLAG: FlagSpec = {
+  name: 'index-id',
+  kind: 'string',
+  value: '<id>',
+  env: 'LATCH_INDEX_ID',
+  help: 'Permission index id',
+};
 const RELATION = /^([^:#@\s]+)#([^:#@\s]+)$/;
 
 const create: Command = {
@@ -18,11 +24,24 @@ const create: Command = {
     flags: [
       STORE_FLAG,
       { name: 'name', kind: 'string', value: '<name>', help: 'Index name (required)' },
-      { name: 'relation', kind: 'list', value: '<type#relation>', help: 'An indexed relation, e.g. doc#viewer (repeatable, at least one)' },
-      { name: 'model-id', kind: 'string', value: '<id>', env: 'LATCH_MODEL_ID', help: 'The model the index is assigned to (default: the latest)' },
+      {
+        name: 'relation',
+        kind: 'list',
+        value: '<type#relation>',
+        help: 'An indexed relation, e.g. doc#viewer (repeatable, at least one)',
+      },
+      {
+        name: 'model-id',
+        kind: 'string',
+        value: '<id>',
+        env: 'LATCH_MODEL_ID',
+        help: 'The model the index is assigned to (default: the latest)',
+      },
       ...server,
     ],
-    examples: ['latch index create --store-id 01H… --name doc-viewers --relation doc#viewer --api-url http://127.0.0.1:8080'],
+    examples: [
+      'latch index create --store-id 01H… --name doc-viewers --relation doc#viewer --api-url http://127.0.0.1:8080',
+    ],
   },
   async run(args, io) {
     const relations = args.list('relation').map((r) => {
@@ -39,7 +58,12 @@ const create: Command = {
 };
 
 const list: Command = {
-  spec: { path: 'index list', summary: "List a store's permission indexes (every page)", positionals: [], flags: [STORE_FLAG, ...server] },
+  spec: {
+    path: 'index list',
+    summary: "List a store's permission indexes (every page)",
+    positionals: [],
+    flags: [STORE_FLAG, ...server],
+  },
   async run(args, io) {
     const client = clientFrom(args);
     const store = args.require('store-id', 'or set LATCH_STORE_ID');
@@ -56,15 +80,31 @@ const list: Command = {
 };
 
 const get: Command = {
-  spec: { path: 'index get', summary: 'Show one permission index (status, counts, freshness)', positionals: [], flags: [STORE_FLAG, INDEX_FLAG, ...server] },
+  spec: {
+    path: 'index get',
+    summary: 'Show one permission index (status, counts, freshness)',
+    positionals: [],
+    flags: [STORE_FLAG, INDEX_FLAG, ...server],
+  },
   async run(args, io) {
-    printJson(io, await clientFrom(args).getIndex(args.require('store-id', 'or set LATCH_STORE_ID'), args.require('index-id', 'or set LATCH_INDEX_ID')));
+    printJson(
+      io,
+      await clientFrom(args).getIndex(
+        args.require('store-id', 'or set LATCH_STORE_ID'),
+        args.require('index-id', 'or set LATCH_INDEX_ID'),
+      ),
+    );
     return 0;
   },
 };
 
 const del: Command = {
-  spec: { path: 'index delete', summary: 'Delete a permission index (its streams close)', positionals: [], flags: [STORE_FLAG, INDEX_FLAG, ...server] },
+  spec: {
+    path: 'index delete',
+    summary: 'Delete a permission index (its streams close)',
+    positionals: [],
+    flags: [STORE_FLAG, INDEX_FLAG, ...server],
+  },
   async run(args, io) {
     const id = args.require('index-id', 'or set LATCH_INDEX_ID');
     await clientFrom(args).deleteIndex(args.require('store-id', 'or set LATCH_STORE_ID'), id);
@@ -79,9 +119,21 @@ const watch: Command = {
     summary: 'Stream an index: the current set, then live INSERT/DELETE events (one JSON line each)',
     positionals: [],
     flags: [
-      STORE_FLAG, INDEX_FLAG,
-      { name: 'from', kind: 'string', value: '<event-id>', help: 'Resume right after this event id (default: the whole current set first)' },
-      { name: 'model-id', kind: 'string', value: '<id>', env: 'LATCH_MODEL_ID', help: "The index's model (default: read from the index)" },
+      STORE_FLAG,
+      INDEX_FLAG,
+      {
+        name: 'from',
+        kind: 'string',
+        value: '<event-id>',
+        help: 'Resume right after this event id (default: the whole current set first)',
+      },
+      {
+        name: 'model-id',
+        kind: 'string',
+        value: '<id>',
+        env: 'LATCH_MODEL_ID',
+        help: "The index's model (default: read from the index)",
+      },
       { name: 'max-events', kind: 'integer', min: 1, value: '<n>', help: 'Stop after this many expansion events' },
       ...server,
     ],
@@ -90,12 +142,20 @@ const watch: Command = {
     const client = clientFrom(args);
     const store = args.require('store-id', 'or set LATCH_STORE_ID');
     const id = args.require('index-id', 'or set LATCH_INDEX_ID');
-    const model = args.string('model-id') ?? ((await client.getIndex(store, id)).models as { model_id: string }[])[0]?.model_id ?? '';
+    const model =
+      args.string('model-id') ??
+      ((await client.getIndex(store, id)).models as { model_id: string }[])[0]?.model_id ??
+      '';
     const max = args.int('max-events') ?? Infinity;
     const ac = new AbortController();
     let seen = 0;
     try {
-      for await (const e of client.expansions(store, id, { authorization_model_id: model, from: args.string('from') }, ac.signal)) {
+      for await (const e of client.expansions(
+        store,
+        id,
+        { authorization_model_id: model, from: args.string('from') },
+        ac.signal,
+      )) {
         if ('heartbeat' in e) continue;
         io.out(JSON.stringify(e) + '\n');
         if ('expansion' in e && ++seen >= max) break;

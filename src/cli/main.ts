@@ -22,7 +22,10 @@ Run 'latch <command> --help' for a command's options; 'latch --version' prints t
 export function latchVersion(): string {
   for (const up of ['../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
       if (pkg.name === 'latch' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // not at this level

@@ -11,7 +11,15 @@ export const migrateCommand: Command = {
     path: 'migrate',
     summary: "Create or upgrade latch's schema in PostgreSQL",
     positionals: [],
-    flags: [{ name: 'postgres-url', kind: 'string', value: '<url>', env: 'LATCH_POSTGRES_URL', help: 'postgres://user:password@host:port/database' }],
+    flags: [
+      {
+        name: 'postgres-url',
+        kind: 'string',
+        value: '<url>',
+        env: 'LATCH_POSTGRES_URL',
+        help: 'postgres://user:password@host:port/database',
+      },
+    ],
     details:
       'Applies every schema step this latch knows and the database lacks, each in its own transaction,\n' +
       'holding an advisory lock (a node starting meanwhile waits). A database whose schema is newer\n' +
@@ -29,7 +37,9 @@ export const migrateCommand: Command = {
     const db = new Db({ url, poolSize: 1 });
     try {
       const { from, to } = await migrate(db);
-      io.out(from === to ? `schema is at version ${to}; nothing to do\n` : `schema migrated from version ${from} to ${to}\n`);
+      io.out(
+        from === to ? `schema is at version ${to}; nothing to do\n` : `schema migrated from version ${from} to ${to}\n`,
+      );
       return 0;
     } catch (err) {
       io.err(`latch migrate: ${describeStartError(url, err).message}\n`);

@@ -12,7 +12,11 @@ const write: Command = {
     path: 'model write',
     summary: 'Write a new authorization model (DSL, JSON or fga.mod)',
     positionals: [{ name: 'file', optional: true, help: 'Model file (.fga, .json, fga.mod); or use --inline' }],
-    flags: [STORE_FLAG, { name: 'inline', kind: 'string', value: '<model>', help: 'Model text (DSL or JSON) instead of a file' }, ...SERVER_FLAGS],
+    flags: [
+      STORE_FLAG,
+      { name: 'inline', kind: 'string', value: '<model>', help: 'Model text (DSL or JSON) instead of a file' },
+      ...SERVER_FLAGS,
+    ],
     examples: ['latch model write --store-id 01J… model.fga', 'latch model write --store-id 01J… modules/fga.mod'],
   },
   async run(args, io) {
@@ -34,7 +38,19 @@ const get: Command = {
     path: 'model get',
     summary: 'Show a model (the latest unless --model-id)',
     positionals: [],
-    flags: [STORE_FLAG, MODEL_FLAG, { name: 'format', kind: 'string', value: '<fmt>', choices: ['fga', 'json'], default: 'fga', help: 'Output format: DSL or JSON' }, ...SERVER_FLAGS],
+    flags: [
+      STORE_FLAG,
+      MODEL_FLAG,
+      {
+        name: 'format',
+        kind: 'string',
+        value: '<fmt>',
+        choices: ['fga', 'json'],
+        default: 'fga',
+        help: 'Output format: DSL or JSON',
+      },
+      ...SERVER_FLAGS,
+    ],
   },
   async run(args, io) {
     const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
@@ -59,7 +75,18 @@ const list: Command = {
     path: 'model list',
     summary: 'List the models of a store, newest first',
     positionals: [],
-    flags: [STORE_FLAG, { name: 'max-pages', kind: 'integer', min: 0, value: '<n>', default: '0 (all)', help: 'Stop after this many pages' }, ...SERVER_FLAGS],
+    flags: [
+      STORE_FLAG,
+      {
+        name: 'max-pages',
+        kind: 'integer',
+        min: 0,
+        value: '<n>',
+        default: '0 (all)',
+        help: 'Stop after this many pages',
+      },
+      ...SERVER_FLAGS,
+    ],
   },
   async run(args, io) {
     const storeId = args.require('store-id', 'or set LATCH_STORE_ID');

@@ -6,7 +6,16 @@ import { readFile } from 'node:fs/promises';
 import YAML from 'yaml';
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
-import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, chunks, clientFrom, printJson, splitObject } from './common.js';
+import {
+  type Command,
+  MODEL_FLAG,
+  SERVER_FLAGS,
+  STORE_FLAG,
+  chunks,
+  clientFrom,
+  printJson,
+  splitObject,
+} from './common.js';
 import { ApiError, type BatchCheckItemResult } from './http-client.js';
 import { isObject } from './tuple-file.js';
 
@@ -15,7 +24,13 @@ const QUERY_FLAGS: FlagSpec[] = [
   MODEL_FLAG,
   { name: 'context', kind: 'string', value: '<json>', help: 'Condition context as a JSON object' },
   { name: 'contextual-tuple', kind: 'list', value: '"<user> <relation> <object>"', help: 'A contextual tuple' },
-  { name: 'consistency', kind: 'string', value: '<pref>', choices: ['MINIMIZE_LATENCY', 'HIGHER_CONSISTENCY'], help: 'Consistency preference' },
+  {
+    name: 'consistency',
+    kind: 'string',
+    value: '<pref>',
+    choices: ['MINIMIZE_LATENCY', 'HIGHER_CONSISTENCY'],
+    help: 'Consistency preference',
+  },
   ...SERVER_FLAGS,
 ];
 
@@ -74,12 +89,20 @@ const check: Command = {
   spec: {
     path: 'query check',
     summary: 'Is <user> related to <object> as <relation>?',
-    positionals: [{ name: 'user', help: 'e.g. user:anne' }, { name: 'relation', help: 'e.g. viewer' }, { name: 'object', help: 'e.g. document:roadmap' }],
+    positionals: [
+      { name: 'user', help: 'e.g. user:anne' },
+      { name: 'relation', help: 'e.g. viewer' },
+      { name: 'object', help: 'e.g. document:roadmap' },
+    ],
     flags: QUERY_FLAGS,
     examples: ['latch query check --store-id 01J… user:anne viewer document:roadmap --context \'{"ip":"10.0.0.1"}\''],
   },
   async run(args, io) {
-    const [user, relation, object] = [args.arg('user'), args.arg('relation'), args.arg('object')] as [string, string, string];
+    const [user, relation, object] = [args.arg('user'), args.arg('relation'), args.arg('object')] as [
+      string,
+      string,
+      string,
+    ];
     const client = clientFrom(args);
     const allowed = await client.check(storeOf(args), { tuple_key: { user, relation, object }, ...common(args) });
     printJson(io, { allowed });
@@ -101,25 +124,52 @@ const batchCheck: Command = {
     summary: 'Run many checks (from a YAML/JSON file or --check), --batch-size per request',
     positionals: [],
     flags: [
-      { name: 'file', kind: 'string', value: '<file>', help: 'List of {user, relation, object, context?, correlation_id?}' },
+      {
+        name: 'file',
+        kind: 'string',
+        value: '<file>',
+        help: 'List of {user, relation, object, context?, correlation_id?}',
+      },
       { name: 'check', kind: 'list', value: '"<user> <relation> <object>"', help: 'One check' },
-      { name: 'batch-size', kind: 'integer', min: 1, value: '<n>', default: '50', help: "Checks per request; lowered to the server's limit when it refuses more" },
+      {
+        name: 'batch-size',
+        kind: 'integer',
+        min: 1,
+        value: '<n>',
+        default: '50',
+        help: "Checks per request; lowered to the server's limit when it refuses more",
+      },
       ...QUERY_FLAGS,
     ],
-    examples: ['latch query batch-check --store-id 01J… --check "user:anne viewer doc:1" --check "user:bob viewer doc:1"'],
+    examples: [
+      'latch query batch-check --store-id 01J… --check "user:anne viewer doc:1" --check "user:bob viewer doc:1"',
+    ],
   },
   async run(args, io) {
-    const items: { correlation_id: string; tuple_key: { user: string; relation: string; object: string }; context?: JsonObject }[] = [];
+    const items: {
+      correlation_id: string;
+      tuple_key: { user: string; relation: string; object: string };
+      context?: JsonObject;
+    }[] = [];
     const file = args.string('file');
     if (file !== undefined) {
       const data: unknown = YAML.parse(await readFile(file, 'utf8'));
       if (!Array.isArray(data)) throw new UsageError(`${file}: expected a list of checks`);
       data.forEach((c, i) => {
-        if (!isObject(c) || typeof c.user !== 'string' || typeof c.relation !== 'string' || typeof c.object !== 'string') {
+        if (
+          !isObject(c) ||
+          typeof c.user !== 'string' ||
+          typeof c.relation !== 'string' ||
+          typeof c.object !== 'string'
+        ) {
           throw new UsageError(`${file}[${i}]: expected {user, relation, object}`);
         }
         const id = typeof c.correlation_id === 'string' ? c.correlation_id : String(items.length + 1);
-        items.push({ correlation_id: id, tuple_key: { user: c.user, relation: c.relation, object: c.object }, ...(isObject(c.context) ? { context: c.context as JsonObject } : {}) });
+        items.push({
+          correlation_id: id,
+          tuple_key: { user: c.user, relation: c.relation, object: c.object },
+          ...(isObject(c.context) ? { context: c.context as JsonObject } : {}),
+        });
       });
     }
     for (const s of args.list('check')) {
@@ -133,7 +183,7 @@ const batchCheck: Command = {
     const client = clientFrom(args);
     const result: Record<string, BatchCheckItemResult & { request?: unknown }> = {};
     let size = args.int('batch-size') ?? 50;
-    for (let at = 0; at < items.length; ) {
+    for (let at = 0; at < items.length;) {
       const chunk = items.slice(at, at + size);
       const checks = chunk.map((c) => ({ ...shared, ...c }));
       let r: Record<string, BatchCheckItemResult>;
@@ -147,7 +197,11 @@ const batchCheck: Command = {
         size = limit;
         continue;
       }
-      for (const c of chunk) result[c.correlation_id] = { request: c.tuple_key, ...(r[c.correlation_id] ?? { error: { message: 'missing from the response' } }) };
+      for (const c of chunk)
+        result[c.correlation_id] = {
+          request: c.tuple_key,
+          ...(r[c.correlation_id] ?? { error: { message: 'missing from the response' } }),
+        };
       at += chunk.length;
     }
     printJson(io, { result });
@@ -156,21 +210,35 @@ const batchCheck: Command = {
 };
 
 /** `--all`: page through the complete answer (latch's paged listings) instead of the server's capped one. */
-const ALL_FLAG = { name: 'all', kind: 'boolean', help: 'Every result, in order, page after page (not capped at the server\'s 1,000 or its deadline)' } as const;
+const ALL_FLAG = {
+  name: 'all',
+  kind: 'boolean',
+  help: "Every result, in order, page after page (not capped at the server's 1,000 or its deadline)",
+} as const;
 
 const listObjects: Command = {
   spec: {
     path: 'query list-objects',
     summary: 'Objects of <type> that <user> is related to as <relation>',
-    positionals: [{ name: 'user', help: 'e.g. user:anne' }, { name: 'relation', help: 'e.g. viewer' }, { name: 'type', help: 'e.g. document' }],
+    positionals: [
+      { name: 'user', help: 'e.g. user:anne' },
+      { name: 'relation', help: 'e.g. viewer' },
+      { name: 'type', help: 'e.g. document' },
+    ],
     flags: [...QUERY_FLAGS, ALL_FLAG],
     examples: ['latch query list-objects user:anne viewer document --all --store-id 01J…'],
   },
   async run(args, io) {
-    const [user, relation, type] = [args.arg('user'), args.arg('relation'), args.arg('type')] as [string, string, string];
+    const [user, relation, type] = [args.arg('user'), args.arg('relation'), args.arg('type')] as [
+      string,
+      string,
+      string,
+    ];
     const client = clientFrom(args);
     const body = { user, relation, type, ...common(args) };
-    const objects = args.bool('all') ? await client.listAllObjects(storeOf(args), body) : await client.listObjects(storeOf(args), body);
+    const objects = args.bool('all')
+      ? await client.listAllObjects(storeOf(args), body)
+      : await client.listObjects(storeOf(args), body);
     printJson(io, { objects });
     return 0;
   },
@@ -184,7 +252,12 @@ const listUsers: Command = {
     flags: [
       { name: 'object', kind: 'string', value: '<type:id>', help: 'Object (required)' },
       { name: 'relation', kind: 'string', value: '<relation>', help: 'Relation (required)' },
-      { name: 'user-filter', kind: 'string', value: '<type[#relation]>', help: 'User type, or userset type#relation (required)' },
+      {
+        name: 'user-filter',
+        kind: 'string',
+        value: '<type[#relation]>',
+        help: 'User type, or userset type#relation (required)',
+      },
       ...QUERY_FLAGS,
       ALL_FLAG,
     ],
@@ -214,7 +287,10 @@ const expand: Command = {
   spec: {
     path: 'query expand',
     summary: 'One level of the userset tree of <relation> on <object>',
-    positionals: [{ name: 'relation', help: 'e.g. viewer' }, { name: 'object', help: 'e.g. document:roadmap' }],
+    positionals: [
+      { name: 'relation', help: 'e.g. viewer' },
+      { name: 'object', help: 'e.g. document:roadmap' },
+    ],
     flags: QUERY_FLAGS.filter((f) => f.name !== 'context'),
   },
   async run(args, io) {
@@ -228,9 +304,20 @@ const expand: Command = {
 const listRelations: Command = {
   spec: {
     path: 'query list-relations',
-    summary: 'Which relations <user> has on <object> (a batch check over the type\'s relations)',
-    positionals: [{ name: 'user', help: 'e.g. user:anne' }, { name: 'object', help: 'e.g. document:roadmap' }],
-    flags: [{ name: 'relation', kind: 'list', value: '<relation>', help: 'Only consider these relations (default: all of the type)' }, ...QUERY_FLAGS],
+    summary: "Which relations <user> has on <object> (a batch check over the type's relations)",
+    positionals: [
+      { name: 'user', help: 'e.g. user:anne' },
+      { name: 'object', help: 'e.g. document:roadmap' },
+    ],
+    flags: [
+      {
+        name: 'relation',
+        kind: 'list',
+        value: '<relation>',
+        help: 'Only consider these relations (default: all of the type)',
+      },
+      ...QUERY_FLAGS,
+    ],
   },
   async run(args, io) {
     const [user, object] = [args.arg('user'), args.arg('object')] as [string, string];
@@ -248,7 +335,11 @@ const listRelations: Command = {
     const shared = checkFields(args);
     const allowed: string[] = [];
     for (const chunk of chunks(relations, 50)) {
-      const checks = chunk.map((relation, i) => ({ correlation_id: String(i), tuple_key: { user, relation, object }, ...shared }));
+      const checks = chunk.map((relation, i) => ({
+        correlation_id: String(i),
+        tuple_key: { user, relation, object },
+        ...shared,
+      }));
       const r = await client.batchCheck(storeId, { checks, ...requestFields(args) });
       chunk.forEach((relation, i) => {
         const res = r[String(i)];

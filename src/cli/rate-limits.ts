@@ -24,12 +24,19 @@ const KEYS = ['all', ...OP_CLASSES, 'auth-failures', 'token-failures'];
 function bucket(entry: string, where: string): [string, Bucket] {
   const m = ENTRY.exec(entry.trim());
   if (!m) throw new UsageError(`${where}: '${entry}' is not <class>=<rate>[/s|/m|/h][:<burst>] (e.g. check=200:400)`);
-  const [, key, rate, unit, burstText] = m as unknown as [string, string, string, 's' | 'm' | 'h' | undefined, string | undefined];
+  const [, key, rate, unit, burstText] = m as unknown as [
+    string,
+    string,
+    string,
+    's' | 'm' | 'h' | undefined,
+    string | undefined,
+  ];
   if (!KEYS.includes(key)) throw new UsageError(`${where}: unknown class '${key}' (one of ${KEYS.join(', ')})`);
   const perSecond = Number(rate) / PER_SECOND[unit ?? 's'];
   if (!(perSecond > 0)) throw new UsageError(`${where}: the rate of '${key}' must be above 0`);
   const burst = burstText === undefined ? Math.max(1, Math.ceil(perSecond)) : Number(burstText);
-  if (!Number.isSafeInteger(burst) || burst < 1) throw new UsageError(`${where}: the burst of '${key}' must be an integer ≥ 1`);
+  if (!Number.isSafeInteger(burst) || burst < 1)
+    throw new UsageError(`${where}: the burst of '${key}' must be an integer ≥ 1`);
   return [key, { perSecond, burst }];
 }
 

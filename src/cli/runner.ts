@@ -72,7 +72,14 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
     const extra = test.tuples.filter((t) => !seen.has(`${t.object}#${t.relation}@${t.user}`));
     ids = await target.setup(`${file.name} ${test.name}`, file.model, [...file.tuples, ...extra]);
   } catch (err) {
-    return { ...base, passed: false, error: `cannot prepare the store: ${describeError(err)}`, checks: [], listObjects: [], listUsers: [] };
+    return {
+      ...base,
+      passed: false,
+      error: `cannot prepare the store: ${describeError(err)}`,
+      checks: [],
+      listObjects: [],
+      listUsers: [],
+    };
   }
   try {
     const checks: CheckResult[] = [];
@@ -95,14 +102,25 @@ async function runTest(file: StoreFile, test: StoreTest, target: Target): Promis
     for (const l of test.listObjects) {
       for (const [relation, expected] of Object.entries(l.assertions)) {
         const run = () => target.listObjects(ids, l.user, relation, l.type, l);
-        listObjects.push(await compareList('list_objects', { user: l.user, type: l.type }, relation, l.context, expected, run));
+        listObjects.push(
+          await compareList('list_objects', { user: l.user, type: l.type }, relation, l.context, expected, run),
+        );
       }
     }
     const listUsers: ListResult[] = [];
     for (const l of test.listUsers) {
       for (const [relation, expected] of Object.entries(l.assertions)) {
         const run = () => target.listUsers(ids, l.object, relation, l.userFilter, l);
-        listUsers.push(await compareList('list_users', { object: l.object, user_filter: l.userFilter }, relation, l.context, expected, run));
+        listUsers.push(
+          await compareList(
+            'list_users',
+            { object: l.object, user_filter: l.userFilter },
+            relation,
+            l.context,
+            expected,
+            run,
+          ),
+        );
       }
     }
     const passed = [...checks, ...listObjects, ...listUsers].every((r) => r.passed);
@@ -127,7 +145,13 @@ async function compareList(
     const expSet = new Set(expected);
     const missing = [...expSet].filter((e) => !gotSet.has(e)).sort();
     const unexpected = [...gotSet].filter((g) => !expSet.has(g)).sort();
-    return { ...base, got: [...got].sort(), missing, unexpected, passed: missing.length === 0 && unexpected.length === 0 };
+    return {
+      ...base,
+      got: [...got].sort(),
+      missing,
+      unexpected,
+      passed: missing.length === 0 && unexpected.length === 0,
+    };
   } catch (err) {
     return { ...base, missing: [], unexpected: [], error: describeError(err), passed: false };
   }

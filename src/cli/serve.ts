@@ -19,7 +19,10 @@ export const SERVE_HELP = serveHelp();
 const CLOSE_MARGIN_MS = 30_000;
 
 /** The server options of `latch serve <args>`; throws UsageError naming the wrong setting. */
-export function parseServeArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): ServeConfig {
+export function parseServeArgs(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ServeConfig {
   return serveConfig(resolveSettings(args, env));
 }
 
@@ -27,7 +30,10 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export async function serve(args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+export async function serve(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   let config: ServeConfig;
   try {
     config = parseServeArgs(args, env);
@@ -49,9 +55,18 @@ export async function serve(args: readonly string[], env: Readonly<Record<string
     return 1;
   }
   const o = config.server;
-  const metricsAt = o.metricsAddress ? { metrics: `${o.metricsAddress.host}:${server.metricsPort ?? o.metricsAddress.port}` } : {};
-  const data = o.datastore === 'memory' ? 'memory' : o.datastore === 'postgres' ? redactUrl(o.postgres?.url ?? '') : o.dataDir;
-  logger.log('info', 'latch listening', { host: server.host, port: server.port, ...metricsAt, data, auth: o.auth?.mode ?? 'none' });
+  const metricsAt = o.metricsAddress
+    ? { metrics: `${o.metricsAddress.host}:${server.metricsPort ?? o.metricsAddress.port}` }
+    : {};
+  const data =
+    o.datastore === 'memory' ? 'memory' : o.datastore === 'postgres' ? redactUrl(o.postgres?.url ?? '') : o.dataDir;
+  logger.log('info', 'latch listening', {
+    host: server.host,
+    port: server.port,
+    ...metricsAt,
+    data,
+    auth: o.auth?.mode ?? 'none',
+  });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.

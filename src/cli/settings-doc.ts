@@ -47,11 +47,19 @@ export function settingsMarkdown(): string {
   const rows = ['| Setting (flag / file key) | Environment | Default | Values | Meaning |', '|---|---|---|---|---|'];
   for (const g of GROUPS) {
     for (const s of SETTINGS.filter((x) => x.group === g)) {
-      const values = s.kind === 'choice' ? (s.choices ?? []).join(', ')
-        : s.kind === 'integer' ? `${s.min ?? 0} … ${s.max ?? '∞'}${s.value && s.value !== '<n>' ? ` ${s.value.replace(/[<>]/g, '')}` : ''}`
-        : s.kind === 'boolean' ? 'true, false'
-        : s.kind === 'list' ? 'comma-separated list' : 'text';
-      rows.push(`| \`--${s.name}\` | \`${envName(s)}\` | ${defaultText(s).replace(/\|/g, '\\|').replace(/</g, '&lt;')} | ${values} | ${g}: ${s.help.replace(/\|/g, '\\|')} |`);
+      const values =
+        s.kind === 'choice'
+          ? (s.choices ?? []).join(', ')
+          : s.kind === 'integer'
+            ? `${s.min ?? 0} … ${s.max ?? '∞'}${s.value && s.value !== '<n>' ? ` ${s.value.replace(/[<>]/g, '')}` : ''}`
+            : s.kind === 'boolean'
+              ? 'true, false'
+              : s.kind === 'list'
+                ? 'comma-separated list'
+                : 'text';
+      rows.push(
+        `| \`--${s.name}\` | \`${envName(s)}\` | ${defaultText(s).replace(/\|/g, '\\|').replace(/</g, '&lt;')} | ${values} | ${g}: ${s.help.replace(/\|/g, '\\|')} |`,
+      );
     }
   }
   return rows.join('\n') + '\n';

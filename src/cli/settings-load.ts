@@ -24,7 +24,11 @@ export const SERVE_SPEC: CommandSpec = {
   path: 'serve',
   summary: 'Run the HTTP API and the msgpack channel.',
   positionals: [],
-  flags: SETTINGS.map((s): FlagSpec => ({ name: s.name, kind: s.kind === 'boolean' ? 'boolean' : 'string', help: s.help })),
+  flags: SETTINGS.map((s): FlagSpec => ({
+    name: s.name,
+    kind: s.kind === 'boolean' ? 'boolean' : 'string',
+    help: s.help,
+  })),
 };
 
 function fromString(s: Setting, raw: string, where: string): SettingValue {
@@ -32,7 +36,9 @@ function fromString(s: Setting, raw: string, where: string): SettingValue {
     case 'integer': {
       const n = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
       if (!Number.isSafeInteger(n) || n < (s.min ?? 0) || n > (s.max ?? Number.MAX_SAFE_INTEGER)) {
-        throw new UsageError(`${where} must be an integer from ${s.min ?? 0} to ${s.max ?? Number.MAX_SAFE_INTEGER}, got '${raw}'`);
+        throw new UsageError(
+          `${where} must be an integer from ${s.min ?? 0} to ${s.max ?? Number.MAX_SAFE_INTEGER}, got '${raw}'`,
+        );
       }
       return n;
     }
@@ -40,10 +46,14 @@ function fromString(s: Setting, raw: string, where: string): SettingValue {
       if (raw !== 'true' && raw !== 'false') throw new UsageError(`${where} must be true or false, got '${raw}'`);
       return raw === 'true';
     case 'choice':
-      if (!s.choices?.includes(raw)) throw new UsageError(`${where} must be one of ${s.choices?.join(', ')}; got '${raw}'`);
+      if (!s.choices?.includes(raw))
+        throw new UsageError(`${where} must be one of ${s.choices?.join(', ')}; got '${raw}'`);
       return raw;
     case 'list':
-      return raw.split(',').map((k) => k.trim()).filter(Boolean);
+      return raw
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean);
     case 'string':
       if (raw === '') throw new UsageError(`${where} needs a value`);
       return raw;
@@ -57,7 +67,8 @@ function fromFile(s: Setting, v: unknown, where: string): SettingValue {
     return v as string[];
   }
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return fromString(s, String(v), where);
-  const what = s.kind === 'list' ? 'a list or a comma-separated string' : s.kind === 'integer' ? 'an integer' : `a ${s.kind}`;
+  const what =
+    s.kind === 'list' ? 'a list or a comma-separated string' : s.kind === 'integer' ? 'an integer' : `a ${s.kind}`;
   throw new UsageError(`${where} must be ${what}, got ${JSON.stringify(v)}`);
 }
 
@@ -71,7 +82,8 @@ function readConfigFile(path: string): Map<string, SettingValue> {
     throw new UsageError(`config file ${path}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }
   if (doc === null || doc === undefined) return new Map();
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`config file ${path}: expected a mapping of setting names to values`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new UsageError(`config file ${path}: expected a mapping of setting names to values`);
   const out = new Map<string, SettingValue>();
   for (const [key, v] of Object.entries(doc)) {
     const s = SETTINGS_BY_NAME.get(key);
@@ -82,7 +94,10 @@ function readConfigFile(path: string): Map<string, SettingValue> {
 }
 
 /** Every setting from flag > environment > config file > default. */
-export function resolveSettings(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ResolvedSettings {
+export function resolveSettings(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ResolvedSettings {
   const args = parseArgs(SERVE_SPEC, argv);
   const values = new Map<string, SettingValue>();
   const sources = new Map<string, Source>();
@@ -96,7 +111,9 @@ export function resolveSettings(argv: readonly string[], env: Readonly<Record<st
   const configPath = pick(SETTINGS_BY_NAME.get('config') as Setting)?.[0];
   const file = typeof configPath === 'string' ? readConfigFile(configPath) : new Map<string, SettingValue>();
   for (const s of SETTINGS) {
-    const hit = pick(s) ?? (file.has(s.name) ? ([file.get(s.name) as SettingValue, 'file'] as [SettingValue, Source]) : undefined);
+    const hit =
+      pick(s) ??
+      (file.has(s.name) ? ([file.get(s.name) as SettingValue, 'file'] as [SettingValue, Source]) : undefined);
     if (hit) {
       values.set(s.name, hit[0]);
       sources.set(s.name, hit[1]);
@@ -176,7 +193,8 @@ function authConfig(r: Reader, rateLimitsFrom: string): AuthConfig {
 function address(text: string, where: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
   const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new UsageError(`${where} must be host:port (e.g. 127.0.0.1:9090 or [::1]:9090), got '${text}'`);
+  if (!m || port > 65535)
+    throw new UsageError(`${where} must be host:port (e.g. 127.0.0.1:9090 or [::1]:9090), got '${text}'`);
   return { host: (m[1] ?? m[2]) as string, port };
 }
 
@@ -184,7 +202,8 @@ function metricsAddress(r: Reader, resolved: ResolvedSettings): { host: string; 
   const text = r.str('metrics-addr');
   if (text === undefined) return undefined;
   const source = resolved.sources.get('metrics-addr');
-  const where = source === 'env' ? 'LATCH_METRICS_ADDR' : source === 'file' ? 'config file: metrics-addr' : '--metrics-addr';
+  const where =
+    source === 'env' ? 'LATCH_METRICS_ADDR' : source === 'file' ? 'config file: metrics-addr' : '--metrics-addr';
   if (!r.bool('metrics')) throw new UsageError(`${where} needs metrics on (it is set, and so is --metrics=false)`);
   return address(text, where);
 }
@@ -220,9 +239,13 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const host = r.str('host') ?? '127.0.0.1';
   const datastore = (r.str('datastore') ?? 'leveldb') as 'memory' | 'leveldb' | 'postgres';
   const postgresUrl = r.str('postgres-url');
-  if (datastore === 'postgres' && !postgresUrl) throw new UsageError('--datastore postgres needs --postgres-url (or LATCH_POSTGRES_URL)');
+  if (datastore === 'postgres' && !postgresUrl)
+    throw new UsageError('--datastore postgres needs --postgres-url (or LATCH_POSTGRES_URL)');
   const source = resolved.sources.get('rate-limits');
-  const auth = authConfig(r, source === 'env' ? 'LATCH_RATE_LIMITS' : source === 'file' ? 'config file: rate-limits' : '--rate-limits');
+  const auth = authConfig(
+    r,
+    source === 'env' ? 'LATCH_RATE_LIMITS' : source === 'file' ? 'config file: rate-limits' : '--rate-limits',
+  );
   try {
     resolveAuthConfig(auth, host);
   } catch (err) {
@@ -235,13 +258,16 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       port: r.int('port'),
       datastore,
       dataDir: datastore === 'leveldb' ? r.str('data-dir') : undefined,
-      postgres: datastore === 'postgres' && postgresUrl ? {
-        url: postgresUrl,
-        poolSize: r.int('postgres-pool-size'),
-        statementTimeoutMs: r.int('postgres-statement-timeout'),
-        migrate: r.bool('postgres-migrate'),
-        startTimeoutMs: r.int('postgres-start-timeout'),
-      } : undefined,
+      postgres:
+        datastore === 'postgres' && postgresUrl
+          ? {
+              url: postgresUrl,
+              poolSize: r.int('postgres-pool-size'),
+              statementTimeoutMs: r.int('postgres-statement-timeout'),
+              migrate: r.bool('postgres-migrate'),
+              startTimeoutMs: r.int('postgres-start-timeout'),
+            }
+          : undefined,
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
@@ -252,6 +278,10 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       auth,
     },
     shutdownTimeoutMs: r.int('shutdown-timeout'),
-    log: { level: r.str('log-level') as LogLevel, format: r.str('log-format') as LogFormat, requests: r.bool('log-requests') },
+    log: {
+      level: r.str('log-level') as LogLevel,
+      format: r.str('log-format') as LogFormat,
+      requests: r.bool('log-requests'),
+    },
   };
 }

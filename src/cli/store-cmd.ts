@@ -7,7 +7,16 @@ import { writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { AuthorizationModelInput } from '../domain/types.js';
 import { dslToModel, modelToDsl } from '../model/dsl.js';
-import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks } from './common.js';
+import {
+  type Command,
+  MODEL_FLAG,
+  ProgressBar,
+  SERVER_FLAGS,
+  STORE_FLAG,
+  clientFrom,
+  printJson,
+  writeInChunks,
+} from './common.js';
 import type { FgaHttpClient } from './http-client.js';
 import { loadModelFile, loadStoreFile } from './store-file.js';
 import { cleanTuple, toYaml } from './tuple-file.js';
@@ -20,7 +29,16 @@ const create: Command = {
     path: 'store create',
     summary: 'Create a store (optionally with a model)',
     positionals: [],
-    flags: [{ name: 'name', kind: 'string', value: '<name>', help: 'Store name (required)' }, { name: 'model', kind: 'string', value: '<file>', help: 'Model file to write into the new store (.fga, .json or fga.mod)' }, ...server],
+    flags: [
+      { name: 'name', kind: 'string', value: '<name>', help: 'Store name (required)' },
+      {
+        name: 'model',
+        kind: 'string',
+        value: '<file>',
+        help: 'Model file to write into the new store (.fga, .json or fga.mod)',
+      },
+      ...server,
+    ],
     examples: ['latch store create --name acme --model model.fga --api-url http://127.0.0.1:8080'],
   },
   async run(args, io) {
@@ -39,7 +57,18 @@ const list: Command = {
     path: 'store list',
     summary: 'List stores (every page)',
     positionals: [],
-    flags: [{ name: 'name', kind: 'string', value: '<name>', help: 'Only stores with exactly this name' }, { name: 'max-pages', kind: 'integer', min: 0, value: '<n>', default: '0 (all)', help: 'Stop after this many pages' }, ...server],
+    flags: [
+      { name: 'name', kind: 'string', value: '<name>', help: 'Only stores with exactly this name' },
+      {
+        name: 'max-pages',
+        kind: 'integer',
+        min: 0,
+        value: '<n>',
+        default: '0 (all)',
+        help: 'Stop after this many pages',
+      },
+      ...server,
+    ],
   },
   async run(args, io) {
     const client = clientFrom(args);
@@ -48,7 +77,11 @@ const list: Command = {
     let pages = 0;
     const max = args.int('max-pages') ?? 0;
     do {
-      const page = await client.listStores({ pageSize: 100, continuationToken: token || undefined, name: args.string('name') });
+      const page = await client.listStores({
+        pageSize: 100,
+        continuationToken: token || undefined,
+        name: args.string('name'),
+      });
       stores.push(...page.stores);
       token = page.continuation_token;
     } while (token && (max === 0 || ++pages < max));
@@ -101,8 +134,14 @@ const importCmd: Command = {
     await writeInChunks(client, store.id, file.tuples, { modelId, onProgress: (d, t) => bar.update(d, t) });
     const { assertions, skipped } = testsToAssertions(file.tests);
     if (assertions.length) await client.writeAssertions(store.id, modelId, assertions);
-    for (const reason of skipped.reasons) io.err(`latch store import: ${skipped.count} test expectation(s) not stored as assertions: ${reason}\n`);
-    printJson(io, { store, model: { authorization_model_id: modelId }, tuples_written: file.tuples.length, assertions_written: assertions.length });
+    for (const reason of skipped.reasons)
+      io.err(`latch store import: ${skipped.count} test expectation(s) not stored as assertions: ${reason}\n`);
+    printJson(io, {
+      store,
+      model: { authorization_model_id: modelId },
+      tuples_written: file.tuples.length,
+      assertions_written: assertions.length,
+    });
     return 0;
   },
 };
@@ -112,7 +151,12 @@ const exportCmd: Command = {
     path: 'store export',
     summary: 'Write a store as a .fga.yaml store file (model, tuples, assertions as tests)',
     positionals: [],
-    flags: [STORE_FLAG, MODEL_FLAG, { name: 'output', short: 'o', kind: 'string', value: '<file>', help: 'Write to this file instead of stdout' }, ...server],
+    flags: [
+      STORE_FLAG,
+      MODEL_FLAG,
+      { name: 'output', short: 'o', kind: 'string', value: '<file>', help: 'Write to this file instead of stdout' },
+      ...server,
+    ],
     examples: ['latch store export --store-id 01J… -o backup.fga.yaml'],
   },
   async run(args, io) {
@@ -159,12 +203,19 @@ export function normalizeModel(value: unknown): unknown {
   for (const [k, v] of Object.entries(value)) {
     if (v === null || v === '' || (k === 'id' && typeof v === 'string')) continue;
     const n = normalizeModel(v);
-    if (typeof n === 'object' && n !== null && !Array.isArray(n) && Object.keys(n).length === 0 && k !== 'this' && k !== 'wildcard') continue;
+    if (
+      typeof n === 'object' &&
+      n !== null &&
+      !Array.isArray(n) &&
+      Object.keys(n).length === 0 &&
+      k !== 'this' &&
+      k !== 'wildcard'
+    )
+      continue;
     if (Array.isArray(n) && n.length === 0) continue;
     out[k] = n;
   }
   return out;
 }
-
 
 export const storeCommands: readonly Command[] = [create, list, get, del, importCmd, exportCmd];

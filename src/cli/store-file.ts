@@ -64,7 +64,8 @@ export async function loadStoreFile(path: string): Promise<StoreFile> {
   try {
     data = YAML.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') throw new FileFormatError(`${path}: no such file`);
+    if (err instanceof Error && 'code' in err && err.code === 'ENOENT')
+      throw new FileFormatError(`${path}: no such file`);
     throw new FileFormatError(`${path}: not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
   try {
@@ -85,7 +86,8 @@ async function parseStoreFile(data: unknown, path: string): Promise<StoreFile> {
   if (modelSource !== undefined) model = parseModelText(modelSource);
   else if (modelFile !== undefined) ({ source: modelSource, model } = await loadModelFile(resolve(dir, modelFile)));
 
-  const tuples: TupleKey[] = data.tuples === undefined || data.tuples === null ? [] : toTupleList(data.tuples, 'tuples');
+  const tuples: TupleKey[] =
+    data.tuples === undefined || data.tuples === null ? [] : toTupleList(data.tuples, 'tuples');
   const tupleFile = optString(data, 'tuple_file', '');
   if (tupleFile !== undefined) tuples.push(...(await readTupleFile(resolve(dir, tupleFile))));
   tuples.push(...(await tupleFilesOf(data, '', dir)));
@@ -101,7 +103,8 @@ async function parseStoreFile(data: unknown, path: string): Promise<StoreFile> {
 async function tupleFilesOf(o: Record<string, unknown>, where: string, dir: string): Promise<TupleKey[]> {
   const files = o.tuple_files;
   if (files === undefined || files === null) return [];
-  if (!Array.isArray(files) || !files.every((f) => typeof f === 'string')) throw new FileFormatError(`${where ? where + ': ' : ''}'tuple_files' must be a list of paths`);
+  if (!Array.isArray(files) || !files.every((f) => typeof f === 'string'))
+    throw new FileFormatError(`${where ? where + ': ' : ''}'tuple_files' must be a list of paths`);
   const out: TupleKey[] = [];
   for (const f of files as string[]) out.push(...(await readTupleFile(resolve(dir, f))));
   return out;
@@ -120,7 +123,9 @@ async function parseTest(t: unknown, where: string, dir: string): Promise<StoreT
     description: optString(t, 'description', where),
     tuples,
     check: list(t.check, `${where}.check`).map((c, i) => parseCheck(c, `${where}.check[${i}]`)),
-    listObjects: list(t.list_objects, `${where}.list_objects`).map((c, i) => parseListObjects(c, `${where}.list_objects[${i}]`)),
+    listObjects: list(t.list_objects, `${where}.list_objects`).map((c, i) =>
+      parseListObjects(c, `${where}.list_objects[${i}]`),
+    ),
     listUsers: list(t.list_users, `${where}.list_users`).map((c, i) => parseListUsers(c, `${where}.list_users[${i}]`)),
   };
 }
@@ -141,7 +146,8 @@ function parseListObjects(c: unknown, where: string): ListObjectsTest {
   const user = reqString(c, 'user', where);
   const type = reqString(c, 'type', where);
   const assertions: Record<string, string[]> = {};
-  for (const [rel, v] of Object.entries(assertionMap(c, where))) assertions[rel] = stringList(v, `${where}.assertions.${rel}`);
+  for (const [rel, v] of Object.entries(assertionMap(c, where)))
+    assertions[rel] = stringList(v, `${where}.assertions.${rel}`);
   return { user, type, ...extras(c, where), assertions };
 }
 
@@ -149,15 +155,18 @@ function parseListUsers(c: unknown, where: string): ListUsersTest {
   if (!isObject(c)) throw new FileFormatError(`${where}: expected a map`);
   const object = reqString(c, 'object', where);
   const filters = list(c.user_filter, `${where}.user_filter`).map((f, i) => {
-    if (!isObject(f) || typeof f.type !== 'string') throw new FileFormatError(`${where}.user_filter[${i}]: expected {type, relation?}`);
-    if (f.relation !== undefined && typeof f.relation !== 'string') throw new FileFormatError(`${where}.user_filter[${i}].relation: expected a string`);
+    if (!isObject(f) || typeof f.type !== 'string')
+      throw new FileFormatError(`${where}.user_filter[${i}]: expected {type, relation?}`);
+    if (f.relation !== undefined && typeof f.relation !== 'string')
+      throw new FileFormatError(`${where}.user_filter[${i}].relation: expected a string`);
     return f.relation ? { type: f.type, relation: f.relation } : { type: f.type };
   });
   if (filters.length === 0) throw new FileFormatError(`${where}: 'user_filter' needs at least one {type}`);
   const assertions: Record<string, string[]> = {};
   for (const [rel, v] of Object.entries(assertionMap(c, where))) {
     if (!isObject(v)) throw new FileFormatError(`${where}.assertions.${rel}: expected {users: [...]}`);
-    assertions[rel] = v.users === undefined || v.users === null ? [] : stringList(v.users, `${where}.assertions.${rel}.users`);
+    assertions[rel] =
+      v.users === undefined || v.users === null ? [] : stringList(v.users, `${where}.assertions.${rel}.users`);
   }
   return { object, userFilter: filters, ...extras(c, where), assertions };
 }
@@ -227,7 +236,8 @@ function reqString(o: Record<string, unknown>, key: string, where: string): stri
 }
 
 function oneOrMany(o: Record<string, unknown>, one: string, many: string, where: string): string[] {
-  if (o[one] !== undefined && o[many] !== undefined) throw new FileFormatError(`${where}: '${one}' and '${many}' are exclusive`);
+  if (o[one] !== undefined && o[many] !== undefined)
+    throw new FileFormatError(`${where}: '${one}' and '${many}' are exclusive`);
   if (o[many] !== undefined) {
     const l = stringList(o[many], `${where}.${many}`);
     if (l.length === 0) throw new FileFormatError(`${where}: '${many}' is empty`);
@@ -237,7 +247,8 @@ function oneOrMany(o: Record<string, unknown>, one: string, many: string, where:
 }
 
 function assertionMap(o: Record<string, unknown>, where: string): Record<string, unknown> {
-  if (!isObject(o.assertions)) throw new FileFormatError(`${where}: 'assertions' must be a map of relation → expectation`);
+  if (!isObject(o.assertions))
+    throw new FileFormatError(`${where}: 'assertions' must be a map of relation → expectation`);
   return o.assertions;
 }
 
@@ -264,6 +275,7 @@ function list(v: unknown, where: string): unknown[] {
 
 function stringList(v: unknown, where: string): string[] {
   if (v === null || v === undefined) return [];
-  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) throw new FileFormatError(`${where}: expected a list of strings`);
+  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string'))
+    throw new FileFormatError(`${where}: expected a list of strings`);
   return v as string[];
 }

@@ -17,7 +17,13 @@ export interface Target {
   teardown(s: Ids): Promise<void>;
   check(s: Ids, user: string, relation: string, object: string, extras?: QueryExtras): Promise<boolean>;
   listObjects(s: Ids, user: string, relation: string, type: string, extras?: QueryExtras): Promise<string[]>;
-  listUsers(s: Ids, object: string, relation: string, filters: { type: string; relation?: string }[], extras?: QueryExtras): Promise<string[]>;
+  listUsers(
+    s: Ids,
+    object: string,
+    relation: string,
+    filters: { type: string; relation?: string }[],
+    extras?: QueryExtras,
+  ): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -62,19 +68,52 @@ export async function embeddedTarget(): Promise<Target> {
       const store = await latch.createStore(storeName(name));
       const modelId = await latch.writeModel(store.id, model);
       for (const chunk of chunks(tuples, 100)) {
-        await latch.write({ storeId: store.id, modelId, writes: chunk, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+        await latch.write({
+          storeId: store.id,
+          modelId,
+          writes: chunk,
+          deletes: [],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
       }
       return { storeId: store.id, modelId };
     },
     teardown: (s) => latch.deleteStore(s.storeId),
     async check(s, user, relation, object, extras) {
-      return (await latch.check({ ...q, ...s, tupleKey: { user, relation, object }, context: extras?.context, contextualTuples: contextualOf(s, extras) })).allowed;
+      return (
+        await latch.check({
+          ...q,
+          ...s,
+          tupleKey: { user, relation, object },
+          context: extras?.context,
+          contextualTuples: contextualOf(s, extras),
+        })
+      ).allowed;
     },
     async listObjects(s, user, relation, type, extras) {
-      return (await latch.listObjects({ ...q, ...s, user, relation, type, context: extras?.context, contextualTuples: contextualOf(s, extras) })).objects;
+      return (
+        await latch.listObjects({
+          ...q,
+          ...s,
+          user,
+          relation,
+          type,
+          context: extras?.context,
+          contextualTuples: contextualOf(s, extras),
+        })
+      ).objects;
     },
     async listUsers(s, object, relation, filters, extras) {
-      const r = await latch.listUsers({ ...q, ...s, object: splitObject(object), relation, userFilters: filters, context: extras?.context, contextualTuples: contextualOf(s, extras) });
+      const r = await latch.listUsers({
+        ...q,
+        ...s,
+        object: splitObject(object),
+        relation,
+        userFilters: filters,
+        context: extras?.context,
+        contextualTuples: contextualOf(s, extras),
+      });
       return r.users.map(userString);
     },
     close: () => latch.close(),
@@ -86,7 +125,10 @@ export async function embeddedTarget(): Promise<Target> {
  * `existing` (OpenFGA's `--store-id` mode), tests run on that store's model (`modelId`, else the
  * latest) and stored data, and the file's tuples travel as contextual tuples (at most 100).
  */
-export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string; modelId?: string | undefined }): Target {
+export function remoteTarget(
+  client: FgaHttpClient,
+  existing?: { storeId: string; modelId?: string | undefined },
+): Target {
   const ctx = (extras?: QueryExtras): { context?: JsonObject } => (extras?.context ? { context: extras.context } : {});
   const ct = (s: Ids, extras?: QueryExtras) => {
     const keys = contextualOf(s, extras);
@@ -96,7 +138,8 @@ export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string
     existingStore: existing !== undefined,
     async setup(name, model, tuples) {
       if (existing) {
-        if (tuples.length > 100) throw new Error(`${tuples.length} tuples; a query carries at most 100 contextual tuples`);
+        if (tuples.length > 100)
+          throw new Error(`${tuples.length} tuples; a query carries at most 100 contextual tuples`);
         const modelId = existing.modelId ?? (await client.latestModel(existing.storeId))?.id;
         if (!modelId) throw new Error(`store ${existing.storeId} has no model`);
         return { storeId: existing.storeId, modelId, contextualTuples: [...tuples] };
@@ -111,13 +154,32 @@ export function remoteTarget(client: FgaHttpClient, existing?: { storeId: string
       if (!existing) await client.deleteStore(s.storeId);
     },
     check: (s, user, relation, object, extras) =>
-      client.check(s.storeId, { tuple_key: { user, relation, object }, authorization_model_id: s.modelId, ...ctx(extras), ...ct(s, extras) }),
+      client.check(s.storeId, {
+        tuple_key: { user, relation, object },
+        authorization_model_id: s.modelId,
+        ...ctx(extras),
+        ...ct(s, extras),
+      }),
     listObjects: (s, user, relation, type, extras) =>
-      client.listObjects(s.storeId, { user, relation, type, authorization_model_id: s.modelId, ...ctx(extras), ...ct(s, extras) }),
+      client.listObjects(s.storeId, {
+        user,
+        relation,
+        type,
+        authorization_model_id: s.modelId,
+        ...ctx(extras),
+        ...ct(s, extras),
+      }),
     async listUsers(s, object, relation, filters, extras) {
       const keys = contextualOf(s, extras);
       const plain = keys.length ? { contextual_tuples: keys } : {};
-      const users = await client.listUsers(s.storeId, { object: splitObject(object), relation, user_filters: filters, authorization_model_id: s.modelId, ...ctx(extras), ...plain });
+      const users = await client.listUsers(s.storeId, {
+        object: splitObject(object),
+        relation,
+        user_filters: filters,
+        authorization_model_id: s.modelId,
+        ...ctx(extras),
+        ...plain,
+      });
       return users.map(userString);
     },
     close: async () => {},

@@ -4,7 +4,16 @@
 // that cannot be loaded), 2 on a usage error. `--json` prints the full results instead.
 
 import { type Args, UsageError } from './args.js';
-import { type CliIo, type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, describeError, printJson } from './common.js';
+import {
+  type CliIo,
+  type Command,
+  MODEL_FLAG,
+  SERVER_FLAGS,
+  STORE_FLAG,
+  clientFrom,
+  describeError,
+  printJson,
+} from './common.js';
 import { expandGlobs } from './glob.js';
 import { type CheckResult, type FileResult, type ListResult, runStoreFile } from './runner.js';
 import { loadStoreFile } from './store-file.js';
@@ -14,14 +23,34 @@ export const testCommand: Command = {
   spec: {
     path: 'test',
     summary: 'Run the tests of OpenFGA store files (.fga.yaml): expected versus got',
-    positionals: [{ name: 'files', variadic: true, optional: true, help: 'Store files or globs (quote globs: "tests/**/*.fga.yaml")' }],
+    positionals: [
+      {
+        name: 'files',
+        variadic: true,
+        optional: true,
+        help: 'Store files or globs (quote globs: "tests/**/*.fga.yaml")',
+      },
+    ],
     flags: [
-      { name: 'tests', kind: 'list', value: '<file>', help: "Store file or glob, as `fga model test --tests` takes it" },
+      {
+        name: 'tests',
+        kind: 'list',
+        value: '<file>',
+        help: 'Store file or glob, as `fga model test --tests` takes it',
+      },
       { name: 'json', kind: 'boolean', help: 'Print machine-readable results' },
       { name: 'verbose', short: 'v', kind: 'boolean', help: 'Also list passing assertions' },
       // Explicit only: an exported LATCH_API_URL / LATCH_STORE_ID must not silently move tests off the embedded engine.
-      ...SERVER_FLAGS.map((f) => (f.name === 'api-url' ? { ...f, env: undefined, help: 'Run against this server instead of the embedded engine' } : f)),
-      { ...STORE_FLAG, env: undefined, help: "With --api-url: run on this store's model and data instead of scratch stores" },
+      ...SERVER_FLAGS.map((f) =>
+        f.name === 'api-url'
+          ? { ...f, env: undefined, help: 'Run against this server instead of the embedded engine' }
+          : f,
+      ),
+      {
+        ...STORE_FLAG,
+        env: undefined,
+        help: "With --api-url: run on this store's model and data instead of scratch stores",
+      },
       { ...MODEL_FLAG, env: undefined },
     ],
     details:
@@ -30,7 +59,11 @@ export const testCommand: Command = {
       "its queries and deletes the store. With --api-url and --store-id they run on that store's\n" +
       "model (--model-id, else the latest) and data; the file's model is not used and its tuples\n" +
       'are sent as contextual tuples (at most 100 per test).',
-    examples: ['latch test model.fga.yaml', 'latch test "test/fixtures/*.fga.yaml" --json', 'latch test store.fga.yaml --api-url http://127.0.0.1:8080'],
+    examples: [
+      'latch test model.fga.yaml',
+      'latch test "test/fixtures/*.fga.yaml" --json',
+      'latch test store.fga.yaml --api-url http://127.0.0.1:8080',
+    ],
   },
   async run(args: Args, io: CliIo): Promise<number> {
     const patterns = [...args.args('files'), ...args.list('tests')];
@@ -41,7 +74,9 @@ export const testCommand: Command = {
       return 1;
     }
     if (args.has('store-id') && !args.has('api-url')) throw new UsageError('--store-id needs --api-url');
-    const existing = args.has('store-id') ? { storeId: args.require('store-id'), modelId: args.string('model-id') } : undefined;
+    const existing = args.has('store-id')
+      ? { storeId: args.require('store-id'), modelId: args.string('model-id') }
+      : undefined;
     const target: Target = args.has('api-url') ? remoteTarget(clientFrom(args), existing) : await embeddedTarget();
     const results: FileResult[] = [];
     try {
@@ -75,7 +110,10 @@ export interface Summary {
 }
 
 export function summarize(results: readonly FileResult[]): Summary {
-  const count = (items: readonly { passed: boolean }[]) => ({ total: items.length, failed: items.filter((i) => !i.passed).length });
+  const count = (items: readonly { passed: boolean }[]) => ({
+    total: items.length,
+    failed: items.filter((i) => !i.passed).length,
+  });
   const tests = results.flatMap((f) => f.tests);
   return {
     passed: results.every((f) => f.passed),
@@ -99,7 +137,9 @@ function renderFile(f: FileResult, verbose: boolean): string {
   for (const t of f.tests) {
     const counts = [
       t.checks.length ? `checks ${t.checks.filter((c) => c.passed).length}/${t.checks.length}` : '',
-      t.listObjects.length ? `list_objects ${t.listObjects.filter((c) => c.passed).length}/${t.listObjects.length}` : '',
+      t.listObjects.length
+        ? `list_objects ${t.listObjects.filter((c) => c.passed).length}/${t.listObjects.length}`
+        : '',
       t.listUsers.length ? `list_users ${t.listUsers.filter((c) => c.passed).length}/${t.listUsers.length}` : '',
     ].filter(Boolean);
     lines.push(`  ${t.passed ? '✓' : '✗'} ${t.name}${counts.length ? ` — ${counts.join(', ')}` : ''}`);
@@ -127,7 +167,8 @@ function renderList(l: ListResult): string[] {
       ? `ListObjects(user=${String(l.request.user)}, relation=${l.relation}, type=${String(l.request.type)}${ctx(l.context)})`
       : `ListUsers(object=${String(l.request.object)}, relation=${l.relation}, user_filter=${JSON.stringify(l.request.user_filter)}${ctx(l.context)})`;
   const show = (xs: readonly string[]) => `[${xs.join(', ')}]`;
-  if (l.error !== undefined) return [`      ${mark} ${req}: expected ${show([...l.expected].sort())}, error: ${l.error}`];
+  if (l.error !== undefined)
+    return [`      ${mark} ${req}: expected ${show([...l.expected].sort())}, error: ${l.error}`];
   const lines = [`      ${mark} ${req}: expected ${show([...l.expected].sort())}, got ${show(l.got ?? [])}`];
   if (l.missing.length) lines.push(`          missing:    ${l.missing.join(', ')}`);
   if (l.unexpected.length) lines.push(`          unexpected: ${l.unexpected.join(', ')}`);

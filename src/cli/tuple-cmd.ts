@@ -5,7 +5,17 @@
 
 import type { JsonObject, TupleKey } from '../domain/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
-import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson, writeInChunks, writeReport } from './common.js';
+import {
+  type Command,
+  MODEL_FLAG,
+  ProgressBar,
+  SERVER_FLAGS,
+  STORE_FLAG,
+  clientFrom,
+  printJson,
+  writeInChunks,
+  writeReport,
+} from './common.js';
 import type { DeleteTuplesBody } from './http-client.js';
 import { cleanTuple, isObject, readTupleFile, toCsv, toYaml } from './tuple-file.js';
 
@@ -15,8 +25,20 @@ const TUPLE_ARGS = [
   { name: 'object', optional: true, help: 'Object, e.g. document:roadmap' },
 ];
 
-const FILE: FlagSpec = { name: 'file', kind: 'string', value: '<file>', help: 'Tuples from a .yaml, .yml, .json or .csv file' };
-const CHUNK: FlagSpec = { name: 'chunk-size', kind: 'integer', min: 1, value: '<n>', default: '100', help: 'Tuples per request (at most 100)' };
+const FILE: FlagSpec = {
+  name: 'file',
+  kind: 'string',
+  value: '<file>',
+  help: 'Tuples from a .yaml, .yml, .json or .csv file',
+};
+const CHUNK: FlagSpec = {
+  name: 'chunk-size',
+  kind: 'integer',
+  min: 1,
+  value: '<n>',
+  default: '100',
+  help: 'Tuples per request (at most 100)',
+};
 
 /** Tuples from `--file` or from the three positionals (exactly one of the two). */
 async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey[]> {
@@ -27,11 +49,14 @@ async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey
     return readTupleFile(file);
   }
   if (user === undefined || relation === undefined || object === undefined) {
-    throw new UsageError(`missing argument <${user === undefined ? 'user' : relation === undefined ? 'relation' : 'object'}> (or use --file)`);
+    throw new UsageError(
+      `missing argument <${user === undefined ? 'user' : relation === undefined ? 'relation' : 'object'}> (or use --file)`,
+    );
   }
   const name = allowCondition ? args.string('condition-name') : undefined;
   const rawContext = allowCondition ? args.string('condition-context') : undefined;
-  if (rawContext !== undefined && name === undefined) throw new UsageError('--condition-context needs --condition-name');
+  if (rawContext !== undefined && name === undefined)
+    throw new UsageError('--condition-context needs --condition-name');
   if (name === undefined) return [{ user, relation, object }];
   let context: unknown = {};
   if (rawContext !== undefined) {
@@ -49,9 +74,21 @@ const FILTER_KEYS = ['object_type', 'object', 'relation', 'user'] as const;
 type FilterKey = (typeof FILTER_KEYS)[number];
 
 const FILTER_FLAGS: FlagSpec[] = [
-  { name: 'filter', kind: 'list', value: '<key=value,…>', help: 'Delete every tuple matching: object_type, object, relation, user (repeatable)' },
+  {
+    name: 'filter',
+    kind: 'list',
+    value: '<key=value,…>',
+    help: 'Delete every tuple matching: object_type, object, relation, user (repeatable)',
+  },
   { name: 'dry-run', kind: 'boolean', help: 'With --filter: print the first tuples that would go, delete nothing' },
-  { name: 'limit', kind: 'integer', min: 1, value: '<n>', default: '1000', help: 'With --filter: tuples per request (at most 1000)' },
+  {
+    name: 'limit',
+    kind: 'integer',
+    min: 1,
+    value: '<n>',
+    default: '1000',
+    help: 'With --filter: tuples per request (at most 1000)',
+  },
 ];
 
 /** `--filter object_type=doc,relation=viewer` (commas split only before a known key). */
@@ -61,17 +98,20 @@ export function parseFilter(values: readonly string[]): DeleteTuplesBody['filter
     for (const part of value.split(/,(?=(?:object_type|object|relation|user)=)/)) {
       const eq = part.indexOf('=');
       const key = part.slice(0, eq) as FilterKey;
-      if (eq <= 0 || !FILTER_KEYS.includes(key)) throw new UsageError(`--filter takes key=value with key one of ${FILTER_KEYS.join(', ')}; got '${part}'`);
+      if (eq <= 0 || !FILTER_KEYS.includes(key))
+        throw new UsageError(`--filter takes key=value with key one of ${FILTER_KEYS.join(', ')}; got '${part}'`);
       filter[key] = part.slice(eq + 1);
     }
   }
-  if (Object.keys(filter).length === 0) throw new UsageError('--filter needs at least one of object_type, object, relation, user');
+  if (Object.keys(filter).length === 0)
+    throw new UsageError('--filter needs at least one of object_type, object, relation, user');
   return filter;
 }
 
 /** Deletes by filter, one bounded request after another, until the server says none is left. */
 async function deleteByFilter(args: Args, storeId: string): Promise<Record<string, unknown>> {
-  if (args.string('file') !== undefined || args.arg('user') !== undefined) throw new UsageError('give either --filter or tuples, not both');
+  if (args.string('file') !== undefined || args.arg('user') !== undefined)
+    throw new UsageError('give either --filter or tuples, not both');
   const filter = parseFilter(args.list('filter'));
   const limit = args.int('limit') ?? 1000;
   const client = clientFrom(args);
@@ -106,7 +146,11 @@ function writer(path: string, summary: string, remove: boolean): Command {
         MODEL_FLAG,
         FILE,
         ...conditionFlags,
-        { name: remove ? 'ignore-missing' : 'ignore-duplicates', kind: 'boolean', help: remove ? 'Skip tuples that do not exist' : 'Skip tuples that already exist' },
+        {
+          name: remove ? 'ignore-missing' : 'ignore-duplicates',
+          kind: 'boolean',
+          help: remove ? 'Skip tuples that do not exist' : 'Skip tuples that already exist',
+        },
         CHUNK,
         ...(remove ? FILTER_FLAGS : []),
         ...SERVER_FLAGS,
@@ -117,7 +161,10 @@ function writer(path: string, summary: string, remove: boolean): Command {
             'latch tuple delete --store-id 01J… --file old.csv',
             'latch tuple delete --store-id 01J… --filter object_type=document,relation=viewer',
           ]
-        : ['latch tuple write --store-id 01J… user:anne viewer document:roadmap', 'latch tuple write --store-id 01J… --file tuples.yaml'],
+        : [
+            'latch tuple write --store-id 01J… user:anne viewer document:roadmap',
+            'latch tuple write --store-id 01J… --file tuples.yaml',
+          ],
     },
     async run(args, io) {
       const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
@@ -146,8 +193,16 @@ const importCmd: Command = {
     path: 'tuple import',
     summary: 'Write every tuple of a YAML/JSON/CSV file, in chunks, with progress',
     positionals: [],
-    flags: [STORE_FLAG, MODEL_FLAG, { ...FILE, help: FILE.help + ' (required)' }, { name: 'ignore-duplicates', kind: 'boolean', help: 'Skip tuples that already exist' }, CHUNK, ...SERVER_FLAGS],
-    details: 'CSV header: user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context',
+    flags: [
+      STORE_FLAG,
+      MODEL_FLAG,
+      { ...FILE, help: FILE.help + ' (required)' },
+      { name: 'ignore-duplicates', kind: 'boolean', help: 'Skip tuples that already exist' },
+      CHUNK,
+      ...SERVER_FLAGS,
+    ],
+    details:
+      'CSV header: user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context',
     examples: ['latch tuple import --store-id 01J… --file tuples.csv'],
   },
   async run(args, io) {
@@ -177,7 +232,14 @@ const read: Command = {
       { name: 'user', kind: 'string', value: '<user>', help: 'Filter by user' },
       { name: 'relation', kind: 'string', value: '<relation>', help: 'Filter by relation' },
       { name: 'object', kind: 'string', value: '<object>', help: 'Filter by object (type:id or type:)' },
-      { name: 'output-format', kind: 'string', value: '<fmt>', choices: ['json', 'yaml', 'csv'], default: 'json', help: 'Output format (yaml and csv can be re-imported)' },
+      {
+        name: 'output-format',
+        kind: 'string',
+        value: '<fmt>',
+        choices: ['json', 'yaml', 'csv'],
+        default: 'json',
+        help: 'Output format (yaml and csv can be re-imported)',
+      },
       ...SERVER_FLAGS,
     ],
   },
@@ -197,4 +259,9 @@ const read: Command = {
   },
 };
 
-export const tupleCommands: readonly Command[] = [writer('tuple write', 'Write tuples (one from arguments, or a file)', false), writer('tuple delete', 'Delete tuples (one from arguments, or a file)', true), read, importCmd];
+export const tupleCommands: readonly Command[] = [
+  writer('tuple write', 'Write tuples (one from arguments, or a file)', false),
+  writer('tuple delete', 'Delete tuples (one from arguments, or a file)', true),
+  read,
+  importCmd,
+];

@@ -14,7 +14,17 @@ import type { JsonObject, TupleKey } from '../domain/types.js';
 /** A store file or tuple file that does not have the expected shape. */
 export class FileFormatError extends Error {}
 
-const CSV_COLUMNS = ['user_type', 'user_id', 'user_relation', 'relation', 'object_type', 'object_id', 'condition_name', 'condition_context', 'expires_at'] as const;
+const CSV_COLUMNS = [
+  'user_type',
+  'user_id',
+  'user_relation',
+  'relation',
+  'object_type',
+  'object_id',
+  'condition_name',
+  'condition_context',
+  'expires_at',
+] as const;
 type CsvColumn = (typeof CSV_COLUMNS)[number];
 const REQUIRED: readonly CsvColumn[] = ['user_type', 'user_id', 'relation', 'object_type', 'object_id'];
 
@@ -59,7 +69,8 @@ export function toTupleList(data: unknown, where: string): TupleKey[] {
 export function toTupleKey(t: unknown, where: string): TupleKey {
   if (!isObject(t)) throw new FileFormatError(`${where}: expected a tuple {user, relation, object}`);
   for (const k of ['user', 'relation', 'object'] as const) {
-    if (typeof t[k] !== 'string' || t[k] === '') throw new FileFormatError(`${where}: '${k}' must be a non-empty string`);
+    if (typeof t[k] !== 'string' || t[k] === '')
+      throw new FileFormatError(`${where}: '${k}' must be a non-empty string`);
   }
   const key: { user: string; relation: string; object: string; condition?: TupleKey['condition'] } = {
     user: t.user as string,
@@ -68,15 +79,18 @@ export function toTupleKey(t: unknown, where: string): TupleKey {
   };
   const c = t.condition;
   if (c !== undefined && c !== null) {
-    if (!isObject(c) || typeof c.name !== 'string' || c.name === '') throw new FileFormatError(`${where}.condition: expected {name, context?}`);
-    if (c.context !== undefined && c.context !== null && !isObject(c.context)) throw new FileFormatError(`${where}.condition.context: expected a map`);
+    if (!isObject(c) || typeof c.name !== 'string' || c.name === '')
+      throw new FileFormatError(`${where}.condition: expected {name, context?}`);
+    if (c.context !== undefined && c.context !== null && !isObject(c.context))
+      throw new FileFormatError(`${where}.condition.context: expected a map`);
     key.condition = isObject(c.context) ? { name: c.name, context: c.context as JsonObject } : { name: c.name };
   }
   const e = t.expires_at;
   if (e === undefined || e === null) return key;
   // YAML 1.1 readers turn an unquoted timestamp into a date: take it back as the instant it names.
   const text = e instanceof Date ? e.toISOString() : e;
-  if (typeof text !== 'string' || text === '') throw new FileFormatError(`${where}.expires_at: expected an RFC 3339 timestamp`);
+  if (typeof text !== 'string' || text === '')
+    throw new FileFormatError(`${where}.expires_at: expected an RFC 3339 timestamp`);
   return { ...key, expires_at: text };
 }
 
@@ -87,7 +101,8 @@ export function parseCsvTuples(text: string): TupleKey[] {
   const col = new Map<CsvColumn, number>();
   header.forEach((h, i) => {
     const name = h.trim() as CsvColumn;
-    if (!CSV_COLUMNS.includes(name)) throw new FileFormatError(`invalid CSV header '${h}', valid headers are ${CSV_COLUMNS.join(',')}`);
+    if (!CSV_COLUMNS.includes(name))
+      throw new FileFormatError(`invalid CSV header '${h}', valid headers are ${CSV_COLUMNS.join(',')}`);
     col.set(name, i);
   });
   for (const r of REQUIRED) if (!col.has(r)) throw new FileFormatError(`missing required CSV header '${r}'`);
@@ -201,7 +216,12 @@ export function cleanTuple(t: TupleKey): TupleKey {
   const exp = t.expires_at ? { expires_at: t.expires_at } : {};
   if (!t.condition || !t.condition.name) return { ...base, ...exp };
   const context = t.condition.context;
-  return { ...base, condition: context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name }, ...exp };
+  return {
+    ...base,
+    condition:
+      context && Object.keys(context).length ? { name: t.condition.name, context } : { name: t.condition.name },
+    ...exp,
+  };
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

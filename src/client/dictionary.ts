@@ -2,7 +2,12 @@
 // get consecutive ids in the order they are first seen, and the ones not yet sent are handed out
 // as define-strings bodies, which the client puts ahead of every request of a frame.
 
-import { MAX_DEFINE, MAX_DICTIONARY_STRINGS, MAX_DICTIONARY_UNITS, MAX_STRING_BYTES } from '../domain/channel-limits.js';
+import {
+  MAX_DEFINE,
+  MAX_DICTIONARY_STRINGS,
+  MAX_DICTIONARY_UNITS,
+  MAX_STRING_BYTES,
+} from '../domain/channel-limits.js';
 
 export class ClientDictionary {
   readonly #ids = new Map<string, number>();
@@ -14,7 +19,12 @@ export class ClientDictionary {
   id(s: string): number {
     const known = this.#ids.get(s);
     if (known !== undefined) return known;
-    if (this.#ids.size >= MAX_DICTIONARY_STRINGS || this.#units + s.length > MAX_DICTIONARY_UNITS || !this.#declarable(s)) return -1;
+    if (
+      this.#ids.size >= MAX_DICTIONARY_STRINGS ||
+      this.#units + s.length > MAX_DICTIONARY_UNITS ||
+      !this.#declarable(s)
+    )
+      return -1;
     this.#units += s.length;
     const id = this.#ids.size;
     this.#ids.set(s, id);
@@ -24,8 +34,13 @@ export class ClientDictionary {
 
   /** Whether the strings of a check can all have ids (so the check can go as ids). */
   fits(a: string, b: string, c: string): boolean {
-    return this.#ids.size + 3 <= MAX_DICTIONARY_STRINGS && this.#units + a.length + b.length + c.length <= MAX_DICTIONARY_UNITS
-      && this.#declarable(a) && this.#declarable(b) && this.#declarable(c);
+    return (
+      this.#ids.size + 3 <= MAX_DICTIONARY_STRINGS &&
+      this.#units + a.length + b.length + c.length <= MAX_DICTIONARY_UNITS &&
+      this.#declarable(a) &&
+      this.#declarable(b) &&
+      this.#declarable(c)
+    );
   }
 
   #declarable(s: string): boolean {

@@ -71,7 +71,14 @@ export interface WatchOptions {
 
 /** One event of a watch: a change with the token that resumes right after it, or a heartbeat. */
 export type WatchEvent =
-  | { readonly change: { readonly tuple_key: CheckKey & { condition?: unknown }; readonly operation: string; readonly timestamp: string }; readonly continuation_token: string }
+  | {
+      readonly change: {
+        readonly tuple_key: CheckKey & { condition?: unknown };
+        readonly operation: string;
+        readonly timestamp: string;
+      };
+      readonly continuation_token: string;
+    }
   | { readonly heartbeat: { readonly continuation_token: string; readonly timestamp: string } };
 
 export interface ExpansionsOptions {
@@ -87,7 +94,16 @@ export interface ExpansionsOptions {
 
 /** One event of a ReadExpansions stream (docs/permission-indexes.md). */
 export type ExpansionStreamEvent =
-  | { readonly expansion: { readonly id: string; readonly operation: 'INSERT' | 'DELETE'; readonly user: string; readonly relation: string; readonly object: string; readonly revision: number } }
+  | {
+      readonly expansion: {
+        readonly id: string;
+        readonly operation: 'INSERT' | 'DELETE';
+        readonly user: string;
+        readonly relation: string;
+        readonly object: string;
+        readonly revision: number;
+      };
+    }
   | { readonly freshness: { readonly id: string; readonly revision: number; readonly timestamp: string } }
   | { readonly heartbeat: { readonly timestamp: string } }
   | { readonly closed: { readonly reason: string } };
@@ -141,9 +157,18 @@ export class ChannelError extends Error {
  * consecutive from `first` — a batch costs one waiter and one promise, not one per request.
  */
 type Waiter =
-  | { readonly first: undefined; readonly resolve: (answer: ChannelAnswer) => void; readonly reject: (err: Error) => void }
+  | {
+      readonly first: undefined;
+      readonly resolve: (answer: ChannelAnswer) => void;
+      readonly reject: (err: Error) => void;
+    }
   /** A live stream (`watch`): every `more` answer is pushed, the last one resolves. */
-  | { readonly first: 'stream'; readonly push: (answer: ChannelAnswer) => void; readonly resolve: (answer: ChannelAnswer) => void; readonly reject: (err: Error) => void }
+  | {
+      readonly first: 'stream';
+      readonly push: (answer: ChannelAnswer) => void;
+      readonly resolve: (answer: ChannelAnswer) => void;
+      readonly reject: (err: Error) => void;
+    }
   | {
       readonly first: number;
       readonly answers: ChannelAnswer[];
@@ -190,7 +215,11 @@ export class LatchChannelClient {
   async *listAllObjects(storeId: string, body: Record<string, unknown>, pageSize = 1000): AsyncGenerator<string, void> {
     let token = '';
     do {
-      const a = await this.request('list-objects', storeId, { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) });
+      const a = await this.request('list-objects', storeId, {
+        ...body,
+        page_size: pageSize,
+        ...(token ? { continuation_token: token } : {}),
+      });
       if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
       const page = a.body as { objects: string[]; continuation_token?: string };
       yield* page.objects;
@@ -210,7 +239,10 @@ export class LatchChannelClient {
    * Write (deletes then writes, one transaction); resolves with the store revision it left, to
    * pass as `min_revision` to later queries on any node. An error answer rejects with a ChannelError.
    */
-  async write(storeId: string, body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string }): Promise<{ revision: number }> {
+  async write(
+    storeId: string,
+    body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string },
+  ): Promise<{ revision: number }> {
     const a = await this.request('write', storeId, body);
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
     return { revision: a.revision ?? 0 };
@@ -219,7 +251,11 @@ export class LatchChannelClient {
   /** Queues one request of the current frame for `waiter`. */
   #enqueue(op: string, storeId: string | undefined, body: unknown, waiter: Waiter, minRevision?: number): void {
     const id = this.#nextId++;
-    this.#frame.push(minRevision === undefined ? { id, op, store_id: storeId, body } : { id, op, store_id: storeId, body, min_revision: minRevision });
+    this.#frame.push(
+      minRevision === undefined
+        ? { id, op, store_id: storeId, body }
+        : { id, op, store_id: storeId, body, min_revision: minRevision },
+    );
     this.#pending.set(id, waiter);
     if (this.#frame.length >= MAX_FRAME_REQUESTS) this.#flush();
     else if (!this.#flushQueued) {
@@ -243,7 +279,11 @@ export class LatchChannelClient {
    * whole current set unless `from` is given, then live INSERT/DELETE events, freshness events,
    * heartbeats and a last `closed` event. Leaving the loop cancels the stream on the server.
    */
-  expansions(storeId: string, indexId: string, options: ExpansionsOptions): AsyncIterableIterator<ExpansionStreamEvent> {
+  expansions(
+    storeId: string,
+    indexId: string,
+    options: ExpansionsOptions,
+  ): AsyncIterableIterator<ExpansionStreamEvent> {
     return this.#liveStream<ExpansionStreamEvent>('read-expansions', storeId, { ...options, index_id: indexId });
   }
 
@@ -339,7 +379,10 @@ export class LatchChannelClient {
     const { min_revision, ...rest } = options;
     const a = await this.request('check-ids', storeId, { ...rest, checks: littleEndian(triples) }, min_revision);
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
-    const body = a.body as { results: Uint8Array; errors: { index: number; status: number; code: string; message: string }[] };
+    const body = a.body as {
+      results: Uint8Array;
+      errors: { index: number; status: number; code: string; message: string }[];
+    };
     const errors = new Map<number, ChannelError>();
     for (const e of body.errors) errors.set(e.index, new ChannelError(e.status, e.code, e.message));
     return { results: body.results, errors };
@@ -364,11 +407,16 @@ export class LatchChannelClient {
       triples[3 * i + 1] = d.id(k.relation);
       triples[3 * i + 2] = d.id(k.user);
     }
-    if (text.length === 0) return keys.length === 0 ? { results: new Uint8Array(0), errors: new Map() } : this.checkIds(storeId, triples, options);
+    if (text.length === 0)
+      return keys.length === 0
+        ? { results: new Uint8Array(0), errors: new Map() }
+        : this.checkIds(storeId, triples, options);
     const results = new Uint8Array(keys.length);
     const errors = new Map<number, ChannelError>();
     const { min_revision, ...rest } = options;
-    const answers = await this.batch(text.map((i) => ({ op: 'check', store_id: storeId, body: { ...rest, tuple_key: keys[i] }, min_revision })));
+    const answers = await this.batch(
+      text.map((i) => ({ op: 'check', store_id: storeId, body: { ...rest, tuple_key: keys[i] }, min_revision })),
+    );
     answers.forEach((a, j) => {
       const i = text[j] as number;
       if (a.error) {
@@ -398,7 +446,13 @@ export class LatchChannelClient {
     return { results, errors };
   }
 
-  #plainCheck(storeId: string, key: CheckKey, options: BulkOptions, resolve: (allowed: boolean) => void, reject: (err: Error) => void): void {
+  #plainCheck(
+    storeId: string,
+    key: CheckKey,
+    options: BulkOptions,
+    resolve: (allowed: boolean) => void,
+    reject: (err: Error) => void,
+  ): void {
     const gk = `${storeId}\0${options.authorization_model_id ?? ''}\0${options.consistency ?? ''}\0${options.min_revision ?? ''}`;
     let g = this.#groups.get(gk);
     if (!g) this.#groups.set(gk, (g = { storeId, options, triples: [], resolve: [], reject: [] }));
@@ -418,7 +472,10 @@ export class LatchChannelClient {
       (r) => {
         for (let i = 0; i < g.resolve.length; i++) {
           const b = r.results[i];
-          if (b === CHECK_ERROR) (g.reject[i] as (err: Error) => void)(r.errors.get(i) ?? new ChannelError(500, 'internal_error', 'no answer for this check'));
+          if (b === CHECK_ERROR)
+            (g.reject[i] as (err: Error) => void)(
+              r.errors.get(i) ?? new ChannelError(500, 'internal_error', 'no answer for this check'),
+            );
           else (g.resolve[i] as (allowed: boolean) => void)(b === CHECK_ALLOWED);
         }
       },

@@ -36,17 +36,24 @@ export class MiniWebSocket implements FrameSocket {
    * Opens `ws://host:port/path`, offering `protocols` and sending `headers` with the upgrade
    * (e.g. `Authorization`); rejects when the server does not switch protocols.
    */
-  static connect(url: string, protocols: readonly string[] = [], headers: Readonly<Record<string, string>> = {}): Promise<MiniWebSocket> {
+  static connect(
+    url: string,
+    protocols: readonly string[] = [],
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<MiniWebSocket> {
     const u = new URL(url);
     if (u.protocol !== 'ws:') return Promise.reject(new Error(`unsupported URL scheme ${u.protocol} (only ws:)`));
     let extra = '';
     for (const [name, value] of Object.entries(headers)) {
       // No CR/LF or colon in a name, no CR/LF in a value: a header must not split the request.
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n]/.test(value)) return Promise.reject(new Error(`invalid header ${JSON.stringify(name)}`));
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n]/.test(value))
+        return Promise.reject(new Error(`invalid header ${JSON.stringify(name)}`));
       extra += `${name}: ${value}\r\n`;
     }
     const key = randomBytes(16).toString('base64');
-    const expected = createHash('sha1').update(key + GUID).digest('base64');
+    const expected = createHash('sha1')
+      .update(key + GUID)
+      .digest('base64');
     return new Promise((resolve, reject) => {
       const socket = connect({ host: u.hostname, port: Number(u.port || 80), noDelay: true });
       let head = Buffer.alloc(0);
@@ -57,12 +64,19 @@ export class MiniWebSocket implements FrameSocket {
         socket.off('data', onData);
         socket.off('error', reject);
         const lines = head.subarray(0, end).toString('latin1').split('\r\n');
-        const accept = lines.find((l) => l.toLowerCase().startsWith('sec-websocket-accept:'))?.slice(21).trim();
+        const accept = lines
+          .find((l) => l.toLowerCase().startsWith('sec-websocket-accept:'))
+          ?.slice(21)
+          .trim();
         if (!/^HTTP\/1\.1 101/.test(lines[0] ?? '') || accept !== expected) {
           socket.destroy();
           return reject(new Error(`WebSocket handshake failed: ${lines[0] ?? 'no status line'}`));
         }
-        const protocol = lines.find((l) => l.toLowerCase().startsWith('sec-websocket-protocol:'))?.slice(23).trim() ?? '';
+        const protocol =
+          lines
+            .find((l) => l.toLowerCase().startsWith('sec-websocket-protocol:'))
+            ?.slice(23)
+            .trim() ?? '';
         const ws = new MiniWebSocket(socket, protocol);
         socket.on('data', (c: Buffer) => ws.#receive(c));
         socket.on('close', () => ws.#closedBy(1006, 'connection lost'));
@@ -114,7 +128,8 @@ export class MiniWebSocket implements FrameSocket {
     const words = n >>> 2;
     const body32 = new Uint32Array(out.buffer, pad + header, words);
     for (let i = 0; i < words; i++) body32[i] = (body32[i] ?? 0) ^ word;
-    for (let i = words * 4; i < n; i++) out[pad + header + i] = (out[pad + header + i] ?? 0) ^ (out[maskAt + (i & 3)] ?? 0);
+    for (let i = words * 4; i < n; i++)
+      out[pad + header + i] = (out[pad + header + i] ?? 0) ^ (out[maskAt + (i & 3)] ?? 0);
     this.socket.write(pad === 0 ? out : out.subarray(pad));
   }
 
@@ -191,9 +206,15 @@ interface StandardWebSocket {
  * The global WebSocket when the runtime has one and no `headers` are asked for (the WHATWG
  * WebSocket cannot send request headers), else MiniWebSocket.
  */
-export function openFrameSocket(url: string, protocols: readonly string[] = [], headers: Readonly<Record<string, string>> = {}): Promise<FrameSocket> {
-  const Standard = (globalThis as { WebSocket?: new (url: string, protocols: string[]) => StandardWebSocket }).WebSocket;
-  if (typeof Standard !== 'function' || Object.keys(headers).length > 0) return MiniWebSocket.connect(url, protocols, headers);
+export function openFrameSocket(
+  url: string,
+  protocols: readonly string[] = [],
+  headers: Readonly<Record<string, string>> = {},
+): Promise<FrameSocket> {
+  const Standard = (globalThis as { WebSocket?: new (url: string, protocols: string[]) => StandardWebSocket })
+    .WebSocket;
+  if (typeof Standard !== 'function' || Object.keys(headers).length > 0)
+    return MiniWebSocket.connect(url, protocols, headers);
   return new Promise((resolve, reject) => {
     const ws = new Standard(url, [...protocols]);
     ws.binaryType = 'arraybuffer';

@@ -10,7 +10,8 @@ export const EXPIRY_HORIZON_MS = 3660 * 86_400_000;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-const daysIn = (y: number, m: number): number => (m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
+const daysIn = (y: number, m: number): number =>
+  m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
 
 /**
  * The instant (ms since the epoch) of an RFC 3339 date-time with an explicit offset, or undefined
@@ -21,7 +22,8 @@ export function parseExpiry(text: string): number | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
-  if (y === undefined || mo === undefined || d === undefined || h === undefined || mi === undefined || s === undefined) return undefined;
+  if (y === undefined || mo === undefined || d === undefined || h === undefined || mi === undefined || s === undefined)
+    return undefined;
   if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined;
   const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
   let offset = 0;
@@ -44,6 +46,7 @@ export function formatExpiry(ms: number): string {
 /** Why `ms` may not be written at instant `now`, or undefined when it may. */
 export function expiryProblem(ms: number, now: number): string | undefined {
   if (ms <= now) return `expires_at ${formatExpiry(ms)} is not in the future`;
-  if (ms - now > EXPIRY_HORIZON_MS) return `expires_at ${formatExpiry(ms)} is more than ${EXPIRY_HORIZON_MS / 86_400_000} days ahead`;
+  if (ms - now > EXPIRY_HORIZON_MS)
+    return `expires_at ${formatExpiry(ms)} is more than ${EXPIRY_HORIZON_MS / 86_400_000} days ahead`;
   return undefined;
 }

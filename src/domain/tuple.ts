@@ -32,7 +32,17 @@ export function cleanPart(s: string): boolean {
 
 /** JS `\s` above U+007F: NBSP, the Zs spaces, the line and paragraph separators, BOM. */
 function isUnicodeSpace(c: number): boolean {
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** `T:id` with exactly one `:` not at position 0, non-empty id, no `#`. Does not reject id `*`. */
@@ -51,7 +61,8 @@ export function parseUser(value: string): ParsedUser | undefined {
   if (hash !== -1) {
     const obj = parseObject(value.slice(0, hash));
     const relation = value.slice(hash + 1);
-    if (!obj || obj.id === '*' || obj.id.includes('*') || !cleanPart(relation) || relation.includes(':')) return undefined;
+    if (!obj || obj.id === '*' || obj.id.includes('*') || !cleanPart(relation) || relation.includes(':'))
+      return undefined;
     return { kind: 'userset', type: obj.type, id: obj.id, relation };
   }
   const obj = parseObject(value);

@@ -29,7 +29,12 @@ export interface Matching {
 }
 
 /** The first `limit` tuples the filter selects, and whether more remain. */
-export async function matching(storage: Storage, storeId: string, filter: DeleteTuplesFilter, limit: number): Promise<Matching> {
+export async function matching(
+  storage: Storage,
+  storeId: string,
+  filter: DeleteTuplesFilter,
+  limit: number,
+): Promise<Matching> {
   const read = readFilterOf(filter);
   const keys: TupleKey[] = [];
   let after: string | undefined;

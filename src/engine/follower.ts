@@ -58,7 +58,14 @@ export interface FollowerStats {
 export interface AppliedObserver {
   /** False when nothing of the store needs the snapshots (they are then not taken). */
   wants(storeId: string): boolean;
-  applied(storeId: string, before: IndexSnapshot, after: IndexSnapshot, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void;
+  applied(
+    storeId: string,
+    before: IndexSnapshot,
+    after: IndexSnapshot,
+    revision: number,
+    deleted: readonly TupleKey[],
+    written: readonly TupleKey[],
+  ): void;
 }
 
 export interface FollowerOptions {
@@ -80,7 +87,13 @@ export class Follower {
   private pollDown = false;
   /** Per store, the commit events not applied yet: [revision, performance.now() at receipt] pairs, oldest first. */
   private readonly heardAt = new Map<string, number[]>();
-  readonly stats: FollowerStats = { revisionsApplied: 0, applyLag: new Timings(), catchUpFailures: 0, polls: 0, pollFailures: 0 };
+  readonly stats: FollowerStats = {
+    revisionsApplied: 0,
+    applyLag: new Timings(),
+    catchUpFailures: 0,
+    polls: 0,
+    pollFailures: 0,
+  };
   /** Told of every applied revision (set once by the service). */
   observer: AppliedObserver | undefined;
 
@@ -102,7 +115,8 @@ export class Follower {
     this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
-    for (const storeId of [...this.waiters.keys()]) this.failWaiters(storeId, new AppError('unavailable', 'latch is shutting down'));
+    for (const storeId of [...this.waiters.keys()])
+      this.failWaiters(storeId, new AppError('unavailable', 'latch is shutting down'));
   }
 
   /** Resolves when no catch-up is running (tests, shutdown). */
@@ -117,11 +131,16 @@ export class Follower {
       // Deferred one turn: this node's own write is reported from inside the storage call, and its
       // write path applies it right after (no log read needed) before the catch-up looks.
       if (event.kind === 'tuples') this.noteHeard(event.storeId, event.revision);
-      if (event.kind === 'tuples') setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
+      if (event.kind === 'tuples')
+        setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
       else if (event.kind === 'model') this.models.noteLatestChanged(event.storeId, event.modelId);
       else if (event.deleted) this.dropStore(event.storeId);
     } catch (err) {
-      this.options.log('warn', 'storage event not handled', { store_id: event.storeId, kind: event.kind, cause: String(err) });
+      this.options.log('warn', 'storage event not handled', {
+        store_id: event.storeId,
+        kind: event.kind,
+        cause: String(err),
+      });
     }
   }
 
@@ -140,7 +159,8 @@ export class Follower {
     if (!list) return;
     const now = performance.now();
     let i = 0;
-    for (; i < list.length && (list[i] as number) <= revision; i += 2) if (timed) this.stats.applyLag.observe(now - (list[i + 1] as number));
+    for (; i < list.length && (list[i] as number) <= revision; i += 2)
+      if (timed) this.stats.applyLag.observe(now - (list[i + 1] as number));
     if (i >= list.length) this.heardAt.delete(storeId);
     else if (i > 0) list.splice(0, i);
   }
@@ -184,7 +204,8 @@ export class Follower {
     const observer = this.observer?.wants(storeId) ? this.observer : undefined;
     const before = observer ? index.snapshot() : undefined;
     index.apply(result);
-    if (observer && before) observer.applied(storeId, before, index.snapshot(), result.revision, result.deleted, result.written);
+    if (observer && before)
+      observer.applied(storeId, before, index.snapshot(), result.revision, result.deleted, result.written);
   }
 
   /**
@@ -196,11 +217,19 @@ export class Follower {
     const index = await this.indexes.get(storeId);
     if (index.currentRevision >= revision) return index;
     const wait = new Promise<StoreIndex>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.removeWaiter(storeId, waiter);
-        const now = this.indexes.peek(storeId)?.currentRevision ?? 0;
-        reject(new AppError('throttled_timeout_error', `timeout waiting for the index to reach revision ${revision} (applied: ${now})`));
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.removeWaiter(storeId, waiter);
+          const now = this.indexes.peek(storeId)?.currentRevision ?? 0;
+          reject(
+            new AppError(
+              'throttled_timeout_error',
+              `timeout waiting for the index to reach revision ${revision} (applied: ${now})`,
+            ),
+          );
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       const waiter: Waiter = { revision, resolve, reject, timer };
       const list = this.waiters.get(storeId);
       if (list) list.push(waiter);
@@ -219,7 +248,10 @@ export class Follower {
   async fresh(storeId: string, q: Freshness, deadline: number): Promise<StoreIndex> {
     let target = q.minRevision ?? 0;
     if (q.consistency === 'HIGHER_CONSISTENCY') {
-      const [committed] = await Promise.all([this.storage.revision(storeId), q.modelId ? undefined : this.models.refreshLatest(storeId)]);
+      const [committed] = await Promise.all([
+        this.storage.revision(storeId),
+        q.modelId ? undefined : this.models.refreshLatest(storeId),
+      ]);
       target = Math.max(target, committed);
     }
     const index = await this.indexes.get(storeId);
@@ -263,7 +295,10 @@ export class Follower {
       }
     } catch (err) {
       this.stats.catchUpFailures++;
-      this.options.log('warn', 'index catch-up failed', { store_id: storeId, cause: err instanceof Error ? err.message : String(err) });
+      this.options.log('warn', 'index catch-up failed', {
+        store_id: storeId,
+        cause: err instanceof Error ? err.message : String(err),
+      });
       throw err;
     }
   }
@@ -324,7 +359,10 @@ export class Follower {
       this.pollDown = false;
     } catch (err) {
       this.stats.pollFailures++;
-      if (!this.pollDown) this.options.log('warn', 'replication poll failed; retrying', { cause: err instanceof Error ? err.message : String(err) });
+      if (!this.pollDown)
+        this.options.log('warn', 'replication poll failed; retrying', {
+          cause: err instanceof Error ? err.message : String(err),
+        });
       this.pollDown = true;
     } finally {
       this.polling = false;

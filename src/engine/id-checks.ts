@@ -17,7 +17,14 @@ import type { CompiledModel } from '../model/types.js';
 import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { validateCheckKey, validateRequestContext, validateSubject } from './request-validation.js';
-import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR, type CheckIdsInput, type CheckIdsResult, type StringTable } from './types.js';
+import {
+  CHECK_ALLOWED,
+  CHECK_DENIED,
+  CHECK_ERROR,
+  type CheckIdsInput,
+  type CheckIdsResult,
+  type StringTable,
+} from './types.js';
 import type { WalkerChecker, CheckOutcome } from './walker/checker.js';
 import { programFor, type Program } from './walker/program.js';
 import { encodeQuery } from './walker/request.js';
@@ -156,17 +163,37 @@ function pairValid(r: Resolution, snap: IndexSnapshot, model: CompiledModel, typ
 }
 
 /** Outcome byte and error of one check through Check's string path. */
-function slowCheck(checker: WalkerChecker, snap: IndexSnapshot, model: CompiledModel, key: { object: string; relation: string; user: string }, context: JsonObject | undefined, deadline: number, now: number): CheckOutcome {
+function slowCheck(
+  checker: WalkerChecker,
+  snap: IndexSnapshot,
+  model: CompiledModel,
+  key: { object: string; relation: string; user: string },
+  context: JsonObject | undefined,
+  deadline: number,
+  now: number,
+): CheckOutcome {
   try {
     validateCheckKey(model, key);
   } catch (err) {
     return { error: toAppError(err) };
   }
-  return checker.checkInline(snap, model, { object: key.object, relation: key.relation, user: key.user, contextualTuples: EMPTY, context }, deadline, now);
+  return checker.checkInline(
+    snap,
+    model,
+    { object: key.object, relation: key.relation, user: key.user, contextualTuples: EMPTY, context },
+    deadline,
+    now,
+  );
 }
 
 /** `deadline` (`Date.now()` ms, D8): checks it cuts short answer throttled_timeout_error. */
-export async function checkIds(models: ModelCache, indexes: Indexes, checker: WalkerChecker, input: CheckIdsInput, deadline = Infinity): Promise<CheckIdsResult> {
+export async function checkIds(
+  models: ModelCache,
+  indexes: Indexes,
+  checker: WalkerChecker,
+  input: CheckIdsInput,
+  deadline = Infinity,
+): Promise<CheckIdsResult> {
   const model = await models.resolve(input.storeId, input.modelId);
   validateRequestContext(input.context);
   const snap = (await indexes.get(input.storeId)).snapshot();
@@ -223,7 +250,8 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Wa
           r.userWords.set(records.subarray(at + 2, at + 2 + USER_WORDS), u * USER_WORDS);
           us = FAST;
           const w = r.userWords;
-          if (w[u * USER_WORDS] === UNSEEN_NODE || (w[u * USER_WORDS + 2] === NONE && w[u * USER_WORDS + 1] === 0)) r.volatileUsers.push(u);
+          if (w[u * USER_WORDS] === UNSEEN_NODE || (w[u * USER_WORDS + 2] === NONE && w[u * USER_WORDS + 1] === 0))
+            r.volatileUsers.push(u);
         } catch {
           // validateSubject's error is reported by the string path with Check's exact message.
         }
@@ -243,14 +271,19 @@ export async function checkIds(models: ModelCache, indexes: Indexes, checker: Wa
       records[at + 5] = w[uw + 3] as number;
       index[k++] = i;
     }
-    const fast = k > 0 ? await checker.checkIds(snap, model, records.subarray(0, k * QUERY_WORDS), context, deadline, now) : [];
+    const fast =
+      k > 0 ? await checker.checkIds(snap, model, records.subarray(0, k * QUERY_WORDS), context, deadline, now) : [];
     for (let j = 0; j < k; j++) record(outcomes, errors, index[j] as number, fast[j] as CheckOutcome);
   } finally {
     release(records);
     release(index);
   }
   for (const i of slow) {
-    const key = { object: strings[triples[3 * i] as number] as string, relation: strings[triples[3 * i + 1] as number] as string, user: strings[triples[3 * i + 2] as number] as string };
+    const key = {
+      object: strings[triples[3 * i] as number] as string,
+      relation: strings[triples[3 * i + 1] as number] as string,
+      user: strings[triples[3 * i + 2] as number] as string,
+    };
     record(outcomes, errors, i, slowCheck(checker, snap, model, key, context, deadline, now));
   }
   return { modelId: model.id };

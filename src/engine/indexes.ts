@@ -49,7 +49,10 @@ export class Indexes {
   /** Told of every index that finished loading (the follower applies what it heard meanwhile). */
   onLoaded: ((storeId: string, index: StoreIndex) => void) | undefined;
 
-  constructor(private readonly storage: Storage, private readonly options: IndexesOptions = {}) {
+  constructor(
+    private readonly storage: Storage,
+    private readonly options: IndexesOptions = {},
+  ) {
     this.log = options.log ?? warn;
   }
 
@@ -79,7 +82,10 @@ export class Indexes {
     let p = this.pending.get(storeId);
     if (!p) {
       const t0 = performance.now();
-      const opts: StoreIndexOptions = { ...this.options.index, onCheckpointDue: (index) => this.background(storeId, index) };
+      const opts: StoreIndexOptions = {
+        ...this.options.index,
+        onCheckpointDue: (index) => this.background(storeId, index),
+      };
       p = StoreIndex.load(this.storage, storeId, opts).then(
         (index) => {
           this.loads.observe(performance.now() - t0);
@@ -138,7 +144,10 @@ export class Indexes {
       if ((await write()) === 'written') this.checkpoints.written++;
     } catch (err) {
       this.checkpoints.failed++;
-      this.log('warn', 'index checkpoint failed', { store_id: storeId, cause: err instanceof Error ? err.message : String(err) });
+      this.log('warn', 'index checkpoint failed', {
+        store_id: storeId,
+        cause: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 

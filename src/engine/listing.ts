@@ -78,7 +78,14 @@ export class ListingCache {
   get(key: string, stamp: ListingStamp, now: number): readonly string[] | undefined {
     const e = this.entries.get(key);
     const s = e?.stamp;
-    if (!e || !s || s.index !== stamp.index || s.revision !== stamp.revision || s.modelId !== stamp.modelId || now >= s.validUntil) {
+    if (
+      !e ||
+      !s ||
+      s.index !== stamp.index ||
+      s.revision !== stamp.revision ||
+      s.modelId !== stamp.modelId ||
+      now >= s.validUntil
+    ) {
       this.misses++;
       return undefined;
     }
@@ -111,12 +118,18 @@ export class ListingCache {
  * user, modelId, contextual, context]) → 22 URL-safe base64 characters.
  */
 export function listingKey(kind: string, parts: readonly unknown[]): string {
-  return createHash('sha256').update(JSON.stringify([kind, ...parts])).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(JSON.stringify([kind, ...parts]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /** The error of a complete listing that could not finish within its deadline or budget (D8). */
 export function listingTimeout(): AppError {
-  return new AppError('throttled_timeout_error', 'timeout due to throttling on complex request: the complete listing did not finish within the deadline');
+  return new AppError(
+    'throttled_timeout_error',
+    'timeout due to throttling on complex request: the complete listing did not finish within the deadline',
+  );
 }
 
 /** The string form of a listed user, its sort key and cursor: `user:anne`, `team:x#member`, `user:*`. */
@@ -144,7 +157,11 @@ const SLICE_MS = 5;
  * the snapshot the walk reads). Throws `listingTimeout` when the walk reports it stopped early
  * (`outcome.stopped`) or when the signal aborts; rethrows the walk's own errors.
  */
-export async function collectAll(walk: Iterator<string, void>, outcome: { stopped: boolean }, signal?: AbortSignal): Promise<string[]> {
+export async function collectAll(
+  walk: Iterator<string, void>,
+  outcome: { stopped: boolean },
+  signal?: AbortSignal,
+): Promise<string[]> {
   const out: string[] = [];
   let sliceEnd = performance.now() + SLICE_MS;
   for (;;) {
@@ -166,7 +183,11 @@ export async function collectAll(walk: Iterator<string, void>, outcome: { stoppe
  * whatever `listObjectsMaxResults` and the listing deadline are. Example:
  * `for await (const o of listAllObjects(latch, {storeId, type: 'doc', relation: 'viewer', user: 'user:anne', contextualTuples: [], consistency: 'UNSPECIFIED'})) …`
  */
-export async function* listAllObjects(latch: Pick<Latch, 'listObjects'>, input: Omit<ListObjectsInput, 'page'>, pageSize = MAX_LIST_PAGE_SIZE): AsyncGenerator<string, void> {
+export async function* listAllObjects(
+  latch: Pick<Latch, 'listObjects'>,
+  input: Omit<ListObjectsInput, 'page'>,
+  pageSize = MAX_LIST_PAGE_SIZE,
+): AsyncGenerator<string, void> {
   let after: string | undefined;
   do {
     const r = await latch.listObjects({ ...input, page: { size: pageSize, after } });
@@ -176,7 +197,11 @@ export async function* listAllObjects(latch: Pick<Latch, 'listObjects'>, input: 
 }
 
 /** Every user of a ListUsers request, page after page (embedded API). */
-export async function* listAllUsers(latch: Pick<Latch, 'listUsers'>, input: Omit<ListUsersInput, 'page'>, pageSize = MAX_LIST_PAGE_SIZE): AsyncGenerator<ListedUser, void> {
+export async function* listAllUsers(
+  latch: Pick<Latch, 'listUsers'>,
+  input: Omit<ListUsersInput, 'page'>,
+  pageSize = MAX_LIST_PAGE_SIZE,
+): AsyncGenerator<ListedUser, void> {
   let after: string | undefined;
   do {
     const r = await latch.listUsers({ ...input, page: { size: pageSize, after } });

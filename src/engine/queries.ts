@@ -22,7 +22,13 @@ import type { Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { ResultCache } from './result-cache.js';
 import type { EngineStats } from './stats.js';
-import { validateCheckKey, validateContextualTuples, validateObjectRelation, validateRequestContext, validateSubject } from './request-validation.js';
+import {
+  validateCheckKey,
+  validateContextualTuples,
+  validateObjectRelation,
+  validateRequestContext,
+  validateSubject,
+} from './request-validation.js';
 import type {
   BatchCheckInput,
   BatchCheckOutcome,
@@ -45,7 +51,17 @@ import type {
 import { checkIds } from './id-checks.js';
 import { createWalkerChecker, type WalkerChecker, type CheckItem } from './walker/checker.js';
 import { openObjectWalk, streamWalk } from './list/open.js';
-import { collectAll, firstAfter, listingKey, ListingCache, listingTimeout, pageOf, userKey, userOfKey, type ListingStamp } from './listing.js';
+import {
+  collectAll,
+  firstAfter,
+  listingKey,
+  ListingCache,
+  listingTimeout,
+  pageOf,
+  userKey,
+  userOfKey,
+  type ListingStamp,
+} from './listing.js';
 
 export class Queries {
   private readonly checker: WalkerChecker;
@@ -71,7 +87,10 @@ export class Queries {
   /** Result-cache and pool figures for `Latch.stats()`. */
   stats(): Pick<EngineStats, 'cache' | 'pool'> {
     const c = this.cache;
-    return { cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity }, pool: this.checker.poolStats() };
+    return {
+      cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity },
+      pool: this.checker.poolStats(),
+    };
   }
 
   /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
@@ -110,8 +129,15 @@ export class Queries {
    * embedded Check. A store with expiring tuples adds the expiry epoch at the request's instant
    * `now` to the scope, so no cached answer outlives the expiry of a tuple it may depend on.
    */
-  private cacheScope(consistency: Consistency, q: Pick<QueryBase, 'context' | 'contextualTuples'>, snapshot: IndexSnapshot, model: CompiledModel, now: number): number {
-    const cacheable = consistency !== 'HIGHER_CONSISTENCY' && q.contextualTuples.length === 0 && !q.context && this.cache.capacity > 0;
+  private cacheScope(
+    consistency: Consistency,
+    q: Pick<QueryBase, 'context' | 'contextualTuples'>,
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    now: number,
+  ): number {
+    const cacheable =
+      consistency !== 'HIGHER_CONSISTENCY' && q.contextualTuples.length === 0 && !q.context && this.cache.capacity > 0;
     return cacheable ? ResultCache.scope(snapshot, model, snapshot.expiryEpoch(now)) : 0;
   }
 
@@ -124,14 +150,25 @@ export class Queries {
    * `deadline` undefined: the Check started now (the synchronous path), so its deadline is taken
    * only when the walker runs; a cache hit reads no clock for it.
    */
-  private checkOn(model: CompiledModel, snapshot: IndexSnapshot, input: CheckInput, deadline: number | undefined): CheckResult {
+  private checkOn(
+    model: CompiledModel,
+    snapshot: IndexSnapshot,
+    input: CheckInput,
+    deadline: number | undefined,
+  ): CheckResult {
     const k = input.tupleKey;
     const now = this.instant(snapshot);
     const scope = this.cacheScope(input.consistency, input, snapshot, model, now);
     const cached = scope === 0 ? undefined : this.cache.get(scope, k);
     if (cached !== undefined) return { allowed: cached, modelId: model.id };
     const item = checkItem(model, k, input);
-    const outcome = this.checker.checkInline(snapshot, model, item, deadline ?? Date.now() + this.config.checkDeadlineMs, now);
+    const outcome = this.checker.checkInline(
+      snapshot,
+      model,
+      item,
+      deadline ?? Date.now() + this.config.checkDeadlineMs,
+      now,
+    );
     if ('error' in outcome) throw outcome.error;
     if (scope !== 0) this.cache.set(scope, k, outcome.allowed);
     return { allowed: outcome.allowed, modelId: model.id };
@@ -225,13 +262,21 @@ export class Queries {
    * horizon are unchanged since it was computed, else by a full walk sliced over event-loop turns
    * (its snapshot pinned meanwhile).
    */
-  private async completeObjects(input: ListObjectsInput, signal?: AbortSignal): Promise<{ model: CompiledModel; keys: readonly string[] }> {
+  private async completeObjects(
+    input: ListObjectsInput,
+    signal?: AbortSignal,
+  ): Promise<{ model: CompiledModel; keys: readonly string[] }> {
     const deadline = Date.now() + this.config.listPageDeadlineMs;
     const index = await this.index(input, deadline);
     const model = await this.validListObjects(input);
     const snapshot = index.snapshot();
     const now = this.now();
-    const stamp: ListingStamp = { index, revision: snapshot.revision, modelId: model.id, validUntil: snapshot.nextExpiry(now) };
+    const stamp: ListingStamp = {
+      index,
+      revision: snapshot.revision,
+      modelId: model.id,
+      validUntil: snapshot.nextExpiry(now),
+    };
     const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
     const hit = this.listings.get(key, stamp, now);
     if (hit) return { model, keys: hit };
@@ -239,7 +284,16 @@ export class Queries {
     snapshot.pin();
     try {
       const walk = openObjectWalk(
-        { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline, outcome, now },
+        {
+          snapshot,
+          model,
+          contextual: input.contextualTuples,
+          context: input.context,
+          resolveDepth: this.config.resolveDepth,
+          deadline,
+          outcome,
+          now,
+        },
         { type: input.type, relation: input.relation, user: input.user },
       );
       const keys = await collectAll(walk, outcome, signal);
@@ -259,11 +313,18 @@ export class Queries {
     validateContextualTuples(model, input.contextualTuples, 'listUsers');
     const filter = input.userFilters[0];
     if (!filter || input.userFilters.length !== 1) {
-      throw new AppError('validation_error', 'invalid ListUsersRequest.UserFilters: value must contain exactly 1 item(s)');
+      throw new AppError(
+        'validation_error',
+        'invalid ListUsersRequest.UserFilters: value must contain exactly 1 item(s)',
+      );
     }
     validateUserFilter(model, filter);
     validateObjectRelation(model, input.object.type, input.relation, 'listUsers');
-    const q = { object: `${input.object.type}:${input.object.id}`, relation: input.relation, filter: { type: filter.type, relation: filter.relation || undefined } };
+    const q = {
+      object: `${input.object.type}:${input.object.id}`,
+      relation: input.relation,
+      filter: { type: filter.type, relation: filter.relation || undefined },
+    };
     const ctx = this.context(input, model, index.snapshot(), deadline);
     if (input.page) {
       const page = pageOf(this.completeUsers(input, index, ctx, q), input.page);
@@ -273,9 +334,19 @@ export class Queries {
   }
 
   /** The complete, sorted users of a paged ListUsers (cached like `completeObjects`). */
-  private completeUsers(input: ListUsersInput, index: StoreIndex, ctx: EvalContext & { readonly now: number }, q: ListUsersQuery): readonly string[] {
+  private completeUsers(
+    input: ListUsersInput,
+    index: StoreIndex,
+    ctx: EvalContext & { readonly now: number },
+    q: ListUsersQuery,
+  ): readonly string[] {
     const now = ctx.now;
-    const stamp: ListingStamp = { index, revision: ctx.view.revision, modelId: ctx.model.id, validUntil: index.snapshot().nextExpiry(now) };
+    const stamp: ListingStamp = {
+      index,
+      revision: ctx.view.revision,
+      modelId: ctx.model.id,
+      validUntil: index.snapshot().nextExpiry(now),
+    };
     const key = `${input.storeId}\u0000${listingKey('list-users', [q.object, q.relation, q.filter.type, q.filter.relation ?? '', input.contextualTuples, input.context ?? null])}`;
     const hit = this.listings.get(key, stamp, now);
     if (hit) return hit;
@@ -332,20 +403,35 @@ export class Queries {
     return model;
   }
 
-  private async prepareListObjects(input: ListObjectsInput): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+  private async prepareListObjects(
+    input: ListObjectsInput,
+  ): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
     const deadline = Date.now() + this.config.listObjectsDeadlineMs;
     const index = await this.index(input, deadline);
     const model = await this.validListObjects(input);
     const snapshot = index.snapshot();
     const walk = openObjectWalk(
-      { snapshot, model, contextual: input.contextualTuples, context: input.context, resolveDepth: this.config.resolveDepth, deadline, now: this.now() },
+      {
+        snapshot,
+        model,
+        contextual: input.contextualTuples,
+        context: input.context,
+        resolveDepth: this.config.resolveDepth,
+        deadline,
+        now: this.now(),
+      },
       { type: input.type, relation: input.relation, user: input.user },
     );
     return { model, walk, snapshot, deadline };
   }
 
   /** The evaluator's inputs: the snapshot as seen at the request's instant, plus the contextual tuples. */
-  private context(input: QueryBase, model: CompiledModel, snapshot: IndexSnapshot, deadline: number): EvalContext & { readonly now: number } {
+  private context(
+    input: QueryBase,
+    model: CompiledModel,
+    snapshot: IndexSnapshot,
+    deadline: number,
+  ): EvalContext & { readonly now: number } {
     const now = this.now();
     return {
       model,
@@ -366,9 +452,19 @@ const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
  * tuples), as the walker's item. Fields spelled out: `{...key, more}` takes V8's slow clone path
  * (≈ 1.5 µs on Node 20).
  */
-function checkItem(model: CompiledModel, k: CheckTupleKey, q: Pick<QueryBase, 'context' | 'contextualTuples'>): CheckItem {
+function checkItem(
+  model: CompiledModel,
+  k: CheckTupleKey,
+  q: Pick<QueryBase, 'context' | 'contextualTuples'>,
+): CheckItem {
   validateCheckKey(model, k);
   validateRequestContext(q.context);
   validateContextualTuples(model, q.contextualTuples, 'check');
-  return { object: k.object, relation: k.relation, user: k.user, contextualTuples: q.contextualTuples, context: q.context };
+  return {
+    object: k.object,
+    relation: k.relation,
+    user: k.user,
+    contextualTuples: q.contextualTuples,
+    context: q.context,
+  };
 }

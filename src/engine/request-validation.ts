@@ -33,15 +33,24 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function validateRequestContext(context: JsonObject | undefined): void {
   if (!context) return;
   // The HTTP edge refuses deeper contexts already; embedded callers reach this first.
-  if (deeperThan(context, MAX_VALUE_DEPTH)) throw new AppError('validation_error', `invalid context: nested more than ${MAX_VALUE_DEPTH} levels deep`);
+  if (deeperThan(context, MAX_VALUE_DEPTH))
+    throw new AppError('validation_error', `invalid context: nested more than ${MAX_VALUE_DEPTH} levels deep`);
   const walk = (v: JsonValue): void => {
     if (typeof v === 'string') {
-      if (CONTROL.test(v)) throw new AppError('validation_error', `invalid context: context value ${JSON.stringify(v)} contains forbidden characters`);
+      if (CONTROL.test(v))
+        throw new AppError(
+          'validation_error',
+          `invalid context: context value ${JSON.stringify(v)} contains forbidden characters`,
+        );
     } else if (Array.isArray(v)) {
       for (const item of v) walk(item);
     } else if (v !== null && typeof v === 'object') {
       for (const [k, item] of Object.entries(v)) {
-        if (CONTROL.test(k)) throw new AppError('validation_error', `invalid context: context key ${JSON.stringify(k)} contains forbidden characters`);
+        if (CONTROL.test(k))
+          throw new AppError(
+            'validation_error',
+            `invalid context: context key ${JSON.stringify(k)} contains forbidden characters`,
+          );
         walk(item);
       }
     }
@@ -83,16 +92,31 @@ export function rejectDuplicateTuples(writes: readonly TupleKey[], deletes: read
 }
 
 /** Write requests: limits, duplicates, and every tuple against the model (all 2000). */
-export function validateWrite(model: CompiledModel, writes: readonly TupleKey[], deletes: readonly TupleKey[], maxTuples: number): void {
+export function validateWrite(
+  model: CompiledModel,
+  writes: readonly TupleKey[],
+  deletes: readonly TupleKey[],
+  maxTuples: number,
+): void {
   if (writes.length === 0 && deletes.length === 0) {
-    throw new AppError('invalid_write_input', 'Invalid input. Make sure you provide at least one write, or at least one delete');
+    throw new AppError(
+      'invalid_write_input',
+      'Invalid input. Make sure you provide at least one write, or at least one delete',
+    );
   }
   if (writes.length + deletes.length > maxTuples) {
-    throw new AppError('exceeded_entity_limit', `The number of write operations exceeds the allowed limit of ${maxTuples}`);
+    throw new AppError(
+      'exceeded_entity_limit',
+      `The number of write operations exceeds the allowed limit of ${maxTuples}`,
+    );
   }
   rejectDuplicateTuples(writes, deletes);
   for (const t of deletes) {
-    if (!parseUser(t.user)) throw new AppError('validation_error', `Invalid tuple '${tupleString(t)}'. Reason: the 'user' field is malformed`);
+    if (!parseUser(t.user))
+      throw new AppError(
+        'validation_error',
+        `Invalid tuple '${tupleString(t)}'. Reason: the 'user' field is malformed`,
+      );
   }
   for (const t of writes) {
     const fault = findTupleProblem(model, t, 'write');
@@ -108,7 +132,9 @@ export function checkExpiries(writes: readonly TupleKey[], now: number): void {
   for (const t of writes) {
     if (t.expires_at === undefined) continue;
     const ms = parseExpiry(t.expires_at);
-    const problem = ms === undefined ? `expires_at ${t.expires_at} is not an RFC 3339 timestamp` : expiryProblem(ms, now);
-    if (problem) throw new AppError('validation_error', `Invalid tuple '${t.object}#${t.relation}@${t.user}'. Reason: ${problem}`);
+    const problem =
+      ms === undefined ? `expires_at ${t.expires_at} is not an RFC 3339 timestamp` : expiryProblem(ms, now);
+    if (problem)
+      throw new AppError('validation_error', `Invalid tuple '${t.object}#${t.relation}@${t.user}'. Reason: ${problem}`);
   }
 }

@@ -139,7 +139,13 @@ export class ResultCache {
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = t.scopes[i] as number;
       if (s === 0) return ~i;
-      if (s === scope && t.hashes[i] === h && t.objects[i] === k.object && t.relations[i] === k.relation && t.users[i] === k.user) {
+      if (
+        s === scope &&
+        t.hashes[i] === h &&
+        t.objects[i] === k.object &&
+        t.relations[i] === k.relation &&
+        t.users[i] === k.user
+      ) {
         return i;
       }
     }
@@ -212,7 +218,15 @@ export class ResultCache {
       const h = old.hashes[j] as number;
       let i = h & mask;
       while (t.scopes[i] !== 0) i = (i + 1) & mask;
-      this.#put(i, s, old.objects[j] as string, old.relations[j] as string, old.users[j] as string, h, old.flags[j] as number);
+      this.#put(
+        i,
+        s,
+        old.objects[j] as string,
+        old.relations[j] as string,
+        old.users[j] as string,
+        h,
+        old.flags[j] as number,
+      );
     }
   }
 }

@@ -6,7 +6,14 @@
 // (./follower.ts); HIGHER_CONSISTENCY and Latch-Min-Revision queries wait for the revision they
 // need. The result cache is keyed by index snapshot, so it is never staler than its snapshot.
 
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange } from '../domain/types.js';
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Store,
+  Tuple,
+  TupleChange,
+} from '../domain/types.js';
 import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
 import type { Page, PageRequest, PostgresOpenOptions, Storage } from '../storage/types.js';
@@ -107,8 +114,17 @@ export class LatchService implements Latch {
     this.log = log ?? engineWarning;
     this.models = new ModelCache(storage);
     this.indexes = new Indexes(storage, { log });
-    this.follower = new Follower(storage, this.indexes, this.models, { pollIntervalMs: config.pollIntervalMs, log: this.log });
-    this.permissionIndexes = new PermissionIndexes(storage, this.indexes, this.models, { ...DEFAULT_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex }, this.log);
+    this.follower = new Follower(storage, this.indexes, this.models, {
+      pollIntervalMs: config.pollIntervalMs,
+      log: this.log,
+    });
+    this.permissionIndexes = new PermissionIndexes(
+      storage,
+      this.indexes,
+      this.models,
+      { ...DEFAULT_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex },
+      this.log,
+    );
     this.follower.observer = this.permissionIndexes;
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
     this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
@@ -149,7 +165,12 @@ export class LatchService implements Latch {
           }),
         );
         if (loaded === null) return;
-        if (loaded !== undefined) await this.permissionIndexes.loadStore(s.id).catch((err: unknown) => this.log('warn', 'permission indexes not started', { store_id: s.id, cause: String(err) }));
+        if (loaded !== undefined)
+          await this.permissionIndexes
+            .loadStore(s.id)
+            .catch((err: unknown) =>
+              this.log('warn', 'permission indexes not started', { store_id: s.id, cause: String(err) }),
+            );
       }
       after = page.next;
     } while (after);
@@ -163,7 +184,11 @@ export class LatchService implements Latch {
         return await fn();
       } catch (err) {
         if (this.closing) return null;
-        this.log('warn', 'index load failed; retrying', { what, retry_in_ms: wait, cause: err instanceof Error ? err.message : String(err) });
+        this.log('warn', 'index load failed; retrying', {
+          what,
+          retry_in_ms: wait,
+          cause: err instanceof Error ? err.message : String(err),
+        });
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, wait);
           this.wakeLoader = () => {
@@ -285,7 +310,12 @@ export class LatchService implements Latch {
       await this.follower.applyLocal(input.storeId, index, res);
       return res;
     });
-    return { modelId: model.id, revision: result.revision, written: result.written.length, deleted: result.deleted.length };
+    return {
+      modelId: model.id,
+      revision: result.revision,
+      written: result.written.length,
+      deleted: result.deleted.length,
+    };
   }
 
   /**
@@ -304,7 +334,12 @@ export class LatchService implements Latch {
       const found = await matching(this.storage, storeId, input.filter, input.limit);
       if (found.keys.length === 0) return { tuples: [], more: false, revision: await this.storage.revision(storeId) };
       const t0 = performance.now();
-      const res = await this.storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' });
+      const res = await this.storage.writeTuples(storeId, {
+        writes: [],
+        deletes: found.keys,
+        onDuplicate: 'error',
+        onMissing: 'ignore',
+      });
       this.writeTimings.observe(performance.now() - t0);
       // Through the follower: another node may have committed a revision in between.
       await this.follower.applyLocal(storeId, index, res);
@@ -419,7 +454,11 @@ export class LatchService implements Latch {
   /** The configured contextual-tuple limit (the API edge already caps it at the proto's 100). */
   private contextualLimit(n: number): void {
     const max = this.config.maxContextualTuples;
-    if (n > max) throw new AppError('validation_error', `invalid ContextualTupleKeys.TupleKeys: value must contain no more than ${max} item(s)`);
+    if (n > max)
+      throw new AppError(
+        'validation_error',
+        `invalid ContextualTupleKeys.TupleKeys: value must contain no more than ${max} item(s)`,
+      );
   }
 
   /**
@@ -455,8 +494,15 @@ export class LatchService implements Latch {
 
 function describe(pi: PermissionIndex): PermissionIndexInfo {
   return {
-    record: pi.record, status: pi.status, reason: pi.reason, revision: pi.revision, freshness: pi.freshness, updatedAt: pi.updatedAt,
-    expansions: pi.triples, ingestedChanges: pi.ingestedChanges, events: pi.eventsCount,
+    record: pi.record,
+    status: pi.status,
+    reason: pi.reason,
+    revision: pi.revision,
+    freshness: pi.freshness,
+    updatedAt: pi.updatedAt,
+    expansions: pi.triples,
+    ingestedChanges: pi.ingestedChanges,
+    events: pi.eventsCount,
   };
 }
 

@@ -7,7 +7,9 @@
 import type { FollowerStats } from './follower.js';
 
 /** Upper bounds (ms) shared by every latency histogram: 0.1 ms … 10 s. */
-export const LATENCY_BOUNDS_MS: readonly number[] = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000];
+export const LATENCY_BOUNDS_MS: readonly number[] = [
+  0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000,
+];
 
 /** A latency histogram; `counts[i]` is the number of observations in (bounds[i-1], bounds[i]], the last slot is +Inf. */
 export class Timings {
@@ -54,7 +56,12 @@ export interface PoolStats {
 
 export interface EngineStats {
   /** The MINIMIZE_LATENCY Check result cache. */
-  readonly cache: { readonly hits: number; readonly misses: number; readonly entries: number; readonly capacity: number };
+  readonly cache: {
+    readonly hits: number;
+    readonly misses: number;
+    readonly entries: number;
+    readonly capacity: number;
+  };
   /** Undefined until the first batch large enough for the pool started it. */
   readonly pool: PoolStats | undefined;
   readonly indexes: {

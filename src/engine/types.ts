@@ -26,7 +26,12 @@ import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/s
 import type { PermissionIndexRecord } from '../storage/types.js';
 
 export type { CreatePermissionIndex } from './permission-index/manager.js';
-export type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
+export type {
+  EventPoint,
+  ExpansionEvent,
+  PermissionIndexLimits,
+  PermissionIndexStatus,
+} from './permission-index/permission-index.js';
 export type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
 
 /** A permission index as GetIndex describes it (docs/permission-indexes.md). */

@@ -46,7 +46,11 @@ class CommitWaiter {
   #deleted = false;
   readonly #unsubscribe: () => void;
 
-  constructor(storage: Storage, storeId: string, private readonly signal: AbortSignal | undefined) {
+  constructor(
+    storage: Storage,
+    storeId: string,
+    private readonly signal: AbortSignal | undefined,
+  ) {
     this.#unsubscribe = storage.subscribe((e: StorageEvent) => {
       if (e.storeId !== storeId) return;
       if (e.kind === 'store' && e.deleted) this.#deleted = true;
@@ -92,7 +96,11 @@ class CommitWaiter {
  * The stream of `input`'s changes, then live ones, until `signal` aborts or the store is deleted
  * (then store_id_not_found is thrown). The caller checks that the store exists first.
  */
-export async function* watchChanges(storage: Storage, input: WatchInput, signal?: AbortSignal): AsyncGenerator<WatchEvent> {
+export async function* watchChanges(
+  storage: Storage,
+  input: WatchInput,
+  signal?: AbortSignal,
+): AsyncGenerator<WatchEvent> {
   const waiter = new CommitWaiter(storage, input.storeId, signal);
   let cursor = input.after;
   let lastBeat = Date.now();
@@ -101,7 +109,12 @@ export async function* watchChanges(storage: Storage, input: WatchInput, signal?
     // headers) even when nothing has changed yet.
     yield { kind: 'heartbeat', cursor };
     while (!signal?.aborted) {
-      const page = await storage.readChanges(input.storeId, { pageSize: PAGE, type: input.type, after: cursor, startTime: cursor === undefined ? input.startTime : undefined });
+      const page = await storage.readChanges(input.storeId, {
+        pageSize: PAGE,
+        type: input.type,
+        after: cursor,
+        startTime: cursor === undefined ? input.startTime : undefined,
+      });
       for (let i = 0; i < page.items.length; i++) {
         const c = page.cursors[i] as string;
         cursor = c;
@@ -118,7 +131,8 @@ export async function* watchChanges(storage: Storage, input: WatchInput, signal?
       if (waiter.deleted) throw new AppError('store_id_not_found', `store ${input.storeId} was deleted`);
       if (!woken && !signal?.aborted && Date.now() - lastBeat >= input.heartbeatMs) {
         // A deletion on another node may come with no event: each heartbeat looks the store up.
-        if (!(await storage.getStore(input.storeId))) throw new AppError('store_id_not_found', `store ${input.storeId} was deleted`);
+        if (!(await storage.getStore(input.storeId)))
+          throw new AppError('store_id_not_found', `store ${input.storeId} was deleted`);
         lastBeat = Date.now();
         yield { kind: 'heartbeat', cursor };
       }

@@ -34,7 +34,11 @@ export const DEFAULT_DISCARD: DiscardBound = { bytes: 64 * 1024 * 1024, ms: 10_0
  * valid only until `onBody` returns, so it must decode them synchronously.
  */
 export function readBody(
-  res: HttpResponse, announced: number, limit: number, discard: DiscardBound, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void,
+  res: HttpResponse,
+  announced: number,
+  limit: number,
+  discard: DiscardBound,
+  onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void,
 ): void {
   let parts: Buffer[] | undefined;
   let size = 0;
@@ -60,7 +64,10 @@ class Discarding {
   #done = false;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(readonly bound: DiscardBound, readonly onBody: (bytes: undefined) => void) {
+  constructor(
+    readonly bound: DiscardBound,
+    readonly onBody: (bytes: undefined) => void,
+  ) {
     this.#timer = setTimeout(() => this.#end(), bound.ms);
     this.#timer.unref();
   }

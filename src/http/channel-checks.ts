@@ -26,14 +26,29 @@ export const MAX_GROUP = 8192;
 const CORRELATION: readonly string[] = Array.from({ length: MAX_GROUP }, (_, i) => String(i));
 
 /** Answers every check of `g`; resolves with the model id the service used (undefined on failure). */
-export async function runCheckGroup(latch: Latch, g: CheckGroup, answer: (a: Answer) => void): Promise<string | undefined> {
+export async function runCheckGroup(
+  latch: Latch,
+  g: CheckGroup,
+  answer: (a: Answer) => void,
+): Promise<string | undefined> {
   const checks: BatchCheckItem[] = new Array<BatchCheckItem>(g.inputs.length);
   for (let i = 0; i < g.inputs.length; i++) {
     const input = g.inputs[i] as CheckInput;
-    checks[i] = { correlationId: CORRELATION[i] as string, tupleKey: input.tupleKey, contextualTuples: input.contextualTuples, context: input.context };
+    checks[i] = {
+      correlationId: CORRELATION[i] as string,
+      tupleKey: input.tupleKey,
+      contextualTuples: input.contextualTuples,
+      context: input.context,
+    };
   }
   try {
-    const r = await latch.batchCheck({ storeId: g.storeId, modelId: g.modelId, checks, consistency: g.consistency, minRevision: g.minRevision });
+    const r = await latch.batchCheck({
+      storeId: g.storeId,
+      modelId: g.modelId,
+      checks,
+      consistency: g.consistency,
+      minRevision: g.minRevision,
+    });
     for (let i = 0; i < g.ids.length; i++) {
       const id = g.ids[i] as RequestId;
       const outcome = r.results.get(CORRELATION[i] as string);

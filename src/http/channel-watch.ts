@@ -37,7 +37,13 @@ export type StopReason = 'cancelled' | 'shutdown' | null;
  * Sends `items` as `more` answers until they end, fail or `stopped()` says why; returns the last
  * answer. An error of the stream itself is thrown (the caller answers it like any request error).
  */
-export async function pumpLive(sink: LiveSink, id: RequestId, items: AsyncIterable<unknown>, limits: LiveLimits, stopped: () => StopReason): Promise<Answer> {
+export async function pumpLive(
+  sink: LiveSink,
+  id: RequestId,
+  items: AsyncIterable<unknown>,
+  limits: LiveLimits,
+  stopped: () => StopReason,
+): Promise<Answer> {
   const it = items[Symbol.asyncIterator]();
   for (let sent = 1; ; sent++) {
     const next = await it.next();
@@ -56,7 +62,10 @@ export async function pumpLive(sink: LiveSink, id: RequestId, items: AsyncIterab
     sink.flush();
     if (sink.buffered() > limits.maxBuffered && !(await sink.drained(limits.stallMs))) {
       await it.return?.();
-      const e = new AppError('resource_exhausted', `the consumer read nothing for ${limits.stallMs} ms; resume from its last continuation_token`);
+      const e = new AppError(
+        'resource_exhausted',
+        `the consumer read nothing for ${limits.stallMs} ms; resume from its last continuation_token`,
+      );
       return { id, status: e.status, error: e.toBody() };
     }
   }

@@ -90,7 +90,10 @@ export class Channel {
       upgrade: (res, req, context) => {
         const conn = new Connection();
         // The one subprotocol latch knows; any other offer is declined (no protocol in the reply).
-        conn.records = req.getHeader('sec-websocket-protocol').split(',').some((p) => p.trim() === RECORDS_PROTOCOL);
+        conn.records = req
+          .getHeader('sec-websocket-protocol')
+          .split(',')
+          .some((p) => p.trim() === RECORDS_PROTOCOL);
         conn.authorization = req.getHeader('authorization') || undefined;
         const key = req.getHeader('sec-websocket-key');
         const extensions = req.getHeader('sec-websocket-extensions');
@@ -126,7 +129,9 @@ export class Channel {
   }
 
   #blocked(conn: Connection): boolean {
-    return conn.inFlight >= this.#options.maxInFlight || (conn.ws?.getBufferedAmount() ?? 0) > this.#options.maxBuffered;
+    return (
+      conn.inFlight >= this.#options.maxInFlight || (conn.ws?.getBufferedAmount() ?? 0) > this.#options.maxBuffered
+    );
   }
 
   #onFrame(conn: Connection, message: ArrayBuffer, isBinary: boolean): void {
@@ -170,16 +175,32 @@ export class Channel {
     try {
       frame = decodeMsgpack(bytes);
     } catch (err) {
-      return this.#answer(conn, errorAnswer(null, new AppError('validation_error', `malformed msgpack frame: ${String(err)}`), 'channel'), false);
+      return this.#answer(
+        conn,
+        errorAnswer(null, new AppError('validation_error', `malformed msgpack frame: ${String(err)}`), 'channel'),
+        false,
+      );
     }
     if (!Array.isArray(frame)) {
-      return this.#answer(conn, errorAnswer(null, new AppError('validation_error', 'a frame must be a msgpack array of requests'), 'channel'), false);
+      return this.#answer(
+        conn,
+        errorAnswer(null, new AppError('validation_error', 'a frame must be a msgpack array of requests'), 'channel'),
+        false,
+      );
     }
     let group: CheckGroup | undefined;
     const groups: CheckGroup[] = [];
     for (const request of frame) {
       if (!isObj(request)) {
-        this.#answer(conn, errorAnswer(null, new AppError('validation_error', 'a request must be a map {id, op, store_id, body}'), 'channel'), false);
+        this.#answer(
+          conn,
+          errorAnswer(
+            null,
+            new AppError('validation_error', 'a request must be a map {id, op, store_id, body}'),
+            'channel',
+          ),
+          false,
+        );
         continue;
       }
       const id = (typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null) as RequestId;
@@ -219,26 +240,57 @@ export class Channel {
       try {
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         // Check's own parser from the endpoint table, as over HTTP; only the call is grouped.
-        input = CHECK.parse({ params: { store_id: storeId }, query: (name) => body[name], body, minRevision }) as CheckInput;
+        input = CHECK.parse({
+          params: { store_id: storeId },
+          query: (name) => body[name],
+          body,
+          minRevision,
+        }) as CheckInput;
       } catch (err) {
         this.#answerOne(conn, errorAnswer(id, err, 'check'), 'Check', storeId, start);
         continue;
       }
       // Checks sharing store, model and consistency (the usual case: all of them) form one group.
-      if (!group || group.storeId !== input.storeId || group.modelId !== input.modelId || group.consistency !== input.consistency
-        || group.ids.length === MAX_GROUP) {
-        group = groups.find((g) => g.storeId === input.storeId && g.modelId === input.modelId && g.consistency === input.consistency
-          && g.ids.length < MAX_GROUP);
-        if (!group) groups.push((group = { storeId: input.storeId, modelId: input.modelId, consistency: input.consistency, minRevision: undefined, ids: [], inputs: [] }));
+      if (
+        !group ||
+        group.storeId !== input.storeId ||
+        group.modelId !== input.modelId ||
+        group.consistency !== input.consistency ||
+        group.ids.length === MAX_GROUP
+      ) {
+        group = groups.find(
+          (g) =>
+            g.storeId === input.storeId &&
+            g.modelId === input.modelId &&
+            g.consistency === input.consistency &&
+            g.ids.length < MAX_GROUP,
+        );
+        if (!group)
+          groups.push(
+            (group = {
+              storeId: input.storeId,
+              modelId: input.modelId,
+              consistency: input.consistency,
+              minRevision: undefined,
+              ids: [],
+              inputs: [],
+            }),
+          );
       }
       group.ids.push(id);
       group.inputs.push(input);
       // The group waits for the freshest index any of its checks asks for.
-      if (input.minRevision !== undefined && (group.minRevision === undefined || input.minRevision > group.minRevision)) group.minRevision = input.minRevision;
+      if (input.minRevision !== undefined && (group.minRevision === undefined || input.minRevision > group.minRevision))
+        group.minRevision = input.minRevision;
     }
     for (const g of groups) {
       // One store-log record per group, never one per check (docs/auth.md).
-      const tally = conn.log?.group(g.storeId, g.ids.length, g.ids.length === 1 ? g.inputs[0]?.tupleKey : undefined, start);
+      const tally = conn.log?.group(
+        g.storeId,
+        g.ids.length,
+        g.ids.length === 1 ? g.inputs[0]?.tupleKey : undefined,
+        start,
+      );
       if (!tally) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
       else {
         void runCheckGroup(this.shared.latch, g, (a) => {
@@ -253,7 +305,15 @@ export class Channel {
    * The dictionary form of Check (src/api/bulk.ts). define-strings is answered at once, so a
    * check-ids later in the same frame may use its ids; check-ids is gated like `check`.
    */
-  #bulk(conn: Connection, id: RequestId, op: 'define-strings' | 'check-ids', storeId: string | undefined, body: unknown, start: number, minRevision: unknown): void {
+  #bulk(
+    conn: Connection,
+    id: RequestId,
+    op: 'define-strings' | 'check-ids',
+    storeId: string | undefined,
+    body: unknown,
+    start: number,
+    minRevision: unknown,
+  ): void {
     const dict = (conn.dict ??= new ChannelDictionary());
     if (op === 'define-strings') {
       try {
@@ -280,8 +340,12 @@ export class Channel {
       }
     };
     const gate = this.shared.auth ? admit(this.shared.auth, 'Check', conn.authorization, storeId) : undefined;
-    if (gate?.error !== undefined) return this.#answerOne(conn, errorAnswer(id, gate.error, 'Check'), 'Check', storeId, start);
-    if (gate?.pending) return void gate.pending.then(run, (err: unknown) => this.#answerOne(conn, errorAnswer(id, err, 'Check'), 'Check', storeId, start));
+    if (gate?.error !== undefined)
+      return this.#answerOne(conn, errorAnswer(id, gate.error, 'Check'), 'Check', storeId, start);
+    if (gate?.pending)
+      return void gate.pending.then(run, (err: unknown) =>
+        this.#answerOne(conn, errorAnswer(id, err, 'Check'), 'Check', storeId, start),
+      );
     void run();
   }
 
@@ -291,25 +355,64 @@ export class Channel {
   }
 
   /** Answers one request and records it in the store log (one record per request). */
-  #answerOne(conn: Connection, answer: Answer, operation: string, storeId: string | undefined, start: number, modelId?: string, input?: unknown): void {
+  #answerOne(
+    conn: Connection,
+    answer: Answer,
+    operation: string,
+    storeId: string | undefined,
+    start: number,
+    modelId?: string,
+    input?: unknown,
+  ): void {
     conn.log?.request(operation, storeId, modelId, input, answer.status, answer.error?.code ?? '', start);
     this.#answer(conn, answer);
   }
 
-  async #runOne(conn: Connection, id: RequestId, op: string, storeId: string | undefined, body: unknown, start: number, minRevision: unknown): Promise<void> {
+  async #runOne(
+    conn: Connection,
+    id: RequestId,
+    op: string,
+    storeId: string | undefined,
+    body: unknown,
+    start: number,
+    minRevision: unknown,
+  ): Promise<void> {
     const e = ENDPOINTS_BY_OP.get(op);
-    if (!e) return this.#answerOne(conn, errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'), op, storeId, start);
+    if (!e)
+      return this.#answerOne(
+        conn,
+        errorAnswer(id, new AppError('undefined_endpoint', `unknown op: ${op}`), 'channel'),
+        op,
+        storeId,
+        start,
+      );
     const fields = isObj(body) ? body : {};
-    const params = { store_id: storeId, id: asText(fields.id), authorization_model_id: asText(fields.authorization_model_id), index_id: asText(fields.index_id) };
+    const params = {
+      store_id: storeId,
+      id: asText(fields.id),
+      authorization_model_id: asText(fields.authorization_model_id),
+      index_id: asText(fields.index_id),
+    };
     // A streaming request can be cancelled on its own (`cancel` op), not only with its connection.
     const own = e.streaming ? new AbortController() : undefined;
     const signal = own ? AbortSignal.any([conn.controller.signal, own.signal]) : conn.controller.signal;
     const ctx: CallContext = {
-      latch: this.shared.latch, tokens: this.shared.tokens, signal, ready: this.shared.ready, modelId: undefined, revision: undefined, authzenBaseUrl: this.shared.authzenBaseUrl,
+      latch: this.shared.latch,
+      tokens: this.shared.tokens,
+      signal,
+      ready: this.shared.ready,
+      modelId: undefined,
+      revision: undefined,
+      authzenBaseUrl: this.shared.authzenBaseUrl,
     };
     let input: unknown;
     try {
-      input = e.parse({ params, query: (name) => fields[name], body, minRevision: e.minRevision === true ? minRevision : undefined });
+      input = e.parse({
+        params,
+        query: (name) => fields[name],
+        body,
+        minRevision: e.minRevision === true ? minRevision : undefined,
+      });
       const reply = await e.handle(input, ctx);
       if ('stream' in reply && reply.live && own) {
         const last = await this.#live(conn, id, reply.stream, own);
@@ -319,7 +422,8 @@ export class Channel {
         for await (const item of reply.stream) results.push(item);
         this.#answerOne(conn, { id, status: 200, body: { results } }, e.name, storeId, start, ctx.modelId, input);
       } else {
-        const answer: Answer = reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body };
+        const answer: Answer =
+          reply.body === undefined ? { id, status: reply.status } : { id, status: reply.status, body: reply.body };
         if (ctx.revision !== undefined) Object.assign(answer, { revision: ctx.revision });
         this.#answerOne(conn, answer, e.name, storeId, start, ctx.modelId, input);
       }
@@ -342,17 +446,24 @@ export class Channel {
       send: (a) => this.#answer(conn, a, false),
       flush: () => this.#flush(conn),
       buffered: () => conn.ws?.getBufferedAmount() ?? 0,
-      drained: (ms) => new Promise((resolve) => {
-        if (conn.closed) return resolve(true);
-        const timer = setTimeout(() => resolve(false), ms);
-        conn.drainWaiters.push(() => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-      }),
+      drained: (ms) =>
+        new Promise((resolve) => {
+          if (conn.closed) return resolve(true);
+          const timer = setTimeout(() => resolve(false), ms);
+          conn.drainWaiters.push(() => {
+            clearTimeout(timer);
+            resolve(true);
+          });
+        }),
     };
     try {
-      return await pumpLive(sink, id, items, { maxBuffered: this.#options.maxBuffered, stallMs: this.shared.liveStallMs }, () => reason);
+      return await pumpLive(
+        sink,
+        id,
+        items,
+        { maxBuffered: this.#options.maxBuffered, stallMs: this.shared.liveStallMs },
+        () => reason,
+      );
     } finally {
       conn.live.delete(id);
       this.shared.liveStreams.delete(shutdown);

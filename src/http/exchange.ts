@@ -30,9 +30,18 @@ function hasCrLf(v: string): boolean {
 }
 
 const STATUS_LINE: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 409: '409 Conflict', 422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  200: '200 OK',
+  201: '201 Created',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  409: '409 Conflict',
+  422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
 };
 
 /** gRPC code carried in stream error chunks, by HTTP status (§4.18). */
@@ -217,14 +226,27 @@ export class Exchange implements CallContext {
     if (storeLogs && this.principal === undefined && this.shared.auth?.config.mode !== 'none') {
       // Authentication failed (or never finished): counted, not recorded one by one.
       storeLogs.recordFailure({
-        time: Date.now(), operation: this.route, storeId: this.storeId as string, status, errorCode: this.#status ? this.#errorCode : 'cancelled',
-        source: this.#source, requestId: this.requestId,
+        time: Date.now(),
+        operation: this.route,
+        storeId: this.storeId as string,
+        status,
+        errorCode: this.#status ? this.#errorCode : 'cancelled',
+        source: this.#source,
+        requestId: this.requestId,
       });
       return;
     }
     storeLogs?.recordCall({
-      time: Date.now(), clientId: this.principal?.clientId ?? '', operation: this.route, storeId: this.storeId, modelId: this.modelId,
-      input: this.input, status, errorCode: this.#status ? this.#errorCode : 'cancelled', latencyMs: ms, requestId: this.requestId,
+      time: Date.now(),
+      clientId: this.principal?.clientId ?? '',
+      operation: this.route,
+      storeId: this.storeId,
+      modelId: this.modelId,
+      input: this.input,
+      status,
+      errorCode: this.#status ? this.#errorCode : 'cancelled',
+      latencyMs: ms,
+      requestId: this.requestId,
     });
   }
 
@@ -270,8 +292,17 @@ export class Exchange implements CallContext {
     else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));
   }
 
-  #reply(status: number, payload: string | Uint8Array | ArrayBuffer | undefined, closeConnection: boolean, extra?: Readonly<Record<string, string>>): void {
-    this.#end = this.#headers(status, payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json', extra);
+  #reply(
+    status: number,
+    payload: string | Uint8Array | ArrayBuffer | undefined,
+    closeConnection: boolean,
+    extra?: Readonly<Record<string, string>>,
+  ): void {
+    this.#end = this.#headers(
+      status,
+      payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json',
+      extra,
+    );
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
     else this.res.end(payload, closeConnection);
   }
@@ -302,7 +333,9 @@ export class Exchange implements CallContext {
     const shutdownLine = (): string | undefined => {
       if (!stopped) return undefined;
       this.#errorCode = 'unavailable';
-      return this.#errorLine(new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'));
+      return this.#errorLine(
+        new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'),
+      );
     };
     try {
       await this.#stream(items, this.shared.liveStallMs, shutdownLine);
@@ -382,7 +415,10 @@ export class Exchange implements CallContext {
   /** The consumer read nothing for `ms`: stop the stream and say why in its last line. */
   async #stalled(it: AsyncIterator<unknown>, ms: number): Promise<void> {
     await it.return?.();
-    const e = new AppError('resource_exhausted', `the consumer read nothing for ${ms} ms; resume from its last continuation_token`);
+    const e = new AppError(
+      'resource_exhausted',
+      `the consumer read nothing for ${ms} ms; resume from its last continuation_token`,
+    );
     this.#errorCode = e.code;
     // No closeConnection flag: after the headers went out, uWS would write its Connection header
     // into the body. The response ends properly; a consumer that never reads it is closed by
@@ -397,10 +433,12 @@ export class Exchange implements CallContext {
   #writable(timeoutMs = Infinity): Promise<boolean> {
     return new Promise((resolve) => {
       if (this.aborted) return resolve(true);
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => {
-        this.#wake = undefined;
-        resolve(false);
-      }, timeoutMs) : undefined;
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            this.#wake = undefined;
+            resolve(false);
+          }, timeoutMs)
+        : undefined;
       this.#wake = () => {
         clearTimeout(timer);
         resolve(true);

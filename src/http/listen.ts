@@ -20,18 +20,28 @@ export interface Listening {
 export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
     // The binary takes (host, port, options, cb); its typings name only (port, options, cb).
-    const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
-    listen(host, port, (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1, (socket) => {
-      if (!socket) return void listenFailure(host, port).then(reject);
-      let open = true;
-      resolve({
-        port: uws.us_socket_local_port(socket as unknown as us_socket),
-        close: () => {
-          if (open) uws.us_listen_socket_close(socket);
-          open = false;
-        },
-      });
-    });
+    const listen = app.listen.bind(app) as unknown as (
+      h: string,
+      p: number,
+      o: number,
+      cb: (s: us_listen_socket | false) => void,
+    ) => void;
+    listen(
+      host,
+      port,
+      (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1,
+      (socket) => {
+        if (!socket) return void listenFailure(host, port).then(reject);
+        let open = true;
+        resolve({
+          port: uws.us_socket_local_port(socket as unknown as us_socket),
+          close: () => {
+            if (open) uws.us_listen_socket_close(socket);
+            open = false;
+          },
+        });
+      },
+    );
   });
 }
 
@@ -45,7 +55,10 @@ async function listenFailure(host: string, port: number): Promise<Error> {
     probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('')));
   });
-  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`);
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`,
+    );
   return new Error(`cannot listen on ${host}:${port}${code ? `: ${code}` : ''}`);
 }
 
@@ -53,7 +66,9 @@ async function listenFailure(host: string, port: number): Promise<Error> {
 export function metricsRoute(render: () => string) {
   return (res: HttpResponse): void => {
     const body = render();
-    res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body));
+    res.cork(() =>
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body),
+    );
   };
 }
 
@@ -62,7 +77,12 @@ export function metricsApp(uws: Uws, render: () => string): TemplatedApp {
   const app = uws.App();
   app.get('/metrics', metricsRoute(render));
   app.any('/*', (res) => {
-    res.cork(() => res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain; charset=utf-8').end('Not Found: this address serves GET /metrics only\n'));
+    res.cork(() =>
+      res
+        .writeStatus('404 Not Found')
+        .writeHeader('Content-Type', 'text/plain; charset=utf-8')
+        .end('Not Found: this address serves GET /metrics only\n'),
+    );
   });
   return app;
 }

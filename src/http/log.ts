@@ -7,5 +7,11 @@ import { logger } from '../log.js';
 
 export function logFailure(requestId: string, route: string, err: AppError): void {
   const cause = err.cause instanceof Error ? { message: err.cause.message, stack: err.cause.stack } : err.cause;
-  logger.log('error', 'request failed', { request_id: requestId, endpoint: route, code: err.code, message: err.message, cause });
+  logger.log('error', 'request failed', {
+    request_id: requestId,
+    endpoint: route,
+    code: err.code,
+    message: err.message,
+    cause,
+  });
 }

@@ -90,17 +90,41 @@ export class Metrics {
     this.renderHttp(out, inFlight);
     if (engine) renderEngine(out, engine);
     renderProcess(out, this.started);
-    header(out, 'latch_gc_pause_seconds', 'histogram', 'Main-thread garbage-collection pauses, by kind (minor = scavenge).');
-    for (const [label, kind] of GC_KINDS) histogram(out, 'latch_gc_pause_seconds', `kind="${label}"`, this.gc.get(kind) as Timings);
+    header(
+      out,
+      'latch_gc_pause_seconds',
+      'histogram',
+      'Main-thread garbage-collection pauses, by kind (minor = scavenge).',
+    );
+    for (const [label, kind] of GC_KINDS)
+      histogram(out, 'latch_gc_pause_seconds', `kind="${label}"`, this.gc.get(kind) as Timings);
     return out.join('\n') + '\n';
   }
 
   private renderHttp(out: string[], inFlight: number): void {
     const all = [...this.endpoints.values(), this.unmatched];
-    header(out, 'latch_http_requests_total', 'counter', 'HTTP requests finished, by endpoint (OpenFGA operation name) and status.');
-    for (const s of all) s.byStatus.forEach((t, status) => t && out.push(`latch_http_requests_total{endpoint="${esc(s.name)}",status="${status}"} ${t.count}`));
-    header(out, 'latch_http_request_duration_seconds', 'histogram', 'HTTP request latency from routing to the last byte handed to the socket.');
-    for (const s of all) s.byStatus.forEach((t, status) => t && histogram(out, 'latch_http_request_duration_seconds', `endpoint="${esc(s.name)}",status="${status}"`, t));
+    header(
+      out,
+      'latch_http_requests_total',
+      'counter',
+      'HTTP requests finished, by endpoint (OpenFGA operation name) and status.',
+    );
+    for (const s of all)
+      s.byStatus.forEach(
+        (t, status) =>
+          t && out.push(`latch_http_requests_total{endpoint="${esc(s.name)}",status="${status}"} ${t.count}`),
+      );
+    header(
+      out,
+      'latch_http_request_duration_seconds',
+      'histogram',
+      'HTTP request latency from routing to the last byte handed to the socket.',
+    );
+    for (const s of all)
+      s.byStatus.forEach(
+        (t, status) =>
+          t && histogram(out, 'latch_http_request_duration_seconds', `endpoint="${esc(s.name)}",status="${status}"`, t),
+      );
     header(out, 'latch_http_requests_in_flight', 'gauge', 'HTTP and channel requests being processed now.');
     out.push(`latch_http_requests_in_flight ${inFlight}`);
   }
@@ -118,37 +142,105 @@ function gauge(out: string[], name: string, help: string, value: number, type = 
 }
 
 function renderEngine(out: string[], e: EngineStats): void {
-  gauge(out, 'latch_check_cache_hits_total', 'Check result-cache hits (Checks without HIGHER_CONSISTENCY, contextual tuples or context).', e.cache.hits, 'counter');
+  gauge(
+    out,
+    'latch_check_cache_hits_total',
+    'Check result-cache hits (Checks without HIGHER_CONSISTENCY, contextual tuples or context).',
+    e.cache.hits,
+    'counter',
+  );
   gauge(out, 'latch_check_cache_misses_total', 'Check result-cache misses.', e.cache.misses, 'counter');
   gauge(out, 'latch_check_cache_entries', 'Entries in the Check result cache.', e.cache.entries);
   gauge(out, 'latch_check_cache_capacity', 'Capacity of the Check result cache (0 = off).', e.cache.capacity);
   const p = e.pool;
-  gauge(out, 'latch_pool_workers', 'Worker threads of the Check pool (0 until the first pooled batch).', p?.workers ?? 0);
+  gauge(
+    out,
+    'latch_pool_workers',
+    'Worker threads of the Check pool (0 until the first pooled batch).',
+    p?.workers ?? 0,
+  );
   gauge(out, 'latch_pool_queue_size', 'Pool tasks waiting for a worker.', p?.queueSize ?? 0);
-  gauge(out, 'latch_pool_utilization_ratio', 'Share of the pool capacity spent running tasks since it started (0 … 1).', p?.utilization ?? 0);
+  gauge(
+    out,
+    'latch_pool_utilization_ratio',
+    'Share of the pool capacity spent running tasks since it started (0 … 1).',
+    p?.utilization ?? 0,
+  );
   header(out, 'latch_pool_queue_wait_seconds', 'summary', 'Time pool tasks waited for a worker.');
-  for (const [q, v] of [['0.5', p?.waitMs.p50], ['0.99', p?.waitMs.p99]] as const) out.push(`latch_pool_queue_wait_seconds{quantile="${q}"} ${num((v ?? 0) / 1000)}`);
+  for (const [q, v] of [
+    ['0.5', p?.waitMs.p50],
+    ['0.99', p?.waitMs.p99],
+  ] as const)
+    out.push(`latch_pool_queue_wait_seconds{quantile="${q}"} ${num((v ?? 0) / 1000)}`);
   out.push(`latch_pool_queue_wait_seconds_sum ${num(p ? (p.waitMs.mean * p.completed) / 1000 : 0)}`);
   out.push(`latch_pool_queue_wait_seconds_count ${p?.completed ?? 0}`);
   gauge(out, 'latch_index_stores', 'Store indexes loaded.', e.indexes.stores);
   gauge(out, 'latch_index_tuples', 'Tuples held by the loaded store indexes.', e.indexes.tuples);
   gauge(out, 'latch_index_bytes', 'Shared-memory bytes of the loaded index bases.', e.indexes.bytes);
-  gauge(out, 'latch_shared_memory_bytes', 'Bytes allocated in the walker shared memory (indexes, overlays, scratch).', e.sharedMemoryBytes);
-  header(out, 'latch_index_checkpoints_total', 'counter', 'Index checkpoints by outcome (at load, in the background, at a graceful stop); a failure leaves the previous one.');
+  gauge(
+    out,
+    'latch_shared_memory_bytes',
+    'Bytes allocated in the walker shared memory (indexes, overlays, scratch).',
+    e.sharedMemoryBytes,
+  );
+  header(
+    out,
+    'latch_index_checkpoints_total',
+    'counter',
+    'Index checkpoints by outcome (at load, in the background, at a graceful stop); a failure leaves the previous one.',
+  );
   out.push(`latch_index_checkpoints_total{outcome="written"} ${e.indexes.checkpoints.written}`);
   out.push(`latch_index_checkpoints_total{outcome="failed"} ${e.indexes.checkpoints.failed}`);
   const r = e.replication;
-  gauge(out, 'latch_replication_revisions_applied_total', 'Store revisions applied from the change log (commits of other nodes, or of this node out of order).', r.revisionsApplied, 'counter');
-  gauge(out, 'latch_replication_catchup_failures_total', 'Index catch-ups from the change log that failed (retried by the next event, poll or waiting query).', r.catchUpFailures, 'counter');
+  gauge(
+    out,
+    'latch_replication_revisions_applied_total',
+    'Store revisions applied from the change log (commits of other nodes, or of this node out of order).',
+    r.revisionsApplied,
+    'counter',
+  );
+  gauge(
+    out,
+    'latch_replication_catchup_failures_total',
+    'Index catch-ups from the change log that failed (retried by the next event, poll or waiting query).',
+    r.catchUpFailures,
+    'counter',
+  );
   gauge(out, 'latch_replication_polls_total', "Polls of the loaded stores' committed revisions.", r.polls, 'counter');
-  gauge(out, 'latch_replication_poll_failures_total', 'Polls that failed (the datastore unreachable).', r.pollFailures, 'counter');
-  header(out, 'latch_replication_apply_lag_seconds', 'histogram', "Commit event of another node's write received → its revision applied to the index (this node's share of the replication lag).");
+  gauge(
+    out,
+    'latch_replication_poll_failures_total',
+    'Polls that failed (the datastore unreachable).',
+    r.pollFailures,
+    'counter',
+  );
+  header(
+    out,
+    'latch_replication_apply_lag_seconds',
+    'histogram',
+    "Commit event of another node's write received → its revision applied to the index (this node's share of the replication lag).",
+  );
   histogram(out, 'latch_replication_apply_lag_seconds', '', r.applyLag);
-  header(out, 'latch_index_load_duration_seconds', 'histogram', 'Time a store index took to load (checkpoint plus change-log tail, or full scan).');
+  header(
+    out,
+    'latch_index_load_duration_seconds',
+    'histogram',
+    'Time a store index took to load (checkpoint plus change-log tail, or full scan).',
+  );
   histogram(out, 'latch_index_load_duration_seconds', '', e.indexes.loads);
-  header(out, 'latch_storage_write_duration_seconds', 'histogram', 'Storage (LevelDB) commit latency of Write requests.');
+  header(
+    out,
+    'latch_storage_write_duration_seconds',
+    'histogram',
+    'Storage (LevelDB) commit latency of Write requests.',
+  );
   histogram(out, 'latch_storage_write_duration_seconds', '', e.writes);
-  header(out, 'latch_check_resolution_depth', 'histogram', 'Deepest hop of each Check the walker answered on the main thread (pool batches not counted).');
+  header(
+    out,
+    'latch_check_resolution_depth',
+    'histogram',
+    'Deepest hop of each Check the walker answered on the main thread (pool batches not counted).',
+  );
   histogram(out, 'latch_check_resolution_depth', '', e.checkDepth, 1);
 }
 
@@ -158,8 +250,20 @@ function renderProcess(out: string[], started: number): void {
   gauge(out, 'latch_process_heap_used_bytes', 'V8 heap in use.', m.heapUsed);
   gauge(out, 'latch_process_uptime_seconds', 'Seconds since the server started.', (Date.now() - started) / 1000);
   const cpu = process.cpuUsage();
-  gauge(out, 'latch_process_cpu_seconds_total', 'User and system CPU time of the process, all threads (HTTP, pool workers, GC helpers).', (cpu.user + cpu.system) / 1e6, 'counter');
+  gauge(
+    out,
+    'latch_process_cpu_seconds_total',
+    'User and system CPU time of the process, all threads (HTTP, pool workers, GC helpers).',
+    (cpu.user + cpu.system) / 1e6,
+    'counter',
+  );
   // The main thread serves every JSON request: the latency tail follows how busy it is
   // (bench/RESULTS.md, fifth session), so its busy time is exported on its own.
-  gauge(out, 'latch_event_loop_active_seconds_total', 'Time the main thread (HTTP, Check, writes) spent working rather than waiting for I/O; its rate is that thread\'s utilization.', performance.eventLoopUtilization().active / 1000, 'counter');
+  gauge(
+    out,
+    'latch_event_loop_active_seconds_total',
+    "Time the main thread (HTTP, Check, writes) spent working rather than waiting for I/O; its rate is that thread's utilization.",
+    performance.eventLoopUtilization().active / 1000,
+    'counter',
+  );
 }

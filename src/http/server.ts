@@ -80,7 +80,8 @@ function queryReader(raw: string): (name: string) => string | undefined {
  */
 function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): void {
   // A traced request takes the async path: its operation span then wraps exactly one handler.
-  if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined || x.span) return void runAsync(x, e, req, gate, bodyError);
+  if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined || x.span)
+    return void runAsync(x, e, req, gate, bodyError);
   x.started = true;
   x.principal = gate.principal;
   let input: unknown;
@@ -99,7 +100,14 @@ function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyErr
   x.finish();
 }
 
-async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown, parsed?: unknown): Promise<void> {
+async function runAsync(
+  x: Exchange,
+  e: Endpoint,
+  req: ApiRequest,
+  gate: Admission,
+  bodyError?: unknown,
+  parsed?: unknown,
+): Promise<void> {
   x.started = true;
   try {
     const p = admitted(gate);
@@ -109,7 +117,9 @@ async function runAsync(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admissi
     x.input = input;
     const tracing = x.shared.tracing;
     const reply = tracing
-      ? await tracing.operation(x.span, e.name, x.storeId, (span) => e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)))
+      ? await tracing.operation(x.span, e.name, x.storeId, (span) =>
+          e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)),
+        )
       : await e.handle(input, x);
     if ('stream' in reply) await x.stream(reply.stream, reply.live === true);
     else x.send(reply);
@@ -135,7 +145,9 @@ function paramReader(names: readonly string[]): (req: HttpRequest) => Record<str
 }
 
 /** The headers an endpoint declared, read while `req` is valid. */
-function headerReader(names: readonly string[] | undefined): ((req: HttpRequest) => Record<string, string>) | undefined {
+function headerReader(
+  names: readonly string[] | undefined,
+): ((req: HttpRequest) => Record<string, string>) | undefined {
   if (names === undefined || names.length === 0) return undefined;
   const keys = names.map(wireBytes);
   return (req) => {
@@ -148,7 +160,13 @@ function headerReader(names: readonly string[] | undefined): ((req: HttpRequest)
   };
 }
 
-function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimit: number, discard: DiscardBound): void {
+function register(
+  app: TemplatedApp,
+  e: Endpoint,
+  shared: ServerShared,
+  bodyLimit: number,
+  discard: DiscardBound,
+): void {
   const readParams = paramReader(paramNames(e.path));
   const readHeaders = headerReader(e.headers);
   const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
@@ -160,14 +178,27 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const minRevision = e.minRevision === true ? req.getHeader(REQ.latchMinRevision) : undefined;
-    const x = new Exchange(res, shared, e.name, params.store_id, req.getHeader(REQ.accept).includes('msgpack'), req.getHeader(REQ.origin));
+    const x = new Exchange(
+      res,
+      shared,
+      e.name,
+      params.store_id,
+      req.getHeader(REQ.accept).includes('msgpack'),
+      req.getHeader(REQ.origin),
+    );
     if (e.echoRequestId) x.useRequestId(req.getHeader(REQ.xRequestId));
     const headers = readHeaders?.(req);
-    if (shared.tracing) x.span = shared.tracing.request(method, route, { traceparent: req.getHeader(REQ.traceparent), tracestate: req.getHeader(REQ.tracestate) });
+    if (shared.tracing)
+      x.span = shared.tracing.request(method, route, {
+        traceparent: req.getHeader(REQ.traceparent),
+        tracestate: req.getHeader(REQ.tracestate),
+      });
     // Mode `none` never reads the credential: one header lookup less per request.
-    const credential = shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
+    const credential =
+      shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
     const gate = gateOf(credential, params.store_id, x, res);
-    if (!hasBody) return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
+    if (!hasBody)
+      return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
     const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
     const announced = Number(req.getHeader(REQ.contentLength) || 0);
     readBody(res, announced, bodyLimit, discard, (bytes) => {
@@ -189,7 +220,14 @@ function register(app: TemplatedApp, e: Endpoint, shared: ServerShared, bodyLimi
 
 function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
   return (res: HttpResponse, req: HttpRequest): void => {
-    const x = new Exchange(res, shared, req.getUrl(), undefined, req.getHeader('accept').includes('msgpack'), req.getHeader('origin'));
+    const x = new Exchange(
+      res,
+      shared,
+      req.getUrl(),
+      undefined,
+      req.getHeader('accept').includes('msgpack'),
+      req.getHeader('origin'),
+    );
     x.fail(new AppError(code, message));
     x.finish();
   };
@@ -208,7 +246,8 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
   const origin = req.getHeader('origin') || '*';
   const headers = req.getHeader('access-control-request-headers') || '*';
   res.cork(() => {
-    res.writeStatus('204 No Content')
+    res
+      .writeStatus('204 No Content')
       .writeHeader('Access-Control-Allow-Origin', origin)
       .writeHeader('Access-Control-Allow-Credentials', 'true')
       .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
@@ -240,19 +279,36 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => logger.log('error', 'index load failed', { cause: String(err) }),
   );
-  const endpoints = options.auth ? [...ENDPOINTS, logsEndpoint(options.auth.logs), ...(options.auth.clients ? clientEndpoints(options.auth.clients) : [])] : ENDPOINTS;
+  const endpoints = options.auth
+    ? [
+        ...ENDPOINTS,
+        logsEndpoint(options.auth.logs),
+        ...(options.auth.clients ? clientEndpoints(options.auth.clients) : []),
+      ]
+    : ENDPOINTS;
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
   const tracing = options.tracing === false ? undefined : openTracing(latch);
   const shared: ServerShared = {
-    latch: tracing ? tracing.latch : latch, tokens: new TokenCodec(options.tokenSecret), ready: () => readyFlag, inFlight: 0, auth: options.auth, metrics, tracing,
-    liveStreams: new Set(), liveStallMs: options.watchStallMs ?? 30_000, authzenBaseUrl: options.authzenBaseUrl,
+    latch: tracing ? tracing.latch : latch,
+    tokens: new TokenCodec(options.tokenSecret),
+    ready: () => readyFlag,
+    inFlight: 0,
+    auth: options.auth,
+    metrics,
+    tracing,
+    liveStreams: new Set(),
+    liveStallMs: options.watchStallMs ?? 30_000,
+    authzenBaseUrl: options.authzenBaseUrl,
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
   for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
-  if (options.auth) mountAuthRoutes(app, options.auth, (res, announced, limit, onBody) => readBody(res as HttpResponse, announced, limit, discard, onBody));
+  if (options.auth)
+    mountAuthRoutes(app, options.auth, (res, announced, limit, onBody) =>
+      readBody(res as HttpResponse, announced, limit, discard, onBody),
+    );
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
     app.options(path, preflight);
@@ -261,7 +317,8 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   channel.mount(app, '/stream');
   const render = (): string => (metrics as Metrics).render(shared.latch.stats(), shared.inFlight);
   if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
-  const side = metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
+  const side =
+    metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
   if (options.playground) playground(app, options.playground);
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 

@@ -40,7 +40,12 @@ function csp(scriptHashes: readonly string[]): string {
 /** The base64 SHA-256 of each inline `<script>` of an HTML page, as a CSP source hashes it. */
 export function inlineScriptHashes(html: string): string[] {
   const out: string[] = [];
-  for (const m of html.matchAll(/<script>([\s\S]*?)<\/script>/g)) out.push(createHash('sha256').update(m[1] ?? '', 'utf8').digest('base64'));
+  for (const m of html.matchAll(/<script>([\s\S]*?)<\/script>/g))
+    out.push(
+      createHash('sha256')
+        .update(m[1] ?? '', 'utf8')
+        .digest('base64'),
+    );
   return out;
 }
 
@@ -80,7 +85,9 @@ function compressed(path: string, raw: Buffer, ext: '.gz' | '.br'): Buffer | und
   if (existsSync(path + ext)) return readFileSync(path + ext);
   return ext === '.gz'
     ? gzipSync(raw, { level: 9 })
-    : brotliCompressSync(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } });
+    : brotliCompressSync(raw, {
+        params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length },
+      });
 }
 
 /**
@@ -89,7 +96,8 @@ function compressed(path: string, raw: Buffer, ext: '.gz' | '.br'): Buffer | und
  * Throws when the folder has no index.html (the playground was not built).
  */
 export function loadStaticFiles(dir: string): Map<string, StaticFile> {
-  if (!existsSync(join(dir, 'index.html'))) throw new Error(`the playground is not built: ${join(dir, 'index.html')} is missing (run npm run build)`);
+  if (!existsSync(join(dir, 'index.html')))
+    throw new Error(`the playground is not built: ${join(dir, 'index.html')} is missing (run npm run build)`);
   const files = new Map<string, StaticFile>();
   for (const path of walk(dir)) {
     const ext = extname(path);
@@ -119,13 +127,20 @@ export function pickEncoding(file: StaticFile, acceptEncoding: string): ['br' | 
 
 function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined, head: boolean, policy: string): void {
   if (!file) {
-    res.cork(() => res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain; charset=utf-8').writeHeader('Cache-Control', 'no-cache').end('Not Found'));
+    res.cork(() =>
+      res
+        .writeStatus('404 Not Found')
+        .writeHeader('Content-Type', 'text/plain; charset=utf-8')
+        .writeHeader('Cache-Control', 'no-cache')
+        .end('Not Found'),
+    );
     return;
   }
   const notModified = req.getHeader('if-none-match') === file.etag;
   const [encoding, body] = pickEncoding(file, req.getHeader('accept-encoding'));
   res.cork(() => {
-    res.writeStatus(notModified ? '304 Not Modified' : '200 OK')
+    res
+      .writeStatus(notModified ? '304 Not Modified' : '200 OK')
       .writeHeader('Content-Type', file.type)
       .writeHeader('Cache-Control', file.cacheControl)
       .writeHeader('ETag', file.etag)

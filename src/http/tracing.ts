@@ -6,8 +6,17 @@
 // undefined and the request path keeps a single `undefined` check (docs/operations.md).
 
 import {
-  context, createTraceState, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Context, type Span, type SpanContext, type Tracer,
+  context,
+  createTraceState,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
 } from '@opentelemetry/api';
 import type { Latch } from '../engine/types.js';
 import { checkDepths } from '../engine/stats.js';
@@ -30,7 +39,12 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
 export function parentOf(h: TraceHeaders): Context {
   const m = TRACEPARENT.exec(h.traceparent.trim().toLowerCase());
   if (!m || m[1] === 'ff' || (m[1] === '00' && m[5] !== undefined)) return ROOT_CONTEXT;
-  const sc: SpanContext = { traceId: m[2] as string, spanId: m[3] as string, traceFlags: parseInt(m[4] as string, 16) & 1, isRemote: true };
+  const sc: SpanContext = {
+    traceId: m[2] as string,
+    spanId: m[3] as string,
+    traceFlags: parseInt(m[4] as string, 16) & 1,
+    isRemote: true,
+  };
   if (!isSpanContextValid(sc)) return ROOT_CONTEXT;
   const state = h.tracestate.trim();
   return trace.setSpanContext(ROOT_CONTEXT, state ? { ...sc, traceState: createTraceState(state) } : sc);
@@ -53,7 +67,8 @@ export interface Tracing {
 /** True when a real tracer provider is registered (the API's global is a proxy over a no-op one). */
 function providerInstalled(): boolean {
   const provider = trace.getTracerProvider() as { getDelegate?: () => unknown };
-  const delegate = (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) as object | null | undefined;
+  const delegate = (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) as
+    object | null | undefined;
   // The API does not export its no-op provider; its class name is stable (it is not minified).
   return delegate !== null && delegate !== undefined && delegate.constructor.name !== 'NoopTracerProvider';
 }
@@ -65,7 +80,11 @@ export function openTracing(latch: Latch): Tracing | undefined {
   return {
     request(method, route, headers) {
       const parent = headers.traceparent ? parentOf(headers) : ROOT_CONTEXT;
-      return tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } }, parent);
+      return tracer.startSpan(
+        `${method} ${route}`,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } },
+        parent,
+      );
     },
     traceparent(span) {
       const c = span.spanContext();
@@ -79,7 +98,14 @@ export function openTracing(latch: Latch): Tracing | undefined {
     },
     operation(parent, name, storeId, fn) {
       const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : context.active();
-      const span = tracer.startSpan(`latch.${name}`, { kind: SpanKind.INTERNAL, attributes: { 'latch.operation': name, ...(storeId ? { 'latch.store_id': storeId } : {}) } }, ctx);
+      const span = tracer.startSpan(
+        `latch.${name}`,
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: { 'latch.operation': name, ...(storeId ? { 'latch.store_id': storeId } : {}) },
+        },
+        ctx,
+      );
       return context.with(trace.setSpan(ctx, span), () => ended(span, () => fn(span)));
     },
     latch: tracedLatch(latch, tracer),
@@ -110,8 +136,29 @@ function ended<T>(span: Span, fn: () => T): T {
   return out;
 }
 
-type Query = 'check' | 'checkSync' | 'batchCheck' | 'checkIds' | 'listObjects' | 'listUsers' | 'expand' | 'write' | 'read' | 'readChanges';
-const QUERIES: readonly Query[] = ['check', 'checkSync', 'batchCheck', 'checkIds', 'listObjects', 'listUsers', 'expand', 'write', 'read', 'readChanges'];
+type Query =
+  | 'check'
+  | 'checkSync'
+  | 'batchCheck'
+  | 'checkIds'
+  | 'listObjects'
+  | 'listUsers'
+  | 'expand'
+  | 'write'
+  | 'read'
+  | 'readChanges';
+const QUERIES: readonly Query[] = [
+  'check',
+  'checkSync',
+  'batchCheck',
+  'checkIds',
+  'listObjects',
+  'listUsers',
+  'expand',
+  'write',
+  'read',
+  'readChanges',
+];
 
 /** Attributes a query's result adds to its span: the model, and a Check's answer and depth. */
 function annotate(span: Span, q: Query, result: unknown, depthsBefore: number): void {
@@ -132,7 +179,11 @@ function tracedLatch(latch: Latch, tracer: Tracer): Latch {
     const method = latch[q] as ((input: { storeId: string; modelId?: string | undefined }) => unknown) | undefined;
     if (typeof method !== 'function') continue;
     wrapped.set(q, (input: { storeId: string; modelId?: string | undefined }) => {
-      const span = tracer.startSpan(`latch.engine.${q}`, { kind: SpanKind.INTERNAL, attributes: { 'latch.operation': q, 'latch.store_id': input.storeId } }, context.active() as Context);
+      const span = tracer.startSpan(
+        `latch.engine.${q}`,
+        { kind: SpanKind.INTERNAL, attributes: { 'latch.operation': q, 'latch.store_id': input.storeId } },
+        context.active() as Context,
+      );
       if (input.modelId) span.setAttribute('latch.model_id', input.modelId);
       const before = checkDepths.count;
       return ended(span, () => {

@@ -11,7 +11,14 @@ import { dirname, join } from 'node:path';
 import type * as UwsTypes from '@trufflesuite/uws-js-unofficial';
 
 export type Uws = typeof UwsTypes;
-export type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket, us_socket } from '@trufflesuite/uws-js-unofficial';
+export type {
+  HttpRequest,
+  HttpResponse,
+  TemplatedApp,
+  WebSocket,
+  us_listen_socket,
+  us_socket,
+} from '@trufflesuite/uws-js-unofficial';
 
 const require = createRequire(import.meta.url);
 
@@ -24,8 +31,12 @@ function binaryName(): string {
 function looksNative(mod: unknown): mod is Uws {
   if (typeof mod !== 'object' || mod === null) return false;
   const m = mod as Record<string, unknown>;
-  return typeof m.App === 'function' && typeof m.SSLApp === 'function' && typeof m.getParts === 'function'
-    && typeof m.us_socket_local_port === 'function';
+  return (
+    typeof m.App === 'function' &&
+    typeof m.SSLApp === 'function' &&
+    typeof m.getParts === 'function' &&
+    typeof m.us_socket_local_port === 'function'
+  );
 }
 
 /** The places a native binary may live, in preference order. */

@@ -32,7 +32,14 @@ export interface BaseLayout {
 }
 
 /** Word offsets of each array inside the region, derived from the three counts. */
-export function offsets(l: BaseLayout): { fwdNode: number; fwdKey: number; fwdEnt: number; revNode: number; revEnt: number; words: number } {
+export function offsets(l: BaseLayout): {
+  fwdNode: number;
+  fwdKey: number;
+  fwdEnt: number;
+  revNode: number;
+  revEnt: number;
+  words: number;
+} {
   const fwdNode = 0;
   const fwdKey = fwdNode + l.nodes + 1;
   const fwdEnt = fwdKey + (l.keys + 1) * 2;

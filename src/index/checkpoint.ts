@@ -72,7 +72,8 @@ export function* imageChunks(dict: StoreDictionary, base: Base): Generator<Uint8
     const at = dict.nodeTypes.region.ptr;
     yield u8().slice(at + i, at + Math.min(i + CHUNK, nodes * 4));
   }
-  for (let i = 0; i < base.bytes; i += CHUNK) yield u8().slice(base.region.ptr + i, base.region.ptr + Math.min(i + CHUNK, base.bytes));
+  for (let i = 0; i < base.bytes; i += CHUNK)
+    yield u8().slice(base.region.ptr + i, base.region.ptr + Math.min(i + CHUNK, base.bytes));
 }
 
 /** Sequential reader over the chunk stream: copies the next `n` bytes into `dst` at `at`. */
@@ -113,7 +114,8 @@ async function readBlocks(reader: ChunkReader, nodes: number): Promise<string[]>
     const frame = await reader.bytes(8);
     const count = frame.readUInt32LE(0);
     const part = (await reader.bytes(frame.readUInt32LE(4))).toString('utf8').split('\n');
-    if (count === 0 || part.length !== count || list.length + count > nodes) throw new Error('latch: corrupt node strings in index checkpoint');
+    if (count === 0 || part.length !== count || list.length + count > nodes)
+      throw new Error('latch: corrupt node strings in index checkpoint');
     for (const s of part) list.push(s);
   }
   return list;
@@ -166,7 +168,11 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
  * each chunk and before the commit; when it holds, aborts the writer and returns false. Any
  * failure aborts the writer too, then rethrows.
  */
-export async function streamImage(image: Generator<Uint8Array>, writer: CheckpointWriter, stopped: () => boolean): Promise<boolean> {
+export async function streamImage(
+  image: Generator<Uint8Array>,
+  writer: CheckpointWriter,
+  stopped: () => boolean,
+): Promise<boolean> {
   try {
     for (;;) {
       if (stopped()) {

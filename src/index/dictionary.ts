@@ -79,7 +79,8 @@ export class StoreDictionary {
     let id = this.names.get(s);
     if (id === undefined) {
       id = this.nameList.length;
-      if (id >= MAX_NAMES) throw new RangeError(`latch: more than ${MAX_NAMES} distinct type/relation names in one store`);
+      if (id >= MAX_NAMES)
+        throw new RangeError(`latch: more than ${MAX_NAMES} distinct type/relation names in one store`);
       this.names.set(s, id);
       this.nameList.push(s);
     }
@@ -112,10 +113,15 @@ export class StoreDictionary {
     let id = this.condKeys.get(key);
     if (id === undefined) {
       id = this.conds.length;
-      if (id > MAX_CONDS) throw new RangeError(`latch: more than ${MAX_CONDS} distinct condition contexts in one store`);
+      if (id > MAX_CONDS)
+        throw new RangeError(`latch: more than ${MAX_CONDS} distinct condition contexts in one store`);
       this.condKeys.set(key, id);
       const name = c?.name ?? '';
-      this.conds.push({ name, ...(hasCtx ? { context: c?.context } : {}), ...(expiresAt === undefined ? {} : { expiresAt }) });
+      this.conds.push({
+        name,
+        ...(hasCtx ? { context: c?.context } : {}),
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+      });
       this.condNames.push(c ? this.name(c.name) : NO_COND_NAME);
       this.condExpiry.push(expiresAt === undefined ? 0 : expiresAt % 2 ** 32);
       this.condExpiry.push(expiresAt === undefined ? 0 : Math.floor(expiresAt / 2 ** 32));
@@ -174,5 +180,8 @@ export function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+    .join(',')}}`;
 }

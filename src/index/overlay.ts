@@ -51,12 +51,14 @@ export class SortedRecords {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const p = b + mid * 4;
-      const d = (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
+      const d =
+        (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
       if (d < 0) lo = mid + 1;
       else hi = mid;
     }
     const p = b + lo * 4;
-    const eq = lo < this.length && w[p] === obj && w[p + 1] === rel && ((w[p + 3] ?? 0) & SR_MASK) === sr && w[p + 2] === subj;
+    const eq =
+      lo < this.length && w[p] === obj && w[p + 1] === rel && ((w[p + 3] ?? 0) & SR_MASK) === sr && w[p + 2] === subj;
     return [lo, eq];
   }
 
@@ -127,7 +129,8 @@ export class SortedRecords {
 }
 
 function* recordsOf(w: Uint32Array): Generator<Rec> {
-  for (let i = 0; i + 3 < w.length; i += 4) yield { obj: w[i] ?? 0, rel: w[i + 1] ?? 0, subj: w[i + 2] ?? 0, meta: w[i + 3] ?? 0 };
+  for (let i = 0; i + 3 < w.length; i += 4)
+    yield { obj: w[i] ?? 0, rel: w[i + 1] ?? 0, subj: w[i + 2] ?? 0, meta: w[i + 3] ?? 0 };
 }
 
 /** JS lookups over one image's records, for TupleView reads. */
@@ -165,7 +168,9 @@ export class OverlayImage {
       const k2 = `${r.subj},${r.meta & SR_MASK}`;
       (bySubj.get(k2) ?? bySubj.set(k2, []).get(k2))?.push(r);
     }
-    const deleted = new Set([...recordsOf(this.words(this.dels, this.delCount))].map((r) => key(r.obj, r.rel, r.meta & SR_MASK, r.subj)));
+    const deleted = new Set(
+      [...recordsOf(this.words(this.dels, this.delCount))].map((r) => key(r.obj, r.rel, r.meta & SR_MASK, r.subj)),
+    );
     this.cached = { addsByKey: byKey, addsBySubject: bySubj, deleted };
     return this.cached;
   }
@@ -190,7 +195,8 @@ export class Overlay {
     const sr = c.meta & SR_MASK;
     if (c.del) {
       this.adds.remove(c.obj, c.rel, sr, c.subj);
-      if (this.base.find(c.obj, c.rel, sr, c.subj) >= 0) this.dels.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: sr });
+      if (this.base.find(c.obj, c.rel, sr, c.subj) >= 0)
+        this.dels.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: sr });
     } else {
       this.adds.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: c.meta });
     }
@@ -216,7 +222,7 @@ export class Overlay {
     });
     const adds: number[] = [];
     const dels: number[] = [];
-    for (let i = 0; i < order.length; ) {
+    for (let i = 0; i < order.length;) {
       const first = at(order[i] as number);
       const sr = first.meta & SR_MASK;
       let j = i;
@@ -229,7 +235,8 @@ export class Overlay {
         lastChange = c;
       }
       if (!lastChange.del) adds.push(first.obj, first.rel, first.subj, lastChange.meta);
-      if (deleted && this.base.find(first.obj, first.rel, sr, first.subj) >= 0) dels.push(first.obj, first.rel, first.subj, sr);
+      if (deleted && this.base.find(first.obj, first.rel, sr, first.subj) >= 0)
+        dels.push(first.obj, first.rel, first.subj, sr);
       i = j;
     }
     this.adds.fill(Uint32Array.from(adds));

@@ -164,7 +164,8 @@ export class IndexSnapshot implements TupleView {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const p = b + mid * 4;
-      const d = (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
+      const d =
+        (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
       if (d === 0) return true;
       if (d < 0) lo = mid + 1;
       else hi = mid;
@@ -216,7 +217,8 @@ export class IndexSnapshot implements TupleView {
     return {
       revision: this.revision,
       users: (object: string, relation: string): Iterable<TupleEntry> => filter(this.users(object, relation), live),
-      objects: (objectType: string, relation: string, user: string): Iterable<TupleEntry> => filter(this.objects(objectType, relation, user), live),
+      objects: (objectType: string, relation: string, user: string): Iterable<TupleEntry> =>
+        filter(this.objects(objectType, relation, user), live),
     };
   }
 
@@ -265,10 +267,12 @@ export class IndexSnapshot implements TupleView {
       const m = u32();
       const subj = m[fe + 2 * i] ?? 0;
       const meta = m[fe + 2 * i + 1] ?? 0;
-      if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj))) continue;
+      if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj)))
+        continue;
       yield this.entry(obj, rel, subj, meta);
     }
-    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsByKey.get(`${obj},${rel}`) ?? []) : []) yield this.entry(r.obj, r.rel, r.subj, r.meta);
+    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsByKey.get(`${obj},${rel}`) ?? []) : [])
+      yield this.entry(r.obj, r.rel, r.subj, r.meta);
   }
 
   *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {

@@ -47,7 +47,12 @@ function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: numbe
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-  return { obj: d.node(t.object), rel: d.name(t.relation), subj, meta: (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0 };
+  return {
+    obj: d.node(t.object),
+    rel: d.name(t.relation),
+    subj,
+    meta: (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0,
+  };
 }
 
 /**
@@ -69,7 +74,12 @@ class ColumnInterner {
     const hash = t.user.lastIndexOf('#');
     const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
     const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-    this.cols.push(this.lastObjId, d.name(t.relation), subj, (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0);
+    this.cols.push(
+      this.lastObjId,
+      d.name(t.relation),
+      subj,
+      (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0,
+    );
   }
   build(): Base {
     return drain(buildBase(this.cols, this.dict.nodeList.length));
@@ -99,9 +109,17 @@ export class StoreIndex {
   private saving: { stop: boolean; readonly done: Promise<CheckpointOutcome> } | undefined;
 
   /** How the last load found the store: from a checkpoint image or a full scan, and how many changes of the log tail it applied. */
-  loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = { fromCheckpoint: false, tailChanges: 0 };
+  loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = {
+    fromCheckpoint: false,
+    tailChanges: 0,
+  };
 
-  private constructor(readonly dict: StoreDictionary, base: Base, private revision: number, opts: StoreIndexOptions = {}) {
+  private constructor(
+    readonly dict: StoreDictionary,
+    base: Base,
+    private revision: number,
+    opts: StoreIndexOptions = {},
+  ) {
     this.base = base;
     this.overlay = new Overlay(base);
     this.threshold = opts.mergeThreshold ?? 8_192;
@@ -157,7 +175,11 @@ export class StoreIndex {
   private intern(revision: number, del: boolean, t: TupleKey): Change | undefined {
     if (del) {
       const hash = t.user.lastIndexOf('#');
-      if (this.dict.nodes.get(t.object) === undefined || this.dict.nodes.get(hash === -1 ? t.user : t.user.slice(0, hash)) === undefined) return undefined;
+      if (
+        this.dict.nodes.get(t.object) === undefined ||
+        this.dict.nodes.get(hash === -1 ? t.user : t.user.slice(0, hash)) === undefined
+      )
+        return undefined;
     }
     const x = internTuple(this.dict, del ? { object: t.object, relation: t.relation, user: t.user } : t);
     return { revision, del, obj: x.obj, rel: x.rel, subj: x.subj, meta: x.meta };
@@ -190,7 +212,8 @@ export class StoreIndex {
 
   /** Starts a background merge once the overlay reaches the threshold (one at a time). */
   private mergeIfDue(): void {
-    if (this.overlay.size >= this.threshold && !this.merging) this.merging = this.merge().finally(() => (this.merging = undefined));
+    if (this.overlay.size >= this.threshold && !this.merging)
+      this.merging = this.merge().finally(() => (this.merging = undefined));
   }
 
   /** The latest published snapshot; a query uses one snapshot from start to end. */
@@ -284,7 +307,13 @@ export class StoreIndex {
         for (let i = m[fk + 2 * k + 1] ?? 0, e = m[fk + 2 * k + 3] ?? 0; i < e; i++) {
           const subj = m[fe + 2 * i] ?? 0;
           const meta = m[fe + 2 * i + 1] ?? 0;
-          if (d < dels.length && dels[d] === v && dels[d + 1] === rel && dels[d + 2] === subj && ((dels[d + 3] ?? 0) & SR_MASK) === (meta & SR_MASK)) {
+          if (
+            d < dels.length &&
+            dels[d] === v &&
+            dels[d + 1] === rel &&
+            dels[d + 2] === subj &&
+            ((dels[d + 3] ?? 0) & SR_MASK) === (meta & SR_MASK)
+          ) {
             d += 4;
             continue;
           }
@@ -307,7 +336,10 @@ export class StoreIndex {
    * more in the background), where scanning 10M tuples takes 42–55 s.
    */
   get checkpointDue(): boolean {
-    return this.baseApplied - this.savedApplied >= Math.max(this.checkpointChanges, Math.min(this.base.layout.entries / 4, MAX_TAIL));
+    return (
+      this.baseApplied - this.savedApplied >=
+      Math.max(this.checkpointChanges, Math.min(this.base.layout.entries / 4, MAX_TAIL))
+    );
   }
 
   /**
@@ -346,13 +378,20 @@ export class StoreIndex {
    * seconds. The copy stops at the next slice once the index is closed (the dictionary's memory
    * goes with it) or `checkpoint` asks; a deleted store stops it too. Sets `saving` synchronously.
    */
-  private save(storage: Storage, storeId: string, base: Base, revision: number, applied: number): Promise<CheckpointOutcome> {
+  private save(
+    storage: Storage,
+    storeId: string,
+    base: Base,
+    revision: number,
+    applied: number,
+  ): Promise<CheckpointOutcome> {
     base.retain();
     const job: { stop: boolean; done: Promise<CheckpointOutcome> } = { stop: false, done: Promise.resolve('skipped') };
     job.done = (async (): Promise<CheckpointOutcome> => {
       try {
         const writer = await storage.openCheckpoint(storeId, revision);
-        if (!(await streamImage(imageChunks(this.dict, base), writer, () => job.stop || this.closed))) return 'cancelled';
+        if (!(await streamImage(imageChunks(this.dict, base), writer, () => job.stop || this.closed)))
+          return 'cancelled';
         if (applied >= this.savedApplied) {
           this.savedApplied = applied;
           this.savedRevision = revision;

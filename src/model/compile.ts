@@ -20,7 +20,8 @@ export function compileModel(model: AuthorizationModel): CompiledModel {
 function compileType(t: TypeDefinitionJson): CompiledType {
   const tuplesets = new Set<string>();
   const rewrites = new Map<string, Rewrite>();
-  for (const [name, rw] of Object.entries(t.relations ?? {})) rewrites.set(name, compileRewrite(rw, tuplesets, t.type, name));
+  for (const [name, rw] of Object.entries(t.relations ?? {}))
+    rewrites.set(name, compileRewrite(rw, tuplesets, t.type, name));
   const relations = new Map<string, CompiledRelation>();
   for (const [name, rewrite] of rewrites) {
     const refs = t.metadata?.relations?.[name]?.directly_related_user_types ?? [];
@@ -47,8 +48,12 @@ function compileRewrite(rw: UsersetJson, tuplesets: Set<string>, type: string, r
   }
   if (rw.union) return { kind: 'union', children: rw.union.child.map(sub) };
   if (rw.intersection) return { kind: 'intersection', children: rw.intersection.child.map(sub) };
-  if (rw.difference) return { kind: 'difference', base: sub(rw.difference.base), subtract: sub(rw.difference.subtract) };
-  throw new AppError('validation_error', `the definition of relation '${relation}' in type '${type}' is invalid: invalid userset rewrite definition`);
+  if (rw.difference)
+    return { kind: 'difference', base: sub(rw.difference.base), subtract: sub(rw.difference.subtract) };
+  throw new AppError(
+    'validation_error',
+    `the definition of relation '${relation}' in type '${type}' is invalid: invalid userset rewrite definition`,
+  );
 }
 
 const THIS: Rewrite = { kind: 'this' };

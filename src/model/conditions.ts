@@ -13,25 +13,27 @@ import type { CompiledCondition, ConditionOutcome, ParamType } from './types.js'
 
 /** CEL standard library plus the `ipaddress` type of OpenFGA; built once, cloned per condition. */
 function baseEnvironment(): Environment {
-  return new Environment()
-    .registerType('ipaddress', IPAddress)
-    .registerFunction('ipaddress(string): ipaddress', (s: string) => {
-      const ip = parseIPAddress(s);
-      if (!ip) throw new Error(`invalid ip address '${s}'`);
-      return ip;
-    })
-    .registerFunction('ipaddress.in_cidr(string): bool', (ip: IPAddress, cidr: string) => {
-      const prefix = parsePrefix(cidr);
-      if (!prefix) throw new Error(`invalid CIDR '${cidr}'`);
-      return ip.inPrefix(prefix.addr, prefix.bits);
-    })
-    // `!=` is derived from `==` by the library.
-    .registerOperator('ipaddress == ipaddress', (a: IPAddress, b: IPAddress) => a.equals(b))
-    // CEL-Go treats the well-known Timestamp/Duration messages and the ipaddress object type as
-    // nullable, so `t != null` type-checks; a converted parameter is never null.
-    .registerOperator('ipaddress == null', () => false)
-    .registerOperator('google.protobuf.Timestamp == null', () => false)
-    .registerOperator('google.protobuf.Duration == null', () => false);
+  return (
+    new Environment()
+      .registerType('ipaddress', IPAddress)
+      .registerFunction('ipaddress(string): ipaddress', (s: string) => {
+        const ip = parseIPAddress(s);
+        if (!ip) throw new Error(`invalid ip address '${s}'`);
+        return ip;
+      })
+      .registerFunction('ipaddress.in_cidr(string): bool', (ip: IPAddress, cidr: string) => {
+        const prefix = parsePrefix(cidr);
+        if (!prefix) throw new Error(`invalid CIDR '${cidr}'`);
+        return ip.inPrefix(prefix.addr, prefix.bits);
+      })
+      // `!=` is derived from `==` by the library.
+      .registerOperator('ipaddress == ipaddress', (a: IPAddress, b: IPAddress) => a.equals(b))
+      // CEL-Go treats the well-known Timestamp/Duration messages and the ipaddress object type as
+      // nullable, so `t != null` type-checks; a converted parameter is never null.
+      .registerOperator('ipaddress == null', () => false)
+      .registerOperator('google.protobuf.Timestamp == null', () => false)
+      .registerOperator('google.protobuf.Duration == null', () => false)
+  );
 }
 
 let base: Environment | undefined;
@@ -57,7 +59,8 @@ export function compileCondition(key: string, def: ConditionJson): CompiledCondi
   const env = base.clone();
   for (const [param, ref] of Object.entries(def.parameters ?? {})) {
     const t = decodeParamType(ref);
-    if (typeof t === 'string') throw compileError(key, `failed to decode parameter type for parameter '${param}': ${t}`);
+    if (typeof t === 'string')
+      throw compileError(key, `failed to decode parameter type for parameter '${param}': ${t}`);
     parameters.set(param, t);
     env.registerVariable(param, celTypeOf(t));
   }
@@ -66,7 +69,12 @@ export function compileCondition(key: string, def: ConditionJson): CompiledCondi
   if (checked.type !== 'bool') {
     throw compileError(key, `expected a bool condition expression output, but got '${checked.type ?? 'unknown'}'`);
   }
-  return new CelCondition(key, def.expression, parameters, meteredProgram(env.parse(def.expression), DEFAULT_CONDITION_COST_LIMIT));
+  return new CelCondition(
+    key,
+    def.expression,
+    parameters,
+    meteredProgram(env.parse(def.expression), DEFAULT_CONDITION_COST_LIMIT),
+  );
 }
 
 type Program = (context: Record<string, unknown>) => unknown;
@@ -82,7 +90,11 @@ class CelCondition implements CompiledCondition {
     this.sortedParams = [...parameters.keys()].sort();
   }
 
-  evaluate(tupleContext: JsonObject | undefined, requestContext: JsonObject | undefined, tupleText: string): ConditionOutcome {
+  evaluate(
+    tupleContext: JsonObject | undefined,
+    requestContext: JsonObject | undefined,
+    tupleText: string,
+  ): ConditionOutcome {
     const fail = (message: string): ConditionOutcome => ({ ok: false, message });
     if (this.parameters.size === 0 && (nonEmpty(tupleContext) || nonEmpty(requestContext))) {
       return fail(`parameter type error on condition '${this.name}': no parameters defined for the condition`);
@@ -100,7 +112,9 @@ class CelCondition implements CompiledCondition {
       values[param] = c.value;
     }
     if (missing.length > 0) {
-      return fail(`failed to evaluate relationship condition: '${this.name}' - tuple '${tupleText}' is missing context parameters '[${missing.join(' ')}]'`);
+      return fail(
+        `failed to evaluate relationship condition: '${this.name}' - tuple '${tupleText}' is missing context parameters '[${missing.join(' ')}]'`,
+      );
     }
     const evalError = (why: string): ConditionOutcome =>
       fail(`failed to evaluate relationship condition '${this.name}': failed to evaluate condition expression: ${why}`);
@@ -119,7 +133,8 @@ class CelCondition implements CompiledCondition {
       const c = raw && convertValue(this.parameters.get(param) ?? { kind: 'any' }, raw.value);
       if (c && !c.ok) return this.typeError(param, c.reason);
     }
-    for (const key of Object.keys(context)) if (!this.parameters.has(key)) return `found invalid context parameter: ${key}`;
+    for (const key of Object.keys(context))
+      if (!this.parameters.has(key)) return `found invalid context parameter: ${key}`;
     return undefined;
   }
 
@@ -136,5 +151,7 @@ function nonEmpty(ctx: JsonObject | undefined): boolean {
 
 /** The value of an own key (so a JSON `null` is present, not missing). */
 function pick(ctx: JsonObject | undefined, key: string): { value: JsonValue } | undefined {
-  return ctx !== undefined && Object.prototype.hasOwnProperty.call(ctx, key) ? { value: ctx[key] as JsonValue } : undefined;
+  return ctx !== undefined && Object.prototype.hasOwnProperty.call(ctx, key)
+    ? { value: ctx[key] as JsonValue }
+    : undefined;
 }

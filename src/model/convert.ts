@@ -10,9 +10,15 @@ import type { ParamType } from './types.js';
 type ScalarKind = 'any' | 'bool' | 'string' | 'int' | 'uint' | 'double' | 'duration' | 'timestamp' | 'ipaddress';
 
 const SCALARS: Record<string, ScalarKind> = {
-  TYPE_NAME_ANY: 'any', TYPE_NAME_BOOL: 'bool', TYPE_NAME_STRING: 'string', TYPE_NAME_INT: 'int',
-  TYPE_NAME_UINT: 'uint', TYPE_NAME_DOUBLE: 'double', TYPE_NAME_DURATION: 'duration',
-  TYPE_NAME_TIMESTAMP: 'timestamp', TYPE_NAME_IPADDRESS: 'ipaddress',
+  TYPE_NAME_ANY: 'any',
+  TYPE_NAME_BOOL: 'bool',
+  TYPE_NAME_STRING: 'string',
+  TYPE_NAME_INT: 'int',
+  TYPE_NAME_UINT: 'uint',
+  TYPE_NAME_DOUBLE: 'double',
+  TYPE_NAME_DURATION: 'duration',
+  TYPE_NAME_TIMESTAMP: 'timestamp',
+  TYPE_NAME_IPADDRESS: 'ipaddress',
 };
 
 /** Decode a parameter type; a string is the reason it is invalid. */
@@ -32,16 +38,23 @@ export function decodeParamType(ref: ConditionParamTypeRefJson | undefined): Par
 /** The CEL type declaration of a parameter type (the `ipaddress` custom type is registered by conditions.ts). */
 export function celTypeOf(t: ParamType): string {
   switch (t.kind) {
-    case 'any': return 'dyn';
-    case 'duration': return 'google.protobuf.Duration';
-    case 'timestamp': return 'google.protobuf.Timestamp';
-    case 'map': return `map<string, ${celTypeOf(t.of)}>`;
-    case 'list': return `list<${celTypeOf(t.of)}>`;
-    default: return t.kind;
+    case 'any':
+      return 'dyn';
+    case 'duration':
+      return 'google.protobuf.Duration';
+    case 'timestamp':
+      return 'google.protobuf.Timestamp';
+    case 'map':
+      return `map<string, ${celTypeOf(t.of)}>`;
+    case 'list':
+      return `list<${celTypeOf(t.of)}>`;
+    default:
+      return t.kind;
   }
 }
 
-export type Converted = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+export type Converted =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -71,9 +84,14 @@ function toBigInt(v: JsonValue, min: bigint, max: bigint, what: 'int' | 'uint'):
   else {
     const f = typeof v === 'number' ? v : typeof v === 'string' && FLOAT.test(v) ? Number(v) : undefined;
     if (f === undefined) {
-      return bad(typeof v === 'string' ? `expected a ${goName} value, but found invalid string value '${v}'` : `expected type value '${goName}', but found '${goType(v)}'`);
+      return bad(
+        typeof v === 'string'
+          ? `expected a ${goName} value, but found invalid string value '${v}'`
+          : `expected type value '${goName}', but found '${goType(v)}'`,
+      );
     }
-    if (!Number.isInteger(f)) return bad(`expected ${what === 'int' ? 'an int' : 'a uint'} value, but found numeric value '${String(f)}'`);
+    if (!Number.isInteger(f))
+      return bad(`expected ${what === 'int' ? 'an int' : 'a uint'} value, but found numeric value '${String(f)}'`);
     n = BigInt(f);
   }
   if (what === 'uint' && n < 0n) return bad(`expected a uint value, but found int64 value '${n}'`);
@@ -83,13 +101,24 @@ function toBigInt(v: JsonValue, min: bigint, max: bigint, what: 'int' | 'uint'):
 function toDouble(v: JsonValue): Converted {
   const n = typeof v === 'number' ? v : typeof v === 'string' && FLOAT.test(v) ? Number(v) : undefined;
   if (n === undefined) {
-    return bad(typeof v === 'string' ? `expected a float64 value, but found invalid string value '${v}'` : `expected type value 'float64', but found '${goType(v)}'`);
+    return bad(
+      typeof v === 'string'
+        ? `expected a float64 value, but found invalid string value '${v}'`
+        : `expected type value 'float64', but found '${goType(v)}'`,
+    );
   }
   return Number.isFinite(n) ? ok(n) : bad(`value '${String(v)}' is out of range for double`);
 }
 
 const UNIT_NANOS: Record<string, bigint> = {
-  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 
 /** Go `time.ParseDuration` syntax → total nanoseconds, or undefined. */
@@ -125,11 +154,27 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]
 
 function toTimestamp(v: JsonValue): Converted {
   const m = typeof v === 'string' ? RFC3339.exec(v) : null;
-  const [y, mo, d, h, mi, s] = [m?.[1], m?.[2], m?.[3], m?.[4], m?.[5], m?.[6]].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = [m?.[1], m?.[2], m?.[3], m?.[4], m?.[5], m?.[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = m ? new Date(v as string) : undefined;
   // Date.parse rolls 2023-02-30 over to March; Go's time.Parse rejects it, so check the day too.
   const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  const valid = date && !Number.isNaN(date.getTime()) && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h < 24 && mi < 60 && s < 60;
+  const valid =
+    date &&
+    !Number.isNaN(date.getTime()) &&
+    mo >= 1 &&
+    mo <= 12 &&
+    d >= 1 &&
+    d <= daysInMonth &&
+    h < 24 &&
+    mi < 60 &&
+    s < 60;
   return valid ? ok(date) : bad(`expected RFC 3339 formatted timestamp string, but found '${String(v)}'`);
 }
 
@@ -138,23 +183,31 @@ export function convertValue(t: ParamType, v: JsonValue): Converted {
   if (t.kind === 'any') return ok(v);
   if (v === null) return bad(`expected a ${t.kind} value, but found null`);
   switch (t.kind) {
-    case 'bool': return typeof v === 'boolean' ? ok(v) : bad(`expected type value 'bool', but found '${goType(v)}'`);
-    case 'string': return typeof v === 'string' ? ok(v) : bad(`expected type value 'string', but found '${goType(v)}'`);
-    case 'int': return toBigInt(v, INT64_MIN, INT64_MAX, 'int');
+    case 'bool':
+      return typeof v === 'boolean' ? ok(v) : bad(`expected type value 'bool', but found '${goType(v)}'`);
+    case 'string':
+      return typeof v === 'string' ? ok(v) : bad(`expected type value 'string', but found '${goType(v)}'`);
+    case 'int':
+      return toBigInt(v, INT64_MIN, INT64_MAX, 'int');
     case 'uint': {
       const r = toBigInt(v, 0n, UINT64_MAX, 'uint');
       return r.ok ? ok(new UnsignedInt(r.value as bigint)) : r;
     }
-    case 'double': return toDouble(v);
-    case 'duration': return toDuration(v);
-    case 'timestamp': return toTimestamp(v);
+    case 'double':
+      return toDouble(v);
+    case 'duration':
+      return toDuration(v);
+    case 'timestamp':
+      return toTimestamp(v);
     case 'ipaddress': {
       const ip = typeof v === 'string' ? parseIPAddress(v) : undefined;
       if (typeof v !== 'string') return bad(`expected an ipaddress string, but found: ${goType(v)} '${String(v)}'`);
       return ip ? ok(ip) : bad(`expected a well-formed IP address, but found: '${v}'`);
     }
-    case 'list': return convertList(t.of, v);
-    case 'map': return convertMap(t.of, v);
+    case 'list':
+      return convertList(t.of, v);
+    case 'map':
+      return convertMap(t.of, v);
   }
 }
 

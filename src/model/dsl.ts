@@ -25,7 +25,10 @@ export function dslToModel(text: string): AuthorizationModelInput {
 }
 
 /** JSON model → DSL text (the library's byte-exact layout). Throws `validation_error` when the DSL cannot express it. */
-export function modelToDsl(model: AuthorizationModelInput, options: { includeSourceInformation?: boolean } = {}): string {
+export function modelToDsl(
+  model: AuthorizationModelInput,
+  options: { includeSourceInformation?: boolean } = {},
+): string {
   try {
     // The library rewrites parts of a modular model's metadata in place: hand it a copy so the
     // caller's model (often a cached, shared one) is never changed by rendering it.
@@ -36,7 +39,10 @@ export function modelToDsl(model: AuthorizationModelInput, options: { includeSou
 }
 
 /** Module files (`module m` headers, `extend type`) → one schema-1.2 model, validated by the library. */
-export function modulesToModel(files: { name: string; contents: string }[], schemaVersion = '1.2'): AuthorizationModelInput {
+export function modulesToModel(
+  files: { name: string; contents: string }[],
+  schemaVersion = '1.2',
+): AuthorizationModelInput {
   const clean = files.map((f) => ({ name: f.name, contents: stripComments(f.contents) }));
   const sources = Object.fromEntries(clean.map((f) => [f.name, f.contents]));
   return wrap(() => lib.modulesToJson(clean, schemaVersion), sources, fixPosition);
@@ -72,7 +78,11 @@ export function isToolingObjectId(id: string): boolean {
 }
 
 /** 1-based position of `define <relation>` (or of `type <type>` when no relation) in DSL text. */
-export function locateInDsl(text: string, type: string, relation?: string): { line: number; column: number } | undefined {
+export function locateInDsl(
+  text: string,
+  type: string,
+  relation?: string,
+): { line: number; column: number } | undefined {
   const lines = text.split(/\r\n|\r|\n/);
   const typeRe = new RegExp(`^\\s*(extend\\s+)?type\\s+${escape(type)}\\s*(#.*)?$`);
   const start = lines.findIndex((l) => typeRe.test(l));
@@ -126,7 +136,11 @@ function fixPosition(d: LibraryError, text: string | undefined): LibraryError {
   return { ...d, line: { start: line, end: line }, column: { start: column, end: column + name.length } };
 }
 
-function wrap<T>(fn: () => T, sources: Record<string, string>, fix?: (d: LibraryError, text: string | undefined) => LibraryError): T {
+function wrap<T>(
+  fn: () => T,
+  sources: Record<string, string>,
+  fix?: (d: LibraryError, text: string | undefined) => LibraryError,
+): T {
   try {
     return fn();
   } catch (err) {
@@ -142,9 +156,12 @@ function describe(diagnostics: readonly LibraryError[], sources: Record<string, 
   if (!first) return 'invalid model';
   const kind = first.type === 'syntax' || first.type === undefined ? 'syntax error' : `${first.type} error`;
   const text = sources[first.file ?? ''] ?? (Object.keys(sources).length === 1 ? Object.values(sources)[0] : undefined);
-  const where = first.line ? ` at ${first.file ? `${first.file} ` : ''}line ${first.line.start + 1}, column ${(first.column?.start ?? 0) + 1}` : '';
+  const where = first.line
+    ? ` at ${first.file ? `${first.file} ` : ''}line ${first.line.start + 1}, column ${(first.column?.start ?? 0) + 1}`
+    : '';
   const ctx = first.line && text !== undefined ? context(text, first.line.start, first.metadata) : '';
-  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more error${diagnostics.length > 2 ? 's' : ''})` : '';
+  const more =
+    diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more error${diagnostics.length > 2 ? 's' : ''})` : '';
   return `${kind}${where}${ctx}: ${first.msg}${more}`;
 }
 

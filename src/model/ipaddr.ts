@@ -84,7 +84,8 @@ function parseV6(s: string): Uint8Array | undefined {
 }
 
 function unmap(bytes: Uint8Array): Uint8Array {
-  const mapped = bytes.length === 16 && bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  const mapped =
+    bytes.length === 16 && bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
   return mapped ? bytes.slice(12) : bytes;
 }
 

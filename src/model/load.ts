@@ -32,7 +32,13 @@ function validated(text: string, model: AuthorizationModelInput): AuthorizationM
     if (!(err instanceof ModelValidationError) || err.type === undefined) throw err;
     const at = pointAt(text, err) ?? locateInDsl(text, err.type, err.relation);
     if (!at) throw err;
-    throw new ModelValidationError(err.code, `${err.message} (line ${at.line}, column ${at.column})`, err.type, err.relation, err.condition);
+    throw new ModelValidationError(
+      err.code,
+      `${err.message} (line ${at.line}, column ${at.column})`,
+      err.type,
+      err.relation,
+      err.condition,
+    );
   }
 }
 

@@ -17,7 +17,10 @@ export function validateQueryTarget(model: CompiledModel, type: string, relation
   const t = model.types.get(type);
   if (!t) throw new AppError(specific ? 'type_not_found' : 'validation_error', `type '${type}' not found`);
   if (!t.relations.has(relation)) {
-    throw new AppError(specific ? 'relation_not_found' : 'validation_error', `relation '${type}#${relation}' not found`);
+    throw new AppError(
+      specific ? 'relation_not_found' : 'validation_error',
+      `relation '${type}#${relation}' not found`,
+    );
   }
 }
 
@@ -33,7 +36,11 @@ export function validateQueryUser(model: CompiledModel, user: string, api: Query
  * Check/Expand request tuple key `{object, relation, user?}` in reference order: user, object,
  * relation (all 2000). For ListObjects pass `object` = the type: type and relation first, then user.
  */
-export function validateQueryKey(model: CompiledModel, key: { object: string; relation: string; user?: string }, api: QueryApi): void {
+export function validateQueryKey(
+  model: CompiledModel,
+  key: { object: string; relation: string; user?: string },
+  api: QueryApi,
+): void {
   if (api === 'listObjects' || api === 'listUsers') {
     const type = parseObject(key.object)?.type ?? key.object;
     validateQueryTarget(model, type, key.relation, api);
@@ -47,22 +54,36 @@ export function validateQueryKey(model: CompiledModel, key: { object: string; re
  * A Check tuple key: the object must not be a typed wildcard, then validateCheckKey's rules. The
  * object is parsed once for both (every Check runs this).
  */
-export function validateCheckTupleKey(model: CompiledModel, key: { object: string; relation: string; user: string }): void {
+export function validateCheckTupleKey(
+  model: CompiledModel,
+  key: { object: string; relation: string; user: string },
+): void {
   const object = parseObject(key.object);
   if (object?.id === '*') {
-    throw new AppError('validation_error', `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`);
+    throw new AppError(
+      'validation_error',
+      `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`,
+    );
   }
   validateKeyAfterObject(model, key, object, 'check');
 }
 
-function validateKeyAfterObject(model: CompiledModel, key: { object: string; relation: string; user?: string }, object: ParsedObject | undefined, api: QueryApi): void {
+function validateKeyAfterObject(
+  model: CompiledModel,
+  key: { object: string; relation: string; user?: string },
+  object: ParsedObject | undefined,
+  api: QueryApi,
+): void {
   if (key.user !== undefined) validateQueryUser(model, key.user, api);
   if (!object) throw new AppError('validation_error', `invalid 'object' field format: '${key.object}'`);
   validateQueryTarget(model, object.type, key.relation, api);
 }
 
 /** A ListUsers filter `{type, relation?}`: 2021 for an unknown type, 2022 for an unknown relation. */
-export function validateUserFilter(model: CompiledModel, filter: { type: string; relation?: string | undefined }): void {
+export function validateUserFilter(
+  model: CompiledModel,
+  filter: { type: string; relation?: string | undefined },
+): void {
   const t = model.types.get(filter.type);
   if (!t) throw new AppError('type_not_found', `type '${filter.type}' not found`);
   if (filter.relation && !t.relations.has(filter.relation)) {

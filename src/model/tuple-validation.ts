@@ -24,7 +24,11 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const RELATION = /^[^:#@\s]+$/;
 
 /** First failure of `t` against `model`, or undefined when valid. 'write' adds the write-only rules (§4.4). */
-export function findTupleProblem(model: CompiledModel, t: TupleKey, mode: 'write' | 'contextual'): TupleProblem | undefined {
+export function findTupleProblem(
+  model: CompiledModel,
+  t: TupleKey,
+  mode: 'write' | 'contextual',
+): TupleProblem | undefined {
   // Condition problems print the tuple with its condition, like the reference's InvalidConditionalTupleError.
   const cond = t.condition?.name ? ` (condition ${t.condition.name})` : '';
   const problem = (cause: string, conditionProblem = false): TupleProblem => ({
@@ -61,7 +65,8 @@ export function userFormCause(user: string): string {
   if (/^[^\s:#]+$/.test(user)) {
     return `the 'user' field must be an object (e.g. document:1) or an 'object#relation' or a typed wildcard (e.g. group:*)`;
   }
-  if (/^[^\s:#]+:\*#[^\s:#]+$/.test(user)) return `the 'user' field cannot reference a typed wildcard in a userset value`;
+  if (/^[^\s:#]+:\*#[^\s:#]+$/.test(user))
+    return `the 'user' field cannot reference a typed wildcard in a userset value`;
   return `the 'user' field is malformed`;
 }
 
@@ -69,7 +74,8 @@ export function userFormCause(user: string): string {
 export function userTypeCause(model: CompiledModel, user: ParsedUser): string | undefined {
   const type = model.types.get(user.type);
   if (!type) return `type '${user.type}' not found`;
-  if (user.kind === 'userset' && !type.relations.has(user.relation)) return `relation '${user.type}#${user.relation}' not found`;
+  if (user.kind === 'userset' && !type.relations.has(user.relation))
+    return `relation '${user.type}#${user.relation}' not found`;
   return undefined;
 }
 
@@ -82,8 +88,10 @@ function restrictionProblem(objectType: string, relation: CompiledRelation, user
       : `unexpected user '${user.type}:${user.id}#${user.relation}' with tupleset relation ${target}`;
   }
   if (relation.directTypes.some((d) => sameForm(d, user))) return undefined;
-  if (user.kind === 'wildcard') return `the typed wildcard '${user.type}:*' is not an allowed type restriction for ${target}`;
-  if (user.kind === 'userset') return `'${user.type}#${user.relation}' is not an allowed type restriction for ${target}`;
+  if (user.kind === 'wildcard')
+    return `the typed wildcard '${user.type}:*' is not an allowed type restriction for ${target}`;
+  if (user.kind === 'userset')
+    return `'${user.type}#${user.relation}' is not an allowed type restriction for ${target}`;
   return `type '${user.type}' is not an allowed type restriction for ${target}`;
 }
 
@@ -95,13 +103,20 @@ function sameForm(d: DirectType, user: ParsedUser): boolean {
 }
 
 /** Rule 7. */
-function conditionProblem(model: CompiledModel, relation: CompiledRelation, user: ParsedUser, t: TupleKey): string | undefined {
+function conditionProblem(
+  model: CompiledModel,
+  relation: CompiledRelation,
+  user: ParsedUser,
+  t: TupleKey,
+): string | undefined {
   const name = t.condition?.name;
-  if (!name) return relation.directTypes.some((d) => sameForm(d, user) && !d.condition) ? undefined : 'condition is missing';
+  if (!name)
+    return relation.directTypes.some((d) => sameForm(d, user) && !d.condition) ? undefined : 'condition is missing';
   if (CONTROL.test(name)) return 'condition name contains forbidden characters';
   const condition = model.conditions.get(name);
   if (!condition) return 'undefined condition';
-  if (!relation.directTypes.some((d) => d.type === user.type && d.condition === name)) return 'invalid condition for type restriction';
+  if (!relation.directTypes.some((d) => d.type === user.type && d.condition === name))
+    return 'invalid condition for type restriction';
   const context = t.condition?.context;
   if (!context) return undefined;
   // The HTTP edge refuses deeper contexts already; embedded callers reach this first.
@@ -141,7 +156,13 @@ const lastType = new WeakMap<CompiledModel, { name: string; type: CompiledType }
 
 function typeOfObject(model: CompiledModel, object: string): CompiledType | undefined {
   const hit = lastType.get(model);
-  if (hit && object.length > hit.name.length && object.charCodeAt(hit.name.length) === 58 && object.startsWith(hit.name)) return hit.type;
+  if (
+    hit &&
+    object.length > hit.name.length &&
+    object.charCodeAt(hit.name.length) === 58 &&
+    object.startsWith(hit.name)
+  )
+    return hit.type;
   const colon = object.indexOf(':');
   const name = colon === -1 ? object : object.slice(0, colon);
   const type = model.types.get(name);
@@ -155,7 +176,13 @@ function typeOfObject(model: CompiledModel, object: string): CompiledType | unde
  * is unconditioned; a condition ⇒ it exists in the model and a restriction of the user's type names it.
  * Scans the relation's (short) restriction list comparing in place: no allocation per call.
  */
-export function isValidAtRead(model: CompiledModel, object: string, relation: string, user: string, conditionName: string | undefined): boolean {
+export function isValidAtRead(
+  model: CompiledModel,
+  object: string,
+  relation: string,
+  user: string,
+  conditionName: string | undefined,
+): boolean {
   const rel = typeOfObject(model, object)?.relations.get(relation);
   if (!rel) return false;
   const colon = user.indexOf(':');
@@ -168,7 +195,8 @@ export function isValidAtRead(model: CompiledModel, object: string, relation: st
   for (const d of rel.directTypes) {
     if (d.type.length !== colon || !user.startsWith(d.type)) continue;
     if (conditionName && d.condition === conditionName) conditionOk = true;
-    const form = kind === 1 ? d.wildcard : kind === 2 ? relationMatches(d, user, hash) : !d.wildcard && d.relation === undefined;
+    const form =
+      kind === 1 ? d.wildcard : kind === 2 ? relationMatches(d, user, hash) : !d.wildcard && d.relation === undefined;
     if (!form) continue;
     formOk = true;
     if (!conditionName && !d.condition) conditionOk = true;

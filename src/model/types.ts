@@ -61,7 +61,11 @@ export interface CompiledCondition {
    * Every declared parameter must be present after the merge, else `{ok:false}` naming the missing ones.
    * `tupleText` is `object#relation@user`, used only in the error message. Never throws.
    */
-  evaluate(tupleContext: JsonObject | undefined, requestContext: JsonObject | undefined, tupleText: string): ConditionOutcome;
+  evaluate(
+    tupleContext: JsonObject | undefined,
+    requestContext: JsonObject | undefined,
+    tupleText: string,
+  ): ConditionOutcome;
   /**
    * Convert and check a stored or contextual tuple's context at write time (§4.2 rule 7):
    * every key is a declared parameter and every value converts. Returns an error reason or undefined.

@@ -38,19 +38,25 @@ export function relationsWithEntrypoints(m: ModelIndex, typeDefs: readonly TypeD
   const known = new Set<string>();
   const holds = (type: string, relation: string, rw: UsersetJson): boolean => {
     if (rw.this) {
-      return m.restrictions(type, relation).some((r) => !r.relation || r.wildcard !== undefined || known.has(key(r.type, r.relation)));
+      return m
+        .restrictions(type, relation)
+        .some((r) => !r.relation || r.wildcard !== undefined || known.has(key(r.type, r.relation)));
     }
     if (rw.computedUserset) return known.has(key(type, rw.computedUserset.relation ?? ''));
     if (rw.tupleToUserset) {
       const computed = rw.tupleToUserset.computedUserset.relation ?? '';
-      return m.restrictions(type, rw.tupleToUserset.tupleset.relation ?? '').some((r) => known.has(key(r.type, computed)));
+      return m
+        .restrictions(type, rw.tupleToUserset.tupleset.relation ?? '')
+        .some((r) => known.has(key(r.type, computed)));
     }
     if (rw.union) return rw.union.child.some((c) => holds(type, relation, c));
-    if (rw.intersection) return rw.intersection.child.length > 0 && rw.intersection.child.every((c) => holds(type, relation, c));
-    if (rw.difference) return holds(type, relation, rw.difference.base) && holds(type, relation, rw.difference.subtract);
+    if (rw.intersection)
+      return rw.intersection.child.length > 0 && rw.intersection.child.every((c) => holds(type, relation, c));
+    if (rw.difference)
+      return holds(type, relation, rw.difference.base) && holds(type, relation, rw.difference.subtract);
     return false;
   };
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const t of typeDefs) {
       for (const [r, rw] of Object.entries(t.relations ?? {})) {

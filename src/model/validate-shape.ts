@@ -5,8 +5,15 @@
 
 import { AppError, type ErrorCode } from '../errors.js';
 import type {
-  AuthorizationModelInput, ConditionJson, ConditionParamTypeRefJson, ConditionTypeName, ObjectRelation,
-  RelationMetadataJson, RelationReferenceJson, TypeDefinitionJson, UsersetJson,
+  AuthorizationModelInput,
+  ConditionJson,
+  ConditionParamTypeRefJson,
+  ConditionTypeName,
+  ObjectRelation,
+  RelationMetadataJson,
+  RelationReferenceJson,
+  TypeDefinitionJson,
+  UsersetJson,
 } from '../domain/types.js';
 
 type Obj = Record<string, unknown>;
@@ -19,8 +26,18 @@ export const MAX_TYPES = 100;
 export const MAX_MODEL_BYTES = 262_144;
 
 const TYPE_NAMES: readonly ConditionTypeName[] = [
-  'TYPE_NAME_UNSPECIFIED', 'TYPE_NAME_ANY', 'TYPE_NAME_BOOL', 'TYPE_NAME_STRING', 'TYPE_NAME_INT', 'TYPE_NAME_UINT',
-  'TYPE_NAME_DOUBLE', 'TYPE_NAME_DURATION', 'TYPE_NAME_TIMESTAMP', 'TYPE_NAME_MAP', 'TYPE_NAME_LIST', 'TYPE_NAME_IPADDRESS',
+  'TYPE_NAME_UNSPECIFIED',
+  'TYPE_NAME_ANY',
+  'TYPE_NAME_BOOL',
+  'TYPE_NAME_STRING',
+  'TYPE_NAME_INT',
+  'TYPE_NAME_UINT',
+  'TYPE_NAME_DOUBLE',
+  'TYPE_NAME_DURATION',
+  'TYPE_NAME_TIMESTAMP',
+  'TYPE_NAME_MAP',
+  'TYPE_NAME_LIST',
+  'TYPE_NAME_IPADDRESS',
 ];
 
 const fail = (code: ErrorCode, message: string): never => {
@@ -45,42 +62,71 @@ function mapOf(v: unknown, what: string): Obj {
 export function normalizeModel(input: unknown): AuthorizationModelInput {
   if (!isObj(input)) return fail('validation_error', 'invalid authorization model: expected a JSON object');
   const rawTypes = field(input, 'type_definitions', 'typeDefinitions') ?? [];
-  if (!Array.isArray(rawTypes)) return fail('validation_error', 'invalid WriteAuthorizationModelRequest.TypeDefinitions: expected an array');
+  if (!Array.isArray(rawTypes))
+    return fail('validation_error', 'invalid WriteAuthorizationModelRequest.TypeDefinitions: expected an array');
   if (rawTypes.length === 0) {
-    fail('type_definitions_too_few_items', 'invalid WriteAuthorizationModelRequest.TypeDefinitions: value must contain at least 1 item(s)');
+    fail(
+      'type_definitions_too_few_items',
+      'invalid WriteAuthorizationModelRequest.TypeDefinitions: value must contain at least 1 item(s)',
+    );
   }
   const type_definitions = rawTypes.map(normalizeTypeDef);
-  const schema_version = str(field(input, 'schema_version', 'schemaVersion'), 'WriteAuthorizationModelRequest.SchemaVersion');
+  const schema_version = str(
+    field(input, 'schema_version', 'schemaVersion'),
+    'WriteAuthorizationModelRequest.SchemaVersion',
+  );
   if (!['1.0', '1.1', '1.2'].includes(schema_version)) {
-    fail('validation_error', 'invalid WriteAuthorizationModelRequest.SchemaVersion: value must be in list [1.0 1.1 1.2]');
+    fail(
+      'validation_error',
+      'invalid WriteAuthorizationModelRequest.SchemaVersion: value must be in list [1.0 1.1 1.2]',
+    );
   }
   const rawConditions = mapOf(input.conditions, 'WriteAuthorizationModelRequest.Conditions');
   if (Object.keys(rawConditions).length > 25) {
-    fail('validation_error', 'invalid WriteAuthorizationModelRequest.Conditions: value must contain no more than 25 pair(s)');
+    fail(
+      'validation_error',
+      'invalid WriteAuthorizationModelRequest.Conditions: value must contain no more than 25 pair(s)',
+    );
   }
   const model: AuthorizationModelInput = { schema_version, type_definitions };
   if (input.conditions !== undefined && input.conditions !== null) {
     model.conditions = Object.fromEntries(Object.entries(rawConditions).map(([k, v]) => [k, normalizeCondition(k, v)]));
   }
   if (type_definitions.length > MAX_TYPES) {
-    fail('exceeded_entity_limit', `The number of type definitions in an authorization model exceeds the allowed limit of ${MAX_TYPES}`);
+    fail(
+      'exceeded_entity_limit',
+      `The number of type definitions in an authorization model exceeds the allowed limit of ${MAX_TYPES}`,
+    );
   }
   const size = wireSize(model);
-  if (size > MAX_MODEL_BYTES) fail('exceeded_entity_limit', `model exceeds size limit: ${size} bytes vs ${MAX_MODEL_BYTES} bytes`);
+  if (size > MAX_MODEL_BYTES)
+    fail('exceeded_entity_limit', `model exceeds size limit: ${size} bytes vs ${MAX_MODEL_BYTES} bytes`);
   return model;
 }
 
 function normalizeTypeDef(raw: unknown): TypeDefinitionJson {
   if (!isObj(raw)) return fail('validation_error', 'invalid TypeDefinition: expected an object');
   const type = str(raw.type, 'TypeDefinition.Type');
-  if (bytes(type) > 254) fail('type_invalid_length', `invalid TypeDefinition.Type: value length must be at most 254 bytes (type '${type}')`);
-  if (!TYPE_RE.test(type)) fail('type_invalid_pattern', `invalid TypeDefinition.Type: value does not match regex pattern ${TYPE_PATTERN} (type '${type}')`);
+  if (bytes(type) > 254)
+    fail('type_invalid_length', `invalid TypeDefinition.Type: value length must be at most 254 bytes (type '${type}')`);
+  if (!TYPE_RE.test(type))
+    fail(
+      'type_invalid_pattern',
+      `invalid TypeDefinition.Type: value does not match regex pattern ${TYPE_PATTERN} (type '${type}')`,
+    );
   const relations: Record<string, UsersetJson> = {};
   for (const [name, rw] of Object.entries(mapOf(raw.relations, `TypeDefinition.Relations (type '${type}')`))) {
     const where = `type '${type}', relation '${name}'`;
-    if (bytes(name) > 50) fail('relations_too_long', `invalid key for TypeDefinition.Relations[${name}]: value length must be at most 50 bytes (${where})`);
+    if (bytes(name) > 50)
+      fail(
+        'relations_too_long',
+        `invalid key for TypeDefinition.Relations[${name}]: value length must be at most 50 bytes (${where})`,
+      );
     if (!NAME_RE.test(name)) {
-      fail('relations_invalid_pattern', `invalid key for TypeDefinition.Relations[${name}]: value does not match regex pattern ${NAME_PATTERN} (${where})`);
+      fail(
+        'relations_invalid_pattern',
+        `invalid key for TypeDefinition.Relations[${name}]: value does not match regex pattern ${NAME_PATTERN} (${where})`,
+      );
     }
     relations[name] = normalizeUserset(rw, where);
   }
@@ -94,18 +140,30 @@ function objectRelation(v: unknown, what: string, where: string): ObjectRelation
   if (!isObj(v)) return fail('validation_error', `invalid ${what}: value is required (${where})`);
   const object = str(v.object, `${what}.Object`);
   const relation = str(v.relation, `${what}.Relation`);
-  if (bytes(object) > 256) fail('object_too_long', `invalid ObjectRelation.Object: value length must be at most 256 bytes (${where})`);
-  if (bytes(relation) > 50) fail('relation_too_long', `invalid ObjectRelation.Relation: value length must be at most 50 bytes (${where})`);
+  if (bytes(object) > 256)
+    fail('object_too_long', `invalid ObjectRelation.Object: value length must be at most 256 bytes (${where})`);
+  if (bytes(relation) > 50)
+    fail('relation_too_long', `invalid ObjectRelation.Relation: value length must be at most 50 bytes (${where})`);
   return object === '' ? { relation } : { object, relation };
 }
 
-const REWRITE_KEYS = ['this', 'computedUserset', 'computed_userset', 'tupleToUserset', 'tuple_to_userset', 'union', 'intersection', 'difference'];
+const REWRITE_KEYS = [
+  'this',
+  'computedUserset',
+  'computed_userset',
+  'tupleToUserset',
+  'tuple_to_userset',
+  'union',
+  'intersection',
+  'difference',
+];
 
 /** One rewrite node; a node with no rewrite key normalises to `{}` (rule R4 reports it). */
 function normalizeUserset(raw: unknown, where: string): UsersetJson {
   if (!isObj(raw)) return fail('validation_error', `invalid Userset: expected an object (${where})`);
   const keys = REWRITE_KEYS.filter((k) => raw[k] !== undefined && raw[k] !== null);
-  if (keys.length > 1) fail('validation_error', `invalid Userset: more than one rewrite set (${keys.join(', ')}) (${where})`);
+  if (keys.length > 1)
+    fail('validation_error', `invalid Userset: more than one rewrite set (${keys.join(', ')}) (${where})`);
   const cu = field(raw, 'computedUserset', 'computed_userset');
   const ttu = field(raw, 'tupleToUserset', 'tuple_to_userset');
   if (raw.this !== undefined && raw.this !== null) return { this: {} };
@@ -114,21 +172,26 @@ function normalizeUserset(raw: unknown, where: string): UsersetJson {
     return {
       tupleToUserset: {
         tupleset: objectRelation(ttu.tupleset, 'TupleToUserset.Tupleset', where),
-        computedUserset: objectRelation(field(ttu, 'computedUserset', 'computed_userset'), 'TupleToUserset.ComputedUserset', where),
+        computedUserset: objectRelation(
+          field(ttu, 'computedUserset', 'computed_userset'),
+          'TupleToUserset.ComputedUserset',
+          where,
+        ),
       },
     };
   }
   for (const op of ['union', 'intersection'] as const) {
     const v = raw[op];
     if (v === undefined || v === null) continue;
-    const child = isObj(v) ? v.child ?? [] : undefined;
+    const child = isObj(v) ? (v.child ?? []) : undefined;
     if (!Array.isArray(child)) return fail('validation_error', `invalid Usersets.Child: expected an array (${where})`);
     return { [op]: { child: child.map((c) => normalizeUserset(c, where)) } };
   }
   if (isObj(raw.difference)) {
     const { base, subtract } = raw.difference;
     if (!isObj(base)) fail('difference_base_missing_value', `invalid Difference.Base: value is required (${where})`);
-    if (!isObj(subtract)) fail('subtract_base_missing_value', `invalid Difference.Subtract: value is required (${where})`);
+    if (!isObj(subtract))
+      fail('subtract_base_missing_value', `invalid Difference.Subtract: value is required (${where})`);
     return { difference: { base: normalizeUserset(base, where), subtract: normalizeUserset(subtract, where) } };
   }
   return {};
@@ -141,7 +204,10 @@ function normalizeTypeMetadata(raw: unknown, type: string): NonNullable<TypeDefi
   if (rels === null) out.relations = null;
   else if (rels !== undefined) {
     out.relations = Object.fromEntries(
-      Object.entries(mapOf(rels, `Metadata.Relations (type '${type}')`)).map(([r, v]) => [r, normalizeRelationMetadata(v, type, r)]),
+      Object.entries(mapOf(rels, `Metadata.Relations (type '${type}')`)).map(([r, v]) => [
+        r,
+        normalizeRelationMetadata(v, type, r),
+      ]),
     );
   }
   copyModuleInfo(m, out);
@@ -158,8 +224,14 @@ function copyModuleInfo(from: Obj, to: { module?: string; source_info?: { file?:
 function normalizeRelationMetadata(raw: unknown, type: string, relation: string): RelationMetadataJson {
   const m = mapOf(raw, `RelationMetadata (type '${type}', relation '${relation}')`);
   const list = field(m, 'directly_related_user_types', 'directlyRelatedUserTypes') ?? [];
-  if (!Array.isArray(list)) return fail('validation_error', `invalid RelationMetadata.DirectlyRelatedUserTypes: expected an array (type '${type}', relation '${relation}')`);
-  const out: RelationMetadataJson = { directly_related_user_types: list.map((r) => normalizeReference(r, `type '${type}', relation '${relation}'`)) };
+  if (!Array.isArray(list))
+    return fail(
+      'validation_error',
+      `invalid RelationMetadata.DirectlyRelatedUserTypes: expected an array (type '${type}', relation '${relation}')`,
+    );
+  const out: RelationMetadataJson = {
+    directly_related_user_types: list.map((r) => normalizeReference(r, `type '${type}', relation '${relation}'`)),
+  };
   copyModuleInfo(m, out);
   return out;
 }
@@ -167,16 +239,27 @@ function normalizeRelationMetadata(raw: unknown, type: string, relation: string)
 function normalizeReference(raw: unknown, where: string): RelationReferenceJson {
   if (!isObj(raw)) return fail('validation_error', `invalid RelationReference: expected an object (${where})`);
   const type = str(raw.type, 'RelationReference.Type');
-  if (!TYPE_RE.test(type)) fail('type_invalid_pattern', `invalid RelationReference.Type: value does not match regex pattern ${TYPE_PATTERN} (${where})`);
+  if (!TYPE_RE.test(type))
+    fail(
+      'type_invalid_pattern',
+      `invalid RelationReference.Type: value does not match regex pattern ${TYPE_PATTERN} (${where})`,
+    );
   const relation = str(raw.relation, 'RelationReference.Relation');
   const condition = str(raw.condition, 'RelationReference.Condition');
   const wildcard = raw.wildcard !== undefined && raw.wildcard !== null;
-  if (relation !== '' && wildcard) fail('validation_error', `invalid RelationReference: both relation and wildcard are set for '${type}' (${where})`);
+  if (relation !== '' && wildcard)
+    fail('validation_error', `invalid RelationReference: both relation and wildcard are set for '${type}' (${where})`);
   if (relation !== '' && !NAME_RE.test(relation)) {
-    fail('validation_error', `invalid RelationReference.Relation: value does not match regex pattern ${NAME_PATTERN} (${where})`);
+    fail(
+      'validation_error',
+      `invalid RelationReference.Relation: value does not match regex pattern ${NAME_PATTERN} (${where})`,
+    );
   }
   if (condition !== '' && !NAME_RE.test(condition)) {
-    fail('validation_error', `invalid RelationReference.Condition: value does not match regex pattern ${NAME_PATTERN} (${where})`);
+    fail(
+      'validation_error',
+      `invalid RelationReference.Condition: value does not match regex pattern ${NAME_PATTERN} (${where})`,
+    );
   }
   const ref: RelationReferenceJson = { type };
   if (relation !== '') ref.relation = relation;
@@ -187,17 +270,28 @@ function normalizeReference(raw: unknown, where: string): RelationReferenceJson 
 
 function normalizeCondition(key: string, raw: unknown): ConditionJson {
   const where = `condition '${key}'`;
-  if (!NAME_RE.test(key)) fail('validation_error', `invalid key for WriteAuthorizationModelRequest.Conditions[${key}]: value does not match regex pattern ${NAME_PATTERN}`);
+  if (!NAME_RE.test(key))
+    fail(
+      'validation_error',
+      `invalid key for WriteAuthorizationModelRequest.Conditions[${key}]: value does not match regex pattern ${NAME_PATTERN}`,
+    );
   const c = mapOf(raw, `Condition (${where})`);
   const name = str(c.name, 'Condition.Name');
-  if (!NAME_RE.test(name)) fail('validation_error', `invalid Condition.Name: value does not match regex pattern ${NAME_PATTERN} (${where})`);
+  if (!NAME_RE.test(name))
+    fail('validation_error', `invalid Condition.Name: value does not match regex pattern ${NAME_PATTERN} (${where})`);
   const expression = str(c.expression, 'Condition.Expression');
-  if (bytes(expression) > 512) fail('validation_error', `invalid Condition.Expression: value length must be at most 512 bytes (${where})`);
+  if (bytes(expression) > 512)
+    fail('validation_error', `invalid Condition.Expression: value length must be at most 512 bytes (${where})`);
   const params = mapOf(c.parameters, `Condition.Parameters (${where})`);
-  if (Object.keys(params).length > 25) fail('validation_error', `invalid Condition.Parameters: value must contain no more than 25 pair(s) (${where})`);
+  if (Object.keys(params).length > 25)
+    fail('validation_error', `invalid Condition.Parameters: value must contain no more than 25 pair(s) (${where})`);
   const parameters: Record<string, ConditionParamTypeRefJson> = {};
   for (const [p, ref] of Object.entries(params)) {
-    if (!NAME_RE.test(p)) fail('validation_error', `invalid key for Condition.Parameters[${p}]: value does not match regex pattern ${NAME_PATTERN} (${where})`);
+    if (!NAME_RE.test(p))
+      fail(
+        'validation_error',
+        `invalid key for Condition.Parameters[${p}]: value does not match regex pattern ${NAME_PATTERN} (${where})`,
+      );
     parameters[p] = normalizeParamType(ref, `${where}, parameter '${p}'`);
   }
   const out: ConditionJson = { name, expression, parameters };
@@ -210,20 +304,54 @@ function normalizeParamType(raw: unknown, where: string): ConditionParamTypeRefJ
   const r = mapOf(raw, `ConditionParamTypeRef (${where})`);
   const t = field(r, 'type_name', 'typeName') ?? 'TYPE_NAME_UNSPECIFIED';
   const type_name = typeof t === 'number' ? TYPE_NAMES[t] : TYPE_NAMES.find((n) => n === t);
-  if (type_name === undefined) return fail('validation_error', `invalid ConditionParamTypeRef.TypeName: value must be one of the defined enum values (${where})`);
+  if (type_name === undefined)
+    return fail(
+      'validation_error',
+      `invalid ConditionParamTypeRef.TypeName: value must be one of the defined enum values (${where})`,
+    );
   const generics = field(r, 'generic_types', 'genericTypes') ?? [];
-  if (!Array.isArray(generics)) return fail('validation_error', `invalid ConditionParamTypeRef.GenericTypes: expected an array (${where})`);
-  if (generics.length > 5) fail('validation_error', `invalid ConditionParamTypeRef.GenericTypes: value must contain no more than 5 item(s) (${where})`);
+  if (!Array.isArray(generics))
+    return fail('validation_error', `invalid ConditionParamTypeRef.GenericTypes: expected an array (${where})`);
+  if (generics.length > 5)
+    fail(
+      'validation_error',
+      `invalid ConditionParamTypeRef.GenericTypes: value must contain no more than 5 item(s) (${where})`,
+    );
   const out: ConditionParamTypeRefJson = { type_name };
   if (generics.length > 0) out.generic_types = generics.map((g) => normalizeParamType(g, where));
   return out;
 }
 
 const PROTO_FIELDS = new Set([
-  'schema_version', 'type_definitions', 'conditions', 'type', 'relations', 'metadata', 'this', 'computedUserset',
-  'tupleToUserset', 'tupleset', 'union', 'intersection', 'difference', 'child', 'base', 'subtract', 'object', 'relation',
-  'directly_related_user_types', 'wildcard', 'condition', 'module', 'source_info', 'file', 'name', 'expression',
-  'parameters', 'type_name', 'generic_types',
+  'schema_version',
+  'type_definitions',
+  'conditions',
+  'type',
+  'relations',
+  'metadata',
+  'this',
+  'computedUserset',
+  'tupleToUserset',
+  'tupleset',
+  'union',
+  'intersection',
+  'difference',
+  'child',
+  'base',
+  'subtract',
+  'object',
+  'relation',
+  'directly_related_user_types',
+  'wildcard',
+  'condition',
+  'module',
+  'source_info',
+  'file',
+  'name',
+  'expression',
+  'parameters',
+  'type_name',
+  'generic_types',
 ]);
 
 /**

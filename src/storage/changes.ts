@@ -14,12 +14,17 @@ const POSITION_LENGTH = 10;
 /** The first revision written at or after `ms`, from the time index; undefined when none. */
 async function firstRevisionAt(kv: Kv, storeId: string, ms: number): Promise<number | undefined> {
   const times = key.times(storeId);
-  for await (const k of kv.keys({ gte: times + u48(ms), lt: prefixEnd(times), limit: 1 })) return readUint(k, times.length + 6, 6);
+  for await (const k of kv.keys({ gte: times + u48(ms), lt: prefixEnd(times), limit: 1 }))
+    return readUint(k, times.length + 6, 6);
   return undefined;
 }
 
 function toChange(c: StoredChange): TupleChange {
-  return { tuple_key: c.tuple, operation: c.op === 'write' ? 'TUPLE_OPERATION_WRITE' : 'TUPLE_OPERATION_DELETE', timestamp: c.timestamp };
+  return {
+    tuple_key: c.tuple,
+    operation: c.op === 'write' ? 'TUPLE_OPERATION_WRITE' : 'TUPLE_OPERATION_DELETE',
+    timestamp: c.timestamp,
+  };
 }
 
 /**
@@ -64,9 +69,10 @@ export function changesSince(kv: Kv, storeId: string, revision: number): AsyncIt
   const batches = kv.textBatches({ gte: base + u48(revision + 1), lt: prefixEnd(base) });
   const at = base.length;
   return {
-    [Symbol.asyncIterator]: () => new FlatIterator(batches[Symbol.asyncIterator](), ([k, v]: KvTextEntry): RevisionChange => {
-      const c = JSON.parse(v) as StoredChange;
-      return { revision: readUint(k, at, 6), operation: c.op, tuple: c.tuple };
-    }),
+    [Symbol.asyncIterator]: () =>
+      new FlatIterator(batches[Symbol.asyncIterator](), ([k, v]: KvTextEntry): RevisionChange => {
+        const c = JSON.parse(v) as StoredChange;
+        return { revision: readUint(k, at, 6), operation: c.op, tuple: c.tuple };
+      }),
   };
 }

@@ -44,14 +44,17 @@ async function readHead(kv: Kv, storeId: string): Promise<Head | undefined> {
 /** The keys of the chunks a head names, in order. */
 function chunkKeys(storeId: string, head: Head): string[] {
   const g = head.generation;
-  return Array.from({ length: head.chunks }, (_, i) => (g === undefined ? key.legacyChunk(storeId, i) : key.chunk(storeId, g, i)));
+  return Array.from({ length: head.chunks }, (_, i) =>
+    g === undefined ? key.legacyChunk(storeId, i) : key.chunk(storeId, g, i),
+  );
 }
 
 /** `chunk` in pieces of at most 8 MiB (views, no copy); an empty chunk stays one empty piece. */
 function pieces(chunk: Uint8Array): Uint8Array[] {
   if (chunk.byteLength <= MAX_CHUNK_BYTES) return [chunk];
   const out: Uint8Array[] = [];
-  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES) out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
+  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES)
+    out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
   return out;
 }
 
@@ -64,7 +67,10 @@ export class CheckpointGenerations {
   private readonly last = new Map<string, number>();
   private readonly writing = new Map<string, Set<number>>();
 
-  constructor(private readonly kv: Kv, private readonly exclusive: Exclusive) {}
+  constructor(
+    private readonly kv: Kv,
+    private readonly exclusive: Exclusive,
+  ) {}
 
   async open(storeId: string, revision: number): Promise<CheckpointWriter> {
     const generation = await this.exclusive(storeId, async () => {
@@ -102,7 +108,8 @@ export class CheckpointGenerations {
   private async highest(storeId: string): Promise<number> {
     const head = key.checkpoint(storeId);
     let g = (await readHead(this.kv, storeId))?.generation ?? 0;
-    for await (const k of this.kv.keys({ gt: head, lt: prefixEnd(head), reverse: true, limit: 1 })) g = Math.max(g, readUint(k, head.length, 4));
+    for await (const k of this.kv.keys({ gt: head, lt: prefixEnd(head), reverse: true, limit: 1 }))
+      g = Math.max(g, readUint(k, head.length, 4));
     return g;
   }
 
@@ -173,9 +180,11 @@ class GenerationWriter implements CheckpointWriter {
         ops.push({ type: 'put', key: key.checkpoint(this.storeId), value: encodeJson(head) });
       } else {
         ops.length = 0;
-        for (let i = 0; i < this.count; i++) ops.push({ type: 'del', key: key.chunk(this.storeId, this.generation, i) });
+        for (let i = 0; i < this.count; i++)
+          ops.push({ type: 'del', key: key.chunk(this.storeId, this.generation, i) });
       }
-      for (const k of orphans) if (!this.owner.isOpen(this.storeId, k) && !this.mine(k)) ops.push({ type: 'del', key: k });
+      for (const k of orphans)
+        if (!this.owner.isOpen(this.storeId, k) && !this.mine(k)) ops.push({ type: 'del', key: k });
       await this.kv.batch(ops, true);
       return wins;
     });
@@ -185,13 +194,19 @@ class GenerationWriter implements CheckpointWriter {
 
   /** Whether `k` is a chunk key of this writer's generation. */
   private mine(k: string): boolean {
-    return k.startsWith(key.generation(this.storeId, this.generation)) && k.length === key.chunk(this.storeId, this.generation, 0).length;
+    return (
+      k.startsWith(key.generation(this.storeId, this.generation)) &&
+      k.length === key.chunk(this.storeId, this.generation, 0).length
+    );
   }
 
   async abort(): Promise<void> {
     if (this.finished) return;
     this.pending = [];
-    const ops: KvOp[] = Array.from({ length: this.count }, (_, i) => ({ type: 'del', key: key.chunk(this.storeId, this.generation, i) }));
+    const ops: KvOp[] = Array.from({ length: this.count }, (_, i) => ({
+      type: 'del',
+      key: key.chunk(this.storeId, this.generation, i),
+    }));
     try {
       if (ops.length > 0) await this.exclusive(this.storeId, () => this.kv.batch(ops, false));
     } catch {
@@ -202,7 +217,11 @@ class GenerationWriter implements CheckpointWriter {
   }
 
   private takePending(): KvOp[] {
-    const ops: KvOp[] = this.pending.map((value, j) => ({ type: 'put', key: key.chunk(this.storeId, this.generation, this.count + j), value }));
+    const ops: KvOp[] = this.pending.map((value, j) => ({
+      type: 'put',
+      key: key.chunk(this.storeId, this.generation, this.count + j),
+      value,
+    }));
     this.count += this.pending.length;
     this.pending = [];
     this.pendingBytes = 0;
@@ -220,16 +239,20 @@ class GenerationWriter implements CheckpointWriter {
  * snapshot taken at once) over exactly the head's chunk keys. A commit landing in between has
  * deleted those chunks, which shows as a missing first chunk: then both are read again.
  */
-export async function readCheckpoint(kv: Kv, storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
+export async function readCheckpoint(
+  kv: Kv,
+  storeId: string,
+): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
   for (let attempt = 0; ; attempt++) {
     const head = await readHead(kv, storeId);
     if (!head) return undefined;
     if (head.chunks === 0) return { revision: head.revision, chunks: chunksOf(undefined, undefined, 0) };
     const g = head.generation;
     // Format 1: chunk keys are one u32 longer than the head; other keys in the range are skipped.
-    const range = g === undefined
-      ? { gte: key.legacyChunk(storeId, 0), lt: key.legacyChunk(storeId, head.chunks) }
-      : { gte: key.chunk(storeId, g, 0), lt: key.chunk(storeId, g, head.chunks) };
+    const range =
+      g === undefined
+        ? { gte: key.legacyChunk(storeId, 0), lt: key.legacyChunk(storeId, head.chunks) }
+        : { gte: key.chunk(storeId, g, 0), lt: key.chunk(storeId, g, head.chunks) };
     const length = g === undefined ? key.legacyChunk(storeId, 0).length : key.chunk(storeId, g, 0).length;
     const it = kv.entries(range)[Symbol.asyncIterator]();
     let first = await it.next();
@@ -240,10 +263,15 @@ export async function readCheckpoint(kv: Kv, storeId: string): Promise<{ revisio
   }
 }
 
-async function* chunksOf(first: Uint8Array | undefined, it: AsyncIterator<readonly [string, Uint8Array]> | undefined, rest: number, length = 0): AsyncGenerator<Uint8Array> {
+async function* chunksOf(
+  first: Uint8Array | undefined,
+  it: AsyncIterator<readonly [string, Uint8Array]> | undefined,
+  rest: number,
+  length = 0,
+): AsyncGenerator<Uint8Array> {
   try {
     if (first) yield first;
-    for (let n = 0; n < rest && it; ) {
+    for (let n = 0; n < rest && it;) {
       const r = await it.next();
       if (r.done) return;
       if (r.value[0].length !== length) continue;
@@ -259,7 +287,10 @@ async function* chunksOf(first: Uint8Array | undefined, it: AsyncIterator<readon
  * `Storage.writeCheckpoint` on any backend: every chunk through `writer`, then its commit (true
  * when it became the head); on a failure the writer is aborted and the error rethrown.
  */
-export async function writeAllChunks(writer: CheckpointWriter, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
+export async function writeAllChunks(
+  writer: CheckpointWriter,
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+): Promise<boolean> {
   try {
     for await (const c of chunks) await writer.write(c);
     return await writer.commit();

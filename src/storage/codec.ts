@@ -108,7 +108,15 @@ export const key = {
   byUser: (id: string): string => DATA + id + 'u',
   userIndex: (id: string, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => {
     const colon = t.object.indexOf(':');
-    return DATA + id + 'u' + part(t.object.slice(0, colon)) + part(t.user) + part(t.relation) + part(t.object.slice(colon + 1));
+    return (
+      DATA +
+      id +
+      'u' +
+      part(t.object.slice(0, colon)) +
+      part(t.user) +
+      part(t.relation) +
+      part(t.object.slice(colon + 1))
+    );
   },
   expiries: (id: string): string => DATA + id + 'e',
   expiry: (id: string, ms: number, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
@@ -163,7 +171,11 @@ export interface TupleValue {
  * then the condition as JSON when there is one. Values written before expiries existed read back
  * unchanged.
  */
-export function encodeTupleValue(timestamp: string, condition: RelationshipCondition | undefined, expiresAt?: string): Uint8Array {
+export function encodeTupleValue(
+  timestamp: string,
+  condition: RelationshipCondition | undefined,
+  expiresAt?: string,
+): Uint8Array {
   const exp = expiresAt === undefined ? '' : EXPIRY_MARK + expiresAt;
   return Buffer.from(timestamp + exp + (condition ? JSON.stringify(condition) : ''), 'utf8');
 }
@@ -189,7 +201,11 @@ export function decodeTupleValue(v: Uint8Array): TupleValue {
 /** The stored tuple key with the value's condition and expiry. */
 export function withValue(t: Pick<TupleKey, 'object' | 'relation' | 'user'>, v: TupleValue): TupleKey {
   if (!v.condition && v.expires_at === undefined) return t;
-  return { ...t, ...(v.condition ? { condition: v.condition } : {}), ...(v.expires_at === undefined ? {} : { expires_at: v.expires_at }) };
+  return {
+    ...t,
+    ...(v.condition ? { condition: v.condition } : {}),
+    ...(v.expires_at === undefined ? {} : { expires_at: v.expires_at }),
+  };
 }
 
 export function encodeJson(value: unknown): Uint8Array {

@@ -19,7 +19,11 @@ export function encodeCursor(tag: string, position: string): string {
  * The position in `cursor`, undefined when no cursor was given. Throws invalid_continuation_token
  * unless the cursor has this tag, is canonical base64url and passes `valid`.
  */
-export function decodeCursor(cursor: string | undefined, tag: string, valid: (position: string) => boolean): string | undefined {
+export function decodeCursor(
+  cursor: string | undefined,
+  tag: string,
+  valid: (position: string) => boolean,
+): string | undefined {
   if (cursor === undefined) return undefined;
   const m = CURSOR.exec(cursor);
   if (!m || m[1] !== tag) throw invalidCursor();

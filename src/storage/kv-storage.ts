@@ -10,7 +10,14 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../domain/types.js';
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Store,
+  Tuple,
+  TupleKey,
+} from '../domain/types.js';
 import { changesSince, readChanges } from './changes.js';
 import { CheckpointGenerations, readCheckpoint, writeAllChunks } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
@@ -20,7 +27,19 @@ import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { expiredTuples, firstExpiry, loadState, planWrite, type StoreState } from './write-plan.js';
 import type {
-  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, PermissionIndexRecord, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage,
+  ChangeQuery,
+  CheckpointWriter,
+  Page,
+  PageRequest,
+  PermissionIndexRecord,
+  RevisionChange,
+  Storage,
+  StorageEvent,
+  StoreQuery,
+  TupleFilter,
+  TupleWrite,
+  WriteResult,
 } from './types.js';
 
 async function* nothing<T>(): AsyncGenerator<T> {}
@@ -38,7 +57,11 @@ export class KvStorage implements Storage {
   private readonly checkpoints: CheckpointGenerations;
   private readonly listeners = new Set<(event: StorageEvent) => void>();
 
-  constructor(readonly kind: string, private readonly kv: Kv, private readonly options: KvStorageOptions = {}) {
+  constructor(
+    readonly kind: string,
+    private readonly kv: Kv,
+    private readonly options: KvStorageOptions = {},
+  ) {
     this.reclaimer = new Reclaimer(kv);
     this.checkpoints = new CheckpointGenerations(kv, (storeId, fn) => this.exclusive(storeId, fn));
   }
@@ -117,7 +140,13 @@ export class KvStorage implements Storage {
     return this.mutex.run(id, async () => {
       if (!this.stores.has(id)) return false;
       const tombstone = { id, deleted_at: new Date().toISOString() };
-      await this.kv.batch([{ type: 'del', key: key.store(id) }, { type: 'put', key: key.tombstone(id), value: encodeJson(tombstone) }], true);
+      await this.kv.batch(
+        [
+          { type: 'del', key: key.store(id) },
+          { type: 'put', key: key.tombstone(id), value: encodeJson(tombstone) },
+        ],
+        true,
+      );
       this.stores.delete(id);
       this.states.delete(id);
       this.checkpoints.forget(id);
@@ -244,7 +273,11 @@ export class KvStorage implements Storage {
 
   // ---- checkpoints ----
 
-  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
+  async writeCheckpoint(
+    storeId: string,
+    revision: number,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<boolean> {
     return writeAllChunks(await this.openCheckpoint(storeId, revision), chunks);
   }
 
@@ -275,7 +308,9 @@ export class KvStorage implements Storage {
   // ---- permission index definitions ----
 
   async putPermissionIndex(storeId: string, record: PermissionIndexRecord): Promise<void> {
-    await this.exclusive(storeId, () => this.kv.batch([{ type: 'put', key: key.permissionIndex(storeId, record.id), value: encodeJson(record) }], true));
+    await this.exclusive(storeId, () =>
+      this.kv.batch([{ type: 'put', key: key.permissionIndex(storeId, record.id), value: encodeJson(record) }], true),
+    );
   }
 
   async getPermissionIndex(storeId: string, id: string): Promise<PermissionIndexRecord | undefined> {
@@ -288,7 +323,8 @@ export class KvStorage implements Storage {
     if (!this.stores.has(storeId)) return [];
     const base = key.permissionIndexes(storeId);
     const out: PermissionIndexRecord[] = [];
-    for await (const [, v] of this.kv.entries({ gt: base, lt: prefixEnd(base) })) out.push(decodeJson<PermissionIndexRecord>(v));
+    for await (const [, v] of this.kv.entries({ gt: base, lt: prefixEnd(base) }))
+      out.push(decodeJson<PermissionIndexRecord>(v));
     return out;
   }
 
@@ -314,7 +350,10 @@ export class KvStorage implements Storage {
   async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
     await this.exclusive(storeId, async () => {
       const k = key.assertions(storeId, modelId);
-      await this.kv.batch([assertions.length === 0 ? { type: 'del', key: k } : { type: 'put', key: k, value: encodeJson(assertions) }], true);
+      await this.kv.batch(
+        [assertions.length === 0 ? { type: 'del', key: k } : { type: 'put', key: k, value: encodeJson(assertions) }],
+        true,
+      );
     });
   }
 }

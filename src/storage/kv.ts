@@ -1,7 +1,9 @@
 // The ordered key-value contract under both backends (LevelDB and memory), plus a per-key mutex.
 // Keys are binary strings (one char per byte, see codec.ts); values are bytes.
 
-export type KvOp = { readonly type: 'put'; readonly key: string; readonly value: Uint8Array } | { readonly type: 'del'; readonly key: string };
+export type KvOp =
+  | { readonly type: 'put'; readonly key: string; readonly value: Uint8Array }
+  | { readonly type: 'del'; readonly key: string };
 
 /** A key range; bounds are binary strings. */
 export interface KvRange {
@@ -46,14 +48,18 @@ export class FlatIterator<E, T> implements AsyncIterableIterator<T> {
   private buffer: readonly E[] = [];
   private at = 0;
 
-  constructor(private readonly source: AsyncIterator<readonly E[]>, private readonly map: (e: E) => T) {}
+  constructor(
+    private readonly source: AsyncIterator<readonly E[]>,
+    private readonly map: (e: E) => T,
+  ) {}
 
   [Symbol.asyncIterator](): this {
     return this;
   }
 
   next(): Promise<IteratorResult<T>> {
-    if (this.at < this.buffer.length) return Promise.resolve({ done: false, value: this.map(this.buffer[this.at++] as E) });
+    if (this.at < this.buffer.length)
+      return Promise.resolve({ done: false, value: this.map(this.buffer[this.at++] as E) });
     return this.refill();
   }
 

@@ -19,7 +19,10 @@ const ROWS_PER_READ = 1000;
 
 /** classic-level range options; undefined bounds must be left out, not passed as undefined. */
 function levelRange(r: KvRange): { gt?: string; gte?: string; lt?: string; reverse: boolean; limit: number } {
-  const o: { gt?: string; gte?: string; lt?: string; reverse: boolean; limit: number } = { reverse: r.reverse ?? false, limit: r.limit ?? -1 };
+  const o: { gt?: string; gte?: string; lt?: string; reverse: boolean; limit: number } = {
+    reverse: r.reverse ?? false,
+    limit: r.limit ?? -1,
+  };
   if (r.gt !== undefined) o.gt = r.gt;
   if (r.gte !== undefined) o.gte = r.gte;
   if (r.lt !== undefined) o.lt = r.lt;
@@ -33,7 +36,10 @@ function levelRange(r: KvRange): { gt?: string; gte?: string; lt?: string; rever
 const FIRST_READ = 128;
 
 /** Rows of an already created iterator, FIRST_READ then ROWS_PER_READ per native call; closes it when done. */
-function batches<V>(it: { nextv(n: number): Promise<[string, V][]>; close(): Promise<void> }): AsyncIterable<readonly (readonly [string, V])[]> {
+function batches<V>(it: {
+  nextv(n: number): Promise<[string, V][]>;
+  close(): Promise<void>;
+}): AsyncIterable<readonly (readonly [string, V])[]> {
   return {
     async *[Symbol.asyncIterator]() {
       try {
@@ -50,13 +56,18 @@ export const REOPEN_FREE_BYTES = 8 * 1024 * 1024;
 
 /** A LevelDB I/O failure (disk full, read-only file system, EIO): the write did not happen. */
 function isIoError(err: unknown): boolean {
-  return err instanceof Error && ((err as { code?: unknown }).code === 'LEVEL_IO_ERROR' || err.message.startsWith('IO error'));
+  return (
+    err instanceof Error &&
+    ((err as { code?: unknown }).code === 'LEVEL_IO_ERROR' || err.message.startsWith('IO error'))
+  );
 }
 
 /** The answer to a write the data directory could not take (D17: 503 `unavailable`). */
 function unwritable(err: Error): AppError {
   const reason = /no space left/i.test(err.message) ? 'no space left on device' : err.message;
-  return new AppError('unavailable', `latch cannot write its data directory: ${reason}; writes resume once it can`, { cause: err });
+  return new AppError('unavailable', `latch cannot write its data directory: ${reason}; writes resume once it can`, {
+    cause: err,
+  });
 }
 
 class LevelKv implements Kv {
@@ -71,7 +82,10 @@ class LevelKv implements Kv {
   #broken = false;
   #reopening: Promise<void> | undefined;
 
-  constructor(private readonly db: Db, private readonly path: string) {}
+  constructor(
+    private readonly db: Db,
+    private readonly path: string,
+  ) {}
 
   /** Reopens a broken database once the directory has room; 503 `unavailable` until then. */
   async #recover(): Promise<void> {

@@ -8,7 +8,10 @@ const PID_FILE = 'LATCH_PID';
 
 /** Thrown by openLevelStorage when another process holds the directory. */
 export class DataDirectoryInUseError extends Error {
-  constructor(readonly path: string, readonly pid: number | undefined) {
+  constructor(
+    readonly path: string,
+    readonly pid: number | undefined,
+  ) {
     super(`data directory ${path} is in use by another latch process (pid ${pid ?? 'unknown'})`);
     this.name = 'DataDirectoryInUseError';
   }

@@ -127,7 +127,11 @@ export class MemoryKv implements Kv {
     const source = this.entryBatches(range);
     return {
       async *[Symbol.asyncIterator]() {
-        for await (const rows of source) yield rows.map(([k, v]): KvTextEntry => [k, Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8')]);
+        for await (const rows of source)
+          yield rows.map(([k, v]): KvTextEntry => [
+            k,
+            Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8'),
+          ]);
       },
     };
   }

@@ -23,11 +23,12 @@ export class Reclaimer extends ReclaimQueue {
    */
   protected async reclaim(storeId: string): Promise<void> {
     const prefix = key.data(storeId);
-    for (let last: string | undefined; ; ) {
+    for (let last: string | undefined; ;) {
       if (this.stopped) return;
       const ops: KvOp[] = [];
       const range = last === undefined ? { gte: prefix } : { gt: last };
-      for await (const k of this.kv.keys({ ...range, lt: prefixEnd(prefix), limit: BATCH_KEYS })) ops.push({ type: 'del', key: k });
+      for await (const k of this.kv.keys({ ...range, lt: prefixEnd(prefix), limit: BATCH_KEYS }))
+        ops.push({ type: 'del', key: k });
       const tail = ops[ops.length - 1];
       if (tail === undefined) break;
       await this.kv.batch(ops, false);

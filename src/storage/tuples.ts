@@ -2,7 +2,18 @@
 
 import { AppError } from '../errors.js';
 import type { Tuple, TupleKey } from '../domain/types.js';
-import { decodeRevision, decodeTupleKey, decodeTupleText, decodeTupleValue, decodeUserIndexKey, ISO_LENGTH, key, part, prefixEnd, withValue } from './codec.js';
+import {
+  decodeRevision,
+  decodeTupleKey,
+  decodeTupleText,
+  decodeTupleValue,
+  decodeUserIndexKey,
+  ISO_LENGTH,
+  key,
+  part,
+  prefixEnd,
+  withValue,
+} from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { FlatIterator, type Kv, type KvTextEntry } from './kv.js';
 import type { Page, PageRequest, TupleFilter } from './types.js';
@@ -31,13 +42,24 @@ const escaped = (s: string): string => part(s).slice(0, -2);
 export function scanFor(f: TupleFilter): Scan {
   const rel = f.relation || undefined;
   const user = f.user || undefined;
-  const byObject = (prefix: string, match: (t: TupleId) => boolean): Scan => ({ tag: 't', prefix, decode: decodeTupleKey, match });
+  const byObject = (prefix: string, match: (t: TupleId) => boolean): Scan => ({
+    tag: 't',
+    prefix,
+    decode: decodeTupleKey,
+    match,
+  });
   if (!f.object) return byObject('', (t) => (!rel || t.relation === rel) && (!user || t.user === user));
   const colon = f.object.indexOf(':');
   if (colon === f.object.length - 1) {
     const type = f.object.slice(0, -1);
     // `{object:"T:", user[, relation]}` → the by-user index; ordered by (relation, object id).
-    if (user) return { tag: 'u', prefix: part(type) + part(user) + (rel ? part(rel) : ''), decode: decodeUserIndexKey, match: () => true };
+    if (user)
+      return {
+        tag: 'u',
+        prefix: part(type) + part(user) + (rel ? part(rel) : ''),
+        decode: decodeUserIndexKey,
+        match: () => true,
+      };
     return byObject(escaped(f.object), (t) => !rel || t.relation === rel);
   }
   if (rel) return byObject(part(f.object) + part(rel) + (user ? part(user) : ''), () => true);
@@ -45,9 +67,18 @@ export function scanFor(f: TupleFilter): Scan {
 }
 
 /** A page of tuples matching `filter`, resuming after `page.after`. */
-export async function readTuples(kv: Kv, storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
+export async function readTuples(
+  kv: Kv,
+  storeId: string,
+  filter: TupleFilter,
+  page: PageRequest,
+): Promise<Page<Tuple>> {
   const scan = scanFor(filter);
-  const after = decodeCursor(page.after, scan.tag, (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined);
+  const after = decodeCursor(
+    page.after,
+    scan.tag,
+    (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined,
+  );
   const base = scan.tag === 't' ? key.tuples(storeId) : key.byUser(storeId);
   const from = base + scan.prefix;
   // The revision key (`D <id> t` itself) falls in the unfiltered range; it does not decode.
@@ -69,7 +100,10 @@ export async function readTuples(kv: Kv, storeId: string, filter: TupleFilter, p
  * The revision and every tuple, from one snapshot: the revision key sorts right before the
  * tuple keys, so one iterator reads both. Streams in native batches (see FlatIterator).
  */
-export async function scanTuples(kv: Kv, storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
+export async function scanTuples(
+  kv: Kv,
+  storeId: string,
+): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {
   const base = key.tuples(storeId);
   const batches = kv.textBatches({ gte: base, lt: prefixEnd(base) })[Symbol.asyncIterator]();
   const first = await batches.next();

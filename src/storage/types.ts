@@ -11,7 +11,15 @@
 //   in the background, never with `db.clear()`.
 // Inputs are already validated by the caller (api/engine); storage only enforces existence rules.
 
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleChange, TupleKey } from '../domain/types.js';
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Store,
+  Tuple,
+  TupleChange,
+  TupleKey,
+} from '../domain/types.js';
 
 /** A page of results; `next` is an opaque backend cursor, undefined at the end. */
 export interface Page<T> {
@@ -179,7 +187,11 @@ export interface Storage {
    * tuple. Streams through `openCheckpoint` (one chunk batch in memory at a time); the new image
    * becomes visible at once when the promise resolves, and a rejected call leaves the previous one.
    */
-  writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean>;
+  writeCheckpoint(
+    storeId: string,
+    revision: number,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<boolean>;
   /**
    * Starts a streamed replacement of the store's checkpoint at `revision`, under a generation of
    * its own: chunks are stored as they are written, the previous checkpoint stays the one read

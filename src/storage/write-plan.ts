@@ -5,7 +5,20 @@
 import { AppError } from '../errors.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
-import { decodeRevision, decodeTupleKey, decodeTupleValue, encodeJson, encodeRevision, encodeTupleValue, key, prefixEnd, readUint, u32, u48, type StoredChange } from './codec.js';
+import {
+  decodeRevision,
+  decodeTupleKey,
+  decodeTupleValue,
+  encodeJson,
+  encodeRevision,
+  encodeTupleValue,
+  key,
+  prefixEnd,
+  readUint,
+  u32,
+  u48,
+  type StoredChange,
+} from './codec.js';
 import type { Kv, KvOp } from './kv.js';
 import type { TupleWrite, WriteResult } from './types.js';
 
@@ -20,7 +33,8 @@ export async function loadState(kv: Kv, storeId: string): Promise<StoreState> {
   const rev = await kv.get(key.revision(storeId));
   const times = key.times(storeId);
   let lastMs = 0;
-  for await (const k of kv.keys({ gte: times, lt: prefixEnd(times), reverse: true, limit: 1 })) lastMs = readUint(k, times.length, 6);
+  for await (const k of kv.keys({ gte: times, lt: prefixEnd(times), reverse: true, limit: 1 }))
+    lastMs = readUint(k, times.length, 6);
   return { revision: rev ? decodeRevision(rev) : 0, lastMs };
 }
 
@@ -36,18 +50,31 @@ const who = (t: TupleKey): string => `user: '${t.user}', relation: '${t.relation
 
 /** The errors of the existence rules, shared by every backend so their messages are identical. */
 export const writeErrors = {
-  missing: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${who(t)}: ${EXISTS}`),
-  duplicate: (t: TupleKey): AppError => new AppError('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${who(t)}: ${EXISTS}`),
+  missing: (t: TupleKey): AppError =>
+    new AppError(
+      'write_failed_due_to_invalid_input',
+      `cannot delete a tuple which does not exist: ${who(t)}: ${EXISTS}`,
+    ),
+  duplicate: (t: TupleKey): AppError =>
+    new AppError(
+      'write_failed_due_to_invalid_input',
+      `cannot write a tuple which already exists: ${who(t)}: ${EXISTS}`,
+    ),
   /** `what` differs: the condition (OpenFGA's message) or, for latch's expiring tuples, `expires_at`. */
   conflict: (t: TupleKey, what: 'condition' | 'expires_at' = 'condition'): AppError =>
-    new AppError('transaction_conflict', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different ${what}: ${who(t)}`),
+    new AppError(
+      'transaction_conflict',
+      `transactional write failed due to conflict: attempted to write a tuple which already exists with a different ${what}: ${who(t)}`,
+    ),
 };
 
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
 }
 
@@ -107,7 +134,10 @@ function expiryKey(storeId: string, t: TupleKey, expiresAt: string): string {
 export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: TupleWrite): Promise<PlannedWrite> {
   const dels = w.deletes.map((t) => clean(t, false));
   const adds = w.writes.map((t) => clean(t, true));
-  const existing = await Existing.load(kv, [...dels, ...adds].map((t) => key.tuple(storeId, t)));
+  const existing = await Existing.load(
+    kv,
+    [...dels, ...adds].map((t) => key.tuple(storeId, t)),
+  );
   const ms = Math.max(Date.now(), state.lastMs);
   const timestamp = new Date(ms).toISOString();
   const ops: KvOp[] = [];
@@ -130,11 +160,13 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
     const stored = existing.get(k);
     if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
     if (stored && sameCondition(stored.condition, t.condition) && stored.expires_at === t.expires_at) continue;
-    if (stored) throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
+    if (stored)
+      throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
     existing.set(k, { condition: t.condition, expires_at: t.expires_at });
     const value = encodeTupleValue(timestamp, t.condition, t.expires_at);
     ops.push({ type: 'put', key: k, value }, { type: 'put', key: key.userIndex(storeId, t), value });
-    if (t.expires_at !== undefined) ops.push({ type: 'put', key: expiryKey(storeId, t, t.expires_at), value: new Uint8Array(0) });
+    if (t.expires_at !== undefined)
+      ops.push({ type: 'put', key: expiryKey(storeId, t, t.expires_at), value: new Uint8Array(0) });
     changes.push({ op: 'write', tuple: t, timestamp });
   }
   const deleted = changes.filter((c) => c.op === 'delete').map((c) => c.tuple);

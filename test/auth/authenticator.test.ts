@@ -32,14 +32,22 @@ describe('client-credentials authenticator', () => {
   let ctx: AttackContext;
 
   beforeAll(async () => {
-    auth = await openAuth({ config: { mode: 'client-credentials', issuer: ISSUER, audience: AUDIENCE }, host: '127.0.0.1' });
+    auth = await openAuth({
+      config: { mode: 'client-credentials', issuer: ISSUER, audience: AUDIENCE },
+      host: '127.0.0.1',
+    });
     const clients = auth.clients!;
     const { client } = await clients.create({ storeId: STORE_A, scopes: ['check:tuples'] });
     const { client: revoked } = await clients.create({ storeId: STORE_A, scopes: ['check:tuples'] });
     await clients.revoke(revoked.id);
     ctx = {
-      issuer: ISSUER, audience: `${AUDIENCE}/`, clientId: client.id, revokedClientId: revoked.id, storeA: STORE_A,
-      signReal: (claims) => auth.keys!.sign(claims), publicJwk: auth.keys!.jwks().keys[0]!,
+      issuer: ISSUER,
+      audience: `${AUDIENCE}/`,
+      clientId: client.id,
+      revokedClientId: revoked.id,
+      storeA: STORE_A,
+      signReal: (claims) => auth.keys!.sign(claims),
+      publicJwk: auth.keys!.jwks().keys[0]!,
     };
   });
   afterAll(() => auth.close());
@@ -52,14 +60,20 @@ describe('client-credentials authenticator', () => {
     const second = auth.authenticator.authenticate(h, 'Check', STORE_A);
     expect(second).not.toBeInstanceOf(Promise);
     // The cache never widens what the token allows.
-    expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_B))).toEqual({ status: 403, code: 'store_mismatch_in_bearer_token' });
+    expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_B))).toEqual({
+      status: 403,
+      code: 'store_mismatch_in_bearer_token',
+    });
   });
 
   const stores = { A: STORE_A, B: STORE_B, C: STORE_C };
   for (const row of ATTACKS) {
     it(`${row.name} → ${row.status} ${row.code}`, async () => {
       const header = await row.header(ctx);
-      expect(await outcome(() => auth.authenticator.authenticate(header, 'Check', stores[row.store ?? 'A']))).toEqual({ status: row.status, code: row.code });
+      expect(await outcome(() => auth.authenticator.authenticate(header, 'Check', stores[row.store ?? 'A']))).toEqual({
+        status: row.status,
+        code: row.code,
+      });
     });
   }
 
@@ -68,7 +82,10 @@ describe('client-credentials authenticator', () => {
     const h = `Bearer ${await ctx.signReal(goodClaims(ctx, { sub: client.id, client_id: client.id }))}`;
     await auth.authenticator.authenticate(h, 'Check', STORE_A);
     await auth.clients!.revoke(client.id);
-    expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_A))).toEqual({ status: 403, code: 'unauthorized_principal' });
+    expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_A))).toEqual({
+      status: 403,
+      code: 'unauthorized_principal',
+    });
   });
 
   it('a cached token dies at exp', async () => {
@@ -80,7 +97,10 @@ describe('client-credentials authenticator', () => {
       vi.setSystemTime(Date.now() + 4000); // past exp but inside the 5 s clock tolerance
       expect((await auth.authenticator.authenticate(h, 'Check', STORE_A)).clientId).toBe(ctx.clientId);
       vi.setSystemTime(Date.now() + 2200); // past exp and the tolerance
-      expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_A))).toEqual({ status: 401, code: 'invalid_claims' });
+      expect(await outcome(() => auth.authenticator.authenticate(h, 'Check', STORE_A))).toEqual({
+        status: 401,
+        code: 'invalid_claims',
+      });
     } finally {
       vi.useRealTimers();
     }
@@ -99,7 +119,13 @@ describe('scope table', () => {
   let auth: AuthService;
   const account = '*';
   beforeAll(async () => {
-    auth = await openAuth({ config: { mode: 'preshared', presharedKeys: ['k'.repeat(16)].map((key) => ({ key, storeId: account, scopes: [] })) }, host: '127.0.0.1' });
+    auth = await openAuth({
+      config: {
+        mode: 'preshared',
+        presharedKeys: ['k'.repeat(16)].map((key) => ({ key, storeId: account, scopes: [] })),
+      },
+      host: '127.0.0.1',
+    });
   });
   afterAll(() => auth.close());
 
@@ -107,29 +133,52 @@ describe('scope table', () => {
     const scope: string | null = rule.scope;
     if (scope === null) continue;
     it(`${op} needs ${scope}`, async () => {
-      const withScope = await openAuth({ config: { mode: 'preshared', presharedKeys: [{ key: 'x'.repeat(16), storeId: account, scopes: [scope] }] }, host: '127.0.0.1' });
+      const withScope = await openAuth({
+        config: { mode: 'preshared', presharedKeys: [{ key: 'x'.repeat(16), storeId: account, scopes: [scope] }] },
+        host: '127.0.0.1',
+      });
       try {
-        expect(await outcome(() => withScope.authenticator.authenticate(`Bearer ${'x'.repeat(16)}`, op as Operation, STORE_A))).toEqual({ status: 200, code: '' });
+        expect(
+          await outcome(() =>
+            withScope.authenticator.authenticate(`Bearer ${'x'.repeat(16)}`, op as Operation, STORE_A),
+          ),
+        ).toEqual({ status: 200, code: '' });
       } finally {
         await withScope.close();
       }
-      expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${'k'.repeat(16)}`, op as Operation, STORE_A))).toEqual({ status: 403, code: 'insufficient_permissions' });
+      expect(
+        await outcome(() => auth.authenticator.authenticate(`Bearer ${'k'.repeat(16)}`, op as Operation, STORE_A)),
+      ).toEqual({ status: 403, code: 'insufficient_permissions' });
     });
   }
 
   it('a wrong pre-shared key is 401 unauthenticated', async () => {
-    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${'z'.repeat(16)}`, 'Check', STORE_A))).toEqual({ status: 401, code: 'unauthenticated' });
+    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${'z'.repeat(16)}`, 'Check', STORE_A))).toEqual({
+      status: 401,
+      code: 'unauthenticated',
+    });
   });
 });
 
 describe('oidc', () => {
   let issuer: TestIssuer;
   let auth: AuthService;
-  const claims = (extra = {}) => ({ iss: issuer.url, sub: 'svc-1', aud: `${AUDIENCE}/`, exp: nowS() + 300, store_id: STORE_A, scope: 'check:tuples', ...extra });
+  const claims = (extra = {}) => ({
+    iss: issuer.url,
+    sub: 'svc-1',
+    aud: `${AUDIENCE}/`,
+    exp: nowS() + 300,
+    store_id: STORE_A,
+    scope: 'check:tuples',
+    ...extra,
+  });
 
   beforeAll(async () => {
     issuer = await startIssuer();
-    auth = await openAuth({ config: { mode: 'oidc', issuer: issuer.url, audience: AUDIENCE, logRetentionDays: 0 }, host: '127.0.0.1' });
+    auth = await openAuth({
+      config: { mode: 'oidc', issuer: issuer.url, audience: AUDIENCE, logRetentionDays: 0 },
+      host: '127.0.0.1',
+    });
   });
   afterAll(async () => {
     await auth.close();
@@ -139,7 +188,10 @@ describe('oidc', () => {
   it('JWKS endpoint down → 500 auth_failed_error_fetching_well_known_jwks, never let through', async () => {
     issuer.up = false;
     const token = await sign(issuer.privateKey, 'RS256', issuer.kid, claims());
-    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${token}`, 'Check', STORE_A))).toEqual({ status: 500, code: 'auth_failed_error_fetching_well_known_jwks' });
+    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${token}`, 'Check', STORE_A))).toEqual({
+      status: 500,
+      code: 'auth_failed_error_fetching_well_known_jwks',
+    });
     issuer.up = true;
   });
 
@@ -150,11 +202,20 @@ describe('oidc', () => {
 
   it('wrong issuer, missing subject, unknown kid', async () => {
     const wrongIss = await sign(issuer.privateKey, 'RS256', issuer.kid, claims({ iss: 'https://other.example' }));
-    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${wrongIss}`, 'Check', STORE_A))).toEqual({ status: 401, code: 'auth_failed_invalid_issuer' });
+    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${wrongIss}`, 'Check', STORE_A))).toEqual({
+      status: 401,
+      code: 'auth_failed_invalid_issuer',
+    });
     const noSub = await sign(issuer.privateKey, 'RS256', issuer.kid, claims({ sub: undefined }));
-    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${noSub}`, 'Check', STORE_A))).toEqual({ status: 401, code: 'auth_failed_invalid_subject' });
+    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${noSub}`, 'Check', STORE_A))).toEqual({
+      status: 401,
+      code: 'auth_failed_invalid_subject',
+    });
     const badKid = await sign(issuer.privateKey, 'RS256', 'other-kid', claims());
-    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${badKid}`, 'Check', STORE_A))).toEqual({ status: 401, code: 'auth_failed_invalid_bearer_token' });
+    expect(await outcome(() => auth.authenticator.authenticate(`Bearer ${badKid}`, 'Check', STORE_A))).toEqual({
+      status: 401,
+      code: 'auth_failed_invalid_bearer_token',
+    });
   });
 });
 
@@ -173,11 +234,17 @@ describe('configuration refusals', () => {
   });
   it('the latch serve process refuses to start (exit 2) without issuer or audience', async () => {
     const entry = fileURLToPath(new URL('../cli/latch-entry.ts', import.meta.url));
-    const serve = (...flags: string[]) => new Promise<{ code: number | null; err: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', entry, 'serve', '--datastore', 'memory', '--port', '0', ...flags], { timeout: 30_000 }, (error, _out, err) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, err });
+    const serve = (...flags: string[]) =>
+      new Promise<{ code: number | null; err: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', entry, 'serve', '--datastore', 'memory', '--port', '0', ...flags],
+          { timeout: 30_000 },
+          (error, _out, err) => {
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, err });
+          },
+        );
       });
-    });
     const runs = await Promise.all([
       serve('--auth-mode', 'oidc', '--auth-audience', AUDIENCE),
       serve('--auth-mode', 'oidc', '--auth-issuer', ISSUER),
@@ -185,11 +252,19 @@ describe('configuration refusals', () => {
       serve('--auth-mode', 'client-credentials', '--auth-issuer', ISSUER),
     ]);
     expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
-    expect(runs.map((r) => /needs an (issuer|audience)/.exec(r.err)?.[0])).toEqual(['needs an issuer', 'needs an audience', 'needs an issuer', 'needs an audience']);
+    expect(runs.map((r) => /needs an (issuer|audience)/.exec(r.err)?.[0])).toEqual([
+      'needs an issuer',
+      'needs an audience',
+      'needs an issuer',
+      'needs an audience',
+    ]);
   }, 60_000);
   it('none on a non-loopback address unless forced', async () => {
     await refuses({ mode: 'none' }, '0.0.0.0', /loopback/);
-    const forced = await openAuth({ config: { mode: 'none', allowNonLoopback: true, logRetentionDays: 0 }, host: '0.0.0.0' });
+    const forced = await openAuth({
+      config: { mode: 'none', allowNonLoopback: true, logRetentionDays: 0 },
+      host: '0.0.0.0',
+    });
     expect(forced.config.warning).toMatch(/AUTHENTICATION IS DISABLED/);
     await forced.close();
   });

@@ -52,7 +52,9 @@ describe('the /clients endpoints on a memory-datastore server', () => {
   });
 
   it('latch client create --api-url makes a client whose secret gets tokens at once', async () => {
-    const c = json<ClientView>(await latch(['client', 'create', '--store', STORE, '--scopes', 'check:tuples,read:tuples', '--name', 'web'], env));
+    const c = json<ClientView>(
+      await latch(['client', 'create', '--store', STORE, '--scopes', 'check:tuples,read:tuples', '--name', 'web'], env),
+    );
     expect(c).toMatchObject({ store_id: STORE, scopes: ['check:tuples', 'read:tuples'] });
     const t = await token(s, c.client_id, c.client_secret as string);
     expect(t.status).toBe(200);
@@ -84,10 +86,16 @@ describe('the /clients endpoints on a memory-datastore server', () => {
     expect((made.json as unknown as ClientView).client_secret).toEqual(expect.any(String));
     // Every scope but manage:clients: refused.
     const allElse = bearer(await s.mint('*', ['read:stores', 'create:stores', 'write:tuples']));
-    expect(await call(s.base, 'GET', '/clients', undefined, allElse)).toMatchObject({ status: 403, json: { code: 'insufficient_permissions' } });
+    expect(await call(s.base, 'GET', '/clients', undefined, allElse)).toMatchObject({
+      status: 403,
+      json: { code: 'insufficient_permissions' },
+    });
     // A store-bound token, even with the scope: refused (account-level only).
     const bound = bearer(await s.mint(STORE, ['manage:clients']));
-    expect(await call(s.base, 'GET', '/clients', undefined, bound)).toMatchObject({ status: 403, json: { code: 'insufficient_permissions' } });
+    expect(await call(s.base, 'GET', '/clients', undefined, bound)).toMatchObject({
+      status: 403,
+      json: { code: 'insufficient_permissions' },
+    });
     // No credential, a wrong key: 401.
     expect((await call(s.base, 'GET', '/clients')).status).toBe(401);
     expect((await call(s.base, 'GET', '/clients', undefined, bearer('operator-admin-key-wrong-000'))).status).toBe(401);
@@ -96,24 +104,36 @@ describe('the /clients endpoints on a memory-datastore server', () => {
   it('the admin key opens the client endpoints only', async () => {
     const admin = bearer(ADMIN_KEY);
     expect((await call(s.base, 'GET', '/clients', undefined, admin)).status).toBe(200);
-    expect(await call(s.base, 'GET', '/stores', undefined, admin)).toMatchObject({ status: 403, json: { code: 'insufficient_permissions' } });
+    expect(await call(s.base, 'GET', '/stores', undefined, admin)).toMatchObject({
+      status: 403,
+      json: { code: 'insufficient_permissions' },
+    });
     expect(await call(s.base, 'POST', `/stores/${STORE}/check`, {}, admin)).toMatchObject({ status: 403 });
   });
 
   it('bad bodies are 400 validation_error and create nothing', async () => {
     const admin = bearer(ADMIN_KEY);
-    const before = ((await call(s.base, 'GET', '/clients', undefined, admin)).json as unknown as { clients: unknown[] }).clients.length;
+    const before = ((await call(s.base, 'GET', '/clients', undefined, admin)).json as unknown as { clients: unknown[] })
+      .clients.length;
     const cases: [unknown, string][] = [
       [{ scopes: ['check:tuples'] }, "'store_id' must be a store id or '*'"],
       [{ store_id: 'nope', scopes: ['check:tuples'] }, "'store_id' must be a store id or '*'"],
       [{ store_id: '*', scopes: [] }, "'scopes' must be a non-empty list of scopes"],
       [{ store_id: '*', scopes: ['fly:kites'] }, 'unknown scopes: fly:kites'],
-      [{ store_id: '*', scopes: ['check:tuples'], public_key: { kty: 'EC', d: 'secret' } }, "'public_key' must be a public JWK (it contains private material)"],
+      [
+        { store_id: '*', scopes: ['check:tuples'], public_key: { kty: 'EC', d: 'secret' } },
+        "'public_key' must be a public JWK (it contains private material)",
+      ],
     ];
     for (const [body, message] of cases) {
-      expect(await call(s.base, 'POST', '/clients', body, admin)).toMatchObject({ status: 400, json: { code: 'validation_error', message } });
+      expect(await call(s.base, 'POST', '/clients', body, admin)).toMatchObject({
+        status: 400,
+        json: { code: 'validation_error', message },
+      });
     }
-    expect(((await call(s.base, 'GET', '/clients', undefined, admin)).json as unknown as { clients: unknown[] }).clients).toHaveLength(before);
+    expect(
+      ((await call(s.base, 'GET', '/clients', undefined, admin)).json as unknown as { clients: unknown[] }).clients,
+    ).toHaveLength(before);
   });
 });
 
@@ -143,16 +163,22 @@ describe('the /clients endpoints on a LevelDB server that holds its lock', () =>
 
 describe('the admin key setting', () => {
   it('is refused outside client-credentials mode and when short', () => {
-    expect(() => resolveAuthConfig({ mode: 'preshared', presharedKeys: ['k'.repeat(16)], adminKey: ADMIN_KEY }, '127.0.0.1')).toThrow(
-      "an admin key manages the clients of auth mode 'client-credentials', not 'preshared'",
-    );
-    expect(() => resolveAuthConfig({ mode: 'client-credentials', issuer: 'http://a', audience: 'http://a', adminKey: 'short' }, '127.0.0.1')).toThrow(
-      'the admin key must be at least 16 characters',
-    );
+    expect(() =>
+      resolveAuthConfig({ mode: 'preshared', presharedKeys: ['k'.repeat(16)], adminKey: ADMIN_KEY }, '127.0.0.1'),
+    ).toThrow("an admin key manages the clients of auth mode 'client-credentials', not 'preshared'");
+    expect(() =>
+      resolveAuthConfig(
+        { mode: 'client-credentials', issuer: 'http://a', audience: 'http://a', adminKey: 'short' },
+        '127.0.0.1',
+      ),
+    ).toThrow('the admin key must be at least 16 characters');
   });
 
   it('latch serve takes it from LATCH_AUTH_ADMIN_KEY', () => {
-    const resolved = resolveSettings(['--auth-mode', 'client-credentials', '--auth-issuer', 'http://a', '--auth-audience', 'http://a'], { LATCH_AUTH_ADMIN_KEY: ADMIN_KEY });
+    const resolved = resolveSettings(
+      ['--auth-mode', 'client-credentials', '--auth-issuer', 'http://a', '--auth-audience', 'http://a'],
+      { LATCH_AUTH_ADMIN_KEY: ADMIN_KEY },
+    );
     expect(serveConfig(resolved).server.auth?.adminKey).toBe(ADMIN_KEY);
   });
 });

@@ -18,7 +18,9 @@ describe('concurrent forged bearer tokens from one address', () => {
   it('only the budget (5) is verified; the rest get 429 before any signature work', async () => {
     const good = await s.mint(store, ALL_SCOPES);
     const forged = Array.from({ length: 40 }, (_, i) => bearer(`${good.slice(0, -6)}${String(i).padStart(6, 'A')}`));
-    const codes = await Promise.all(forged.map(async (h) => (await call(s.base, 'POST', `/stores/${store}/read`, {}, h)).json?.code));
+    const codes = await Promise.all(
+      forged.map(async (h) => (await call(s.base, 'POST', `/stores/${store}/read`, {}, h)).json?.code),
+    );
     expect(codes.filter((c) => c === 'auth_failed_invalid_bearer_token')).toHaveLength(5);
     expect(codes.filter((c) => c === 'auth_rate_limit_exceeded')).toHaveLength(35);
   });
@@ -28,8 +30,12 @@ describe('concurrent forged bearer tokens from one address', () => {
     try {
       const id = (await other.latch.createStore('good')).id;
       for (let round = 0; round < 3; round++) {
-        const fresh = await Promise.all(Array.from({ length: 3 }, (_, i) => other.mint(id, ALL_SCOPES, { jti: `r${round}-${i}` })));
-        const statuses = await Promise.all(fresh.map(async (t) => (await call(other.base, 'POST', `/stores/${id}/read`, {}, bearer(t))).status));
+        const fresh = await Promise.all(
+          Array.from({ length: 3 }, (_, i) => other.mint(id, ALL_SCOPES, { jti: `r${round}-${i}` })),
+        );
+        const statuses = await Promise.all(
+          fresh.map(async (t) => (await call(other.base, 'POST', `/stores/${id}/read`, {}, bearer(t))).status),
+        );
         expect(statuses).toEqual([200, 200, 200]);
       }
     } finally {

@@ -15,7 +15,13 @@ export interface Res {
   readonly json: { code?: string; message?: string; [k: string]: unknown } | undefined;
 }
 
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Res> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (typeof body === 'string') init.body = body;
   else if (body !== undefined) {
@@ -34,7 +40,13 @@ export async function call(base: string, method: string, path: string, body?: un
 }
 
 /** Like `call` for a stream that never ends by itself: the status, headers and first line, then the request is aborted. */
-export async function callLive(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
+export async function callLive(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Res> {
   const abort = new AbortController();
   const r = await fetch(base + path, { method, headers, signal: abort.signal });
   let text = '';
@@ -76,17 +88,40 @@ export interface AuthServer extends RunningServer {
 export const ALL_SCOPES: readonly string[] = SCOPES;
 
 /** A client-credentials server whose issuer and audience are its own URL. */
-export async function startAuthServer(auth: Partial<AuthConfig> = {}, options: ServerOptions = {}): Promise<AuthServer> {
+export async function startAuthServer(
+  auth: Partial<AuthConfig> = {},
+  options: ServerOptions = {},
+): Promise<AuthServer> {
   const port = options.port ?? (await freePort());
   const base = `http://127.0.0.1:${port}`;
   const server = await startServer({
-    host: '127.0.0.1', port, datastore: 'memory', ...options,
+    host: '127.0.0.1',
+    port,
+    datastore: 'memory',
+    ...options,
     auth: { mode: 'client-credentials', issuer: base, audience: base, ...auth } as AuthConfig,
   });
-  const { client } = await server.auth.clients!.create({ storeId: '*', scopes: [...ALL_SCOPES], name: 'minted tokens' });
-  const mint = async (store: string | undefined, scopes: readonly string[], extra: JWTPayload = {}): Promise<string> => {
+  const { client } = await server.auth.clients!.create({
+    storeId: '*',
+    scopes: [...ALL_SCOPES],
+    name: 'minted tokens',
+  });
+  const mint = async (
+    store: string | undefined,
+    scopes: readonly string[],
+    extra: JWTPayload = {},
+  ): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
-    const claims: JWTPayload = { iss: base, sub: client.id, aud: `${base}/`, iat: now, exp: now + 600, client_id: client.id, scope: scopes.join(' '), ...extra };
+    const claims: JWTPayload = {
+      iss: base,
+      sub: client.id,
+      aud: `${base}/`,
+      iat: now,
+      exp: now + 600,
+      client_id: client.id,
+      scope: scopes.join(' '),
+      ...extra,
+    };
     if (store !== undefined) claims.store_id = store;
     return server.auth.keys!.sign(claims);
   };
@@ -98,7 +133,11 @@ export const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 

@@ -4,7 +4,8 @@ import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
-export const b64 = (v: unknown): string => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+export const b64 = (v: unknown): string =>
+  Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 
 export const nowS = (): number => Math.floor(Date.now() / 1000);
 
@@ -23,7 +24,9 @@ export function algNone(claims: JWTPayload, kid?: string): string {
  * both tried by attackers; the PEM form is used here), under the real key's kid.
  */
 export function hs256WithPublicKey(publicJwk: JWK, claims: JWTPayload): string {
-  const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+  const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' })
+    .export({ type: 'spki', format: 'pem' })
+    .toString();
   const head = `${b64({ alg: 'HS256', typ: 'JWT', kid: publicJwk.kid })}.${b64(claims)}`;
   return `${head}.${createHmac('sha256', pem).update(head).digest('base64url')}`;
 }

@@ -18,7 +18,11 @@ describe('rate limits', () => {
   let s: AuthServer;
   let store = '';
   beforeAll(async () => {
-    s = await startAuthServer({ rateLimits: { check: { perSecond: 1, burst: 2 } }, tokenFailures: { perSecond: 1 / 60, burst: 3 }, authFailures: { perSecond: 1 / 60, burst: 3 } });
+    s = await startAuthServer({
+      rateLimits: { check: { perSecond: 1, burst: 2 } },
+      tokenFailures: { perSecond: 1 / 60, burst: 3 },
+      authFailures: { perSecond: 1 / 60, burst: 3 },
+    });
     const admin = bearer(await s.mint('*', ALL_SCOPES));
     store = (await call(s.base, 'POST', '/stores', { name: 'limits' }, admin)).json!.id as string;
     await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin);
@@ -44,25 +48,43 @@ describe('rate limits', () => {
     const cached = bearer(await s.mint(store, ['read:tuples']));
     expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, cached)).status).toBe(200);
     const forged = bearer(`${(await s.mint(store, ['read:tuples'])).slice(0, -4)}AAAA`);
-    for (let i = 0; i < 3; i++) expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, forged)).json?.code).toBe('auth_failed_invalid_bearer_token');
+    for (let i = 0; i < 3; i++)
+      expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, forged)).json?.code).toBe(
+        'auth_failed_invalid_bearer_token',
+      );
     const blocked = await call(s.base, 'POST', `/stores/${store}/read`, {}, forged);
-    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({ status: 429, code: 'auth_rate_limit_exceeded' });
+    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({
+      status: 429,
+      code: 'auth_rate_limit_exceeded',
+    });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // A fresh valid token from that address waits too; an already verified (cached) one still works.
-    expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, bearer(await s.mint(store, ['read:tuples'])))).status).toBe(429);
+    expect(
+      (await call(s.base, 'POST', `/stores/${store}/read`, {}, bearer(await s.mint(store, ['read:tuples'])))).status,
+    ).toBe(429);
     expect((await call(s.base, 'POST', `/stores/${store}/read`, {}, cached)).status).toBe(200);
   });
 
   it('repeated failed token requests → 429 auth_rate_limit_exceeded, the right secret included', async () => {
     const { client, secret } = await s.auth.clients!.create({ storeId: store, scopes: ['check:tuples'] });
-    const attempt = (pw: string) => call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: pw, audience: s.audience }), FORM);
+    const attempt = (pw: string) =>
+      call(
+        s.base,
+        'POST',
+        '/oauth/token',
+        form({ grant_type: 'client_credentials', client_id: client.id, client_secret: pw, audience: s.audience }),
+        FORM,
+      );
     const ok = await attempt(secret);
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'check:tuples' });
     expect(ok.headers.get('cache-control')).toBe('no-store');
     for (let i = 0; i < 3; i++) expect((await attempt(`guess-${i}`)).json?.error).toBe('invalid_client');
     const blocked = await attempt('guess-4');
-    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({ status: 429, code: 'auth_rate_limit_exceeded' });
+    expect({ status: blocked.status, code: blocked.json?.code }).toEqual({
+      status: 429,
+      code: 'auth_rate_limit_exceeded',
+    });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await attempt(secret)).status).toBe(429);
   });
@@ -76,18 +98,60 @@ describe('token endpoint details', () => {
   afterAll(() => s.close());
 
   it('JSON bodies, HTTP Basic, wrong audience, wrong grant, revoked client', async () => {
-    const { client, secret } = await s.auth.clients!.create({ storeId: '01JAAAAAAAAAAAAAAAAAAAAAAA', scopes: ['check:tuples', 'read:tuples'] });
-    const json = await call(s.base, 'POST', '/oauth/token', { grant_type: 'client_credentials', client_id: client.id, client_secret: secret, audience: s.audience, scope: 'read:tuples' });
+    const { client, secret } = await s.auth.clients!.create({
+      storeId: '01JAAAAAAAAAAAAAAAAAAAAAAA',
+      scopes: ['check:tuples', 'read:tuples'],
+    });
+    const json = await call(s.base, 'POST', '/oauth/token', {
+      grant_type: 'client_credentials',
+      client_id: client.id,
+      client_secret: secret,
+      audience: s.audience,
+      scope: 'read:tuples',
+    });
     expect(json.status).toBe(200);
     expect(json.json?.scope).toBe('read:tuples');
     const basic = `Basic ${Buffer.from(`${client.id}:${secret}`).toString('base64')}`;
-    expect((await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials' }), { ...FORM, authorization: basic })).status).toBe(200);
-    const region = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret, audience: 'https://api.eu1.fga.dev/' }), FORM);
+    expect(
+      (
+        await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials' }), {
+          ...FORM,
+          authorization: basic,
+        })
+      ).status,
+    ).toBe(200);
+    const region = await call(
+      s.base,
+      'POST',
+      '/oauth/token',
+      form({
+        grant_type: 'client_credentials',
+        client_id: client.id,
+        client_secret: secret,
+        audience: 'https://api.eu1.fga.dev/',
+      }),
+      FORM,
+    );
     expect({ status: region.status, error: region.json?.error }).toEqual({ status: 403, error: 'access_denied' });
-    const grant = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'password', client_id: client.id, client_secret: secret }), FORM);
-    expect({ status: grant.status, error: grant.json?.error }).toEqual({ status: 400, error: 'unsupported_grant_type' });
+    const grant = await call(
+      s.base,
+      'POST',
+      '/oauth/token',
+      form({ grant_type: 'password', client_id: client.id, client_secret: secret }),
+      FORM,
+    );
+    expect({ status: grant.status, error: grant.json?.error }).toEqual({
+      status: 400,
+      error: 'unsupported_grant_type',
+    });
     await s.auth.clients!.revoke(client.id);
-    const revoked = await call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret }), FORM);
+    const revoked = await call(
+      s.base,
+      'POST',
+      '/oauth/token',
+      form({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret }),
+      FORM,
+    );
     expect({ status: revoked.status, error: revoked.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
   });
 });
@@ -107,13 +171,31 @@ describe('private_key_jwt client authentication', () => {
       apiUrl: s.base,
       credentials: {
         method: CredentialsMethod.ClientCredentials,
-        config: { apiTokenIssuer: s.base, apiAudience: s.audience, clientId: client.id, clientAssertionSigningKey: await exportPKCS8(privateKey) },
+        config: {
+          apiTokenIssuer: s.base,
+          apiAudience: s.audience,
+          clientId: client.id,
+          clientAssertionSigningKey: await exportPKCS8(privateKey),
+        },
       },
     });
     expect((await fga.listStores()).stores).toBeDefined();
-    const assertion = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setIssuedAt().setSubject(client.id).setIssuer(client.id)
-      .setJti('once').setAudience(`${s.base}/`).setExpirationTime('2m').sign(privateKey);
-    const body = form({ grant_type: 'client_credentials', client_id: client.id, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion, audience: s.audience });
+    const assertion = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256' })
+      .setIssuedAt()
+      .setSubject(client.id)
+      .setIssuer(client.id)
+      .setJti('once')
+      .setAudience(`${s.base}/`)
+      .setExpirationTime('2m')
+      .sign(privateKey);
+    const body = form({
+      grant_type: 'client_credentials',
+      client_id: client.id,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+      audience: s.audience,
+    });
     expect((await call(s.base, 'POST', '/oauth/token', body, FORM)).status).toBe(200);
     const replay = await call(s.base, 'POST', '/oauth/token', body, FORM);
     expect({ status: replay.status, error: replay.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
@@ -154,11 +236,20 @@ describe('clients managed with `latch client` on a data directory, seen by the s
 
     const s = await startAuthServer({}, { datastore: 'leveldb', dataDir: dir });
     try {
-      const token = (pw: string, cid = id) => call(s.base, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: cid, client_secret: pw, audience: s.audience }), FORM);
+      const token = (pw: string, cid = id) =>
+        call(
+          s.base,
+          'POST',
+          '/oauth/token',
+          form({ grant_type: 'client_credentials', client_id: cid, client_secret: pw, audience: s.audience }),
+          FORM,
+        );
       expect((await token(first)).status).toBe(401);
       const ok = await token(second);
       expect(ok.status).toBe(200);
-      expect((await call(s.base, 'GET', '/stores', undefined, bearer(ok.json!.access_token as string))).status).toBe(200);
+      expect((await call(s.base, 'GET', '/stores', undefined, bearer(ok.json!.access_token as string))).status).toBe(
+        200,
+      );
       expect((await token(second, other)).status).toBe(401);
       expect(await run('list')).toBe(1); // the server holds <data-dir>/auth
     } finally {

@@ -19,8 +19,19 @@ afterAll(async () => {
 });
 
 const call = (time: number, operation: string, storeId = S1, status = 200, errorCode = '') => ({
-  time, clientId: 'c1', operation, storeId, modelId: 'M1', status, errorCode, latencyMs: 1.5,
-  input: { storeId, tupleKey: { user: 'user:anne', relation: 'viewer', object: 'doc:1' }, context: { secret: 'never-logged' } },
+  time,
+  clientId: 'c1',
+  operation,
+  storeId,
+  modelId: 'M1',
+  status,
+  errorCode,
+  latencyMs: 1.5,
+  input: {
+    storeId,
+    tupleKey: { user: 'user:anne', relation: 'viewer', object: 'doc:1' },
+    context: { secret: 'never-logged' },
+  },
 });
 
 for (const backend of ['memory', 'leveldb'] as const) {
@@ -61,16 +72,22 @@ for (const backend of ['memory', 'leveldb'] as const) {
       logs.recordCall(call(t0 + 2, 'Check'));
       const failed = await logs.search(S1, { query: 'response.status:403 AND request.operation:"Check"' });
       expect(failed.logs).toHaveLength(1);
-      expect(failed.logs[0]).toMatchObject({ client_id: 'c1', store_id: S1, response: { status: 403, error_code: 'insufficient_permissions' } });
+      expect(failed.logs[0]).toMatchObject({
+        client_id: 'c1',
+        store_id: S1,
+        response: { status: 403, error_code: 'insufficient_permissions' },
+      });
       const desc = await logs.search(S1, { sort: 'timestamp:-1' });
       expect(desc.logs.map((l) => (l.response as { status: number }).status)).toEqual([200, 403, 200]);
       const asc = await logs.search(S1, { pageSize: 1 });
-      await expect(logs.search(S1, { pageSize: 1, continuationToken: asc.continuation_token, query: 'client_id:c1' })).rejects.toThrow(AppError);
+      await expect(
+        logs.search(S1, { pageSize: 1, continuationToken: asc.continuation_token, query: 'client_id:c1' }),
+      ).rejects.toThrow(AppError);
       await expect(logs.search(S1, { startTime: 'yesterday' })).rejects.toThrow(/RFC 3339/);
       await logs.close();
     });
 
-    it('a malformed store id never becomes a key (no writing into another store\'s range)', async () => {
+    it("a malformed store id never becomes a key (no writing into another store's range)", async () => {
       const logs = await open();
       logs.recordCall(call(Date.now(), 'Check', `${S2}\u00009999999999999`));
       logs.recordCall(call(Date.now(), 'Check', 'not-a-store'));
@@ -94,10 +111,23 @@ for (const backend of ['memory', 'leveldb'] as const) {
 
 describe('record content', () => {
   it('keeps the tuple key and drops contexts', () => {
-    const s = summarize({ storeId: S1, tupleKey: { user: 'user:anne', relation: 'viewer', object: 'doc:1' }, context: { secret: 'x' } });
+    const s = summarize({
+      storeId: S1,
+      tupleKey: { user: 'user:anne', relation: 'viewer', object: 'doc:1' },
+      context: { secret: 'x' },
+    });
     expect(s).toEqual({ tupleKey: { user: 'user:anne', relation: 'viewer', object: 'doc:1', condition: undefined } });
-    expect(JSON.stringify(summarize({ writes: [{ user: 'u:1', relation: 'r', object: 'o:1', condition: { name: 'c', context: { pw: 'x' } } }], deletes: [] }))).not.toContain('pw');
-    expect(summarize({ filter: { object: 'doc:', relation: 'viewer' } })).toEqual({ filter: { object: 'doc:', relation: 'viewer' } });
+    expect(
+      JSON.stringify(
+        summarize({
+          writes: [{ user: 'u:1', relation: 'r', object: 'o:1', condition: { name: 'c', context: { pw: 'x' } } }],
+          deletes: [],
+        }),
+      ),
+    ).not.toContain('pw');
+    expect(summarize({ filter: { object: 'doc:', relation: 'viewer' } })).toEqual({
+      filter: { object: 'doc:', relation: 'viewer' },
+    });
   });
 
   it('query syntax', () => {

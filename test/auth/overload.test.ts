@@ -37,7 +37,9 @@ condition recent(age: int) {
 
 function clique(): { user: string; relation: string; object: string }[] {
   const t = [{ user: 'user:u', relation: 'member', object: 'group:0' }];
-  for (let i = 0; i < GROUPS; i++) for (let j = 0; j < GROUPS; j++) if (i !== j) t.push({ user: `group:${j}#member`, relation: 'member', object: `group:${i}` });
+  for (let i = 0; i < GROUPS; i++)
+    for (let j = 0; j < GROUPS; j++)
+      if (i !== j) t.push({ user: `group:${j}#member`, relation: 'member', object: `group:${i}` });
   return t;
 }
 
@@ -50,29 +52,57 @@ describe('D8: deadlines on a real server (100 ms)', () => {
   let store = '';
   let auth: Record<string, string> = {};
   beforeAll(async () => {
-    s = await startAuthServer({}, { engine: { checkDeadlineMs: 100, listObjectsDeadlineMs: 100, listUsersDeadlineMs: 100 } });
+    s = await startAuthServer(
+      {},
+      { engine: { checkDeadlineMs: 100, listObjectsDeadlineMs: 100, listUsersDeadlineMs: 100 } },
+    );
     auth = bearer(await s.mint('*', ALL_SCOPES));
     store = (await call(s.base, 'POST', '/stores', { name: 'overload' }, auth)).json!.id as string;
     expect((await call(s.base, 'POST', `/stores/${store}/authorization-models`, GROUP_MODEL, auth)).status).toBe(201);
     const tuples = clique();
     for (let i = 0; i < tuples.length; i += 100) {
-      expect((await call(s.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: tuples.slice(i, i + 100) } }, auth)).status).toBe(200);
+      expect(
+        (
+          await call(
+            s.base,
+            'POST',
+            `/stores/${store}/write`,
+            { writes: { tuple_keys: tuples.slice(i, i + 100) } },
+            auth,
+          )
+        ).status,
+      ).toBe(200);
     }
   });
   afterAll(() => s.close());
 
   it('Check: 422 throttled_timeout_error (the deadline, not the step budget); a cheap Check still answers', async () => {
     const slow = await call(s.base, 'POST', `/stores/${store}/check`, { tuple_key: SLOW }, auth);
-    expect({ status: slow.status, body: slow.json }).toEqual({ status: 422, body: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE } });
+    expect({ status: slow.status, body: slow.json }).toEqual({
+      status: 422,
+      body: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE },
+    });
     const fast = await call(s.base, 'POST', `/stores/${store}/check`, { tuple_key: FAST }, auth);
     expect({ status: fast.status, allowed: fast.json?.allowed }).toEqual({ status: 200, allowed: true });
   });
 
   it('Check with contextual tuples: 422 throttled_timeout_error', async () => {
-    const body = { tuple_key: SLOW, contextual_tuples: { tuple_keys: [{ user: 'user:ctx', relation: 'member', object: 'group:3' }] } };
+    const body = {
+      tuple_key: SLOW,
+      contextual_tuples: { tuple_keys: [{ user: 'user:ctx', relation: 'member', object: 'group:3' }] },
+    };
     const r = await call(s.base, 'POST', `/stores/${store}/check`, body, auth);
-    expect({ status: r.status, body: r.json }).toEqual({ status: 422, body: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE } });
-    const ctx = await call(s.base, 'POST', `/stores/${store}/check`, { ...body, tuple_key: key('user:ctx', 'group:7') }, auth);
+    expect({ status: r.status, body: r.json }).toEqual({
+      status: 422,
+      body: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE },
+    });
+    const ctx = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/check`,
+      { ...body, tuple_key: key('user:ctx', 'group:7') },
+      auth,
+    );
     expect({ status: ctx.status, allowed: ctx.json?.allowed }).toEqual({ status: 200, allowed: true });
   });
 
@@ -89,23 +119,39 @@ describe('D8: deadlines on a real server (100 ms)', () => {
   });
 
   it('msgpack channel: the slow check answers 422 throttled_timeout_error, the cheap one of the same frame 200', async () => {
-    const c = await LatchChannelClient.connect(`ws://127.0.0.1:${s.port}/stream`, { token: await s.mint(store, ['check:tuples']) });
+    const c = await LatchChannelClient.connect(`ws://127.0.0.1:${s.port}/stream`, {
+      token: await s.mint(store, ['check:tuples']),
+    });
     try {
       const [fast, slow] = await c.batch([
         { op: 'check', store_id: store, body: { tuple_key: FAST } },
         { op: 'check', store_id: store, body: { tuple_key: SLOW } },
       ]);
       expect(fast).toMatchObject({ status: 200, body: { allowed: true } });
-      expect(slow).toMatchObject({ status: 422, error: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE } });
+      expect(slow).toMatchObject({
+        status: 422,
+        error: { code: 'throttled_timeout_error', message: DEADLINE_MESSAGE },
+      });
       // The client's plain check() and checkMany() travel as interned ids (check-ids): same deadline.
-      const thrown = await c.check(store, SLOW).then(() => undefined, (e: unknown) => e);
+      const thrown = await c.check(store, SLOW).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(thrown).toBeInstanceOf(ChannelError);
-      expect({ status: (thrown as ChannelError).status, code: (thrown as ChannelError).code, message: (thrown as ChannelError).message })
-        .toEqual({ status: 422, code: 'throttled_timeout_error', message: DEADLINE_MESSAGE });
+      expect({
+        status: (thrown as ChannelError).status,
+        code: (thrown as ChannelError).code,
+        message: (thrown as ChannelError).message,
+      }).toEqual({ status: 422, code: 'throttled_timeout_error', message: DEADLINE_MESSAGE });
       const many = await c.checkMany(store, [FAST, SLOW, key('user:u', 'group:5')]);
       expect([...many.results]).toEqual([CHECK_ALLOWED, CHECK_ERROR, CHECK_ERROR]);
       expect([...many.errors.keys()]).toEqual([1, 2]);
-      for (const e of many.errors.values()) expect({ status: e.status, code: e.code, message: e.message }).toEqual({ status: 422, code: 'throttled_timeout_error', message: DEADLINE_MESSAGE });
+      for (const e of many.errors.values())
+        expect({ status: e.status, code: e.code, message: e.message }).toEqual({
+          status: 422,
+          code: 'throttled_timeout_error',
+          message: DEADLINE_MESSAGE,
+        });
     } finally {
       await c.close();
     }
@@ -113,15 +159,34 @@ describe('D8: deadlines on a real server (100 ms)', () => {
 
   it('ListObjects and ListUsers over their deadline: 200 with what they found (a subset of the full answer)', async () => {
     const all = Array.from({ length: GROUPS }, (_, i) => `group:${i}`);
-    const lo = await call(s.base, 'POST', `/stores/${store}/list-objects`, { type: 'group', relation: 'member', user: 'user:nobody' }, auth);
+    const lo = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/list-objects`,
+      { type: 'group', relation: 'member', user: 'user:nobody' },
+      auth,
+    );
     expect(lo.status).toBe(200);
     expect(lo.json?.objects).toEqual([]);
-    const found = await call(s.base, 'POST', `/stores/${store}/list-objects`, { type: 'group', relation: 'member', user: 'user:u' }, auth);
+    const found = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/list-objects`,
+      { type: 'group', relation: 'member', user: 'user:u' },
+      auth,
+    );
     expect(found.status).toBe(200);
     for (const o of found.json?.objects as string[]) expect(all).toContain(o);
-    const lu = await call(s.base, 'POST', `/stores/${store}/list-users`, { object: { type: 'group', id: '0' }, relation: 'member', user_filters: [{ type: 'user' }] }, auth);
+    const lu = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/list-users`,
+      { object: { type: 'group', id: '0' }, relation: 'member', user_filters: [{ type: 'user' }] },
+      auth,
+    );
     expect(lu.status).toBe(200);
-    for (const u of lu.json?.users as { object: { type: string; id: string } }[]) expect(u.object).toEqual({ type: 'user', id: 'u' });
+    for (const u of lu.json?.users as { object: { type: string; id: string } }[])
+      expect(u.object).toEqual({ type: 'user', id: 'u' });
   });
 });
 
@@ -137,7 +202,9 @@ describe('409: conflicting concurrent writes', () => {
     s = await startAuthServer();
     auth = bearer(await s.mint('*', ALL_SCOPES));
     store = (await call(s.base, 'POST', '/stores', { name: 'conflicts' }, auth)).json!.id as string;
-    expect((await call(s.base, 'POST', `/stores/${store}/authorization-models`, CONDITION_MODEL, auth)).status).toBe(201);
+    expect((await call(s.base, 'POST', `/stores/${store}/authorization-models`, CONDITION_MODEL, auth)).status).toBe(
+      201,
+    );
   });
   afterAll(() => s.close());
 
@@ -146,12 +213,15 @@ describe('409: conflicting concurrent writes', () => {
       const object = `doc:${round}`;
       const plain = { user: 'user:anne', relation: 'viewer', object };
       const conditioned = { ...plain, condition: { name: 'recent', context: { age: round } } };
-      const write = (t: object) => call(s.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [t], on_duplicate: 'ignore' } }, auth);
+      const write = (t: object) =>
+        call(s.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [t], on_duplicate: 'ignore' } }, auth);
       const [a, b] = await Promise.all([write(plain), write(conditioned)]);
       expect([a.status, b.status].sort()).toEqual([200, 409]);
       const loser = a.status === 409 ? a : b;
       expect(loser.json?.code).toBe('10');
-      expect(loser.json?.message).toBe(`transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: user: 'user:anne', relation: 'viewer', object: '${object}'`);
+      expect(loser.json?.message).toBe(
+        `transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: user: 'user:anne', relation: 'viewer', object: '${object}'`,
+      );
       const read = await call(s.base, 'POST', `/stores/${store}/read`, { tuple_key: { object } }, auth);
       const stored = (read.json?.tuples as { key: { condition?: unknown } }[]).map((t) => t.key.condition ?? null);
       expect(stored).toEqual([a.status === 200 ? null : { name: 'recent', context: { age: round } }]);

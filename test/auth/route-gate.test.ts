@@ -27,7 +27,10 @@ let limited: AuthService;
 
 beforeAll(async () => {
   open = await openAuth({ config: { mode: 'none', logRetentionDays: 0 }, host: '127.0.0.1' });
-  limited = await openAuth({ config: { mode: 'none', logRetentionDays: 0, rateLimits: { check: { perSecond: 1e-6, burst: 2 } } }, host: '127.0.0.1' });
+  limited = await openAuth({
+    config: { mode: 'none', logRetentionDays: 0, rateLimits: { check: { perSecond: 1e-6, burst: 2 } } },
+    host: '127.0.0.1',
+  });
 });
 
 afterAll(async () => {
@@ -40,7 +43,10 @@ describe('routeGate', () => {
     for (const auth of [undefined, open]) {
       for (const op of NAMES) {
         const seen = { principal: undefined };
-        expect([op, decision(routeGate(auth, op)(undefined, STORE, seen))]).toEqual([op, decision(admit(auth, op, undefined, STORE, seen))]);
+        expect([op, decision(routeGate(auth, op)(undefined, STORE, seen))]).toEqual([
+          op,
+          decision(admit(auth, op, undefined, STORE, seen)),
+        ]);
       }
     }
     expect(decision(routeGate(open, 'Check')(undefined, STORE))).toBe('principal:anonymous:*');
@@ -48,6 +54,10 @@ describe('routeGate', () => {
 
   it('still takes from the rate limit in mode none when limits are set', () => {
     const gate = routeGate(limited, 'Check');
-    expect([1, 2, 3].map(() => decision(gate(undefined, STORE)))).toEqual(['principal:anonymous:*', 'principal:anonymous:*', 'error:rate_limit_exceeded']);
+    expect([1, 2, 3].map(() => decision(gate(undefined, STORE)))).toEqual([
+      'principal:anonymous:*',
+      'principal:anonymous:*',
+      'error:rate_limit_exceeded',
+    ]);
   });
 });

@@ -52,8 +52,12 @@ beforeAll(async () => {
   };
   const admin = bearer(await s.mint('*', ALL_SCOPES));
   store = (await call(s.base, 'POST', '/stores', { name: 'sdk-store' }, admin)).json!.id as string;
-  model = (await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin)).json!.authorization_model_id as string;
-  const created = await s.auth.clients!.create({ storeId: store, scopes: ['check:tuples', 'write:tuples', 'read:tuples'] });
+  model = (await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin)).json!
+    .authorization_model_id as string;
+  const created = await s.auth.clients!.create({
+    storeId: store,
+    scopes: ['check:tuples', 'write:tuples', 'read:tuples'],
+  });
   clientId = created.client.id;
   secret = created.secret;
 });
@@ -69,8 +73,13 @@ afterAll(async () => {
 describe('official SDK, ClientCredentials, built-in issuer', () => {
   it('writes, checks, and keeps working after its token expired (refresh)', async () => {
     const fga = new OpenFgaClient({
-      apiUrl: s.base, storeId: store, authorizationModelId: model,
-      credentials: { method: CredentialsMethod.ClientCredentials, config: { apiTokenIssuer: s.base, apiAudience: s.audience, clientId, clientSecret: secret } },
+      apiUrl: s.base,
+      storeId: store,
+      authorizationModelId: model,
+      credentials: {
+        method: CredentialsMethod.ClientCredentials,
+        config: { apiTokenIssuer: s.base, apiAudience: s.audience, clientId, clientSecret: secret },
+      },
     });
     await fga.write({ writes: [{ user: 'user:bob', relation: 'viewer', object: 'doc:2' }] });
     expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2' })).allowed).toBe(true);
@@ -87,15 +96,26 @@ describe('official SDK, ClientCredentials, built-in issuer', () => {
   }, 30_000);
 
   async function expiredThenRefreshed(fga: OpenFgaClient, first: string, issued: number): Promise<void> {
-    const expired = await call(s.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } }, bearer(first));
+    const expired = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/check`,
+      { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } },
+      bearer(first),
+    );
     expect({ status: expired.status, code: expired.json?.code }).toEqual({ status: 401, code: 'invalid_claims' });
     expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2' })).allowed).toBe(true);
     expect(s.auth.issuer.issued).toBeGreaterThan(issued);
   }
 
   it('a wrong secret gets 401 invalid_client from the token endpoint', async () => {
-    const r = await call(s.base, 'POST', '/oauth/token', `grant_type=client_credentials&client_id=${clientId}&client_secret=wrong&audience=${encodeURIComponent(s.audience)}`,
-      { 'content-type': 'application/x-www-form-urlencoded' });
+    const r = await call(
+      s.base,
+      'POST',
+      '/oauth/token',
+      `grant_type=client_credentials&client_id=${clientId}&client_secret=wrong&audience=${encodeURIComponent(s.audience)}`,
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    );
     expect({ status: r.status, error: r.json?.error }).toEqual({ status: 401, error: 'invalid_client' });
     const jwks = await call(s.base, 'GET', '/.well-known/jwks.json');
     expect((jwks.json!.keys as { kty: string; d?: string }[]).map((k) => [k.kty, k.d])).toEqual([['EC', undefined]]);
@@ -108,19 +128,47 @@ describe('store logs of those calls', () => {
     await s.auth.logs.drainFailures(); // the expired token's 401 is tallied per window, not logged at once
     const r = await call(s.base, 'GET', `/stores/${store}/logs`, undefined, search);
     expect(r.status).toBe(200);
-    const logs = r.json!.logs as { client_id: string; request: Record<string, unknown>; response: { status: number; error_code: string; latency_ms: number } }[];
+    const logs = r.json!.logs as {
+      client_id: string;
+      request: Record<string, unknown>;
+      response: { status: number; error_code: string; latency_ms: number };
+    }[];
     const tk = { user: 'user:bob', relation: 'viewer', object: 'doc:2' };
     const write = logs.find((l) => l.request.operation === 'Write');
-    expect(write).toMatchObject({ client_id: clientId, store_id: store, request: { authorization_model_id: model, tuple_keys: { writes: [tk], deletes: [] } }, response: { status: 200, error_code: '' } });
+    expect(write).toMatchObject({
+      client_id: clientId,
+      store_id: store,
+      request: { authorization_model_id: model, tuple_keys: { writes: [tk], deletes: [] } },
+      response: { status: 200, error_code: '' },
+    });
     const checks = logs.filter((l) => l.request.operation === 'Check');
-    expect(checks.map((l) => [l.response.status, l.response.error_code])).toEqual([[200, ''], [401, 'invalid_claims'], [200, ''], [400, 'validation_error']]);
+    expect(checks.map((l) => [l.response.status, l.response.error_code])).toEqual([
+      [200, ''],
+      [401, 'invalid_claims'],
+      [200, ''],
+      [400, 'validation_error'],
+    ]);
     expect(checks[0]).toMatchObject({ request: { tuple_key: tk, authorization_model_id: model } });
-    expect(checks[1]).toMatchObject({ client_id: '', request: { filter: { unauthenticated_calls: '1', source: '127.0.0.1' } } }); // refused before a principal existed
+    expect(checks[1]).toMatchObject({
+      client_id: '',
+      request: { filter: { unauthenticated_calls: '1', source: '127.0.0.1' } },
+    }); // refused before a principal existed
     const expand = logs.find((l) => l.request.operation === 'Expand');
-    expect(expand).toMatchObject({ client_id: clientId, response: { status: 403, error_code: 'insufficient_permissions' } });
+    expect(expand).toMatchObject({
+      client_id: clientId,
+      response: { status: 403, error_code: 'insufficient_permissions' },
+    });
     expect(logs.every((l) => typeof l.response.latency_ms === 'number')).toBe(true);
-    const failed = await call(s.base, 'GET', `/stores/${store}/logs?query=${encodeURIComponent(`response.status:403 AND client_id:${clientId}`)}`, undefined, search);
-    expect((failed.json!.logs as { request: { operation: string } }[]).map((l) => l.request.operation)).toEqual(['Expand']);
+    const failed = await call(
+      s.base,
+      'GET',
+      `/stores/${store}/logs?query=${encodeURIComponent(`response.status:403 AND client_id:${clientId}`)}`,
+      undefined,
+      search,
+    );
+    expect((failed.json!.logs as { request: { operation: string } }[]).map((l) => l.request.operation)).toEqual([
+      'Expand',
+    ]);
   });
 
   it('the secret and the tokens appear in no log line and no stored byte', async () => {

@@ -20,7 +20,13 @@ async function setupStore(name: string): Promise<{ id: string; model: string }> 
   const id = store.json!.id as string;
   const model = await call(s.base, 'POST', `/stores/${id}/authorization-models`, MODEL, admin);
   expect(model.status).toBe(201);
-  const w = await call(s.base, 'POST', `/stores/${id}/write`, { writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1' }] } }, admin);
+  const w = await call(
+    s.base,
+    'POST',
+    `/stores/${id}/write`,
+    { writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1' }] } },
+    admin,
+  );
   expect(w.status).toBe(200);
   return { id, model: model.json!.authorization_model_id as string };
 }
@@ -36,8 +42,13 @@ beforeAll(async () => {
   const { client: revoked } = await clients.create({ storeId: ids.A, scopes: ['check:tuples'] });
   await clients.revoke(revoked.id);
   ctx = {
-    issuer: s.base, audience: s.audience, clientId: client.id, revokedClientId: revoked.id, storeA: ids.A,
-    signReal: (claims) => s.auth.keys!.sign(claims), publicJwk: s.auth.keys!.jwks().keys[0]!,
+    issuer: s.base,
+    audience: s.audience,
+    clientId: client.id,
+    revokedClientId: revoked.id,
+    storeA: ids.A,
+    signReal: (claims) => s.auth.keys!.sign(claims),
+    publicJwk: s.auth.keys!.jwks().keys[0]!,
   };
 });
 afterAll(() => s.close());
@@ -47,30 +58,61 @@ describe('attacks (list B) over HTTP, with a malformed body: authentication come
     it(`${row.name} → ${row.status} ${row.code}`, async () => {
       const header = await row.header(ctx);
       const store = ids[row.store ?? 'A'];
-      const r = await call(s.base, 'POST', `/stores/${store}/check`, '{not json', header === undefined ? {} : { authorization: header });
+      const r = await call(
+        s.base,
+        'POST',
+        `/stores/${store}/check`,
+        '{not json',
+        header === undefined ? {} : { authorization: header },
+      );
       expect({ status: r.status, code: r.json?.code }).toEqual({ status: row.status, code: row.code });
     });
   }
 
   it('a valid token of the same client gets through to body validation (400)', async () => {
-    const token = await ctx.signReal({ iss: s.base, sub: ctx.clientId, aud: s.audience, exp: nowS() + 60, client_id: ctx.clientId, store_id: ids.A, scope: 'check:tuples' });
+    const token = await ctx.signReal({
+      iss: s.base,
+      sub: ctx.clientId,
+      aud: s.audience,
+      exp: nowS() + 60,
+      client_id: ctx.clientId,
+      store_id: ids.A,
+      scope: 'check:tuples',
+    });
     const r = await call(s.base, 'POST', `/stores/${ids.A}/check`, '{not json', bearer(token));
     expect({ status: r.status, code: r.json?.code }).toEqual({ status: 400, code: 'validation_error' });
   });
 });
 
 function resolve(c: EndpointCase, store: string, deletable: string): string {
-  return c.path.replace('{S}', store).replace('{D}', deletable).replace('{M}', store === ids.A ? ids.modelA : ids.modelB);
+  return c.path
+    .replace('{S}', store)
+    .replace('{D}', deletable)
+    .replace('{M}', store === ids.A ? ids.modelA : ids.modelB);
 }
 
 describe('scopes: each endpoint with and without its scope', () => {
   for (const c of ENDPOINT_CASES) {
     it(`${c.op} with ${c.scope} → ${c.ok}; without → 403 insufficient_permissions`, async () => {
-      const d = c.op === 'DeleteStore' ? (await call(s.base, 'POST', '/stores', { name: 'to-delete' }, admin)).json!.id as string : '';
+      const d =
+        c.op === 'DeleteStore'
+          ? ((await call(s.base, 'POST', '/stores', { name: 'to-delete' }, admin)).json!.id as string)
+          : '';
       const bound = c.account ? '*' : c.op === 'DeleteStore' ? d : ids.A;
       const path = resolve(c, ids.A, d);
       const send = c.live ? callLive : call;
-      const without = await send(s.base, c.method, path, c.body, bearer(await s.mint(bound, ALL_SCOPES.filter((x) => x !== c.scope))));
+      const without = await send(
+        s.base,
+        c.method,
+        path,
+        c.body,
+        bearer(
+          await s.mint(
+            bound,
+            ALL_SCOPES.filter((x) => x !== c.scope),
+          ),
+        ),
+      );
       expect(without.status).toBe(403);
       if (STREAMING_OPS.has(c.op)) expect(without.text).toContain(`needs the scope '${c.scope}'`);
       else expect(without.json?.code).toBe('insufficient_permissions');
@@ -82,7 +124,11 @@ describe('scopes: each endpoint with and without its scope', () => {
   it('store-less operations refuse a store-bound token', async () => {
     for (const c of ENDPOINT_CASES.filter((e) => e.account)) {
       const r = await call(s.base, c.method, c.path, c.body, bearer(await s.mint(ids.A, ALL_SCOPES)));
-      expect({ op: c.op, status: r.status, code: r.json?.code }).toEqual({ op: c.op, status: 403, code: 'insufficient_permissions' });
+      expect({ op: c.op, status: r.status, code: r.json?.code }).toEqual({
+        op: c.op,
+        status: 403,
+        code: 'insufficient_permissions',
+      });
     }
   });
 });
@@ -93,8 +139,11 @@ describe('store isolation: a token for store A never reads or writes store B', (
     for (const target of [ids.B, ids.C]) {
       for (const c of ENDPOINT_CASES.filter((e) => !e.account)) {
         const r = await (c.live ? callLive : call)(s.base, c.method, resolve(c, target, target), c.body, tokenA);
-        expect({ op: c.op, status: r.status, code: STREAMING_OPS.has(c.op) ? 'store_mismatch_in_bearer_token' : r.json?.code })
-          .toEqual({ op: c.op, status: 403, code: 'store_mismatch_in_bearer_token' });
+        expect({
+          op: c.op,
+          status: r.status,
+          code: STREAMING_OPS.has(c.op) ? 'store_mismatch_in_bearer_token' : r.json?.code,
+        }).toEqual({ op: c.op, status: 403, code: 'store_mismatch_in_bearer_token' });
       }
     }
     // B is exactly as set up: one tuple, one model, still there.
@@ -111,7 +160,12 @@ describe('preshared mode over HTTP', () => {
   let url: string;
   const key = 'k-0123456789abcdef-preshared';
   beforeAll(async () => {
-    server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });
+    server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      datastore: 'memory',
+      auth: { mode: 'preshared', presharedKeys: [key] },
+    });
     url = `http://127.0.0.1:${server.port}`;
   });
   afterAll(() => server.close());
@@ -129,12 +183,25 @@ describe('oidc mode against a real external issuer', () => {
   let issuer: TestIssuer;
   let server: RunningServer;
   let base: string;
-  const claims = (extra = {}) => ({ iss: issuer.url, sub: 'svc', aud: `${base}/`, exp: nowS() + 300, store_id: '*', scope: 'read:stores create:stores', ...extra });
+  const claims = (extra = {}) => ({
+    iss: issuer.url,
+    sub: 'svc',
+    aud: `${base}/`,
+    exp: nowS() + 300,
+    store_id: '*',
+    scope: 'read:stores create:stores',
+    ...extra,
+  });
 
   beforeAll(async () => {
     issuer = await startIssuer();
     issuer.up = false;
-    server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'oidc', issuer: issuer.url, audience: 'https://api.test.example' } });
+    server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      datastore: 'memory',
+      auth: { mode: 'oidc', issuer: issuer.url, audience: 'https://api.test.example' },
+    });
     base = 'https://api.test.example';
   });
   afterAll(async () => {
@@ -146,9 +213,18 @@ describe('oidc mode against a real external issuer', () => {
     const url = `http://127.0.0.1:${server.port}`;
     const token = await sign(issuer.privateKey, 'RS256', issuer.kid, claims());
     const r = await call(url, 'POST', '/stores', { name: 'must-not-exist' }, bearer(token));
-    expect({ status: r.status, code: r.json?.code }).toEqual({ status: 500, code: 'auth_failed_error_fetching_well_known_jwks' });
+    expect({ status: r.status, code: r.json?.code }).toEqual({
+      status: 500,
+      code: 'auth_failed_error_fetching_well_known_jwks',
+    });
     issuer.up = true;
-    const list = await call(url, 'GET', '/stores', undefined, bearer(await sign(issuer.privateKey, 'RS256', issuer.kid, claims({ jti: 'x' }))));
+    const list = await call(
+      url,
+      'GET',
+      '/stores',
+      undefined,
+      bearer(await sign(issuer.privateKey, 'RS256', issuer.kid, claims({ jti: 'x' }))),
+    );
     expect(list.status).toBe(200);
     expect(list.json!.stores).toEqual([]);
   });

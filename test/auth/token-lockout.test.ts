@@ -16,14 +16,35 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 /** POST /oauth/token from `localAddress` (any 127.0.0.0/8 address reaches the server on Linux). */
-function token(localAddress: string, clientId: string, secret: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret, audience: s.audience }).toString();
+function token(
+  localAddress: string,
+  clientId: string,
+  secret: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: secret,
+    audience: s.audience,
+  }).toString();
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: s.port, method: 'POST', path: '/oauth/token', localAddress, headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => void (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: s.port,
+        method: 'POST',
+        path: '/oauth/token',
+        localAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => void (text += d.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(form);
   });

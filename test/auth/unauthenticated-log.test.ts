@@ -48,11 +48,20 @@ describe('requests that fail authentication', () => {
     const byCode = new Map(logs.map((l) => [(l.response as { error_code: string }).error_code, l]));
     const missing = byCode.get('bearer_token_missing') ?? byCode.get('unauthenticated');
     expect(missing).toMatchObject({
-      store_id: STORE, client_id: '',
-      request: { operation: 'Check', request_id: ids[0], filter: { unauthenticated_calls: '300', source: '127.0.0.1' } },
+      store_id: STORE,
+      client_id: '',
+      request: {
+        operation: 'Check',
+        request_id: ids[0],
+        filter: { unauthenticated_calls: '300', source: '127.0.0.1' },
+      },
       response: { status: 401 },
     });
-    expect([...byCode.values()].map((l) => (l.request as { filter: { unauthenticated_calls: string } }).filter.unauthenticated_calls).sort()).toEqual(['20', '300']);
+    expect(
+      [...byCode.values()]
+        .map((l) => (l.request as { filter: { unauthenticated_calls: string } }).filter.unauthenticated_calls)
+        .sort(),
+    ).toEqual(['20', '300']);
     expect(server.auth.logs.failureCounts.total).toBe(320);
   });
 
@@ -60,7 +69,9 @@ describe('requests that fail authentication', () => {
     const before = server.auth.logs.failureCounts;
     const n = MAX_KEYS + 200;
     for (let i = 0; i < n; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => call(server.base, 'GET', `/stores/${storeId(i + k)}`)));
+      await Promise.all(
+        Array.from({ length: Math.min(50, n - i) }, (_, k) => call(server.base, 'GET', `/stores/${storeId(i + k)}`)),
+      );
     }
     await server.auth.logs.drainFailures();
     let itemized = 0;
@@ -72,13 +83,25 @@ describe('requests that fail authentication', () => {
   });
 
   it('an authenticated call is still one record with its client id', async () => {
-    const created = await call(server.base, 'POST', '/stores', { name: 'logged' }, bearer(await server.mint('*', ALL_SCOPES)));
+    const created = await call(
+      server.base,
+      'POST',
+      '/stores',
+      { name: 'logged' },
+      bearer(await server.mint('*', ALL_SCOPES)),
+    );
     const id = (created.json as { id: string }).id;
     const token = await server.mint(id, ALL_SCOPES);
     expect((await call(server.base, 'GET', `/stores/${id}`, undefined, bearer(token))).status).toBe(200);
     expect((await call(server.base, 'GET', `/stores/${id}`)).status).toBe(401);
     const logs = await records(id);
-    expect(logs.map((l) => [l.client_id, (l.request as { operation: string }).operation, (l.response as { status: number }).status])).toEqual([
+    expect(
+      logs.map((l) => [
+        l.client_id,
+        (l.request as { operation: string }).operation,
+        (l.response as { status: number }).status,
+      ]),
+    ).toEqual([
       [server.clientId, 'GetStore', 200],
       ['', 'GetStore', 401],
     ]);

@@ -6,12 +6,31 @@ import { parseArgs, UsageError, type CommandSpec } from '../../src/cli/args.js';
 import { latch } from './helpers.js';
 
 const COMMANDS = [
-  'test', 'bench',
-  'store create', 'store list', 'store get', 'store delete', 'store import', 'store export',
-  'model write', 'model get', 'model list',
-  'tuple write', 'tuple delete', 'tuple read', 'tuple import',
-  'query check', 'query batch-check', 'query list-objects', 'query list-users', 'query expand', 'query list-relations',
-  'client create', 'client list', 'client rotate', 'client revoke',
+  'test',
+  'bench',
+  'store create',
+  'store list',
+  'store get',
+  'store delete',
+  'store import',
+  'store export',
+  'model write',
+  'model get',
+  'model list',
+  'tuple write',
+  'tuple delete',
+  'tuple read',
+  'tuple import',
+  'query check',
+  'query batch-check',
+  'query list-objects',
+  'query list-users',
+  'query expand',
+  'query list-relations',
+  'client create',
+  'client list',
+  'client rotate',
+  'client revoke',
 ];
 
 describe('--help', () => {
@@ -45,8 +64,14 @@ describe('usage errors exit 2 with a message', () => {
     [['store', 'get', '--api-url', 'http://127.0.0.1:1'], 'missing --store-id'],
     [['store', 'import', '--api-url', 'http://127.0.0.1:1'], 'missing --file'],
     [['store', 'list'], 'missing --api-url'],
-    [['model', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'give exactly one of <file> or --inline'],
-    [['tuple', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1', 'user:anne', 'viewer'], 'missing argument <object>'],
+    [
+      ['model', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'],
+      'give exactly one of <file> or --inline',
+    ],
+    [
+      ['tuple', 'write', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1', 'user:anne', 'viewer'],
+      'missing argument <object>',
+    ],
     [['tuple', 'import', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'missing --file'],
     [['query', 'check', '--store-id', 'X', 'user:anne', 'viewer'], 'missing argument <object>'],
     [['query', 'list-users', '--store-id', 'X', '--api-url', 'http://127.0.0.1:1'], 'missing --object'],
@@ -56,7 +81,22 @@ describe('usage errors exit 2 with a message', () => {
     [['store', 'list', '--api-url', 'ftp://x'], '--api-url must start with http:// or https://'],
     [['bench', 'x.fga', '--checks', 'many'], '--checks must be an integer'],
     [['model', 'get', '--format', 'xml'], '--format must be one of fga, json'],
-    [['query', 'check', '--api-url', 'http://127.0.0.1:1', '--store-id', 'X', '--context', '[1]', 'user:a', 'r', 'o:1'], '--context must be a JSON object'],
+    [
+      [
+        'query',
+        'check',
+        '--api-url',
+        'http://127.0.0.1:1',
+        '--store-id',
+        'X',
+        '--context',
+        '[1]',
+        'user:a',
+        'r',
+        'o:1',
+      ],
+      '--context must be a JSON object',
+    ],
   ];
   it.each(missing)('latch %j', async (argv, message) => {
     const r = await latch(argv);
@@ -82,7 +122,10 @@ describe('parseArgs', () => {
   const spec: CommandSpec = {
     path: 'x',
     summary: 's',
-    positionals: [{ name: 'a', help: '' }, { name: 'rest', help: '', variadic: true, optional: true }],
+    positionals: [
+      { name: 'a', help: '' },
+      { name: 'rest', help: '', variadic: true, optional: true },
+    ],
     flags: [
       { name: 'name', kind: 'string', help: '', env: 'X_NAME' },
       { name: 'n', kind: 'integer', help: '', min: 1 },
@@ -115,13 +158,15 @@ describe('parseArgs', () => {
 
 describe('the latch process', () => {
   it('routes every tool command through the shared parser (client included)', () => {
-    const run = (...argv: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+    const run = (...argv: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
     const bogus = run('client', 'list', '--bogus');
     expect(bogus.stderr).toContain("latch client list: unknown option '--bogus'");
     expect(bogus.status).toBe(2);
     const help = run('--help');
     expect(help.status).toBe(0);
-    for (const c of ['serve', 'test', 'bench', 'store', 'model', 'tuple', 'query', 'client']) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['serve', 'test', 'bench', 'store', 'model', 'tuple', 'query', 'client'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(help.stdout.match(/^ {2}client /gm)).toHaveLength(1);
   });
 });
@@ -129,16 +174,30 @@ describe('the latch process', () => {
 describe('every command without its required input', () => {
   // `client list` has none: it lists the clients of the default data directory.
   const missing: [string, string][] = [
-    ['test', 'missing argument <files>'], ['bench', 'missing argument <file>'],
-    ['store create', 'missing --name'], ['store list', 'missing --api-url'], ['store get', 'missing --api-url'],
-    ['store delete', 'missing --store-id'], ['store import', 'missing --file'], ['store export', 'missing --api-url'],
-    ['model write', 'missing --store-id'], ['model get', 'missing --store-id'], ['model list', 'missing --store-id'],
-    ['tuple write', 'missing --store-id'], ['tuple delete', 'missing --store-id'], ['tuple read', 'missing --store-id'],
-    ['tuple import', 'missing --store-id'], ['query check', 'missing argument <user>'],
-    ['query batch-check', 'give --file or at least one --check'], ['query list-objects', 'missing argument <user>'],
-    ['query list-users', 'missing --object'], ['query expand', 'missing argument <relation>'],
-    ['query list-relations', 'missing argument <user>'], ['client create', 'missing --store'],
-    ['client rotate', 'missing argument <client_id>'], ['client revoke', 'missing argument <client_id>'],
+    ['test', 'missing argument <files>'],
+    ['bench', 'missing argument <file>'],
+    ['store create', 'missing --name'],
+    ['store list', 'missing --api-url'],
+    ['store get', 'missing --api-url'],
+    ['store delete', 'missing --store-id'],
+    ['store import', 'missing --file'],
+    ['store export', 'missing --api-url'],
+    ['model write', 'missing --store-id'],
+    ['model get', 'missing --store-id'],
+    ['model list', 'missing --store-id'],
+    ['tuple write', 'missing --store-id'],
+    ['tuple delete', 'missing --store-id'],
+    ['tuple read', 'missing --store-id'],
+    ['tuple import', 'missing --store-id'],
+    ['query check', 'missing argument <user>'],
+    ['query batch-check', 'give --file or at least one --check'],
+    ['query list-objects', 'missing argument <user>'],
+    ['query list-users', 'missing --object'],
+    ['query expand', 'missing argument <relation>'],
+    ['query list-relations', 'missing argument <user>'],
+    ['client create', 'missing --store'],
+    ['client rotate', 'missing argument <client_id>'],
+    ['client revoke', 'missing argument <client_id>'],
   ];
   it('covers every command but client list', () => {
     expect(new Set([...missing.map(([c]) => c), 'client list'])).toEqual(new Set(COMMANDS));
@@ -151,7 +210,8 @@ describe('every command without its required input', () => {
 });
 
 describe('latch serve and the top level, as processes', () => {
-  const run = (...argv: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+  const run = (...argv: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
   const cases: [string[], number, string, 'stdout' | 'stderr'][] = [
     [['serve', '--help'], 0, 'env LATCH_SHUTDOWN_TIMEOUT; default 8000', 'stdout'],
     [['serve', '--bogus'], 2, "latch serve: unknown option '--bogus'", 'stderr'],

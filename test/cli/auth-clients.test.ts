@@ -31,10 +31,26 @@ interface ClientView {
 describe('latch client', () => {
   it('create → list → rotate → revoke', async () => {
     const env = { LATCH_DATA_DIR: dir };
-    const a = json<ClientView>(await latch(['client', 'create', '--store', '01J5Y0M8Q3ZKX7T9B2C4D6F8GH', '--scopes', 'read:tuples,check:tuples,check:tuples', '--name', 'web'], env));
+    const a = json<ClientView>(
+      await latch(
+        [
+          'client',
+          'create',
+          '--store',
+          '01J5Y0M8Q3ZKX7T9B2C4D6F8GH',
+          '--scopes',
+          'read:tuples,check:tuples,check:tuples',
+          '--name',
+          'web',
+        ],
+        env,
+      ),
+    );
     expect(a.client_secret).toEqual(expect.any(String));
     expect(a.scopes).toEqual(['check:tuples', 'read:tuples']);
-    const b = json<ClientView>(await latch(['client', 'create', '--store', '*', '--scopes', 'create:stores', '--data-dir', dir]));
+    const b = json<ClientView>(
+      await latch(['client', 'create', '--store', '*', '--scopes', 'create:stores', '--data-dir', dir]),
+    );
 
     const listed = json<{ clients: ClientView[] }>(await latch(['client', 'list'], env));
     expect(listed.clients.map((c) => c.client_id)).toEqual([a.client_id, b.client_id]);
@@ -67,7 +83,18 @@ describe('latch client', () => {
     }
     const key = join(dir, 'private.json');
     writeFileSync(key, JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'secret' }));
-    const r = await latch(['client', 'create', '--store', '*', '--scopes', 'read:stores', '--public-key', key, '--data-dir', dir]);
+    const r = await latch([
+      'client',
+      'create',
+      '--store',
+      '*',
+      '--scopes',
+      'read:stores',
+      '--public-key',
+      key,
+      '--data-dir',
+      dir,
+    ]);
     expect(r.code).toBe(2);
     expect(r.err).toContain('private material');
   });

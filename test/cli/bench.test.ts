@@ -14,7 +14,12 @@ const SMALL = ['--checks', '200', '--batch-checks', '10', '--list-objects', '20'
 describe('synthetic data', () => {
   it('follows the type restrictions, the counts, the fan-out and the depth, deterministically', async () => {
     const { model } = await loadModelFile('test/fixtures/models/nested-groups.json');
-    const spec = { ...DEFAULT_SPEC, objects: { user: 50, group: 40, resource: 10 }, fanout: { member: 3, 'resource#reader': 2 }, depth: 3 };
+    const spec = {
+      ...DEFAULT_SPEC,
+      objects: { user: 50, group: 40, resource: 10 },
+      fanout: { member: 3, 'resource#reader': 2 },
+      depth: 3,
+    };
     const tuples = generateTuples(model, spec);
     expect(generateTuples(model, spec)).toEqual(tuples);
     expect(generateTuples(model, { ...spec, seed: 2 })).not.toEqual(tuples);
@@ -54,7 +59,9 @@ describe('synthetic data', () => {
     const bar = new ProgressBar(io(true), 'load');
     bar.update(1, 4);
     bar.update(4, 4);
-    expect(drawn).toBe(`\rload [########----------------------] 25% 1/4\rload [##############################] 100% 4/4\n`);
+    expect(drawn).toBe(
+      `\rload [########----------------------] 25% 1/4\rload [##############################] 100% 4/4\n`,
+    );
   });
 
   it('nearest-rank percentiles', () => {
@@ -70,7 +77,12 @@ describe('latch bench', () => {
     const report = JSON.parse(r.out) as BenchReport;
     const file = await loadStoreFile('test/fixtures/github.fga.yaml');
     expect(report.tuples).toBe(file.tuples.length);
-    expect(report.operations.map((o) => [o.op, o.count])).toEqual([['check', 200], ['batch-check', 10], ['list-objects', 20], ['list-users', 20]]);
+    expect(report.operations.map((o) => [o.op, o.count])).toEqual([
+      ['check', 200],
+      ['batch-check', 10],
+      ['list-objects', 20],
+      ['list-users', 20],
+    ]);
     for (const o of report.operations) {
       expect(o.errors).toBe(0);
       expect(o.throughput).toBeGreaterThan(0);
@@ -78,18 +90,37 @@ describe('latch bench', () => {
       expect(o.p95).toBeLessThanOrEqual(o.p99);
       expect(o.p99).toBeLessThanOrEqual(o.max);
     }
-    const relations = new Set(file.model?.type_definitions.flatMap((t) => Object.keys(t.relations ?? {}).map((r) => `${t.type}#${r}`)));
+    const relations = new Set(
+      file.model?.type_definitions.flatMap((t) => Object.keys(t.relations ?? {}).map((r) => `${t.type}#${r}`)),
+    );
     expect(report.slowest.length).toBeGreaterThan(0);
     for (const s of report.slowest) expect(relations.has(s.path)).toBe(true);
     expect(report.slowest.map((s) => s.p99)).toEqual([...report.slowest.map((s) => s.p99)].sort((a, b) => b - a));
   });
 
   it('generates synthetic data from flags and prints a text report naming the slowest paths', async () => {
-    const r = await latch(['bench', 'test/fixtures/models/documents.fga', '--objects', 'user=300', '--objects', 'folder=60', '--objects', 'document=300', '--fanout', 'viewer=3', '--depth', '4', '--workers', '0', ...SMALL]);
+    const r = await latch([
+      'bench',
+      'test/fixtures/models/documents.fga',
+      '--objects',
+      'user=300',
+      '--objects',
+      'folder=60',
+      '--objects',
+      'document=300',
+      '--fanout',
+      'viewer=3',
+      '--depth',
+      '4',
+      '--workers',
+      '0',
+      ...SMALL,
+    ]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^latch bench — \d+ synthetic tuples \(depth 4, seed 1\)/);
     expect(r.out).toMatch(/memory .* ≈ [\d,]+ bytes\/tuple/);
-    for (const op of ['check', 'batch-check', 'list-objects', 'list-users']) expect(r.out).toMatch(new RegExp(`^${op}\\s+\\d+\\s+0\\s+`, 'm'));
+    for (const op of ['check', 'batch-check', 'list-objects', 'list-users'])
+      expect(r.out).toMatch(new RegExp(`^${op}\\s+\\d+\\s+0\\s+`, 'm'));
     expect(r.out).toContain('Slowest relation paths (by p99):');
     expect(r.out).toMatch(/^ {2}(check|batch-check|list-objects|list-users)\s+(folder|document)#\w+\s+p99/m);
     expect(r.err).toBe(''); // no progress bar when stderr is not a terminal

@@ -12,7 +12,8 @@ import { latch } from './helpers.js';
 
 const ISSUER = 'https://latch.test/';
 const AUDIENCE = 'https://latch.test';
-const ALL_SCOPES = 'check:tuples,create:stores,delete:stores,expand:tuples,list:objects,list:users,read:assertions,read:authorization_models,read:changes,read:stores,read:tuples,write:assertions,write:authorization_models,write:tuples';
+const ALL_SCOPES =
+  'check:tuples,create:stores,delete:stores,expand:tuples,list:objects,list:users,read:assertions,read:authorization_models,read:changes,read:stores,read:tuples,write:assertions,write:authorization_models,write:tuples';
 
 let dir: string;
 let server: RunningServer;
@@ -23,7 +24,13 @@ beforeAll(async () => {
   const created = await latch(['client', 'create', '--store', '*', '--scopes', ALL_SCOPES, '--data-dir', dir]);
   expect(created.code).toBe(0);
   const client = JSON.parse(created.out) as { client_id: string; client_secret: string };
-  server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'leveldb', dataDir: dir, auth: { mode: 'client-credentials', issuer: ISSUER, audience: AUDIENCE } });
+  server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    datastore: 'leveldb',
+    dataDir: dir,
+    auth: { mode: 'client-credentials', issuer: ISSUER, audience: AUDIENCE },
+  });
   const base = `http://127.0.0.1:${server.port}`;
   env = {
     LATCH_API_URL: base,
@@ -45,9 +52,15 @@ describe('client credentials', () => {
     expect(imported.err).toBe('');
     expect(imported.code).toBe(0);
     const storeId = (JSON.parse(imported.out) as { store: { id: string } }).store.id;
-    const check = await latch(['query', 'check', '--store-id', storeId, 'user:alice', 'can_approve', 'invoice:a1'], env);
+    const check = await latch(
+      ['query', 'check', '--store-id', storeId, 'user:alice', 'can_approve', 'invoice:a1'],
+      env,
+    );
     expect(JSON.parse(check.out)).toEqual({ allowed: true });
-    const tests = await latch(['test', 'test/fixtures/conditions.fga.yaml', '--api-url', env.LATCH_API_URL as string], env);
+    const tests = await latch(
+      ['test', 'test/fixtures/conditions.fga.yaml', '--api-url', env.LATCH_API_URL as string],
+      env,
+    );
     expect(tests.out).toMatch(/^PASS: /m);
     expect(tests.code).toBe(0);
   });

@@ -31,9 +31,12 @@ it("package.json's entries resolve to the built embedded API and client (npm run
   const script = [
     "const api = await import('latch');",
     "const client = await import('latch/client');",
-    "console.log(JSON.stringify([Object.keys(api).sort(), typeof client.LatchChannelClient]));",
+    'console.log(JSON.stringify([Object.keys(api).sort(), typeof client.LatchChannelClient]));',
   ].join('\n');
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   expect(run.stderr).toBe('');
-  expect(JSON.parse(run.stdout)).toEqual([['AppError', 'dslToModel', 'listAllObjects', 'listAllUsers', 'modelToDsl', 'openLatch'], 'function']);
+  expect(JSON.parse(run.stdout)).toEqual([
+    ['AppError', 'dslToModel', 'listAllObjects', 'listAllUsers', 'modelToDsl', 'openLatch'],
+    'function',
+  ]);
 });

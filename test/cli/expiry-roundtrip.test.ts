@@ -37,15 +37,36 @@ const tuples = async (server: RunningServer, storeId: string): Promise<string[]>
 
 describe('expires_at in store files', () => {
   it('export → import keeps every expires_at; an expired file is refused', async () => {
-    const created = await latch(['store', 'import', '--file', 'test/fixtures/conditions.fga.yaml', '--api-url', url(source)]);
+    const created = await latch([
+      'store',
+      'import',
+      '--file',
+      'test/fixtures/conditions.fga.yaml',
+      '--api-url',
+      url(source),
+    ]);
     expect(created.code, created.err).toBe(0);
     const storeId = (JSON.parse(created.out) as { store: { id: string } }).store.id;
     const client = new FgaHttpClient({ apiUrl: url(source) });
     const existing = (await client.readAll(storeId))[0]?.key;
     if (!existing) throw new Error('fixture has no tuples');
-    await client.write(storeId, { writes: { tuple_keys: [{ user: 'user:temp', relation: existing.relation, object: existing.object, ...(existing.condition ? { condition: existing.condition } : {}), expires_at: EXPIRES }] } });
+    await client.write(storeId, {
+      writes: {
+        tuple_keys: [
+          {
+            user: 'user:temp',
+            relation: existing.relation,
+            object: existing.object,
+            ...(existing.condition ? { condition: existing.condition } : {}),
+            expires_at: EXPIRES,
+          },
+        ],
+      },
+    });
     const file = join(dir, 'exported.fga.yaml');
-    expect((await latch(['store', 'export', '--store-id', storeId, '-o', file], { LATCH_API_URL: url(source) })).code).toBe(0);
+    expect(
+      (await latch(['store', 'export', '--store-id', storeId, '-o', file], { LATCH_API_URL: url(source) })).code,
+    ).toBe(0);
     expect(readFileSync(file, 'utf8')).toContain(`expires_at: "${EXPIRES}"`);
     const imported = await latch(['store', 'import', '--file', file, '--api-url', url(fresh)]);
     expect(imported.code, imported.err).toBe(0);
@@ -62,7 +83,9 @@ describe('expires_at in store files', () => {
 
   it('CSV: the expires_at column only when a tuple expires, read back as written', () => {
     const plain = [{ user: 'user:a', relation: 'viewer', object: 'doc:1' }];
-    expect(toCsv(plain).split('\n')[0]).toBe('user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context');
+    expect(toCsv(plain).split('\n')[0]).toBe(
+      'user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context',
+    );
     const mixed = [...plain, { user: 'team:x#member', relation: 'viewer', object: 'doc:2', expires_at: EXPIRES }];
     const text = toCsv(mixed);
     expect(text.split('\n')[0]?.endsWith(',expires_at')).toBe(true);

@@ -10,13 +10,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { latch } from './helpers.js';
 
-const FIXTURES = readdirSync('test/fixtures').filter((f) => f.endsWith('.fga.yaml')).map((f) => `test/fixtures/${f}`);
+const FIXTURES = readdirSync('test/fixtures')
+  .filter((f) => f.endsWith('.fga.yaml'))
+  .map((f) => `test/fixtures/${f}`);
 const WRONG = 'test/fixtures/failing/wrong-expectations.fga.yaml';
 
 interface JsonReport {
   passed: boolean;
   summary: Record<string, { total: number; failed: number }>;
-  files: { file: string; passed: boolean; tests: { name: string; passed: boolean; checks: { passed: boolean; user: string; relation: string; object: string; expected: boolean; got?: boolean }[]; listObjects: { passed: boolean; missing: string[]; unexpected: string[] }[]; listUsers: { passed: boolean; missing: string[]; unexpected: string[] }[] }[] }[];
+  files: {
+    file: string;
+    passed: boolean;
+    tests: {
+      name: string;
+      passed: boolean;
+      checks: { passed: boolean; user: string; relation: string; object: string; expected: boolean; got?: boolean }[];
+      listObjects: { passed: boolean; missing: string[]; unexpected: string[] }[];
+      listUsers: { passed: boolean; missing: string[]; unexpected: string[] }[];
+    }[];
+  }[];
 }
 
 describe('latch test on the fixtures (embedded engine)', () => {
@@ -49,10 +61,16 @@ describe('latch test on a deliberately wrong copy', () => {
     expect(r.code).toBe(1);
     expect(r.out).toContain('✓ still-correct');
     expect(r.out).toContain('✗ wrong-check — checks 1/3');
-    expect(r.out).toContain('✗ Check(user=user:carol, relation=editor, object=document:design): expected true, got false');
+    expect(r.out).toContain(
+      '✗ Check(user=user:carol, relation=editor, object=document:design): expected true, got false',
+    );
     expect(r.out).toContain('✗ Check(user=user:bob, relation=viewer, object=folder:root): expected true, got false');
-    expect(r.out).toMatch(/✗ ListObjects\(user=user:bob, relation=viewer, type=document\): expected \[document:budget, document:design\], got \[document:design, document:readme\]\n\s+missing:\s+document:budget\n\s+unexpected:\s+document:readme/);
-    expect(r.out).toMatch(/✗ ListUsers\(object=document:design, relation=can_delete, .*\): expected \[user:alice, user:dave\], got \[user:dave\]\n\s+missing:\s+user:alice/);
+    expect(r.out).toMatch(
+      /✗ ListObjects\(user=user:bob, relation=viewer, type=document\): expected \[document:budget, document:design\], got \[document:design, document:readme\]\n\s+missing:\s+document:budget\n\s+unexpected:\s+document:readme/,
+    );
+    expect(r.out).toMatch(
+      /✗ ListUsers\(object=document:design, relation=can_delete, .*\): expected \[user:alice, user:dave\], got \[user:dave\]\n\s+missing:\s+user:alice/,
+    );
     expect(r.out).toMatch(/^FAIL: files 0\/1, tests 1\/3 passed; checks 2\/4, list_objects 0\/1, list_users 0\/1$/m);
   });
 
@@ -81,7 +99,8 @@ describe('latch test on a deliberately wrong copy', () => {
   });
 
   it('exits 1 as a real process, and 0 on a passing file', () => {
-    const run = (file: string) => spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', 'test', file], { encoding: 'utf8' });
+    const run = (file: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', 'test', file], { encoding: 'utf8' });
     const bad = run(WRONG);
     expect(bad.stdout).toContain('FAIL:');
     expect(bad.status).toBe(1);
@@ -92,7 +111,8 @@ describe('latch test on a deliberately wrong copy', () => {
 });
 
 describe('latch test reports errors as failures, with the reason', () => {
-  const model = 'model: |\n  model\n    schema 1.1\n  type user\n  type doc\n    relations\n      define viewer: [user with in_office]\n  condition in_office(ip: ipaddress) {\n    ip.in_cidr("10.0.0.0/8")\n  }\n';
+  const model =
+    'model: |\n  model\n    schema 1.1\n  type user\n  type doc\n    relations\n      define viewer: [user with in_office]\n  condition in_office(ip: ipaddress) {\n    ip.in_cidr("10.0.0.0/8")\n  }\n';
   const run = async (body: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'latch-test-errors-'));
     try {
@@ -105,14 +125,20 @@ describe('latch test reports errors as failures, with the reason', () => {
   };
 
   it('a query error (missing condition parameter) fails that assertion and shows the error', async () => {
-    const r = await run('tuples:\n  - {user: "user:anne", relation: viewer, object: "doc:1", condition: {name: in_office}}\ntests:\n  - name: t\n    check:\n      - {user: "user:anne", object: "doc:1", context: {ip: "10.1.1.1"}, assertions: {viewer: true}}\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: true}}\n');
+    const r = await run(
+      'tuples:\n  - {user: "user:anne", relation: viewer, object: "doc:1", condition: {name: in_office}}\ntests:\n  - name: t\n    check:\n      - {user: "user:anne", object: "doc:1", context: {ip: "10.1.1.1"}, assertions: {viewer: true}}\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: true}}\n',
+    );
     expect(r.code).toBe(1);
     expect(r.out).toContain('checks 1/2');
-    expect(r.out).toMatch(/✗ Check\(user=user:anne, relation=viewer, object=doc:1\): expected true, error: validation_error: .*in_office/);
+    expect(r.out).toMatch(
+      /✗ Check\(user=user:anne, relation=viewer, object=doc:1\): expected true, error: validation_error: .*in_office/,
+    );
   });
 
   it('a tuple the model rejects fails the test before any query runs', async () => {
-    const r = await run('tests:\n  - name: t\n    tuples:\n      - {user: "user:anne", relation: editor, object: "doc:1"}\n    check:\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: false}}\n');
+    const r = await run(
+      'tests:\n  - name: t\n    tuples:\n      - {user: "user:anne", relation: editor, object: "doc:1"}\n    check:\n      - {user: "user:anne", object: "doc:1", assertions: {viewer: false}}\n',
+    );
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/✗ t\n\s+error: cannot prepare the store: validation_error/);
     expect(r.out).toContain('checks 0/0');
@@ -133,11 +159,11 @@ describe('latch test --api-url against a real server', () => {
     const r = await latch(['test', ...FIXTURES, '--api-url', url]);
     expect(r.out).toMatch(/^PASS: /m);
     expect(r.code).toBe(0);
-    const stores = await (await fetch(`${url}/stores`)).json() as { stores: unknown[] };
+    const stores = (await (await fetch(`${url}/stores`)).json()) as { stores: unknown[] };
     expect(stores.stores).toEqual([]);
   });
 
-  it('runs on an existing store with --store-id: its model and data, the file\'s tuples as contextual tuples', async () => {
+  it("runs on an existing store with --store-id: its model and data, the file's tuples as contextual tuples", async () => {
     const url = `http://127.0.0.1:${server.port}`;
     const imported = await latch(['store', 'import', '--file', 'test/fixtures/blocklist.fga.yaml', '--api-url', url]);
     const storeId = (JSON.parse(imported.out) as { store: { id: string } }).store.id;
@@ -145,13 +171,21 @@ describe('latch test --api-url against a real server', () => {
     const dir = mkdtempSync(join(tmpdir(), 'latch-existing-'));
     try {
       const file = join(dir, 'remote.fga.yaml');
-      writeFileSync(file, 'name: remote\ntests:\n  - name: t\n    tuples:\n      - {user: "user:zed", relation: muted, object: "channel:general"}\n    check:\n      - {user: "user:sue", object: "channel:general", assertions: {can_post: true}}\n      - {user: "user:zed", object: "channel:general", assertions: {can_read: true, muted: true}}\n    list_objects:\n      - {user: "user:cole", type: channel, assertions: {can_post: ["channel:eng"]}}\n    list_users:\n      - {object: "channel:general", user_filter: [{type: user}], assertions: {muted: {users: ["user:sam", "user:zed"]}}}\n');
+      writeFileSync(
+        file,
+        'name: remote\ntests:\n  - name: t\n    tuples:\n      - {user: "user:zed", relation: muted, object: "channel:general"}\n    check:\n      - {user: "user:sue", object: "channel:general", assertions: {can_post: true}}\n      - {user: "user:zed", object: "channel:general", assertions: {can_read: true, muted: true}}\n    list_objects:\n      - {user: "user:cole", type: channel, assertions: {can_post: ["channel:eng"]}}\n    list_users:\n      - {object: "channel:general", user_filter: [{type: user}], assertions: {muted: {users: ["user:sam", "user:zed"]}}}\n',
+      );
       const r = await latch(['test', file, '--api-url', url, '--store-id', storeId]);
       expect(r.out).toMatch(/^PASS: files 1\/1, tests 1\/1 passed; checks 3\/3, list_objects 1\/1, list_users 1\/1$/m);
       expect(r.code).toBe(0);
       const stores = (await (await fetch(`${url}/stores`)).json()) as { stores: { id: string }[] };
       expect(stores.stores.map((s) => s.id)).toEqual([storeId]); // no scratch store, nothing deleted
-      const tuples = (await (await fetch(`${url}/stores/${storeId}/read`, { method: 'POST', body: JSON.stringify({ tuple_key: { object: 'channel:general', relation: 'muted' } }) })).json()) as { tuples: unknown[] };
+      const tuples = (await (
+        await fetch(`${url}/stores/${storeId}/read`, {
+          method: 'POST',
+          body: JSON.stringify({ tuple_key: { object: 'channel:general', relation: 'muted' } }),
+        })
+      ).json()) as { tuples: unknown[] };
       expect(tuples.tuples).toHaveLength(1); // the contextual tuple was not written
     } finally {
       rmSync(dir, { recursive: true, force: true });

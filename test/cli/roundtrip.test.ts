@@ -10,7 +10,9 @@ import { startServer, type RunningServer } from '../../src/main.js';
 import { FgaHttpClient } from '../../src/cli/http-client.js';
 import { latch } from './helpers.js';
 
-const FIXTURES = readdirSync('test/fixtures').filter((f) => f.endsWith('.fga.yaml')).map((f) => `test/fixtures/${f}`);
+const FIXTURES = readdirSync('test/fixtures')
+  .filter((f) => f.endsWith('.fga.yaml'))
+  .map((f) => `test/fixtures/${f}`);
 
 let source: RunningServer;
 let fresh: RunningServer;
@@ -49,7 +51,9 @@ describe('store export → store import', () => {
   it.each(FIXTURES)('%s round-trips model and tuples exactly', async (fixture) => {
     const a = await importFile(source, fixture);
     const exported = join(dir, `${a.storeId}.fga.yaml`);
-    const exp = await latch(['store', 'export', '--store-id', a.storeId, '-o', exported], { LATCH_API_URL: url(source) });
+    const exp = await latch(['store', 'export', '--store-id', a.storeId, '-o', exported], {
+      LATCH_API_URL: url(source),
+    });
     expect(exp.code).toBe(0);
 
     const b = await importFile(fresh, exported);

@@ -31,8 +31,13 @@ describe('store file forms', () => {
       { user: 'team:writers#member', relation: 'viewer', object: 'document:plan' },
     ]);
     expect(first?.check[1]?.context).toEqual({ hour: 10 });
-    expect(first?.listObjects[0]?.contextualTuples).toEqual([{ user: 'user:bob', relation: 'owner', object: 'document:memo' }]);
-    expect(second?.listUsers[0]).toMatchObject({ context: { hour: 12 }, contextualTuples: [{ user: 'user:dora', relation: 'viewer', object: 'document:plan' }] });
+    expect(first?.listObjects[0]?.contextualTuples).toEqual([
+      { user: 'user:bob', relation: 'owner', object: 'document:memo' },
+    ]);
+    expect(second?.listUsers[0]).toMatchObject({
+      context: { hour: 12 },
+      contextualTuples: [{ user: 'user:dora', relation: 'viewer', object: 'document:plan' }],
+    });
   });
 
   it("a test's tuple_files add to its tuples; global tuple_file and tuple_files to every test", async () => {
@@ -50,9 +55,13 @@ describe('store file forms', () => {
   it('contextual_tuples also take the API shape {tuple_keys: [...]}, and a bad one names its place', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'latch-forms-'));
     try {
-      const base = 'model: |\n  model\n    schema 1.1\n  type user\n  type doc\n    relations\n      define viewer: [user]\ntests:\n  - check:\n      - user: user:a\n        object: doc:1\n        assertions: {viewer: true}\n';
+      const base =
+        'model: |\n  model\n    schema 1.1\n  type user\n  type doc\n    relations\n      define viewer: [user]\ntests:\n  - check:\n      - user: user:a\n        object: doc:1\n        assertions: {viewer: true}\n';
       const good = join(dir, 'good.fga.yaml');
-      writeFileSync(good, `${base}        contextual_tuples:\n          tuple_keys: [{user: "user:a", relation: viewer, object: "doc:1"}]\n`);
+      writeFileSync(
+        good,
+        `${base}        contextual_tuples:\n          tuple_keys: [{user: "user:a", relation: viewer, object: "doc:1"}]\n`,
+      );
       expect((await latch(['test', good])).out).toMatch(/^PASS: files 1\/1, tests 1\/1 passed; checks 1\/1/m);
       const bad = join(dir, 'bad.fga.yaml');
       writeFileSync(bad, `${base}        contextual_tuples: [{user: "user:a", object: "doc:1"}]\n`);

@@ -47,10 +47,12 @@ async function main(): Promise<number> {
     return ci ? 1 : 0;
   }
   const selected = targets.filter((t) => args.target === undefined || t.name === args.target);
-  if (selected.length === 0) throw new Error(`no target named ${args.target}; known: ${targets.map((t) => t.name).join(', ')}`);
+  if (selected.length === 0)
+    throw new Error(`no target named ${args.target}; known: ${targets.map((t) => t.name).join(', ')}`);
   const results: FileResult[] = [];
   for (const t of selected) results.push(...(await t.run(dir, { file: args.file })));
-  if (args.json) console.log(JSON.stringify({ files: results.map(({ file, passed, failed }) => ({ file, passed, failed })) }));
+  if (args.json)
+    console.log(JSON.stringify({ files: results.map(({ file, passed, failed }) => ({ file, passed, failed })) }));
   else printHuman(results);
   return results.some((r) => r.failed > 0) ? 1 : 0;
 }

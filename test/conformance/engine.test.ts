@@ -9,13 +9,19 @@ import { referenceTarget, walkerTarget } from './targets.js';
 for (const target of [referenceTarget(), walkerTarget()]) {
   describeWithData(`conformance: ${target.name} target`, 'openfga', (dir) => {
     for (const file of QUERY_FILES) {
-      it(file, async () => {
-        const [result] = await target.run(dir, { file });
-        const failures = (result?.failures ?? []).map((f) => `${f.name}: ${f.message}`);
-        expect(failures).toEqual([]);
-        expect(result?.passed ?? 0).toBeGreaterThan(0);
-        console.log(`conformance ${target.name} ${file}: ${result?.passed ?? 0} passed, ${result?.failed ?? 0} failed`);
-      }, 600_000);
+      it(
+        file,
+        async () => {
+          const [result] = await target.run(dir, { file });
+          const failures = (result?.failures ?? []).map((f) => `${f.name}: ${f.message}`);
+          expect(failures).toEqual([]);
+          expect(result?.passed ?? 0).toBeGreaterThan(0);
+          console.log(
+            `conformance ${target.name} ${file}: ${result?.passed ?? 0} passed, ${result?.failed ?? 0} failed`,
+          );
+        },
+        600_000,
+      );
     }
   });
 }

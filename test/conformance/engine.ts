@@ -20,7 +20,10 @@ export interface StoreDriver {
   check(modelId: string, q: QueryOf<{ user: string; relation: string; object: string }>): Promise<boolean>;
   listObjects(modelId: string, q: QueryOf<{ user: string; type: string; relation: string }>): Promise<string[]>;
   streamedListObjects(modelId: string, q: QueryOf<{ user: string; type: string; relation: string }>): Promise<string[]>;
-  listUsers(modelId: string, q: QueryOf<{ object: { type: string; id: string }; relation: string; filters: UserFilter[] }>): Promise<ListedUser[]>;
+  listUsers(
+    modelId: string,
+    q: QueryOf<{ object: { type: string; id: string }; relation: string; filters: UserFilter[] }>,
+  ): Promise<ListedUser[]>;
 }
 
 export type QueryOf<K> = { key: K; contextualTuples: readonly TupleKey[]; context?: JsonObject | undefined };
@@ -31,18 +34,52 @@ export interface ConformanceDriver {
 
 // ---- YAML shapes (README §3.1); unknown fields are ignored like the reference loader does ----
 
-interface YTuple { user: string; relation: string; object: string; condition?: { name: string; context?: JsonObject } }
-interface YCheck { tuple: YTuple; context?: JsonObject; contextualTuples?: YTuple[]; expectation?: boolean; errorCode?: number }
-interface YListObjects { request: { user: string; type: string; relation: string }; context?: JsonObject; contextualTuples?: YTuple[]; expectation?: string[] | null; errorCode?: number }
-interface YListUsers { request: { object: string; relation: string; filters: string[] }; context?: JsonObject; contextualTuples?: YTuple[]; expectation?: string[] | null; errorCode?: number }
-interface YStage { model: string; tuples?: YTuple[] | null; checkAssertions?: YCheck[] | null; listObjectsAssertions?: YListObjects[] | null; listUsersAssertions?: YListUsers[] | null }
-interface YTest { name: string; stages: YStage[] }
+interface YTuple {
+  user: string;
+  relation: string;
+  object: string;
+  condition?: { name: string; context?: JsonObject };
+}
+interface YCheck {
+  tuple: YTuple;
+  context?: JsonObject;
+  contextualTuples?: YTuple[];
+  expectation?: boolean;
+  errorCode?: number;
+}
+interface YListObjects {
+  request: { user: string; type: string; relation: string };
+  context?: JsonObject;
+  contextualTuples?: YTuple[];
+  expectation?: string[] | null;
+  errorCode?: number;
+}
+interface YListUsers {
+  request: { object: string; relation: string; filters: string[] };
+  context?: JsonObject;
+  contextualTuples?: YTuple[];
+  expectation?: string[] | null;
+  errorCode?: number;
+}
+interface YStage {
+  model: string;
+  tuples?: YTuple[] | null;
+  checkAssertions?: YCheck[] | null;
+  listObjectsAssertions?: YListObjects[] | null;
+  listUsersAssertions?: YListUsers[] | null;
+}
+interface YTest {
+  name: string;
+  stages: YStage[];
+}
 
 const tupleKey = (t: YTuple): TupleKey => ({
   user: t.user,
   relation: t.relation,
   object: t.object,
-  ...(t.condition ? { condition: { name: t.condition.name, ...(t.condition.context ? { context: wire(t.condition.context) } : {}) } } : {}),
+  ...(t.condition
+    ? { condition: { name: t.condition.name, ...(t.condition.context ? { context: wire(t.condition.context) } : {}) } }
+    : {}),
 });
 
 /** What the context looks like after a JSON round trip (YAML overflow → Infinity → null). */
@@ -59,7 +96,8 @@ export function userString(u: ListedUser): string {
 function sameMultiset(actual: readonly string[], expected: readonly string[], what: string): void {
   const a = [...actual].sort();
   const e = [...expected].sort();
-  if (JSON.stringify(a) !== JSON.stringify(e)) throw new Error(`${what}: expected ${JSON.stringify(e)}, got ${JSON.stringify(a)}`);
+  if (JSON.stringify(a) !== JSON.stringify(e))
+    throw new Error(`${what}: expected ${JSON.stringify(e)}, got ${JSON.stringify(a)}`);
 }
 
 /** Runs `fn`; with `errorCode` set it must fail with that numeric code, else succeed. */
@@ -75,19 +113,36 @@ async function expectOutcome<T>(errorCode: number | undefined, fn: () => Promise
   throw new Error(`expected error ${errorCode}, got success`);
 }
 
-interface StageRun { store: StoreDriver; modelId: string; extra: TupleKey[]; name: string; tally: FileTally }
+interface StageRun {
+  store: StoreDriver;
+  modelId: string;
+  extra: TupleKey[];
+  name: string;
+  tally: FileTally;
+}
 
 async function runChecks(s: StageRun, list: YCheck[]): Promise<void> {
   for (const [i, a] of list.entries()) {
     await s.tally.check(`${s.name}/check#${i}`, async () => {
-      const q = { key: a.tuple, contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra], context: wire(a.context) };
+      const q = {
+        key: a.tuple,
+        contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra],
+        context: wire(a.context),
+      };
       const allowed = await expectOutcome(a.errorCode, () => s.store.check(s.modelId, q));
-      if (!a.errorCode && allowed !== (a.expectation ?? false)) throw new Error(`expected allowed=${a.expectation}, got ${allowed}`);
+      if (!a.errorCode && allowed !== (a.expectation ?? false))
+        throw new Error(`expected allowed=${a.expectation}, got ${allowed}`);
     });
   }
 }
 
-async function recheck(s: StageRun, ctx: Omit<QueryOf<unknown>, 'key'>, user: string, relation: string, object: string): Promise<void> {
+async function recheck(
+  s: StageRun,
+  ctx: Omit<QueryOf<unknown>, 'key'>,
+  user: string,
+  relation: string,
+  object: string,
+): Promise<void> {
   const ok = await s.store.check(s.modelId, { ...ctx, key: { user, relation, object } });
   if (!ok) throw new Error(`listed ${user} / ${object} but Check(${user}, ${relation}, ${object}) is false`);
 }
@@ -95,7 +150,10 @@ async function recheck(s: StageRun, ctx: Omit<QueryOf<unknown>, 'key'>, user: st
 async function runListObjects(s: StageRun, list: YListObjects[]): Promise<void> {
   for (const [i, a] of list.entries()) {
     await s.tally.check(`${s.name}/listObjects#${i}`, async () => {
-      const ctx = { contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra], context: wire(a.context) };
+      const ctx = {
+        contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra],
+        context: wire(a.context),
+      };
       const q = { ...ctx, key: a.request };
       const objects = await expectOutcome(a.errorCode, () => s.store.listObjects(s.modelId, q));
       const streamed = await expectOutcome(a.errorCode, () => s.store.streamedListObjects(s.modelId, q));
@@ -110,13 +168,20 @@ async function runListObjects(s: StageRun, list: YListObjects[]): Promise<void> 
 async function runListUsers(s: StageRun, list: YListUsers[]): Promise<void> {
   for (const [i, a] of list.entries()) {
     await s.tally.check(`${s.name}/listUsers#${i}`, async () => {
-      const ctx = { contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra], context: wire(a.context) };
+      const ctx = {
+        contextualTuples: [...(a.contextualTuples ?? []).map(tupleKey), ...s.extra],
+        context: wire(a.context),
+      };
       const colon = a.request.object.indexOf(':');
       const filters = a.request.filters.map((f): UserFilter => {
         const [type, relation] = f.split('#') as [string, string | undefined];
         return relation === undefined ? { type } : { type, relation };
       });
-      const key = { object: { type: a.request.object.slice(0, colon), id: a.request.object.slice(colon + 1) }, relation: a.request.relation, filters };
+      const key = {
+        object: { type: a.request.object.slice(0, colon), id: a.request.object.slice(colon + 1) },
+        relation: a.request.relation,
+        filters,
+      };
       const users = await expectOutcome(a.errorCode, () => s.store.listUsers(s.modelId, { ...ctx, key }));
       if (a.errorCode || !users) return;
       const strings = users.map(userString);

@@ -18,21 +18,36 @@ export type Send = (op: string, storeId: string | undefined, body: Record<string
 
 export function wireError(status: number, code: string | undefined, message: string | undefined): AppError {
   if (code && isErrorCode(code)) return new AppError(code, message ?? '');
-  return new AppError(status >= 500 ? 'internal_error' : 'validation_error', `HTTP ${status}: ${code ?? ''} ${message ?? ''}`);
+  return new AppError(
+    status >= 500 ? 'internal_error' : 'validation_error',
+    `HTTP ${status}: ${code ?? ''} ${message ?? ''}`,
+  );
 }
 
 /** JSON over HTTP: op → method and path of the endpoint table. */
 function jsonSender(base: string): Send {
   const route: Record<string, string> = {
-    'create-store': '/stores', 'write-authorization-model': '/authorization-models', write: '/write', check: '/check',
-    'list-objects': '/list-objects', 'streamed-list-objects': '/streamed-list-objects', 'list-users': '/list-users',
+    'create-store': '/stores',
+    'write-authorization-model': '/authorization-models',
+    write: '/write',
+    check: '/check',
+    'list-objects': '/list-objects',
+    'streamed-list-objects': '/streamed-list-objects',
+    'list-users': '/list-users',
   };
   return async (op, storeId, body) => {
     const path = op === 'create-store' ? '/stores' : `/stores/${storeId}${route[op]}`;
-    const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await fetch(base + path, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     const text = await r.text();
     if (op === 'streamed-list-objects' && r.status === 200) {
-      const lines = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { result?: unknown; error?: { message: string } });
+      const lines = text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { result?: unknown; error?: { message: string } });
       const failed = lines.find((l) => l.error);
       if (failed?.error) throw new AppError('validation_error', failed.error.message);
       return { results: lines.map((l) => l.result) };
@@ -56,7 +71,11 @@ function channelSender(client: LatchChannelClient): Send {
   };
 }
 
-function queryBody<K extends object>(modelId: string, q: QueryOf<K>, contextualKey: 'wrapped' | 'bare'): Record<string, unknown> {
+function queryBody<K extends object>(
+  modelId: string,
+  q: QueryOf<K>,
+  contextualKey: 'wrapped' | 'bare',
+): Record<string, unknown> {
   const tuples = q.contextualTuples as TupleKey[];
   return {
     authorization_model_id: modelId,
@@ -68,7 +87,11 @@ function queryBody<K extends object>(modelId: string, q: QueryOf<K>, contextualK
 function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): StoreDriver {
   return {
     async writeModel(dsl) {
-      const r = (await send('write-authorization-model', storeId, dslToModel(dsl) as unknown as Record<string, unknown>)) as { authorization_model_id: string };
+      const r = (await send(
+        'write-authorization-model',
+        storeId,
+        dslToModel(dsl) as unknown as Record<string, unknown>,
+      )) as { authorization_model_id: string };
       return r.authorization_model_id;
     },
     async write(modelId, tuples) {
@@ -81,11 +104,15 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
           throw err instanceof ChannelError ? wireError(err.status, err.code, err.message) : err;
         });
       }
-      const r = (await send('check', storeId, { ...queryBody(modelId, q, 'wrapped'), tuple_key: q.key })) as { allowed: boolean };
+      const r = (await send('check', storeId, { ...queryBody(modelId, q, 'wrapped'), tuple_key: q.key })) as {
+        allowed: boolean;
+      };
       return r.allowed;
     },
     async listObjects(modelId, q) {
-      const r = (await send('list-objects', storeId, { ...queryBody(modelId, q, 'wrapped'), ...q.key })) as { objects: string[] };
+      const r = (await send('list-objects', storeId, { ...queryBody(modelId, q, 'wrapped'), ...q.key })) as {
+        objects: string[];
+      };
       return r.objects;
     },
     async streamedListObjects(modelId, q) {
@@ -100,7 +127,12 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
       }
     },
     async listUsers(modelId, q) {
-      const body = { ...queryBody(modelId, q, 'bare'), object: q.key.object, relation: q.key.relation, user_filters: q.key.filters };
+      const body = {
+        ...queryBody(modelId, q, 'bare'),
+        object: q.key.object,
+        relation: q.key.relation,
+        user_filters: q.key.filters,
+      };
       const r = (await send('list-users', storeId, body)) as { users: ListedUser[] };
       return r.users;
     },
@@ -110,7 +142,10 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
 export function driver(send: Send, client?: LatchChannelClient): ConformanceDriver {
   return {
     async createStore(name) {
-      const safe = name.replace(/[^a-zA-Z0-9_\-. ]/g, '_').slice(0, 60).padEnd(3, '_');
+      const safe = name
+        .replace(/[^a-zA-Z0-9_\-. ]/g, '_')
+        .slice(0, 60)
+        .padEnd(3, '_');
       const r = (await send('create-store', undefined, { name: safe })) as { id: string };
       return storeDriver(send, r.id, client);
     },
@@ -120,7 +155,8 @@ export function driver(send: Send, client?: LatchChannelClient): ConformanceDriv
 /** One wire mode: starts its own in-memory server for the run and closes it afterwards. */
 export async function runHttp(mode: 'json' | 'msgpack', dir: string, options: RunOptions): Promise<FileResult[]> {
   const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory' });
-  const client = mode === 'msgpack' ? await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`) : undefined;
+  const client =
+    mode === 'msgpack' ? await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`) : undefined;
   try {
     const send = client ? channelSender(client) : jsonSender(`http://127.0.0.1:${server.port}`);
     const results = await engineTarget(driver(send, client), `http-${mode}`).run(dir, options);

@@ -8,8 +8,16 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import {
-  DslError, dslDiagnostics, dslToModel, isToolingObjectId, jsonDiagnostics, modelToDsl, modulesOf, modulesToModel,
-  parseFgaMod, type Diagnostic,
+  DslError,
+  dslDiagnostics,
+  dslToModel,
+  isToolingObjectId,
+  jsonDiagnostics,
+  modelToDsl,
+  modulesOf,
+  modulesToModel,
+  parseFgaMod,
+  type Diagnostic,
 } from '../../src/model/dsl.js';
 import { FileTally, type FileResult, type RunOptions, type Target } from './types.js';
 
@@ -30,16 +38,20 @@ interface ErrorCase {
 /** Throws unless every field of `expected` is present and equal in `actual` (recursively). */
 export function assertMatches(actual: unknown, expected: unknown, where = ''): void {
   if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
-    if (actual === null || typeof actual !== 'object') throw new Error(`${where}: expected an object, got ${JSON.stringify(actual)}`);
+    if (actual === null || typeof actual !== 'object')
+      throw new Error(`${where}: expected an object, got ${JSON.stringify(actual)}`);
     for (const [k, v] of Object.entries(expected)) assertMatches((actual as Obj)[k], v, `${where}.${k}`);
     return;
   }
-  if (!isDeepStrictEqual(actual, expected)) throw new Error(`${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  if (!isDeepStrictEqual(actual, expected))
+    throw new Error(`${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
 }
 
 function assertErrors(actual: readonly Diagnostic[], expected: readonly Obj[]): void {
   if (actual.length !== expected.length) {
-    throw new Error(`expected ${expected.length} errors, got ${actual.length}: ${JSON.stringify(actual.map((d) => d.msg))}`);
+    throw new Error(
+      `expected ${expected.length} errors, got ${actual.length}: ${JSON.stringify(actual.map((d) => d.msg))}`,
+    );
   }
   expected.forEach((e, i) => assertMatches(actual[i], e, `error[${i}]`));
 }
@@ -47,7 +59,8 @@ function assertErrors(actual: readonly Diagnostic[], expected: readonly Obj[]): 
 /** JSON value equality: key order irrelevant, `undefined` members dropped. */
 function assertJsonEqual(actual: unknown, expected: unknown): void {
   const a: unknown = JSON.parse(JSON.stringify(actual));
-  if (!isDeepStrictEqual(a, expected)) throw new Error(`JSON differs:\n  got      ${JSON.stringify(a)}\n  expected ${JSON.stringify(expected)}`);
+  if (!isDeepStrictEqual(a, expected))
+    throw new Error(`JSON differs:\n  got      ${JSON.stringify(a)}\n  expected ${JSON.stringify(expected)}`);
 }
 
 function assertSame(actual: string, expected: string): void {
@@ -73,11 +86,15 @@ async function dslCases(tally: FileTally, file: string, replayAsModule: boolean)
     const expected = c.expected_errors ?? [];
     const dsl = c.dsl ?? '';
     await tally.check(c.name, () => assertErrors(dslDiagnostics(dsl), expected));
-    if (!replayAsModule || !dsl.includes('schema 1.1') || dsl.trim().startsWith('module') || dsl.includes('0.9')) continue;
+    if (!replayAsModule || !dsl.includes('schema 1.1') || dsl.trim().startsWith('module') || dsl.includes('0.9'))
+      continue;
     await tally.check(`${c.name} [as module test.fga]`, () => {
       const contents = dsl.replace(/model\n {2}schema 1\.1/, 'module test\n');
       const got = diagnosticsOf(() => modulesToModel([{ name: 'test.fga', contents }], '1.2'));
-      assertErrors(got, expected.map((e) => ({ ...e, metadata: { ...(e.metadata as Obj), module: 'test' } })));
+      assertErrors(
+        got,
+        expected.map((e) => ({ ...e, metadata: { ...(e.metadata as Obj), module: 'test' } })),
+      );
     });
   }
 }
@@ -99,7 +116,8 @@ async function jsonToDslCases(tally: FileTally, file: string): Promise<void> {
       } catch (err) {
         message = err instanceof Error ? err.message : String(err);
       }
-      if (!message?.includes(c.error_message)) throw new Error(`expected error containing "${c.error_message}", got ${message ?? 'success'}`);
+      if (!message?.includes(c.error_message))
+        throw new Error(`expected error containing "${c.error_message}", got ${message ?? 'success'}`);
     });
   }
 }
@@ -108,7 +126,11 @@ async function modFileCases(tally: FileTally, file: string): Promise<void> {
   for (const c of loadCases(file)) {
     await tally.check(c.name, () => {
       const text = c.modFile ?? '';
-      if (c.expected_errors?.length) return assertErrors(diagnosticsOf(() => parseFgaMod(text)), c.expected_errors);
+      if (c.expected_errors?.length)
+        return assertErrors(
+          diagnosticsOf(() => parseFgaMod(text)),
+          c.expected_errors,
+        );
       assertJsonEqual(parseFgaMod(text), JSON.parse(c.json ?? '{}'));
     });
   }
@@ -118,14 +140,18 @@ async function objectIdCases(tally: FileTally, file: string): Promise<void> {
   for (const c of loadCases(file)) {
     await tally.check(c.name, () => {
       const got = isToolingObjectId(c.object_id ?? '');
-      if (got !== c.valid) throw new Error(`object id ${JSON.stringify(c.object_id)}: expected valid=${c.valid}, got ${got}`);
+      if (got !== c.valid)
+        throw new Error(`object id ${JSON.stringify(c.object_id)}: expected valid=${c.valid}, got ${got}`);
     });
   }
 }
 
 const read = (...p: string[]): string => readFileSync(path.join(...p), 'utf8');
 const subdirs = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 
 /** §4.7: JSON → DSL byte-exact, DSL → JSON equal as JSON values. */
 async function transformerCases(tally: FileTally, dir: string): Promise<void> {
@@ -144,24 +170,33 @@ async function moduleCases(tally: FileTally, dir: string): Promise<void> {
     const at = (f: string): string => path.join(dir, name, f);
     if (existsSync(at('test.skip'))) continue;
     if (existsSync(at('module'))) {
-      const files = readdirSync(at('module')).filter((f) => f.endsWith('.fga')).sort()
+      const files = readdirSync(at('module'))
+        .filter((f) => f.endsWith('.fga'))
+        .sort()
         .map((f) => ({ name: f, contents: read(at('module'), f) }));
       await tally.check(`${name} combine`, () => {
         if (existsSync(at('expected_errors.json'))) {
-          return assertErrors(diagnosticsOf(() => modulesToModel(files, '1.2')), JSON.parse(read(at('expected_errors.json'))) as Obj[]);
+          return assertErrors(
+            diagnosticsOf(() => modulesToModel(files, '1.2')),
+            JSON.parse(read(at('expected_errors.json'))) as Obj[],
+          );
         }
         assertJsonEqual(modulesToModel(files, '1.2'), JSON.parse(read(at('authorization-model.json'))));
       });
     }
     if (!existsSync(at('authorization-model.json'))) continue;
     const model = JSON.parse(read(at('authorization-model.json'))) as AuthorizationModelInput;
-    if (existsSync(at('combined.fga'))) await tally.check(`${name} json→dsl`, () => assertSame(modelToDsl(model), read(at('combined.fga'))));
+    if (existsSync(at('combined.fga')))
+      await tally.check(`${name} json→dsl`, () => assertSame(modelToDsl(model), read(at('combined.fga'))));
     if (existsSync(at('combined-sourceinfo.fga'))) {
       await tally.check(`${name} json→dsl with source info`, () =>
-        assertSame(modelToDsl(model, { includeSourceInformation: true }), read(at('combined-sourceinfo.fga'))));
+        assertSame(modelToDsl(model, { includeSourceInformation: true }), read(at('combined-sourceinfo.fga'))),
+      );
     }
     if (existsSync(at('expected_modules.json'))) {
-      await tally.check(`${name} modules`, () => assertJsonEqual(modulesOf(model), JSON.parse(read(at('expected_modules.json')))));
+      await tally.check(`${name} modules`, () =>
+        assertJsonEqual(modulesOf(model), JSON.parse(read(at('expected_modules.json')))),
+      );
     }
   }
 }
@@ -186,7 +221,10 @@ export const languageTarget: Target = {
       if (options.file !== undefined && !file.includes(options.file)) continue;
       const tally = new FileTally(file);
       const full = path.join(dir, file);
-      if (!existsSync(full)) await tally.check('(suite present)', () => { throw new Error(`missing ${full}`); });
+      if (!existsSync(full))
+        await tally.check('(suite present)', () => {
+          throw new Error(`missing ${full}`);
+        });
       else await run(tally, full);
       results.push(tally.result());
     }

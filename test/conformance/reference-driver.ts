@@ -4,17 +4,32 @@
 
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
+import {
+  evalCheck,
+  listObjects,
+  MemoryTupleView,
+  overlayView,
+  type EvalContext,
+} from '../../src/engine/reference/index.js';
 import { listUsers } from '../../src/engine/list/list-users.js';
 import type { ListedUser } from '../../src/engine/types.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
-import { validateQueryKey, validateQueryTarget, validateQueryUser, validateUserFilter } from '../../src/model/query-validation.js';
+import {
+  validateQueryKey,
+  validateQueryTarget,
+  validateQueryUser,
+  validateUserFilter,
+} from '../../src/model/query-validation.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from './engine.js';
 import { compile } from '../reference/model.js';
 
 /** Contextual tuples: 2027, except condition problems → 2000 where the API says so (A.3). */
-function validateContextual(m: CompiledModel, tuples: readonly TupleKey[], conditionCode: 'invalid_tuple' | 'validation_error'): void {
+function validateContextual(
+  m: CompiledModel,
+  tuples: readonly TupleKey[],
+  conditionCode: 'invalid_tuple' | 'validation_error',
+): void {
   for (const t of tuples) {
     const p = findTupleProblem(m, t, 'contextual');
     if (p) throw new AppError(p.conditionProblem ? conditionCode : 'invalid_tuple', p.message);
@@ -72,7 +87,10 @@ class DirectStore implements StoreDriver {
     return listObjects(this.ctx(m, q), q.key, 1000);
   }
 
-  async streamedListObjects(modelId: string, q: QueryOf<{ user: string; type: string; relation: string }>): Promise<string[]> {
+  async streamedListObjects(
+    modelId: string,
+    q: QueryOf<{ user: string; type: string; relation: string }>,
+  ): Promise<string[]> {
     const m = this.model(modelId);
     this.validateListObjects(m, q);
     const seen: string[] = [];
@@ -82,12 +100,17 @@ class DirectStore implements StoreDriver {
 
   async listUsers(
     modelId: string,
-    q: QueryOf<{ object: { type: string; id: string }; relation: string; filters: { type: string; relation?: string }[] }>,
+    q: QueryOf<{
+      object: { type: string; id: string };
+      relation: string;
+      filters: { type: string; relation?: string }[];
+    }>,
   ): Promise<ListedUser[]> {
     const m = this.model(modelId);
     validateContextual(m, q.contextualTuples, 'validation_error');
     const filter = q.key.filters[0];
-    if (!filter || q.key.filters.length !== 1) throw new AppError('validation_error', 'exactly one user filter is required');
+    if (!filter || q.key.filters.length !== 1)
+      throw new AppError('validation_error', 'exactly one user filter is required');
     validateUserFilter(m, filter);
     validateQueryTarget(m, q.key.object.type, q.key.relation, 'listUsers');
     const object = `${q.key.object.type}:${q.key.object.id}`;

@@ -9,8 +9,12 @@ import { engineTarget } from './engine.js';
 import type { FileResult, RunOptions } from './types.js';
 
 const ROUTES: Record<string, string> = {
-  'write-authorization-model': '/authorization-models', write: '/write', check: '/check',
-  'list-objects': '/list-objects', 'streamed-list-objects': '/streamed-list-objects', 'list-users': '/list-users',
+  'write-authorization-model': '/authorization-models',
+  write: '/write',
+  check: '/check',
+  'list-objects': '/list-objects',
+  'streamed-list-objects': '/streamed-list-objects',
+  'list-users': '/list-users',
 };
 
 /** JSON over HTTP: writes to `writer`, queries to `reader` with the store's last written revision. */
@@ -31,7 +35,10 @@ export function replicaSender(writer: string, reader: string): Send {
       revisions.set(storeId, revision);
     }
     if (op === 'streamed-list-objects' && r.status === 200) {
-      const lines = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { result?: unknown; error?: { message: string } });
+      const lines = text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { result?: unknown; error?: { message: string } });
       const failed = lines.find((l) => l.error);
       if (failed?.error) throw new AppError('validation_error', failed.error.message);
       return { results: lines.map((l) => l.result) };
@@ -46,7 +53,12 @@ export function replicaSender(writer: string, reader: string): Send {
 }
 
 /** The query suites, written through `writer`, asked of `reader`. */
-export async function runReplicated(writer: string, reader: string, dir: string, options: RunOptions): Promise<FileResult[]> {
+export async function runReplicated(
+  writer: string,
+  reader: string,
+  dir: string,
+  options: RunOptions,
+): Promise<FileResult[]> {
   const results = await engineTarget(driver(replicaSender(writer, reader)), 'replica').run(dir, options);
   return results.map((r) => ({ ...r, file: `replica:${r.file}` }));
 }

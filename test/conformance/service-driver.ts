@@ -16,7 +16,15 @@ class ServiceStore implements StoreDriver {
     private readonly toJson: (dsl: string) => AuthorizationModelInput,
   ) {}
 
-  private q<K>(modelId: string, q: QueryOf<K>): { storeId: string; modelId: string; contextualTuples: QueryOf<K>['contextualTuples']; context: QueryOf<K>['context'] } & typeof base {
+  private q<K>(
+    modelId: string,
+    q: QueryOf<K>,
+  ): {
+    storeId: string;
+    modelId: string;
+    contextualTuples: QueryOf<K>['contextualTuples'];
+    context: QueryOf<K>['context'];
+  } & typeof base {
     return { ...base, storeId: this.storeId, modelId, contextualTuples: q.contextualTuples, context: q.context };
   }
 
@@ -25,7 +33,14 @@ class ServiceStore implements StoreDriver {
   }
 
   async write(modelId: string, tuples: Parameters<StoreDriver['write']>[1]): Promise<void> {
-    await this.latch.write({ storeId: this.storeId, modelId, writes: tuples, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await this.latch.write({
+      storeId: this.storeId,
+      modelId,
+      writes: tuples,
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
   }
 
   async check(modelId: string, q: Parameters<StoreDriver['check']>[1]): Promise<boolean> {

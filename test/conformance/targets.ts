@@ -13,9 +13,4 @@ export const referenceTarget = () => engineTarget(createReferenceDriver(dslToMod
 /** The in-process service (openLatch): the wasm walker for Check, the production list paths. */
 export const walkerTarget = () => engineTarget(createServiceDriver(dslToModel), 'walker');
 
-export const targets: readonly Target[] = [
-  languageTarget,
-  referenceTarget(),
-  walkerTarget(),
-  httpTarget(),
-];
+export const targets: readonly Target[] = [languageTarget, referenceTarget(), walkerTarget(), httpTarget()];

@@ -17,7 +17,8 @@ export function describeWithData(title: string, sub: string, body: (dir: string)
   }
   const what = `conformance data not found at ${path.join(dir, sub)}`;
   describe(title, () => {
-    if (process.env.CI === 'true') it('has its conformance data (required under CI=true)', () => expect.fail(`${what} (set LATCH_CONFORMANCE_DIR)`));
+    if (process.env.CI === 'true')
+      it('has its conformance data (required under CI=true)', () => expect.fail(`${what} (set LATCH_CONFORMANCE_DIR)`));
     else it.skip(what, () => undefined);
   });
 }

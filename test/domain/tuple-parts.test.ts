@@ -20,14 +20,18 @@ describe('cleanPart = non-empty, no control character, no JS \\s', () => {
   });
 
   it('agrees on 20k random strings drawn from the class borders', () => {
-    const borders = [0x00, 0x09, 0x0a, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0x85, 0x9f, 0xa0, 0xa1, 0x1680, 0x1fff, 0x2000, 0x200a, 0x200b, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xd83d, 0xde00, 0xfeff, 0xffff];
+    const borders = [
+      0x00, 0x09, 0x0a, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0x85, 0x9f, 0xa0, 0xa1, 0x1680, 0x1fff, 0x2000, 0x200a,
+      0x200b, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xd83d, 0xde00, 0xfeff, 0xffff,
+    ];
     let seed = 7;
     const next = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
     let agreed = 0;
     for (let i = 0; i < 20_000; i++) {
       let s = '';
       const len = next(6);
-      for (let k = 0; k < len; k++) s += next(3) === 0 ? String.fromCharCode(borders[next(borders.length)] as number) : 'x';
+      for (let k = 0; k < len; k++)
+        s += next(3) === 0 ? String.fromCharCode(borders[next(borders.length)] as number) : 'x';
       expect(cleanPart(s), JSON.stringify(s)).toBe(byRegex(s));
       agreed++;
     }

@@ -53,7 +53,14 @@ describe('checkpoints written at load', () => {
     await scan.get(store.id); // scan → image at revision 2
     await scan.settled();
     for (let b = 0; b < 100; b++) {
-      await storage.writeTuples(store.id, { ...plain, writes: Array.from({ length: 100 }, (_, i) => ({ user: `user:b${b}x${i}`, relation: 'viewer', object: 'doc:t' })) });
+      await storage.writeTuples(store.id, {
+        ...plain,
+        writes: Array.from({ length: 100 }, (_, i) => ({
+          user: `user:b${b}x${i}`,
+          relation: 'viewer',
+          object: 'doc:t',
+        })),
+      });
     }
     const replay = new Indexes(storage);
     expect((await replay.get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 10_000 });
@@ -67,7 +74,8 @@ describe('checkpoints written at load', () => {
 // Background checkpoints (StoreIndex.checkpointDue after a merge): written while the index serves,
 // counted and logged when they fail, stopped by drop and by close.
 
-const many = (tag: string, n: number): TupleKey[] => Array.from({ length: n }, (_, i) => ({ user: `user:${tag}${i % 37}`, relation: 'viewer', object: `doc:${tag}${i}` }));
+const many = (tag: string, n: number): TupleKey[] =>
+  Array.from({ length: n }, (_, i) => ({ user: `user:${tag}${i % 37}`, relation: 'viewer', object: `doc:${tag}${i}` }));
 const small = { mergeThreshold: 300, checkpointChanges: 1000 };
 
 interface Gate {
@@ -110,7 +118,9 @@ async function fill(storage: Storage, storeId: string, index: StoreIndex, tag: s
  * A memory store seeded with 100 tuples, served by Indexes over `gated` storage (small merge and
  * checkpoint thresholds), its index loaded and the scan's load-time checkpoint written.
  */
-async function seededGated(log?: EngineLog): Promise<{ storage: Storage; storeId: string; gate: Gate; indexes: Indexes; index: StoreIndex }> {
+async function seededGated(
+  log?: EngineLog,
+): Promise<{ storage: Storage; storeId: string; gate: Gate; indexes: Indexes; index: StoreIndex }> {
   const storage = await openStorage({});
   const storeId = (await storage.createStore('s')).id;
   await storage.writeTuples(storeId, { ...plain, writes: many('seed', 100) });
@@ -179,7 +189,12 @@ describe('checkpoints written in the background', () => {
     expect(indexes.checkpoints.written).toBe(1);
     expect(indexes.checkpoints.failed).toBeGreaterThanOrEqual(1);
     expect(indexes.checkpoints.failed).toBe(gate.started - 1);
-    expect(logs).toEqual(Array.from({ length: indexes.checkpoints.failed }, () => ['index checkpoint failed', { store_id: storeId, cause: 'disk full' }]));
+    expect(logs).toEqual(
+      Array.from({ length: indexes.checkpoints.failed }, () => [
+        'index checkpoint failed',
+        { store_id: storeId, cause: 'disk full' },
+      ]),
+    );
     expect(everyTuple(index.snapshot())).toEqual([...many('seed', 100), ...many('a', 1500)].map(stored).sort());
 
     gate.fail = undefined;

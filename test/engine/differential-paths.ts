@@ -39,12 +39,19 @@ export interface BulkCheck {
 }
 
 /** Agreement with the oracle as the other non-reference paths use it (any error matches any error). */
-export const agrees = (a: O, b: O): boolean => a === b || (a === 'F' && b === 'C') || (a === 'C' && b === 'F') || (typeof a === 'number' && typeof b === 'number');
+export const agrees = (a: O, b: O): boolean =>
+  a === b || (a === 'F' && b === 'C') || (a === 'C' && b === 'F') || (typeof a === 'number' && typeof b === 'number');
 
-const fromOutcome = (o: CheckOutcome): O | string => ('error' in o ? errorO(o.error.numeric, o.error.code) : o.allowed ? 'T' : 'F');
-const errorO = (numeric: number, code: string): O | string => (numeric === 2000 || numeric === 2002 ? numeric : `error ${code}`);
+const fromOutcome = (o: CheckOutcome): O | string =>
+  'error' in o ? errorO(o.error.numeric, o.error.code) : o.allowed ? 'T' : 'F';
+const errorO = (numeric: number, code: string): O | string =>
+  numeric === 2000 || numeric === 2002 ? numeric : `error ${code}`;
 const channelO = (e: ChannelError): O | string =>
-  e.code === 'validation_error' ? 2000 : e.code === 'authorization_model_resolution_too_complex' ? 2002 : `error ${e.code}`;
+  e.code === 'validation_error'
+    ? 2000
+    : e.code === 'authorization_model_resolution_too_complex'
+      ? 2002
+      : `error ${e.code}`;
 
 /**
  * Owns the pool checkers (one per depth limit, every batch on the pool) and the servers (one per
@@ -69,7 +76,12 @@ export class BulkPaths {
     let s = this.servers.get(depth);
     if (!s) {
       s = (async () => {
-        const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', engine: { resolveDepth: depth, workers: 0 } });
+        const server = await startServer({
+          host: '127.0.0.1',
+          port: 0,
+          datastore: 'memory',
+          engine: { resolveDepth: depth, workers: 0 },
+        });
         const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
         return { server, client };
       })();
@@ -85,7 +97,11 @@ export class BulkPaths {
   /** Runs every bulk path over `checks`; the first disagreement with the oracle, or undefined. */
   async compare(w: BulkWorld, snapshot: IndexSnapshot, checks: readonly BulkCheck[]): Promise<string | undefined> {
     if (checks.length === 0) return undefined;
-    return (await this.poolStrings(w, snapshot, checks)) ?? (await this.poolIds(w, snapshot, checks)) ?? (await this.service(w, checks));
+    return (
+      (await this.poolStrings(w, snapshot, checks)) ??
+      (await this.poolIds(w, snapshot, checks)) ??
+      (await this.service(w, checks))
+    );
   }
 
   private mismatch(path: string, c: BulkCheck, got: O | string, want: O): string | undefined {
@@ -97,23 +113,47 @@ export class BulkPaths {
   }
 
   private want(w: BulkWorld, tuples: readonly TupleKey[], contextual: readonly TupleKey[], c: BulkCheck): O {
-    return oracleCheck({ model: w.model, tuples: [...contextual, ...tuples], context: c.context, depthLimit: w.depth }, c.object, c.relation, c.user);
+    return oracleCheck(
+      { model: w.model, tuples: [...contextual, ...tuples], context: c.context, depthLimit: w.depth },
+      c.object,
+      c.relation,
+      c.user,
+    );
   }
 
   /** The pool from request strings (`WalkerChecker.check`; conditions come back to this thread). */
-  private async poolStrings(w: BulkWorld, snapshot: IndexSnapshot, checks: readonly BulkCheck[]): Promise<string | undefined> {
-    const items = checks.map((c) => ({ object: c.object, relation: c.relation, user: c.user, contextualTuples: w.contextual, ...(c.context ? { context: c.context } : {}) }));
+  private async poolStrings(
+    w: BulkWorld,
+    snapshot: IndexSnapshot,
+    checks: readonly BulkCheck[],
+  ): Promise<string | undefined> {
+    const items = checks.map((c) => ({
+      object: c.object,
+      relation: c.relation,
+      user: c.user,
+      contextualTuples: w.contextual,
+      ...(c.context ? { context: c.context } : {}),
+    }));
     const out = await this.pool(w.depth).check(snapshot, w.model, items);
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i] as BulkCheck;
-      const bad = this.mismatch('pool', c, fromOutcome(out[i] as CheckOutcome), this.want(w, w.tuples, w.contextual, c));
+      const bad = this.mismatch(
+        'pool',
+        c,
+        fromOutcome(out[i] as CheckOutcome),
+        this.want(w, w.tuples, w.contextual, c),
+      );
       if (bad) return bad;
     }
     return undefined;
   }
 
   /** The pool from pre-interned records (`WalkerChecker.checkIds`), one run per request context. */
-  private async poolIds(w: BulkWorld, snapshot: IndexSnapshot, checks: readonly BulkCheck[]): Promise<string | undefined> {
+  private async poolIds(
+    w: BulkWorld,
+    snapshot: IndexSnapshot,
+    checks: readonly BulkCheck[],
+  ): Promise<string | undefined> {
     if (w.contextual.length > 0) return undefined; // records carry no contextual tuples
     const program = programFor(w.model, snapshot.dict);
     for (const group of byContext(checks)) {
@@ -121,7 +161,9 @@ export class BulkPaths {
       const encodable = group.filter((c) => snapshot.nodeId(c.object) !== undefined);
       if (encodable.length === 0) continue;
       const queries = new Uint32Array(encodable.length * QUERY_WORDS);
-      encodable.forEach((c, i) => encodeQuery(snapshot, program, c.object, c.relation, c.user, queries, i * QUERY_WORDS));
+      encodable.forEach((c, i) =>
+        encodeQuery(snapshot, program, c.object, c.relation, c.user, queries, i * QUERY_WORDS),
+      );
       const out = await this.pool(w.depth).checkIds(snapshot, w.model, queries, encodable[0]?.context);
       for (let i = 0; i < encodable.length; i++) {
         const c = encodable[i] as BulkCheck;
@@ -144,7 +186,8 @@ export class BulkPaths {
     const origin = compile(w.origin);
     const written = w.tuples.filter((t) => !findTupleProblem(origin, t, 'write'));
     await latch.writeModel(store, w.origin);
-    if (written.length > 0) await latch.write({ storeId: store, writes: written, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    if (written.length > 0)
+      await latch.write({ storeId: store, writes: written, deletes: [], onDuplicate: 'error', onMissing: 'error' });
     if (w.json !== w.origin) await latch.writeModel(store, w.json);
     try {
       for (const group of byContext(checks)) {
@@ -163,18 +206,42 @@ export class BulkPaths {
         const context = group[0]?.context;
         const outcomes = new Uint8Array(group.length);
         const errors = new Map<number, AppError>();
-        await latch.checkIds({ storeId: store, consistency: 'MINIMIZE_LATENCY', context, table: { strings }, triples, outcomes, errors });
+        await latch.checkIds({
+          storeId: store,
+          consistency: 'MINIMIZE_LATENCY',
+          context,
+          table: { strings },
+          triples,
+          outcomes,
+          errors,
+        });
         const viaChannel = await client.checkIds(store, wire, context ? { context } : {});
         for (let i = 0; i < group.length; i++) {
           const c = group[i] as BulkCheck;
           const want = wants[i] as O;
           const err = errors.get(i);
-          const got = outcomes[i] === CHECK_ERROR ? (err ? errorO(err.numeric, err.code) : 'error without an AppError') : outcomes[i] === CHECK_ALLOWED ? 'T' : 'F';
+          const got =
+            outcomes[i] === CHECK_ERROR
+              ? err
+                ? errorO(err.numeric, err.code)
+                : 'error without an AppError'
+              : outcomes[i] === CHECK_ALLOWED
+                ? 'T'
+                : 'F';
           const bad = this.mismatch('checkIds', c, got, want);
           if (bad) return `${bad}; stored ${JSON.stringify(written)}`;
           const r = viaChannel.results[i];
           const cerr = viaChannel.errors.get(i);
-          const gotWire = r === CHECK_ERROR ? (cerr ? channelO(cerr) : 'error without a message') : r === CHECK_ALLOWED ? 'T' : r === CHECK_DENIED ? 'F' : `byte ${r}`;
+          const gotWire =
+            r === CHECK_ERROR
+              ? cerr
+                ? channelO(cerr)
+                : 'error without a message'
+              : r === CHECK_ALLOWED
+                ? 'T'
+                : r === CHECK_DENIED
+                  ? 'F'
+                  : `byte ${r}`;
           const badWire = this.mismatch('msgpack check-ids', c, gotWire, want);
           if (badWire) return `${badWire}; stored ${JSON.stringify(written)}`;
         }

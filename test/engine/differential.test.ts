@@ -11,7 +11,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
+import {
+  evalCheck,
+  listObjects,
+  MemoryTupleView,
+  overlayView,
+  type EvalContext,
+} from '../../src/engine/reference/index.js';
 import { listUsers } from '../../src/engine/list/list-users.js';
 import type { TupleView } from '../../src/index/types.js';
 import { checkStatus } from '../../src/engine/walker/checker.js';
@@ -21,9 +27,29 @@ import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
 import { compile } from '../reference/model.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
-import { OBJECT_TYPES, USER_TYPES, evolveModel, fittingTuple, ids, randomContext, randomModel, randomRelation, randomTuple, randomUser, Rng } from '../oracle/generate.js';
+import {
+  OBJECT_TYPES,
+  USER_TYPES,
+  evolveModel,
+  fittingTuple,
+  ids,
+  randomContext,
+  randomModel,
+  randomRelation,
+  randomTuple,
+  randomUser,
+  Rng,
+} from '../oracle/generate.js';
 import { BulkPaths, type BulkCheck } from './differential-paths.js';
-import { oracleCheck, oracleFilterReachable, oracleListObjects, oracleListUsers, oracleListUsersReach, type O, type OracleInput } from '../oracle/oracle.js';
+import {
+  oracleCheck,
+  oracleFilterReachable,
+  oracleListObjects,
+  oracleListUsers,
+  oracleListUsersReach,
+  type O,
+  type OracleInput,
+} from '../oracle/oracle.js';
 
 /** Stored tuples (possibly stale), contextual tuples (valid), request context and depth limit. */
 export interface CheckInput {
@@ -44,7 +70,8 @@ export interface DifferentialChecker {
 export const differentialCheckers: DifferentialChecker[] = [
   {
     name: 'eval',
-    check: (inp, object, relation, user) => evalCheck(ctxOf(inp, new MemoryTupleView(inp.stored)), object, relation, user),
+    check: (inp, object, relation, user) =>
+      evalCheck(ctxOf(inp, new MemoryTupleView(inp.stored)), object, relation, user),
   },
   {
     // The evaluator over the compact u32 index (src/index) instead of the in-memory view.
@@ -55,7 +82,13 @@ export const differentialCheckers: DifferentialChecker[] = [
     // The wasm walker (src/engine/walker), inline on this thread.
     name: 'walker',
     check: (inp, object, relation, user) => {
-      const item = { object, relation, user, contextualTuples: inp.contextual, ...(inp.context ? { context: inp.context } : {}) };
+      const item = {
+        object,
+        relation,
+        user,
+        contextualTuples: inp.contextual,
+        ...(inp.context ? { context: inp.context } : {}),
+      };
       const out = checkStatus(indexOf(inp.stored), inp.model, item, inp.depth);
       if ('error' in out) throw out.error;
       return out.allowed;
@@ -75,7 +108,13 @@ function indexOf(tuples: readonly TupleKey[]): IndexSnapshot {
 }
 
 function ctxOf(inp: CheckInput, base: TupleView): EvalContext {
-  return { model: inp.model, view: overlayView(base, inp.contextual), context: inp.context, resolveDepth: inp.depth, deadline: Date.now() + 60_000 };
+  return {
+    model: inp.model,
+    view: overlayView(base, inp.contextual),
+    context: inp.context,
+    resolveDepth: inp.depth,
+    deadline: Date.now() + 60_000,
+  };
 }
 
 const outcome = (fn: () => boolean): O => {
@@ -92,7 +131,10 @@ const outcome = (fn: () => boolean): O => {
  * implementations any error matches any error; the evaluator must match the oracle's code.
  */
 const same = (a: O, b: O, strict: boolean): boolean =>
-  a === b || (a === 'F' && b === 'C') || (a === 'C' && b === 'F') || (!strict && typeof a === 'number' && typeof b === 'number');
+  a === b ||
+  (a === 'F' && b === 'C') ||
+  (a === 'C' && b === 'F') ||
+  (!strict && typeof a === 'number' && typeof b === 'number');
 
 interface World {
   /** The model the tuples were written under (`json` itself unless the model evolved). */
@@ -144,11 +186,20 @@ function contextualPart(rng: Rng, model: CompiledModel, tuples: TupleKey[]): Tup
   const valid = tuples.filter((t) => !findTupleProblem(model, t, 'contextual'));
   const moved = valid.filter(() => rng.chance(0.4));
   const dup = valid.find((t) => t.condition && !moved.includes(t));
-  if (dup && rng.chance(0.5)) moved.push({ ...dup, condition: { name: dup.condition?.name ?? '', context: { x: rng.int(8) } } });
+  if (dup && rng.chance(0.5))
+    moved.push({ ...dup, condition: { name: dup.condition?.name ?? '', context: { x: rng.int(8) } } });
   return moved;
 }
 
-type Query = { kind: 'check' | 'objects' | 'users'; object: string; relation: string; user: string; type: string; filter: { type: string; relation?: string }; context: JsonObject | undefined };
+type Query = {
+  kind: 'check' | 'objects' | 'users';
+  object: string;
+  relation: string;
+  user: string;
+  type: string;
+  filter: { type: string; relation?: string };
+  context: JsonObject | undefined;
+};
 
 function randomQuery(rng: Rng, w: World): Query {
   const from = w.tuples.length > 0 && rng.chance(0.5) ? rng.pick(w.tuples).object : undefined;
@@ -177,15 +228,30 @@ const count = (k: string): void => {
 
 /** Returns a mismatch description, or undefined when implementation and oracle agree. */
 export function compare(w: World, q: Query): string | undefined {
-  const inp: OracleInput = { model: w.model, tuples: [...w.contextual, ...w.tuples], context: q.context, depthLimit: w.depth };
-  const ctx = ctxOf({ model: w.model, stored: w.tuples, contextual: w.contextual, context: q.context, depth: w.depth }, new MemoryTupleView(w.tuples));
+  const inp: OracleInput = {
+    model: w.model,
+    tuples: [...w.contextual, ...w.tuples],
+    context: q.context,
+    depthLimit: w.depth,
+  };
+  const ctx = ctxOf(
+    { model: w.model, stored: w.tuples, contextual: w.contextual, context: q.context, depth: w.depth },
+    new MemoryTupleView(w.tuples),
+  );
   if (q.kind === 'check') {
     const want = oracleCheck(inp, q.object, q.relation, q.user);
-    const input: CheckInput = { model: w.model, stored: w.tuples, contextual: w.contextual, context: q.context, depth: w.depth };
+    const input: CheckInput = {
+      model: w.model,
+      stored: w.tuples,
+      contextual: w.contextual,
+      context: q.context,
+      depth: w.depth,
+    };
     count(`check:${want}`);
     for (const c of differentialCheckers) {
       const got = outcome(() => c.check(input, q.object, q.relation, q.user));
-      if (!same(got, want, c.name === 'eval')) return `${c.name}: Check(${q.user}, ${q.relation}, ${q.object}) = ${got}, oracle ${want}`;
+      if (!same(got, want, c.name === 'eval'))
+        return `${c.name}: Check(${q.user}, ${q.relation}, ${q.object}) = ${got}, oracle ${want}`;
     }
     return undefined;
   }
@@ -209,7 +275,18 @@ export function compare(w: World, q: Query): string | undefined {
       const what = `ListObjects on the index (${JSON.stringify(v)})(${q.user}, ${q.relation}, ${q.type})`;
       let onIndex: string[];
       try {
-        const walk = openObjectWalk({ snapshot: indexOf(w.tuples), model: w.model, contextual: w.contextual, context: q.context, resolveDepth: w.depth, deadline: Date.now() + 60_000, ...v }, q);
+        const walk = openObjectWalk(
+          {
+            snapshot: indexOf(w.tuples),
+            model: w.model,
+            contextual: w.contextual,
+            context: q.context,
+            resolveDepth: w.depth,
+            deadline: Date.now() + 60_000,
+            ...v,
+          },
+          q,
+        );
         onIndex = [...walk];
       } catch (e) {
         if (e instanceof AppError && (e.numeric === 2000 || e.numeric === 2002)) {
@@ -231,7 +308,9 @@ export function compare(w: World, q: Query): string | undefined {
 function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext): string | undefined {
   const what = `ListUsers(${q.object}#${q.relation}, ${JSON.stringify(q.filter)})`;
   const type = q.object.split(':')[0] ?? '';
-  const early = !(type === q.filter.type && q.relation === q.filter.relation) && !oracleFilterReachable(w.model, type, q.relation, q.filter.type, q.filter.relation);
+  const early =
+    !(type === q.filter.type && q.relation === q.filter.relation) &&
+    !oracleFilterReachable(w.model, type, q.relation, q.filter.type, q.filter.relation);
   const reach = early ? undefined : oracleListUsersReach(inp, q.object, q.relation, q.filter.type, q.filter.relation);
   let users: string[];
   try {
@@ -239,19 +318,23 @@ function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext
   } catch (e) {
     if (!(e instanceof AppError) || (e.numeric !== 2000 && e.numeric !== 2002)) throw e;
     count(`users:${e.numeric}`);
-    return reach?.error === undefined ? `${what}: failed with ${e.numeric}, the reference expansion has no error` : undefined;
+    return reach?.error === undefined
+      ? `${what}: failed with ${e.numeric}, the reference expansion has no error`
+      : undefined;
   }
   count(users.length > 0 ? 'users:non-empty' : 'users:empty');
   if (users.some((u) => u.endsWith(':*'))) count('users:wildcard');
   if (users.some((u) => u.includes('#'))) count('users:userset');
-  if (reach?.error !== undefined) return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
+  if (reach?.error !== undefined)
+    return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
   const want = new Map<string, O>();
   for (const u of reach?.users ?? []) want.set(u, oracleCheck(inp, q.object, q.relation, u));
   // Users that Check accepts but the reference expansion never lists (covered by a listed `T:*`,
   // or behind an emptied difference): counted, so a drift in these rules shows in the totals.
   const wild = `${q.filter.type}:*`;
   for (const [u, o] of oracleListUsers(inp, q.object, q.relation, q.filter.type, q.filter.relation)) {
-    if (o === 'T' && !users.includes(u)) count(!u.includes('#') && users.includes(wild) ? 'users:covered-by-wildcard' : 'users:not-reached');
+    if (o === 'T' && !users.includes(u))
+      count(!u.includes('#') && users.includes(wild) ? 'users:covered-by-wildcard' : 'users:not-reached');
   }
   return setMismatch(what, users, want, () => false);
 }
@@ -259,14 +342,23 @@ function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext
 /** A list API may fail with 2000 only when some tuple carries a condition (no other evaluation error exists). */
 function errorMismatch(w: World, what: string, code: number, kind: string): string | undefined {
   count(`${kind}:${code}`);
-  if (code === 2000 && ![...w.tuples, ...w.contextual].some((t) => t.condition)) return `${what}: 2000 without any conditioned tuple`;
+  if (code === 2000 && ![...w.tuples, ...w.contextual].some((t) => t.condition))
+    return `${what}: 2000 without any conditioned tuple`;
   return undefined;
 }
 
-function setMismatch(what: string, got: string[], want: Map<string, O>, covered: (u: string) => boolean): string | undefined {
+function setMismatch(
+  what: string,
+  got: string[],
+  want: Map<string, O>,
+  covered: (u: string) => boolean,
+): string | undefined {
   if (new Set(got).size !== got.length) return `${what}: duplicates in ${JSON.stringify(got)}`;
-  for (const g of got) if (want.get(g) !== 'T') return `${what}: listed ${g} but oracle Check = ${want.get(g) ?? 'not a candidate'}`;
-  for (const [u, o] of want) if (o === 'T' && !got.includes(u) && !covered(u)) return `${what}: missing ${u} (oracle TRUE); got ${JSON.stringify(got)}`;
+  for (const g of got)
+    if (want.get(g) !== 'T') return `${what}: listed ${g} but oracle Check = ${want.get(g) ?? 'not a candidate'}`;
+  for (const [u, o] of want)
+    if (o === 'T' && !got.includes(u) && !covered(u))
+      return `${what}: missing ${u} (oracle TRUE); got ${JSON.stringify(got)}`;
   return undefined;
 }
 
@@ -285,7 +377,11 @@ function shrink(w: World, q: Query): World {
 }
 
 /** Greedy shrink for a bulk-path mismatch: drop stored tuples while some check still disagrees. */
-async function shrinkBulk(w: World, checks: readonly BulkCheck[], run: (w: World) => Promise<string | undefined>): Promise<World> {
+async function shrinkBulk(
+  w: World,
+  checks: readonly BulkCheck[],
+  run: (w: World) => Promise<string | undefined>,
+): Promise<World> {
   let cur = w;
   for (let i = cur.tuples.length - 1; i >= 0 && checks.length > 0; i--) {
     const next = { ...cur, tuples: cur.tuples.filter((_, j) => j !== i) };
@@ -317,25 +413,58 @@ describe('differential: every Check and ListObjects path vs the oracle', () => {
         const bad = compare(w, q);
         if (bad) {
           const min = shrink(w, q);
-          fail({ mismatch: compare(min, q), query: q, depth: min.depth, tuples: min.tuples, contextual: min.contextual, model: min.json }, bad);
+          fail(
+            {
+              mismatch: compare(min, q),
+              query: q,
+              depth: min.depth,
+              tuples: min.tuples,
+              contextual: min.contextual,
+              model: min.json,
+            },
+            bad,
+          );
         }
-        if (q.kind === 'check') checks.push({ object: q.object, relation: q.relation, user: q.user, context: q.context });
+        if (q.kind === 'check')
+          checks.push({ object: q.object, relation: q.relation, user: q.user, context: q.context });
       }
       const run = (v: World): Promise<string | undefined> => bulk.compare(v, indexOf(v.tuples), checks);
       const bad = await run(w);
       if (bad) {
         const min = await shrinkBulk(w, checks, run);
-        fail({ mismatch: await run(min), checks, depth: min.depth, tuples: min.tuples, contextual: min.contextual, origin: min.origin, model: min.json }, bad);
+        fail(
+          {
+            mismatch: await run(min),
+            checks,
+            depth: min.depth,
+            tuples: min.tuples,
+            contextual: min.contextual,
+            origin: min.origin,
+            model: min.json,
+          },
+          bad,
+        );
       }
     }
     console.log(`differential outcomes: ${JSON.stringify(Object.fromEntries([...stats].sort()))}`);
     console.log(`differential bulk paths: ${JSON.stringify(Object.fromEntries([...bulk.counts].sort()))}`);
     expect(done).toBe(total);
     if (total >= 5000) {
-      for (const k of ['check:T', 'check:F', 'check:C', 'check:2000', 'check:2002', 'objects:non-empty', 'users:non-empty', 'users:wildcard', 'users:userset']) {
+      for (const k of [
+        'check:T',
+        'check:F',
+        'check:C',
+        'check:2000',
+        'check:2002',
+        'objects:non-empty',
+        'users:non-empty',
+        'users:wildcard',
+        'users:userset',
+      ]) {
         expect(stats.get(k) ?? 0, k).toBeGreaterThan(0);
       }
-      for (const k of ['pool', 'pool-ids', 'checkIds', 'msgpack check-ids']) expect(bulk.counts.get(k) ?? 0, k).toBeGreaterThan(1000);
+      for (const k of ['pool', 'pool-ids', 'checkIds', 'msgpack check-ids'])
+        expect(bulk.counts.get(k) ?? 0, k).toBeGreaterThan(1000);
     }
   });
 });

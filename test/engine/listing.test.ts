@@ -33,12 +33,23 @@ async function storeWith(latch: Latch, name: string): Promise<string> {
 /** Writes `tuples` in requests of `per` (the embedded API takes the configured per-write limit). */
 async function writeAll(latch: Latch, storeId: string, tuples: readonly TupleKey[], per: number): Promise<void> {
   for (let i = 0; i < tuples.length; i += per) {
-    await latch.write({ storeId, writes: tuples.slice(i, i + per), deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await latch.write({
+      storeId,
+      writes: tuples.slice(i, i + per),
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
   }
 }
 
 /** Every page of a paged ListObjects, following the cursors; `between` runs after each page. */
-async function allPages(latch: Latch, input: Omit<ListObjectsInput, 'page'>, size: number, between?: () => Promise<void>): Promise<string[][]> {
+async function allPages(
+  latch: Latch,
+  input: Omit<ListObjectsInput, 'page'>,
+  size: number,
+  between?: () => Promise<void>,
+): Promise<string[][]> {
   const pages: string[][] = [];
   let after: string | undefined;
   for (;;) {
@@ -53,7 +64,8 @@ async function allPages(latch: Latch, input: Omit<ListObjectsInput, 'page'>, siz
 
 function expectStrictlyIncreasing(list: readonly string[]): void {
   for (let i = 1; i < list.length; i++) {
-    if (!((list[i - 1] as string) < (list[i] as string))) throw new Error(`not increasing at ${i}: ${list[i - 1]} then ${list[i]}`);
+    if (!((list[i - 1] as string) < (list[i] as string)))
+      throw new Error(`not increasing at ${i}: ${list[i - 1]} then ${list[i]}`);
   }
 }
 
@@ -77,7 +89,12 @@ describe('complete listings through pages', () => {
       const store = await storage.createStore('million');
       await storage.writeModel(store.id, dslToModel(DSL));
       const expected = new Set<string>();
-      await storage.writeTuples(store.id, { writes: [{ object: 'group:all', relation: 'member', user: 'user:anne' }], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      await storage.writeTuples(store.id, {
+        writes: [{ object: 'group:all', relation: 'member', user: 'user:anne' }],
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
       for (let i = 0; i < n; i += 10_000) {
         const writes: TupleKey[] = [];
         for (let j = i; j < i + 10_000; j++) {
@@ -91,11 +108,20 @@ describe('complete listings through pages', () => {
       try {
         await big.ready();
         const loaded = performance.now() - t0 - built;
-        const base = { storeId: store.id, contextualTuples: [], consistency: 'UNSPECIFIED' as const, type: 'doc', relation: 'viewer', user: 'user:anne' };
+        const base = {
+          storeId: store.id,
+          contextualTuples: [],
+          consistency: 'UNSPECIFIED' as const,
+          type: 'doc',
+          relation: 'viewer',
+          user: 'user:anne',
+        };
         const t1 = performance.now();
         const pages = await allPages(big, base, 1000);
         const listed = performance.now() - t1;
-        console.log(`1M listing: data written in ${(built / 1000).toFixed(1)} s, loaded in ${(loaded / 1000).toFixed(1)} s, ${pages.length} pages listed in ${(listed / 1000).toFixed(1)} s`);
+        console.log(
+          `1M listing: data written in ${(built / 1000).toFixed(1)} s, loaded in ${(loaded / 1000).toFixed(1)} s, ${pages.length} pages listed in ${(listed / 1000).toFixed(1)} s`,
+        );
         expect(pages.length).toBe(1000);
         expect(pages.every((p) => p.length === 1000)).toBe(true);
         const all = pages.flat();
@@ -114,12 +140,22 @@ describe('complete listings through pages', () => {
 
   test('writers between pages: no duplicates, every object accessible throughout listed, nothing never accessible', async () => {
     const storeId = await storeWith(latch, 'churn');
-    const ids = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => `doc:${String(from + i).padStart(5, '0')}`);
+    const ids = (from: number, to: number): string[] =>
+      Array.from({ length: to - from }, (_, i) => `doc:${String(from + i).padStart(5, '0')}`);
     const initial = ids(0, 3000);
-    await writeAll(latch, storeId, [
-      { object: 'group:eng', relation: 'member', user: 'user:anne' },
-      ...initial.map((object, i) => ({ object, relation: 'viewer', user: i % 2 === 0 ? 'user:anne' : 'group:eng#member' })),
-    ], 1000);
+    await writeAll(
+      latch,
+      storeId,
+      [
+        { object: 'group:eng', relation: 'member', user: 'user:anne' },
+        ...initial.map((object, i) => ({
+          object,
+          relation: 'viewer',
+          user: i % 2 === 0 ? 'user:anne' : 'group:eng#member',
+        })),
+      ],
+      1000,
+    );
     const everAccessible = new Set(initial);
     const removed = new Set<string>();
     let round = 0;
@@ -127,18 +163,33 @@ describe('complete listings through pages', () => {
     // block some (the exclusion path: `reader` confirms candidates with Check).
     const churn = async (): Promise<void> => {
       round++;
-      const grant = [`doc:${String(round * 37 % 3000).padStart(5, '0')}x`, `doc:${String(5000 + round).padStart(5, '0')}`];
+      const grant = [
+        `doc:${String((round * 37) % 3000).padStart(5, '0')}x`,
+        `doc:${String(5000 + round).padStart(5, '0')}`,
+      ];
       const victim = initial[(round * 131) % initial.length] as string;
       const blocked = initial[(round * 257 + 11) % initial.length] as string;
       for (const g of grant) everAccessible.add(g);
-      const writes: TupleKey[] = [...grant.map((object) => ({ object, relation: 'viewer', user: 'user:anne' })), { object: blocked, relation: 'blocked', user: 'user:anne' }];
+      const writes: TupleKey[] = [
+        ...grant.map((object) => ({ object, relation: 'viewer', user: 'user:anne' })),
+        { object: blocked, relation: 'blocked', user: 'user:anne' },
+      ];
       const index = initial.indexOf(victim);
-      const deletes: TupleKey[] = removed.has(victim) ? [] : [{ object: victim, relation: 'viewer', user: index % 2 === 0 ? 'user:anne' : 'group:eng#member' }];
+      const deletes: TupleKey[] = removed.has(victim)
+        ? []
+        : [{ object: victim, relation: 'viewer', user: index % 2 === 0 ? 'user:anne' : 'group:eng#member' }];
       removed.add(victim);
       removed.add(blocked);
       await latch.write({ storeId, writes, deletes, onDuplicate: 'ignore', onMissing: 'ignore' });
     };
-    const base = { storeId, contextualTuples: [], consistency: 'UNSPECIFIED' as const, type: 'doc', relation: 'reader', user: 'user:anne' };
+    const base = {
+      storeId,
+      contextualTuples: [],
+      consistency: 'UNSPECIFIED' as const,
+      type: 'doc',
+      relation: 'reader',
+      user: 'user:anne',
+    };
     const pages = await allPages(latch, base, 97, churn);
     const all = pages.flat();
     expectStrictlyIncreasing(all);
@@ -155,11 +206,28 @@ describe('complete listings through pages', () => {
   test('ListUsers pages: ordered, complete, cursor = the user string', async () => {
     const storeId = await storeWith(latch, 'users');
     const users = Array.from({ length: 250 }, (_, i) => `user:u${i}`);
-    await writeAll(latch, storeId, [...users.map((user) => ({ object: 'doc:1', relation: 'viewer', user })), { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, { object: 'group:eng', relation: 'member', user: 'user:z' }], 1000);
+    await writeAll(
+      latch,
+      storeId,
+      [
+        ...users.map((user) => ({ object: 'doc:1', relation: 'viewer', user })),
+        { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' },
+        { object: 'group:eng', relation: 'member', user: 'user:z' },
+      ],
+      1000,
+    );
     const seen: string[] = [];
     let after: string | undefined;
     do {
-      const r = await latch.listUsers({ storeId, contextualTuples: [], consistency: 'UNSPECIFIED', object: { type: 'doc', id: '1' }, relation: 'viewer', userFilters: [{ type: 'user' }], page: { size: 40, after } });
+      const r = await latch.listUsers({
+        storeId,
+        contextualTuples: [],
+        consistency: 'UNSPECIFIED',
+        object: { type: 'doc', id: '1' },
+        relation: 'viewer',
+        userFilters: [{ type: 'user' }],
+        page: { size: 40, after },
+      });
       expect(r.users.length).toBeLessThanOrEqual(40);
       for (const u of r.users) seen.push('object' in u ? `${u.object.type}:${u.object.id}` : JSON.stringify(u));
       after = r.next;

@@ -19,7 +19,12 @@ const stores: string[] = [];
 const STORES = 5;
 
 const tk = (object: string, user: string): TupleKey => ({ object, relation: 'viewer', user });
-const checkOf = (storeId: string, key: TupleKey): CheckInput => ({ storeId, tupleKey: key, contextualTuples: [], consistency: 'MINIMIZE_LATENCY' });
+const checkOf = (storeId: string, key: TupleKey): CheckInput => ({
+  storeId,
+  tupleKey: key,
+  contextualTuples: [],
+  consistency: 'MINIMIZE_LATENCY',
+});
 const config = { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 };
 
 beforeAll(async () => {
@@ -30,13 +35,26 @@ beforeAll(async () => {
   for (let i = 0; i < STORES; i++) {
     const s = (await writer.createStore(`load-${i}`)).id;
     await writer.writeModel(s, MODEL);
-    await writer.write({ storeId: s, writes: [tk(`doc:${i}`, 'user:anne')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await writer.write({
+      storeId: s,
+      writes: [tk(`doc:${i}`, 'user:anne')],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     stores.push(s);
   }
   await writer.close();
   const tail = new LatchService(await openPostgresStorage({ url: db.url, poolSize: 2 }), config, () => undefined);
   await tail.ready();
-  for (const [i, s] of stores.entries()) await tail.write({ storeId: s, writes: [tk(`doc:${i}`, 'user:bob')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+  for (const [i, s] of stores.entries())
+    await tail.write({
+      storeId: s,
+      writes: [tk(`doc:${i}`, 'user:bob')],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
   // Closing writes new images; the tail is what the last write after them adds.
   await tail.close();
 });
@@ -116,7 +134,8 @@ describe.runIf(run)('index loads on PostgreSQL', () => {
       expect(retries[0]?.retry_in_ms).toBe(250);
       if (retries.length > 1) expect(retries[1]?.retry_in_ms).toBe(500);
       expect(node.stats().indexes.stores).toBe(STORES);
-      for (const [i, s] of stores.entries()) expect((await node.check(checkOf(s, tk(`doc:${i}`, 'user:bob')))).allowed).toBe(true);
+      for (const [i, s] of stores.entries())
+        expect((await node.check(checkOf(s, tk(`doc:${i}`, 'user:bob')))).allowed).toBe(true);
     } finally {
       await node.close();
       await proxy.stop();

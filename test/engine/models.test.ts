@@ -9,11 +9,15 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 } as unknown as AuthorizationModelInput;
 
-test("a model id is a miss in another store, before and after it was compiled; forgetting a store drops only its models", async () => {
+test('a model id is a miss in another store, before and after it was compiled; forgetting a store drops only its models', async () => {
   const storage = await openStorage({});
   const [a, b] = [await storage.createStore('a'), await storage.createStore('b')];
   const idA = (await storage.writeModel(a.id, MODEL)).id;

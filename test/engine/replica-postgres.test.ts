@@ -37,7 +37,11 @@ afterAll(async () => {
 
 const tk = (object: string, relation: string, user: string): TupleKey => ({ object, relation, user });
 const checkOf = (storeId: string, key: TupleKey, extra: Partial<CheckInput> = {}): CheckInput => ({
-  storeId, tupleKey: key, contextualTuples: [], consistency: 'MINIMIZE_LATENCY', ...extra,
+  storeId,
+  tupleKey: key,
+  contextualTuples: [],
+  consistency: 'MINIMIZE_LATENCY',
+  ...extra,
 });
 
 describe.runIf(run)('three nodes over one PostgreSQL database', () => {
@@ -46,25 +50,51 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
     const s = (await a.createStore('visible')).id;
     await a.writeModel(s, MODEL);
     for (const n of [b, c]) expect((await n.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).allowed).toBe(false);
-    const { revision } = await a.write({ storeId: s, writes: [tk('doc:1', 'viewer', 'user:anne')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const { revision } = await a.write({
+      storeId: s,
+      writes: [tk('doc:1', 'viewer', 'user:anne')],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     expect(revision).toBe(1);
-    expect((await b.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).allowed).toBe(true);
-    expect((await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { minRevision: revision }))).allowed).toBe(true);
-    const w2 = await b.write({ storeId: s, writes: [tk('doc:2', 'viewer', 'user:anne')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    expect(
+      (await b.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).allowed,
+    ).toBe(true);
+    expect((await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { minRevision: revision }))).allowed).toBe(
+      true,
+    );
+    const w2 = await b.write({
+      storeId: s,
+      writes: [tk('doc:2', 'viewer', 'user:anne')],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     expect(w2.revision).toBe(2);
     // No poll runs (poll interval 0) and no query asks: only the notification moves A.
-    await vi.waitFor(() => expect(a.checkSync(checkOf(s, tk('doc:2', 'viewer', 'user:anne')))?.allowed).toBe(true), { timeout: 5000, interval: 5 });
+    await vi.waitFor(() => expect(a.checkSync(checkOf(s, tk('doc:2', 'viewer', 'user:anne')))?.allowed).toBe(true), {
+      timeout: 5000,
+      interval: 5,
+    });
     // A model written through C is the latest on A and B once its notification arrives.
     const next = await c.writeModel(s, MODEL);
-    await vi.waitFor(async () => expect((await a.check(checkOf(s, tk('doc:2', 'viewer', 'user:anne')))).modelId).toBe(next), { timeout: 5000, interval: 5 });
-    expect((await b.check(checkOf(s, tk('doc:2', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).modelId).toBe(next);
+    await vi.waitFor(
+      async () => expect((await a.check(checkOf(s, tk('doc:2', 'viewer', 'user:anne')))).modelId).toBe(next),
+      { timeout: 5000, interval: 5 },
+    );
+    expect(
+      (await b.check(checkOf(s, tk('doc:2', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).modelId,
+    ).toBe(next);
   });
 
   it("concurrent writers on all three nodes: every node's answers and change log equal a single-node replay", async () => {
     const s = (await (nodes[0] as LatchService).createStore('concurrent')).id;
     await (nodes[0] as LatchService).writeModel(s, MODEL);
     const universe: TupleKey[] = [];
-    for (let d = 0; d < 8; d++) for (const r of ['owner', 'viewer']) for (const u of ['user:a', 'user:b', 'user:c', 'user:d']) universe.push(tk(`doc:${d}`, r, u));
+    for (let d = 0; d < 8; d++)
+      for (const r of ['owner', 'viewer'])
+        for (const u of ['user:a', 'user:b', 'user:c', 'user:d']) universe.push(tk(`doc:${d}`, r, u));
     let seed = 7;
     const rnd = (n: number): number => {
       seed = (seed + 0x6d2b79f5) | 0;
@@ -75,24 +105,26 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
     const acked: { revision: number; writes: TupleKey[]; deletes: TupleKey[] }[] = [];
     const writer = async (n: LatchService, count: number): Promise<void> => {
       // Several writes in flight per node: the database orders them.
-      await Promise.all(Array.from({ length: 4 }, async () => {
-        for (let i = 0; i < count; i++) {
-          const picked = new Map<string, TupleKey>();
-          for (let k = 1 + rnd(4); k > 0; k--) {
-            const t = universe[rnd(universe.length)] as TupleKey;
-            picked.set(`${t.object}#${t.relation}@${t.user}`, t);
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < count; i++) {
+            const picked = new Map<string, TupleKey>();
+            for (let k = 1 + rnd(4); k > 0; k--) {
+              const t = universe[rnd(universe.length)] as TupleKey;
+              picked.set(`${t.object}#${t.relation}@${t.user}`, t);
+            }
+            const keys = [...picked.values()];
+            const deletes = keys.filter(() => rnd(3) === 0);
+            const writes = keys.filter((t) => !deletes.includes(t));
+            try {
+              const out = await n.write({ storeId: s, writes, deletes, onDuplicate: 'error', onMissing: 'error' });
+              acked.push({ revision: out.revision, writes, deletes });
+            } catch (err) {
+              if (!(err instanceof AppError) || err.code !== 'write_failed_due_to_invalid_input') throw err;
+            }
           }
-          const keys = [...picked.values()];
-          const deletes = keys.filter(() => rnd(3) === 0);
-          const writes = keys.filter((t) => !deletes.includes(t));
-          try {
-            const out = await n.write({ storeId: s, writes, deletes, onDuplicate: 'error', onMissing: 'error' });
-            acked.push({ revision: out.revision, writes, deletes });
-          } catch (err) {
-            if (!(err instanceof AppError) || err.code !== 'write_failed_due_to_invalid_input') throw err;
-          }
-        }
-      }));
+        }),
+      );
     };
     await Promise.all(nodes.map((n) => writer(n, 25)));
     for (const n of nodes) await n.caughtUp();
@@ -104,7 +136,18 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
     try {
       const rs = (await replay.createStore('replay')).id;
       await replay.writeModel(rs, MODEL);
-      for (const w of acked) expect((await replay.write({ storeId: rs, writes: w.writes, deletes: w.deletes, onDuplicate: 'error', onMissing: 'error' })).revision).toBe(w.revision);
+      for (const w of acked)
+        expect(
+          (
+            await replay.write({
+              storeId: rs,
+              writes: w.writes,
+              deletes: w.deletes,
+              onDuplicate: 'error',
+              onMissing: 'error',
+            })
+          ).revision,
+        ).toBe(w.revision);
       const expected = await Promise.all(universe.map(async (t) => (await replay.check(checkOf(rs, t))).allowed));
       const changes = async (n: LatchService, storeId: string): Promise<string[]> => {
         const out: string[] = [];
@@ -112,7 +155,11 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
         for (;;) {
           const page = await n.readChanges({ storeId, pageSize: 100, after });
           if (page.items.length === 0) return out;
-          out.push(...page.items.map((c) => `${c.operation} ${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user}`));
+          out.push(
+            ...page.items.map(
+              (c) => `${c.operation} ${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user}`,
+            ),
+          );
           after = page.next;
         }
       };
@@ -120,7 +167,13 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
         const out: string[] = [];
         let after: string | undefined;
         do {
-          const page = await n.read({ storeId, filter: { object: 'doc:' }, pageSize: 100, after, consistency: 'MINIMIZE_LATENCY' });
+          const page = await n.read({
+            storeId,
+            filter: { object: 'doc:' },
+            pageSize: 100,
+            after,
+            consistency: 'MINIMIZE_LATENCY',
+          });
           out.push(...page.items.map((t) => `${t.key.object}#${t.key.relation}@${t.key.user}`));
           after = page.next;
         } while (after);
@@ -148,25 +201,52 @@ describe.runIf(run)('three nodes over one PostgreSQL database', () => {
       for (let i = 0; i < 3; i++) {
         const storage = await openPostgresStorage({ url: db.url, poolSize: 4 });
         await storage.listening();
-        sweepers.push(new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 }, silent, { clock, expirySweepMs: 0 }));
+        sweepers.push(
+          new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 }, silent, {
+            clock,
+            expirySweepMs: 0,
+          }),
+        );
       }
       const [a] = sweepers as [LatchService];
       const s = (await a.createStore('sweep')).id;
       await a.writeModel(s, MODEL);
       const expiresAt = new Date(T0 + 60_000).toISOString();
-      const expiring = Array.from({ length: 50 }, (_, i) => ({ ...tk(`doc:${i}`, 'viewer', 'user:anne'), expires_at: expiresAt }));
-      await a.write({ storeId: s, writes: [...expiring, tk('doc:keep', 'viewer', 'user:anne')], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      const expiring = Array.from({ length: 50 }, (_, i) => ({
+        ...tk(`doc:${i}`, 'viewer', 'user:anne'),
+        expires_at: expiresAt,
+      }));
+      await a.write({
+        storeId: s,
+        writes: [...expiring, tk('doc:keep', 'viewer', 'user:anne')],
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
       // Every node has the store loaded and current (the sweeper passes over loaded stores).
-      for (const n of sweepers) expect((await n.check(checkOf(s, tk('doc:0', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).allowed).toBe(true);
+      for (const n of sweepers)
+        expect(
+          (await n.check(checkOf(s, tk('doc:0', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })))
+            .allowed,
+        ).toBe(true);
       now = T0 + 60_000;
       const counts = await Promise.all(sweepers.map((n) => n.sweepExpired()));
       expect(counts.reduce((x, y) => x + y, 0)).toBe(50);
       const first = await a.readChanges({ storeId: s, pageSize: 100 });
-      const log = [...first.items, ...(await a.readChanges({ storeId: s, pageSize: 100, after: first.next })).items].filter((c) => c.operation === 'TUPLE_OPERATION_DELETE');
-      expect(log.map((c) => `${c.tuple_key.object} ${c.tuple_key.expires_at}`).sort()).toEqual(expiring.map((t) => `${t.object} ${expiresAt}`).sort());
+      const log = [
+        ...first.items,
+        ...(await a.readChanges({ storeId: s, pageSize: 100, after: first.next })).items,
+      ].filter((c) => c.operation === 'TUPLE_OPERATION_DELETE');
+      expect(log.map((c) => `${c.tuple_key.object} ${c.tuple_key.expires_at}`).sort()).toEqual(
+        expiring.map((t) => `${t.object} ${expiresAt}`).sort(),
+      );
       for (const n of sweepers) {
         await n.caughtUp();
-        expect((await n.read({ storeId: s, filter: {}, pageSize: 100, consistency: 'MINIMIZE_LATENCY' })).items.map((t) => t.key.object)).toEqual(['doc:keep']);
+        expect(
+          (await n.read({ storeId: s, filter: {}, pageSize: 100, consistency: 'MINIMIZE_LATENCY' })).items.map(
+            (t) => t.key.object,
+          ),
+        ).toEqual(['doc:keep']);
         expect(expiring.some((t) => n.checkSync(checkOf(s, t))?.allowed !== false)).toBe(false);
         expect(n.checkSync(checkOf(s, tk('doc:keep', 'viewer', 'user:anne')))?.allowed).toBe(true);
       }

@@ -46,7 +46,12 @@ async function setup(nodes: LatchService[]): Promise<string> {
   return store.id;
 }
 
-function write(node: LatchService, storeId: string, writes: TupleKey[], deletes: TupleKey[] = []): Promise<{ revision: number }> {
+function write(
+  node: LatchService,
+  storeId: string,
+  writes: TupleKey[],
+  deletes: TupleKey[] = [],
+): Promise<{ revision: number }> {
   return node.write({ storeId, writes, deletes, onDuplicate: 'error', onMissing: 'error' });
 }
 
@@ -67,8 +72,18 @@ describe('following one datastore', () => {
     expect((await b.check(checkOf(s, other, { minRevision: w2.revision }))).allowed).toBe(true);
     expect(b.checkSync(checkOf(s, other))?.allowed).toBe(true);
     for (const q of [
-      () => b.listObjects({ storeId: s, type: 'doc', relation: 'viewer', user: 'user:anne', contextualTuples: [], consistency: 'MINIMIZE_LATENCY', minRevision: 2 }),
-    ]) expect((await q()).objects).toEqual(['doc:1']);
+      () =>
+        b.listObjects({
+          storeId: s,
+          type: 'doc',
+          relation: 'viewer',
+          user: 'user:anne',
+          contextualTuples: [],
+          consistency: 'MINIMIZE_LATENCY',
+          minRevision: 2,
+        }),
+    ])
+      expect((await q()).objects).toEqual(['doc:1']);
   });
 
   it('an event moves B without any query asking', async () => {
@@ -84,13 +99,17 @@ describe('following one datastore', () => {
     expect(a.stats().replication.applyLag.count).toBe(0);
   });
 
-
   it('a query never sees half of a revision, even while the log is read one change per turn', async () => {
     const [a, b] = (await cluster([{}, { events: false, slowLog: true }])) as [LatchService, LatchService];
     const s = await setup([a, b]);
     await b.check(checkOf(s, tk('doc:0', 'viewer', 'user:anne')));
     const n = 30;
-    for (let i = 0; i < n; i++) await write(a, s, [tk(`doc:${i}`, 'owner', 'user:anne'), tk(`doc:${i}`, 'viewer', 'user:bob'), tk(`doc:${i}`, 'viewer', 'user:carl')]);
+    for (let i = 0; i < n; i++)
+      await write(a, s, [
+        tk(`doc:${i}`, 'owner', 'user:anne'),
+        tk(`doc:${i}`, 'viewer', 'user:bob'),
+        tk(`doc:${i}`, 'viewer', 'user:carl'),
+      ]);
     // Observe B between every turn while it catches up: each revision is all there or absent.
     let done = false;
     const seen: number[] = [];
@@ -98,7 +117,9 @@ describe('following one datastore', () => {
       while (!done) {
         let complete = 0;
         for (let i = 0; i < n; i++) {
-          const parts = ['user:anne', 'user:bob', 'user:carl'].map((u) => b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', u)))?.allowed);
+          const parts = ['user:anne', 'user:bob', 'user:carl'].map(
+            (u) => b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', u)))?.allowed,
+          );
           const count = parts.filter(Boolean).length;
           expect([0, 3]).toContain(count);
           if (count === 3) complete++;
@@ -110,7 +131,8 @@ describe('following one datastore', () => {
     await b.caughtUp();
     done = true;
     await watch;
-    for (let i = 0; i < n; i++) expect(b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:carl')))?.allowed).toBe(true);
+    for (let i = 0; i < n; i++)
+      expect(b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:carl')))?.allowed).toBe(true);
     // Revisions arrive in order: the number of complete revisions never goes down, and B saw
     // intermediate states (the interleaving really happened).
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1] as number);
@@ -125,7 +147,8 @@ describe('following one datastore', () => {
     await write(a, s, [tk('doc:2', 'viewer', 'user:anne')], []);
     const { revision } = await write(b, s, [tk('doc:3', 'viewer', 'user:anne')], [tk('doc:1', 'viewer', 'user:anne')]);
     expect(revision).toBe(3);
-    const allowed = (i: number): boolean | undefined => b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:anne')))?.allowed;
+    const allowed = (i: number): boolean | undefined =>
+      b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:anne')))?.allowed;
     expect([allowed(1), allowed(2), allowed(3)]).toEqual([false, true, true]);
   });
 
@@ -136,14 +159,17 @@ describe('following one datastore', () => {
     await write(a, s, [tk('doc:1', 'viewer', 'user:anne'), tk('doc:2', 'viewer', 'user:anne')]);
     const out = await b.deleteTuples({ storeId: s, filter: { object: 'doc:1' }, dryRun: false, limit: 1000 });
     expect(out.revision).toBe(2);
-    const allowed = (i: number): boolean | undefined => b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:anne')))?.allowed;
+    const allowed = (i: number): boolean | undefined =>
+      b.checkSync(checkOf(s, tk(`doc:${i}`, 'viewer', 'user:anne')))?.allowed;
     expect([allowed(1), allowed(2)]).toEqual([false, true]);
   });
 
   it('a revision asked for but never committed ends at the deadline with throttled_timeout_error', async () => {
     const [a] = (await cluster([{}], { checkDeadlineMs: 30 })) as [LatchService];
     const s = await setup([a]);
-    const err = await a.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { minRevision: 5 })).catch((e: unknown) => e);
+    const err = await a
+      .check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { minRevision: 5 }))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('throttled_timeout_error');
     expect((err as AppError).message).toBe('timeout waiting for the index to reach revision 5 (applied: 0)');
@@ -159,7 +185,9 @@ describe('following one datastore', () => {
     expect((await b.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).modelId).toBe(next);
     // C missed the event: MINIMIZE_LATENCY keeps its cached latest, HIGHER_CONSISTENCY reads the new one.
     expect((await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).modelId).toBe(first);
-    expect((await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).modelId).toBe(next);
+    expect(
+      (await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }))).modelId,
+    ).toBe(next);
     expect((await c.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).modelId).toBe(next);
   });
 
@@ -169,7 +197,11 @@ describe('following one datastore', () => {
     await write(a, s, [tk('doc:1', 'viewer', 'user:anne')]);
     for (const n of [b, c]) expect((await n.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))).allowed).toBe(true);
     await a.deleteStore(s);
-    const code = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'answered', (e: unknown) => (e as AppError).code);
+    const code = (p: Promise<unknown>): Promise<unknown> =>
+      p.then(
+        () => 'answered',
+        (e: unknown) => (e as AppError).code,
+      );
     expect(await code(b.check(checkOf(s, tk('doc:1', 'viewer', 'user:anne'))))).toBe('store_id_not_found');
     expect(c.checkSync(checkOf(s, tk('doc:1', 'viewer', 'user:anne')))?.allowed).toBe(true); // C has not heard yet
     await c.caughtUp();
@@ -201,7 +233,8 @@ describe('concurrent writers on three nodes', () => {
     const users = ['user:a', 'user:b', 'user:c', 'user:d'];
     const relations = ['owner', 'viewer'];
     const universe: TupleKey[] = [];
-    for (let d = 0; d < docs; d++) for (const r of relations) for (const u of users) universe.push(tk(`doc:${d}`, r, u));
+    for (let d = 0; d < docs; d++)
+      for (const r of relations) for (const u of users) universe.push(tk(`doc:${d}`, r, u));
     // A seeded generator (mulberry32): the same choices every run.
     let seed = 42;
     const rnd = (n: number): number => {
@@ -242,7 +275,13 @@ describe('concurrent writers on three nodes', () => {
     await replay.writeModel(rs, MODEL);
     const changed = [...acked].sort((x, y) => x.revision - y.revision);
     for (const w of changed) {
-      const out = await replay.write({ storeId: rs, writes: w.writes, deletes: w.deletes, onDuplicate: 'error', onMissing: 'error' });
+      const out = await replay.write({
+        storeId: rs,
+        writes: w.writes,
+        deletes: w.deletes,
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
       expect(out.revision).toBe(w.revision);
     }
 
@@ -252,7 +291,9 @@ describe('concurrent writers on three nodes', () => {
       let after: string | undefined;
       for (;;) {
         const page = await node.readChanges({ storeId, pageSize: 100, after });
-        out.push(...page.items.map((c) => `${c.operation} ${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user}`));
+        out.push(
+          ...page.items.map((c) => `${c.operation} ${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user}`),
+        );
         if (page.items.length === 0 || !page.next || page.next === after) break;
         after = page.next;
       }

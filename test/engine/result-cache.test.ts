@@ -58,7 +58,12 @@ describe('ResultCache', () => {
   test('scopes: one per (snapshot, model); an entry answers only its own scope', () => {
     const [s1, s2, m1, m2] = [{}, {}, {}, {}];
     expect(ResultCache.scope(s1, m1)).toBe(ResultCache.scope(s1, m1));
-    const ids = [ResultCache.scope(s1, m1), ResultCache.scope(s2, m1), ResultCache.scope(s1, m2), ResultCache.scope(s2, m2)];
+    const ids = [
+      ResultCache.scope(s1, m1),
+      ResultCache.scope(s2, m1),
+      ResultCache.scope(s1, m2),
+      ResultCache.scope(s2, m2),
+    ];
     expect(new Set(ids).size).toBe(4);
     expect(Math.min(...ids)).toBeGreaterThan(0); // 0 means "not cacheable" to the caller
     const c = new ResultCache(10);
@@ -70,9 +75,18 @@ describe('ResultCache', () => {
     const c = new ResultCache(100);
     // Pairs that are one text when joined with a separator character, or concatenated.
     const pairs = [
-      [{ object: 'doc:a\u0000x', relation: 'y', user: 'u:1' }, { object: 'doc:a', relation: 'x', user: 'y\u0000u:1' }],
-      [{ object: 'doc:a b', relation: 'r', user: 'u:1' }, { object: 'doc:a', relation: 'b r', user: 'u:1' }],
-      [{ object: 'doc:1', relation: 'r', user: 'u:1' }, { object: 'doc:1r', relation: '', user: 'u:1' }],
+      [
+        { object: 'doc:a\u0000x', relation: 'y', user: 'u:1' },
+        { object: 'doc:a', relation: 'x', user: 'y\u0000u:1' },
+      ],
+      [
+        { object: 'doc:a b', relation: 'r', user: 'u:1' },
+        { object: 'doc:a', relation: 'b r', user: 'u:1' },
+      ],
+      [
+        { object: 'doc:1', relation: 'r', user: 'u:1' },
+        { object: 'doc:1r', relation: '', user: 'u:1' },
+      ],
     ];
     for (const [a, b] of pairs) {
       c.set(7, a as never, true);
@@ -138,16 +152,30 @@ describe('ResultCache', () => {
         schema_version: '1.1',
         type_definitions: [
           { type: 'user' },
-          { type: 'doc', relations: { 'a\u0000b': { this: {} } }, metadata: { relations: { 'a\u0000b': { directly_related_user_types: [{ type: 'user' }] } } } },
+          {
+            type: 'doc',
+            relations: { 'a\u0000b': { this: {} } },
+            metadata: { relations: { 'a\u0000b': { directly_related_user_types: [{ type: 'user' }] } } },
+          },
         ],
       };
       await latch.writeModel(store.id, model as never);
       const a = { user: 'user:c', relation: 'a\u0000b', object: 'doc:x' };
       await latch.write({ storeId: store.id, writes: [a], deletes: [], onDuplicate: 'error', onMissing: 'error' });
-      const ask = (k: typeof a) => latch.check({ storeId: store.id, tupleKey: k, contextualTuples: [], modelId: undefined, context: undefined, consistency: 'MINIMIZE_LATENCY' });
+      const ask = (k: typeof a) =>
+        latch.check({
+          storeId: store.id,
+          tupleKey: k,
+          contextualTuples: [],
+          modelId: undefined,
+          context: undefined,
+          consistency: 'MINIMIZE_LATENCY',
+        });
       expect((await ask(a)).allowed).toBe(true); // now cached
       // The same characters split another way: an object with a control character is not valid.
-      await expect(ask({ user: 'user:c', relation: 'b', object: 'doc:x\u0000a' })).rejects.toMatchObject({ code: 'validation_error' });
+      await expect(ask({ user: 'user:c', relation: 'b', object: 'doc:x\u0000a' })).rejects.toMatchObject({
+        code: 'validation_error',
+      });
     } finally {
       await latch.close();
     }

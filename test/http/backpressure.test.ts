@@ -14,11 +14,19 @@ let store = '';
 const MAX_IN_FLIGHT = 1000;
 
 beforeAll(async () => {
-  server = await start({ channel: { maxInFlight: MAX_IN_FLIGHT, maxBuffered: 64 * 1024, maxQueuedBytes: 1024 * 1024 } });
+  server = await start({
+    channel: { maxInFlight: MAX_IN_FLIGHT, maxBuffered: 64 * 1024, maxQueuedBytes: 1024 * 1024 },
+  });
   store = await storeWithModel(server.base, 'backpressure');
   for (let b = 0; b < 10; b++) {
-    const writes = Array.from({ length: 100 }, (_, i) => ({ user: 'user:anne', relation: 'owner', object: `doc:${b * 100 + i}` }));
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);
+    const writes = Array.from({ length: 100 }, (_, i) => ({
+      user: 'user:anne',
+      relation: 'owner',
+      object: `doc:${b * 100 + i}`,
+    }));
+    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(
+      200,
+    );
   }
 });
 
@@ -31,9 +39,17 @@ async function upgrade(): Promise<Socket> {
   const socket = connect({ host: '127.0.0.1', port: server.port });
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   const key = randomBytes(16).toString('base64');
-  socket.write(`GET /stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-  const head = await new Promise<string>((resolve) => socket.once('data', (d: Buffer) => resolve(d.toString('latin1'))));
-  expect(head).toContain(createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64'));
+  socket.write(
+    `GET /stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
+  const head = await new Promise<string>((resolve) =>
+    socket.once('data', (d: Buffer) => resolve(d.toString('latin1'))),
+  );
+  expect(head).toContain(
+    createHash('sha1')
+      .update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+      .digest('base64'),
+  );
   socket.pause();
   return socket;
 }
@@ -59,7 +75,10 @@ describe('channel backpressure', () => {
     // Each answer lists 1,000 objects (~12 KB); each frame carries 20 requests padded to ~1 MB
     // (unknown fields are ignored), so both the answer buffer and the frame queue fill quickly.
     const requests = Array.from({ length: 20 }, (_, i) => ({
-      id: i, op: 'list-objects', store_id: store, body: { type: 'doc', relation: 'viewer', user: 'user:anne', pad: 'x'.repeat(50_000) },
+      id: i,
+      op: 'list-objects',
+      store_id: store,
+      body: { type: 'doc', relation: 'viewer', user: 'user:anne', pad: 'x'.repeat(50_000) },
     }));
     const bytes = frame(encodeMsgpack(requests));
     let peak = 0;
@@ -76,7 +95,9 @@ describe('channel backpressure', () => {
     expect(peak).toBeLessThanOrEqual(MAX_IN_FLIGHT + requests.length);
     for (let i = 0; i < 300 && server.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(server.inFlight()).toBe(0);
-    const ok = await call(server.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'user:a', relation: 'viewer', object: 'doc:1' } });
+    const ok = await call(server.base, 'POST', `/stores/${store}/check`, {
+      tuple_key: { user: 'user:a', relation: 'viewer', object: 'doc:1' },
+    });
     expect(ok.status).toBe(200);
   });
 });

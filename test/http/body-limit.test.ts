@@ -79,7 +79,9 @@ describe('a body over the limit is answered 400 validation_error and the client 
 
   test('the token endpoint (limit 64 KiB): fetch with a 16 MiB chunked body reads its 400', async () => {
     for (let i = 0; i < 10; i++) {
-      const r = await call(server.base, 'POST', '/oauth/token', chunked(16 * LIMIT), { 'content-type': 'application/x-www-form-urlencoded' });
+      const r = await call(server.base, 'POST', '/oauth/token', chunked(16 * LIMIT), {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       expect(r.status).toBe(400);
       expect(r.json).toEqual({ error: 'invalid_request', error_description: 'body too large' });
     }
@@ -87,9 +89,13 @@ describe('a body over the limit is answered 400 validation_error and the client 
 
   test('the rest of the body is read to its end, then the answer, then the close', async () => {
     const total = LIMIT + 512 * 1024;
-    const { reply, closed } = await raw(server.port, `POST /stores/${store}/check HTTP/1.1\r\nHost: x\r\nContent-Length: ${total}\r\n\r\n`, (s) => {
-      s.end(Buffer.alloc(total, 0x20));
-    });
+    const { reply, closed } = await raw(
+      server.port,
+      `POST /stores/${store}/check HTTP/1.1\r\nHost: x\r\nContent-Length: ${total}\r\n\r\n`,
+      (s) => {
+        s.end(Buffer.alloc(total, 0x20));
+      },
+    );
     expect(reply).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(reply).toMatch(/\r\nConnection: close\r\n/i);
     expect(reply).toContain(MESSAGE);
@@ -99,24 +105,32 @@ describe('a body over the limit is answered 400 validation_error and the client 
   test('a client that keeps sending is cut off past the byte bound', async () => {
     let sent = 0;
     // The server closes with bytes unread, so the client's kernel may drop the 400 it had received.
-    const { closed } = await raw(bounded.port, 'POST /stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n', (s) => {
-      const piece = Buffer.alloc(64 * 1024, 0x20);
-      const pump = (): void => {
-        while (!s.destroyed && sent < 1024 * LIMIT) {
-          sent += piece.length;
-          if (!s.write(piece)) return void s.once('drain', pump);
-        }
-      };
-      pump();
-    });
+    const { closed } = await raw(
+      bounded.port,
+      'POST /stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n',
+      (s) => {
+        const piece = Buffer.alloc(64 * 1024, 0x20);
+        const pump = (): void => {
+          while (!s.destroyed && sent < 1024 * LIMIT) {
+            sent += piece.length;
+            if (!s.write(piece)) return void s.once('drain', pump);
+          }
+        };
+        pump();
+      },
+    );
     expect(closed).toBe(true);
     expect(sent).toBeLessThan(64 * LIMIT);
   });
 
   test('a client that stops sending is answered and cut off at the time bound', async () => {
-    const { reply } = await raw(bounded.port, `POST /stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check HTTP/1.1\r\nHost: x\r\nContent-Length: ${LIMIT + 1}\r\n\r\n`, (s) => {
-      s.write('{"tuple_key":');
-    });
+    const { reply } = await raw(
+      bounded.port,
+      `POST /stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check HTTP/1.1\r\nHost: x\r\nContent-Length: ${LIMIT + 1}\r\n\r\n`,
+      (s) => {
+        s.write('{"tuple_key":');
+      },
+    );
     expect(reply).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(reply).toContain(MESSAGE);
   });

@@ -3,7 +3,14 @@
 // inline path and on the worker pool, across writes that add new strings, with conditions.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR, ChannelError, LatchChannelClient, type CheckKey } from '../../src/client/index.js';
+import {
+  CHECK_ALLOWED,
+  CHECK_DENIED,
+  CHECK_ERROR,
+  ChannelError,
+  LatchChannelClient,
+  type CheckKey,
+} from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
@@ -23,7 +30,10 @@ beforeAll(async () => {
     { user: 'user:cond', relation: 'viewer', object: 'doc:office', condition: { name: 'office' } },
   ];
   for (let at = 0; at < writes.length; at += 50) {
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes.slice(at, at + 50) } })).status).toBe(200);
+    expect(
+      (await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes.slice(at, at + 50) } }))
+        .status,
+    ).toBe(200);
   }
   client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
 });
@@ -40,7 +50,10 @@ async function jsonCheck(key: CheckKey, extra: Record<string, unknown> = {}): Pr
   return r.status === 200 ? (body.allowed as boolean) : `${r.status} ${body.code ?? ''}`;
 }
 
-function bulkAnswer(r: { results: Uint8Array; errors: ReadonlyMap<number, ChannelError> }, i: number): boolean | string {
+function bulkAnswer(
+  r: { results: Uint8Array; errors: ReadonlyMap<number, ChannelError> },
+  i: number,
+): boolean | string {
   const b = r.results[i];
   if (b === CHECK_ERROR) {
     const e = r.errors.get(i);
@@ -87,7 +100,9 @@ describe('bulk checks (define-strings / check-ids)', () => {
 
   test('check() is transparent: booleans, and ChannelErrors with the JSON code', async () => {
     const expected = await Promise.all(KEYS.map((k) => jsonCheck(k)));
-    const got = await Promise.all(KEYS.map((k) => client.check(store, k).catch((e: ChannelError) => `${e.status} ${e.code}`)));
+    const got = await Promise.all(
+      KEYS.map((k) => client.check(store, k).catch((e: ChannelError) => `${e.status} ${e.code}`)),
+    );
     expect(got).toEqual(expected);
   });
 
@@ -104,7 +119,11 @@ describe('bulk checks (define-strings / check-ids)', () => {
   });
 
   test('large requests go through the worker pool with the same answers', async () => {
-    const keys = Array.from({ length: 20_000 }, (_, i) => ({ user: `user:u${i % 60}`, relation: i % 3 === 0 ? 'owner' : 'viewer', object: `doc:${i % 61}` }));
+    const keys = Array.from({ length: 20_000 }, (_, i) => ({
+      user: `user:u${i % 60}`,
+      relation: i % 3 === 0 ? 'owner' : 'viewer',
+      object: `doc:${i % 61}`,
+    }));
     keys[7] = { user: 'user:cond', relation: 'viewer', object: 'doc:office' };
     keys[11] = { user: 'user:u1', relation: 'nope', object: 'doc:1' };
     const r = await client.checkMany(store, keys, { context: { ip: '10.0.0.1' } });
@@ -113,7 +132,9 @@ describe('bulk checks (define-strings / check-ids)', () => {
       else if (i === 11) expect(r.errors.get(i)?.code).toBe('validation_error');
       else {
         const k = keys[i] as CheckKey;
-        expect(r.results[i], `${k.object}#${k.relation}@${k.user}`).toBe(k.user.slice(6) === k.object.slice(4) ? CHECK_ALLOWED : CHECK_DENIED);
+        expect(r.results[i], `${k.object}#${k.relation}@${k.user}`).toBe(
+          k.user.slice(6) === k.object.slice(4) ? CHECK_ALLOWED : CHECK_DENIED,
+        );
       }
     }
   });
@@ -121,18 +142,43 @@ describe('bulk checks (define-strings / check-ids)', () => {
   test('writes after strings were resolved: new objects and users are seen', async () => {
     const key = { user: 'user:late', relation: 'viewer', object: 'doc:late' };
     expect(await client.check(store, key)).toBe(false);
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ ...key, relation: 'owner' }] } })).status).toBe(200);
+    expect(
+      (
+        await call(server.base, 'POST', `/stores/${store}/write`, {
+          writes: { tuple_keys: [{ ...key, relation: 'owner' }] },
+        })
+      ).status,
+    ).toBe(200);
     expect(await client.check(store, key)).toBe(true);
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:*', relation: 'viewer', object: 'doc:2' }] } })).status).toBe(400);
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { deletes: { tuple_keys: [{ ...key, relation: 'owner' }] } })).status).toBe(200);
+    expect(
+      (
+        await call(server.base, 'POST', `/stores/${store}/write`, {
+          writes: { tuple_keys: [{ user: 'user:*', relation: 'viewer', object: 'doc:2' }] },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call(server.base, 'POST', `/stores/${store}/write`, {
+          deletes: { tuple_keys: [{ ...key, relation: 'owner' }] },
+        })
+      ).status,
+    ).toBe(200);
     expect(await client.check(store, key)).toBe(false);
   });
 
   test('request-level faults reject the whole request', async () => {
     const ok = [{ user: 'user:u1', relation: 'owner', object: 'doc:1' }];
-    await expect(client.checkMany('01ARZ3NDEKTSV4RRFFQ69G5FAV', ok)).rejects.toMatchObject({ status: 404, code: 'store_id_not_found' });
-    await expect(client.checkMany(store, ok, { authorization_model_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' })).rejects.toMatchObject({ code: 'authorization_model_not_found' });
-    await expect(client.checkMany(store, ok, { context: { 'bad\u0001key': 1 } })).rejects.toMatchObject({ code: 'validation_error' });
+    await expect(client.checkMany('01ARZ3NDEKTSV4RRFFQ69G5FAV', ok)).rejects.toMatchObject({
+      status: 404,
+      code: 'store_id_not_found',
+    });
+    await expect(
+      client.checkMany(store, ok, { authorization_model_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
+    ).rejects.toMatchObject({ code: 'authorization_model_not_found' });
+    await expect(client.checkMany(store, ok, { context: { 'bad\u0001key': 1 } })).rejects.toMatchObject({
+      code: 'validation_error',
+    });
   });
 
   test('checkMany with contextual tuples falls back to check requests', async () => {
@@ -145,9 +191,16 @@ describe('bulk checks (define-strings / check-ids)', () => {
 
 describe('bulk checks on the wire', () => {
   /** Sends raw frames on a fresh connection and returns the answers of one frame, by id. */
-  async function raw(frame: unknown[]): Promise<Map<unknown, { status: number; body?: Record<string, unknown>; error?: { code: string; message: string } }>> {
+  async function raw(
+    frame: unknown[],
+  ): Promise<
+    Map<unknown, { status: number; body?: Record<string, unknown>; error?: { code: string; message: string } }>
+  > {
     const ws = await MiniWebSocket.connect(`ws://127.0.0.1:${server.port}/stream`);
-    const got = new Map<unknown, { status: number; body?: Record<string, unknown>; error?: { code: string; message: string } }>();
+    const got = new Map<
+      unknown,
+      { status: number; body?: Record<string, unknown>; error?: { code: string; message: string } }
+    >();
     await new Promise<void>((resolve) => {
       ws.onMessage = (data) => {
         for (const a of decodeMsgpack(data) as { id: unknown; status: number }[]) got.set(a.id, a);
@@ -172,13 +225,23 @@ describe('bulk checks on the wire', () => {
       { id: 3, op: 'define-strings', body: { first: 7, strings: ['x:y'] } },
       { id: 4, op: 'check-ids', store_id: store, body: { checks: u32le(0, 1) } },
       { id: 5, op: 'check-ids', store_id: store, body: { checks: 'text' } },
-      { id: 6, op: 'check-ids', store_id: store, body: { checks: u32le(0, 1, 2), contextual_tuples: { tuple_keys: [{ user: 'user:u1', relation: 'owner', object: 'doc:2' }] } } },
+      {
+        id: 6,
+        op: 'check-ids',
+        store_id: store,
+        body: {
+          checks: u32le(0, 1, 2),
+          contextual_tuples: { tuple_keys: [{ user: 'user:u1', relation: 'owner', object: 'doc:2' }] },
+        },
+      },
       { id: 7, op: 'define-strings', body: { first: 4, strings: ['x'.repeat(513)] } },
     ]);
     expect(a.get(1)).toEqual({ id: 1, status: 200, body: { first: 0, count: 4 } });
     expect(a.get(2)?.status).toBe(200);
     expect([...(a.get(2)?.body?.results as Uint8Array)]).toEqual([CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR]);
-    expect(a.get(2)?.body?.errors).toEqual([{ index: 2, status: 400, code: 'validation_error', message: expect.stringMatching(/never declared/) as unknown }]);
+    expect(a.get(2)?.body?.errors).toEqual([
+      { index: 2, status: 400, code: 'validation_error', message: expect.stringMatching(/never declared/) as unknown },
+    ]);
     expect(a.get(3)?.error?.message).toMatch(/next string id of this connection is 4/);
     expect(a.get(4)?.error?.message).toMatch(/multiple of 12/);
     expect(a.get(5)?.error?.code).toBe('validation_error');

@@ -22,7 +22,10 @@ async function write(store: string, ...tuples: string[]): Promise<void> {
   expect(r.status).toBe(200);
 }
 
-const text = (e: WatchEvent): string => ('change' in e ? `+${e.change.tuple_key.object}#${e.change.tuple_key.relation}@${e.change.tuple_key.user}` : 'heartbeat');
+const text = (e: WatchEvent): string =>
+  'change' in e
+    ? `+${e.change.tuple_key.object}#${e.change.tuple_key.relation}@${e.change.tuple_key.user}`
+    : 'heartbeat';
 
 beforeAll(async () => {
   server = await start({ channel: { maxBuffered: 64 * 1024 }, watchStallMs: 300 });
@@ -37,14 +40,20 @@ describe('Watch on the channel', () => {
   it('the backlog, then live changes; tokens equal the HTTP ones; break cancels on the server', async () => {
     const store = await storeWithModel(server.base, 'chan-watch');
     await write(store, 'doc:1#viewer@user:anne', 'doc:2#viewer@user:bob');
-    const http = ((await call(server.base, 'GET', `/stores/${store}/changes`)).json as { continuation_token: string }).continuation_token;
+    const http = ((await call(server.base, 'GET', `/stores/${store}/changes`)).json as { continuation_token: string })
+      .continuation_token;
     const seen: WatchEvent[] = [];
     for await (const e of client.watch(store, { heartbeat_ms: 5000 })) {
       seen.push(e);
       if (seen.length === 3) await write(store, 'doc:3#viewer@user:carl');
       if (seen.length === 4) break;
     }
-    expect(seen.map(text)).toEqual(['heartbeat', '+doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+doc:3#viewer@user:carl']);
+    expect(seen.map(text)).toEqual([
+      'heartbeat',
+      '+doc:1#viewer@user:anne',
+      '+doc:2#viewer@user:bob',
+      '+doc:3#viewer@user:carl',
+    ]);
     expect((seen[2] as { continuation_token: string }).continuation_token).toBe(http);
     // Leaving the loop cancelled the stream on the server: nothing is in flight there any more.
     for (let i = 0; i < 200 && server.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -55,7 +64,10 @@ describe('Watch on the channel', () => {
 
   it('an unknown store is a ChannelError 404', async () => {
     const it = client.watch('01ARZ3NDEKTSV4RRFFQ69G5FAV');
-    await expect(it.next()).rejects.toMatchObject({ status: 404, code: 'store_id_not_found' } satisfies Partial<ChannelError>);
+    await expect(it.next()).rejects.toMatchObject({
+      status: 404,
+      code: 'store_id_not_found',
+    } satisfies Partial<ChannelError>);
   });
 
   it('cancel answers whether a stream was found; the stream ends with {cancelled: true}', async () => {
@@ -72,10 +84,28 @@ describe('Watch on the channel', () => {
     };
     ws.send(encodeMsgpack([{ id: 7, op: 'watch', store_id: store, body: { heartbeat_ms: 5000 } }]));
     await until(() => answers.some((a) => a.id === 7));
-    ws.send(encodeMsgpack([{ id: 8, op: 'cancel', body: { id: 7 } }, { id: 9, op: 'cancel', body: { id: 99 } }]));
-    await until(() => answers.some((a) => a.id === 7 && a.more === undefined) && answers.some((a) => a.id === 8) && answers.some((a) => a.id === 9));
-    expect(answers.find((a) => a.id === 7)).toMatchObject({ status: 200, more: true, body: { result: { heartbeat: { continuation_token: '' } } } });
-    expect(answers.find((a) => a.id === 7 && a.more === undefined)).toEqual({ id: 7, status: 200, body: { cancelled: true } });
+    ws.send(
+      encodeMsgpack([
+        { id: 8, op: 'cancel', body: { id: 7 } },
+        { id: 9, op: 'cancel', body: { id: 99 } },
+      ]),
+    );
+    await until(
+      () =>
+        answers.some((a) => a.id === 7 && a.more === undefined) &&
+        answers.some((a) => a.id === 8) &&
+        answers.some((a) => a.id === 9),
+    );
+    expect(answers.find((a) => a.id === 7)).toMatchObject({
+      status: 200,
+      more: true,
+      body: { result: { heartbeat: { continuation_token: '' } } },
+    });
+    expect(answers.find((a) => a.id === 7 && a.more === undefined)).toEqual({
+      id: 7,
+      status: 200,
+      body: { cancelled: true },
+    });
     expect(answers.find((a) => a.id === 8)).toEqual({ id: 8, status: 200, body: { cancelled: true } });
     expect(answers.find((a) => a.id === 9)).toEqual({ id: 9, status: 200, body: { cancelled: false } });
     ws.close(1000);
@@ -86,8 +116,15 @@ describe('Watch on the channel', () => {
     const long = 'y'.repeat(480);
     for (let i = 0; i < 200; i++) {
       await server.latch.write({
-        storeId: store, writes: Array.from({ length: 100 }, (_, k) => ({ object: `doc:${i}_${k}`, relation: 'viewer', user: `user:${long}${k}` })),
-        deletes: [], onDuplicate: 'error', onMissing: 'error',
+        storeId: store,
+        writes: Array.from({ length: 100 }, (_, k) => ({
+          object: `doc:${i}_${k}`,
+          relation: 'viewer',
+          user: `user:${long}${k}`,
+        })),
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
       });
     }
     const ws = await MiniWebSocket.connect(`ws://127.0.0.1:${server.port}/stream`);
@@ -98,7 +135,9 @@ describe('Watch on the channel', () => {
     socket.pause();
     await new Promise((r) => setTimeout(r, 1500)); // the stall limit is 300 ms
     socket.resume();
-    const last = async (): Promise<{ id: number; status: number; error?: { code: string; message: string }; more?: boolean } | undefined> => {
+    const last = async (): Promise<
+      { id: number; status: number; error?: { code: string; message: string }; more?: boolean } | undefined
+    > => {
       for (;;) {
         const all = frames.flatMap((f) => decodeMsgpack(f) as { id: number; status: number; more?: boolean }[]);
         const end = all.find((a) => a.more === undefined);
@@ -106,7 +145,8 @@ describe('Watch on the channel', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    const end = (await last()) as { status: number; error?: { code: string; message: string }; count: number } | undefined;
+    const end = (await last()) as
+      { status: number; error?: { code: string; message: string }; count: number } | undefined;
     expect(end?.error?.code).toBe('resource_exhausted');
     expect(end?.error?.message).toContain('read nothing for 300 ms');
     expect(end?.count).toBeLessThan(20_000); // stopped long before the end of the backlog

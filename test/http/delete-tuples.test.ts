@@ -20,7 +20,11 @@ const BULK = { maxTuplesPerWrite: 10_000, maxBatchCheckItems: 1000 };
 /** A server on a fresh PostgreSQL database, and the database to drop after it. */
 async function postgresServer(): Promise<{ server: Server; db: TestDatabase }> {
   const db = await createTestDatabase('latch_delete');
-  const server = await start({ datastore: 'postgres', postgres: { url: db.url, poolSize: 3, startTimeoutMs: 0 }, engine: BULK });
+  const server = await start({
+    datastore: 'postgres',
+    postgres: { url: db.url, poolSize: 3, startTimeoutMs: 0 },
+    engine: BULK,
+  });
   return { server, db };
 }
 
@@ -43,7 +47,11 @@ let target: Server;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'latch-delete-filter-'));
-  s = await start({ datastore: 'leveldb', dataDir: dir, engine: { maxTuplesPerWrite: 10_000, maxBatchCheckItems: 1000 } });
+  s = await start({
+    datastore: 'leveldb',
+    dataDir: dir,
+    engine: { maxTuplesPerWrite: 10_000, maxBatchCheckItems: 1000 },
+  });
   target = s;
 }, 60_000);
 
@@ -73,7 +81,10 @@ async function changesAfter(store: string, token: string): Promise<{ changes: Ch
 }
 
 async function allowedAll(store: string, keys: readonly TupleKey[]): Promise<boolean[]> {
-  const checks = keys.map((k, i) => ({ tuple_key: { user: k.user, relation: k.relation, object: k.object }, correlation_id: `c${i}` }));
+  const checks = keys.map((k, i) => ({
+    tuple_key: { user: k.user, relation: k.relation, object: k.object },
+    correlation_id: `c${i}`,
+  }));
   const r = await call(target.base, 'POST', `/stores/${store}/batch-check`, { checks });
   expect(r.status, r.text).toBe(200);
   const result = (r.json as { result: Record<string, { allowed?: boolean; error?: unknown }> }).result;
@@ -97,9 +108,21 @@ async function bulkDelete(matching: number, owners: number, limit: number): Prom
   const ownerKeys: TupleKey[] = [];
   for (let i = 0; i < owners; i++) ownerKeys.push({ user: `user:o${i}`, relation: 'owner', object: `doc:d${i}` });
   for (let i = 0; i < viewers.length; i += 10_000) {
-    await target.latch.write({ storeId: store, writes: viewers.slice(i, i + 10_000), deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await target.latch.write({
+      storeId: store,
+      writes: viewers.slice(i, i + 10_000),
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
   }
-  await target.latch.write({ storeId: store, writes: ownerKeys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+  await target.latch.write({
+    storeId: store,
+    writes: ownerKeys,
+    deletes: [],
+    onDuplicate: 'error',
+    onMissing: 'error',
+  });
   let { token } = await changesAfter(store, '');
   const filter = { object_type: 'doc', relation: 'viewer' };
 
@@ -145,7 +168,12 @@ async function bulkDelete(matching: number, owners: number, limit: number): Prom
   // What did not match is untouched: the owners still own and, through owner, view.
   const sample = ownerKeys.filter((_, i) => i % 50 === 0);
   expect(await allowedAll(store, sample)).toEqual(sample.map(() => true));
-  expect(await allowedAll(store, sample.map((k) => ({ ...k, relation: 'viewer' })))).toEqual(sample.map(() => true));
+  expect(
+    await allowedAll(
+      store,
+      sample.map((k) => ({ ...k, relation: 'viewer' })),
+    ),
+  ).toEqual(sample.map(() => true));
   const left = await del(store, { filter: { object_type: 'doc' }, dry_run: true });
   expect(left.tuple_keys.map(id).sort()).toEqual(ownerKeys.map(id).sort());
   expect(left.more).toBe(false);
@@ -224,7 +252,11 @@ describe.each(BACKENDS)('delete by filter on %s: filter shapes, limit and refusa
     expect(dry.tuple_keys).toHaveLength(2);
     expect(dry.more).toBe(true);
     const all = await del(store, { filter: { user: 'user:anne' }, dry_run: true });
-    expect(all.tuple_keys.map(id).sort()).toEqual(['user:anne member group:eng', 'user:anne owner doc:2', 'user:anne viewer doc:1']);
+    expect(all.tuple_keys.map(id).sort()).toEqual([
+      'user:anne member group:eng',
+      'user:anne owner doc:2',
+      'user:anne viewer doc:1',
+    ]);
     expect(all.more).toBe(false);
   });
 
@@ -240,18 +272,45 @@ describe.each(BACKENDS)('delete by filter on %s: filter shapes, limit and refusa
     const r = await del(store, { filter: { object_type: 'doc', user: 'user:anne' } });
     expect(r.tuple_keys.map(id).sort()).toEqual(['user:anne owner doc:2', 'user:anne viewer doc:1']);
     const left = await call(target.base, 'POST', `/stores/${store}/read`, {});
-    expect((left.json as { tuples: { key: TupleKey }[] }).tuples.map((t) => id(t.key)).sort()).toEqual(['user:anne member group:eng', 'user:bob viewer doc:1']);
+    expect((left.json as { tuples: { key: TupleKey }[] }).tuples.map((t) => id(t.key)).sort()).toEqual([
+      'user:anne member group:eng',
+      'user:bob viewer doc:1',
+    ]);
   });
 
   it.each([
     ['no filter', {}, 'invalid DeleteTuplesRequest.Filter: value is required'],
     ['an empty filter', { filter: {} }, 'the filter must set at least one of object_type, object, relation and user'],
-    ['an object of another type', { filter: { object_type: 'doc', object: 'group:eng' } }, "the filter's object group:eng is not of its object_type doc"],
-    ['an object without id', { filter: { object: 'doc:' } }, 'invalid DeleteTuplesFilter.Object: value must be an object of the form type:id'],
-    ['a user without type', { filter: { user: 'anne' } }, 'invalid DeleteTuplesFilter.User: value must be a user of the form type:id, type:id#relation or type:*'],
-    ['limit 0', { filter: { relation: 'viewer' }, limit: 0 }, 'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]'],
-    ['limit 1001', { filter: { relation: 'viewer' }, limit: 1001 }, 'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]'],
-    ['dry_run not a bool', { filter: { relation: 'viewer' }, dry_run: 'yes' }, 'invalid value for bool field dry_run: "yes"'],
+    [
+      'an object of another type',
+      { filter: { object_type: 'doc', object: 'group:eng' } },
+      "the filter's object group:eng is not of its object_type doc",
+    ],
+    [
+      'an object without id',
+      { filter: { object: 'doc:' } },
+      'invalid DeleteTuplesFilter.Object: value must be an object of the form type:id',
+    ],
+    [
+      'a user without type',
+      { filter: { user: 'anne' } },
+      'invalid DeleteTuplesFilter.User: value must be a user of the form type:id, type:id#relation or type:*',
+    ],
+    [
+      'limit 0',
+      { filter: { relation: 'viewer' }, limit: 0 },
+      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]',
+    ],
+    [
+      'limit 1001',
+      { filter: { relation: 'viewer' }, limit: 1001 },
+      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]',
+    ],
+    [
+      'dry_run not a bool',
+      { filter: { relation: 'viewer' }, dry_run: 'yes' },
+      'invalid value for bool field dry_run: "yes"',
+    ],
   ])('%s → 400 validation_error', async (_name, body, message) => {
     const r = await call(target.base, 'POST', `/stores/${store}/delete-tuples`, body);
     expect(r.status).toBe(400);
@@ -259,7 +318,9 @@ describe.each(BACKENDS)('delete by filter on %s: filter shapes, limit and refusa
   });
 
   it('an unknown store → 404 store_id_not_found', async () => {
-    const r = await call(target.base, 'POST', '/stores/01JAAAAAAAAAAAAAAAAAAAAAAA/delete-tuples', { filter: { relation: 'viewer' } });
+    const r = await call(target.base, 'POST', '/stores/01JAAAAAAAAAAAAAAAAAAAAAAA/delete-tuples', {
+      filter: { relation: 'viewer' },
+    });
     expect(r.status).toBe(404);
     expect((r.json as { code: string }).code).toBe('store_id_not_found');
   });

@@ -16,8 +16,14 @@ beforeAll(async () => {
   server = await start();
   store = await storeWithModel(server.base, 'disconnect');
   for (let b = 0; b < OBJECTS / 100; b++) {
-    const writes = Array.from({ length: 100 }, (_, i) => ({ user: 'user:anne', relation: 'owner', object: `doc:${b * 100 + i}` }));
-    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);
+    const writes = Array.from({ length: 100 }, (_, i) => ({
+      user: 'user:anne',
+      relation: 'owner',
+      object: `doc:${b * 100 + i}`,
+    }));
+    expect((await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: writes } })).status).toBe(
+      200,
+    );
   }
 });
 
@@ -73,7 +79,12 @@ describe('client disconnects', () => {
     }
     await settled();
     // And a full stream still works afterwards.
-    const full = await call(server.base, 'POST', `/stores/${store}/streamed-list-objects`, JSON.parse(body) as Record<string, unknown>);
+    const full = await call(
+      server.base,
+      'POST',
+      `/stores/${store}/streamed-list-objects`,
+      JSON.parse(body) as Record<string, unknown>,
+    );
     expect(full.text.trim().split('\n')).toHaveLength(OBJECTS);
   });
 
@@ -81,7 +92,10 @@ describe('client disconnects', () => {
     for (let i = 0; i < 5; i++) {
       const ws = await MiniWebSocket.connect(`ws://127.0.0.1:${server.port}/stream`);
       const frame = Array.from({ length: 5000 }, (_, j) => ({
-        id: j, op: 'check', store_id: store, body: { tuple_key: { user: 'user:anne', relation: 'viewer', object: `doc:${j}` } },
+        id: j,
+        op: 'check',
+        store_id: store,
+        body: { tuple_key: { user: 'user:anne', relation: 'viewer', object: `doc:${j}` } },
       }));
       ws.send(encodeMsgpack(frame));
       ws.close();

@@ -36,7 +36,8 @@ type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
 let store = '';
 let client: LatchChannelClient;
-const post = (path: string, body: Record<string, unknown>) => call(server.base, 'POST', `/stores/${store}${path}`, body);
+const post = (path: string, body: Record<string, unknown>) =>
+  call(server.base, 'POST', `/stores/${store}${path}`, body);
 
 beforeAll(async () => {
   server = await start({ clock: () => now, expirySweepMs: 0 });
@@ -48,7 +49,13 @@ beforeAll(async () => {
     { user: 'user:keep', relation: 'viewer', object: 'doc:1' },
     { user: 'user:bob', relation: 'member', object: 'group:eng', expires_at: EXPIRES },
     { user: 'group:eng#member', relation: 'viewer', object: 'doc:2' },
-    { user: 'user:carl', relation: 'viewer', object: 'doc:3', condition: { name: 'office' }, expires_at: '2026-06-01T00:01:00.0009Z' },
+    {
+      user: 'user:carl',
+      relation: 'viewer',
+      object: 'doc:3',
+      condition: { name: 'office' },
+      expires_at: '2026-06-01T00:01:00.0009Z',
+    },
   ];
   const w = await post('/write', { writes: { tuple_keys: writes } });
   expect(w.status, w.text).toBe(200);
@@ -60,7 +67,12 @@ afterAll(async () => {
   await server.close();
 });
 
-const check = async (user: string, relation: string, object: string, context?: Record<string, unknown>): Promise<boolean> => {
+const check = async (
+  user: string,
+  relation: string,
+  object: string,
+  context?: Record<string, unknown>,
+): Promise<boolean> => {
   const r = await post('/check', { tuple_key: { user, relation, object }, ...(context ? { context } : {}) });
   expect(r.status, r.text).toBe(200);
   return (r.json as { allowed: boolean }).allowed;
@@ -72,32 +84,80 @@ async function allPaths(): Promise<Record<string, unknown>> {
     checks: [
       { correlation_id: 'a', tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } },
       { correlation_id: 'b', tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } },
-      { correlation_id: 'c', tuple_key: { user: 'user:carl', relation: 'viewer', object: 'doc:3' }, context: { ip: '10.0.0.1' } },
+      {
+        correlation_id: 'c',
+        tuple_key: { user: 'user:carl', relation: 'viewer', object: 'doc:3' },
+        context: { ip: '10.0.0.1' },
+      },
     ],
   });
   const result = (batch.json as { result: Record<string, { allowed: boolean }> }).result;
-  const bulkKeys = Array.from({ length: 5000 }, (_, i) => ({ user: i % 2 === 0 ? 'user:anne' : 'user:bob', relation: 'reader', object: i % 2 === 0 ? 'doc:1' : 'doc:2' }));
+  const bulkKeys = Array.from({ length: 5000 }, (_, i) => ({
+    user: i % 2 === 0 ? 'user:anne' : 'user:bob',
+    relation: 'reader',
+    object: i % 2 === 0 ? 'doc:1' : 'doc:2',
+  }));
   const bulk = await client.checkMany(store, bulkKeys);
   const lo = async (user: string, relation: string, extra: Record<string, unknown> = {}): Promise<string[]> =>
-    ((await post('/list-objects', { type: 'doc', relation, user, ...extra })).json as { objects: string[] }).objects.sort();
+    (
+      (await post('/list-objects', { type: 'doc', relation, user, ...extra })).json as { objects: string[] }
+    ).objects.sort();
   const streamed = await post('/streamed-list-objects', { type: 'doc', relation: 'viewer', user: 'user:bob' });
   const lu = async (object: string, extra: Record<string, unknown> = {}): Promise<string[]> =>
-    ((await post('/list-users', { object: { type: 'doc', id: object }, relation: 'reader', user_filters: [{ type: 'user' }], ...extra })).json as { users: { object: { id: string } }[] }).users
+    (
+      (
+        await post('/list-users', {
+          object: { type: 'doc', id: object },
+          relation: 'reader',
+          user_filters: [{ type: 'user' }],
+          ...extra,
+        })
+      ).json as { users: { object: { id: string } }[] }
+    ).users
       .map((u) => u.object.id)
       .sort();
-  const explain = (await post('/check/explain', { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } })).json as { allowed: boolean };
-  const authzen = (await post('/access/v1/evaluation', { subject: { type: 'user', id: 'anne' }, resource: { type: 'doc', id: '1' }, action: { name: 'reader' } })).json as { decision: boolean };
-  const expand = (await post('/expand', { tuple_key: { object: 'doc:1', relation: 'viewer' } })).json as { tree: { root: { leaf: { users?: { users: string[] } } } } };
+  const explain = (
+    await post('/check/explain', { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:2' } })
+  ).json as { allowed: boolean };
+  const authzen = (
+    await post('/access/v1/evaluation', {
+      subject: { type: 'user', id: 'anne' },
+      resource: { type: 'doc', id: '1' },
+      action: { name: 'reader' },
+    })
+  ).json as { decision: boolean };
+  const expand = (await post('/expand', { tuple_key: { object: 'doc:1', relation: 'viewer' } })).json as {
+    tree: { root: { leaf: { users?: { users: string[] } } } };
+  };
   return {
-    check: [await check('user:anne', 'viewer', 'doc:1'), await check('user:bob', 'viewer', 'doc:2'), await check('user:carl', 'viewer', 'doc:3', { ip: '10.0.0.1' })],
+    check: [
+      await check('user:anne', 'viewer', 'doc:1'),
+      await check('user:bob', 'viewer', 'doc:2'),
+      await check('user:carl', 'viewer', 'doc:3', { ip: '10.0.0.1' }),
+    ],
     batch: [result.a?.allowed, result.b?.allowed, result.c?.allowed],
     explain: explain.allowed,
     authzen: authzen.decision,
-    channel: [await client.check(store, { user: 'user:anne', relation: 'reader', object: 'doc:1' }), await client.check(store, { user: 'user:bob', relation: 'reader', object: 'doc:2' })],
+    channel: [
+      await client.check(store, { user: 'user:anne', relation: 'reader', object: 'doc:1' }),
+      await client.check(store, { user: 'user:bob', relation: 'reader', object: 'doc:2' }),
+    ],
     bulk: [bulk.errors.size, new Set(bulk.results)],
-    listObjects: [await lo('user:anne', 'viewer'), await lo('user:bob', 'reader'), await lo('user:carl', 'viewer', { context: { ip: '10.0.0.1' } })],
-    paged: ((await post('/list-objects', { type: 'doc', relation: 'reader', user: 'user:bob', page_size: 10 })).json as { objects: string[] }).objects,
-    streamed: streamed.text.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { result: { object: string } }).result.object),
+    listObjects: [
+      await lo('user:anne', 'viewer'),
+      await lo('user:bob', 'reader'),
+      await lo('user:carl', 'viewer', { context: { ip: '10.0.0.1' } }),
+    ],
+    paged: (
+      (await post('/list-objects', { type: 'doc', relation: 'reader', user: 'user:bob', page_size: 10 })).json as {
+        objects: string[];
+      }
+    ).objects,
+    streamed: streamed.text
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { result: { object: string } }).result.object),
     listUsers: [await lu('1'), await lu('2'), await lu('1', { page_size: 5 })],
     expand: expand.tree.root.leaf.users?.users ?? [],
   };
@@ -105,14 +165,25 @@ async function allPaths(): Promise<Record<string, unknown>> {
 
 describe('expires_at', () => {
   test('written, shown by Read and ReadChanges in normal form', async () => {
-    const read = (await post('/read', { tuple_key: { object: 'doc:1', relation: 'viewer' } })).json as { tuples: { key: Record<string, unknown> }[] };
+    const read = (await post('/read', { tuple_key: { object: 'doc:1', relation: 'viewer' } })).json as {
+      tuples: { key: Record<string, unknown> }[];
+    };
     const anne = read.tuples.find((t) => t.key.user === 'user:anne');
     const keep = read.tuples.find((t) => t.key.user === 'user:keep');
-    expect(anne?.key).toEqual({ user: 'user:anne', relation: 'viewer', object: 'doc:1', condition: null, expires_at: EXPIRES });
+    expect(anne?.key).toEqual({
+      user: 'user:anne',
+      relation: 'viewer',
+      object: 'doc:1',
+      condition: null,
+      expires_at: EXPIRES,
+    });
     expect(keep?.key).toEqual({ user: 'user:keep', relation: 'viewer', object: 'doc:1', condition: null });
-    const carl = (await post('/read', { tuple_key: { object: 'doc:3', relation: 'viewer', user: 'user:carl' } })).json as { tuples: { key: Record<string, unknown> }[] };
+    const carl = (await post('/read', { tuple_key: { object: 'doc:3', relation: 'viewer', user: 'user:carl' } }))
+      .json as { tuples: { key: Record<string, unknown> }[] };
     expect(carl.tuples[0]?.key.expires_at).toBe(EXPIRES); // sub-millisecond digits cut, never rounded up
-    const changes = (await call(server.base, 'GET', `/stores/${store}/changes`)).json as { changes: { tuple_key: Record<string, unknown> }[] };
+    const changes = (await call(server.base, 'GET', `/stores/${store}/changes`)).json as {
+      changes: { tuple_key: Record<string, unknown> }[];
+    };
     expect(changes.changes.find((c) => c.tuple_key.user === 'user:bob')?.tuple_key.expires_at).toBe(EXPIRES);
   });
 
@@ -153,18 +224,45 @@ describe('expires_at', () => {
 
   test('past, malformed, beyond the horizon, on a contextual tuple → 400 validation_error', async () => {
     now = T0;
-    const bad = ['2026-05-31T23:59:59.999Z', '2026-06-01T00:00:00Z', 'tomorrow', '2026-02-30T00:00:00Z', '2026-06-01T24:00:00Z', '2026-06-01 00:02:00Z', '2037-01-01T00:00:00Z', 42];
+    const bad = [
+      '2026-05-31T23:59:59.999Z',
+      '2026-06-01T00:00:00Z',
+      'tomorrow',
+      '2026-02-30T00:00:00Z',
+      '2026-06-01T24:00:00Z',
+      '2026-06-01 00:02:00Z',
+      '2037-01-01T00:00:00Z',
+      42,
+    ];
     for (const expires_at of bad) {
-      const r = await post('/write', { writes: { tuple_keys: [{ user: 'user:x', relation: 'viewer', object: 'doc:9', expires_at }] } });
+      const r = await post('/write', {
+        writes: { tuple_keys: [{ user: 'user:x', relation: 'viewer', object: 'doc:9', expires_at }] },
+      });
       expect([r.status, (r.json as { code: string }).code], String(expires_at)).toEqual([400, 'validation_error']);
     }
-    const ctx = await post('/check', { tuple_key: { user: 'user:x', relation: 'viewer', object: 'doc:9' }, contextual_tuples: { tuple_keys: [{ user: 'user:x', relation: 'viewer', object: 'doc:9', expires_at: EXPIRES }] } });
+    const ctx = await post('/check', {
+      tuple_key: { user: 'user:x', relation: 'viewer', object: 'doc:9' },
+      contextual_tuples: { tuple_keys: [{ user: 'user:x', relation: 'viewer', object: 'doc:9', expires_at: EXPIRES }] },
+    });
     expect([ctx.status, (ctx.json as { code: string }).code]).toEqual([400, 'validation_error']);
-    expect((await post('/read', { tuple_key: { object: 'doc:9' } })).json).toEqual({ tuples: [], continuation_token: '' });
+    expect((await post('/read', { tuple_key: { object: 'doc:9' } })).json).toEqual({
+      tuples: [],
+      continuation_token: '',
+    });
     // The same key with another expiry is a conflicting duplicate (like another condition).
-    const dup = await post('/write', { writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1', expires_at: '2026-06-01T00:02:00Z' }], on_duplicate: 'ignore' } });
+    const dup = await post('/write', {
+      writes: {
+        tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1', expires_at: '2026-06-01T00:02:00Z' }],
+        on_duplicate: 'ignore',
+      },
+    });
     expect(dup.status).toBe(409);
-    const same = await post('/write', { writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1', expires_at: EXPIRES }], on_duplicate: 'ignore' } });
+    const same = await post('/write', {
+      writes: {
+        tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1', expires_at: EXPIRES }],
+        on_duplicate: 'ignore',
+      },
+    });
     expect(same.status).toBe(200);
   });
 
@@ -174,9 +272,15 @@ describe('expires_at', () => {
     now = E;
     expect(await server.latch.sweepExpired?.()).toBe(3);
     expect(await server.latch.sweepExpired?.()).toBe(0);
-    const changes = (await call(server.base, 'GET', `/stores/${store}/changes?page_size=100`)).json as { changes: { tuple_key: Record<string, unknown>; operation: string }[] };
+    const changes = (await call(server.base, 'GET', `/stores/${store}/changes?page_size=100`)).json as {
+      changes: { tuple_key: Record<string, unknown>; operation: string }[];
+    };
     const deletes = changes.changes.filter((c) => c.operation === 'TUPLE_OPERATION_DELETE');
-    expect(deletes.map((c) => `${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user} ${c.tuple_key.expires_at}`).sort()).toEqual([
+    expect(
+      deletes
+        .map((c) => `${c.tuple_key.object}#${c.tuple_key.relation}@${c.tuple_key.user} ${c.tuple_key.expires_at}`)
+        .sort(),
+    ).toEqual([
       `doc:1#viewer@user:anne ${EXPIRES}`,
       `doc:3#viewer@user:carl ${EXPIRES}`,
       `group:eng#member@user:bob ${EXPIRES}`,

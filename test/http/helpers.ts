@@ -27,7 +27,13 @@ export interface Response {
 
 export type Body = undefined | string | Uint8Array | Record<string, unknown> | ReadableStream<Uint8Array>;
 
-export async function call(base: string, method: string, path: string, body?: Body, headers: Record<string, string> = {}): Promise<Response> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: Body,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
   if (body instanceof ReadableStream) Object.assign(init, { body, duplex: 'half' });
   else if (typeof body === 'string' || body instanceof Uint8Array) init.body = body;
@@ -48,7 +54,11 @@ export const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'group', relations: { member: { this: {} } }, metadata: { relations: { member: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'group',
+      relations: { member: { this: {} } },
+      metadata: { relations: { member: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
     {
       type: 'doc',
       relations: {
@@ -58,7 +68,13 @@ export const MODEL = {
       metadata: {
         relations: {
           owner: { directly_related_user_types: [{ type: 'user' }] },
-          viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }, { type: 'user', condition: 'office' }] },
+          viewer: {
+            directly_related_user_types: [
+              { type: 'user' },
+              { type: 'group', relation: 'member' },
+              { type: 'user', condition: 'office' },
+            ],
+          },
         },
       },
     },

@@ -14,7 +14,10 @@ describe('BatchCheck item limit from configuration', () => {
   afterAll(async () => server.close());
 
   const batch = (n: number) => ({
-    checks: Array.from({ length: n }, (_, i) => ({ tuple_key: { user: 'user:anne', relation: 'viewer', object: `doc:${i}` }, correlation_id: `c${i}` })),
+    checks: Array.from({ length: n }, (_, i) => ({
+      tuple_key: { user: 'user:anne', relation: 'viewer', object: `doc:${i}` },
+      correlation_id: `c${i}`,
+    })),
   });
 
   it('60 checks (the configured maximum) => 200 with 60 answers', async () => {
@@ -26,6 +29,9 @@ describe('BatchCheck item limit from configuration', () => {
   it('61 checks => 400 validation_error naming the configured maximum', async () => {
     const r = await call(server.base, 'POST', `/stores/${store}/batch-check`, batch(61));
     expect(r.status).toBe(400);
-    expect(r.json).toMatchObject({ code: 'validation_error', message: 'batchCheck received 61 checks, the maximum allowed is 60' });
+    expect(r.json).toMatchObject({
+      code: 'validation_error',
+      message: 'batchCheck received 61 checks, the maximum allowed is 60',
+    });
   });
 });

@@ -12,7 +12,8 @@ import { call, start, storeWithModel } from './helpers.js';
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
 let store = '';
-const post = (path: string, body: Record<string, unknown>) => call(server.base, 'POST', `/stores/${store}${path}`, body);
+const post = (path: string, body: Record<string, unknown>) =>
+  call(server.base, 'POST', `/stores/${store}${path}`, body);
 const ids = Array.from({ length: 23 }, (_, i) => `doc:${String(i).padStart(2, '0')}`);
 
 beforeAll(async () => {
@@ -32,8 +33,12 @@ describe('paged listings over HTTP', () => {
   test('no page fields: OpenFGA shape, no continuation_token', async () => {
     const r = await post('/list-objects', LO);
     expect(Object.keys(r.json as object)).toEqual(['objects']);
-    expect(((r.json as { objects: string[] }).objects).sort()).toEqual(ids);
-    const u = await post('/list-users', { object: { type: 'doc', id: '00' }, relation: 'viewer', user_filters: [{ type: 'user' }] });
+    expect((r.json as { objects: string[] }).objects.sort()).toEqual(ids);
+    const u = await post('/list-users', {
+      object: { type: 'doc', id: '00' },
+      relation: 'viewer',
+      user_filters: [{ type: 'user' }],
+    });
     expect(u.json).toEqual({ users: [{ object: { type: 'user', id: 'anne' } }] });
   });
 
@@ -54,11 +59,25 @@ describe('paged listings over HTTP', () => {
 
   test('a token from another request, a tampered token, a bad page size → 400', async () => {
     const first = (await post('/list-objects', { ...LO, page_size: 5 })).json as { continuation_token: string };
-    const other = await post('/list-objects', { ...LO, relation: 'owner', page_size: 5, continuation_token: first.continuation_token });
+    const other = await post('/list-objects', {
+      ...LO,
+      relation: 'owner',
+      page_size: 5,
+      continuation_token: first.continuation_token,
+    });
     expect([other.status, (other.json as { code: string }).code]).toEqual([400, 'invalid_continuation_token']);
-    const users = await post('/list-users', { object: { type: 'doc', id: '00' }, relation: 'viewer', user_filters: [{ type: 'user' }], continuation_token: first.continuation_token });
+    const users = await post('/list-users', {
+      object: { type: 'doc', id: '00' },
+      relation: 'viewer',
+      user_filters: [{ type: 'user' }],
+      continuation_token: first.continuation_token,
+    });
     expect((users.json as { code: string }).code).toBe('invalid_continuation_token');
-    const tampered = await post('/list-objects', { ...LO, page_size: 5, continuation_token: `A${first.continuation_token.slice(1)}` });
+    const tampered = await post('/list-objects', {
+      ...LO,
+      page_size: 5,
+      continuation_token: `A${first.continuation_token.slice(1)}`,
+    });
     expect((tampered.json as { code: string }).code).toBe('invalid_continuation_token');
     for (const page_size of [-1, 1001]) {
       // The code Read and the other paged endpoints give a PageSize out of range (http-api.md §6.4).
@@ -66,7 +85,9 @@ describe('paged listings over HTTP', () => {
       expect([r.status, (r.json as { code: string }).code]).toEqual([400, 'page_size_invalid']);
     }
     // A token alone pages with the default size; page_size 0 alone is the OpenFGA request.
-    const resumed = (await post('/list-objects', { ...LO, continuation_token: first.continuation_token })).json as { objects: string[] };
+    const resumed = (await post('/list-objects', { ...LO, continuation_token: first.continuation_token })).json as {
+      objects: string[];
+    };
     expect(resumed.objects).toEqual(ids.slice(5));
     expect(Object.keys((await post('/list-objects', { ...LO, page_size: 0 })).json as object)).toEqual(['objects']);
   });
@@ -75,7 +96,11 @@ describe('paged listings over HTTP', () => {
     const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token: string }[]> => {
       const r = await post('/streamed-list-objects', body);
       expect(r.status, r.text).toBe(200);
-      return r.text.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { result: { object: string; continuation_token: string } }).result);
+      return r.text
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token: string } }).result);
     };
     const first = await lines({ ...LO, page_size: 7 });
     expect(first.map((l) => l.object)).toEqual(ids.slice(0, 7));
@@ -85,7 +110,9 @@ describe('paged listings over HTTP', () => {
     expect(rest.map((l) => l.object)).toEqual(ids.slice(4));
     expect(rest[rest.length - 1]?.continuation_token).toBe('');
     // The tokens are ListObjects tokens: the unary endpoint continues the same listing.
-    const unary = (await post('/list-objects', { ...LO, page_size: 2, continuation_token: first[6]?.continuation_token })).json as { objects: string[] };
+    const unary = (
+      await post('/list-objects', { ...LO, page_size: 2, continuation_token: first[6]?.continuation_token })
+    ).json as { objects: string[] };
     expect(unary.objects).toEqual(ids.slice(7, 9));
     // Without page fields, the stream is OpenFGA's: no token on the lines.
     const plain = await post('/streamed-list-objects', LO);
@@ -93,13 +120,25 @@ describe('paged listings over HTTP', () => {
   });
 
   test('ListUsers pages', async () => {
-    const writes = Array.from({ length: 12 }, (_, i) => ({ user: `user:u${String(i).padStart(2, '0')}`, relation: 'owner', object: 'doc:00' }));
+    const writes = Array.from({ length: 12 }, (_, i) => ({
+      user: `user:u${String(i).padStart(2, '0')}`,
+      relation: 'owner',
+      object: 'doc:00',
+    }));
     expect((await post('/write', { writes: { tuple_keys: writes } })).status).toBe(200);
-    const body = { object: { type: 'doc', id: '00' }, relation: 'viewer', user_filters: [{ type: 'user' }], page_size: 5 };
+    const body = {
+      object: { type: 'doc', id: '00' },
+      relation: 'viewer',
+      user_filters: [{ type: 'user' }],
+      page_size: 5,
+    };
     const seen: string[] = [];
     let token = '';
     do {
-      const r = (await post('/list-users', token ? { ...body, continuation_token: token } : body)).json as { users: { object: { id: string } }[]; continuation_token: string };
+      const r = (await post('/list-users', token ? { ...body, continuation_token: token } : body)).json as {
+        users: { object: { id: string } }[];
+        continuation_token: string;
+      };
       seen.push(...r.users.map((u) => u.object.id));
       token = r.continuation_token;
     } while (token !== '');
@@ -114,7 +153,9 @@ describe('transparent paging past the server cap (listObjectsMaxResults 5)', () 
     capped = await start({ engine: { listObjectsMaxResults: 5, listUsersMaxResults: 5 } });
     id = await storeWithModel(capped.base, 'capped');
     const writes = ids.map((object) => ({ user: 'user:anne', relation: 'owner', object }));
-    expect((await call(capped.base, 'POST', `/stores/${id}/write`, { writes: { tuple_keys: writes } })).status).toBe(200);
+    expect((await call(capped.base, 'POST', `/stores/${id}/write`, { writes: { tuple_keys: writes } })).status).toBe(
+      200,
+    );
   });
   afterAll(async () => {
     await capped.close();
@@ -138,10 +179,26 @@ describe('transparent paging past the server cap (listObjectsMaxResults 5)', () 
       await client.close();
     }
     const embedded: string[] = [];
-    for await (const o of listAllObjects(capped.latch, { storeId: id, contextualTuples: [], consistency: 'UNSPECIFIED', ...LO }, 6)) embedded.push(o);
+    for await (const o of listAllObjects(
+      capped.latch,
+      { storeId: id, contextualTuples: [], consistency: 'UNSPECIFIED', ...LO },
+      6,
+    ))
+      embedded.push(o);
     expect(embedded).toEqual(ids);
     const users: string[] = [];
-    for await (const u of listAllUsers(capped.latch, { storeId: id, contextualTuples: [], consistency: 'UNSPECIFIED', object: { type: 'doc', id: '00' }, relation: 'viewer', userFilters: [{ type: 'user' }] }, 1)) {
+    for await (const u of listAllUsers(
+      capped.latch,
+      {
+        storeId: id,
+        contextualTuples: [],
+        consistency: 'UNSPECIFIED',
+        object: { type: 'doc', id: '00' },
+        relation: 'viewer',
+        userFilters: [{ type: 'user' }],
+      },
+      1,
+    )) {
       users.push('object' in u ? u.object.id : '?');
     }
     expect(users).toEqual(['anne']);

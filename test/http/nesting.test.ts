@@ -46,7 +46,9 @@ describe('request values nested too deeply answer 400 validation_error', () => {
   test('a Check whose context nests arrays 100,000 deep', async () => {
     const r = await post('/check', `{"tuple_key":${JSON.stringify(KEY)},"context":{"x":${arrays(DEEP)}}}`);
     expectRefused(r);
-    expect((r.json as { message: string }).message).toBe(`invalid value for field context: nested more than ${MAX_VALUE_DEPTH} levels deep`);
+    expect((r.json as { message: string }).message).toBe(
+      `invalid value for field context: nested more than ${MAX_VALUE_DEPTH} levels deep`,
+    );
   });
 
   test('a context just inside the bound is accepted; one level more is not', async () => {
@@ -58,10 +60,21 @@ describe('request values nested too deeply answer 400 validation_error', () => {
   test('ListObjects, StreamedListObjects, ListUsers and BatchCheck contexts', async () => {
     const ctx = `"context":{"x":${arrays(DEEP)}}`;
     expectRefused(await post('/list-objects', `{"type":"doc","relation":"viewer","user":"user:anne",${ctx}}`));
-    const streamed = await post('/streamed-list-objects', `{"type":"doc","relation":"viewer","user":"user:anne",${ctx}}`);
+    const streamed = await post(
+      '/streamed-list-objects',
+      `{"type":"doc","relation":"viewer","user":"user:anne",${ctx}}`,
+    );
     expect(streamed.status).toBe(400);
-    expectRefused(await post('/list-users', `{"object":{"type":"doc","id":"1"},"relation":"viewer","user_filters":[{"type":"user"}],${ctx}}`));
-    const batch = await post('/batch-check', `{"checks":[{"tuple_key":${JSON.stringify(KEY)},"correlation_id":"a",${ctx}}]}`);
+    expectRefused(
+      await post(
+        '/list-users',
+        `{"object":{"type":"doc","id":"1"},"relation":"viewer","user_filters":[{"type":"user"}],${ctx}}`,
+      ),
+    );
+    const batch = await post(
+      '/batch-check',
+      `{"checks":[{"tuple_key":${JSON.stringify(KEY)},"correlation_id":"a",${ctx}}]}`,
+    );
     expectRefused(batch);
   });
 
@@ -69,14 +82,22 @@ describe('request values nested too deeply answer 400 validation_error', () => {
     const cond = `"condition":{"name":"office","context":{"x":${arrays(DEEP)}}}`;
     const tuple = `{"user":"user:anne","relation":"viewer","object":"doc:1",${cond}}`;
     expectRefused(await post('/write', `{"writes":{"tuple_keys":[${tuple}]}}`));
-    expectRefused(await post('/check', `{"tuple_key":${JSON.stringify(KEY)},"contextual_tuples":{"tuple_keys":[${tuple}]}}`));
+    expectRefused(
+      await post('/check', `{"tuple_key":${JSON.stringify(KEY)},"contextual_tuples":{"tuple_keys":[${tuple}]}}`),
+    );
   });
 
   test('assertions with a deep context', async () => {
-    const model = (await call(server.base, 'GET', `/stores/${store}/authorization-models`)).json as { authorization_models: { id: string }[] };
+    const model = (await call(server.base, 'GET', `/stores/${store}/authorization-models`)).json as {
+      authorization_models: { id: string }[];
+    };
     const id = model.authorization_models[0]?.id ?? '';
-    const r = await call(server.base, 'PUT', `/stores/${store}/assertions/${id}`,
-      `{"assertions":[{"tuple_key":${JSON.stringify(KEY)},"expectation":true,"context":{"x":${arrays(DEEP)}}}]}`);
+    const r = await call(
+      server.base,
+      'PUT',
+      `/stores/${store}/assertions/${id}`,
+      `{"assertions":[{"tuple_key":${JSON.stringify(KEY)},"expectation":true,"context":{"x":${arrays(DEEP)}}}]}`,
+    );
     expectRefused(r);
   });
 
@@ -91,7 +112,9 @@ describe('request values nested too deeply answer 400 validation_error', () => {
   test('a field of the wrong type holding deep arrays is named without printing it', async () => {
     const r = await post('/check', `{"tuple_key":${arrays(DEEP)}}`);
     expectRefused(r);
-    expect((r.json as { message: string }).message).toBe('invalid value for message field tuple_key: a list nested too deeply');
+    expect((r.json as { message: string }).message).toBe(
+      'invalid value for message field tuple_key: a list nested too deeply',
+    );
     expectRefused(await post('/check', `{"tuple_key":${JSON.stringify(KEY)},"consistency":${arrays(DEEP)}}`));
   });
 
@@ -100,8 +123,14 @@ describe('request values nested too deeply answer 400 validation_error', () => {
     for (const depth of [DEEP, 1000]) {
       // {tuple_key: KEY, context: {x: [[[…nil…]]]}}, spelled out: msgpackr's encoder recurses too.
       const bytes = Buffer.concat([
-        Buffer.from([0x82]), encodeMsgpack('tuple_key'), encodeMsgpack(KEY), encodeMsgpack('context'),
-        Buffer.from([0x81]), encodeMsgpack('x'), Buffer.alloc(depth, 0x91), Buffer.from([0xc0]),
+        Buffer.from([0x82]),
+        encodeMsgpack('tuple_key'),
+        encodeMsgpack(KEY),
+        encodeMsgpack('context'),
+        Buffer.from([0x81]),
+        encodeMsgpack('x'),
+        Buffer.alloc(depth, 0x91),
+        Buffer.from([0xc0]),
       ]);
       expectRefused(await post('/check', bytes, headers));
     }
@@ -117,15 +146,23 @@ describe('request values nested too deeply answer 400 validation_error', () => {
       answers.push(decodeMsgpack(data));
       wake();
     };
-    const next = (): Promise<unknown> => new Promise((resolve) => {
-      wake = () => resolve(answers.shift());
-      if (answers.length > 0) wake();
-    });
+    const next = (): Promise<unknown> =>
+      new Promise((resolve) => {
+        wake = () => resolve(answers.shift());
+        if (answers.length > 0) wake();
+      });
     ws.send(Buffer.concat([Buffer.from([0x91]), Buffer.alloc(DEEP, 0x91), Buffer.from([0xc0])]));
     const refused = (await next()) as { status: number; error: { code: string } }[];
     expect(refused[0]?.status).toBe(400);
     expect(refused[0]?.error.code).toBe('validation_error');
-    const frame = [{ id: 1, op: 'check', store_id: store, body: { tuple_key: KEY, context: { x: JSON.parse(arrays(1000)) as unknown } } }];
+    const frame = [
+      {
+        id: 1,
+        op: 'check',
+        store_id: store,
+        body: { tuple_key: KEY, context: { x: JSON.parse(arrays(1000)) as unknown } },
+      },
+    ];
     ws.send(encodeMsgpack(frame));
     const deepContext = (await next()) as { id: number; status: number; error: { code: string } }[];
     expect(deepContext[0]).toMatchObject({ id: 1, status: 400, error: { code: 'validation_error' } });
@@ -138,9 +175,22 @@ describe('request values nested too deeply answer 400 validation_error', () => {
       const s = await latch.createStore('embedded');
       await latch.writeModel(s.id, MODEL as never);
       const deep = JSON.parse(arrays(DEEP)) as unknown;
-      await expect(latch.check({ storeId: s.id, tupleKey: KEY, contextualTuples: [], context: { x: deep } as never, consistency: 'UNSPECIFIED' })).rejects.toMatchObject({ code: 'validation_error' });
+      await expect(
+        latch.check({
+          storeId: s.id,
+          tupleKey: KEY,
+          contextualTuples: [],
+          context: { x: deep } as never,
+          consistency: 'UNSPECIFIED',
+        }),
+      ).rejects.toMatchObject({ code: 'validation_error' });
       const tuple = { ...KEY, condition: { name: 'office', context: { x: deep } } };
-      await expect(latch.write({ storeId: s.id, writes: [tuple as never], deletes: [], onDuplicate: 'error', onMissing: 'error' })).rejects.toMatchObject({ code: 'validation_error', message: expect.stringContaining('nested more than') as unknown });
+      await expect(
+        latch.write({ storeId: s.id, writes: [tuple as never], deletes: [], onDuplicate: 'error', onMissing: 'error' }),
+      ).rejects.toMatchObject({
+        code: 'validation_error',
+        message: expect.stringContaining('nested more than') as unknown,
+      });
     } finally {
       await latch.close();
     }

@@ -20,7 +20,8 @@ afterAll(async () => {
   await server.close();
 });
 
-const changes = async (query: string): Promise<Changes> => (await call(server.base, 'GET', `/stores/${store}/changes${query}`)).json as Changes;
+const changes = async (query: string): Promise<Changes> =>
+  (await call(server.base, 'GET', `/stores/${store}/changes${query}`)).json as Changes;
 
 describe('continuation tokens', () => {
   test('ReadChanges: empty store → no changes, empty token', async () => {
@@ -36,7 +37,9 @@ describe('continuation tokens', () => {
     expect([p1.changes.length, p2.changes.length, p3.changes.length]).toEqual([2, 1, 0]);
     expect(p2.continuation_token).not.toBe('');
     expect(p3.continuation_token).toBe(p2.continuation_token);
-    await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:4', relation: 'owner', object: 'doc:1' }] } });
+    await call(server.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [{ user: 'user:4', relation: 'owner', object: 'doc:1' }] },
+    });
     const p4 = await changes(`?page_size=2&continuation_token=${p3.continuation_token}`);
     expect(p4.changes.map((c) => c.tuple_key.user)).toEqual(['user:4']);
     expect(await changes('?type=group')).toEqual({ changes: [], continuation_token: '' });
@@ -46,7 +49,8 @@ describe('continuation tokens', () => {
     const seen: string[] = [];
     let token = '';
     do {
-      const r = (await call(server.base, 'POST', `/stores/${store}/read`, { page_size: 2, continuation_token: token })).json as {
+      const r = (await call(server.base, 'POST', `/stores/${store}/read`, { page_size: 2, continuation_token: token }))
+        .json as {
         tuples: { key: { user: string } }[];
         continuation_token: string;
       };
@@ -58,9 +62,14 @@ describe('continuation tokens', () => {
 
   test('ListStores: a token keeps its name filter', async () => {
     for (const name of ['same-name', 'same-name', 'same-name']) await call(server.base, 'POST', '/stores', { name });
-    const p1 = (await call(server.base, 'GET', '/stores?name=same-name&page_size=2')).json as { stores: unknown[]; continuation_token: string };
+    const p1 = (await call(server.base, 'GET', '/stores?name=same-name&page_size=2')).json as {
+      stores: unknown[];
+      continuation_token: string;
+    };
     expect(p1.stores).toHaveLength(2);
-    const p2 = (await call(server.base, 'GET', `/stores?name=same-name&page_size=2&continuation_token=${p1.continuation_token}`)).json as { stores: unknown[] };
+    const p2 = (
+      await call(server.base, 'GET', `/stores?name=same-name&page_size=2&continuation_token=${p1.continuation_token}`)
+    ).json as { stores: unknown[] };
     expect(p2.stores).toHaveLength(1);
     const other = await call(server.base, 'GET', `/stores?name=other-name&continuation_token=${p1.continuation_token}`);
     expect(other.status).toBe(400);
@@ -72,7 +81,11 @@ describe('CORS', () => {
   test('preflight and simple requests echo the origin', async () => {
     const pre = await fetch(`${server.base}/stores/${store}/check`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');

@@ -5,8 +5,38 @@ import { expect, test } from 'vitest';
 import { P, storeId } from '../../src/api/validate.js';
 
 const ALPHABET = [
-  'a', 'Z', '0', '9', '_', '-', ':', '#', '@', '*', '.', '/', '=', '\t', '\n', '\f', '\r', ' ', '\v', '\u0000',
-  '\u00a0', '\u2028', 'é', '\u{1F600}', '\ud83d', '\ude00', 'A', 'H', 'I', 'L', 'O', 'U',
+  'a',
+  'Z',
+  '0',
+  '9',
+  '_',
+  '-',
+  ':',
+  '#',
+  '@',
+  '*',
+  '.',
+  '/',
+  '=',
+  '\t',
+  '\n',
+  '\f',
+  '\r',
+  ' ',
+  '\v',
+  '\u0000',
+  '\u00a0',
+  '\u2028',
+  'é',
+  '\u{1F600}',
+  '\ud83d',
+  '\ude00',
+  'A',
+  'H',
+  'I',
+  'L',
+  'O',
+  'U',
 ];
 
 /** A deterministic generator (mulberry32): the same strings on every run. */
@@ -26,8 +56,13 @@ test('every pattern: the scanner and the regex agree on generated strings', () =
   let accepted = 0;
   let checked = 0;
   for (const [name, p] of Object.entries(P)) {
-    const bounds = [...p.re.source.matchAll(/\{(\d+)(?:,(\d+))?\}/g)].flatMap((m) => [Number(m[1]), Number(m[2] ?? m[1])]);
-    const lengths = [0, 1, 2, 3, 26, ...bounds.flatMap((b) => [b - 1, b, b + 1, 2 * b - 1, 2 * b, 2 * b + 1])].filter((n) => n >= 0);
+    const bounds = [...p.re.source.matchAll(/\{(\d+)(?:,(\d+))?\}/g)].flatMap((m) => [
+      Number(m[1]),
+      Number(m[2] ?? m[1]),
+    ]);
+    const lengths = [0, 1, 2, 3, 26, ...bounds.flatMap((b) => [b - 1, b, b + 1, 2 * b - 1, 2 * b, 2 * b + 1])].filter(
+      (n) => n >= 0,
+    );
     for (let i = 0; i < 4000; i++) {
       const length = i % 2 === 0 ? (lengths[i % lengths.length] as number) : Math.floor(next() * 60);
       // Mostly one repeated "clean" character with a few others mixed in, so that lengths near
@@ -47,5 +82,8 @@ test('every pattern: the scanner and the regex agree on generated strings', () =
 });
 
 test('an empty or missing store id is refused, also as the first id the process sees', () => {
-  for (const id of ['', undefined]) expect(() => storeId(id, 'CheckRequest')).toThrow(/invalid CheckRequest.StoreId: value does not match regex pattern/);
+  for (const id of ['', undefined])
+    expect(() => storeId(id, 'CheckRequest')).toThrow(
+      /invalid CheckRequest.StoreId: value does not match regex pattern/,
+    );
 });

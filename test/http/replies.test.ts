@@ -10,7 +10,9 @@ let store: string;
 beforeAll(async () => {
   server = await start();
   store = await storeWithModel(server.base, 'replies');
-  const w = await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:ann', relation: 'owner', object: 'doc:1' }] } });
+  const w = await call(server.base, 'POST', `/stores/${store}/write`, {
+    writes: { tuple_keys: [{ user: 'user:ann', relation: 'owner', object: 'doc:1' }] },
+  });
   expect(w.status).toBe(200);
 });
 
@@ -23,7 +25,9 @@ describe('constant replies', () => {
   ])('Check %s: the exact JSON text, its length, and the D11 headers', async (_, user, text) => {
     // Twice: the second answer comes from the result cache, through the same reply.
     for (let i = 0; i < 2; i++) {
-      const r = await call(server.base, 'POST', `/stores/${store}/check`, { tuple_key: { user, relation: 'owner', object: 'doc:1' } });
+      const r = await call(server.base, 'POST', `/stores/${store}/check`, {
+        tuple_key: { user, relation: 'owner', object: 'doc:1' },
+      });
       expect({ status: r.status, text: r.text }).toEqual({ status: 200, text });
       expect(Object.fromEntries([...r.headers].filter(([k]) => k !== 'date' && k !== 'uwebsockets'))).toEqual({
         'content-type': 'application/json',
@@ -38,6 +42,10 @@ describe('constant replies', () => {
 
   test('/healthz answers SERVING', async () => {
     const r = await call(server.base, 'GET', '/healthz');
-    expect({ status: r.status, text: r.text, type: r.headers.get('content-type') }).toEqual({ status: 200, text: '{"status":"SERVING"}', type: 'application/json' });
+    expect({ status: r.status, text: r.text, type: r.headers.get('content-type') }).toEqual({
+      status: 200,
+      text: '{"status":"SERVING"}',
+      type: 'application/json',
+    });
   });
 });

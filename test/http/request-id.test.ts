@@ -17,7 +17,8 @@ test('every id is UUID-shaped and one step after the previous, across rollovers 
   for (let i = 0; i < 1_900_000; i++) {
     const id = nextRequestId();
     // One expect per id would dominate the run: assert only when something is off.
-    if (!UUID.test(id) || id.slice(0, 24) !== prefix) expect({ id, prefix: id.slice(0, 24) }).toEqual({ id: expect.stringMatching(UUID), prefix });
+    if (!UUID.test(id) || id.slice(0, 24) !== prefix)
+      expect({ id, prefix: id.slice(0, 24) }).toEqual({ id: expect.stringMatching(UUID), prefix });
     const step = position(id) - position(prev);
     // Within a block the counter goes up by one; at a rollover it restarts at 100000 in the next block.
     if (step !== 1) {

@@ -1,7 +1,13 @@
 // The official OpenFGA JS SDK drives every one of its methods against a real latch server:
 // what the SDK can do against OpenFGA it must be able to do against latch, unchanged.
 
-import { ClientWriteStatus, ConsistencyPreference, CredentialsMethod, OpenFgaClient, type TupleKey } from '@openfga/sdk';
+import {
+  ClientWriteStatus,
+  ConsistencyPreference,
+  CredentialsMethod,
+  OpenFgaClient,
+  type TupleKey,
+} from '@openfga/sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dslToModel } from '../../src/model/dsl.js';
 import { start } from './helpers.js';
@@ -64,8 +70,12 @@ describe('OpenFGA SDK against latch', () => {
   });
 
   test('models written from DSL, read back, latest', async () => {
-    const first = await fga.writeAuthorizationModel(dslToModel(DSL) as Parameters<OpenFgaClient['writeAuthorizationModel']>[0]);
-    const second = await fga.writeAuthorizationModel(dslToModel(DSL) as Parameters<OpenFgaClient['writeAuthorizationModel']>[0]);
+    const first = await fga.writeAuthorizationModel(
+      dslToModel(DSL) as Parameters<OpenFgaClient['writeAuthorizationModel']>[0],
+    );
+    const second = await fga.writeAuthorizationModel(
+      dslToModel(DSL) as Parameters<OpenFgaClient['writeAuthorizationModel']>[0],
+    );
     expect(second.authorization_model_id > first.authorization_model_id).toBe(true);
     modelId = second.authorization_model_id;
     const read = await fga.readAuthorizationModel({ authorizationModelId: first.authorization_model_id });
@@ -99,20 +109,33 @@ describe('OpenFGA SDK against latch', () => {
       { transaction: { disable: true, maxPerChunk: 2 } },
     );
     expect(chunked.writes.every((w) => w.status === ClientWriteStatus.SUCCESS)).toBe(true);
-    await expect(fga.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }])).rejects.toMatchObject({ statusCode: 400 });
-    await fga.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }], { conflict: { onDuplicateWrites: 'ignore' as never } });
+    await expect(fga.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }])).rejects.toMatchObject({
+      statusCode: 400,
+    });
+    await fga.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }], {
+      conflict: { onDuplicateWrites: 'ignore' as never },
+    });
   });
 
   test('check: direct, computed, conditioned with context, contextual tuples, consistency', async () => {
     expect((await fga.check({ user: 'user:anne', relation: 'viewer', object: 'doc:1' })).allowed).toBe(true);
-    expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2', context: { ip: '10.0.0.1' } })).allowed).toBe(true);
-    expect((await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2', context: { ip: '10.9.9.9' } })).allowed).toBe(false);
+    expect(
+      (await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2', context: { ip: '10.0.0.1' } })).allowed,
+    ).toBe(true);
+    expect(
+      (await fga.check({ user: 'user:bob', relation: 'viewer', object: 'doc:2', context: { ip: '10.9.9.9' } })).allowed,
+    ).toBe(false);
     expect((await fga.check({ user: 'user:carl', relation: 'viewer', object: 'doc:3' })).allowed).toBe(true);
     expect((await fga.check({ user: 'user:dina', relation: 'viewer', object: 'doc:4' })).allowed).toBe(true);
     expect((await fga.check({ user: 'user:zed', relation: 'viewer', object: 'doc:public' })).allowed).toBe(true);
     expect((await fga.check({ user: 'user:gone', relation: 'viewer', object: 'doc:1' })).allowed).toBe(false);
     const ctx = await fga.check(
-      { user: 'user:eve', relation: 'viewer', object: 'doc:9', contextualTuples: [{ user: 'user:eve', relation: 'owner', object: 'doc:9' }] },
+      {
+        user: 'user:eve',
+        relation: 'viewer',
+        object: 'doc:9',
+        contextualTuples: [{ user: 'user:eve', relation: 'owner', object: 'doc:9' }],
+      },
       { consistency: ConsistencyPreference.HigherConsistency },
     );
     expect(ctx.allowed).toBe(true);
@@ -141,11 +164,20 @@ describe('OpenFGA SDK against latch', () => {
     const objects = await fga.listObjects({ user: 'user:anne', relation: 'viewer', type: 'doc' });
     expect(objects.objects.sort()).toEqual(['doc:1', 'doc:public']);
     const streamed: string[] = [];
-    for await (const r of fga.streamedListObjects({ user: 'user:anne', relation: 'viewer', type: 'doc' })) streamed.push(r.object);
+    for await (const r of fga.streamedListObjects({ user: 'user:anne', relation: 'viewer', type: 'doc' }))
+      streamed.push(r.object);
     expect(streamed.sort()).toEqual(['doc:1', 'doc:public']);
-    const relations = await fga.listRelations({ user: 'user:anne', object: 'doc:1', relations: ['owner', 'editor', 'viewer', 'parent'] });
+    const relations = await fga.listRelations({
+      user: 'user:anne',
+      object: 'doc:1',
+      relations: ['owner', 'editor', 'viewer', 'parent'],
+    });
     expect(relations.relations.sort()).toEqual(['editor', 'owner', 'viewer']);
-    const users = await fga.listUsers({ object: { type: 'doc', id: '3' }, relation: 'viewer', user_filters: [{ type: 'user' }] });
+    const users = await fga.listUsers({
+      object: { type: 'doc', id: '3' },
+      relation: 'viewer',
+      user_filters: [{ type: 'user' }],
+    });
     expect(users.users).toEqual([{ object: { type: 'user', id: 'carl' } }]);
   });
 
@@ -191,7 +223,11 @@ describe('OpenFGA SDK against latch', () => {
   });
 
   test('raw API requests through the SDK', async () => {
-    const r = await fga.executeApiRequest<{ status: string }>({ operationName: 'Health', method: 'GET', path: '/healthz' });
+    const r = await fga.executeApiRequest<{ status: string }>({
+      operationName: 'Health',
+      method: 'GET',
+      path: '/healthz',
+    });
     expect(r.status).toBe('SERVING');
   });
 });

@@ -8,7 +8,11 @@ import { describe, expect, test } from 'vitest';
 
 const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), 'serve-entry.ts');
 
-function latch(args: string[]): { done: Promise<{ code: number | null; stdout: string; stderr: string }>; kill: (s: NodeJS.Signals) => void; stderrLine: () => Promise<string> } {
+function latch(args: string[]): {
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  kill: (s: NodeJS.Signals) => void;
+  stderrLine: () => Promise<string>;
+} {
   const proc = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -19,7 +23,9 @@ function latch(args: string[]): { done: Promise<{ code: number | null; stdout: s
     const line = stderr.split('\n').find((l) => l.includes('listening'));
     if (line) waiters.splice(0).forEach((w) => w(line));
   });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => proc.on('exit', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    proc.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
   return { done, kill: (s) => proc.kill(s), stderrLine: () => new Promise((r) => waiters.push(r)) };
 }
 
@@ -47,7 +53,9 @@ describe('latch serve', () => {
     const line = await p.stderrLine();
     const port = (JSON.parse(line) as { port: number }).port;
     const base = `http://127.0.0.1:${port}`;
-    const store = ((await (await fetch(`${base}/stores`, { method: 'POST', body: '{"name":"sigterm"}' })).json()) as { id: string }).id;
+    const store = (
+      (await (await fetch(`${base}/stores`, { method: 'POST', body: '{"name":"sigterm"}' })).json()) as { id: string }
+    ).id;
     // A request whose body is still arriving when SIGTERM lands.
     let push: (() => void) | undefined;
     const body = new ReadableStream<Uint8Array>({

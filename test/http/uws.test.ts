@@ -13,11 +13,17 @@ describe('uWS loader', () => {
   });
 
   test('refuses to start without one, naming every path tried', () => {
-    expect(() => loadUwsFrom(['uWebSockets.js/uws_nowhere_000.node', '@trufflesuite/uws-js-unofficial/binaries/uws_nowhere_000.node']))
-      .toThrow(/needs a native uWebSockets\.js binary[\s\S]*uws_nowhere_000\.node: not installed[\s\S]*uws_nowhere_000\.node/);
+    expect(() =>
+      loadUwsFrom([
+        'uWebSockets.js/uws_nowhere_000.node',
+        '@trufflesuite/uws-js-unofficial/binaries/uws_nowhere_000.node',
+      ]),
+    ).toThrow(
+      /needs a native uWebSockets\.js binary[\s\S]*uws_nowhere_000\.node: not installed[\s\S]*uws_nowhere_000\.node/,
+    );
   });
 
-  test('the wrapper\'s JS fallback and other modules are refused', () => {
+  test("the wrapper's JS fallback and other modules are refused", () => {
     expect(() => loadUwsFrom(['@trufflesuite/uws-js-unofficial/dist/index.js'])).toThrow(/not a native uWS binary/);
     expect(() => loadUwsFrom(['msgpackr'])).toThrow(/not a native uWS binary/);
   });
@@ -34,7 +40,9 @@ describe('uWS candidates', () => {
 
   test('a candidate that cannot load (here: a binary needing a newer glibc) falls back silently', () => {
     const written: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    const spy = vi
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
     const warn = vi.spyOn(console, 'warn').mockImplementation((...a: unknown[]) => void written.push(a.join(' ')));
     try {
       const uws = loadUwsFrom(candidates());
@@ -46,12 +54,15 @@ describe('uWS candidates', () => {
     expect(written).toEqual([]);
     // On this machine the btc-vision binary itself is refused (glibc 2.36 < 2.38), and says why.
     const btc = candidates().filter((id) => id.startsWith('@btc-vision/'));
-    expect(() => loadUwsFrom(btc)).toThrow(process.platform === 'linux' && glibc() < 2.38 ? /GLIBC_2\.38' not found/ : /./);
+    expect(() => loadUwsFrom(btc)).toThrow(
+      process.platform === 'linux' && glibc() < 2.38 ? /GLIBC_2\.38' not found/ : /./,
+    );
   });
 });
 
 /** The running glibc version (2.36 → 2.36), or Infinity off glibc. */
 function glibc(): number {
-  const v = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+  const v = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
+    ?.glibcVersionRuntime;
   return v ? Number(v) : Infinity;
 }

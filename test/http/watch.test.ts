@@ -8,7 +8,11 @@ import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 interface Line {
-  result?: { change?: { tuple_key: { object: string; relation: string; user: string }; operation: string }; heartbeat?: { continuation_token: string }; continuation_token?: string };
+  result?: {
+    change?: { tuple_key: { object: string; relation: string; user: string }; operation: string };
+    heartbeat?: { continuation_token: string };
+    continuation_token?: string;
+  };
   error?: { code: number; message: string };
 }
 
@@ -106,8 +110,15 @@ async function changelog(base: string, store: string, type = ''): Promise<string
   const out: string[] = [];
   let token = '';
   for (;;) {
-    const r = await call(base, 'GET', `/stores/${store}/changes?page_size=100${type ? `&type=${type}` : ''}${token ? `&continuation_token=${token}` : ''}`);
-    const body = r.json as { changes: { tuple_key: { object: string; relation: string; user: string }; operation: string }[]; continuation_token: string };
+    const r = await call(
+      base,
+      'GET',
+      `/stores/${store}/changes?page_size=100${type ? `&type=${type}` : ''}${token ? `&continuation_token=${token}` : ''}`,
+    );
+    const body = r.json as {
+      changes: { tuple_key: { object: string; relation: string; user: string }; operation: string }[];
+      continuation_token: string;
+    };
     if (body.changes.length === 0) return out;
     out.push(...body.changes.map(render));
     token = body.continuation_token;
@@ -128,7 +139,12 @@ describe('Watch', () => {
     await write(server.base, store, ['doc:1#viewer@user:anne', 'doc:2#viewer@user:bob']);
     await write(server.base, store, ['doc:3#owner@user:carl'], ['doc:1#viewer@user:anne']);
     const all = await changelog(server.base, store);
-    expect(all).toEqual(['+doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '-doc:1#viewer@user:anne', '+doc:3#owner@user:carl']);
+    expect(all).toEqual([
+      '+doc:1#viewer@user:anne',
+      '+doc:2#viewer@user:bob',
+      '-doc:1#viewer@user:anne',
+      '+doc:3#owner@user:carl',
+    ]);
     const w = await Watch.open(server.base, `/stores/${store}/watch?heartbeat_ms=100`);
     expect(w.status).toBe(200);
     expect(await w.heartbeat()).toBe(''); // the opening heartbeat: nothing read yet
@@ -137,7 +153,10 @@ describe('Watch', () => {
     expect(await w.heartbeat()).toBe(got[got.length - 1]?.token); // caught up: nothing more
     w.close();
     for (let i = 0; i < got.length; i++) {
-      const resumed = await Watch.open(server.base, `/stores/${store}/watch?heartbeat_ms=100&continuation_token=${got[i]?.token}`);
+      const resumed = await Watch.open(
+        server.base,
+        `/stores/${store}/watch?heartbeat_ms=100&continuation_token=${got[i]?.token}`,
+      );
       expect(await resumed.heartbeat()).toBe(got[i]?.token);
       expect((await resumed.changes(all.length - i - 1)).map((c) => c.text)).toEqual(all.slice(i + 1));
       await resumed.heartbeat();
@@ -194,7 +213,10 @@ describe('Watch', () => {
     let seed = 3;
     const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
     while (reconnects < 100 || writing) {
-      const w = await Watch.open(server.base, `/stores/${store}/watch?heartbeat_ms=100${token ? `&continuation_token=${token}` : ''}`);
+      const w = await Watch.open(
+        server.base,
+        `/stores/${store}/watch?heartbeat_ms=100${token ? `&continuation_token=${token}` : ''}`,
+      );
       await w.heartbeat();
       const want = 1 + rand(6);
       for (let k = 0; k < want; k++) {
@@ -209,9 +231,13 @@ describe('Watch', () => {
       reconnects++;
     }
     await writer;
-    const last = await Watch.open(server.base, `/stores/${store}/watch?heartbeat_ms=100${token ? `&continuation_token=${token}` : ''}`);
+    const last = await Watch.open(
+      server.base,
+      `/stores/${store}/watch?heartbeat_ms=100${token ? `&continuation_token=${token}` : ''}`,
+    );
     await last.heartbeat();
-    for (let line = await last.next(); line?.result?.change; line = await last.next()) seen.push(render(line.result.change));
+    for (let line = await last.next(); line?.result?.change; line = await last.next())
+      seen.push(render(line.result.change));
     last.close();
     const log = await changelog(server.base, store);
     expect(log).toHaveLength(400 * 2 + 100);
@@ -237,8 +263,15 @@ describe('Watch', () => {
     const long = 'x'.repeat(480);
     for (let i = 0; i < 200; i++) {
       await server.latch.write({
-        storeId: store, writes: Array.from({ length: 100 }, (_, k) => ({ object: `doc:${i}_${k}`, relation: 'viewer', user: `user:${long}${k}` })),
-        deletes: [], onDuplicate: 'error', onMissing: 'error',
+        storeId: store,
+        writes: Array.from({ length: 100 }, (_, k) => ({
+          object: `doc:${i}_${k}`,
+          relation: 'viewer',
+          user: `user:${long}${k}`,
+        })),
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
       });
     }
     const socket = connect(server.port, '127.0.0.1');
@@ -248,10 +281,12 @@ describe('Watch', () => {
     await new Promise((r) => setTimeout(r, 1500)); // the stall limit is 300 ms
     const chunks: Buffer[] = [];
     // The response ends (the chunked terminator) once the consumer reads again.
-    const ended = new Promise<void>((r) => socket.on('data', (c: Buffer) => {
-      chunks.push(c);
-      if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
-    }));
+    const ended = new Promise<void>((r) =>
+      socket.on('data', (c: Buffer) => {
+        chunks.push(c);
+        if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
+      }),
+    );
     socket.resume();
     await ended;
     socket.destroy();
@@ -266,24 +301,60 @@ describe('Watch', () => {
     const store = await storeWithModel(server.base, 'watch-bad');
     const other = await storeWithModel(server.base, 'watch-bad-other');
     await write(server.base, other, ['doc:1#viewer@user:anne']);
-    const otherToken = ((await call(server.base, 'GET', `/stores/${other}/changes`)).json as { continuation_token: string }).continuation_token;
-    const typedToken = ((await call(server.base, 'GET', `/stores/${other}/changes?type=doc`)).json as { continuation_token: string }).continuation_token;
+    const otherToken = (
+      (await call(server.base, 'GET', `/stores/${other}/changes`)).json as { continuation_token: string }
+    ).continuation_token;
+    const typedToken = (
+      (await call(server.base, 'GET', `/stores/${other}/changes?type=doc`)).json as { continuation_token: string }
+    ).continuation_token;
     // Errors before the first line: the HTTP status and one `{"error": {code (gRPC), message}}` line (§4.18).
     const cases: { path: string; status: number; message: string }[] = [
-      { path: `/stores/${store}/watch?continuation_token=not-a-token`, status: 400, message: 'Invalid continuation token' },
-      { path: `/stores/${store}/watch?continuation_token=${otherToken}`, status: 400, message: 'Invalid continuation token' },
-      { path: `/stores/${other}/watch?continuation_token=${typedToken}`, status: 400, message: "The type in the querystring and the continuation token don't match" },
-      { path: `/stores/${store}/watch?heartbeat_ms=50`, status: 400, message: 'invalid WatchRequest.HeartbeatMs: value must be inside range [100, 8000]' },
-      { path: `/stores/${store}/watch?heartbeat_ms=9000`, status: 400, message: 'invalid WatchRequest.HeartbeatMs: value must be inside range [100, 8000]' },
-      { path: `/stores/${store}/watch?start_time=yesterday`, status: 400, message: 'invalid WatchRequest.StartTime: value is not a valid timestamp' },
-      { path: `/stores/${store}/watch?type=a:b`, status: 400, message: 'invalid WatchRequest.Type: value does not match regex pattern' },
+      {
+        path: `/stores/${store}/watch?continuation_token=not-a-token`,
+        status: 400,
+        message: 'Invalid continuation token',
+      },
+      {
+        path: `/stores/${store}/watch?continuation_token=${otherToken}`,
+        status: 400,
+        message: 'Invalid continuation token',
+      },
+      {
+        path: `/stores/${other}/watch?continuation_token=${typedToken}`,
+        status: 400,
+        message: "The type in the querystring and the continuation token don't match",
+      },
+      {
+        path: `/stores/${store}/watch?heartbeat_ms=50`,
+        status: 400,
+        message: 'invalid WatchRequest.HeartbeatMs: value must be inside range [100, 8000]',
+      },
+      {
+        path: `/stores/${store}/watch?heartbeat_ms=9000`,
+        status: 400,
+        message: 'invalid WatchRequest.HeartbeatMs: value must be inside range [100, 8000]',
+      },
+      {
+        path: `/stores/${store}/watch?start_time=yesterday`,
+        status: 400,
+        message: 'invalid WatchRequest.StartTime: value is not a valid timestamp',
+      },
+      {
+        path: `/stores/${store}/watch?type=a:b`,
+        status: 400,
+        message: 'invalid WatchRequest.Type: value does not match regex pattern',
+      },
       { path: '/stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/watch', status: 404, message: 'Store ID not found' },
     ];
     for (const c of cases) {
       const r = await call(server.base, 'GET', c.path);
       const err = (JSON.parse(r.text.split('\n')[0] ?? '{}') as Line).error;
-      expect({ path: c.path, status: r.status, code: err?.code, message: err?.message.slice(0, c.message.length) })
-        .toEqual({ path: c.path, status: c.status, code: c.status === 404 ? 5 : 3, message: c.message });
+      expect({
+        path: c.path,
+        status: r.status,
+        code: err?.code,
+        message: err?.message.slice(0, c.message.length),
+      }).toEqual({ path: c.path, status: c.status, code: c.status === 404 ? 5 : 3, message: c.message });
     }
   });
 });

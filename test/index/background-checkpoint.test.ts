@@ -18,15 +18,28 @@ import type { CheckpointWriter, Storage, WriteResult } from '../../src/storage/t
 import { model } from '../walker/helpers.js';
 import { everyTuple, stored } from './helpers.js';
 
-const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define parent: [doc]\n    define viewer: [user, user:*, group#member with c] or viewer from parent\ncondition c(p: int) {\n  p > 0\n}\n`);
+const m = model(
+  `model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define parent: [doc]\n    define viewer: [user, user:*, group#member with c] or viewer from parent\ncondition c(p: int) {\n  p > 0\n}\n`,
+);
 
 /** Reverse lookups (they read the node types) and walker Checks for every user of the model. */
 function answers(s: IndexSnapshot, users: readonly string[], docs: number): string[] {
   const out: string[] = [];
   for (const u of users) {
-    out.push(`${u} -> ${[...s.objects('doc', 'viewer', u)].map((e) => e.object).sort().join(',')}`);
+    out.push(
+      `${u} -> ${[...s.objects('doc', 'viewer', u)]
+        .map((e) => e.object)
+        .sort()
+        .join(',')}`,
+    );
     for (let d = 0; d < docs; d += 7) {
-      const r = checkStatus(s, m, { object: `doc:${d}`, relation: 'viewer', user: u, contextualTuples: [], context: { p: 1 } });
+      const r = checkStatus(s, m, {
+        object: `doc:${d}`,
+        relation: 'viewer',
+        user: u,
+        contextualTuples: [],
+        context: { p: 1 },
+      });
       out.push(`doc:${d}#viewer@${u} => ${'allowed' in r ? String(r.allowed) : r.error.code}`);
     }
   }
@@ -38,28 +51,47 @@ function tuple(i: number, docs: number): TupleKey {
   const r = (i * 2654435761) >>> 0;
   const doc = `doc:${r % docs}`;
   switch (r % 9) {
-    case 0: return { object: doc, relation: 'parent', user: `doc:${(r >>> 7) % docs}` };
-    case 1: return { object: `group:g${r % 40}`, relation: 'member', user: `user:u${(r >>> 9) % 300}` };
-    case 2: return { object: doc, relation: 'viewer', user: `group:g${(r >>> 5) % 40}#member`, condition: { name: 'c', context: { p: (r >>> 3) % 3 } } };
-    case 3: return { object: doc, relation: 'viewer', user: 'user:*' };
-    default: return { object: doc, relation: 'viewer', user: `user:u${(r >>> 11) % 300}` };
+    case 0:
+      return { object: doc, relation: 'parent', user: `doc:${(r >>> 7) % docs}` };
+    case 1:
+      return { object: `group:g${r % 40}`, relation: 'member', user: `user:u${(r >>> 9) % 300}` };
+    case 2:
+      return {
+        object: doc,
+        relation: 'viewer',
+        user: `group:g${(r >>> 5) % 40}#member`,
+        condition: { name: 'c', context: { p: (r >>> 3) % 3 } },
+      };
+    case 3:
+      return { object: doc, relation: 'viewer', user: 'user:*' };
+    default:
+      return { object: doc, relation: 'viewer', user: `user:u${(r >>> 11) % 300}` };
   }
 }
 
 type Open = () => Promise<{ storage: KvStorage; dispose: () => Promise<void> }>;
 const backends: [string, Open][] = [
-  ['leveldb', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'latch-bgcp-'));
-    const storage = await openLevelStorage(dir);
-    return { storage, dispose: async () => {
-      await storage.close();
-      await rm(dir, { recursive: true, force: true });
-    } };
-  }],
-  ['memory', async () => {
-    const storage = await openMemoryStorage();
-    return { storage, dispose: () => storage.close() };
-  }],
+  [
+    'leveldb',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'latch-bgcp-'));
+      const storage = await openLevelStorage(dir);
+      return {
+        storage,
+        dispose: async () => {
+          await storage.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+  [
+    'memory',
+    async () => {
+      const storage = await openMemoryStorage();
+      return { storage, dispose: () => storage.close() };
+    },
+  ],
 ];
 
 /** The same storage, but every chunk a checkpoint writer is given first waits for `before(n)`. */
@@ -75,7 +107,9 @@ function interleaved(storage: Storage, before: (chunk: number) => Promise<void>)
       abort: () => w.abort(),
     };
   };
-  return Object.assign(Object.create(storage) as Storage, { openCheckpoint: async (id: string, rev: number) => wrap(await storage.openCheckpoint(id, rev)) });
+  return Object.assign(Object.create(storage) as Storage, {
+    openCheckpoint: async (id: string, rev: number) => wrap(await storage.openCheckpoint(id, rev)),
+  });
 }
 
 for (const [name, open] of backends) {
@@ -84,7 +118,10 @@ for (const [name, open] of backends) {
     afterEach(async () => dispose());
 
     /** A store with `n` tuples (and their live set), indexed from a checkpoint image. */
-    async function setup(n: number, docs: number): Promise<{ storage: KvStorage; id: string; live: Map<string, TupleKey>; ix: StoreIndex }> {
+    async function setup(
+      n: number,
+      docs: number,
+    ): Promise<{ storage: KvStorage; id: string; live: Map<string, TupleKey>; ix: StoreIndex }> {
       const h = await open();
       dispose = h.dispose;
       const storage = h.storage;
@@ -95,7 +132,13 @@ for (const [name, open] of backends) {
         live.set(`${t.object}#${t.relation}@${t.user}`, t);
       }
       const all = [...live.values()];
-      for (let i = 0; i < all.length; i += 1000) await storage.writeTuples(id, { writes: all.slice(i, i + 1000), deletes: [], onDuplicate: 'error', onMissing: 'error' });
+      for (let i = 0; i < all.length; i += 1000)
+        await storage.writeTuples(id, {
+          writes: all.slice(i, i + 1000),
+          deletes: [],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
       const scanned = await StoreIndex.load(storage, id);
       await scanned.checkpoint(storage, id);
       scanned.close();
@@ -107,12 +150,25 @@ for (const [name, open] of backends) {
     }
 
     /** One write through storage and the index: `k` new tuples (new objects and users) and `k` deletes of live ones. */
-    function writer(storage: Storage, id: string, ix: StoreIndex, live: Map<string, TupleKey>): (tag: string, k: number) => Promise<WriteResult> {
+    function writer(
+      storage: Storage,
+      id: string,
+      ix: StoreIndex,
+      live: Map<string, TupleKey>,
+    ): (tag: string, k: number) => Promise<WriteResult> {
       return async (tag, k) => {
         const writes: TupleKey[] = [];
-        for (let j = 0; j < k; j++) writes.push(j % 3 === 0
-          ? { object: `doc:${tag}-${j}`, relation: 'viewer', user: `group:${tag}#member`, condition: { name: 'c', context: { p: j } } }
-          : { object: `doc:${tag}-${j}`, relation: 'viewer', user: `user:${tag}-${j}` });
+        for (let j = 0; j < k; j++)
+          writes.push(
+            j % 3 === 0
+              ? {
+                  object: `doc:${tag}-${j}`,
+                  relation: 'viewer',
+                  user: `group:${tag}#member`,
+                  condition: { name: 'c', context: { p: j } },
+                }
+              : { object: `doc:${tag}-${j}`, relation: 'viewer', user: `user:${tag}-${j}` },
+          );
         const deletes = [...live.values()].slice(0, k);
         const r = await storage.writeTuples(id, { writes, deletes, onDuplicate: 'error', onMissing: 'error' });
         ix.apply(r);
@@ -168,7 +224,14 @@ for (const [name, open] of backends) {
       const fresh = StoreIndex.build(live.values(), 1);
       expect(everyTuple(loaded.snapshot())).toEqual(truth);
       expect(everyTuple(ix.snapshot())).toEqual(truth);
-      const users = ['user:*', 'group:c0#member', 'group:g3#member', 'user:c1-1', 'user:d2-4', ...Array.from({ length: 300 }, (_, u) => `user:u${u}`)];
+      const users = [
+        'user:*',
+        'group:c0#member',
+        'group:g3#member',
+        'user:c1-1',
+        'user:d2-4',
+        ...Array.from({ length: 300 }, (_, u) => `user:u${u}`),
+      ];
       expect(answers(loaded.snapshot(), users, docs)).toEqual(answers(fresh.snapshot(), users, docs));
       for (const x of [ix, loaded, fresh]) x.close();
     });
@@ -216,12 +279,21 @@ for (const [name, open] of backends) {
       const s = ix.snapshot();
       const strings = Buffer.from(ix.dict.nodeList.join('\n'), 'utf8');
       const header = {
-        v: 1, names: ix.dict.nameList, nodes: s.base.layout.nodes, stringBytes: strings.byteLength, layout: s.base.layout,
+        v: 1,
+        names: ix.dict.nameList,
+        nodes: s.base.layout.nodes,
+        stringBytes: strings.byteLength,
+        layout: s.base.layout,
         conds: ix.dict.conds.slice(1).map((c) => (c.context ? { name: c.name, context: c.context } : { name: c.name })),
       };
       const types = u8().slice(ix.dict.nodeTypes.region.ptr, ix.dict.nodeTypes.region.ptr + s.base.layout.nodes * 4);
       const base = u8().slice(s.base.region.ptr, s.base.region.ptr + s.base.bytes);
-      await storage.writeCheckpoint(id, ix.currentRevision, [Buffer.from(JSON.stringify(header)), strings, types, base]);
+      await storage.writeCheckpoint(id, ix.currentRevision, [
+        Buffer.from(JSON.stringify(header)),
+        strings,
+        types,
+        base,
+      ]);
       const loaded = await StoreIndex.load(storage, id);
       expect(loaded.loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
       expect(everyTuple(loaded.snapshot())).toEqual([...live.values()].map(stored).sort());

@@ -39,9 +39,19 @@ describe('index expiry', () => {
   it('survives a checkpoint, the change-log tail and a merge', async () => {
     const storage = await openMemoryStorage();
     const store = await storage.createStore('s');
-    await storage.writeTuples(store.id, { writes: TUPLES.slice(0, 2), deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await storage.writeTuples(store.id, {
+      writes: TUPLES.slice(0, 2),
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     await (await StoreIndex.load(storage, store.id)).checkpoint(storage, store.id);
-    await storage.writeTuples(store.id, { writes: [{ object: 'doc:1', relation: 'viewer', user: 'user:eve', expires_at: '2030-01-01T00:00:01.000Z' }], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    await storage.writeTuples(store.id, {
+      writes: [{ object: 'doc:1', relation: 'viewer', user: 'user:eve', expires_at: '2030-01-01T00:00:01.000Z' }],
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
     const ix = await StoreIndex.load(storage, store.id, { mergeThreshold: 1 });
     expect(ix.loaded.fromCheckpoint).toBe(true);
     await ix.settled();

@@ -10,21 +10,41 @@ import type { WriteResult } from '../../src/storage/types.js';
 import { checkStatus } from '../../src/engine/walker/checker.js';
 import { model, tk } from '../walker/helpers.js';
 
-const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define parent: [doc]\n    define viewer: [user, user:*, group#member with c] or viewer from parent\ncondition c(p: int) {\n  p > 0\n}\n`);
+const m = model(
+  `model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define parent: [doc]\n    define viewer: [user, user:*, group#member with c] or viewer from parent\ncondition c(p: int) {\n  p > 0\n}\n`,
+);
 
 const users = (s: IndexSnapshot, o: string, r: string): string[] =>
-  [...s.users(o, r)].map((e) => `${e.object}#${e.relation}@${e.user}${e.condition ? `[${e.condition.name}]` : ''}`).sort();
-const objects = (s: IndexSnapshot, t: string, r: string, u: string): string[] => [...s.objects(t, r, u)].map((e) => e.object).sort();
+  [...s.users(o, r)]
+    .map((e) => `${e.object}#${e.relation}@${e.user}${e.condition ? `[${e.condition.name}]` : ''}`)
+    .sort();
+const objects = (s: IndexSnapshot, t: string, r: string, u: string): string[] =>
+  [...s.objects(t, r, u)].map((e) => e.object).sort();
 const allowed = (s: IndexSnapshot, q: string): boolean => {
   const t = tk(q);
-  const out = checkStatus(s, m, { object: t.object, relation: t.relation, user: t.user, contextualTuples: [], context: { p: 1 } });
+  const out = checkStatus(s, m, {
+    object: t.object,
+    relation: t.relation,
+    user: t.user,
+    contextualTuples: [],
+    context: { p: 1 },
+  });
   return 'allowed' in out && out.allowed;
 };
 const write = (revision: number, written: string[], deleted: string[] = []): WriteResult => ({
-  revision, timestamp: new Date().toISOString(), written: written.map(tk), deleted: deleted.map(tk),
+  revision,
+  timestamp: new Date().toISOString(),
+  written: written.map(tk),
+  deleted: deleted.map(tk),
 });
 
-const seed = ['doc:1#viewer@user:anne', 'doc:1#viewer@group:eng#member[c]', 'group:eng#member@user:bob', 'doc:2#parent@doc:1', 'doc:3#viewer@user:*'];
+const seed = [
+  'doc:1#viewer@user:anne',
+  'doc:1#viewer@group:eng#member[c]',
+  'group:eng#member@user:bob',
+  'doc:2#parent@doc:1',
+  'doc:3#viewer@user:*',
+];
 
 describe('StoreIndex', () => {
   it('builds and serves TupleView reads', () => {
@@ -62,7 +82,13 @@ describe('StoreIndex', () => {
     const ix = StoreIndex.build(seed.map(tk), 1, { mergeThreshold: 8 });
     const queries: string[] = [];
     for (let i = 0; i < 40; i++) {
-      ix.apply(write(2 + i, [`doc:m${i}#viewer@user:u${i}`, `doc:m${i}#parent@doc:1`], i % 3 === 0 && i > 0 ? [`doc:m${i - 3}#viewer@user:u${i - 3}`] : []));
+      ix.apply(
+        write(
+          2 + i,
+          [`doc:m${i}#viewer@user:u${i}`, `doc:m${i}#parent@doc:1`],
+          i % 3 === 0 && i > 0 ? [`doc:m${i - 3}#viewer@user:u${i - 3}`] : [],
+        ),
+      );
       queries.push(`doc:m${i}#viewer@user:u${i}`, `doc:m${i}#viewer@user:anne`, `doc:m${i}#viewer@user:bob`);
     }
     const beforeMerge = ix.snapshot();
@@ -125,7 +151,9 @@ describe('StoreIndex', () => {
         const r = (i * 2654435761) >>> 0;
         const obj = `doc:${r % 300}`;
         const user = r % 7 === 0 ? `group:g${r % 5}#member` : `user:u${(r >>> 8) % 40}`;
-        return r % 11 === 0 && !user.includes('#') ? { object: obj, relation: 'viewer', user, condition: { name: 'c', context: { p: r % 3 } } } : { object: obj, relation: 'viewer', user };
+        return r % 11 === 0 && !user.includes('#')
+          ? { object: obj, relation: 'viewer', user, condition: { name: 'c', context: { p: r % 3 } } }
+          : { object: obj, relation: 'viewer', user };
       };
       const initial: TupleKey[] = [];
       for (let i = 0; i < 2000; i++) {
@@ -142,15 +170,22 @@ describe('StoreIndex', () => {
         const t = random(7919 * i + 13);
         const k = keyOf(t);
         const del = live.has(k);
-        await storage.writeTuples(store.id, { writes: del ? [] : [t], deletes: del ? [live.get(k) as TupleKey] : [], onDuplicate: 'error', onMissing: 'error' });
+        await storage.writeTuples(store.id, {
+          writes: del ? [] : [t],
+          deletes: del ? [live.get(k) as TupleKey] : [],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
         if (del) live.delete(k);
         else live.set(k, t);
       }
       const index = await StoreIndex.load(storage, store.id, { mergeThreshold });
       const fresh = StoreIndex.build(live.values(), 1).snapshot();
       const same = (loaded: IndexSnapshot): void => {
-        for (let d = 0; d < 300; d++) expect(users(loaded, `doc:${d}`, 'viewer'), `doc:${d}`).toEqual(users(fresh, `doc:${d}`, 'viewer'));
-        for (let u = 0; u < 40; u++) expect(objects(loaded, 'doc', 'viewer', `user:u${u}`)).toEqual(objects(fresh, 'doc', 'viewer', `user:u${u}`));
+        for (let d = 0; d < 300; d++)
+          expect(users(loaded, `doc:${d}`, 'viewer'), `doc:${d}`).toEqual(users(fresh, `doc:${d}`, 'viewer'));
+        for (let u = 0; u < 40; u++)
+          expect(objects(loaded, 'doc', 'viewer', `user:u${u}`)).toEqual(objects(fresh, 'doc', 'viewer', `user:u${u}`));
       };
       // Served at once from base + overlay; past the threshold a background merge then folds the
       // tail into the base, and the answers stay the same.
@@ -216,11 +251,19 @@ describe('snapshot retirement', () => {
     // grace period, the images of a burst add up quadratically.
     const burst = async (retireAfterMs: number | undefined): Promise<number> => {
       const tuples = Array.from({ length: 20_000 }, (_, i) => tk(`doc:${i}#viewer@user:u${i % 500}`));
-      const ix = StoreIndex.build(tuples, 1, { mergeThreshold: 1e9, ...(retireAfterMs === undefined ? {} : { retireAfterMs }) });
+      const ix = StoreIndex.build(tuples, 1, {
+        mergeThreshold: 1e9,
+        ...(retireAfterMs === undefined ? {} : { retireAfterMs }),
+      });
       const before = allocatedBytes();
       let peak = 0;
       for (let w = 0; w < 400; w++) {
-        ix.apply(write(2 + w, Array.from({ length: 10 }, (_, k) => `doc:w${w}#viewer@user:w${k}`)));
+        ix.apply(
+          write(
+            2 + w,
+            Array.from({ length: 10 }, (_, k) => `doc:w${w}#viewer@user:w${k}`),
+          ),
+        );
         expect(allowed(ix.snapshot(), `doc:w${w}#viewer@user:w3`)).toBe(true);
         peak = Math.max(peak, allocatedBytes() - before);
         if (w % 10 === 9) await new Promise((r) => setImmediate(r));

@@ -66,7 +66,13 @@ function randomTuple(rng: Rng, fresh = false): TupleKey {
 
 type Answer = string[] | 'error';
 
-function reference(model: CompiledModel, live: readonly TupleKey[], contextual: TupleKey[], context: JsonObject | undefined, q: { type: string; relation: string; user: string }): Answer {
+function reference(
+  model: CompiledModel,
+  live: readonly TupleKey[],
+  contextual: TupleKey[],
+  context: JsonObject | undefined,
+  q: { type: string; relation: string; user: string },
+): Answer {
   try {
     const view = overlayView(new MemoryTupleView(live), contextual);
     return listObjects({ model, view, context, resolveDepth: 25, deadline: Date.now() + 60_000 }, q, Infinity).sort();
@@ -76,9 +82,19 @@ function reference(model: CompiledModel, live: readonly TupleKey[], contextual: 
   }
 }
 
-function onIndex(snapshot: IndexSnapshot, contextual: TupleKey[], context: JsonObject | undefined, q: { type: string; relation: string; user: string }, confirm?: 'walker' | 'reference', confirmAll?: boolean): Answer {
+function onIndex(
+  snapshot: IndexSnapshot,
+  contextual: TupleKey[],
+  context: JsonObject | undefined,
+  q: { type: string; relation: string; user: string },
+  confirm?: 'walker' | 'reference',
+  confirmAll?: boolean,
+): Answer {
   try {
-    const walk = openObjectWalk({ snapshot, model: m, contextual, context, resolveDepth: 25, deadline: Date.now() + 60_000, confirm, confirmAll }, q);
+    const walk = openObjectWalk(
+      { snapshot, model: m, contextual, context, resolveDepth: 25, deadline: Date.now() + 60_000, confirm, confirmAll },
+      q,
+    );
     const got = [...walk];
     expect(new Set(got).size).toBe(got.length);
     return got.sort();
@@ -111,20 +127,35 @@ describe('ListObjects on the index', () => {
       if (existing.length > 0 && rng.chance(0.6)) deleted.push(existing[rng.int(existing.length)] as TupleKey);
       for (const t of deleted) live.delete(key(t));
       for (const t of written) live.set(key(t), t);
-      ix.apply({ revision: round, timestamp: new Date().toISOString(), written, deleted: deleted.map((t) => ({ object: t.object, relation: t.relation, user: t.user })) });
+      ix.apply({
+        revision: round,
+        timestamp: new Date().toISOString(),
+        written,
+        deleted: deleted.map((t) => ({ object: t.object, relation: t.relation, user: t.user })),
+      });
       if (round % 10 === 0) await new Promise((r) => setTimeout(r, 5)); // let background merges run
       const snapshot = ix.snapshot();
       for (let i = 0; i < 6; i++) {
         const type = rng.pick(['doc', 'folder', 'group']);
-        const relation = type === 'group' ? 'member' : rng.pick(type === 'doc' ? ['viewer', 'owner', 'parent'] : ['viewer', 'parent']);
-        const user = rng.pick([`user:u${rng.int(5)}`, `group:g${rng.int(4)}#member`, `folder:f${rng.int(6)}`, `folder:f${rng.int(6)}#viewer`, 'doc:new1#viewer']);
+        const relation =
+          type === 'group' ? 'member' : rng.pick(type === 'doc' ? ['viewer', 'owner', 'parent'] : ['viewer', 'parent']);
+        const user = rng.pick([
+          `user:u${rng.int(5)}`,
+          `group:g${rng.int(4)}#member`,
+          `folder:f${rng.int(6)}`,
+          `folder:f${rng.int(6)}#viewer`,
+          'doc:new1#viewer',
+        ]);
         const contextual = rng.chance(0.3) ? [randomTuple(rng, true), randomTuple(rng, true)] : [];
         const context = rng.chance(0.7) ? { p: 1 } : undefined;
         const q = { type, relation, user };
         const want = reference(m, [...live.values()], contextual, context, q);
         for (const confirm of [undefined, 'walker', 'reference'] as const) {
           for (const confirmAll of [false, true]) {
-            expect(onIndex(snapshot, contextual, context, q, confirm, confirmAll), `${JSON.stringify({ q, contextual, context, confirm, confirmAll })}`).toEqual(want);
+            expect(
+              onIndex(snapshot, contextual, context, q, confirm, confirmAll),
+              `${JSON.stringify({ q, contextual, context, confirm, confirmAll })}`,
+            ).toEqual(want);
           }
         }
         compared++;
@@ -145,14 +176,22 @@ describe('ListObjects on the index', () => {
     const ix = StoreIndex.build(tuples, 1);
     const snapshot = ix.snapshot();
     let confirmed = 0;
-    const walk = openObjectWalk({ snapshot, model: m, contextual: [], resolveDepth: 25, deadline: Date.now() + 60_000 }, { type: 'doc', relation: 'viewer', user: 'user:anne' });
+    const walk = openObjectWalk(
+      { snapshot, model: m, contextual: [], resolveDepth: 25, deadline: Date.now() + 60_000 },
+      { type: 'doc', relation: 'viewer', user: 'user:anne' },
+    );
     const first: string[] = [];
     for (const o of walk) {
       first.push(o);
       if (++confirmed === 10) break;
     }
     expect(first).toHaveLength(10);
-    const all = [...openObjectWalk({ snapshot, model: m, contextual: [], resolveDepth: 25, deadline: Date.now() + 60_000 }, { type: 'doc', relation: 'viewer', user: 'user:anne' })];
+    const all = [
+      ...openObjectWalk(
+        { snapshot, model: m, contextual: [], resolveDepth: 25, deadline: Date.now() + 60_000 },
+        { type: 'doc', relation: 'viewer', user: 'user:anne' },
+      ),
+    ];
     expect(new Set(all).size).toBe(50_000);
     for (const o of first) expect(all).toContain(o);
     ix.close();

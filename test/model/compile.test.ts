@@ -26,7 +26,8 @@ condition office_net(ip: ipaddress, cidr: string) {
 }
 `);
 
-const compile = (): CompiledModel => compileModel({ id: '01JTESTMODEL0000000000000B', ...validateModel(dslToModel(TEXT)) });
+const compile = (): CompiledModel =>
+  compileModel({ id: '01JTESTMODEL0000000000000B', ...validateModel(dslToModel(TEXT)) });
 const rel = (m: CompiledModel, t: string, r: string) => m.types.get(t)?.relations.get(r);
 
 describe('compileModel', () => {
@@ -34,13 +35,38 @@ describe('compileModel', () => {
 
   it.each([
     ['group', 'member', { kind: 'this' }],
-    ['folder', 'viewer', { kind: 'union', children: [{ kind: 'this' }, { kind: 'computed', relation: 'owner' }, { kind: 'ttu', tupleset: 'parent', computed: 'viewer' }] }],
-    ['document', 'editor', { kind: 'intersection', children: [{ kind: 'this' }, { kind: 'ttu', tupleset: 'parent', computed: 'owner' }] }],
-    ['document', 'viewer', {
-      kind: 'difference',
-      base: { kind: 'union', children: [{ kind: 'computed', relation: 'editor' }, { kind: 'ttu', tupleset: 'parent', computed: 'viewer' }] },
-      subtract: { kind: 'computed', relation: 'blocked' },
-    }],
+    [
+      'folder',
+      'viewer',
+      {
+        kind: 'union',
+        children: [
+          { kind: 'this' },
+          { kind: 'computed', relation: 'owner' },
+          { kind: 'ttu', tupleset: 'parent', computed: 'viewer' },
+        ],
+      },
+    ],
+    [
+      'document',
+      'editor',
+      { kind: 'intersection', children: [{ kind: 'this' }, { kind: 'ttu', tupleset: 'parent', computed: 'owner' }] },
+    ],
+    [
+      'document',
+      'viewer',
+      {
+        kind: 'difference',
+        base: {
+          kind: 'union',
+          children: [
+            { kind: 'computed', relation: 'editor' },
+            { kind: 'ttu', tupleset: 'parent', computed: 'viewer' },
+          ],
+        },
+        subtract: { kind: 'computed', relation: 'blocked' },
+      },
+    ],
   ])('%s#%s rewrite', (t, r, rewrite) => expect(rel(m, t, r)?.rewrite).toEqual(rewrite));
 
   it('direct types keep wildcard, userset and condition', () => {
@@ -49,23 +75,35 @@ describe('compileModel', () => {
       { type: 'user', relation: undefined, wildcard: true, condition: undefined },
       { type: 'group', relation: 'member', wildcard: false, condition: undefined },
     ]);
-    expect(rel(m, 'folder', 'viewer')?.directTypes[1]).toEqual({ type: 'group', relation: 'member', wildcard: false, condition: 'office_net' });
+    expect(rel(m, 'folder', 'viewer')?.directTypes[1]).toEqual({
+      type: 'group',
+      relation: 'member',
+      wildcard: false,
+      condition: 'office_net',
+    });
     expect(rel(m, 'document', 'viewer')?.directTypes).toEqual([]);
   });
 
   it.each([
-    ['folder', 'parent', true], ['document', 'parent', true], ['folder', 'viewer', false], ['document', 'blocked', false],
+    ['folder', 'parent', true],
+    ['document', 'parent', true],
+    ['folder', 'viewer', false],
+    ['document', 'blocked', false],
   ] as const)('%s#%s isTupleset = %s', (t, r, expected) => expect(rel(m, t, r)?.isTupleset).toBe(expected));
 
   it('keeps type order, schema, id, json and compiles conditions', () => {
     expect([...m.types.keys()]).toEqual(['user', 'group', 'folder', 'document']);
     expect(m.schemaVersion).toBe('1.1');
     expect(m.json.id).toBe('01JTESTMODEL0000000000000B');
-    expect(m.conditions.get('office_net')?.evaluate({ cidr: '10.0.0.0/8' }, { ip: '10.9.9.9' }, 't')).toEqual({ ok: true, value: true });
+    expect(m.conditions.get('office_net')?.evaluate({ cidr: '10.0.0.0/8' }, { ip: '10.9.9.9' }, 't')).toEqual({
+      ok: true,
+      value: true,
+    });
   });
 
   it('is deterministic', () => {
-    const strip = (c: CompiledModel): unknown => JSON.stringify([...c.types.values()].map((t) => [t.name, [...t.relations.values()]]));
+    const strip = (c: CompiledModel): unknown =>
+      JSON.stringify([...c.types.values()].map((t) => [t.name, [...t.relations.values()]]));
     expect(strip(compile())).toBe(strip(m));
   });
 });

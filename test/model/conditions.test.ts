@@ -11,7 +11,8 @@ const T = (type_name: ConditionTypeName, generic?: ConditionTypeName): Condition
   generic ? { type_name, generic_types: [{ type_name: generic }] } : { type_name };
 
 /** A one-parameter condition `x` of the given type with the given expression. */
-const cond = (ref: ConditionParamTypeRefJson, expression: string) => compileCondition('c', { name: 'c', expression, parameters: { x: ref } });
+const cond = (ref: ConditionParamTypeRefJson, expression: string) =>
+  compileCondition('c', { name: 'c', expression, parameters: { x: ref } });
 
 /** [type, expression over x, JSON value, expected result or 'error'] */
 const conversions: [string, ConditionParamTypeRefJson, string, JsonValue, boolean | 'error'][] = [
@@ -37,11 +38,41 @@ const conversions: [string, ConditionParamTypeRefJson, string, JsonValue, boolea
   ['duration fractional hours', T('TYPE_NAME_DURATION'), 'x == duration("90m")', '1.5h', true],
   ['duration ISO-8601 rejected', T('TYPE_NAME_DURATION'), 'x > duration("1s")', 'PT1H', 'error'],
   ['duration day unit rejected', T('TYPE_NAME_DURATION'), 'x > duration("1s")', '1d', 'error'],
-  ['timestamp RFC 3339', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-10-11T10:00:00Z', true],
-  ['timestamp with offset and fraction', T('TYPE_NAME_TIMESTAMP'), 'x == timestamp("2023-10-11T08:00:00.5Z")', '2023-10-11T10:00:00.5+02:00', true],
-  ['timestamp with nanoseconds', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-10-11T10:00:00Z")', '2023-10-11T10:00:00.123456789Z', true],
-  ['timestamp on a day the month lacks rejected', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-02-30T00:00:00Z', 'error'],
-  ['timestamp without offset rejected', T('TYPE_NAME_TIMESTAMP'), 'x > timestamp("2023-01-01T00:00:00Z")', '2023-10-11 10:00:00', 'error'],
+  [
+    'timestamp RFC 3339',
+    T('TYPE_NAME_TIMESTAMP'),
+    'x > timestamp("2023-01-01T00:00:00Z")',
+    '2023-10-11T10:00:00Z',
+    true,
+  ],
+  [
+    'timestamp with offset and fraction',
+    T('TYPE_NAME_TIMESTAMP'),
+    'x == timestamp("2023-10-11T08:00:00.5Z")',
+    '2023-10-11T10:00:00.5+02:00',
+    true,
+  ],
+  [
+    'timestamp with nanoseconds',
+    T('TYPE_NAME_TIMESTAMP'),
+    'x > timestamp("2023-10-11T10:00:00Z")',
+    '2023-10-11T10:00:00.123456789Z',
+    true,
+  ],
+  [
+    'timestamp on a day the month lacks rejected',
+    T('TYPE_NAME_TIMESTAMP'),
+    'x > timestamp("2023-01-01T00:00:00Z")',
+    '2023-02-30T00:00:00Z',
+    'error',
+  ],
+  [
+    'timestamp without offset rejected',
+    T('TYPE_NAME_TIMESTAMP'),
+    'x > timestamp("2023-01-01T00:00:00Z")',
+    '2023-10-11 10:00:00',
+    'error',
+  ],
   ['ipaddress in cidr', T('TYPE_NAME_IPADDRESS'), 'x.in_cidr("192.168.0.0/16")', '192.168.1.7', true],
   ['ipaddress outside cidr', T('TYPE_NAME_IPADDRESS'), 'x.in_cidr("10.0.0.0/8")', '192.168.1.7', false],
   ['ipv6 in cidr', T('TYPE_NAME_IPADDRESS'), 'x.in_cidr("2001:db8::/32")', '2001:db8::1', true],
@@ -51,7 +82,13 @@ const conversions: [string, ConditionParamTypeRefJson, string, JsonValue, boolea
   ['map of ints', T('TYPE_NAME_MAP', 'TYPE_NAME_INT'), 'x["a"] == 1', { a: 1 }, true],
   ['map with a bad value rejected', T('TYPE_NAME_MAP', 'TYPE_NAME_INT'), 'x["a"] == 1', { a: 'z' }, 'error'],
   ['list of strings', T('TYPE_NAME_LIST', 'TYPE_NAME_STRING'), '"b" in x', ['a', 'b'], true],
-  ['list of ipaddress', T('TYPE_NAME_LIST', 'TYPE_NAME_IPADDRESS'), 'x.exists(i, i.in_cidr("10.0.0.0/8"))', ['1.1.1.1', '10.0.0.1'], true],
+  [
+    'list of ipaddress',
+    T('TYPE_NAME_LIST', 'TYPE_NAME_IPADDRESS'),
+    'x.exists(i, i.in_cidr("10.0.0.0/8"))',
+    ['1.1.1.1', '10.0.0.1'],
+    true,
+  ],
   ['any keeps a JSON value', T('TYPE_NAME_ANY'), 'x == "v"', 'v', true],
 ];
 
@@ -60,26 +97,38 @@ describe('parameter conversions (§5.9.4)', () => {
     const out = cond(ref, expression).evaluate(undefined, { x: value }, 'doc:1#viewer@user:anne');
     if (expected === 'error') {
       expect(out.ok).toBe(false);
-      if (!out.ok) expect(out.message).toMatch(/^parameter type error on condition 'c': failed to convert context parameter 'x': /);
+      if (!out.ok)
+        expect(out.message).toMatch(
+          /^parameter type error on condition 'c': failed to convert context parameter 'x': /,
+        );
     } else expect(out).toEqual({ ok: true, value: expected });
   });
 
   it.each([
-    ['300ms', 300_000_000n], ['1.5h', 5_400_000_000_000n], ['-2m3s', -123_000_000_000n], ['1h0.5s', 3_600_500_000_000n], ['0', 0n], ['2µs', 2_000n],
+    ['300ms', 300_000_000n],
+    ['1.5h', 5_400_000_000_000n],
+    ['-2m3s', -123_000_000_000n],
+    ['1h0.5s', 3_600_500_000_000n],
+    ['0', 0n],
+    ['2µs', 2_000n],
   ] as const)('Go duration %s', (text, nanos) => expect(parseGoDuration(text)).toBe(nanos));
-  it.each(['', '1', 'h', '1d', '+', '.s', '1h2'])('Go duration %j is invalid', (text) => expect(parseGoDuration(text)).toBeUndefined());
+  it.each(['', '1', 'h', '1d', '+', '.s', '1h2'])('Go duration %j is invalid', (text) =>
+    expect(parseGoDuration(text)).toBeUndefined(),
+  );
 });
 
 describe('evaluation', () => {
   const two = compileCondition('limits', {
-    name: 'limits', expression: 'x < 100 || y < 50',
+    name: 'limits',
+    expression: 'x < 100 || y < 50',
     parameters: { x: T('TYPE_NAME_INT'), y: T('TYPE_NAME_INT') },
   });
 
   it('every declared parameter must be present, even when CEL could short-circuit', () => {
     expect(two.evaluate(undefined, { x: 1 }, 'doc:1#viewer@user:anne')).toEqual({
       ok: false,
-      message: "failed to evaluate relationship condition: 'limits' - tuple 'doc:1#viewer@user:anne' is missing context parameters '[y]'",
+      message:
+        "failed to evaluate relationship condition: 'limits' - tuple 'doc:1#viewer@user:anne' is missing context parameters '[y]'",
     });
     expect(two.evaluate(undefined, {}, 't')).toMatchObject({ ok: false, message: expect.stringContaining("'[x y]'") });
   });
@@ -93,8 +142,17 @@ describe('evaluation', () => {
   });
 
   it('a CEL runtime error is {ok:false}, never a throw', () => {
-    const c = compileCondition('net', { name: 'net', expression: 'ip.in_cidr(cidr)', parameters: { ip: T('TYPE_NAME_IPADDRESS'), cidr: T('TYPE_NAME_STRING') } });
-    expect(c.evaluate({ cidr: 'not-a-cidr' }, { ip: '10.0.0.1' }, 't')).toMatchObject({ ok: false, message: expect.stringContaining("failed to evaluate relationship condition 'net': failed to evaluate condition expression: invalid CIDR") });
+    const c = compileCondition('net', {
+      name: 'net',
+      expression: 'ip.in_cidr(cidr)',
+      parameters: { ip: T('TYPE_NAME_IPADDRESS'), cidr: T('TYPE_NAME_STRING') },
+    });
+    expect(c.evaluate({ cidr: 'not-a-cidr' }, { ip: '10.0.0.1' }, 't')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining(
+        "failed to evaluate relationship condition 'net': failed to evaluate condition expression: invalid CIDR",
+      ),
+    });
     const m = cond(T('TYPE_NAME_MAP', 'TYPE_NAME_INT'), 'x["missing"] == 1');
     expect(m.evaluate(undefined, { x: { a: 1 } }, 't').ok).toBe(false);
   });
@@ -102,7 +160,10 @@ describe('evaluation', () => {
   it('a condition without parameters fails when context is given', () => {
     const c = compileCondition('none', { name: 'none', expression: 'true', parameters: {} });
     expect(c.evaluate(undefined, undefined, 't')).toEqual({ ok: true, value: true });
-    expect(c.evaluate({ a: 1 }, undefined, 't')).toEqual({ ok: false, message: "parameter type error on condition 'none': no parameters defined for the condition" });
+    expect(c.evaluate({ a: 1 }, undefined, 't')).toEqual({
+      ok: false,
+      message: "parameter type error on condition 'none': no parameters defined for the condition",
+    });
   });
 });
 
@@ -165,7 +226,8 @@ describe('evaluation cost limit (100 units)', () => {
   });
 
   it('the meter starts afresh for every evaluation', () => {
-    for (let i = 0; i < 5; i++) expect(exists.evaluate({ x: list(40) }, undefined, 't')).toEqual({ ok: true, value: false });
+    for (let i = 0; i < 5; i++)
+      expect(exists.evaluate({ x: list(40) }, undefined, 't')).toEqual({ ok: true, value: false });
   });
 
   it('short-circuiting spends only what is evaluated', () => {

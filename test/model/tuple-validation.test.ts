@@ -12,7 +12,9 @@ import { appErrorOf, dsl } from './helpers.js';
 
 const model = compileModel({
   id: '01JTESTMODEL0000000000000A',
-  ...validateModel(dslToModel(dsl(`type user
+  ...validateModel(
+    dslToModel(
+      dsl(`type user
 type employee
 type group
   relations
@@ -34,13 +36,20 @@ condition in_net(ip: ipaddress) {
 condition big(s: string) {
   s != ""
 }
-`))),
+`),
+    ),
+  ),
 });
 
 const key = (text: string, condition?: string, context?: JsonObject): TupleKey => {
   const [left = '', user = ''] = text.split('@');
   const hash = left.indexOf('#');
-  return { object: left.slice(0, hash), relation: left.slice(hash + 1), user, condition: condition ? { name: condition, context } : undefined };
+  return {
+    object: left.slice(0, hash),
+    relation: left.slice(hash + 1),
+    user,
+    condition: condition ? { name: condition, context } : undefined,
+  };
 };
 
 /** [tuple, condition, context, expected cause (undefined = valid), is a condition problem] */
@@ -50,17 +59,53 @@ const causes: [string, string | undefined, JsonObject | undefined, string | unde
   ['doc:1#owner@user:anne:x', undefined, undefined, "the 'user' field is malformed", false],
   ['doc:1#owner@team:1', undefined, undefined, "type 'team' not found", false],
   ['doc:1#viewer@group:eng#owner', undefined, undefined, "relation 'group#owner' not found", false],
-  ['doc:1#viewer@group:*#member', undefined, undefined, "the 'user' field cannot reference a typed wildcard in a userset value", false],
+  [
+    'doc:1#viewer@group:*#member',
+    undefined,
+    undefined,
+    "the 'user' field cannot reference a typed wildcard in a userset value",
+    false,
+  ],
   ['doc:1#vi ewer@user:anne', undefined, undefined, "the 'relation' field is malformed", false],
   ['doc#owner@user:anne', undefined, undefined, "invalid 'object' field format", false],
   ['doc:*#owner@user:anne', undefined, undefined, 'cannot reference a typed wildcard', false],
   ['dossier:1#owner@user:anne', undefined, undefined, "type 'dossier' not found", false],
   ['doc:1#nope@user:anne', undefined, undefined, "relation 'doc#nope' not found", false],
-  ['doc:1#parent@folder:*', undefined, undefined, "unexpected wildcard relationship with tupleset relation 'doc#parent'", false],
-  ['doc:1#parent@folder:x#viewer', undefined, undefined, "unexpected user 'folder:x#viewer' with tupleset relation 'doc#parent'", false],
-  ['doc:1#owner@user:*', undefined, undefined, "the typed wildcard 'user:*' is not an allowed type restriction for 'doc#owner'", false],
-  ['doc:1#owner@employee:1', undefined, undefined, "type 'employee' is not an allowed type restriction for 'doc#owner'", false],
-  ['doc:1#owner@group:eng#member', undefined, undefined, "'group#member' is not an allowed type restriction for 'doc#owner'", false],
+  [
+    'doc:1#parent@folder:*',
+    undefined,
+    undefined,
+    "unexpected wildcard relationship with tupleset relation 'doc#parent'",
+    false,
+  ],
+  [
+    'doc:1#parent@folder:x#viewer',
+    undefined,
+    undefined,
+    "unexpected user 'folder:x#viewer' with tupleset relation 'doc#parent'",
+    false,
+  ],
+  [
+    'doc:1#owner@user:*',
+    undefined,
+    undefined,
+    "the typed wildcard 'user:*' is not an allowed type restriction for 'doc#owner'",
+    false,
+  ],
+  [
+    'doc:1#owner@employee:1',
+    undefined,
+    undefined,
+    "type 'employee' is not an allowed type restriction for 'doc#owner'",
+    false,
+  ],
+  [
+    'doc:1#owner@group:eng#member',
+    undefined,
+    undefined,
+    "'group#member' is not an allowed type restriction for 'doc#owner'",
+    false,
+  ],
   ['doc:1#editor@user:anne', undefined, undefined, 'condition is missing', true],
   ['doc:1#viewer@user:*', undefined, undefined, 'condition is missing', true],
   ['doc:1#owner@user:anne', 'nope', undefined, 'undefined condition', true],
@@ -84,7 +129,9 @@ describe('validateTuple: checks 1–7 (§4.2/§4.3)', () => {
 
   it('write mode rejects the self-defining tuple, contextual mode does not', () => {
     const t = key('group:eng#member@group:eng#member');
-    expect(validateTuple(model, t, 'write')).toBe("Invalid tuple 'group:eng#member@group:eng#member'. Reason: cannot write a tuple that is implicit");
+    expect(validateTuple(model, t, 'write')).toBe(
+      "Invalid tuple 'group:eng#member@group:eng#member'. Reason: cannot write a tuple that is implicit",
+    );
     expect(validateTuple(model, t, 'contextual')).toBeUndefined();
   });
 
@@ -92,7 +139,8 @@ describe('validateTuple: checks 1–7 (§4.2/§4.3)', () => {
     const t = key('doc:1#note@user:anne', 'big', { s: 'x'.repeat(40_000) });
     expect(findTupleProblem(model, t, 'write')).toEqual({
       conditionProblem: false,
-      message: "Invalid tuple 'doc:1#note@user:anne'. Reason: condition context size limit exceeded: 40008 bytes exceeds 32768 bytes",
+      message:
+        "Invalid tuple 'doc:1#note@user:anne'. Reason: condition context size limit exceeded: 40008 bytes exceeds 32768 bytes",
     });
     expect(findTupleProblem(model, t, 'contextual')).toBeUndefined();
   });
@@ -134,14 +182,21 @@ describe('query tuple key codes per API (appendix A.3)', () => {
     ['listObjects', 'doc', 'viewer', 'team:1', 'validation_error'],
     ['listUsers', 'folder2:1', 'viewer', undefined, 'type_not_found'],
     ['listUsers', 'doc:1', 'nope', undefined, 'relation_not_found'],
-  ] as [QueryApi, string, string, string | undefined, ErrorCode][])('%s %s#%s@%s → %s', (api, object, relation, user, code) => {
-    expect(appErrorOf(() => validateQueryKey(model, { object, relation, user }, api)).code).toBe(code);
-  });
+  ] as [QueryApi, string, string, string | undefined, ErrorCode][])(
+    '%s %s#%s@%s → %s',
+    (api, object, relation, user, code) => {
+      expect(appErrorOf(() => validateQueryKey(model, { object, relation, user }, api)).code).toBe(code);
+    },
+  );
 
   it('accepts a valid key and checks ListUsers filters', () => {
-    expect(() => validateQueryKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, 'check')).not.toThrow();
+    expect(() =>
+      validateQueryKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' }, 'check'),
+    ).not.toThrow();
     expect(appErrorOf(() => validateUserFilter(model, { type: 'team' })).code).toBe('type_not_found');
-    expect(appErrorOf(() => validateUserFilter(model, { type: 'group', relation: 'owner' })).code).toBe('relation_not_found');
+    expect(appErrorOf(() => validateUserFilter(model, { type: 'group', relation: 'owner' })).code).toBe(
+      'relation_not_found',
+    );
     expect(() => validateUserFilter(model, { type: 'group', relation: 'member' })).not.toThrow();
   });
 });

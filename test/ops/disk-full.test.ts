@@ -27,28 +27,46 @@ function mountTmpfs(size: string): string | undefined {
 }
 
 const refused = mountTmpfs('1m');
-if (refused && process.env.CI === 'true') throw new Error(`disk-full tests need a tmpfs mount (run as root): ${refused}`);
+if (refused && process.env.CI === 'true')
+  throw new Error(`disk-full tests need a tmpfs mount (run as root): ${refused}`);
 
 interface Reply {
   status: number;
-  body: { code?: string; message?: string; allowed?: boolean; tuples?: { key: { user: string } }[]; continuation_token?: string };
+  body: {
+    code?: string;
+    message?: string;
+    allowed?: boolean;
+    tuples?: { key: { user: string } }[];
+    continuation_token?: string;
+  };
 }
 
 async function call(base: string, method: string, p: string, body?: unknown): Promise<Reply> {
-  const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(base + p, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: r.status, body: (await r.json()) as Reply['body'] };
 }
 
 /** 100 tuples, each with a long user id (≈ 0.5 KB per key, several copies per tuple on disk). */
 function batch(n: number): { user: string; relation: string; object: string }[] {
-  return Array.from({ length: 100 }, (_, i) => ({ user: `user:${String(n).padStart(4, '0')}-${i}-${'x'.repeat(400)}`, relation: 'viewer', object: `doc:${n}` }));
+  return Array.from({ length: 100 }, (_, i) => ({
+    user: `user:${String(n).padStart(4, '0')}-${i}-${'x'.repeat(400)}`,
+    relation: 'viewer',
+    object: `doc:${n}`,
+  }));
 }
 
 async function users(base: string, store: string): Promise<Set<string>> {
   const out = new Set<string>();
   let token = '';
   do {
-    const r = await call(base, 'POST', `/stores/${store}/read`, { page_size: 100, ...(token ? { continuation_token: token } : {}) });
+    const r = await call(base, 'POST', `/stores/${store}/read`, {
+      page_size: 100,
+      ...(token ? { continuation_token: token } : {}),
+    });
     expect(r.status).toBe(200);
     for (const t of r.body.tuples ?? []) out.add(t.key.user);
     token = r.body.continuation_token ?? '';
@@ -94,12 +112,24 @@ describe.skipIf(refused !== undefined)('a data directory that fills up', () => {
     expect(acknowledged.size).toBeGreaterThan(0);
     expect(await users(base, store)).toEqual(acknowledged);
     const lost = failed?.tuples[0]?.user as string;
-    expect((await call(base, 'POST', `/stores/${store}/check`, { tuple_key: { user: lost, relation: 'viewer', object: `doc:${failed?.n}` } })).body.allowed).toBe(false);
+    expect(
+      (
+        await call(base, 'POST', `/stores/${store}/check`, {
+          tuple_key: { user: lost, relation: 'viewer', object: `doc:${failed?.n}` },
+        })
+      ).body.allowed,
+    ).toBe(false);
   });
 
   it('reads and checks keep answering while the disk is full; writes keep failing cleanly', async () => {
     const kept = [...acknowledged][0] as string;
-    expect((await call(base, 'POST', `/stores/${store}/check`, { tuple_key: { user: kept, relation: 'viewer', object: 'doc:0' } })).body.allowed).toBe(true);
+    expect(
+      (
+        await call(base, 'POST', `/stores/${store}/check`, {
+          tuple_key: { user: kept, relation: 'viewer', object: 'doc:0' },
+        })
+      ).body.allowed,
+    ).toBe(true);
     const again = await call(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: batch(900) } });
     expect(again).toMatchObject({ status: 503, body: { code: 'unavailable' } });
     expect((await call(base, 'GET', '/healthz')).status).toBe(200);
@@ -113,7 +143,9 @@ describe.skipIf(refused !== undefined)('a data directory that fills up', () => {
     expect(r.status).toBe(200);
     for (const t of tuples) acknowledged.add(t.user);
     // The batch that failed earlier can be written now: it was not half-applied.
-    expect((await call(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: failed?.tuples } })).status).toBe(200);
+    expect(
+      (await call(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: failed?.tuples } })).status,
+    ).toBe(200);
     for (const t of failed?.tuples ?? []) acknowledged.add(t.user);
     expect(await users(base, store)).toEqual(acknowledged);
     await server?.close();

@@ -17,17 +17,30 @@ describe('error logging', () => {
     const write = process.stderr.write.bind(process.stderr);
     try {
       await server.latch.close();
-      process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+      process.stderr.write = ((chunk: string | Uint8Array) =>
+        written.push(String(chunk)) > 0) as typeof process.stderr.write;
       const r = await fetch(`${base}/stores`, { method: 'POST', body: '{"name":"after-close"}' });
       process.stderr.write = write;
       const body = await r.text();
       expect(r.status).toBe(500);
       expect(JSON.parse(body)).toEqual({ code: 'internal_error', message: 'Internal Server Error' });
       expect(body).not.toContain('Database');
-      const line = written.join('').split('\n').find((l) => l.includes('"request failed"'));
+      const line = written
+        .join('')
+        .split('\n')
+        .find((l) => l.includes('"request failed"'));
       expect(line).toBeDefined();
-      const logged = JSON.parse(line as string) as { level: string; request_id: string; endpoint: string; cause: { message: string; stack: string } };
-      expect(logged).toMatchObject({ level: 'error', request_id: r.headers.get('x-request-id'), endpoint: 'CreateStore' });
+      const logged = JSON.parse(line as string) as {
+        level: string;
+        request_id: string;
+        endpoint: string;
+        cause: { message: string; stack: string };
+      };
+      expect(logged).toMatchObject({
+        level: 'error',
+        request_id: r.headers.get('x-request-id'),
+        endpoint: 'CreateStore',
+      });
       expect(logged.cause.message).toContain('Database is not open');
       expect(logged.cause.stack).toContain('createStore');
     } finally {

@@ -21,7 +21,11 @@ afterAll(async () => {
 
 /** `latch serve` to its exit: code and stderr. */
 function serveToExit(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/cli/latch-entry.ts'), 'serve', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'test/cli/latch-entry.ts'), 'serve', ...args],
+    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   proc.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
   return new Promise((resolve) => proc.on('exit', (code) => resolve({ code, stderr })));
@@ -39,6 +43,8 @@ describe('a second latch on a port in use', () => {
 
   test('startServer rejects while another process listens there', async () => {
     const first = running[0] as LatchProcess;
-    await expect(startServer({ host: '127.0.0.1', port: first.port, datastore: 'memory' })).rejects.toThrow(/already in use/);
+    await expect(startServer({ host: '127.0.0.1', port: first.port, datastore: 'memory' })).rejects.toThrow(
+      /already in use/,
+    );
   });
 });

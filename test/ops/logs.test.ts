@@ -14,7 +14,10 @@ async function stop(p: LatchProcess): Promise<string> {
 }
 
 function lines(stderr: string): Record<string, unknown>[] {
-  return stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('request logs', () => {
@@ -22,31 +25,56 @@ describe('request logs', () => {
     const p = await startLatch(['--datastore', 'memory', '--log-requests']);
     const created = await json(p.base, 'POST', '/stores', { name: 'logs' });
     const store = created.body.id as string;
-    const bad = await json(p.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'x', relation: 'r', object: 'o' } });
+    const bad = await json(p.base, 'POST', `/stores/${store}/check`, {
+      tuple_key: { user: 'x', relation: 'r', object: 'o' },
+    });
     expect(bad.status).toBe(400);
     const all = lines(await stop(p));
     const requests = all.filter((l) => l.msg === 'request');
     expect(requests).toHaveLength(2);
-    expect(requests[0]).toMatchObject({ level: 'info', request_id: created.headers.get('x-request-id'), endpoint: 'CreateStore', status: 201 });
-    expect(requests[1]).toMatchObject({ request_id: bad.headers.get('x-request-id'), endpoint: 'Check', store_id: store, status: 400, code: bad.body.code });
+    expect(requests[0]).toMatchObject({
+      level: 'info',
+      request_id: created.headers.get('x-request-id'),
+      endpoint: 'CreateStore',
+      status: 201,
+    });
+    expect(requests[1]).toMatchObject({
+      request_id: bad.headers.get('x-request-id'),
+      endpoint: 'Check',
+      store_id: store,
+      status: 400,
+      code: bad.body.code,
+    });
     expect(typeof requests[1]?.duration_ms).toBe('number');
     expect(typeof requests[1]?.time).toBe('string');
-    expect(all.map((l) => l.msg)).toEqual(expect.arrayContaining(['latch listening', 'shutting down', 'latch stopped']));
+    expect(all.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['latch listening', 'shutting down', 'latch stopped']),
+    );
   }, 30_000);
 
   it('text format, and no request lines unless enabled', async () => {
-    const p = await startLatch(['--datastore', 'memory', '--log-format', 'text'], { LATCH_LOG_REQUESTS: 'true' }, await freePort());
+    const p = await startLatch(
+      ['--datastore', 'memory', '--log-format', 'text'],
+      { LATCH_LOG_REQUESTS: 'true' },
+      await freePort(),
+    );
     const r = await json(p.base, 'GET', '/healthz');
     const out = await stop(p);
     expect(out).toMatch(/^\S+Z INFO latch listening host=127.0.0.1 port=\d+ data=memory auth=none$/m);
-    expect(out).toMatch(new RegExp(`INFO request request_id=${r.headers.get('x-request-id')} endpoint=Health status=200 duration_ms=`));
+    expect(out).toMatch(
+      new RegExp(`INFO request request_id=${r.headers.get('x-request-id')} endpoint=Health status=200 duration_ms=`),
+    );
     const quiet = await startLatch(['--datastore', 'memory']);
     await json(quiet.base, 'GET', '/healthz');
     expect(lines(await stop(quiet)).filter((l) => l.msg === 'request')).toEqual([]);
   }, 30_000);
 
   it('log level warn keeps info lines out, request lines included', async () => {
-    const p = await startLatch(['--datastore', 'memory', '--log-requests', '--log-level', 'warn'], {}, await freePort());
+    const p = await startLatch(
+      ['--datastore', 'memory', '--log-requests', '--log-level', 'warn'],
+      {},
+      await freePort(),
+    );
     expect((await json(p.base, 'GET', '/healthz')).status).toBe(200);
     expect(await stop(p)).toBe('');
   }, 30_000);
@@ -61,7 +89,11 @@ describe('probes', () => {
       const store = (await json(first.base, 'POST', '/stores', { name: 'ready' })).body.id as string;
       await json(first.base, 'POST', `/stores/${store}/authorization-models`, DOC_MODEL);
       for (let w = 0; w < 50; w++) {
-        const tuple_keys = Array.from({ length: 100 }, (_, i) => ({ user: `user:u${i}`, relation: 'viewer', object: `doc:${w}-${i}` }));
+        const tuple_keys = Array.from({ length: 100 }, (_, i) => ({
+          user: `user:u${i}`,
+          relation: 'viewer',
+          object: `doc:${w}-${i}`,
+        }));
         expect((await json(first.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys } })).status).toBe(200);
       }
       first.proc.kill('SIGKILL');

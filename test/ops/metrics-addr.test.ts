@@ -10,7 +10,12 @@ const config = (argv: string[], env: Record<string, string> = {}) => serveConfig
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', metricsAddress: { host: '127.0.0.1', port: 0 } });
+  server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    datastore: 'memory',
+    metricsAddress: { host: '127.0.0.1', port: 0 },
+  });
 });
 afterAll(() => server.close());
 
@@ -34,20 +39,31 @@ describe('metrics on their own address', () => {
 
   it('a metrics address in use stops the start', async () => {
     const port = server.metricsPort as number;
-    await expect(startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', metricsAddress: { host: '127.0.0.1', port } })).rejects.toThrow(`cannot listen on 127.0.0.1:${port}: the address is already in use`);
+    await expect(
+      startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', metricsAddress: { host: '127.0.0.1', port } }),
+    ).rejects.toThrow(`cannot listen on 127.0.0.1:${port}: the address is already in use`);
   });
 });
 
 describe('the metrics-addr setting', () => {
   it('reads host:port and [v6]:port from the flag, the environment and the config file', () => {
-    expect(config(['--metrics-addr', '127.0.0.1:9090']).server.metricsAddress).toEqual({ host: '127.0.0.1', port: 9090 });
+    expect(config(['--metrics-addr', '127.0.0.1:9090']).server.metricsAddress).toEqual({
+      host: '127.0.0.1',
+      port: 9090,
+    });
     expect(config([], { LATCH_METRICS_ADDR: '[::1]:9091' }).server.metricsAddress).toEqual({ host: '::1', port: 9091 });
     expect(config([]).server.metricsAddress).toBeUndefined();
   });
 
   it('refuses a malformed address and one set with --metrics=false', () => {
-    expect(() => config(['--metrics-addr', '9090'])).toThrow(new UsageError("--metrics-addr must be host:port (e.g. 127.0.0.1:9090 or [::1]:9090), got '9090'"));
-    expect(() => config([], { LATCH_METRICS_ADDR: 'localhost:70000' })).toThrow(/^LATCH_METRICS_ADDR must be host:port/);
-    expect(() => config(['--metrics-addr', '127.0.0.1:9090', '--metrics=false'])).toThrow('--metrics-addr needs metrics on');
+    expect(() => config(['--metrics-addr', '9090'])).toThrow(
+      new UsageError("--metrics-addr must be host:port (e.g. 127.0.0.1:9090 or [::1]:9090), got '9090'"),
+    );
+    expect(() => config([], { LATCH_METRICS_ADDR: 'localhost:70000' })).toThrow(
+      /^LATCH_METRICS_ADDR must be host:port/,
+    );
+    expect(() => config(['--metrics-addr', '127.0.0.1:9090', '--metrics=false'])).toThrow(
+      '--metrics-addr needs metrics on',
+    );
   });
 });

@@ -23,7 +23,10 @@ function family(name: string): PromMetric {
 }
 
 /** The sample of `name` whose labels include `labels`: value, or buckets/count/sum, or quantiles. */
-function sample(name: string, labels: Record<string, string> = {}): Record<string, unknown> & { labels: Record<string, string> } {
+function sample(
+  name: string,
+  labels: Record<string, string> = {},
+): Record<string, unknown> & { labels: Record<string, string> } {
   const data = family(name).data as (Record<string, unknown> & { labels: Record<string, string> })[];
   const s = data.find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v));
   if (!s) throw new Error(`no ${name} sample with ${JSON.stringify(labels)}`);
@@ -33,7 +36,8 @@ function sample(name: string, labels: Record<string, string> = {}): Record<strin
 const value = (name: string, labels: Record<string, string> = {}): number => sample(name, labels).value as number;
 
 /** A fresh scrape of /metrics, parsed. */
-const scrape = async (): Promise<PromMetrics> => getMetricsFromIterator((await (await fetch(`${base}/metrics`)).text()).split('\n')[Symbol.iterator]());
+const scrape = async (): Promise<PromMetrics> =>
+  getMetricsFromIterator((await (await fetch(`${base}/metrics`)).text()).split('\n')[Symbol.iterator]());
 
 beforeAll(async () => {
   server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir, engine: { workers: 2 } });
@@ -41,21 +45,40 @@ beforeAll(async () => {
   const store = (await json(base, 'POST', '/stores', { name: 'metrics' })).body.id as string;
   await json(base, 'POST', `/stores/${store}/authorization-models`, DOC_MODEL);
   for (let i = 0; i < 5; i++) {
-    const r = await json(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: `user:u${i}`, relation: 'viewer', object: `doc:${i}` }] } });
+    const r = await json(base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [{ user: `user:u${i}`, relation: 'viewer', object: `doc:${i}` }] },
+    });
     expect(r.status).toBe(200);
   }
-  const check = { tuple_key: { user: 'user:u1', relation: 'viewer', object: 'doc:1' }, consistency: 'MINIMIZE_LATENCY' };
-  for (let i = 0; i < 3; i++) expect((await json(base, 'POST', `/stores/${store}/check`, check)).body.allowed).toBe(true);
-  expect((await json(base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'bad', relation: 'viewer', object: 'doc:1' } })).status).toBe(400);
+  const check = {
+    tuple_key: { user: 'user:u1', relation: 'viewer', object: 'doc:1' },
+    consistency: 'MINIMIZE_LATENCY',
+  };
+  for (let i = 0; i < 3; i++)
+    expect((await json(base, 'POST', `/stores/${store}/check`, check)).body.allowed).toBe(true);
+  expect(
+    (
+      await json(base, 'POST', `/stores/${store}/check`, {
+        tuple_key: { user: 'bad', relation: 'viewer', object: 'doc:1' },
+      })
+    ).status,
+  ).toBe(400);
   expect((await fetch(`${base}/no/such/path/${Math.random()}`)).status).toBe(404);
   // A batch large enough for the worker pool (the client sends frames of 4,096 requests, each one
   // check group); HIGHER_CONSISTENCY keeps every item out of the result cache, so all of them walk.
   const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
   const reqs = Array.from({ length: 5000 }, (_, i) => ({
-    op: 'check', store_id: store, body: { tuple_key: { user: `user:u${i % 5}`, relation: 'viewer', object: `doc:${i % 7}` }, consistency: 'HIGHER_CONSISTENCY' },
+    op: 'check',
+    store_id: store,
+    body: {
+      tuple_key: { user: `user:u${i % 5}`, relation: 'viewer', object: `doc:${i % 7}` },
+      consistency: 'HIGHER_CONSISTENCY',
+    },
   }));
   const answers = await client.batch(reqs);
-  expect(answers.filter((a) => (a.body as { allowed?: boolean }).allowed === true)).toHaveLength(reqs.filter((_, i) => i % 5 === i % 7).length);
+  expect(answers.filter((a) => (a.body as { allowed?: boolean }).allowed === true)).toHaveLength(
+    reqs.filter((_, i) => i % 5 === i % 7).length,
+  );
   await client.close();
   const r = await fetch(`${base}/metrics`);
   expect(r.status).toBe(200);
@@ -76,7 +99,9 @@ describe('/metrics', () => {
     expect(value('latch_http_requests_total', { endpoint: 'Check', status: '400' })).toBe(1);
     expect(value('latch_http_requests_total', { endpoint: 'CreateStore', status: '201' })).toBe(1);
     expect(value('latch_http_requests_total', { endpoint: 'unmatched', status: '404' })).toBe(1);
-    const labels = (family('latch_http_requests_total').data as { labels: Record<string, string> }[]).map((m) => m.labels.endpoint ?? '');
+    const labels = (family('latch_http_requests_total').data as { labels: Record<string, string> }[]).map(
+      (m) => m.labels.endpoint ?? '',
+    );
     expect(labels.some((e) => e.startsWith('/'))).toBe(false);
   });
 
@@ -85,8 +110,13 @@ describe('/metrics', () => {
     expect(family('latch_http_request_duration_seconds').type).toBe('histogram');
     expect(h.count).toBe(5);
     expect(h.sum).toBeGreaterThan(0);
-    const buckets = Object.entries(h.buckets as Record<string, number>).map(([le, n]) => [Number(le), Number(n)] as const).sort((a, b) => a[0] - b[0]);
-    for (let i = 1; i < buckets.length; i++) expect((buckets[i] as readonly number[])[1]).toBeGreaterThanOrEqual((buckets[i - 1] as readonly number[])[1] as number);
+    const buckets = Object.entries(h.buckets as Record<string, number>)
+      .map(([le, n]) => [Number(le), Number(n)] as const)
+      .sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < buckets.length; i++)
+      expect((buckets[i] as readonly number[])[1]).toBeGreaterThanOrEqual(
+        (buckets[i - 1] as readonly number[])[1] as number,
+      );
     expect(buckets.at(-1)?.[1]).toBe(5);
   });
 
@@ -155,10 +185,15 @@ describe('/metrics', () => {
   });
 
   it('reports main-thread GC pauses by kind; a burst of short-lived allocation shows up as minor pauses', async () => {
-    const minor = (m: PromMetrics): number => ((m.latch_gc_pause_seconds?.data ?? []) as { labels: Record<string, string>; count: number }[]).find((d) => d.labels.kind === 'minor')?.count ?? -1;
+    const minor = (m: PromMetrics): number =>
+      ((m.latch_gc_pause_seconds?.data ?? []) as { labels: Record<string, string>; count: number }[]).find(
+        (d) => d.labels.kind === 'minor',
+      )?.count ?? -1;
     const before = await scrape();
     expect(before.latch_gc_pause_seconds?.type).toBe('histogram');
-    const kinds = (before.latch_gc_pause_seconds?.data as { labels: Record<string, string> }[]).map((d) => d.labels.kind);
+    const kinds = (before.latch_gc_pause_seconds?.data as { labels: Record<string, string> }[]).map(
+      (d) => d.labels.kind,
+    );
     expect(kinds).toEqual(['minor', 'major', 'incremental', 'weakcb']);
     let sink = 0;
     for (let i = 0; i < 2_000_000; i++) sink += { i, s: `x${i}` }.s.length; // ≈ 100 MB of garbage: several scavenges
@@ -169,14 +204,22 @@ describe('/metrics', () => {
 
   it('needs no credential when authentication is on (docs/operations.md), the API still does', async () => {
     const key = 'metrics-test-key-0123456789';
-    const authed = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', auth: { mode: 'preshared', presharedKeys: [key] } });
+    const authed = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      datastore: 'memory',
+      auth: { mode: 'preshared', presharedKeys: [key] },
+    });
     try {
       const base = `http://127.0.0.1:${authed.port}`;
       expect((await fetch(`${base}/stores`)).status).toBe(401);
       const r = await fetch(`${base}/metrics`);
       expect(r.status).toBe(200);
       const parsed = await getMetricsFromIterator((await r.text()).split('\n')[Symbol.iterator]());
-      const unauth = (parsed.latch_http_requests_total?.data ?? []) as { labels: Record<string, string>; value: number }[];
+      const unauth = (parsed.latch_http_requests_total?.data ?? []) as {
+        labels: Record<string, string>;
+        value: number;
+      }[];
       expect(unauth.find((m) => m.labels.endpoint === 'ListStores' && m.labels.status === '401')?.value).toBe(1);
       expect((await fetch(`${base}/stores`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     } finally {

@@ -6,7 +6,9 @@ import { expect, test } from 'vitest';
 import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 test('npm start runs `latch serve` with SERVE_NODE_FLAGS', () => {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   expect(pkg.scripts.start).toBe(`node ${SERVE_NODE_FLAGS.join(' ')} bin/latch.js serve`);
 });
 
@@ -21,7 +23,8 @@ test('this Node accepts the flags, and the young generation stays within the 4 M
     }
     const s = v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
     process.stdout.write(String(s.space_size));`;
-  const sized = (flags: readonly string[]): number => Number(execFileSync(process.execPath, [...flags, '-e', churn], { encoding: 'utf8' }));
+  const sized = (flags: readonly string[]): number =>
+    Number(execFileSync(process.execPath, [...flags, '-e', churn], { encoding: 'utf8' }));
   const mb = 1024 * 1024;
   expect(sized(SERVE_NODE_FLAGS)).toBeLessThanOrEqual(8 * mb); // two semi-spaces of ≤ 4 MB
   expect(sized([])).toBeGreaterThan(8 * mb); // the default grows past it: the flag is what caps it

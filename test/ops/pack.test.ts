@@ -21,7 +21,13 @@ const elsewhere = path.join(work, 'elsewhere');
 const bin = path.join(prefix, 'bin', 'latch');
 const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const tarball = path.join(work, `latch-${version}.tgz`);
-const OFFLINE = { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const OFFLINE = {
+  ...process.env,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
 
 describe('npm pack, install -g into a prefix, run from anywhere', () => {
   let files: string[] = [];
@@ -29,20 +35,46 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
   beforeAll(async () => {
     mkdirSync(elsewhere, { recursive: true });
     // The tests run after `npm run build` (pretest); prepack would build again.
-    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: root, env: OFFLINE, maxBuffer: 64 << 20 });
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work], {
+      cwd: root,
+      env: OFFLINE,
+      maxBuffer: 64 << 20,
+    });
     files = (await run('tar', ['tzf', tarball], { maxBuffer: 64 << 20 })).stdout.split('\n').filter(Boolean);
-    await run('npm', ['install', '-g', tarball, '--prefix', prefix, '--offline'], { cwd: elsewhere, env: OFFLINE, maxBuffer: 64 << 20 });
+    await run('npm', ['install', '-g', tarball, '--prefix', prefix, '--offline'], {
+      cwd: elsewhere,
+      env: OFFLINE,
+      maxBuffer: 64 << 20,
+    });
   }, 600_000);
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('holds the built wasm, dist and the command, and no sources, tests or maps', () => {
-    for (const f of ['package/bin/latch.js', 'package/build/walker.wasm', 'package/dist/src/cli/main.js', 'package/dist/src/engine/pool/worker.js', 'package/README.md', 'package/LICENSE']) {
+    for (const f of [
+      'package/bin/latch.js',
+      'package/build/walker.wasm',
+      'package/dist/src/cli/main.js',
+      'package/dist/src/engine/pool/worker.js',
+      'package/README.md',
+      'package/LICENSE',
+    ]) {
       expect(files).toContain(f);
     }
     const own = files.filter((f) => !f.startsWith('package/node_modules/'));
-    expect(own.filter((f) => f.startsWith('package/src/') || f.startsWith('package/test/') || f.endsWith('.map') || f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.startsWith('package/assembly/'))).toEqual([]);
-    const pkg = JSON.parse(readFileSync(path.join(prefix, 'lib/node_modules/latch/package.json'), 'utf8')) as { private?: boolean; bin: Record<string, string> };
+    expect(
+      own.filter(
+        (f) =>
+          f.startsWith('package/src/') ||
+          f.startsWith('package/test/') ||
+          f.endsWith('.map') ||
+          (f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.startsWith('package/assembly/')),
+      ),
+    ).toEqual([]);
+    const pkg = JSON.parse(readFileSync(path.join(prefix, 'lib/node_modules/latch/package.json'), 'utf8')) as {
+      private?: boolean;
+      bin: Record<string, string>;
+    };
     expect(pkg.private).toBeUndefined();
     expect(pkg.bin).toEqual({ latch: './bin/latch.js' });
   });
@@ -56,7 +88,10 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
 
   it('latch serve answers, and latch test runs against it', async () => {
     const port = await freePort();
-    const server = spawn(bin, ['serve', '--port', String(port), '--datastore', 'memory'], { cwd: elsewhere, stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(bin, ['serve', '--port', String(port), '--datastore', 'memory'], {
+      cwd: elsewhere,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     try {
       for await (const line of createInterface({ input: server.stderr as NodeJS.ReadableStream })) {
@@ -64,7 +99,9 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
       }
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(await health.json()).toEqual({ status: 'SERVING' });
-      const r = await run(bin, ['test', 'blocklist.fga.yaml', '--api-url', `http://127.0.0.1:${port}`], { cwd: elsewhere });
+      const r = await run(bin, ['test', 'blocklist.fga.yaml', '--api-url', `http://127.0.0.1:${port}`], {
+        cwd: elsewhere,
+      });
       expect(r.stdout).toMatch(/^PASS: files 1\/1, tests 3\/3 passed/m);
     } finally {
       server.kill('SIGTERM');
@@ -79,7 +116,10 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
     expect(existsSync(path.join(prefix, 'lib/node_modules/latch/bin/latch.js'))).toBe(true);
     expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node .* \/usr\/lib\/node_modules\/latch\/bin\/latch\.js serve /m);
     expect(docker).toContain('"/usr/local/lib/node_modules/latch/bin/latch.js"');
-    const analyze = await run('sh', ['-c', 'command -v systemd-analyze'], {}).then((r) => r.stdout.trim(), () => '');
+    const analyze = await run('sh', ['-c', 'command -v systemd-analyze'], {}).then(
+      (r) => r.stdout.trim(),
+      () => '',
+    );
     if (!analyze) {
       if (process.env.CI === 'true') throw new Error('systemd-analyze is needed to verify deploy/latch.service');
       return;

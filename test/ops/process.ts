@@ -33,7 +33,11 @@ export async function freePort(): Promise<number> {
  * Starts `latch serve <args>` and resolves once it listens: port 0 and the port read from the
  * "latch listening" line, or with `port` given, once /healthz answers (quiet log levels).
  */
-export async function startLatch(args: readonly string[], env: Record<string, string> = {}, port?: number): Promise<LatchProcess> {
+export async function startLatch(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<LatchProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', entry, 'serve', '--port', String(port ?? 0), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -66,8 +70,17 @@ async function poll(port: number): Promise<number> {
 }
 
 /** POST/GET JSON; resolves with the status and parsed body (network errors reject). */
-export async function json(base: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const r = await fetch(base + p, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+export async function json(
+  base: string,
+  method: string,
+  p: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const r = await fetch(base + p, {
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   const text = await r.text();
   return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: r.headers };
 }
@@ -76,7 +89,11 @@ export const DOC_MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 
@@ -87,7 +104,8 @@ export async function readAll(base: string, store: string): Promise<Set<string>>
   do {
     const r = await json(base, 'POST', `/stores/${store}/read`, { page_size: 100, continuation_token: token });
     if (r.status !== 200) throw new Error(`read: ${r.status} ${JSON.stringify(r.body)}`);
-    for (const t of r.body.tuples as { key: { user: string; relation: string; object: string } }[]) out.add(`${t.key.object}#${t.key.relation}@${t.key.user}`);
+    for (const t of r.body.tuples as { key: { user: string; relation: string; object: string } }[])
+      out.add(`${t.key.object}#${t.key.relation}@${t.key.user}`);
     token = (r.body.continuation_token as string) ?? '';
   } while (token);
   return out;

@@ -37,10 +37,18 @@ describe('rate-limits setting', () => {
   });
 
   it('wrong entries are usage errors naming where they came from', () => {
-    expect(() => config(['--rate-limits', 'chek=1'])).toThrow(new UsageError(`--rate-limits: unknown class 'chek' (one of all, stores, model-read, model-write, assertions, read, write, read-changes, check, expand, list-objects, list-users, logs, indexes, auth-failures, token-failures)`));
-    expect(() => config([], { LATCH_RATE_LIMITS: 'check=fast' })).toThrow(/^LATCH_RATE_LIMITS: 'check=fast' is not <class>=<rate>/);
+    expect(() => config(['--rate-limits', 'chek=1'])).toThrow(
+      new UsageError(
+        `--rate-limits: unknown class 'chek' (one of all, stores, model-read, model-write, assertions, read, write, read-changes, check, expand, list-objects, list-users, logs, indexes, auth-failures, token-failures)`,
+      ),
+    );
+    expect(() => config([], { LATCH_RATE_LIMITS: 'check=fast' })).toThrow(
+      /^LATCH_RATE_LIMITS: 'check=fast' is not <class>=<rate>/,
+    );
     expect(() => config(['--rate-limits', 'check=0'])).toThrow("--rate-limits: the rate of 'check' must be above 0");
-    expect(() => config(['--rate-limits', 'check=1:0'])).toThrow("--rate-limits: the burst of 'check' must be an integer ≥ 1");
+    expect(() => config(['--rate-limits', 'check=1:0'])).toThrow(
+      "--rate-limits: the burst of 'check' must be an integer ≥ 1",
+    );
     expect(() => config(['--rate-limits', 'check=1,check=2'])).toThrow("--rate-limits: 'check' is given twice");
   });
 
@@ -51,7 +59,17 @@ describe('rate-limits setting', () => {
       const base = `http://127.0.0.1:${server.port}`;
       const post = (p: string, body: unknown) => fetch(base + p, { method: 'POST', body: JSON.stringify(body) });
       const store = ((await (await post('/stores', { name: 'limited' })).json()) as { id: string }).id;
-      const model = { schema_version: '1.1', type_definitions: [{ type: 'user' }, { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }] };
+      const model = {
+        schema_version: '1.1',
+        type_definitions: [
+          { type: 'user' },
+          {
+            type: 'doc',
+            relations: { viewer: { this: {} } },
+            metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+          },
+        ],
+      };
       expect((await post(`/stores/${store}/authorization-models`, model)).status).toBe(201);
       const check = { tuple_key: { user: 'user:a', relation: 'viewer', object: 'doc:1' } };
       const statuses = [];

@@ -48,7 +48,11 @@ afterAll(async () => {
   if (run) await db.drop();
 });
 
-const key = (object: string, user: string): { user: string; relation: string; object: string } => ({ user, relation: 'viewer', object });
+const key = (object: string, user: string): { user: string; relation: string; object: string } => ({
+  user,
+  relation: 'viewer',
+  object,
+});
 
 async function newStore(base: string, name: string): Promise<string> {
   const store = (await json(base, 'POST', '/stores', { name })).body.id as string;
@@ -56,14 +60,29 @@ async function newStore(base: string, name: string): Promise<string> {
   return store;
 }
 
-async function check(base: string, store: string, k: { user: string; relation: string; object: string }, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${base}/stores/${store}/check`, { method: 'POST', body: JSON.stringify({ tuple_key: k, ...extra }), headers: { 'content-type': 'application/json', ...headers } });
+async function check(
+  base: string,
+  store: string,
+  k: { user: string; relation: string; object: string },
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${base}/stores/${store}/check`, {
+    method: 'POST',
+    body: JSON.stringify({ tuple_key: k, ...extra }),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const text = await r.text();
   return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 /** A write of `writes` (and `deletes`); its status, body and Latch-Revision. */
-async function write(base: string, store: string, writes: object[], deletes: object[] = []): Promise<{ status: number; body: Record<string, unknown>; revision: number | undefined }> {
+async function write(
+  base: string,
+  store: string,
+  writes: object[],
+  deletes: object[] = [],
+): Promise<{ status: number; body: Record<string, unknown>; revision: number | undefined }> {
   const body: Record<string, unknown> = {};
   if (writes.length) body.writes = { tuple_keys: writes };
   if (deletes.length) body.deletes = { tuple_keys: deletes };
@@ -75,13 +94,17 @@ async function write(base: string, store: string, writes: object[], deletes: obj
 /** While the database is unreachable: what each kind of request gets from every node. */
 async function outage(store: string): Promise<void> {
   const statuses = new Map<string, number[]>();
-  const note = (what: string, status: number): void => void (statuses.get(what) ?? statuses.set(what, []).get(what))?.push(status);
+  const note = (what: string, status: number): void =>
+    void (statuses.get(what) ?? statuses.set(what, []).get(what))?.push(status);
   for (let round = 0; round < 10; round++) {
     for (const n of nodes) {
       const plain = await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'MINIMIZE_LATENCY' });
       note('minimize', plain.status);
       if (plain.status === 200) expect(plain.body.allowed).toBe(true);
-      note('higher', (await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).status);
+      note(
+        'higher',
+        (await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).status,
+      );
       const w = await write(n.base, store, [key(`doc:during${round}`, 'user:anne')]);
       note('write', w.status);
       if (w.status !== 200) expect(w.body.code).toBe('unavailable');
@@ -104,12 +127,17 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
       expect(w.status).toBe(200);
       expect(w.revision).toBe(3 * i + 1);
       for (const n of [b, c]) {
-        expect((await check(n.base, store, key(`doc:v${i}`, 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body).toEqual({ allowed: true, resolution: '' });
+        expect(
+          (await check(n.base, store, key(`doc:v${i}`, 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body,
+        ).toEqual({ allowed: true, resolution: '' });
       }
       const w2 = await write(b.base, store, [], [key(`doc:v${i}`, 'user:anne')]);
       expect(w2.revision).toBe(w.revision === undefined ? undefined : w.revision + 1);
       for (const n of [a, c]) {
-        expect((await check(n.base, store, key(`doc:v${i}`, 'user:anne'), {}, { 'Latch-Min-Revision': String(w2.revision) })).body).toEqual({ allowed: false, resolution: '' });
+        expect(
+          (await check(n.base, store, key(`doc:v${i}`, 'user:anne'), {}, { 'Latch-Min-Revision': String(w2.revision) }))
+            .body,
+        ).toEqual({ allowed: false, resolution: '' });
       }
       expect((await write(c.base, store, [key(`doc:v${i}`, 'user:anne')])).revision).toBe((w2.revision ?? 0) + 1);
     }
@@ -118,7 +146,8 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
   it("concurrent writers on all three nodes: every node's tuples, change log and answers equal a single-node replay", async () => {
     const store = await newStore((nodes[0] as LatchProcess).base, 'concurrent');
     const universe: { user: string; relation: string; object: string }[] = [];
-    for (let d = 0; d < 10; d++) for (const u of ['user:a', 'user:b', 'user:c', 'user:d', 'user:e']) universe.push(key(`doc:${d}`, u));
+    for (let d = 0; d < 10; d++)
+      for (const u of ['user:a', 'user:b', 'user:c', 'user:d', 'user:e']) universe.push(key(`doc:${d}`, u));
     let seed = 11;
     const rnd = (n: number): number => {
       seed = (seed + 0x6d2b79f5) | 0;
@@ -151,11 +180,28 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
     try {
       const rs = (await replay.createStore('replay')).id;
       await replay.writeModel(rs, DOC_MODEL);
-      for (const w of acked) await replay.write({ storeId: rs, writes: w.writes, deletes: w.deletes, onDuplicate: 'error', onMissing: 'error' });
-      const expected = await Promise.all(universe.map(async (t) => (await replay.check({ storeId: rs, tupleKey: t, contextualTuples: [], consistency: 'MINIMIZE_LATENCY' })).allowed));
+      for (const w of acked)
+        await replay.write({
+          storeId: rs,
+          writes: w.writes,
+          deletes: w.deletes,
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
+      const expected = await Promise.all(
+        universe.map(
+          async (t) =>
+            (await replay.check({ storeId: rs, tupleKey: t, contextualTuples: [], consistency: 'MINIMIZE_LATENCY' }))
+              .allowed,
+        ),
+      );
       const expectedTuples = new Set(universe.filter((_, i) => expected[i]).map((t) => `${t.object}#viewer@${t.user}`));
       const replayLog: string[] = [];
-      for (let after: string | undefined, page; (page = await replay.readChanges({ storeId: rs, pageSize: 100, after })).items.length > 0; after = page.next) {
+      for (
+        let after: string | undefined, page;
+        (page = await replay.readChanges({ storeId: rs, pageSize: 100, after })).items.length > 0;
+        after = page.next
+      ) {
         replayLog.push(...page.items.map((c) => `${c.operation} ${c.tuple_key.object}@${c.tuple_key.user}`));
       }
       const last = String(acked.length);
@@ -164,14 +210,20 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
         const log: string[] = [];
         let token = '';
         for (;;) {
-          const r = await json(n.base, 'GET', `/stores/${store}/changes?page_size=100${token ? `&continuation_token=${token}` : ''}`);
+          const r = await json(
+            n.base,
+            'GET',
+            `/stores/${store}/changes?page_size=100${token ? `&continuation_token=${token}` : ''}`,
+          );
           const changes = r.body.changes as { operation: string; tuple_key: { object: string; user: string } }[];
           if (changes.length === 0) break;
           log.push(...changes.map((c) => `${c.operation} ${c.tuple_key.object}@${c.tuple_key.user}`));
           token = r.body.continuation_token as string;
         }
         expect(log).toEqual(replayLog);
-        const answers = await Promise.all(universe.map(async (t) => (await check(n.base, store, t, {}, { 'Latch-Min-Revision': last })).body.allowed));
+        const answers = await Promise.all(
+          universe.map(async (t) => (await check(n.base, store, t, {}, { 'Latch-Min-Revision': last })).body.allowed),
+        );
         expect(answers).toEqual(expected);
       }
     } finally {
@@ -214,7 +266,17 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
     // The restarted node catches up: it answers from an index holding every acknowledged write.
     for (const t of acked) {
       const [object, user] = t.split('#viewer@') as [string, string];
-      expect((await check((nodes[2] as LatchProcess).base, store, key(object, user), {}, { 'Latch-Min-Revision': String(top) })).body.allowed).toBe(true);
+      expect(
+        (
+          await check(
+            (nodes[2] as LatchProcess).base,
+            store,
+            key(object, user),
+            {},
+            { 'Latch-Min-Revision': String(top) },
+          )
+        ).body.allowed,
+      ).toBe(true);
     }
     expect(await readAll((nodes[2] as LatchProcess).base, store)).toEqual(everything);
   }, 180_000);
@@ -225,7 +287,17 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
     const before = await write(a.base, store, [key('doc:before', 'user:anne')]);
     expect(before.status).toBe(200);
     for (const n of nodes) {
-      expect((await check(n.base, store, key('doc:before', 'user:anne'), {}, { 'Latch-Min-Revision': String(before.revision) })).body.allowed).toBe(true);
+      expect(
+        (
+          await check(
+            n.base,
+            store,
+            key('doc:before', 'user:anne'),
+            {},
+            { 'Latch-Min-Revision': String(before.revision) },
+          )
+        ).body.allowed,
+      ).toBe(true);
     }
     await proxy.stop();
     try {
@@ -247,7 +319,10 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
         r = await check(n.base, store, key('doc:after', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' });
       }
       expect(r.body).toEqual({ allowed: true, resolution: '' });
-      expect((await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body.allowed).toBe(true);
+      expect(
+        (await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body
+          .allowed,
+      ).toBe(true);
     }
     expect(proxy.accepted).toBeGreaterThan(3);
   }, 180_000);
@@ -255,13 +330,21 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
 
 describe.runIf(run)('conformance across processes', () => {
   it('the OpenFGA query suites pass through node B with their tuples written through node A', async () => {
-    const dir = process.env.LATCH_CONFORMANCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/conformance');
+    const dir =
+      process.env.LATCH_CONFORMANCE_DIR ??
+      path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/conformance');
     if (!existsSync(path.join(dir, 'openfga'))) {
       if (process.env.CI === 'true') throw new Error(`conformance data not found at ${dir}`);
       return;
     }
     // The two suite files at once (each on stores of its own).
-    const results = (await Promise.all(QUERY_FILES.map((file) => runReplicated((nodes[0] as LatchProcess).base, (nodes[1] as LatchProcess).base, dir, { file })))).flat();
+    const results = (
+      await Promise.all(
+        QUERY_FILES.map((file) =>
+          runReplicated((nodes[0] as LatchProcess).base, (nodes[1] as LatchProcess).base, dir, { file }),
+        ),
+      )
+    ).flat();
     expect(results.map((r) => r.file)).toEqual(QUERY_FILES.map((f) => `replica:${f}`));
     for (const r of results) {
       expect(r.failures.map((f) => `${f.name}: ${f.message}`)).toEqual([]);

@@ -50,7 +50,14 @@ describe('graceful shutdown', () => {
         };
       },
     });
-    const late = fetch(`${first.base}/stores/${store}/write`, { method: 'POST', body, duplex: 'half' } as RequestInit).then((r) => r.status, () => 0);
+    const late = fetch(`${first.base}/stores/${store}/write`, {
+      method: 'POST',
+      body,
+      duplex: 'half',
+    } as RequestInit).then(
+      (r) => r.status,
+      () => 0,
+    );
     await new Promise((r) => setTimeout(r, 200)); // its headers reach the server
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
@@ -79,7 +86,9 @@ describe('graceful shutdown', () => {
       // The checkpointed index answers for them too, not only the storage scan.
       const sample = acked[acked.length - 1] as string;
       const [object, rest] = sample.split('#') as [string, string];
-      const check = await json(second.base, 'POST', `/stores/${store}/check`, { tuple_key: { object, relation: 'viewer', user: rest.split('@')[1] } });
+      const check = await json(second.base, 'POST', `/stores/${store}/check`, {
+        tuple_key: { object, relation: 'viewer', user: rest.split('@')[1] },
+      });
       expect(check.body.allowed).toBe(true);
     } finally {
       second.proc.kill('SIGTERM');

@@ -5,7 +5,12 @@
 
 import { context, trace } from '@opentelemetry/api';
 import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { DOC_MODEL } from './process.js';
@@ -13,15 +18,30 @@ import { DOC_MODEL } from './process.js';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 
-async function post(base: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+async function post(
+  base: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** A store with the document model and `user:anne viewer doc:1`. */
 async function seed(base: string): Promise<string> {
   const store = ((await (await post(base, '/stores', { name: 'traced' })).json()) as { id: string }).id;
   expect((await post(base, `/stores/${store}/authorization-models`, DOC_MODEL)).status).toBe(201);
-  expect((await post(base, `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1' }] } })).status).toBe(200);
+  expect(
+    (
+      await post(base, `/stores/${store}/write`, {
+        writes: { tuple_keys: [{ user: 'user:anne', relation: 'viewer', object: 'doc:1' }] },
+      })
+    ).status,
+  ).toBe(200);
   return store;
 }
 
@@ -31,7 +51,12 @@ describe('without an SDK', () => {
     try {
       const base = `http://127.0.0.1:${server.port}`;
       const store = await seed(base);
-      const r = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } }, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
+      const r = await post(
+        base,
+        `/stores/${store}/check`,
+        { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } },
+        { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` },
+      );
       expect(await r.json()).toEqual({ allowed: true, resolution: '' });
       expect(r.headers.get('traceparent')).toBeNull();
     } finally {
@@ -79,7 +104,12 @@ describe('with an SDK installed before the server starts', () => {
   };
 
   it('a Check continues the caller trace: request → operation → engine spans, traceparent back', async () => {
-    const r = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } }, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'vendor=abc' });
+    const r = await post(
+      base,
+      `/stores/${store}/check`,
+      { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } },
+      { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'vendor=abc' },
+    );
     expect(await r.json()).toEqual({ allowed: true, resolution: '' });
     const spans = await traceOf(TRACE_ID);
     const http = byName(spans, 'POST /stores/{store_id}/check');
@@ -90,15 +120,39 @@ describe('with an SDK installed before the server starts', () => {
     expect(op.parentSpanContext?.spanId).toBe(http.spanContext().spanId);
     expect(engine.parentSpanContext?.spanId).toBe(op.spanContext().spanId);
     expect(r.headers.get('traceparent')).toBe(`00-${TRACE_ID}-${http.spanContext().spanId}-01`);
-    expect(http.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/stores/{store_id}/check', 'http.response.status_code': 200 });
+    expect(http.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/stores/{store_id}/check',
+      'http.response.status_code': 200,
+    });
     const modelId = r.headers.get('openfga-authorization-model-id');
-    expect(op.attributes).toMatchObject({ 'latch.operation': 'Check', 'latch.store_id': store, 'latch.model_id': modelId });
-    expect(engine.attributes).toMatchObject({ 'latch.operation': 'check', 'latch.store_id': store, 'latch.model_id': modelId, 'latch.allowed': true, 'latch.resolution_depth': 0 });
+    expect(op.attributes).toMatchObject({
+      'latch.operation': 'Check',
+      'latch.store_id': store,
+      'latch.model_id': modelId,
+    });
+    expect(engine.attributes).toMatchObject({
+      'latch.operation': 'check',
+      'latch.store_id': store,
+      'latch.model_id': modelId,
+      'latch.allowed': true,
+      'latch.resolution_depth': 0,
+    });
   });
 
   it('a request without traceparent starts a trace; a malformed one is ignored', async () => {
-    for (const traceparent of [undefined, 'garbage', `00-${'0'.repeat(32)}-${CALLER_SPAN}-01`, `ff-${TRACE_ID}-${CALLER_SPAN}-01`]) {
-      const r = await post(base, `/stores/${store}/check`, { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:1' } }, traceparent ? { traceparent } : {});
+    for (const traceparent of [
+      undefined,
+      'garbage',
+      `00-${'0'.repeat(32)}-${CALLER_SPAN}-01`,
+      `ff-${TRACE_ID}-${CALLER_SPAN}-01`,
+    ]) {
+      const r = await post(
+        base,
+        `/stores/${store}/check`,
+        { tuple_key: { user: 'user:bob', relation: 'viewer', object: 'doc:1' } },
+        traceparent ? { traceparent } : {},
+      );
       expect(await r.json()).toEqual({ allowed: false, resolution: '' });
       const back = r.headers.get('traceparent') ?? '';
       expect(back).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
@@ -112,11 +166,16 @@ describe('with an SDK installed before the server starts', () => {
 
   it('an error marks the operation span and the request span carries the status', async () => {
     const unknown = '01J5Y0M8Q3ZKX7T9B2C4D6F8GH';
-    const r = await post(base, `/stores/${unknown}/check`, { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } });
+    const r = await post(base, `/stores/${unknown}/check`, {
+      tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' },
+    });
     expect(r.status).toBe(404);
     const traceId = (r.headers.get('traceparent') ?? '').split('-')[1] as string;
     const spans = await traceOf(traceId);
-    expect(byName(spans, 'POST /stores/{store_id}/check').attributes).toMatchObject({ 'http.response.status_code': 404, 'latch.error_code': 'store_id_not_found' });
+    expect(byName(spans, 'POST /stores/{store_id}/check').attributes).toMatchObject({
+      'http.response.status_code': 404,
+      'latch.error_code': 'store_id_not_found',
+    });
     expect(byName(spans, 'latch.Check').status).toMatchObject({ code: 2 });
   });
 

@@ -4,7 +4,14 @@
 // recursion goes through userset restrictions and `from` only (computed references point to
 // earlier relations, so computed-only cycles - invalid models - are never generated).
 
-import type { AuthorizationModelInput, JsonObject, RelationReferenceJson, TupleKey, TypeDefinitionJson, UsersetJson } from '../../src/domain/types.js';
+import type {
+  AuthorizationModelInput,
+  JsonObject,
+  RelationReferenceJson,
+  TupleKey,
+  TypeDefinitionJson,
+  UsersetJson,
+} from '../../src/domain/types.js';
 
 /** mulberry32: a small, fast, seedable PRNG. */
 export class Rng {
@@ -34,7 +41,11 @@ export const OBJECT_TYPES = ['doc', 'folder', 'group'];
 export const USER_TYPES = ['user', 'bot'];
 const CONDITIONS = {
   small: { name: 'small', expression: 'x < 5', parameters: { x: { type_name: 'TYPE_NAME_INT' as const } } },
-  both: { name: 'both', expression: 'x < 5 || y < 5', parameters: { x: { type_name: 'TYPE_NAME_INT' as const }, y: { type_name: 'TYPE_NAME_INT' as const } } },
+  both: {
+    name: 'both',
+    expression: 'x < 5 || y < 5',
+    parameters: { x: { type_name: 'TYPE_NAME_INT' as const }, y: { type_name: 'TYPE_NAME_INT' as const } },
+  },
 };
 
 interface RelPlan {
@@ -47,7 +58,8 @@ function restriction(rng: Rng, rels: Map<string, string[]>): RelationReferenceJs
   const k = rng.int(10);
   const cond = rng.chance(0.2) ? { condition: rng.pick(['small', 'both']) } : {};
   if (k < 4) return { type: rng.pick(USER_TYPES), ...cond };
-  if (k < 6) return { type: rng.chance(0.6) ? 'user' : rng.pick([...USER_TYPES, ...OBJECT_TYPES]), wildcard: {}, ...cond };
+  if (k < 6)
+    return { type: rng.chance(0.6) ? 'user' : rng.pick([...USER_TYPES, ...OBJECT_TYPES]), wildcard: {}, ...cond };
   const t = rng.pick(OBJECT_TYPES);
   const rs = rels.get(t) ?? [];
   return rs.length > 0 ? { type: t, relation: rng.pick(rs), ...cond } : { type: 'user' };
@@ -57,7 +69,10 @@ function leaf(rng: Rng, earlier: string[], parentRels: string[], allowThis: bool
   const k = rng.int(10);
   if (allowThis && k < 4) return { this: {} };
   if (k < 7 && earlier.length > 0) return { computedUserset: { relation: rng.pick(earlier) } };
-  if (parentRels.length > 0) return { tupleToUserset: { tupleset: { relation: 'parent' }, computedUserset: { relation: rng.pick(parentRels) } } };
+  if (parentRels.length > 0)
+    return {
+      tupleToUserset: { tupleset: { relation: 'parent' }, computedUserset: { relation: rng.pick(parentRels) } },
+    };
   return earlier.length > 0 ? { computedUserset: { relation: rng.pick(earlier) } } : { this: {} };
 }
 
@@ -66,7 +81,8 @@ function rewrite(rng: Rng, earlier: string[], parentRels: string[]): UsersetJson
   const k = rng.int(10);
   const first = leaf(rng, earlier, parentRels, true);
   if (k < 3) return first;
-  const other = (): UsersetJson => (rng.chance(0.25) ? rewrite(rng, earlier, parentRels) : leaf(rng, earlier, parentRels, false));
+  const other = (): UsersetJson =>
+    rng.chance(0.25) ? rewrite(rng, earlier, parentRels) : leaf(rng, earlier, parentRels, false);
   if (k < 6) return { union: { child: [first, other(), ...(rng.chance(0.3) ? [other()] : [])] } };
   if (k < 8) return { intersection: { child: [first, other()] } };
   return { difference: { base: first, subtract: other() } };
@@ -74,19 +90,28 @@ function rewrite(rng: Rng, earlier: string[], parentRels: string[]): UsersetJson
 
 function hasThis(rw: UsersetJson): boolean {
   if (rw.this) return true;
-  const kids = rw.union?.child ?? rw.intersection?.child ?? (rw.difference ? [rw.difference.base, rw.difference.subtract] : []);
+  const kids =
+    rw.union?.child ?? rw.intersection?.child ?? (rw.difference ? [rw.difference.base, rw.difference.subtract] : []);
   return kids.some(hasThis);
 }
 
 /** One candidate model; callers retry when validateModel rejects it (e.g. no entrypoint). */
 export function randomModel(rng: Rng): AuthorizationModelInput {
   const counts = new Map(OBJECT_TYPES.map((t) => [t, 2 + rng.int(3)] as const));
-  const names = new Map(OBJECT_TYPES.map((t) => [t, Array.from({ length: counts.get(t) ?? 2 }, (_, i) => `r${i}`)] as const));
+  const names = new Map(
+    OBJECT_TYPES.map((t) => [t, Array.from({ length: counts.get(t) ?? 2 }, (_, i) => `r${i}`)] as const),
+  );
   const defs: TypeDefinitionJson[] = USER_TYPES.map((type) => ({ type, relations: {}, metadata: null }));
   for (const t of OBJECT_TYPES) {
     const parentTypes = OBJECT_TYPES.filter(() => rng.chance(0.5));
     const parentRels = [...new Set(parentTypes.flatMap((p) => names.get(p) ?? []))];
-    const plans: RelPlan[] = [{ name: 'parent', rewrite: { this: {} }, types: parentTypes.map((p) => ({ type: p, ...(rng.chance(0.15) ? { condition: 'small' } : {}) })) }];
+    const plans: RelPlan[] = [
+      {
+        name: 'parent',
+        rewrite: { this: {} },
+        types: parentTypes.map((p) => ({ type: p, ...(rng.chance(0.15) ? { condition: 'small' } : {}) })),
+      },
+    ];
     if (parentTypes.length === 0) plans[0] = { name: 'parent', rewrite: { this: {} }, types: [{ type: 'folder' }] };
     const own = names.get(t) ?? [];
     own.forEach((name, i) => {
@@ -97,7 +122,9 @@ export function randomModel(rng: Rng): AuthorizationModelInput {
     defs.push({
       type: t,
       relations: Object.fromEntries(plans.map((p) => [p.name, p.rewrite])),
-      metadata: { relations: Object.fromEntries(plans.map((p) => [p.name, { directly_related_user_types: dedupe(p.types) }])) },
+      metadata: {
+        relations: Object.fromEntries(plans.map((p) => [p.name, { directly_related_user_types: dedupe(p.types) }])),
+      },
     });
   }
   return { schema_version: '1.1', type_definitions: defs, conditions: CONDITIONS };
@@ -136,7 +163,14 @@ export function randomTuple(rng: Rng, model: AuthorizationModelInput): TupleKey 
   const relation = randomRelation(rng, model, type);
   const user = relation === 'parent' ? `${rng.pick(OBJECT_TYPES)}:${rng.pick(ids)}` : randomUser(rng, model);
   const k = rng.int(10);
-  const condition = k < 2 ? { name: 'small' } : k < 3 ? { name: 'small', context: { x: rng.int(8) } as JsonObject } : k < 4 ? { name: 'both' } : undefined;
+  const condition =
+    k < 2
+      ? { name: 'small' }
+      : k < 3
+        ? { name: 'small', context: { x: rng.int(8) } as JsonObject }
+        : k < 4
+          ? { name: 'both' }
+          : undefined;
   return { object: `${type}:${rng.pick(ids)}`, relation, user, ...(condition ? { condition } : {}) };
 }
 
@@ -147,9 +181,18 @@ export function fittingTuple(rng: Rng, model: AuthorizationModelInput): TupleKey
   const r = meta.directly_related_user_types ?? [];
   if (r.length === 0) return undefined;
   const d = rng.pick(r);
-  const user = d.wildcard ? `${d.type}:*` : d.relation ? `${d.type}:${rng.pick(ids)}#${d.relation}` : `${d.type}:${rng.pick(ids)}`;
+  const user = d.wildcard
+    ? `${d.type}:*`
+    : d.relation
+      ? `${d.type}:${rng.pick(ids)}#${d.relation}`
+      : `${d.type}:${rng.pick(ids)}`;
   const ctx = rng.chance(0.3) ? { context: { x: rng.int(8) } as JsonObject } : {};
-  return { object: `${def.type}:${rng.pick(ids)}`, relation, user, ...(d.condition ? { condition: { name: d.condition, ...ctx } } : {}) };
+  return {
+    object: `${def.type}:${rng.pick(ids)}`,
+    relation,
+    user,
+    ...(d.condition ? { condition: { name: d.condition, ...ctx } } : {}),
+  };
 }
 
 export function randomContext(rng: Rng): JsonObject | undefined {
@@ -164,7 +207,9 @@ export function randomContext(rng: Rng): JsonObject | undefined {
 export function evolveModel(rng: Rng, model: AuthorizationModelInput): AuthorizationModelInput {
   const next = JSON.parse(JSON.stringify(model)) as AuthorizationModelInput;
   const def = rng.pick(next.type_definitions.filter((d) => OBJECT_TYPES.includes(d.type)));
-  const metas = Object.values(def.metadata?.relations ?? {}).filter((m) => (m.directly_related_user_types ?? []).length > 0);
+  const metas = Object.values(def.metadata?.relations ?? {}).filter(
+    (m) => (m.directly_related_user_types ?? []).length > 0,
+  );
   if (metas.length === 0) return next;
   const list = rng.pick(metas).directly_related_user_types ?? [];
   const i = rng.int(list.length);

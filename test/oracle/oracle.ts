@@ -57,7 +57,9 @@ export function oracleValid(m: CompiledModel, t: TupleKey): boolean {
   if (urel !== undefined && !m.types.get(utype)?.relations.has(urel)) return false;
   const wild = uobj.endsWith(':*');
   if (rel.isTupleset && (wild || urel !== undefined)) return false;
-  const forms = rel.directTypes.filter((d) => d.type === utype && d.wildcard === wild && d.relation === (wild ? undefined : urel));
+  const forms = rel.directTypes.filter(
+    (d) => d.type === utype && d.wildcard === wild && d.relation === (wild ? undefined : urel),
+  );
   if (forms.length === 0) return false;
   const c = t.condition?.name;
   if (!c) return forms.some((d) => d.condition === undefined);
@@ -75,11 +77,16 @@ export function oracleReaches(m: CompiledModel, start: string, user: string): bo
     const [t, r] = label.split('#') as [string, string];
     const rel = m.types.get(t)?.relations.get(r);
     const leaves = (rw: Rewrite): Rewrite[] =>
-      rw.kind === 'union' || rw.kind === 'intersection' ? rw.children.flatMap(leaves) : rw.kind === 'difference' ? [...leaves(rw.base), ...leaves(rw.subtract)] : [rw];
+      rw.kind === 'union' || rw.kind === 'intersection'
+        ? rw.children.flatMap(leaves)
+        : rw.kind === 'difference'
+          ? [...leaves(rw.base), ...leaves(rw.subtract)]
+          : [rw];
     for (const leaf of rel ? leaves(rel.rewrite) : []) {
       if (leaf.kind === 'computed') walk(`${t}#${leaf.relation}`);
       if (leaf.kind === 'ttu') {
-        for (const d of m.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []) if (m.types.get(d.type)?.relations.has(leaf.computed)) walk(`${d.type}#${leaf.computed}`);
+        for (const d of m.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? [])
+          if (m.types.get(d.type)?.relations.has(leaf.computed)) walk(`${d.type}#${leaf.computed}`);
       }
       if (leaf.kind === 'this') {
         for (const d of rel?.directTypes ?? []) {
@@ -122,10 +129,15 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
       case 'this': {
         const here = valid.filter((t) => t.object === o && t.relation === r);
         const exact = here.find((t) => t.user === user);
-        const wild = user.includes('#') || user.endsWith(':*') ? undefined : here.find((t) => t.user === `${typeOf(user)}:*`);
+        const wild =
+          user.includes('#') || user.endsWith(':*') ? undefined : here.find((t) => t.user === `${typeOf(user)}:*`);
         const viaUsersets = here
           .filter((t) => t.user.includes('#'))
-          .map((t) => then(cond(t), () => evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1)));
+          .map((t) =>
+            then(cond(t), () =>
+              evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1),
+            ),
+          );
         return or([exact ? cond(exact) : 'F', wild ? cond(wild) : 'F', ...viaUsersets]);
       }
       case 'computed':
@@ -134,7 +146,13 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
         return or(
           valid
             .filter((t) => t.object === o && t.relation === rw.tupleset)
-            .map((t) => then(cond(t), () => (m.types.get(typeOf(t.user))?.relations.has(rw.computed) ? evalNode(t.user, rw.computed, path, depth + 1) : 'F'))),
+            .map((t) =>
+              then(cond(t), () =>
+                m.types.get(typeOf(t.user))?.relations.has(rw.computed)
+                  ? evalNode(t.user, rw.computed, path, depth + 1)
+                  : 'F',
+              ),
+            ),
         );
       case 'union':
         return or(rw.children.map((c) => rewrite(o, r, c, path, depth)));
@@ -167,7 +185,13 @@ export function oracleListObjects(inp: OracleInput, type: string, relation: stri
 }
 
 /** ListUsers candidates of the filter form with their Check outcome (`T:*` and self usersets included). */
-export function oracleListUsers(inp: OracleInput, object: string, relation: string, ftype: string, frel?: string): Map<string, O> {
+export function oracleListUsers(
+  inp: OracleInput,
+  object: string,
+  relation: string,
+  ftype: string,
+  frel?: string,
+): Map<string, O> {
   const out = new Map<string, O>();
   const users = new Set<string>();
   if (frel === undefined) {
@@ -194,7 +218,13 @@ export interface Reach {
  * through userset tuples and computed usersets, a flagged subtract empties its difference (and
  * swallows its errors), any other condition or depth error fails the request.
  */
-export function oracleListUsersReach(inp: OracleInput, object: string, relation: string, ftype: string, frel?: string): Reach {
+export function oracleListUsersReach(
+  inp: OracleInput,
+  object: string,
+  relation: string,
+  ftype: string,
+  frel?: string,
+): Reach {
   const m = inp.model;
   const limit = inp.depthLimit ?? 25;
   const valid = inp.tuples.filter((t) => oracleValid(m, t));
@@ -211,31 +241,48 @@ export function oracleListUsersReach(inp: OracleInput, object: string, relation:
   const node = (o: string, r: string, path: string[], depth: number): Reach => {
     if (depth >= limit) return { users: new Set(), flag: false, error: 2002 };
     if (path.includes(`${o}#${r}`)) return { users: new Set(), flag: true, error: undefined };
-    const self: Reach = { users: new Set(typeOf(o) === ftype && r === frel ? [`${o}#${r}`] : []), flag: false, error: undefined };
+    const self: Reach = {
+      users: new Set(typeOf(o) === ftype && r === frel ? [`${o}#${r}`] : []),
+      flag: false,
+      error: undefined,
+    };
     const rel = m.types.get(typeOf(o))?.relations.get(r);
     return rel ? join([self, rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth)], true) : self;
   };
   const read = (o: string, r: string): { ok: TupleKey[]; error: 2000 | undefined } => {
     const here = valid.filter((t) => t.object === o && t.relation === r);
-    return { ok: here.filter((t) => condErr(t) === true), error: here.some((t) => condErr(t) === 2000) ? 2000 : undefined };
+    return {
+      ok: here.filter((t) => condErr(t) === true),
+      error: here.some((t) => condErr(t) === 2000) ? 2000 : undefined,
+    };
   };
   const rewrite = (o: string, r: string, rw: Rewrite, path: string[], depth: number): Reach => {
     switch (rw.kind) {
       case 'this': {
         const { ok, error } = read(o, r);
-        const plain = ok.filter((t) => !t.user.includes('#') && typeOf(t.user) === ftype && frel === undefined).map((t) => t.user);
-        const subs = ok.filter((t) => t.user.includes('#')).map((t) => node(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1));
+        const plain = ok
+          .filter((t) => !t.user.includes('#') && typeOf(t.user) === ftype && frel === undefined)
+          .map((t) => t.user);
+        const subs = ok
+          .filter((t) => t.user.includes('#'))
+          .map((t) => node(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1));
         return join([{ users: new Set(plain), flag: false, error }, ...subs], true);
       }
       case 'computed':
         return node(o, rw.relation, path, depth + 1);
       case 'ttu': {
         const { ok, error } = read(o, rw.tupleset);
-        return join([{ users: new Set(), flag: false, error }, ...ok.map((t) => node(t.user, rw.computed, path, depth + 1))], false);
+        return join(
+          [{ users: new Set(), flag: false, error }, ...ok.map((t) => node(t.user, rw.computed, path, depth + 1))],
+          false,
+        );
       }
       case 'union':
       case 'intersection':
-        return join(rw.children.map((c) => rewrite(o, r, c, path, depth)), false);
+        return join(
+          rw.children.map((c) => rewrite(o, r, c, path, depth)),
+          false,
+        );
       case 'difference': {
         const sub = rewrite(o, r, rw.subtract, path, depth);
         if (sub.flag) return { users: new Set(), flag: false, error: undefined };
@@ -247,7 +294,13 @@ export function oracleListUsersReach(inp: OracleInput, object: string, relation:
 }
 
 /** Whether the filter (`U` or `U#S`) can reach `T#r` through positive rewrite positions (ListUsers' early answer). */
-export function oracleFilterReachable(m: CompiledModel, type: string, relation: string, ftype: string, frel?: string): boolean {
+export function oracleFilterReachable(
+  m: CompiledModel,
+  type: string,
+  relation: string,
+  ftype: string,
+  frel?: string,
+): boolean {
   const seen = new Set<string>();
   const go = (t: string, r: string): boolean => {
     if (seen.has(`${t}#${r}`)) return false;
@@ -255,15 +308,25 @@ export function oracleFilterReachable(m: CompiledModel, type: string, relation: 
     if (t === ftype && r === frel) return true;
     const rel = m.types.get(t)?.relations.get(r);
     const pos = (rw: Rewrite): Rewrite[] =>
-      rw.kind === 'union' || rw.kind === 'intersection' ? rw.children.flatMap(pos) : rw.kind === 'difference' ? pos(rw.base) : [rw];
+      rw.kind === 'union' || rw.kind === 'intersection'
+        ? rw.children.flatMap(pos)
+        : rw.kind === 'difference'
+          ? pos(rw.base)
+          : [rw];
     return (rel ? pos(rel.rewrite) : []).some((leaf) => {
       if (leaf.kind === 'computed') return go(t, leaf.relation);
       if (leaf.kind === 'ttu') {
         return (m.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []).some(
-          (d) => !d.relation && !d.wildcard && m.types.get(d.type)?.relations.has(leaf.computed) && go(d.type, leaf.computed),
+          (d) =>
+            !d.relation &&
+            !d.wildcard &&
+            m.types.get(d.type)?.relations.has(leaf.computed) &&
+            go(d.type, leaf.computed),
         );
       }
-      return (rel?.directTypes ?? []).some((d) => (d.relation === undefined ? frel === undefined && d.type === ftype : go(d.type, d.relation)));
+      return (rel?.directTypes ?? []).some((d) =>
+        d.relation === undefined ? frel === undefined && d.type === ftype : go(d.type, d.relation),
+      );
     });
   };
   return go(type, relation);

@@ -31,7 +31,9 @@ const json = <T>(r: Run): T => {
 };
 
 async function write(...tuples: [string, string, string][]): Promise<void> {
-  const r = await call(server.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: tuples.map(([object, relation, user]) => ({ object, relation, user })) } });
+  const r = await call(server.base, 'POST', `/stores/${store}/write`, {
+    writes: { tuple_keys: tuples.map(([object, relation, user]) => ({ object, relation, user })) },
+  });
   expect(r.status, r.text).toBe(200);
 }
 
@@ -39,23 +41,40 @@ beforeAll(async () => {
   server = await start();
   env = { LATCH_API_URL: server.base };
   store = ((await call(server.base, 'POST', '/stores', { name: 'pi-client' })).json as { id: string }).id;
-  model = ((await call(server.base, 'POST', `/stores/${store}/authorization-models`, JSON.stringify(dslToModel(DSL)))).json as { authorization_model_id: string }).authorization_model_id;
+  model = (
+    (await call(server.base, 'POST', `/stores/${store}/authorization-models`, JSON.stringify(dslToModel(DSL))))
+      .json as { authorization_model_id: string }
+  ).authorization_model_id;
   await write(['group:eng', 'member', 'user:anne'], ['doc:1', 'viewer', 'group:eng#member']);
 });
 afterAll(async () => server.close());
 
 describe('latch index commands and latch/client', () => {
   it('create, list, get, watch and delete from the command line', async () => {
-    const created = json<{ index_id: string; status: string }>(await latch(['index', 'create', '--store-id', store, '--name', 'viewers', '--relation', 'doc#viewer'], env));
+    const created = json<{ index_id: string; status: string }>(
+      await latch(['index', 'create', '--store-id', store, '--name', 'viewers', '--relation', 'doc#viewer'], env),
+    );
     const id = created.index_id;
     expect(['BUILDING', 'ACTIVE']).toContain(created.status);
-    expect(json<{ indexes: { index_id: string }[] }>(await latch(['index', 'list', '--store-id', store], env)).indexes.map((i) => i.index_id)).toEqual([id]);
+    expect(
+      json<{ indexes: { index_id: string }[] }>(await latch(['index', 'list', '--store-id', store], env)).indexes.map(
+        (i) => i.index_id,
+      ),
+    ).toEqual([id]);
     const watched = await latch(['index', 'watch', '--store-id', store, '--index-id', id, '--max-events', '1'], env);
     expect(watched.code, watched.err).toBe(0);
-    const first = JSON.parse(watched.out.trim().split('\n')[0] as string) as { expansion: { operation: string; user: string; object: string } };
+    const first = JSON.parse(watched.out.trim().split('\n')[0] as string) as {
+      expansion: { operation: string; user: string; object: string };
+    };
     expect(first.expansion).toMatchObject({ operation: 'INSERT', user: 'user:anne', object: 'doc:1' });
-    expect(json<{ status: string; expansions_count: number }>(await latch(['index', 'get', '--store-id', store, '--index-id', id], env))).toMatchObject({ status: 'ACTIVE', expansions_count: 1 });
-    expect(json<{ deleted: string }>(await latch(['index', 'delete', '--store-id', store, '--index-id', id], env)).deleted).toBe(id);
+    expect(
+      json<{ status: string; expansions_count: number }>(
+        await latch(['index', 'get', '--store-id', store, '--index-id', id], env),
+      ),
+    ).toMatchObject({ status: 'ACTIVE', expansions_count: 1 });
+    expect(
+      json<{ deleted: string }>(await latch(['index', 'delete', '--store-id', store, '--index-id', id], env)).deleted,
+    ).toBe(id);
     const gone = await latch(['index', 'get', '--store-id', store, '--index-id', id], env);
     expect(gone.code).not.toBe(0);
     expect(gone.err).toMatch(/not found/);
@@ -64,7 +83,10 @@ describe('latch index commands and latch/client', () => {
   });
 
   it('streams the current set and live events on the msgpack channel; leaving the loop cancels', async () => {
-    const created = await call(server.base, 'POST', `/stores/${store}/indexes`, { name: 'chan', relations: [{ object_type: 'doc', relation: 'viewer' }] });
+    const created = await call(server.base, 'POST', `/stores/${store}/indexes`, {
+      name: 'chan',
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+    });
     const id = (created.json as { index_id: string }).index_id;
     const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
     try {
@@ -72,7 +94,8 @@ describe('latch index commands and latch/client', () => {
       let written = false;
       for await (const e of client.expansions(store, id, { authorization_model_id: model, heartbeat_ms: 200 })) {
         const ev = e as ExpansionStreamEvent;
-        if ('expansion' in ev) seen.push(`${ev.expansion.operation} ${ev.expansion.object}#${ev.expansion.relation}@${ev.expansion.user}`);
+        if ('expansion' in ev)
+          seen.push(`${ev.expansion.operation} ${ev.expansion.object}#${ev.expansion.relation}@${ev.expansion.user}`);
         if ('freshness' in ev && !written) {
           written = true;
           await write(['group:eng', 'member', 'user:bob']);

@@ -43,7 +43,11 @@ const D = 6;
 function variant(r: Rng): Variant {
   const banned = r.chance(0.5);
   const folderRecursive = r.chance(0.7);
-  const viewerParts = ['[user, group#member]', ...(r.chance(0.7) ? ['editor'] : []), ...(r.chance(0.8) ? ['viewer from parent'] : [])];
+  const viewerParts = [
+    '[user, group#member]',
+    ...(r.chance(0.7) ? ['editor'] : []),
+    ...(r.chance(0.8) ? ['viewer from parent'] : []),
+  ];
   const exclusion = r.chance(0.7);
   const intersection = r.chance(0.6);
   const viewer = exclusion ? `(${viewerParts.join(' or ')}) but not blocked` : viewerParts.join(' or ');
@@ -76,24 +80,39 @@ ${intersection ? '    define auditor: editor and viewer\n' : ''}`;
         const u = subject();
         return { object: `group:${g}`, relation: 'member', user: u === `group:${g}#member` ? user() : u };
       }
-      case 1: return { object: `folder:${r.int(F)}`, relation: 'parent', user: `folder:${r.int(F)}` };
-      case 2: return { object: `folder:${r.int(F)}`, relation: r.pick(['owner', 'viewer']), user: subject() };
-      case 3: return { object: `doc:${r.int(D)}`, relation: 'parent', user: `folder:${r.int(F)}` };
-      case 4: return { object: `doc:${r.int(D)}`, relation: 'blocked', user: subject() };
-      case 5: return { object: `doc:${r.int(D)}`, relation: 'owner', user: user() };
-      case 6: return { object: `doc:${r.int(D)}`, relation: 'editor', user: subject() };
+      case 1:
+        return { object: `folder:${r.int(F)}`, relation: 'parent', user: `folder:${r.int(F)}` };
+      case 2:
+        return { object: `folder:${r.int(F)}`, relation: r.pick(['owner', 'viewer']), user: subject() };
+      case 3:
+        return { object: `doc:${r.int(D)}`, relation: 'parent', user: `folder:${r.int(F)}` };
+      case 4:
+        return { object: `doc:${r.int(D)}`, relation: 'blocked', user: subject() };
+      case 5:
+        return { object: `doc:${r.int(D)}`, relation: 'owner', user: user() };
+      case 6:
+        return { object: `doc:${r.int(D)}`, relation: 'editor', user: subject() };
       case 7:
-      case 8: return { object: `doc:${r.int(D)}`, relation: 'viewer', user: subject() };
-      default: return { object: `group:${r.int(G)}`, relation: 'banned', user: user() };
+      case 8:
+        return { object: `doc:${r.int(D)}`, relation: 'viewer', user: subject() };
+      default:
+        return { object: `group:${r.int(G)}`, relation: 'banned', user: user() };
     }
   };
-  const relations = [{ object_type: 'doc', relation: 'viewer' }, { object_type: 'doc', relation: 'editor' }, { object_type: 'folder', relation: 'viewer' }];
+  const relations = [
+    { object_type: 'doc', relation: 'viewer' },
+    { object_type: 'doc', relation: 'editor' },
+    { object_type: 'folder', relation: 'viewer' },
+  ];
   if (intersection) relations.push({ object_type: 'doc', relation: 'auditor' });
   return { dsl, tuple, relations };
 }
 
 const keyOf = (t: TupleKey): string => `${t.object}#${t.relation}@${t.user}`;
-const OBJECTS = [...Array.from({ length: F }, (_, i) => `folder:${i}`), ...Array.from({ length: D }, (_, i) => `doc:${i}`)];
+const OBJECTS = [
+  ...Array.from({ length: F }, (_, i) => `folder:${i}`),
+  ...Array.from({ length: D }, (_, i) => `doc:${i}`),
+];
 
 async function runSeed(seed: number, batches: number): Promise<number> {
   const r = new Rng(seed);
@@ -112,7 +131,12 @@ async function runSeed(seed: number, batches: number): Promise<number> {
     const info = await f.latch.createPermissionIndex({ storeId: f.storeId, name: 'diff', relations: v.relations });
     await active(f, info.record.id);
     const ac = new AbortController();
-    const folded = new Folded(f.latch.expansions({ storeId: f.storeId, indexId: info.record.id, modelId: f.modelId, heartbeatMs: 5000, lifetimeMs: 3_600_000 }, ac.signal));
+    const folded = new Folded(
+      f.latch.expansions(
+        { storeId: f.storeId, indexId: info.record.id, modelId: f.modelId, heartbeatMs: 5000, lifetimeMs: 3_600_000 },
+        ac.signal,
+      ),
+    );
     for (let b = 0; b < batches; b++) {
       const writes = new Map<string, TupleKey>();
       const deletes = new Map<string, TupleKey>();
@@ -128,7 +152,13 @@ async function runSeed(seed: number, batches: number): Promise<number> {
         }
       }
       if (writes.size + deletes.size === 0) continue;
-      const out = await f.latch.write({ storeId: f.storeId, writes: [...writes.values()], deletes: [...deletes.values()], onDuplicate: 'error', onMissing: 'error' });
+      const out = await f.latch.write({
+        storeId: f.storeId,
+        writes: [...writes.values()],
+        deletes: [...deletes.values()],
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
       ops += writes.size + deletes.size;
       for (const k of deletes.keys()) present.delete(k);
       for (const [k, t] of writes) present.set(k, t);
@@ -141,7 +171,12 @@ async function runSeed(seed: number, batches: number): Promise<number> {
         for (const d of diff(materialised, want)) {
           const [obj, rest] = d.slice(1).split('#') as [string, string];
           const [rel, user] = rest.split('@') as [string, string];
-          const c = await f.latch.check({ storeId: f.storeId, tupleKey: { object: obj, relation: rel, user }, contextualTuples: [], consistency: 'MINIMIZE_LATENCY' });
+          const c = await f.latch.check({
+            storeId: f.storeId,
+            tupleKey: { object: obj, relation: rel, user },
+            contextualTuples: [],
+            consistency: 'MINIMIZE_LATENCY',
+          });
           checks.push(`${d}: check=${String(c.allowed)}`);
         }
         context += `\nchecks: ${checks.join(', ')}\nbatch: +${[...writes.keys()].join(' +')} -${[...deletes.keys()].join(' -')}\ntuples: ${[...present.keys()].sort().join(' ')}`;
@@ -167,10 +202,14 @@ async function runSeed(seed: number, batches: number): Promise<number> {
 describe('permission index: differential against ListUsers', () => {
   const seeds = Number(process.env.LATCH_PI_SEEDS ?? 6);
   const batches = Number(process.env.LATCH_PI_BATCHES ?? 200);
-  it(`${seeds} random models × ${batches} batches: zero differences`, async () => {
-    let ops = 0;
-    for (let s = 1; s <= seeds; s++) ops += await runSeed(0x51ed + s * 7919, batches);
-    expect(ops).toBeGreaterThan(seeds * batches);
-    console.info(`permission index differential: ${seeds} models, ${ops} tuple writes and deletes, zero differences`);
-  }, Math.max(120_000, seeds * batches * 100));
+  it(
+    `${seeds} random models × ${batches} batches: zero differences`,
+    async () => {
+      let ops = 0;
+      for (let s = 1; s <= seeds; s++) ops += await runSeed(0x51ed + s * 7919, batches);
+      expect(ops).toBeGreaterThan(seeds * batches);
+      console.info(`permission index differential: ${seeds} models, ${ops} tuple writes and deletes, zero differences`);
+    },
+    Math.max(120_000, seeds * batches * 100),
+  );
 });

@@ -73,14 +73,26 @@ export class Folded {
 }
 
 /** The whole current set through ListUsers (filter `user`) over every listed object and relation. */
-export async function oracle(f: Fixture, objects: readonly string[], relations: readonly { object_type: string; relation: string }[], userTypes: readonly string[]): Promise<Set<string>> {
+export async function oracle(
+  f: Fixture,
+  objects: readonly string[],
+  relations: readonly { object_type: string; relation: string }[],
+  userTypes: readonly string[],
+): Promise<Set<string>> {
   const out = new Set<string>();
   for (const object of objects) {
     const [type, id] = object.split(':') as [string, string];
     for (const r of relations) {
       if (r.object_type !== type) continue;
       for (const ut of userTypes) {
-        const res = await f.latch.listUsers({ storeId: f.storeId, object: { type, id }, relation: r.relation, userFilters: [{ type: ut }], contextualTuples: [], consistency: 'MINIMIZE_LATENCY' });
+        const res = await f.latch.listUsers({
+          storeId: f.storeId,
+          object: { type, id },
+          relation: r.relation,
+          userFilters: [{ type: ut }],
+          contextualTuples: [],
+          consistency: 'MINIMIZE_LATENCY',
+        });
         for (const u of res.users) {
           if ('object' in u) out.add(tripleKey(`${u.object.type}:${u.object.id}`, r.relation, object));
           else if ('wildcard' in u) out.add(tripleKey(`${u.wildcard.type}:*`, r.relation, object));
@@ -95,7 +107,10 @@ export async function oracle(f: Fixture, objects: readonly string[], relations: 
 export async function snapshotSet(f: Fixture, indexId: string): Promise<Set<string>> {
   const out = new Set<string>();
   const ac = new AbortController();
-  for await (const e of f.latch.expansions({ storeId: f.storeId, indexId, modelId: f.modelId, heartbeatMs: 1000, lifetimeMs: 60_000 }, ac.signal)) {
+  for await (const e of f.latch.expansions(
+    { storeId: f.storeId, indexId, modelId: f.modelId, heartbeatMs: 1000, lifetimeMs: 60_000 },
+    ac.signal,
+  )) {
     if (e.kind === 'expansion') out.add(tripleKey(e.event.user, e.event.relation, e.event.object));
     if (e.kind === 'freshness') break;
   }

@@ -127,7 +127,10 @@ async function write(writes: string[], deletes: string[] = []): Promise<number> 
   return Number(r.headers.get('latch-revision'));
 }
 
-async function createIndex(relations: { object_type: string; relation: string }[], name = 'doc#viewer'): Promise<string> {
+async function createIndex(
+  relations: { object_type: string; relation: string }[],
+  name = 'doc#viewer',
+): Promise<string> {
   const r = await call(s.base, 'POST', `/stores/${store}/indexes`, { name, relations });
   expect(r.status, r.text).toBe(201);
   const id = (r.json as { index_id: string }).index_id;
@@ -144,7 +147,12 @@ beforeAll(async () => {
   store = ((await call(s.base, 'POST', '/stores', { name: 'indexes' })).json as { id: string }).id;
   const m = await call(s.base, 'POST', `/stores/${store}/authorization-models`, JSON.stringify(dslToModel(DSL)));
   model = (m.json as { authorization_model_id: string }).authorization_model_id;
-  await write(['group:eng#member@user:anne', 'doc:1#viewer@group:eng#member', 'doc:2#parent@folder:a', 'folder:a#viewer@user:bob']);
+  await write([
+    'group:eng#member@user:anne',
+    'doc:1#viewer@group:eng#member',
+    'doc:2#parent@folder:a',
+    'folder:a#viewer@user:bob',
+  ]);
 });
 afterAll(async () => s.close());
 
@@ -154,16 +162,36 @@ describe('permission index endpoints', () => {
     const g = await call(s.base, 'GET', `/stores/${store}/indexes/${id}`);
     expect(g.status).toBe(200);
     expect(g.json).toMatchObject({
-      index_id: id, name: 'doc#viewer', status: 'ACTIVE', models: [{ model_id: model }], relations: [{ object_type: 'doc', relation: 'viewer' }], expansions_count: 2,
+      index_id: id,
+      name: 'doc#viewer',
+      status: 'ACTIVE',
+      models: [{ model_id: model }],
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+      expansions_count: 2,
     });
     const body = g.json as Record<string, unknown>;
-    for (const f of ['total_ingested_changes', 'expansions_events_count', 'expansion_factor', 'freshness', 'created_at', 'updated_at']) expect(body).toHaveProperty(f);
-    const more = [await createIndex([{ object_type: 'folder', relation: 'viewer' }], 'f'), await createIndex([{ object_type: 'group', relation: 'member' }], 'g')];
+    for (const f of [
+      'total_ingested_changes',
+      'expansions_events_count',
+      'expansion_factor',
+      'freshness',
+      'created_at',
+      'updated_at',
+    ])
+      expect(body).toHaveProperty(f);
+    const more = [
+      await createIndex([{ object_type: 'folder', relation: 'viewer' }], 'f'),
+      await createIndex([{ object_type: 'group', relation: 'member' }], 'g'),
+    ];
     const first = await call(s.base, 'GET', `/stores/${store}/indexes?page_size=2`);
     const p1 = first.json as { indexes: { index_id: string }[]; continuation_token: string };
     expect(p1.indexes.map((i) => i.index_id)).toEqual([id, more[0]]);
     expect(p1.continuation_token).not.toBe('');
-    const second = await call(s.base, 'GET', `/stores/${store}/indexes?page_size=2&continuation_token=${p1.continuation_token}`);
+    const second = await call(
+      s.base,
+      'GET',
+      `/stores/${store}/indexes?page_size=2&continuation_token=${p1.continuation_token}`,
+    );
     const p2 = second.json as { indexes: { index_id: string }[]; continuation_token: string };
     expect(p2.indexes.map((i) => i.index_id)).toEqual([more[1]]);
     expect(p2.continuation_token).toBe('');
@@ -178,7 +206,10 @@ describe('permission index endpoints', () => {
     const st = await Stream.open(s.base, path);
     expect(st.status).toBe(200);
     const initial = await st.until((l) => l.result?.freshness !== undefined);
-    expect(initial.slice(0, -1).map(text).sort()).toEqual(['INSERT doc:1#viewer@user:anne', 'INSERT doc:2#viewer@user:bob']);
+    expect(initial.slice(0, -1).map(text).sort()).toEqual([
+      'INSERT doc:1#viewer@user:anne',
+      'INSERT doc:2#viewer@user:bob',
+    ]);
     const fresh = initial[initial.length - 1]?.result?.freshness;
     expect(fresh?.id).toMatch(new RegExp(`^${id}\\.\\d+\\.e$`));
 
@@ -213,7 +244,11 @@ describe('permission index endpoints', () => {
     const unknown = await call(s.base, 'GET', `${base}/01ARZ3NDEKTSV4RRFFQ69G5FAV`);
     expect(unknown.status).toBe(404);
     expect(unknown.json).toMatchObject({ code: 'index_id_not_found' });
-    const unknownStream = await call(s.base, 'GET', `${base}/01ARZ3NDEKTSV4RRFFQ69G5FAV/expansions?authorization_model_id=${model}`);
+    const unknownStream = await call(
+      s.base,
+      'GET',
+      `${base}/01ARZ3NDEKTSV4RRFFQ69G5FAV/expansions?authorization_model_id=${model}`,
+    );
     expect(unknownStream.status).toBe(404);
     expect((await call(s.base, 'DELETE', `${base}/01ARZ3NDEKTSV4RRFFQ69G5FAV`)).status).toBe(404);
 
@@ -229,15 +264,27 @@ describe('permission index endpoints', () => {
     await bad(`authorization_model_id=${model}&from=${id}.1.s3`, /initial set is not a resume point/);
     await bad(`authorization_model_id=${model}&from=${id}.1.0`, /restart without from/);
 
-    const conditioned = await call(s.base, 'POST', base, { name: 'x', relations: [{ object_type: 'doc', relation: 'guest' }] });
+    const conditioned = await call(s.base, 'POST', base, {
+      name: 'x',
+      relations: [{ object_type: 'doc', relation: 'guest' }],
+    });
     expect(conditioned.status).toBe(400);
     expect(conditioned.json).toMatchObject({ code: 'validation_error' });
-    expect((conditioned.json as { message: string }).message).toMatch(/doc#guest → \[user with office\] depends on a condition/);
-    const noRelation = await call(s.base, 'POST', base, { name: 'x', relations: [{ object_type: 'doc', relation: 'nope' }] });
+    expect((conditioned.json as { message: string }).message).toMatch(
+      /doc#guest → \[user with office\] depends on a condition/,
+    );
+    const noRelation = await call(s.base, 'POST', base, {
+      name: 'x',
+      relations: [{ object_type: 'doc', relation: 'nope' }],
+    });
     expect(noRelation.status).toBe(400);
     const empty = await call(s.base, 'POST', base, { name: 'x', relations: [] });
     expect(empty.status).toBe(400);
-    const badModel = await call(s.base, 'POST', base, { name: 'x', relations: [{ object_type: 'doc', relation: 'viewer' }], authorization_model_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' });
+    const badModel = await call(s.base, 'POST', base, {
+      name: 'x',
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+      authorization_model_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    });
     expect(badModel.status).toBe(400);
     expect(badModel.json).toMatchObject({ code: 'authorization_model_not_found' });
     expect((await call(s.base, 'GET', `${base}?page_size=101`)).status).toBe(400);

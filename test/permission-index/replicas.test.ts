@@ -15,8 +15,24 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'group', relations: { member: { this: {} } }, metadata: { relations: { member: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }] } } } },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }] } } } },
+    {
+      type: 'group',
+      relations: { member: { this: {} } },
+      metadata: {
+        relations: {
+          member: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }] },
+        },
+      },
+    },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: {
+        relations: {
+          viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }] },
+        },
+      },
+    },
   ],
 };
 
@@ -82,13 +98,19 @@ describe.runIf(run)('permission indexes on PostgreSQL replicas', () => {
   it("a write on node A appears on node B's stream with the same id; B resumes from A's ids", async () => {
     const [a, b] = nodes as [LatchProcess, LatchProcess];
     const store = (await json(a.base, 'POST', '/stores', { name: 'pi-replicas' })).body.id as string;
-    const model = (await json(a.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).body.authorization_model_id as string;
+    const model = (await json(a.base, 'POST', `/stores/${store}/authorization-models`, MODEL)).body
+      .authorization_model_id as string;
     const write = async (base: string, ...t: [string, string, string][]): Promise<void> => {
-      const r = await json(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: t.map(([object, relation, user]) => ({ object, relation, user })) } });
+      const r = await json(base, 'POST', `/stores/${store}/write`, {
+        writes: { tuple_keys: t.map(([object, relation, user]) => ({ object, relation, user })) },
+      });
       expect(r.status).toBe(200);
     };
     await write(a.base, ['group:eng', 'member', 'user:anne'], ['doc:1', 'viewer', 'group:eng#member']);
-    const created = await json(a.base, 'POST', `/stores/${store}/indexes`, { name: 'doc#viewer', relations: [{ object_type: 'doc', relation: 'viewer' }] });
+    const created = await json(a.base, 'POST', `/stores/${store}/indexes`, {
+      name: 'doc#viewer',
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+    });
     expect(created.status).toBe(201);
     const id = created.body.index_id as string;
     const path = `/stores/${store}/indexes/${id}/expansions?authorization_model_id=${model}&heartbeat_ms=200`;
@@ -97,13 +119,17 @@ describe.runIf(run)('permission indexes on PostgreSQL replicas', () => {
     const onB = await Reader.open(b.base + path);
     expect([onA.status, onB.status]).toEqual([200, 200]);
     for (const r of [onA, onB]) await r.until((e) => e.freshness !== undefined);
-    const initial = (r: Reader): string[] => r.events.filter((e) => e.expansion).map((e) => `${e.expansion?.object}@${e.expansion?.user}`);
+    const initial = (r: Reader): string[] =>
+      r.events.filter((e) => e.expansion).map((e) => `${e.expansion?.object}@${e.expansion?.user}`);
     expect(initial(onB)).toEqual(['doc:1@user:anne']);
     expect(initial(onA)).toEqual(initial(onB));
 
     await write(a.base, ['group:eng', 'member', 'user:bob']);
     await write(a.base, ['doc:2', 'viewer', 'group:eng#member']);
-    const live = (r: Reader): string[] => r.events.filter((e) => e.expansion && !e.expansion.id.includes('.s')).map((e) => `${e.expansion?.id} ${e.expansion?.object}@${e.expansion?.user}`);
+    const live = (r: Reader): string[] =>
+      r.events
+        .filter((e) => e.expansion && !e.expansion.id.includes('.s'))
+        .map((e) => `${e.expansion?.id} ${e.expansion?.object}@${e.expansion?.user}`);
     for (const r of [onA, onB]) await r.until(() => live(r).length === 3);
     expect(live(onB)).toEqual(live(onA));
     expect(live(onB).map((x) => x.split(' ')[1])).toEqual(['doc:1@user:bob', 'doc:2@user:anne', 'doc:2@user:bob']);

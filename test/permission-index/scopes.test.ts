@@ -15,7 +15,11 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'doc', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 
@@ -23,7 +27,11 @@ beforeAll(async () => {
   s = await startAuthServer();
   admin = bearer(await s.mint('*', ALL_SCOPES));
   store = ((await call(s.base, 'POST', '/stores', { name: 'scopes' }, admin)).json as { id: string }).id;
-  model = ((await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin)).json as { authorization_model_id: string }).authorization_model_id;
+  model = (
+    (await call(s.base, 'POST', `/stores/${store}/authorization-models`, MODEL, admin)).json as {
+      authorization_model_id: string;
+    }
+  ).authorization_model_id;
 });
 afterAll(async () => s.close());
 
@@ -34,7 +42,13 @@ describe('permission index scopes', () => {
     const refused = await call(s.base, 'POST', `/stores/${store}/indexes`, body, bearer(await s.mint('*', others)));
     expect(refused.status).toBe(403);
     expect(refused.json).toMatchObject({ code: 'insufficient_permissions' });
-    const bound = await call(s.base, 'POST', `/stores/${store}/indexes`, body, bearer(await s.mint(store, ['manage:indexes'])));
+    const bound = await call(
+      s.base,
+      'POST',
+      `/stores/${store}/indexes`,
+      body,
+      bearer(await s.mint(store, ['manage:indexes'])),
+    );
     expect(bound.status).toBe(403);
     expect((bound.json as { message: string }).message).toMatch(/account-level/);
     const manager = bearer(await s.mint('*', ['manage:indexes']));
@@ -59,7 +73,17 @@ describe('permission index scopes', () => {
     expect((await call(s.base, 'GET', `/stores/${store}/indexes`, undefined, otherStore)).status).toBe(403);
 
     expect((await call(s.base, 'DELETE', `/stores/${store}/indexes/${id}`, undefined, reader)).status).toBe(403);
-    expect((await call(s.base, 'DELETE', `/stores/${store}/indexes/${id}`, undefined, bearer(await s.mint(store, ['manage:indexes'])))).status).toBe(403);
+    expect(
+      (
+        await call(
+          s.base,
+          'DELETE',
+          `/stores/${store}/indexes/${id}`,
+          undefined,
+          bearer(await s.mint(store, ['manage:indexes'])),
+        )
+      ).status,
+    ).toBe(403);
     expect((await call(s.base, 'DELETE', `/stores/${store}/indexes/${id}`, undefined, manager)).status).toBe(204);
   });
 });

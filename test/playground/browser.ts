@@ -22,7 +22,14 @@ declare function requestAnimationFrame(callback: () => void): number;
 
 export const CHROMIUM = process.env.LATCH_CHROMIUM ?? '/usr/bin/chromium';
 /** The launch flags these machines need (no sandbox, no GPU, no background traffic). */
-export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** Under CI a missing browser is a failure, never a skip. */
@@ -33,10 +40,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * shows, when LATCH_UPDATE_SCREENSHOTS=1 (`npm run screenshots`); otherwise .tmp/screenshots/
  * (ignored by git), so that a test run leaves the working tree clean.
  */
-export const SCREENSHOTS = process.env.LATCH_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'playground') : join(ROOT, '.tmp', 'screenshots');
+export const SCREENSHOTS =
+  process.env.LATCH_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'playground') : join(ROOT, '.tmp', 'screenshots');
 
 export function requireChromium(): void {
-  if (!HAVE_CHROMIUM) throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install chromium, or set LATCH_CHROMIUM)`);
+  if (!HAVE_CHROMIUM)
+    throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install chromium, or set LATCH_CHROMIUM)`);
 }
 
 export async function launch(): Promise<Browser> {
@@ -53,7 +62,13 @@ export interface Served extends RunningServer {
 /** latch on 127.0.0.1 (random port, LevelDB in a fresh temp dir, or `dataDir`) with the playground. */
 export async function serve(options: ServerOptions = {}): Promise<Served> {
   const dir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'latch-playground-')));
-  const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir, playground: { required: true }, ...options });
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dir,
+    playground: { required: true },
+    ...options,
+  });
   const base = `http://127.0.0.1:${server.port}`;
   return Object.assign(server, {
     base,
@@ -69,7 +84,12 @@ export async function serve(options: ServerOptions = {}): Promise<Served> {
  * A page that records every request leaving 127.0.0.1:<port>, every page error, and every
  * Content-Security-Policy refusal (a console error, not a page error).
  */
-export async function openPage(browser: Browser, base: string, width = 1280, height = 860): Promise<{ page: Page; external: string[]; errors: string[] }> {
+export async function openPage(
+  browser: Browser,
+  base: string,
+  width = 1280,
+  height = 860,
+): Promise<{ page: Page; external: string[]; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   const external: string[] = [];
@@ -91,7 +111,11 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** JSON API call for setting up data and checking what the UI did. */
 export async function api<T = unknown>(base: string, method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  const r = await fetch(base + path, {
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json' },
+  });
   const text = await r.text();
   if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
@@ -102,17 +126,21 @@ export async function api<T = unknown>(base: string, method: string, path: strin
  * `watch` changed (a MutationObserver in the page: the browser's own clock, no polling).
  */
 export async function timedClick(page: Page, selector: string, watch: string): Promise<number> {
-  return page.evaluate(([sel, w]) => new Promise<number>((resolve, reject) => {
-    const target = document.querySelector(w as string);
-    const button = document.querySelector(sel as string);
-    if (!target || !button) return reject(new Error(`missing ${sel} or ${w}`));
-    const t0 = performance.now();
-    const obs = new MutationObserver(() => {
-      obs.disconnect();
-      // The next frame: the new rows are laid out and painted by then.
-      requestAnimationFrame(() => resolve(performance.now() - t0));
-    });
-    obs.observe(target, { childList: true, subtree: true, characterData: true });
-    button.click();
-  }), [selector, watch]);
+  return page.evaluate(
+    ([sel, w]) =>
+      new Promise<number>((resolve, reject) => {
+        const target = document.querySelector(w as string);
+        const button = document.querySelector(sel as string);
+        if (!target || !button) return reject(new Error(`missing ${sel} or ${w}`));
+        const t0 = performance.now();
+        const obs = new MutationObserver(() => {
+          obs.disconnect();
+          // The next frame: the new rows are laid out and painted by then.
+          requestAnimationFrame(() => resolve(performance.now() - t0));
+        });
+        obs.observe(target, { childList: true, subtree: true, characterData: true });
+        button.click();
+      }),
+    [selector, watch],
+  );
 }

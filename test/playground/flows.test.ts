@@ -7,7 +7,17 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { TWENTY_TYPES } from './twenty.js';
-import { api, HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot, serve, timedClick, type Served } from './browser.js';
+import {
+  api,
+  HAVE_CHROMIUM,
+  launch,
+  MUST_RUN,
+  openPage,
+  screenshot,
+  serve,
+  timedClick,
+  type Served,
+} from './browser.js';
 
 // The functions given to page.evaluate / waitForFunction run in the page. This project type-checks
 // for Node, so the few page globals they use are declared here, in this module only.
@@ -83,7 +93,11 @@ run('playground flows (Chromium)', () => {
     expect(index.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await index.text();
     // The one inline script (the early first page of tuples) is allowed by its hash, nothing else inline.
-    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => createHash('sha256').update(m[1] as string).digest('base64'));
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) =>
+      createHash('sha256')
+        .update(m[1] as string)
+        .digest('base64'),
+    );
     expect(inline).toHaveLength(1);
     expect(index.headers.get('content-security-policy')).toContain(`script-src 'self' 'sha256-${inline[0]}';`);
     const script = /src="(\/playground\/assets\/[^"]+\.js)"/.exec(html)?.[1] as string;
@@ -101,7 +115,10 @@ run('playground flows (Chromium)', () => {
     // Without the slash, and any extensionless path under it, is the page; HEAD has the headers only.
     expect(await (await fetch(`${server.base}/playground`)).text()).toBe(html);
     expect(await (await fetch(`${server.base}/playground/stores/x`)).text()).toBe(html);
-    const head = await fetch(`${server.base}/playground/`, { method: 'HEAD', headers: { 'Accept-Encoding': 'identity' } });
+    const head = await fetch(`${server.base}/playground/`, {
+      method: 'HEAD',
+      headers: { 'Accept-Encoding': 'identity' },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get('etag')).toBe(index.headers.get('etag'));
     expect(await head.text()).toBe('');
@@ -137,7 +154,10 @@ run('playground flows (Chromium)', () => {
     // Not sent: the language library's own message, naming the mistake.
     expect(await page.textContent('#model-error')).toContain('editr');
     expect(await page.inputValue('#dsl-editor')).toBe(BROKEN);
-    expect((await api<{ authorization_models: unknown[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`)).authorization_models).toHaveLength(0);
+    expect(
+      (await api<{ authorization_models: unknown[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`))
+        .authorization_models,
+    ).toHaveLength(0);
     // Clicking the diagnostic puts the caret on the mistake.
     await diag.click();
     const caret = await page.$eval('#dsl-editor', (e) => (e as unknown as { selectionStart: number }).selectionStart);
@@ -146,13 +166,26 @@ run('playground flows (Chromium)', () => {
 
   it('saves the fixed model as a new version and lists it in the history', async () => {
     await page.fill('#dsl-editor', FIXED);
-    await page.waitForFunction(() => document.querySelectorAll('#dsl-diagnostics li').length === 0 && document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false');
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('#dsl-diagnostics li').length === 0 &&
+        document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false',
+    );
     await page.click('#save-model');
-    await page.waitForFunction(() => document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model'));
-    const models = await api<{ authorization_models: { id: string }[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`);
+    await page.waitForFunction(() =>
+      document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model'),
+    );
+    const models = await api<{ authorization_models: { id: string }[] }>(
+      server.base,
+      'GET',
+      `/stores/${storeId}/authorization-models`,
+    );
     expect(models.authorization_models).toHaveLength(1);
     // A second version (one more relation) and the diff between the two.
-    await page.fill('#dsl-editor', FIXED.replace('    define blocked: [user]\n', '    define blocked: [user]\n    define commenter: [user]\n'));
+    await page.fill(
+      '#dsl-editor',
+      FIXED.replace('    define blocked: [user]\n', '    define blocked: [user]\n    define commenter: [user]\n'),
+    );
     await page.click('#save-model');
     await page.waitForFunction(() => document.querySelectorAll('#model-history li').length === 2);
     await page.click('.history-box summary');
@@ -167,7 +200,18 @@ run('playground flows (Chromium)', () => {
     await page.click('#tab-graph');
     await page.locator('[data-node="document#can_view"]').click();
     const lit = await page.$$eval('#model-graph .hl[data-node]', (els) => els.map((e) => e.getAttribute('data-node')));
-    for (const n of ['document#can_view', 'document#viewer', 'document#blocked', 'document#editor', 'document#owner', 'document#parent', 'folder#viewer', 'folder#owner', 'group#member', 'user']) {
+    for (const n of [
+      'document#can_view',
+      'document#viewer',
+      'document#blocked',
+      'document#editor',
+      'document#owner',
+      'document#parent',
+      'folder#viewer',
+      'folder#owner',
+      'group#member',
+      'user',
+    ]) {
       expect(lit).toContain(n);
     }
     expect(lit).not.toContain('document#commenter');
@@ -181,15 +225,21 @@ run('playground flows (Chromium)', () => {
     const wide = await openPage(browser, server.base, 1600, 1000);
     await wide.page.goto(`${server.base}/playground/?store=${st.id}#model`);
     await wide.page.fill('#dsl-editor', TWENTY_TYPES);
-    await wide.page.waitForFunction(() => document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false');
+    await wide.page.waitForFunction(
+      () => document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false',
+    );
     await wide.page.click('#save-model');
-    await wide.page.waitForFunction(() => document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model'));
+    await wide.page.waitForFunction(() =>
+      document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model'),
+    );
     await wide.page.click('#tab-graph');
     await wide.page.locator('[data-node="ticket#can_view"]').waitFor();
-    const boxes = await wide.page.$$eval('.graph-type', (els) => els.map((e) => {
-      const r = e.getBoundingClientRect();
-      return { name: e.firstElementChild?.textContent ?? '', x: r.left, y: r.top, w: r.width, h: r.height };
-    }));
+    const boxes = await wide.page.$$eval('.graph-type', (els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { name: e.firstElementChild?.textContent ?? '', x: r.left, y: r.top, w: r.width, h: r.height };
+      }),
+    );
     expect(boxes.map((b) => b.name).sort()).toHaveLength(20);
     for (const a of boxes) {
       for (const b of boxes) {
@@ -199,8 +249,12 @@ run('playground flows (Chromium)', () => {
       }
     }
     // Rewrites are readable text: every relation row shows its rewrite in DSL words.
-    expect(await wide.page.textContent('[data-node="branch#can_push"] .rel-rewrite')).toBe('writer from repo but not protected_by');
-    expect(await wide.page.textContent('[data-node="pull_request#can_merge"] .rel-rewrite')).toBe('maintainer from repo or (reviewer and writer from repo)');
+    expect(await wide.page.textContent('[data-node="branch#can_push"] .rel-rewrite')).toBe(
+      'writer from repo but not protected_by',
+    );
+    expect(await wide.page.textContent('[data-node="pull_request#can_merge"] .rel-rewrite')).toBe(
+      'maintainer from repo or (reviewer and writer from repo)',
+    );
     await wide.page.click('[data-node="repository#can_read"]');
     await screenshot(wide.page, 'graph-20-types');
     expect(wide.external).toEqual([]);
@@ -231,17 +285,32 @@ run('playground flows (Chromium)', () => {
 
   it('imports tuples from CSV, YAML and JSON files', async () => {
     await page.click('text=Import tuples from a file');
-    const csv = 'user_type,user_id,user_relation,relation,object_type,object_id\nfolder,root,,parent,document,readme\nuser,bob,,viewer,document,readme\n';
+    const csv =
+      'user_type,user_id,user_relation,relation,object_type,object_id\nfolder,root,,parent,document,readme\nuser,bob,,viewer,document,readme\n';
     await page.setInputFiles('#import-file', { name: 'tuples.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.click('#import-run');
-    await page.waitForFunction(() => document.querySelector('#import-status')?.textContent === 'Imported 2 tuples from tuples.csv.');
-    await page.setInputFiles('#import-file', { name: 'more.yaml', mimeType: 'application/yaml', buffer: Buffer.from('- user: user:bob\n  relation: blocked\n  object: document:readme\n') });
+    await page.waitForFunction(
+      () => document.querySelector('#import-status')?.textContent === 'Imported 2 tuples from tuples.csv.',
+    );
+    await page.setInputFiles('#import-file', {
+      name: 'more.yaml',
+      mimeType: 'application/yaml',
+      buffer: Buffer.from('- user: user:bob\n  relation: blocked\n  object: document:readme\n'),
+    });
     await page.click('#import-run');
-    await page.waitForFunction(() => document.querySelector('#import-status')?.textContent === 'Imported 1 tuples from more.yaml.');
-    await page.setInputFiles('#import-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('[{"user":"user:carl","relation":"nope","object":"document:readme"}]') });
+    await page.waitForFunction(
+      () => document.querySelector('#import-status')?.textContent === 'Imported 1 tuples from more.yaml.',
+    );
+    await page.setInputFiles('#import-file', {
+      name: 'bad.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from('[{"user":"user:carl","relation":"nope","object":"document:readme"}]'),
+    });
     await page.click('#import-run');
     await page.locator('#import-error').waitFor();
-    expect(await page.textContent('#import-error')).toMatch(/tuples 1–1 of bad\.json were not written: validation_error: /);
+    expect(await page.textContent('#import-error')).toMatch(
+      /tuples 1–1 of bad\.json were not written: validation_error: /,
+    );
     const read = await api<{ tuples: unknown[] }>(server.base, 'POST', `/stores/${storeId}/read`, {});
     expect(read.tuples).toHaveLength(5);
     await page.click('#tuples-search');
@@ -347,12 +416,22 @@ run('playground flows (Chromium)', () => {
     await page.click('#assertions-save');
     await page.waitForFunction(() => document.querySelector('#assertions-summary')?.textContent?.startsWith('Saved 2'));
     await page.click('#assertions-run');
-    await page.waitForFunction(() => document.querySelector('#assertions-summary')?.textContent === '1 passed, 1 failed');
+    await page.waitForFunction(
+      () => document.querySelector('#assertions-summary')?.textContent === '1 passed, 1 failed',
+    );
     expect(await rows.nth(0).locator('.assert-result').textContent()).toBe('✓ pass');
     expect(await rows.nth(1).locator('.assert-result').textContent()).toBe('✗ fail (got denied)');
     await screenshot(page, 'assertions');
-    const models = await api<{ authorization_models: { id: string }[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`);
-    const saved = await api<{ assertions: unknown[] }>(server.base, 'GET', `/stores/${storeId}/assertions/${models.authorization_models[0]?.id}`);
+    const models = await api<{ authorization_models: { id: string }[] }>(
+      server.base,
+      'GET',
+      `/stores/${storeId}/authorization-models`,
+    );
+    const saved = await api<{ assertions: unknown[] }>(
+      server.base,
+      'GET',
+      `/stores/${storeId}/assertions/${models.authorization_models[0]?.id}`,
+    );
     expect(saved.assertions).toHaveLength(2);
   });
 
@@ -392,10 +471,21 @@ run('playground flows (Chromium)', () => {
     const big = await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'paging' });
     await api(server.base, 'POST', `/stores/${big.id}/authorization-models`, {
       schema_version: '1.1',
-      type_definitions: [{ type: 'user' }, { type: 'document', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }],
+      type_definitions: [
+        { type: 'user' },
+        {
+          type: 'document',
+          relations: { viewer: { this: {} } },
+          metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+        },
+      ],
     });
     for (let i = 0; i < 10_000; i += 100) {
-      const tuple_keys = Array.from({ length: 100 }, (_, j) => ({ user: `user:${(i + j) % 97}`, relation: 'viewer', object: `document:${String(i + j).padStart(5, '0')}` }));
+      const tuple_keys = Array.from({ length: 100 }, (_, j) => ({
+        user: `user:${(i + j) % 97}`,
+        relation: 'viewer',
+        object: `document:${String(i + j).padStart(5, '0')}`,
+      }));
       await api(server.base, 'POST', `/stores/${big.id}/write`, { writes: { tuple_keys } });
     }
     await page.goto(`${server.base}/playground/?store=${big.id}#tuples`);
@@ -403,7 +493,10 @@ run('playground flows (Chromium)', () => {
     const seen = new Set<string>();
     const times: number[] = [];
     const collect = async (): Promise<void> => {
-      for (const o of await page.$$eval('#tuples-body tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent ?? ''))) seen.add(o);
+      for (const o of await page.$$eval('#tuples-body tr td:nth-child(3)', (tds) =>
+        tds.map((t) => t.textContent ?? ''),
+      ))
+        seen.add(o);
     };
     await collect();
     while (await page.isEnabled('#tuples-next')) {
@@ -420,7 +513,9 @@ run('playground flows (Chromium)', () => {
     const p50 = times[Math.floor(times.length / 2)] as number;
     const max = times[times.length - 1] as number;
     // The time limit is asserted on 1M tuples (large.test.ts); here the figures are reported.
-    process.stdout.write(`10,000 tuples, 200 pages of 50: page render p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`);
+    process.stdout.write(
+      `10,000 tuples, 200 pages of 50: page render p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`,
+    );
   });
 
   it('switches between stores and deletes one', async () => {
@@ -438,7 +533,9 @@ run('playground flows (Chromium)', () => {
     page.once('dialog', (d) => void d.accept());
     await page.click('#delete-store');
     await page.waitForFunction(() => document.querySelector('#store-select')?.value === '');
-    expect((await api<{ stores: { id: string }[] }>(server.base, 'GET', '/stores')).stores.map((st) => st.id)).not.toContain(other);
+    expect(
+      (await api<{ stores: { id: string }[] }>(server.base, 'GET', '/stores')).stores.map((st) => st.id),
+    ).not.toContain(other);
     expect(await page.locator(`#store-select option[value="${other}"]`).count()).toBe(0);
   });
 

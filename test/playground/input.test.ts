@@ -40,7 +40,14 @@ condition in_office_hours(hour: int, start: int, end: int) {
 const run = HAVE_CHROMIUM || MUST_RUN ? describe : describe.skip;
 
 /** Fills the add-tuple form and submits it. */
-async function addTuple(page: Page, user: string, relation: string, object: string, condition = '', context = ''): Promise<void> {
+async function addTuple(
+  page: Page,
+  user: string,
+  relation: string,
+  object: string,
+  condition = '',
+  context = '',
+): Promise<void> {
   await page.fill('#add-user', user);
   await page.fill('#add-relation', relation);
   await page.fill('#add-object', object);
@@ -51,7 +58,9 @@ async function addTuple(page: Page, user: string, relation: string, object: stri
 
 /** What the add-tuple form holds now. */
 async function addForm(page: Page): Promise<string[]> {
-  return Promise.all(['#add-user', '#add-relation', '#add-object', '#add-condition', '#add-context'].map((s) => page.inputValue(s)));
+  return Promise.all(
+    ['#add-user', '#add-relation', '#add-object', '#add-condition', '#add-context'].map((s) => page.inputValue(s)),
+  );
 }
 
 run('playground: conditions and bad input (Chromium)', () => {
@@ -81,12 +90,20 @@ run('playground: conditions and bad input (Chromium)', () => {
     await page.fill('#dsl-editor', refused);
     await page.click('#save-model');
     await page.waitForFunction(() => document.querySelector('#model-error')?.hidden === false);
-    expect(await page.textContent('#model-error')).toBe("validation_error: failed to compile expression on condition 'in_office_hours': Unknown variable: begin");
+    expect(await page.textContent('#model-error')).toBe(
+      "validation_error: failed to compile expression on condition 'in_office_hours': Unknown variable: begin",
+    );
     expect(await page.inputValue('#dsl-editor')).toBe(refused);
-    expect((await api<{ authorization_models: unknown[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`)).authorization_models).toHaveLength(0);
+    expect(
+      (await api<{ authorization_models: unknown[] }>(server.base, 'GET', `/stores/${storeId}/authorization-models`))
+        .authorization_models,
+    ).toHaveLength(0);
     await screenshot(page, 'model-refused');
     // A model the library refuses is not sent: its own message, the text kept.
-    const broken = CONDITIONED.replace('define viewer: [user, user with in_office_hours]', 'define viewer: [user, user with in_ofice_hours]');
+    const broken = CONDITIONED.replace(
+      'define viewer: [user, user with in_office_hours]',
+      'define viewer: [user, user with in_ofice_hours]',
+    );
     await page.fill('#dsl-editor', broken);
     await page.click('#save-model');
     await page.waitForFunction(() => /in_ofice_hours/.test(document.querySelector('#model-error')?.textContent ?? ''));
@@ -95,7 +112,9 @@ run('playground: conditions and bad input (Chromium)', () => {
     await page.fill('#dsl-editor', CONDITIONED);
     await page.waitForFunction(() => document.querySelector('#dsl-editor')?.getAttribute('aria-invalid') === 'false');
     await page.click('#save-model');
-    await page.waitForFunction(() => document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model') === true);
+    await page.waitForFunction(
+      () => document.querySelector('.model-panel .status')?.textContent?.startsWith('Saved as model') === true,
+    );
     expect(await page.isHidden('#model-error')).toBe(true);
   });
 
@@ -105,12 +124,24 @@ run('playground: conditions and bad input (Chromium)', () => {
     await addTuple(page, 'user:anne', 'viewer', 'document:plan', 'in_office_hours', '{"start": 9, "end": }');
     await page.waitForFunction(() => document.querySelector('#add-error')?.hidden === false);
     expect(await page.textContent('#add-error')).toMatch(/^the condition context is not valid JSON: /);
-    expect(await addForm(page)).toEqual(['user:anne', 'viewer', 'document:plan', 'in_office_hours', '{"start": 9, "end": }']);
+    expect(await addForm(page)).toEqual([
+      'user:anne',
+      'viewer',
+      'document:plan',
+      'in_office_hours',
+      '{"start": 9, "end": }',
+    ]);
     // A condition the model does not define: the server's code and message.
     await addTuple(page, 'user:anne', 'viewer', 'document:plan', 'in_office', '{"start": 9, "end": 17}');
     await page.waitForFunction(() => /in_office\b/.test(document.querySelector('#add-error')?.textContent ?? ''));
     expect(await page.textContent('#add-error')).toMatch(/^validation_error: /);
-    expect(await addForm(page)).toEqual(['user:anne', 'viewer', 'document:plan', 'in_office', '{"start": 9, "end": 17}']);
+    expect(await addForm(page)).toEqual([
+      'user:anne',
+      'viewer',
+      'document:plan',
+      'in_office',
+      '{"start": 9, "end": 17}',
+    ]);
     // Right: written with its condition and context, shown in the table.
     await addTuple(page, 'user:anne', 'viewer', 'document:plan', 'in_office_hours', '{"start": 9, "end": 17}');
     await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 1);
@@ -118,7 +149,12 @@ run('playground: conditions and bad input (Chromium)', () => {
     expect(await page.textContent('#tuples-body tr td:nth-child(4)')).toBe('in_office_hours {"start":9,"end":17}');
     const read = await api<{ tuples: { key: unknown }[] }>(server.base, 'POST', `/stores/${storeId}/read`, {});
     expect(read.tuples.map((t) => t.key)).toEqual([
-      { user: 'user:anne', relation: 'viewer', object: 'document:plan', condition: { name: 'in_office_hours', context: { start: 9, end: 17 } } },
+      {
+        user: 'user:anne',
+        relation: 'viewer',
+        object: 'document:plan',
+        condition: { name: 'in_office_hours', context: { start: 9, end: 17 } },
+      },
     ]);
     await screenshot(page, 'tuple-condition');
   });
@@ -142,7 +178,10 @@ run('playground: conditions and bad input (Chromium)', () => {
     expect(await page.textContent('#why-tree')).toContain('in_office_hours');
     // The API agrees with what the page showed.
     const check = (hour: number): Promise<{ allowed: boolean }> =>
-      api(server.base, 'POST', `/stores/${storeId}/check`, { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'document:plan' }, context: { hour } });
+      api(server.base, 'POST', `/stores/${storeId}/check`, {
+        tuple_key: { user: 'user:anne', relation: 'viewer', object: 'document:plan' },
+        context: { hour },
+      });
     expect([(await check(10)).allowed, (await check(20)).allowed]).toEqual([true, false]);
     // A context that is not an object: refused in the page, the inputs kept.
     await page.fill('#check-context', '[20]');
@@ -179,7 +218,14 @@ run('playground: a datastore that went away (Chromium, PostgreSQL)', () => {
     const store = (await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'outage' })).id;
     await api(server.base, 'POST', `/stores/${store}/authorization-models`, {
       schema_version: '1.1',
-      type_definitions: [{ type: 'user' }, { type: 'document', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }],
+      type_definitions: [
+        { type: 'user' },
+        {
+          type: 'document',
+          relations: { viewer: { this: {} } },
+          metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+        },
+      ],
     });
     const { page, external, errors } = await openPage(browser, server.base);
     await page.goto(`${server.base}/playground/?store=${store}#tuples`);
@@ -196,7 +242,9 @@ run('playground: a datastore that went away (Chromium, PostgreSQL)', () => {
     }
     // Back: the same form, submitted again as it was kept, is written.
     await page.click('#add-tuple button[type=submit]');
-    await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 1, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 1, undefined, {
+      timeout: 60_000,
+    });
     expect(await page.isHidden('#add-error')).toBe(true);
     expect(await page.textContent('#tuples-body tr td:nth-child(3)')).toBe('document:plan');
     expect(external).toEqual([]);
@@ -218,7 +266,7 @@ run('playground: the store log (Chromium, auth mode preshared, logs kept)', () =
     await server?.stop();
   });
 
-  it('lists the store\'s calls, newest first, and searches them; a refused search is shown and kept', async () => {
+  it("lists the store's calls, newest first, and searches them; a refused search is shown and kept", async () => {
     const { page, external, errors } = await openPage(browser, server.base);
     await page.goto(`${server.base}/playground/`);
     await page.locator('#auth-dialog[open]').waitFor();
@@ -226,12 +274,25 @@ run('playground: the store log (Chromium, auth mode preshared, logs kept)', () =
     await page.click('#auth-dialog button[type=submit]');
     await page.fill('#new-store-name', 'logged');
     await page.click('#create-store');
-    await page.waitForFunction(() => (document.querySelector('#store-select') as { value?: string } | null)?.value !== '');
+    await page.waitForFunction(
+      () => (document.querySelector('#store-select') as { value?: string } | null)?.value !== '',
+    );
     const store = await page.inputValue('#store-select');
     const headers = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
     const model = await fetch(`${server.base}/stores/${store}/authorization-models`, {
-      method: 'POST', headers,
-      body: JSON.stringify({ schema_version: '1.1', type_definitions: [{ type: 'user' }, { type: 'document', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } }] }),
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        schema_version: '1.1',
+        type_definitions: [
+          { type: 'user' },
+          {
+            type: 'document',
+            relations: { viewer: { this: {} } },
+            metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+          },
+        ],
+      }),
     });
     expect(model.status).toBe(201);
     // Two operations through the page: a write and a Check.
@@ -247,7 +308,10 @@ run('playground: the store log (Chromium, auth mode preshared, logs kept)', () =
 
     await page.click('#tab-changes');
     await page.waitForFunction(() => document.querySelectorAll('#store-log-body tr').length > 0);
-    const rows = async (): Promise<string[][]> => page.$$eval('#store-log-body tr', (trs) => trs.map((tr) => Array.from((tr as unknown as TableRow).cells, (td) => td.textContent ?? '')));
+    const rows = async (): Promise<string[][]> =>
+      page.$$eval('#store-log-body tr', (trs) =>
+        trs.map((tr) => Array.from((tr as unknown as TableRow).cells, (td) => td.textContent ?? '')),
+      );
     const all = await rows();
     const ops = all.map((r) => r[1]);
     // Newest first: the Check after the Write.
@@ -262,7 +326,9 @@ run('playground: the store log (Chromium, auth mode preshared, logs kept)', () =
     // Search: the writes only.
     await page.fill('#store-log-query', 'request.operation:Write');
     await page.click('#store-log-search');
-    await page.waitForFunction(() => /matching the search/.test(document.querySelector('#store-log-status')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /matching the search/.test(document.querySelector('#store-log-status')?.textContent ?? ''),
+    );
     expect((await rows()).map((r) => r[1])).toEqual(['Write']);
     // A query the server refuses: its code and message where it happened, the query kept.
     await page.fill('#store-log-query', 'request.operation:"Write');

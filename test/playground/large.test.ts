@@ -13,7 +13,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openLevelStorage } from '../../src/storage/level.js';
-import { api, HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot, serve, timedClick, type Served } from './browser.js';
+import {
+  api,
+  HAVE_CHROMIUM,
+  launch,
+  MUST_RUN,
+  openPage,
+  screenshot,
+  serve,
+  timedClick,
+  type Served,
+} from './browser.js';
 
 declare const document: { querySelectorAll(selector: string): { readonly length: number } };
 
@@ -21,7 +31,11 @@ const MODEL = {
   schema_version: '1.1',
   type_definitions: [
     { type: 'user' },
-    { type: 'document', relations: { viewer: { this: {} } }, metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } } },
+    {
+      type: 'document',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
   ],
 };
 const TOTAL = 1_000_000;
@@ -38,7 +52,11 @@ async function load(dir: string): Promise<string> {
     const store = await storage.createStore('one million');
     await storage.writeModel(store.id, MODEL);
     for (let i = 0; i < TOTAL; i += BATCH) {
-      const writes = Array.from({ length: BATCH }, (_, j) => ({ user: `user:${(i + j) % 5000}`, relation: 'viewer', object: `document:${String(i + j).padStart(7, '0')}` }));
+      const writes = Array.from({ length: BATCH }, (_, j) => ({
+        user: `user:${(i + j) % 5000}`,
+        relation: 'viewer',
+        object: `document:${String(i + j).padStart(7, '0')}`,
+      }));
       await storage.writeTuples(store.id, { writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
     }
     return store.id;
@@ -55,21 +73,27 @@ function list(xs: readonly number[] | undefined): string {
   return (xs ?? []).map((t) => t.toFixed(0)).join(', ');
 }
 
-const load1 = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
+const load1 = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 /**
  * The time of the first `tuples-page` mark, awaited in the page with a PerformanceObserver: no
  * polling script of the test runs in the page while it renders.
  */
 function firstPageMark(page: Page): Promise<number> {
-  return page.evaluate(() => new Promise<number>((resolve) => {
-    new PerformanceObserver((entries, observer) => {
-      const mark = entries.getEntriesByName('tuples-page')[0];
-      if (!mark) return;
-      observer.disconnect();
-      resolve(mark.startTime);
-    }).observe({ type: 'mark', buffered: true });
-  }));
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        new PerformanceObserver((entries, observer) => {
+          const mark = entries.getEntriesByName('tuples-page')[0];
+          if (!mark) return;
+          observer.disconnect();
+          resolve(mark.startTime);
+        }).observe({ type: 'mark', buffered: true });
+      }),
+  );
 }
 
 const run = HAVE_CHROMIUM || MUST_RUN ? describe : describe.skip;
@@ -95,7 +119,9 @@ run('playground on 1M tuples (Chromium)', () => {
     const t1 = performance.now();
     server = await serve({ dataDir: dir });
     await server.latch.ready();
-    figures.push(`load ${(loaded / 1000).toFixed(1)} s, first index build and checkpoint ${((t1 - t0 - loaded) / 1000).toFixed(1)} s, restart ${((performance.now() - t1) / 1000).toFixed(1)} s`);
+    figures.push(
+      `load ${(loaded / 1000).toFixed(1)} s, first index build and checkpoint ${((t1 - t0 - loaded) / 1000).toFixed(1)} s, restart ${((performance.now() - t1) / 1000).toFixed(1)} s`,
+    );
     browser = await launch();
   }, 600_000);
   afterAll(async () => {
@@ -110,7 +136,11 @@ run('playground on 1M tuples (Chromium)', () => {
     const small = await api<{ id: string }>(server.base, 'POST', '/stores', { name: 'baseline' });
     await api(server.base, 'POST', `/stores/${small.id}/authorization-models`, MODEL);
     for (let i = 0; i < 1100; i += 100) {
-      const tuple_keys = Array.from({ length: 100 }, (_, j) => ({ user: `user:${(i + j) % 5000}`, relation: 'viewer', object: `document:${String(i + j).padStart(7, '0')}` }));
+      const tuple_keys = Array.from({ length: 100 }, (_, j) => ({
+        user: `user:${(i + j) % 5000}`,
+        relation: 'viewer',
+        object: `document:${String(i + j).padStart(7, '0')}`,
+      }));
       await api(server.base, 'POST', `/stores/${small.id}/write`, { writes: { tuple_keys } });
     }
     // First render, cold (a new browser context, no cache), alternating the two stores. The machine
@@ -138,7 +168,9 @@ run('playground on 1M tuples (Chromium)', () => {
     }
     const bigFirst = Math.min(...(firsts[storeId] as number[]));
     const smallFirst = Math.min(...(firsts[small.id] as number[]));
-    figures.push(`first render (navigation start → first page in the DOM), best of ${COLD} cold loads: ${bigFirst.toFixed(0)} ms on 1M tuples [${list(firsts[storeId])}], ${smallFirst.toFixed(0)} ms on 1,100 [${list(firsts[small.id])}]; load average ${loadBefore} before, ${load1()} after`);
+    figures.push(
+      `first render (navigation start → first page in the DOM), best of ${COLD} cold loads: ${bigFirst.toFixed(0)} ms on 1M tuples [${list(firsts[storeId])}], ${smallFirst.toFixed(0)} ms on 1,100 [${list(firsts[small.id])}]; load average ${loadBefore} before, ${load1()} after`,
+    );
     expect(bigFirst).toBeLessThan(FIRST_RENDER_MS);
     expect(bigFirst).toBeLessThan(smallFirst + 100);
     // Twenty pages on each store, then a filter deep into the big one.
@@ -148,8 +180,12 @@ run('playground on 1M tuples (Chromium)', () => {
       await page.waitForFunction(() => document.querySelectorAll('#tuples-body tr').length === 50);
       const times: number[] = [];
       for (let i = 0; i < PAGES; i++) times.push(await timedClick(page, '#tuples-next', '#tuples-body'));
-      expect(await page.textContent('#tuples-page-info')).toBe(`Page ${PAGES + 1} · tuples ${PAGES * 50 + 1}–${PAGES * 50 + 50}`);
-      expect(await page.textContent('#tuples-body tr td:nth-child(3)')).toBe(`document:${String(PAGES * 50).padStart(7, '0')}`);
+      expect(await page.textContent('#tuples-page-info')).toBe(
+        `Page ${PAGES + 1} · tuples ${PAGES * 50 + 1}–${PAGES * 50 + 50}`,
+      );
+      expect(await page.textContent('#tuples-body tr td:nth-child(3)')).toBe(
+        `document:${String(PAGES * 50).padStart(7, '0')}`,
+      );
       expect(external).toEqual([]);
       expect(errors).toEqual([]);
       return { page, times };
@@ -160,7 +196,9 @@ run('playground on 1M tuples (Chromium)', () => {
     big.times.push(await timedClick(big.page, '#tuples-search', '#tuples-body'));
     expect(await big.page.textContent('#tuples-body')).toContain('user:2654');
     await screenshot(big.page, 'one-million');
-    figures.push(`page renders (click → rows replaced and painted): median ${median(big.times).toFixed(1)} ms, max ${Math.max(...big.times).toFixed(1)} ms on 1M tuples (${big.times.length}); median ${median(base.times).toFixed(1)} ms, max ${Math.max(...base.times).toFixed(1)} ms on 1,100 (${base.times.length})`);
+    figures.push(
+      `page renders (click → rows replaced and painted): median ${median(big.times).toFixed(1)} ms, max ${Math.max(...big.times).toFixed(1)} ms on 1M tuples (${big.times.length}); median ${median(base.times).toFixed(1)} ms, max ${Math.max(...base.times).toFixed(1)} ms on 1,100 (${base.times.length})`,
+    );
     expect(median(big.times)).toBeLessThan(200);
     expect(median(big.times)).toBeLessThan(median(base.times) + 50);
   }, 180_000);

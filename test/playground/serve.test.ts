@@ -8,7 +8,10 @@ import { parseServeArgs } from '../../src/cli/serve.js';
 import { startLatch, type LatchProcess } from '../ops/process.js';
 import { HAVE_CHROMIUM, launch, MUST_RUN, openPage, screenshot, serve, type Served } from './browser.js';
 
-declare const document: { querySelector(selector: string): { readonly open?: boolean; readonly length?: number } | null; readonly cookie: string };
+declare const document: {
+  querySelector(selector: string): { readonly open?: boolean; readonly length?: number } | null;
+  readonly cookie: string;
+};
 declare const localStorage: { readonly length: number };
 declare const sessionStorage: { readonly length: number };
 
@@ -25,7 +28,9 @@ describe('--playground', () => {
   it('is off by default elsewhere, and on when asked for (then a missing build fails the start)', () => {
     expect(option(['--auth-mode', 'preshared'], { LATCH_AUTH_PRESHARED_KEYS: KEY })).toBeUndefined();
     expect(option(['--host', '0.0.0.0', '--auth-allow-non-loopback'])).toBeUndefined();
-    expect(option(['--auth-mode', 'preshared', '--playground'], { LATCH_AUTH_PRESHARED_KEYS: KEY })).toEqual({ required: true });
+    expect(option(['--auth-mode', 'preshared', '--playground'], { LATCH_AUTH_PRESHARED_KEYS: KEY })).toEqual({
+      required: true,
+    });
     expect(option([], { LATCH_PLAYGROUND: 'true' })).toEqual({ required: true });
     expect(option(['--playground=false'])).toBeUndefined();
     expect(() => option(['--playground=yes'])).toThrow(/--playground/);
@@ -47,7 +52,9 @@ describe('latch serve', () => {
     const page = await fetch(`${none.base}/playground`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<title>latch playground</title>');
-    const keyed = await startLatch(['--datastore', 'memory', '--auth-mode', 'preshared'], { LATCH_AUTH_PRESHARED_KEYS: KEY });
+    const keyed = await startLatch(['--datastore', 'memory', '--auth-mode', 'preshared'], {
+      LATCH_AUTH_PRESHARED_KEYS: KEY,
+    });
     procs.push(keyed);
     expect((await fetch(`${keyed.base}/playground`)).status).toBe(404);
   });
@@ -58,7 +65,9 @@ describe('latch serve', () => {
     let latch: LatchProcess;
     beforeAll(async () => {
       browser = await launch();
-      latch = await startLatch(['--datastore', 'memory', '--auth-mode', 'preshared', '--playground'], { LATCH_AUTH_PRESHARED_KEYS: KEY });
+      latch = await startLatch(['--datastore', 'memory', '--auth-mode', 'preshared', '--playground'], {
+        LATCH_AUTH_PRESHARED_KEYS: KEY,
+      });
       procs.push(latch);
     });
     afterAll(async () => {
@@ -68,10 +77,15 @@ describe('latch serve', () => {
     it('exchanges client credentials for a token at /oauth/token (auth mode client-credentials)', async () => {
       let server: Served | undefined;
       try {
-        server = await serve({ auth: { mode: 'client-credentials', issuer: 'http://127.0.0.1/', audience: 'https://fga.example.test' } });
+        server = await serve({
+          auth: { mode: 'client-credentials', issuer: 'http://127.0.0.1/', audience: 'https://fga.example.test' },
+        });
         const clients = server.auth.clients;
         if (!clients) throw new Error('client-credentials mode has no client store');
-        const { client, secret } = await clients.create({ storeId: '*', scopes: ['read:stores', 'create:stores', 'read:authorization_models'] });
+        const { client, secret } = await clients.create({
+          storeId: '*',
+          scopes: ['read:stores', 'create:stores', 'read:authorization_models'],
+        });
         const { page, external, errors } = await openPage(browser, server.base);
         const tokenCalls: string[] = [];
         page.on('request', (r) => {
@@ -84,11 +98,22 @@ describe('latch serve', () => {
         await page.click('#auth-dialog button[type=submit]');
         await page.fill('#new-store-name', 'with a client');
         await page.click('#create-store');
-        await page.waitForFunction(() => (document.querySelector('#store-select option:checked') as { readonly text?: string } | null)?.text?.startsWith('with a client') === true);
+        await page.waitForFunction(
+          () =>
+            (
+              document.querySelector('#store-select option:checked') as { readonly text?: string } | null
+            )?.text?.startsWith('with a client') === true,
+        );
         // One token for both calls (list and create): it is reused until it nears expiry.
         expect(tokenCalls).toHaveLength(1);
         expect(tokenCalls[0]).toContain('grant_type=client_credentials');
-        expect(await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }))).toEqual({ local: 0, session: 0, cookie: '' });
+        expect(
+          await page.evaluate(() => ({
+            local: localStorage.length,
+            session: sessionStorage.length,
+            cookie: document.cookie,
+          })),
+        ).toEqual({ local: 0, session: 0, cookie: '' });
         expect(await page.inputValue('#auth-client-secret')).toBe('');
         expect(external).toEqual([]);
         expect(errors).toEqual([]);
@@ -109,8 +134,17 @@ describe('latch serve', () => {
       await page.click('#auth-dialog button[type=submit]');
       await page.fill('#new-store-name', 'with a key');
       await page.click('#create-store');
-      await page.waitForFunction(() => (document.querySelector('#store-select option:checked') as { readonly text?: string } | null)?.text?.startsWith('with a key') === true);
-      const stored = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
+      await page.waitForFunction(
+        () =>
+          (
+            document.querySelector('#store-select option:checked') as { readonly text?: string } | null
+          )?.text?.startsWith('with a key') === true,
+      );
+      const stored = await page.evaluate(() => ({
+        local: localStorage.length,
+        session: sessionStorage.length,
+        cookie: document.cookie,
+      }));
       expect(stored).toEqual({ local: 0, session: 0, cookie: '' });
       expect(page.url()).not.toContain(KEY);
       expect(await page.inputValue('#auth-key')).toBe('');

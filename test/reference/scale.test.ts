@@ -9,7 +9,9 @@ import { evalCheck } from '../../src/engine/reference/index.js';
 import { listUsers } from '../../src/engine/list/list-users.js';
 import { attempt, check, ctxOf, objects, users } from './table.js';
 
-const model = compileDsl('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n    define blocked: [user]\n    define allowed: member but not blocked\ntype doc\n  relations\n    define viewer: [group#member]');
+const model = compileDsl(
+  'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n    define blocked: [user]\n    define allowed: member but not blocked\ntype doc\n  relations\n    define viewer: [group#member]',
+);
 
 function diamond(layers: number): string[] {
   const t: string[] = ['group:0a#member@user:u'];
@@ -43,7 +45,11 @@ describe('dense cyclic data: path-exact evaluation is bounded by the deadline', 
   it('Check fails with deadline_exceeded (4004); ListUsers returns partial results without error', () => {
     const ctx = { ...ctxOf({ model, tuples: clique(12) }), deadline: Date.now() + 150 };
     expect(attempt(() => evalCheck(ctx, 'group:0', 'member', 'user:nobody'))).toBe(4004);
-    const listed = listUsers({ ...ctx, deadline: Date.now() + 150 }, { object: 'group:0', relation: 'member', filter: { type: 'user' } }, 1000);
+    const listed = listUsers(
+      { ...ctx, deadline: Date.now() + 150 },
+      { object: 'group:0', relation: 'member', filter: { type: 'user' } },
+      1000,
+    );
     expect(listed).toEqual([]);
   });
 });

@@ -3,7 +3,13 @@
 
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../../src/engine/reference/index.js';
+import {
+  evalCheck,
+  listObjects,
+  MemoryTupleView,
+  overlayView,
+  type EvalContext,
+} from '../../src/engine/reference/index.js';
 import { listUsers } from '../../src/engine/list/list-users.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
@@ -54,7 +60,9 @@ export function check(env: Env, query: string): boolean | number {
 /** `doc#viewer@user:anne` → sorted ListObjects result or error code. */
 export function objects(env: Env, query: string): string[] | number {
   const q = tk(query.replace('#', ':_#'));
-  return attempt(() => listObjects(ctxOf(env), { type: q.object.slice(0, -2), relation: q.relation, user: q.user }, 1000).sort());
+  return attempt(() =>
+    listObjects(ctxOf(env), { type: q.object.slice(0, -2), relation: q.relation, user: q.user }, 1000).sort(),
+  );
 }
 
 /** `doc:1#viewer` and filter `user` / `group#member` → sorted ListUsers strings or error code. */
@@ -62,7 +70,15 @@ export function users(env: Env, userset: string, filter: string): string[] | num
   const hash = userset.lastIndexOf('#');
   const [type, relation] = filter.split('#') as [string, string | undefined];
   return attempt(() =>
-    listUsers(ctxOf(env), { object: userset.slice(0, hash), relation: userset.slice(hash + 1), filter: relation ? { type, relation } : { type } }, 1000)
+    listUsers(
+      ctxOf(env),
+      {
+        object: userset.slice(0, hash),
+        relation: userset.slice(hash + 1),
+        filter: relation ? { type, relation } : { type },
+      },
+      1000,
+    )
       .map(userString)
       .sort(),
   );

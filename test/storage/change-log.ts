@@ -16,15 +16,61 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
     async function seed(): Promise<void> {
       await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'folder:1#viewer@user:anne'));
       await s.writeTuples(id, { ...writes('doc:2#viewer@user:bob'), deletes: [tk('doc:1#viewer@user:anne')] });
-      await s.writeTuples(id, writes('folder:2#viewer@user:bob', 'doc:3#viewer@user:carl', 'doc:4#viewer@user:dan', 'docs:1#viewer@user:eve'));
+      await s.writeTuples(
+        id,
+        writes('folder:2#viewer@user:bob', 'doc:3#viewer@user:carl', 'doc:4#viewer@user:dan', 'docs:1#viewer@user:eve'),
+      );
     }
-    const render = (cs: { operation: string; tuple_key: TupleKey }[]): string[] => cs.map((c) => `${c.operation === 'TUPLE_OPERATION_WRITE' ? '+' : '-'}${str(c.tuple_key)}`);
+    const render = (cs: { operation: string; tuple_key: TupleKey }[]): string[] =>
+      cs.map((c) => `${c.operation === 'TUPLE_OPERATION_WRITE' ? '+' : '-'}${str(c.tuple_key)}`);
 
     const cases: { name: string; type?: string; pageSize: number; expected: string[] }[] = [
-      { name: 'all, oldest first', pageSize: 100, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan', '+docs:1#viewer@user:eve'] },
-      { name: 'all, pages of 2', pageSize: 2, expected: ['+doc:1#viewer@user:anne', '+folder:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+folder:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan', '+docs:1#viewer@user:eve'] },
-      { name: 'type folder, pages of 1', type: 'folder', pageSize: 1, expected: ['+folder:1#viewer@user:anne', '+folder:2#viewer@user:bob'] },
-      { name: 'type doc, pages of 3', type: 'doc', pageSize: 3, expected: ['+doc:1#viewer@user:anne', '-doc:1#viewer@user:anne', '+doc:2#viewer@user:bob', '+doc:3#viewer@user:carl', '+doc:4#viewer@user:dan'] },
+      {
+        name: 'all, oldest first',
+        pageSize: 100,
+        expected: [
+          '+doc:1#viewer@user:anne',
+          '+folder:1#viewer@user:anne',
+          '-doc:1#viewer@user:anne',
+          '+doc:2#viewer@user:bob',
+          '+folder:2#viewer@user:bob',
+          '+doc:3#viewer@user:carl',
+          '+doc:4#viewer@user:dan',
+          '+docs:1#viewer@user:eve',
+        ],
+      },
+      {
+        name: 'all, pages of 2',
+        pageSize: 2,
+        expected: [
+          '+doc:1#viewer@user:anne',
+          '+folder:1#viewer@user:anne',
+          '-doc:1#viewer@user:anne',
+          '+doc:2#viewer@user:bob',
+          '+folder:2#viewer@user:bob',
+          '+doc:3#viewer@user:carl',
+          '+doc:4#viewer@user:dan',
+          '+docs:1#viewer@user:eve',
+        ],
+      },
+      {
+        name: 'type folder, pages of 1',
+        type: 'folder',
+        pageSize: 1,
+        expected: ['+folder:1#viewer@user:anne', '+folder:2#viewer@user:bob'],
+      },
+      {
+        name: 'type doc, pages of 3',
+        type: 'doc',
+        pageSize: 3,
+        expected: [
+          '+doc:1#viewer@user:anne',
+          '-doc:1#viewer@user:anne',
+          '+doc:2#viewer@user:bob',
+          '+doc:3#viewer@user:carl',
+          '+doc:4#viewer@user:dan',
+        ],
+      },
       { name: 'unknown type', type: 'team', pageSize: 3, expected: [] },
     ];
     for (const c of cases) {
@@ -46,7 +92,9 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
         expect(seen).toEqual(c.expected);
         if (after === undefined) return;
         await s.writeTuples(id, writes(`${c.type ?? 'doc'}:new#viewer@user:zoe`));
-        expect(render((await s.readChanges(id, { pageSize: 10, type: c.type, after })).items)).toEqual([`+${c.type ?? 'doc'}:new#viewer@user:zoe`]);
+        expect(render((await s.readChanges(id, { pageSize: 10, type: c.type, after })).items)).toEqual([
+          `+${c.type ?? 'doc'}:new#viewer@user:zoe`,
+        ]);
       });
     }
 
@@ -65,7 +113,10 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
     }
 
     it('deletes carry no condition; writes keep theirs', async () => {
-      await s.writeTuples(id, { ...writes(), writes: [tk('doc:1#viewer@user:anne', { name: 'c', context: { x: 1 } })] });
+      await s.writeTuples(id, {
+        ...writes(),
+        writes: [tk('doc:1#viewer@user:anne', { name: 'c', context: { x: 1 } })],
+      });
       await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
       const [w, d] = (await s.readChanges(id, { pageSize: 10 })).items;
       expect(w?.tuple_key.condition).toEqual({ name: 'c', context: { x: 1 } });
@@ -82,15 +133,25 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
       expect((await s.readChanges(id, { pageSize: 10, startTime: '1970-01-01T00:00:00Z' })).items).toHaveLength(2);
       const late = await s.readChanges(id, { pageSize: 10, startTime: new Date(Date.now() + 60_000).toISOString() });
       expect(late).toEqual({ items: [], cursors: [] });
-      expect(await s.readChanges(id, { pageSize: 10, type: 'none' })).toEqual({ items: [], cursors: [], next: undefined });
+      expect(await s.readChanges(id, { pageSize: 10, type: 'none' })).toEqual({
+        items: [],
+        cursors: [],
+        next: undefined,
+      });
       await rejectsWith(s.readChanges(id, { pageSize: 10, after: 'c.AAAA' }), 'invalid_continuation_token');
-      await rejectsWith(s.readChanges(id, { pageSize: 10, after: page.next?.replace(/^c/, 't') }), 'invalid_continuation_token');
+      await rejectsWith(
+        s.readChanges(id, { pageSize: 10, after: page.next?.replace(/^c/, 't') }),
+        'invalid_continuation_token',
+      );
     });
 
     it('changesSince yields later revisions with their revision numbers', async () => {
       await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
       await s.writeTuples(id, writes('doc:2#viewer@user:anne'));
-      await s.writeTuples(id, { ...writes('doc:3#viewer@user:anne', 'doc:4#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne')] });
+      await s.writeTuples(id, {
+        ...writes('doc:3#viewer@user:anne', 'doc:4#viewer@user:anne'),
+        deletes: [tk('doc:1#viewer@user:anne')],
+      });
       const since = await collect(s.changesSince(id, 1));
       expect(since.map((c) => `${c.revision} ${c.operation} ${str(c.tuple)}`)).toEqual([
         '2 write doc:2#viewer@user:anne',
@@ -106,7 +167,11 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
       await s.writeTuples(id, { ...writes(), writes: [tk('doc:0#viewer@user:carl', { name: 'c' })] });
       const scan = await s.scanTuples(id);
       expect(scan.revision).toBe(2);
-      expect(await collect(scan.tuples)).toEqual([tk('doc:0#viewer@user:carl', { name: 'c' }), tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:bob')]);
+      expect(await collect(scan.tuples)).toEqual([
+        tk('doc:0#viewer@user:carl', { name: 'c' }),
+        tk('doc:1#viewer@user:anne'),
+        tk('doc:2#viewer@user:bob'),
+      ]);
     });
   });
 }

@@ -57,31 +57,40 @@ interface Backend {
 }
 
 const backends: [string, () => Promise<Backend>][] = [
-  ['memory', async () => {
-    const data = new MemoryKv();
-    return {
-      open: async () => {
-        const kv = new FaultyKv(data);
-        return { storage: await new KvStorage('memory', kv, { reclaim: false }).init(), kv };
-      },
-      dispose: async () => {},
-    };
-  }],
-  ['leveldb', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'latch-checkpoint-'));
-    return {
-      open: async () => {
-        const kv = new FaultyKv(await openLevelKv(dir));
-        return { storage: await new KvStorage('leveldb', kv, { reclaim: false }).init(), kv };
-      },
-      dispose: () => rm(dir, { recursive: true, force: true }),
-    };
-  }],
+  [
+    'memory',
+    async () => {
+      const data = new MemoryKv();
+      return {
+        open: async () => {
+          const kv = new FaultyKv(data);
+          return { storage: await new KvStorage('memory', kv, { reclaim: false }).init(), kv };
+        },
+        dispose: async () => {},
+      };
+    },
+  ],
+  [
+    'leveldb',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'latch-checkpoint-'));
+      return {
+        open: async () => {
+          const kv = new FaultyKv(await openLevelKv(dir));
+          return { storage: await new KvStorage('leveldb', kv, { reclaim: false }).init(), kv };
+        },
+        dispose: () => rm(dir, { recursive: true, force: true }),
+      };
+    },
+  ],
 ];
 
 const read = async (s: KvStorage, id: string): Promise<[number | undefined, number[][]]> => {
   const cp = await s.readCheckpoint(id);
-  return [cp?.revision, (await collect(cp?.chunks ?? [])).map((c) => (c.byteLength > 16 ? [c.byteLength, c[0] ?? -1] : [...c]))];
+  return [
+    cp?.revision,
+    (await collect(cp?.chunks ?? [])).map((c) => (c.byteLength > 16 ? [c.byteLength, c[0] ?? -1] : [...c])),
+  ];
 };
 
 for (const [name, make] of backends) {
@@ -149,7 +158,7 @@ for (const [name, make] of backends) {
       expect(await storage.countStoreKeys(id)).toBe(committed);
     });
 
-    it('a commit landing between a reader\'s head and chunk reads shows the newer checkpoint, never a mix', async () => {
+    it("a commit landing between a reader's head and chunk reads shows the newer checkpoint, never a mix", async () => {
       const { storage, kv, id } = await start();
       await storage.writeCheckpoint(id, 1, [new Uint8Array([1]), new Uint8Array([1, 1])]);
       const head = key.checkpoint(id);
@@ -166,14 +175,17 @@ for (const [name, make] of backends) {
     it('a format-1 checkpoint (head without generation) is read, then replaced with its chunks', async () => {
       const { storage, kv, id } = await start();
       const bare = await storage.countStoreKeys(id);
-      await kv.batch([
-        { type: 'put', key: key.checkpoint(id), value: encodeJson({ revision: 4, chunks: 3 }) },
-        { type: 'put', key: key.legacyChunk(id, 0), value: new Uint8Array([10]) },
-        { type: 'put', key: key.legacyChunk(id, 1), value: new Uint8Array([11]) },
-        { type: 'put', key: key.legacyChunk(id, 2), value: new Uint8Array([12]) },
-        // An orphan of a later writer that died, sorting between format-1 chunks 1 and 2.
-        { type: 'put', key: key.chunk(id, 1, 0), value: new Uint8Array([99]) },
-      ], true);
+      await kv.batch(
+        [
+          { type: 'put', key: key.checkpoint(id), value: encodeJson({ revision: 4, chunks: 3 }) },
+          { type: 'put', key: key.legacyChunk(id, 0), value: new Uint8Array([10]) },
+          { type: 'put', key: key.legacyChunk(id, 1), value: new Uint8Array([11]) },
+          { type: 'put', key: key.legacyChunk(id, 2), value: new Uint8Array([12]) },
+          // An orphan of a later writer that died, sorting between format-1 chunks 1 and 2.
+          { type: 'put', key: key.chunk(id, 1, 0), value: new Uint8Array([99]) },
+        ],
+        true,
+      );
       expect(await read(storage, id)).toEqual([4, [[10], [11], [12]]]);
       await storage.writeCheckpoint(id, 5, [new Uint8Array([5])]);
       expect(await read(storage, id)).toEqual([5, [[5]]]);

@@ -38,7 +38,9 @@ function startWriter(dir: string, minAcks: number): Promise<Run> {
 /** SIGKILLs the child; resolves with the signal that ended it. */
 async function kill(child: ChildProcess): Promise<NodeJS.Signals | null> {
   child.removeAllListeners('exit');
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (_code, signal) => resolve(signal)),
+  );
   child.kill('SIGKILL');
   return exited;
 }
@@ -56,9 +58,14 @@ describe('storage: leveldb survives SIGKILL', () => {
     for (let round = 0; round < 2; round++) {
       const run = await startWriter(dir, 150);
       // The directory is held by a live process: a second opener fails fast, naming it.
-      const err = await openLevelStorage(dir).then(() => undefined, (e: unknown) => e);
+      const err = await openLevelStorage(dir).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(DataDirectoryInUseError);
-      expect((err as Error).message).toBe(`data directory ${dir} is in use by another latch process (pid ${run.ready.pid})`);
+      expect((err as Error).message).toBe(
+        `data directory ${dir} is in use by another latch process (pid ${run.ready.pid})`,
+      );
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 30)));
       expect(await kill(run.child)).toBe('SIGKILL');
       for (const [n, rev] of run.acks) acked.set(n, rev);

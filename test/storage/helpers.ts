@@ -17,15 +17,33 @@ export interface TestStorage extends Storage {
 export const tk = (s: string, condition?: TupleKey['condition']): TupleKey => {
   const m = /^([^#]+)#([^@]+)@(.+)$/.exec(s);
   if (!m) throw new Error(`bad tuple ${s}`);
-  return { object: m[1] as string, relation: m[2] as string, user: m[3] as string, ...(condition ? { condition } : {}) };
+  return {
+    object: m[1] as string,
+    relation: m[2] as string,
+    user: m[3] as string,
+    ...(condition ? { condition } : {}),
+  };
 };
 export const str = (t: TupleKey): string => `${t.object}#${t.relation}@${t.user}`;
 
-export const writes = (...ts: string[]): TupleWrite => ({ deletes: [], writes: ts.map((t) => tk(t)), onDuplicate: 'error', onMissing: 'error' });
-export const deletes = (...ts: string[]): TupleWrite => ({ deletes: ts.map((t) => tk(t)), writes: [], onDuplicate: 'error', onMissing: 'error' });
+export const writes = (...ts: string[]): TupleWrite => ({
+  deletes: [],
+  writes: ts.map((t) => tk(t)),
+  onDuplicate: 'error',
+  onMissing: 'error',
+});
+export const deletes = (...ts: string[]): TupleWrite => ({
+  deletes: ts.map((t) => tk(t)),
+  writes: [],
+  onDuplicate: 'error',
+  onMissing: 'error',
+});
 
 export async function rejectsWith(p: Promise<unknown>, code: ErrorCode): Promise<AppError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AppError);
   expect((err as AppError).code).toBe(code);
   return err as AppError;
@@ -40,4 +58,3 @@ export async function collect<T>(it: AsyncIterable<T> | Iterable<T>): Promise<T[
 export async function allTuples(s: Storage, storeId: string): Promise<string[]> {
   return (await s.readTuples(storeId, {}, { pageSize: 100 })).items.map((t) => str(t.key));
 }
-

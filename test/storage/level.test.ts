@@ -62,7 +62,8 @@ describe('storage: leveldb on disk', () => {
     dirs.push(dir);
     const a = await openLevelStorage(dir, { reclaim: false });
     const id = (await a.createStore('doomed')).id;
-    for (let i = 0; i < 30; i++) await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
+    for (let i = 0; i < 30; i++)
+      await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
     await a.deleteStore(id);
     expect(await a.countStoreKeys(id)).toBeGreaterThan(3000);
     await a.close();
@@ -87,9 +88,14 @@ describe('storage: leveldb on disk', () => {
     const dir = await tempDir();
     dirs.push(dir);
     const a = await openLevelStorage(dir);
-    const err = await openLevelStorage(dir).then(() => undefined, (e: unknown) => e);
+    const err = await openLevelStorage(dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DataDirectoryInUseError);
-    expect((err as Error).message).toBe(`data directory ${dir} is in use by another latch process (pid ${process.pid})`);
+    expect((err as Error).message).toBe(
+      `data directory ${dir} is in use by another latch process (pid ${process.pid})`,
+    );
     await a.close();
     const again = await openLevelStorage(dir);
     await again.close();

@@ -28,13 +28,20 @@ async function node(options: ServerOptions): Promise<Node> {
   return Object.assign(s, { base: `http://127.0.0.1:${s.port}` });
 }
 
-const pgNode = (url: string, extra: Partial<ServerOptions> = {}): Promise<Node> => node({ datastore: 'postgres', postgres: { url, poolSize: 3, startTimeoutMs: 0 }, ...extra });
+const pgNode = (url: string, extra: Partial<ServerOptions> = {}): Promise<Node> =>
+  node({ datastore: 'postgres', postgres: { url, poolSize: 3, startTimeoutMs: 0 }, ...extra });
 
 async function seed(base: string, headers: Record<string, string> = {}): Promise<string> {
   const store = ((await call(base, 'POST', '/stores', { name: 'pg-test' }, headers)).json as { id: string }).id;
   expect((await call(base, 'POST', `/stores/${store}/authorization-models`, MODEL, headers)).status).toBe(201);
   for (let i = 0; i < 3; i++) {
-    const w = await call(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` }] } }, headers);
+    const w = await call(
+      base,
+      'POST',
+      `/stores/${store}/write`,
+      { writes: { tuple_keys: [{ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` }] } },
+      headers,
+    );
     expect(w.status).toBe(200);
   }
   return store;
@@ -47,7 +54,8 @@ async function firstPage(base: string, store: string, headers: Record<string, st
   return (r.json as { continuation_token: string }).continuation_token;
 }
 
-const users = (json: unknown): string[] => (json as { changes: { tuple_key: { user: string } }[] }).changes.map((c) => c.tuple_key.user);
+const users = (json: unknown): string[] =>
+  (json as { changes: { tuple_key: { user: string } }[] }).changes.map((c) => c.tuple_key.user);
 
 describe('ReadChanges tokens across a restart (LevelDB)', () => {
   it('a token made before a restart pages on after it, without --token-secret', async () => {
@@ -62,7 +70,11 @@ describe('ReadChanges tokens across a restart (LevelDB)', () => {
       expect(next.status).toBe(200);
       expect(users(next.json)).toEqual(['user:u1', 'user:u2']);
       await b.close();
-      const c = await node({ datastore: 'leveldb', dataDir: dir, tokenSecret: 'an explicit secret overrides the stored key' });
+      const c = await node({
+        datastore: 'leveldb',
+        dataDir: dir,
+        tokenSecret: 'an explicit secret overrides the stored key',
+      });
       const refused = await call(c.base, 'GET', `/stores/${store}/changes?page_size=5&continuation_token=${token}`);
       expect([refused.status, (refused.json as { code: string }).code]).toEqual([400, 'invalid_continuation_token']);
       await c.close();
@@ -87,14 +99,27 @@ describe.runIf(run)('latch serve on PostgreSQL', () => {
     try {
       const { client, secret } = await a.auth.clients!.create({ storeId: '*', scopes: [...SCOPES], name: 'shared' });
       // The client made through A gets a token from B (B reads the table on a miss).
-      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: secret, audience: `${ISSUER}/` }).toString();
-      const issued = await call(b.base, 'POST', '/oauth/token', form, { 'content-type': 'application/x-www-form-urlencoded' });
+      const form = new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.id,
+        client_secret: secret,
+        audience: `${ISSUER}/`,
+      }).toString();
+      const issued = await call(b.base, 'POST', '/oauth/token', form, {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       expect(issued.status).toBe(200);
       const bearer = { authorization: `Bearer ${(issued.json as { access_token: string }).access_token}` };
       // B's token works on A (A verifies every stored key), and A's ReadChanges token pages on B.
       const store = await seed(a.base, bearer);
       const token = await firstPage(a.base, store, bearer);
-      const next = await call(b.base, 'GET', `/stores/${store}/changes?page_size=5&continuation_token=${token}`, undefined, bearer);
+      const next = await call(
+        b.base,
+        'GET',
+        `/stores/${store}/changes?page_size=5&continuation_token=${token}`,
+        undefined,
+        bearer,
+      );
       expect(next.status).toBe(200);
       expect(users(next.json)).toEqual(['user:u1', 'user:u2']);
       // A revocation through A reaches B at its next refresh.
@@ -117,11 +142,17 @@ describe.runIf(run)('latch serve on PostgreSQL', () => {
     const wrong = new URL(db.url);
     wrong.password = 'wrong';
     const started = Date.now();
-    await expect(openPostgresStorage({ url: wrong.toString(), startTimeoutMs: 60_000 })).rejects.toThrow(/: wrong credentials \(password authentication failed for user "postgres"\)$/);
+    await expect(openPostgresStorage({ url: wrong.toString(), startTimeoutMs: 60_000 })).rejects.toThrow(
+      /: wrong credentials \(password authentication failed for user "postgres"\)$/,
+    );
     expect(Date.now() - started).toBeLessThan(30_000); // not retried
-    await expect(openPostgresStorage({ url: 'not a url' })).rejects.toThrow('--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)');
+    await expect(openPostgresStorage({ url: 'not a url' })).rejects.toThrow(
+      '--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)',
+    );
     const retries: string[] = [];
-    await expect(openPostgresStorage({ url: refusedPort.toString(), startTimeoutMs: 600, onError: (m) => retries.push(m) })).rejects.toThrow(/is unreachable/);
+    await expect(
+      openPostgresStorage({ url: refusedPort.toString(), startTimeoutMs: 600, onError: (m) => retries.push(m) }),
+    ).rejects.toThrow(/is unreachable/);
     expect(retries.length).toBeGreaterThanOrEqual(1);
     expect(retries[0]).toMatch(/is unreachable: .*; retrying in 250 ms$/);
     expect(retries.every((m) => /is unreachable: .*; retrying in \d+ ms$/.test(m))).toBe(true);
@@ -150,10 +181,16 @@ describe.runIf(run)('PostgreSQL going away under a serving node', () => {
     const dbUrl = pg.url;
     let lost: () => void = () => {};
     const listenerLost = new Promise<void>((resolve) => (lost = resolve));
-    const watcher = await openPostgresStorage({ url: dbUrl, poolSize: 1, onError: (m) => m.includes('event listener lost its connection') && lost() });
+    const watcher = await openPostgresStorage({
+      url: dbUrl,
+      poolSize: 1,
+      onError: (m) => m.includes('event listener lost its connection') && lost(),
+    });
     await watcher.listening();
     await pg.pause();
-    const write = await call(n.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] } });
+    const write = await call(n.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] },
+    });
     expect([write.status, (write.json as { code: string }).code]).toEqual([503, 'unavailable']);
     const read = await call(n.base, 'POST', `/stores/${store}/read`, {});
     expect([read.status, (read.json as { code: string }).code]).toEqual([503, 'unavailable']);
@@ -171,10 +208,18 @@ describe.runIf(run)('PostgreSQL going away under a serving node', () => {
     const foreign = (await other.createStore('after-outage')).id;
     expect(await event).toEqual({ kind: 'store', storeId: foreign, deleted: false });
     await Promise.all([other.close(), watcher.close()]);
-    const again = await call(n.base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] } });
+    const again = await call(n.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [{ user: 'user:x', relation: 'owner', object: 'doc:x' }] },
+    });
     expect(again.status).toBe(200);
     const tuples = await call(n.base, 'POST', `/stores/${store}/read`, {});
     expect((tuples.json as { tuples: unknown[] }).tuples).toHaveLength(4);
-    expect((await call(n.base, 'POST', `/stores/${store}/check`, { tuple_key: { user: 'user:x', relation: 'viewer', object: 'doc:x' } })).json).toMatchObject({ allowed: true });
+    expect(
+      (
+        await call(n.base, 'POST', `/stores/${store}/check`, {
+          tuple_key: { user: 'user:x', relation: 'viewer', object: 'doc:x' },
+        })
+      ).json,
+    ).toMatchObject({ allowed: true });
   });
 });

@@ -4,7 +4,14 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { openPostgresStorage, PgStorage, SCHEMA_VERSION, schemaVersion, migrate, Db } from '../../src/storage/postgres/index.js';
+import {
+  openPostgresStorage,
+  PgStorage,
+  SCHEMA_VERSION,
+  schemaVersion,
+  migrate,
+  Db,
+} from '../../src/storage/postgres/index.js';
 import type { StorageEvent } from '../../src/storage/types.js';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliIo } from '../../src/cli/common.js';
@@ -28,7 +35,11 @@ async function empty(): Promise<void> {
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   try {
-    const tables = (await c.query<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'latch\\_%' AND tablename <> 'latch_schema_version'`)).rows;
+    const tables = (
+      await c.query<{ t: string }>(
+        `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'latch\\_%' AND tablename <> 'latch_schema_version'`,
+      )
+    ).rows;
     if (tables.length > 0) await c.query(`TRUNCATE ${tables.map((r) => r.t).join(', ')}`);
   } finally {
     await c.end();
@@ -122,7 +133,8 @@ describe.runIf(run)('postgres', () => {
     it('resumes reclaiming a tombstoned store when another object opens', async () => {
       const a = await open(false);
       const id = (await a.createStore('doomed')).id;
-      for (let i = 0; i < 3; i++) await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
+      for (let i = 0; i < 3; i++)
+        await a.writeTuples(id, writes(...Array.from({ length: 50 }, (_, j) => `doc:${i}-${j}#viewer@user:anne`)));
       await a.deleteStore(id);
       expect(await a.countStoreKeys(id)).toBeGreaterThan(300);
       await a.close();
@@ -141,7 +153,9 @@ describe.runIf(run)('postgres', () => {
         const opened = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: fresh.url, poolSize: 2 })));
         const dbh = new Db({ url: fresh.url });
         expect(await schemaVersion(dbh)).toBe(SCHEMA_VERSION);
-        expect((await dbh.rows('SELECT version FROM latch_schema_version ORDER BY version')).map((r) => r[0])).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+        expect((await dbh.rows('SELECT version FROM latch_schema_version ORDER BY version')).map((r) => r[0])).toEqual(
+          Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+        );
         expect(await migrate(dbh)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
         await dbh.close();
         await Promise.all(opened.map((s) => s.close()));
@@ -156,7 +170,16 @@ describe.runIf(run)('postgres', () => {
         const io = (): { io: CliIo; out: string[]; err: string[] } => {
           const out: string[] = [];
           const err: string[] = [];
-          return { out, err, io: { out: (t) => void out.push(t), err: (t) => void err.push(t), env: { LATCH_POSTGRES_URL: fresh.url }, errIsTTY: false } };
+          return {
+            out,
+            err,
+            io: {
+              out: (t) => void out.push(t),
+              err: (t) => void err.push(t),
+              env: { LATCH_POSTGRES_URL: fresh.url },
+              errIsTTY: false,
+            },
+          };
         };
         const first = io();
         expect(await runCli(['migrate'], first.io)).toBe(0);
@@ -173,7 +196,9 @@ describe.runIf(run)('postgres', () => {
         await c.end();
         const newer = io();
         expect(await runCli(['migrate'], newer.io)).toBe(1);
-        expect(newer.err.join('')).toBe(`latch migrate: the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch\n`);
+        expect(newer.err.join('')).toBe(
+          `latch migrate: the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch\n`,
+        );
       } finally {
         await fresh.drop();
       }

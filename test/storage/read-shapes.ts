@@ -6,13 +6,23 @@ import type { TupleFilter } from '../../src/storage/types.js';
 import { rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 
 const DATA = [
-  'doc:1#viewer@user:anne', 'doc:1#viewer@user:bob', 'doc:1#editor@user:anne', 'doc:1#viewer@group:eng#member',
-  'doc:10#viewer@user:anne', 'doc:2#viewer@user:*', 'doc:2#owner@user:anne', 'doc:2#viewer@user:anne',
-  'doc:3#viewer@user:annette', 'docs:1#viewer@user:anne', 'folder:1#viewer@user:anne', 'folder:1#parent@doc:1',
+  'doc:1#viewer@user:anne',
+  'doc:1#viewer@user:bob',
+  'doc:1#editor@user:anne',
+  'doc:1#viewer@group:eng#member',
+  'doc:10#viewer@user:anne',
+  'doc:2#viewer@user:*',
+  'doc:2#owner@user:anne',
+  'doc:2#viewer@user:anne',
+  'doc:3#viewer@user:annette',
+  'docs:1#viewer@user:anne',
+  'folder:1#viewer@user:anne',
+  'folder:1#parent@doc:1',
 ];
 
 function matches(t: TupleKey, f: TupleFilter): boolean {
-  if (f.object !== undefined && (f.object.endsWith(':') ? !t.object.startsWith(f.object) : t.object !== f.object)) return false;
+  if (f.object !== undefined && (f.object.endsWith(':') ? !t.object.startsWith(f.object) : t.object !== f.object))
+    return false;
   return (!f.relation || t.relation === f.relation) && (!f.user || t.user === f.user);
 }
 
@@ -25,7 +35,10 @@ function compare(a: string[], b: string[]): number {
 function expected(f: TupleFilter): string[] {
   const byUser = f.object?.endsWith(':') === true && !!f.user;
   const sortKey = (t: TupleKey): string[] => (byUser ? [t.relation, t.object] : [t.object, t.relation, t.user]);
-  return DATA.map((s) => tk(s)).filter((t) => matches(t, f)).sort((a, b) => compare(sortKey(a), sortKey(b))).map(str);
+  return DATA.map((s) => tk(s))
+    .filter((t) => matches(t, f))
+    .sort((a, b) => compare(sortKey(a), sortKey(b)))
+    .map(str);
 }
 
 const SHAPES: TupleFilter[] = [
@@ -80,7 +93,8 @@ export function readShapes(storage: () => TestStorage, storeId: () => string): v
         [{ object: 'doc:1' }, byUser.next],
         [{ object: 'doc:', user: 'user:bob' }, byUser.next],
       ];
-      for (const [f, after] of bad) await rejectsWith(s.readTuples(storeId(), f, { pageSize: 5, after }), 'invalid_continuation_token');
+      for (const [f, after] of bad)
+        await rejectsWith(s.readTuples(storeId(), f, { pageSize: 5, after }), 'invalid_continuation_token');
       const rest = await s.readTuples(storeId(), {}, { pageSize: 100, after: first.next });
       const all = expected({});
       expect(rest.items.map((t) => str(t.key))).toEqual(all.slice(all.indexOf('doc:1#editor@user:anne') + 1));

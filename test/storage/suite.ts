@@ -61,7 +61,13 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));
         await s.writeAssertions(id, model.id, [{ tuple_key: tk('doc:1#viewer@user:anne'), expectation: true }]);
         await s.writeCheckpoint(id, 1, [new Uint8Array([1, 2, 3])]);
-        await s.putPermissionIndex(id, { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'x', relations: [{ object_type: 'doc', relation: 'viewer' }], modelId: model.id, createdAt: '2026-01-01T00:00:00.000Z' });
+        await s.putPermissionIndex(id, {
+          id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+          name: 'x',
+          relations: [{ object_type: 'doc', relation: 'viewer' }],
+          modelId: model.id,
+          createdAt: '2026-01-01T00:00:00.000Z',
+        });
         const other = (await s.createStore('other')).id;
         await s.writeTuples(other, writes('doc:1#viewer@user:anne'));
         expect(await s.countStoreKeys(id)).toBeGreaterThan(8);
@@ -79,7 +85,16 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(await s.readCheckpoint(id)).toBeUndefined();
         expect(await s.listPermissionIndexes(id)).toEqual([]);
         expect(await s.getPermissionIndex(id, '01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
-        await rejectsWith(s.putPermissionIndex(id, { id: '01ARZ3NDEKTSV4RRFFQ69G5FAW', name: 'y', relations: [], modelId: model.id, createdAt: '2026-01-01T00:00:00.000Z' }), 'store_id_not_found');
+        await rejectsWith(
+          s.putPermissionIndex(id, {
+            id: '01ARZ3NDEKTSV4RRFFQ69G5FAW',
+            name: 'y',
+            relations: [],
+            modelId: model.id,
+            createdAt: '2026-01-01T00:00:00.000Z',
+          }),
+          'store_id_not_found',
+        );
         expect(await collect(s.changesSince(id, 0))).toEqual([]);
         expect(await collect((await s.scanTuples(id)).tuples)).toEqual([]);
         await rejectsWith(s.writeTuples(id, writes('doc:3#viewer@user:anne')), 'store_id_not_found');
@@ -106,7 +121,16 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
 
     describe('permission index definitions', () => {
       it('stores, lists in id order, reads and deletes definitions per store', async () => {
-        const rec = (n: number) => ({ id: `01ARZ3NDEKTSV4RRFFQ69G5FA${n}`, name: `doc#viewer ${n}`, relations: [{ object_type: 'doc', relation: 'viewer' }, { object_type: 'folder', relation: 'owner' }], modelId: '01H000000000000000000000MM', createdAt: '2026-05-01T08:00:00.000Z' });
+        const rec = (n: number) => ({
+          id: `01ARZ3NDEKTSV4RRFFQ69G5FA${n}`,
+          name: `doc#viewer ${n}`,
+          relations: [
+            { object_type: 'doc', relation: 'viewer' },
+            { object_type: 'folder', relation: 'owner' },
+          ],
+          modelId: '01H000000000000000000000MM',
+          createdAt: '2026-05-01T08:00:00.000Z',
+        });
         const other = (await s.createStore('other')).id;
         expect(await s.listPermissionIndexes(id)).toEqual([]);
         await s.putPermissionIndex(id, rec(3));
@@ -128,7 +152,8 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       it('lists models newest first across pages; latest is the greatest id', async () => {
         expect(await s.latestModel(id)).toBeUndefined();
         const ids: string[] = [];
-        for (let i = 0; i < 5; i++) ids.push((await s.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: `t${i}` }] })).id);
+        for (let i = 0; i < 5; i++)
+          ids.push((await s.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: `t${i}` }] })).id);
         expect([...ids].sort()).toEqual(ids);
         const seen: string[] = [];
         let after: string | undefined;
@@ -171,12 +196,19 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       });
 
       it('concurrent writers on two storage objects over one datastore: no gap, no duplicate revision', async (ctx) => {
-        if (!h.second) return ctx.skip('one storage object per datastore for this backend (memory, LevelDB: exclusive)');
+        if (!h.second)
+          return ctx.skip('one storage object per datastore for this backend (memory, LevelDB: exclusive)');
         const other = await h.second();
         try {
           const both = [s, other];
-          const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (both[i % 2] as TestStorage).writeTuples(id, writes(`doc:${i}#viewer@user:anne`))));
-          expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+          const results = await Promise.all(
+            Array.from({ length: 40 }, (_, i) =>
+              (both[i % 2] as TestStorage).writeTuples(id, writes(`doc:${i}#viewer@user:anne`)),
+            ),
+          );
+          expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(
+            Array.from({ length: 40 }, (_, i) => i + 1),
+          );
           const log = await collect(s.changesSince(id, 0));
           expect(log.map((c) => c.revision)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
           const byRevision = new Map(results.map((r) => [r.revision, str(r.written[0] ?? tk('x:x#x@x:x'))]));
@@ -190,15 +222,24 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       });
 
       it('concurrent writes get distinct, contiguous revisions; concurrent duplicates fail once', async () => {
-        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => s.writeTuples(id, writes(`doc:${i}#viewer@user:anne`))));
-        expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-        const outcomes = await Promise.allSettled([1, 2, 3].map(() => s.writeTuples(id, writes('doc:x#viewer@user:anne'))));
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => s.writeTuples(id, writes(`doc:${i}#viewer@user:anne`))),
+        );
+        expect(results.map((r) => r.revision).sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 12 }, (_, i) => i + 1),
+        );
+        const outcomes = await Promise.allSettled(
+          [1, 2, 3].map(() => s.writeTuples(id, writes('doc:x#viewer@user:anne'))),
+        );
         expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
       });
 
       it('applies deletes before writes, and records them first in the changelog', async () => {
         await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
-        const r = await s.writeTuples(id, { ...writes('doc:2#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne')] });
+        const r = await s.writeTuples(id, {
+          ...writes('doc:2#viewer@user:anne'),
+          deletes: [tk('doc:1#viewer@user:anne')],
+        });
         expect(r.deleted.map(str)).toEqual(['doc:1#viewer@user:anne']);
         expect(await allTuples(s, id)).toEqual(['doc:2#viewer@user:anne']);
         const changes = (await s.readChanges(id, { pageSize: 10 })).items;
@@ -215,19 +256,29 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
           name: 'a write whose 3rd tuple already exists (on_duplicate error)',
           write: writes('doc:8#viewer@user:anne', 'doc:9#viewer@user:anne', 'doc:1#viewer@user:anne'),
           code: 'write_failed_due_to_invalid_input',
-          message: /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:1': tuple to be written already existed or the tuple to be deleted did not exist$/,
+          message:
+            /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:1': tuple to be written already existed or the tuple to be deleted did not exist$/,
         },
         {
           name: 'a delete of a missing tuple (on_missing error) after a valid delete and with writes',
-          write: { ...writes('doc:8#viewer@user:anne'), deletes: [tk('doc:1#viewer@user:anne'), tk('doc:7#viewer@user:zed')] },
+          write: {
+            ...writes('doc:8#viewer@user:anne'),
+            deletes: [tk('doc:1#viewer@user:anne'), tk('doc:7#viewer@user:zed')],
+          },
           code: 'write_failed_due_to_invalid_input',
-          message: /^cannot delete a tuple which does not exist: user: 'user:zed', relation: 'viewer', object: 'doc:7': tuple/,
+          message:
+            /^cannot delete a tuple which does not exist: user: 'user:zed', relation: 'viewer', object: 'doc:7': tuple/,
         },
         {
           name: 'on_duplicate ignore with a different condition',
-          write: { ...writes('doc:8#viewer@user:anne'), writes: [tk('doc:8#viewer@user:anne'), tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 2 } })], onDuplicate: 'ignore' },
+          write: {
+            ...writes('doc:8#viewer@user:anne'),
+            writes: [tk('doc:8#viewer@user:anne'), tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 2 } })],
+            onDuplicate: 'ignore',
+          },
           code: 'transaction_conflict',
-          message: /^transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: user: 'user:bob', relation: 'viewer', object: 'doc:2'$/,
+          message:
+            /^transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: user: 'user:bob', relation: 'viewer', object: 'doc:2'$/,
         },
         {
           name: 'on_duplicate ignore where the stored tuple has a condition and the new one none',
@@ -238,11 +289,26 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       ];
       for (const c of failing) {
         it(`a failed batch changes nothing: ${c.name}`, async () => {
-          await s.writeTuples(id, { ...writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'), writes: [tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl', { name: 'c' })] });
-          const before = { tuples: await allTuples(s, id), revision: await s.revision(id), changes: (await s.readChanges(id, { pageSize: 100 })).items };
+          await s.writeTuples(id, {
+            ...writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'),
+            writes: [
+              tk('doc:1#viewer@user:anne'),
+              tk('doc:2#viewer@user:bob', { name: 'c', context: { x: 1 } }),
+              tk('doc:3#viewer@user:carl', { name: 'c' }),
+            ],
+          });
+          const before = {
+            tuples: await allTuples(s, id),
+            revision: await s.revision(id),
+            changes: (await s.readChanges(id, { pageSize: 100 })).items,
+          };
           const err = await rejectsWith(s.writeTuples(id, c.write), c.code);
           expect(err.message).toMatch(c.message);
-          expect({ tuples: await allTuples(s, id), revision: await s.revision(id), changes: (await s.readChanges(id, { pageSize: 100 })).items }).toEqual(before);
+          expect({
+            tuples: await allTuples(s, id),
+            revision: await s.revision(id),
+            changes: (await s.readChanges(id, { pageSize: 100 })).items,
+          }).toEqual(before);
         });
       }
 
@@ -251,7 +317,10 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         await s.writeTuples(id, { ...writes(), writes: [tk('doc:1#viewer@user:anne', cond)] });
         const r = await s.writeTuples(id, {
           deletes: [tk('doc:9#viewer@user:nobody')],
-          writes: [tk('doc:1#viewer@user:anne', { name: 'c', context: { a: 'x', b: [1, 2] } }), tk('doc:2#viewer@user:anne')],
+          writes: [
+            tk('doc:1#viewer@user:anne', { name: 'c', context: { a: 'x', b: [1, 2] } }),
+            tk('doc:2#viewer@user:anne'),
+          ],
           onDuplicate: 'ignore',
           onMissing: 'ignore',
         });
@@ -259,7 +328,11 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(r.written.map(str)).toEqual(['doc:2#viewer@user:anne']);
         expect(r.revision).toBe(2);
         expect((await s.readChanges(id, { pageSize: 100 })).items).toHaveLength(2);
-        const read = await s.readTuples(id, { object: 'doc:1', relation: 'viewer', user: 'user:anne' }, { pageSize: 10 });
+        const read = await s.readTuples(
+          id,
+          { object: 'doc:1', relation: 'viewer', user: 'user:anne' },
+          { pageSize: 10 },
+        );
         expect(read.items[0]?.key.condition).toEqual(cond);
         expect(read.items[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       });
@@ -267,28 +340,63 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
         const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
         await s.writeTuples(id, writes(...odd));
-        expect(await allTuples(s, id)).toEqual(['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\uFFFD', 'doc:a#viewer@user:\u{1F600}']);
-        expect((await s.readTuples(id, { object: 'doc:', user: 'user:é' }, { pageSize: 10 })).items.map((t) => str(t.key))).toEqual([odd[0]]);
+        expect(await allTuples(s, id)).toEqual([
+          'doc:\u0000a#viewer@user:é',
+          'doc:a#viewer@user:\uFFFD',
+          'doc:a#viewer@user:\u{1F600}',
+        ]);
+        expect(
+          (await s.readTuples(id, { object: 'doc:', user: 'user:é' }, { pageSize: 10 })).items.map((t) => str(t.key)),
+        ).toEqual([odd[0]]);
       });
     });
 
     describe('expiring tuples', () => {
       const T = '2030-01-01T00:00:00.000Z';
       const ms = Date.parse(T);
-      const expiring = (t: string, at = T, condition?: TupleKey['condition']): TupleKey => ({ ...tk(t, condition), expires_at: at });
+      const expiring = (t: string, at = T, condition?: TupleKey['condition']): TupleKey => ({
+        ...tk(t, condition),
+        expires_at: at,
+      });
 
       it('stores expires_at with the tuple; Read, scan and the change log show it', async () => {
-        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        await s.writeTuples(id, {
+          deletes: [],
+          writes: [
+            expiring('doc:1#viewer@user:anne'),
+            expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }),
+            tk('doc:3#viewer@user:carl'),
+          ],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
         const read = (await s.readTuples(id, {}, { pageSize: 10 })).items.map((t) => t.key);
-        expect(read).toEqual([expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }), tk('doc:3#viewer@user:carl')]);
+        expect(read).toEqual([
+          expiring('doc:1#viewer@user:anne'),
+          expiring('doc:2#viewer@user:bob', T, { name: 'c', context: { x: 1 } }),
+          tk('doc:3#viewer@user:carl'),
+        ]);
         expect((await collect((await s.scanTuples(id)).tuples)).map((t) => t.expires_at)).toEqual([T, T, undefined]);
-        expect((await s.readChanges(id, { pageSize: 10 })).items.map((c) => c.tuple_key.expires_at)).toEqual([T, T, undefined]);
+        expect((await s.readChanges(id, { pageSize: 10 })).items.map((c) => c.tuple_key.expires_at)).toEqual([
+          T,
+          T,
+          undefined,
+        ]);
         expect(await s.firstExpiry(id)).toBe(ms);
       });
 
       it('deleteExpired deletes exactly the tuples expired at the instant, as one logged write, earliest first', async () => {
         const later = '2030-01-01T00:00:00.001Z';
-        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne', later), expiring('doc:2#viewer@user:bob'), tk('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        await s.writeTuples(id, {
+          deletes: [],
+          writes: [
+            expiring('doc:1#viewer@user:anne', later),
+            expiring('doc:2#viewer@user:bob'),
+            tk('doc:3#viewer@user:carl'),
+          ],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
         const rev = await s.revision(id);
         const none = await s.deleteExpired(id, ms - 1, 10);
         expect([none.deleted.length, none.revision]).toEqual([0, rev]);
@@ -297,26 +405,51 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
         expect(first.revision).toBe(rev + 1);
         expect(await s.firstExpiry(id)).toBe(ms + 1);
         const last = (await s.readChanges(id, { pageSize: 10 })).items.at(-1);
-        expect([last?.operation, last?.tuple_key]).toEqual(['TUPLE_OPERATION_DELETE', expiring('doc:2#viewer@user:bob')]);
+        expect([last?.operation, last?.tuple_key]).toEqual([
+          'TUPLE_OPERATION_DELETE',
+          expiring('doc:2#viewer@user:bob'),
+        ]);
         expect((await s.deleteExpired(id, ms + 1, 10)).deleted.map(str)).toEqual(['doc:1#viewer@user:anne']);
         expect(await allTuples(s, id)).toEqual(['doc:3#viewer@user:carl']);
         expect(await s.firstExpiry(id)).toBeUndefined();
       });
 
       it('a tuple deleted or rewritten without expiry leaves nothing for the sweeper; the limit bounds a batch', async () => {
-        await s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne'), expiring('doc:2#viewer@user:bob'), expiring('doc:3#viewer@user:carl')], onDuplicate: 'error', onMissing: 'error' });
+        await s.writeTuples(id, {
+          deletes: [],
+          writes: [
+            expiring('doc:1#viewer@user:anne'),
+            expiring('doc:2#viewer@user:bob'),
+            expiring('doc:3#viewer@user:carl'),
+          ],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
         await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
         await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
         expect((await s.deleteExpired(id, ms, 1)).deleted.map(str)).toEqual(['doc:2#viewer@user:bob']);
         expect((await s.deleteExpired(id, ms, 1)).deleted.map(str)).toEqual(['doc:3#viewer@user:carl']);
         expect((await s.deleteExpired(id, ms, 1)).deleted).toEqual([]);
         expect(await allTuples(s, id)).toEqual(['doc:1#viewer@user:anne']);
-        await rejectsWith(s.writeTuples(id, { deletes: [], writes: [expiring('doc:1#viewer@user:anne')], onDuplicate: 'ignore', onMissing: 'error' }), 'transaction_conflict');
+        await rejectsWith(
+          s.writeTuples(id, {
+            deletes: [],
+            writes: [expiring('doc:1#viewer@user:anne')],
+            onDuplicate: 'ignore',
+            onMissing: 'error',
+          }),
+          'transaction_conflict',
+        );
       });
 
       it('concurrent sweeps (two storage objects over one datastore where the backend shares one): each expired tuple deleted once, one change each', async () => {
         const keys = Array.from({ length: 30 }, (_, i) => `doc:${i}#viewer@user:anne`);
-        await s.writeTuples(id, { deletes: [], writes: keys.map((k) => expiring(k)), onDuplicate: 'error', onMissing: 'error' });
+        await s.writeTuples(id, {
+          deletes: [],
+          writes: keys.map((k) => expiring(k)),
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
         const before = await s.revision(id);
         const other = h.second ? await h.second() : s;
         try {
@@ -340,19 +473,29 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
       });
     });
 
-    readShapes(() => s, () => id);
+    readShapes(
+      () => s,
+      () => id,
+    );
 
-    changeLog(() => s, () => id);
+    changeLog(
+      () => s,
+      () => id,
+    );
 
     describe('checkpoints', () => {
       it('round-trips multi-chunk data, splits chunks over 8 MiB and replaces atomically', async () => {
         expect(await s.readCheckpoint(id)).toBeUndefined();
         const big = new Uint8Array(8 * 1024 * 1024 + 10).map((_, i) => i % 251);
-        await s.writeCheckpoint(id, 7, (async function* () {
-          yield new Uint8Array([1, 2]);
-          yield big;
-          yield new Uint8Array([3]);
-        })());
+        await s.writeCheckpoint(
+          id,
+          7,
+          (async function* () {
+            yield new Uint8Array([1, 2]);
+            yield big;
+            yield new Uint8Array([3]);
+          })(),
+        );
         const cp = await s.readCheckpoint(id);
         expect(cp?.revision).toBe(7);
         const chunks = await collect(cp?.chunks ?? []);
@@ -417,7 +560,10 @@ export function storageSuite(name: string, open: () => Promise<Harness>): void {
 
       it('of two writers, the higher revision stays the head in either commit order', async () => {
         const bare = await s.countStoreKeys(id);
-        for (const order of [[8, 9], [11, 10]]) {
+        for (const order of [
+          [8, 9],
+          [11, 10],
+        ]) {
           const [a, b] = await Promise.all(order.map((r) => s.openCheckpoint(id, r)));
           await a?.write(new Uint8Array([order[0] ?? 0]));
           await b?.write(new Uint8Array([order[1] ?? 0, 0]));

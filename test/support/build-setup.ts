@@ -29,6 +29,8 @@ export function setup(): void {
   }
   const source = newestIn(path.join(root, 'assembly'));
   if (source.mtime > built) {
-    throw new Error(`build/walker.wasm is older than ${path.relative(root, source.file)}: run \`npm run build:wasm\` (or \`npm test\`, which builds first)`);
+    throw new Error(
+      `build/walker.wasm is older than ${path.relative(root, source.file)}: run \`npm run build:wasm\` (or \`npm test\`, which builds first)`,
+    );
   }
 }

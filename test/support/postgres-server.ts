@@ -64,7 +64,10 @@ function neutraliseExitHook(): void {
 }
 
 /** Starts (or adopts) the test run's PostgreSQL server. */
-export async function startPostgres(env: Readonly<Record<string, string | undefined>> = process.env, options: { readonly fsync?: boolean } = {}): Promise<PostgresServer> {
+export async function startPostgres(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: { readonly fsync?: boolean } = {},
+): Promise<PostgresServer> {
   const given = env.LATCH_TEST_POSTGRES_URL;
   const cannot = async (): Promise<void> => {
     throw new Error('pause/resume needs the embedded server (LATCH_TEST_POSTGRES_URL is set)');
@@ -88,7 +91,16 @@ export async function startPostgres(env: Readonly<Record<string, string | undefi
     // As root PostgreSQL runs as `postgres`; a fresh CI container may not have that user yet.
     createPostgresUser: userInfo().uid === 0,
     // Tests run without fsync (a crashed test server is thrown away); benchmarks keep it on.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `fsync=${options.fsync ? 'on' : 'off'}`, '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `fsync=${options.fsync ? 'on' : 'off'}`,
+      '-c',
+      'max_connections=300',
+      '-c',
+      'unix_socket_directories=',
+    ],
     onLog: (m) => void logs.push(m),
     onError: (m) => void logs.push(String(m)),
   });
@@ -98,7 +110,9 @@ export async function startPostgres(env: Readonly<Record<string, string | undefi
   } catch (err) {
     await pg.stop().catch(() => undefined);
     await rm(parent, { recursive: true, force: true });
-    throw new Error(`embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err)}\n${logs.join('').slice(-2000)}`);
+    throw new Error(
+      `embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err)}\n${logs.join('').slice(-2000)}`,
+    );
   }
   const kill = (): void => void (Reflect.get(pg, 'process') as ChildProcess | undefined)?.kill('SIGINT');
   process.on('exit', kill);

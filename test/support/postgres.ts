@@ -47,5 +47,9 @@ export async function createTestDatabase(prefix = 'latch_test'): Promise<TestDat
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(postgresUrl() ?? '', name);
-  return { url, name, drop: () => admin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))) };
+  return {
+    url,
+    name,
+    drop: () => admin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+  };
 }

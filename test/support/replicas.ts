@@ -18,7 +18,8 @@ export function nodeStorage(shared: Storage, view: NodeView = {}): Storage {
     get(target, prop) {
       if (prop === 'close') return () => Promise.resolve();
       if (prop === 'subscribe' && view.events === false) return () => () => undefined;
-      if (prop === 'changesSince' && view.slowLog) return (storeId: string, revision: number) => slowly(target.changesSince(storeId, revision));
+      if (prop === 'changesSince' && view.slowLog)
+        return (storeId: string, revision: number) => slowly(target.changesSince(storeId, revision));
       const v: unknown = Reflect.get(target, prop, target);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
@@ -36,5 +37,9 @@ const silent = (): void => undefined;
 
 /** A node over `shared`: no worker threads, no poll timer unless asked (tests call `caughtUp`). */
 export function node(shared: Storage, view: NodeView = {}, config: Partial<EngineConfig> = {}): LatchService {
-  return new LatchService(nodeStorage(shared, view), { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0, ...config }, silent);
+  return new LatchService(
+    nodeStorage(shared, view),
+    { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0, ...config },
+    silent,
+  );
 }

@@ -10,12 +10,17 @@ export class TcpProxy {
   /** Connections accepted so far (the nodes' reconnections show here). */
   accepted = 0;
 
-  private constructor(readonly port: number, private readonly target: { host: string; port: number }) {}
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
 
   /** A proxy to `target` listening on a free port of 127.0.0.1. */
   static async open(target: { host: string; port: number }): Promise<TcpProxy> {
     const probe = createServer();
-    const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)),
+    );
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const proxy = new TcpProxy(port, target);
     await proxy.start();

@@ -47,7 +47,9 @@ describe('src/abi.ts mirrors assembly/abi.ts', () => {
   });
 
   it('every assembly constant has the same value on the host', () => {
-    const differ = [...wasm].filter(([name, v]) => hostValue(name) !== v).map(([name, v]) => `${name}: wasm ${v}, host ${hostValue(name)}`);
+    const differ = [...wasm]
+      .filter(([name, v]) => hostValue(name) !== v)
+      .map(([name, v]) => `${name}: wasm ${v}, host ${hostValue(name)}`);
     expect(differ).toEqual([]);
   });
 

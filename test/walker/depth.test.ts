@@ -16,7 +16,13 @@ type doc
 `);
 
 // doc:1 ← group:g0 ← group:g1 ← group:g2 ∋ anne; bob views doc:1 directly.
-const ix = index(['doc:1#viewer@group:g0#member', 'group:g0#member@group:g1#member', 'group:g1#member@group:g2#member', 'group:g2#member@user:anne', 'doc:1#viewer@user:bob']);
+const ix = index([
+  'doc:1#viewer@group:g0#member',
+  'group:g0#member@group:g1#member',
+  'group:g1#member@group:g2#member',
+  'group:g2#member@user:anne',
+  'doc:1#viewer@user:bob',
+]);
 
 /** [query, answer, resolution depth] */
 const cases: [string, string, number][] = [

@@ -27,12 +27,24 @@ export function index(tuples: readonly string[], revision = 1): StoreIndex {
 }
 
 /** `doc:1#viewer@user:anne` → the walker's answer as 'true' | 'false' | error code. */
-export function answer(ix: StoreIndex, m: CompiledModel, query: string, opts: { ctx?: string[]; context?: JsonObject; depth?: number } = {}): string {
+export function answer(
+  ix: StoreIndex,
+  m: CompiledModel,
+  query: string,
+  opts: { ctx?: string[]; context?: JsonObject; depth?: number } = {},
+): string {
   const q = tk(query);
-  const out: CheckOutcome = checkStatus(ix.snapshot(), m, {
-    object: q.object, relation: q.relation, user: q.user,
-    contextualTuples: (opts.ctx ?? []).map(tk),
-    ...(opts.context ? { context: opts.context } : {}),
-  }, opts.depth ?? 25);
+  const out: CheckOutcome = checkStatus(
+    ix.snapshot(),
+    m,
+    {
+      object: q.object,
+      relation: q.relation,
+      user: q.user,
+      contextualTuples: (opts.ctx ?? []).map(tk),
+      ...(opts.context ? { context: opts.context } : {}),
+    },
+    opts.depth ?? 25,
+  );
   return 'allowed' in out ? String(out.allowed) : out.error.code;
 }

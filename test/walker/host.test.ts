@@ -2,13 +2,24 @@
 // host (no process-wide state), and a branch deeper than the scratch's path stack.
 
 import { describe, expect, it } from 'vitest';
-import { R_CYCLE, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_INTERNAL, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_FALSE, R_TRUE } from '../../src/abi.js';
+import {
+  R_CYCLE,
+  R_ERR_BUDGET,
+  R_ERR_COND,
+  R_ERR_DEPTH,
+  R_ERR_INTERNAL,
+  R_ERR_NEEDHOST,
+  R_ERR_OVERFLOW,
+  R_FALSE,
+  R_TRUE,
+} from '../../src/abi.js';
 import { outcomeOf, WalkerHost } from '../../src/engine/walker/host.js';
 import { fail } from '../../src/errors.js';
 import { PATH_CAP } from '../../src/engine/walker/request.js';
 import { answer, index, model, tk } from './helpers.js';
 
-const codeOf = (o: ReturnType<typeof outcomeOf>): string => (typeof o === 'string' ? o : 'allowed' in o ? String(o.allowed) : `${o.error.code}: ${o.error.message}`);
+const codeOf = (o: ReturnType<typeof outcomeOf>): string =>
+  typeof o === 'string' ? o : 'allowed' in o ? String(o.allowed) : `${o.error.code}: ${o.error.message}`;
 
 describe('outcomeOf: every walker status', () => {
   const cases: [number, string][] = [
@@ -22,18 +33,22 @@ describe('outcomeOf: every walker status', () => {
     [R_ERR_OVERFLOW, 'resource_exhausted: check exceeded the walker scratch space'],
     [R_ERR_INTERNAL, 'internal_error: Internal Server Error'],
   ];
-  for (const [status, want] of cases) it(`${status} → ${want}`, () => expect(codeOf(outcomeOf(status, 'x is missing'))).toBe(want));
+  for (const [status, want] of cases)
+    it(`${status} → ${want}`, () => expect(codeOf(outcomeOf(status, 'x is missing'))).toBe(want));
 });
 
 // A clique of groups: a Check for a user in none of them walks a factorial number of paths.
-const cliqueModel = model('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n');
+const cliqueModel = model(
+  'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n',
+);
 const clique: string[] = ['group:0#member@user:u'];
-for (let i = 0; i < 10; i++) for (let j = 0; j < 10; j++) if (i !== j) clique.push(`group:${i}#member@group:${j}#member`);
+for (let i = 0; i < 10; i++)
+  for (let j = 0; j < 10; j++) if (i !== j) clique.push(`group:${i}#member@group:${j}#member`);
 const cliqueIndex = index(clique);
 const item = (q: string) => ({ ...tk(q), contextualTuples: [] });
 
 describe('WalkerHost.withDeadline', () => {
-  it('a passed deadline stops that host\'s walk (R_ERR_BUDGET); another host and the same host afterwards are unaffected', () => {
+  it("a passed deadline stops that host's walk (R_ERR_BUDGET); another host and the same host afterwards are unaffected", () => {
     const a = new WalkerHost();
     const b = new WalkerHost();
     const snap = cliqueIndex.snapshot();

@@ -4,12 +4,16 @@
 import { describe, expect, it } from 'vitest';
 import { answer, index, model } from './helpers.js';
 
-const m = model('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n');
+const m = model(
+  'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]\n',
+);
 
 function lattice(levels: number, wide: number): string[] {
   const t: string[] = [];
   for (let i = 0; i < wide; i++) t.push(`doc:1#viewer@group:0_${i}#member`);
-  for (let l = 0; l < levels - 1; l++) for (let i = 0; i < wide; i++) for (let j = 0; j < wide; j++) t.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
+  for (let l = 0; l < levels - 1; l++)
+    for (let i = 0; i < wide; i++)
+      for (let j = 0; j < wide; j++) t.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
   t.push(`group:${levels - 1}_${wide - 1}#member@user:deep`);
   return t;
 }
@@ -29,11 +33,18 @@ describe('memo', () => {
   // the memoised FALSE from depth 2 needed 2 more hops, which no longer fit at depth 3 when the
   // limit is 5 — the second visit must re-walk and meet the limit.
   const ix2 = index([
-    'doc:2#viewer@group:x#member', 'group:x#member@group:a#member', 'group:a#member@group:b#member', 'group:b#member@group:c#member',
-    'doc:2#viewer@group:y#member', 'group:y#member@group:y2#member', 'group:y2#member@group:a#member', 'group:c#member@user:z',
+    'doc:2#viewer@group:x#member',
+    'group:x#member@group:a#member',
+    'group:a#member@group:b#member',
+    'group:b#member@group:c#member',
+    'doc:2#viewer@group:y#member',
+    'group:y#member@group:y2#member',
+    'group:y2#member@group:a#member',
+    'group:c#member@user:z',
   ]);
   it('doc:2#viewer@user:z => true', () => expect(answer(ix2, m, 'doc:2#viewer@user:z')).toBe('true'));
   it('doc:2#viewer@user:none => authorization_model_resolution_too_complex with resolveDepth 5', () =>
     expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 5 })).toBe('authorization_model_resolution_too_complex'));
-  it('doc:2#viewer@user:none => false with resolveDepth 6', () => expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 6 })).toBe('false'));
+  it('doc:2#viewer@user:none => false with resolveDepth 6', () =>
+    expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 6 })).toBe('false'));
 });

@@ -12,7 +12,9 @@ import { encodeQuery } from '../../src/engine/walker/request.js';
 import { walkerModule } from '../../src/engine/walker/wasm.js';
 import { index, model, tk } from './helpers.js';
 
-const m = model(`model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user with c, group#member]\ncondition c(p: int) {\n  p > 0\n}\n`);
+const m = model(
+  `model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user with c, group#member]\ncondition c(p: int) {\n  p > 0\n}\n`,
+);
 const tuples: string[] = [];
 for (let g = 0; g < 50; g++) tuples.push(`group:g${g}#member@user:u${g}`, `doc:d${g}#viewer@group:g${g}#member`);
 tuples.push('doc:c#viewer@user:cond[c]');
@@ -22,9 +24,17 @@ function items(n: number): CheckItem[] {
   const out: CheckItem[] = [];
   for (let i = 0; i < n; i++) {
     const k = i % 7;
-    if (k === 0) out.push({ object: 'doc:c', relation: 'viewer', user: 'user:cond', contextualTuples: [], context: { p: i % 2 } });
-    else if (k === 1) out.push({ object: 'doc:new', relation: 'viewer', user: 'user:x', contextualTuples: [{ object: 'doc:new', relation: 'viewer', user: 'group:g1#member' }] });
-    else out.push({ object: `doc:d${i % 50}`, relation: 'viewer', user: `user:u${(i * 3) % 50}`, contextualTuples: [] });
+    if (k === 0)
+      out.push({ object: 'doc:c', relation: 'viewer', user: 'user:cond', contextualTuples: [], context: { p: i % 2 } });
+    else if (k === 1)
+      out.push({
+        object: 'doc:new',
+        relation: 'viewer',
+        user: 'user:x',
+        contextualTuples: [{ object: 'doc:new', relation: 'viewer', user: 'group:g1#member' }],
+      });
+    else
+      out.push({ object: `doc:d${i % 50}`, relation: 'viewer', user: `user:u${(i * 3) % 50}`, contextualTuples: [] });
   }
   return out;
 }
@@ -49,7 +59,8 @@ describe('pool', () => {
   function queries(n: number): Uint32Array {
     const snap = ix.snapshot();
     const q = new Uint32Array(n * QUERY_WORDS);
-    for (let i = 0; i < n; i++) encodeQuery(snap, programFor(m, snap.dict), 'doc:d1', 'viewer', 'user:u1', q, i * QUERY_WORDS);
+    for (let i = 0; i < n; i++)
+      encodeQuery(snap, programFor(m, snap.dict), 'doc:d1', 'viewer', 'user:u1', q, i * QUERY_WORDS);
     return q;
   }
 
@@ -65,7 +76,10 @@ describe('pool', () => {
   it('a crashed worker is replaced', async () => {
     const snap = ix.snapshot();
     const prog = programFor(m, snap.dict);
-    const [bad, good] = await Promise.all([pool.runIds(snap, prog, queries(3000), 25, 'crash'), pool.runIds(snap, prog, queries(3000), 25)]);
+    const [bad, good] = await Promise.all([
+      pool.runIds(snap, prog, queries(3000), 25, 'crash'),
+      pool.runIds(snap, prog, queries(3000), 25),
+    ]);
     expect(bad.every((s) => s === R_ERR_INTERNAL)).toBe(true);
     expect(good.every((s) => s === R_TRUE)).toBe(true);
     const after = await pool.runIds(snap, prog, queries(9000), 25);
@@ -74,10 +88,16 @@ describe('pool', () => {
 
   // A worker cannot evaluate `small` (false here: x = 7), so `gate` is unknown to it. The host's
   // walk stops at `gate` (FALSE) or at `wall` (the cycle flag); under `but not` the two differ.
-  const unknown = model(`model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define gate: [user with small]\n    define other: [user]\n    define loop: [user, doc#banned, doc#wall]\n    define banned: gate and loop\n    define wall: gate or loop\n    define fenced: wall and other\n    define viewer: [user] but not banned\n    define reader: [user] but not fenced\ncondition small(x: int) {\n  x < 5\n}\n`);
+  const unknown = model(
+    `model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define gate: [user with small]\n    define other: [user]\n    define loop: [user, doc#banned, doc#wall]\n    define banned: gate and loop\n    define wall: gate or loop\n    define fenced: wall and other\n    define viewer: [user] but not banned\n    define reader: [user] but not fenced\ncondition small(x: int) {\n  x < 5\n}\n`,
+  );
   const unknownIx = index([
-    'doc:1#viewer@user:a', 'doc:1#gate@user:a[small {"x":7}]', 'doc:1#loop@doc:1#banned',
-    'doc:2#reader@user:a', 'doc:2#gate@user:a[small {"x":7}]', 'doc:2#loop@doc:2#wall',
+    'doc:1#viewer@user:a',
+    'doc:1#gate@user:a[small {"x":7}]',
+    'doc:1#loop@doc:1#banned',
+    'doc:2#reader@user:a',
+    'doc:2#gate@user:a[small {"x":7}]',
+    'doc:2#loop@doc:2#wall',
   ]);
   const single = createWalkerChecker({ workers: 1, resolveDepth: 25, poolThreshold: 1 });
   afterAll(() => single.close());

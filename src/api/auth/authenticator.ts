@@ -33,7 +33,11 @@ function address(peer: Peer | undefined): string[] {
 export interface Authenticator {
   readonly mode: ResolvedAuthConfig['mode'];
   /** Authentication and authorization of one call; throws AppError. Sync on a cache hit. */
-  authenticate(authorizationHeader: string | undefined, op: Operation, storeId: string | undefined): Promise<Principal> | Principal;
+  authenticate(
+    authorizationHeader: string | undefined,
+    op: Operation,
+    storeId: string | undefined,
+  ): Promise<Principal> | Principal;
   /**
    * Authentication only (e.g. once per msgpack channel connection); pair with `authorize`.
    * `peer` names the caller's address: failed verifications are counted per address and, past
@@ -47,11 +51,16 @@ function scopesOf(payload: JWTPayload): Set<string> {
   const out = new Set<string>();
   const { scope, scp, permissions } = payload as Record<string, unknown>;
   if (typeof scope === 'string') for (const s of scope.split(' ')) if (s) out.add(s);
-  for (const list of [scp, permissions]) if (Array.isArray(list)) for (const s of list) if (typeof s === 'string') out.add(s);
+  for (const list of [scp, permissions])
+    if (Array.isArray(list)) for (const s of list) if (typeof s === 'string') out.add(s);
   return out;
 }
 
-function authorized(p: Principal | Promise<Principal>, op: Operation, storeId: string | undefined): Principal | Promise<Principal> {
+function authorized(
+  p: Principal | Promise<Principal>,
+  op: Operation,
+  storeId: string | undefined,
+): Principal | Promise<Principal> {
   if (p instanceof Promise) return p.then((q) => (authorize(q, op, storeId), q));
   authorize(p, op, storeId);
   return p;
@@ -110,7 +119,12 @@ class PresharedAuth implements Authenticator {
 }
 
 /** The operator's admin key (client-credentials): account-level, client management only. */
-const ADMIN: Principal = Object.freeze({ clientId: 'admin-key', storeId: '*', scopes: new Set(['manage:clients']), expiresAt: Infinity });
+const ADMIN: Principal = Object.freeze({
+  clientId: 'admin-key',
+  storeId: '*',
+  scopes: new Set(['manage:clients']),
+  expiresAt: Infinity,
+});
 
 /** Bearer JWTs (oidc and client-credentials): verify once, then serve from the cache until exp. */
 class JwtAuth implements Authenticator {
@@ -174,13 +188,24 @@ function expiry(payload: JWTPayload): number {
 }
 
 /** latch's own tokens: ES256 from the key ring; `sub` must be a registered client. */
-export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing, clients: ClientStore, failures: FailureLimiter): JwtAuth {
+export function clientCredentialsAuth(
+  config: ResolvedAuthConfig,
+  ring: KeyRing,
+  clients: ClientStore,
+  failures: FailureLimiter,
+): JwtAuth {
   const key: KeyResolver = (h) => {
     const k = ring.publicKey(h.kid);
     if (!k) throw invalidToken('unknown key id');
     return k;
   };
-  const rules: JwtRules = { issuer: config.issuer, audience: config.audience, algorithms: [SIGNING_ALG], clockToleranceSeconds: config.clockToleranceSeconds, key };
+  const rules: JwtRules = {
+    issuer: config.issuer,
+    audience: config.audience,
+    algorithms: [SIGNING_ALG],
+    clockToleranceSeconds: config.clockToleranceSeconds,
+    key,
+  };
   const principalOf = (payload: JWTPayload, kid: string | undefined): Principal => {
     const sub = payload.sub;
     const client = typeof sub === 'string' ? clients.get(sub) : undefined;
@@ -188,34 +213,69 @@ export function clientCredentialsAuth(config: ResolvedAuthConfig, ring: KeyRing,
       throw new AppError('auth_failed_invalid_subject', 'invalid subject');
     }
     const store = payload.store_id;
-    return { clientId: client.id, storeId: typeof store === 'string' && store ? store : undefined, scopes: scopesOf(payload), expiresAt: expiry(payload), kid };
+    return {
+      clientId: client.id,
+      storeId: typeof store === 'string' && store ? store : undefined,
+      scopes: scopesOf(payload),
+      expiresAt: expiry(payload),
+      kid,
+    };
   };
   const admin = config.adminKey === undefined ? undefined : createHash('sha256').update(config.adminKey).digest();
-  const auth = new JwtAuth('client-credentials', rules, principalOf, (id) => clients.get(id)?.revokedAt !== undefined, failures, admin);
+  const auth = new JwtAuth(
+    'client-credentials',
+    rules,
+    principalOf,
+    (id) => clients.get(id)?.revokedAt !== undefined,
+    failures,
+    admin,
+  );
   ring.onRetire = (kid) => auth.cache.sweep(kid);
   return auth;
 }
 
 /** An external issuer's tokens, verified against its JWKS; a fetch failure never lets a call in. */
 export function oidcAuth(config: ResolvedAuthConfig, failures: FailureLimiter): JwtAuth {
-  const remote = createRemoteJWKSet(new URL(config.jwksUri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+  const remote = createRemoteJWKSet(new URL(config.jwksUri), {
+    timeoutDuration: 5000,
+    cooldownDuration: 30_000,
+    cacheMaxAge: 600_000,
+  });
   const key: KeyResolver = async (h) => {
     try {
       return await remote(h);
     } catch (err) {
-      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw invalidToken('unknown key id');
-      if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) throw invalidToken('signature algorithm not allowed');
-      throw new AppError('auth_failed_error_fetching_well_known_jwks', "error fetching the issuer's signing keys", { cause: err });
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys)
+        throw invalidToken('unknown key id');
+      if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported)
+        throw invalidToken('signature algorithm not allowed');
+      throw new AppError('auth_failed_error_fetching_well_known_jwks', "error fetching the issuer's signing keys", {
+        cause: err,
+      });
     }
   };
-  const rules: JwtRules = { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms, clockToleranceSeconds: config.clockToleranceSeconds, key };
+  const rules: JwtRules = {
+    issuer: config.issuer,
+    audience: config.audience,
+    algorithms: config.algorithms,
+    clockToleranceSeconds: config.clockToleranceSeconds,
+    key,
+  };
   const subjects = config.subjects ? new Set(config.subjects) : undefined;
   const principalOf = (payload: JWTPayload, kid: string | undefined): Principal => {
     const sub = payload.sub;
-    if (typeof sub !== 'string' || sub === '' || (subjects && !subjects.has(sub))) throw new AppError('auth_failed_invalid_subject', 'invalid subject');
+    if (typeof sub !== 'string' || sub === '' || (subjects && !subjects.has(sub)))
+      throw new AppError('auth_failed_invalid_subject', 'invalid subject');
     const store = (payload as Record<string, unknown>)[config.storeClaim];
-    const clientId = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : sub;
-    return { clientId, storeId: typeof store === 'string' && store ? store : undefined, scopes: scopesOf(payload), expiresAt: expiry(payload), kid };
+    const clientId =
+      typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : sub;
+    return {
+      clientId,
+      storeId: typeof store === 'string' && store ? store : undefined,
+      scopes: scopesOf(payload),
+      expiresAt: expiry(payload),
+      kid,
+    };
   };
   return new JwtAuth('oidc', rules, principalOf, () => false, failures);
 }

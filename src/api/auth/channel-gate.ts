@@ -19,7 +19,12 @@ interface UpgradeRes extends Peer {
   end(body?: string, closeConnection?: boolean): unknown;
 }
 
-const STATUS: Record<number, string> = { 401: '401 Unauthorized', 403: '403 Forbidden', 429: '429 Too Many Requests', 500: '500 Internal Server Error' };
+const STATUS: Record<number, string> = {
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+};
 
 function refuse(res: UpgradeRes, err: unknown): void {
   const e = toAppError(err);
@@ -83,10 +88,26 @@ export class ChannelLog {
    * One answered request (any operation but a grouped check); `startMs` from performance.now(),
    * `wireCode` the answer's error code ('' for success).
    */
-  request(operation: string, storeId: string | undefined, modelId: string | undefined, input: unknown, status: number, wireCode: string, startMs: number): void {
+  request(
+    operation: string,
+    storeId: string | undefined,
+    modelId: string | undefined,
+    input: unknown,
+    status: number,
+    wireCode: string,
+    startMs: number,
+  ): void {
     if (storeId === undefined) return; // like HTTP: store logs are per store
     this.logs.recordCall({
-      time: Date.now(), clientId: this.clientId, operation, storeId, modelId, input, status, errorCode: logCode(wireCode), latencyMs: performance.now() - startMs,
+      time: Date.now(),
+      clientId: this.clientId,
+      operation,
+      storeId,
+      modelId,
+      input,
+      status,
+      errorCode: logCode(wireCode),
+      latencyMs: performance.now() - startMs,
     });
   }
 
@@ -136,8 +157,16 @@ export class CheckGroupLog {
   done(modelId: string | undefined): void {
     const filter = this.single ? undefined : { checks: String(this.count), failed: String(this.#failed) };
     this.log.record({
-      time: Date.now(), clientId: this.log.clientId, operation: 'Check', storeId: this.storeId, modelId,
-      tupleKey: this.single, filter, status: this.#status, errorCode: this.#code, latencyMs: performance.now() - this.startMs,
+      time: Date.now(),
+      clientId: this.log.clientId,
+      operation: 'Check',
+      storeId: this.storeId,
+      modelId,
+      tupleKey: this.single,
+      filter,
+      status: this.#status,
+      errorCode: this.#code,
+      latencyMs: performance.now() - this.startMs,
     });
   }
 }

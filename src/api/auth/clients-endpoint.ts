@@ -41,19 +41,32 @@ const bad = (message: string): AppError => new AppError('validation_error', mess
 
 function parseCreate(body: Record<string, unknown>): CreateInput {
   const store = body.store_id;
-  if (typeof store !== 'string' || (store !== '*' && !STORE_ID.test(store))) throw bad("'store_id' must be a store id or '*'");
+  if (typeof store !== 'string' || (store !== '*' && !STORE_ID.test(store)))
+    throw bad("'store_id' must be a store id or '*'");
   const scopes = body.scopes;
-  if (!Array.isArray(scopes) || scopes.length === 0 || scopes.length > 64 || !scopes.every((s) => typeof s === 'string')) {
+  if (
+    !Array.isArray(scopes) ||
+    scopes.length === 0 ||
+    scopes.length > 64 ||
+    !scopes.every((s) => typeof s === 'string')
+  ) {
     throw bad("'scopes' must be a non-empty list of scopes");
   }
   const unknown = (scopes as string[]).filter((s) => !isScope(s));
   if (unknown.length > 0) throw bad(`unknown scopes: ${unknown.slice(0, 5).join(', ')}`);
   const name = body.name;
-  if (name !== undefined && (typeof name !== 'string' || name.length > MAX_NAME)) throw bad(`'name' must be a string of at most ${MAX_NAME} characters`);
+  if (name !== undefined && (typeof name !== 'string' || name.length > MAX_NAME))
+    throw bad(`'name' must be a string of at most ${MAX_NAME} characters`);
   const key = body.public_key;
   if (key !== undefined && (!isObj(key) || typeof key.kty !== 'string')) throw bad("'public_key' must be a public JWK");
-  if (isObj(key) && ('d' in key || 'k' in key)) throw bad("'public_key' must be a public JWK (it contains private material)");
-  return { storeId: store, scopes: scopes as string[], name: name as string | undefined, publicKey: key as Record<string, unknown> | undefined };
+  if (isObj(key) && ('d' in key || 'k' in key))
+    throw bad("'public_key' must be a public JWK (it contains private material)");
+  return {
+    storeId: store,
+    scopes: scopes as string[],
+    name: name as string | undefined,
+    publicKey: key as Record<string, unknown> | undefined,
+  };
 }
 
 function clientId(value: string | undefined): string {
@@ -66,12 +79,18 @@ const notFound = (id: string): AppError => new AppError('resource_not_found', `n
 export function clientEndpoints(clients: ClientStore): Endpoint[] {
   return [
     endpoint<Record<string, never>>({
-      name: 'ListClients', op: 'list-clients', method: 'get', path: '/clients',
+      name: 'ListClients',
+      op: 'list-clients',
+      method: 'get',
+      path: '/clients',
       parse: () => ({}),
       handle: async () => ok({ clients: clients.list().map(clientView) }),
     }),
     endpoint<CreateInput>({
-      name: 'CreateClient', op: 'create-client', method: 'post', path: '/clients',
+      name: 'CreateClient',
+      op: 'create-client',
+      method: 'post',
+      path: '/clients',
       parse: (req) => parseCreate(bodyObject(req)),
       async handle(input) {
         const { client, secret } = await clients.create(input);
@@ -79,7 +98,10 @@ export function clientEndpoints(clients: ClientStore): Endpoint[] {
       },
     }),
     endpoint<string>({
-      name: 'RotateClient', op: 'rotate-client', method: 'post', path: '/clients/:client_id/rotate',
+      name: 'RotateClient',
+      op: 'rotate-client',
+      method: 'post',
+      path: '/clients/:client_id/rotate',
       parse: (req) => clientId(req.params.client_id),
       async handle(id) {
         const r = await clients.rotate(id);
@@ -88,7 +110,10 @@ export function clientEndpoints(clients: ClientStore): Endpoint[] {
       },
     }),
     endpoint<string>({
-      name: 'RevokeClient', op: 'revoke-client', method: 'del', path: '/clients/:client_id',
+      name: 'RevokeClient',
+      op: 'revoke-client',
+      method: 'del',
+      path: '/clients/:client_id',
       parse: (req) => clientId(req.params.client_id),
       async handle(id) {
         const c = await clients.revoke(id);

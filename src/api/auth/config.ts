@@ -94,8 +94,19 @@ export class AuthConfigError extends Error {
 /** One client on one store at 10M req/s: above what one latch process serves, channel included. */
 const DEFAULT_BUCKET: Bucket = { perSecond: 10_000_000, burst: 10_000_000 };
 export const OP_CLASSES: readonly OpClass[] = [
-  'stores', 'model-read', 'model-write', 'assertions', 'read', 'write', 'read-changes',
-  'check', 'expand', 'list-objects', 'list-users', 'logs', 'indexes',
+  'stores',
+  'model-read',
+  'model-write',
+  'assertions',
+  'read',
+  'write',
+  'read-changes',
+  'check',
+  'expand',
+  'list-objects',
+  'list-users',
+  'logs',
+  'indexes',
 ];
 
 export function isLoopback(host: string): boolean {
@@ -123,30 +134,43 @@ function positive(v: number | undefined, fallback: number, what: string): number
 /** Checks `config` for a server bound to `host`; throws AuthConfigError when it cannot start. */
 export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAuthConfig {
   const mode = config.mode;
-  if (!['none', 'preshared', 'oidc', 'client-credentials'].includes(mode)) throw new AuthConfigError(`unknown auth mode '${String(mode)}'`);
+  if (!['none', 'preshared', 'oidc', 'client-credentials'].includes(mode))
+    throw new AuthConfigError(`unknown auth mode '${String(mode)}'`);
   let warning: string | undefined;
   if (mode === 'none' && !isLoopback(host)) {
     if (!config.allowNonLoopback) {
-      throw new AuthConfigError(`auth mode 'none' serves ${host} without authentication; bind a loopback address or force it explicitly`);
+      throw new AuthConfigError(
+        `auth mode 'none' serves ${host} without authentication; bind a loopback address or force it explicitly`,
+      );
     }
     warning = `AUTHENTICATION IS DISABLED on ${host}: anyone who can reach this address can read and change every store`;
   }
   const presharedKeys = (config.presharedKeys ?? []).map((k) => (typeof k === 'string' ? { key: k } : k));
-  if (mode === 'preshared' && presharedKeys.length === 0) throw new AuthConfigError(`auth mode 'preshared' needs at least one key`);
-  if (presharedKeys.some((k) => k.key.length < 16)) throw new AuthConfigError('pre-shared keys must be at least 16 characters');
+  if (mode === 'preshared' && presharedKeys.length === 0)
+    throw new AuthConfigError(`auth mode 'preshared' needs at least one key`);
+  if (presharedKeys.some((k) => k.key.length < 16))
+    throw new AuthConfigError('pre-shared keys must be at least 16 characters');
   const needsIssuer = mode === 'oidc' || mode === 'client-credentials';
   const issuer = needsIssuer ? url(config.issuer, 'an issuer', mode) : (config.issuer ?? '');
-  const rawAudience = needsIssuer ? url(config.audience, 'an audience (the base URL of this region)', mode) : (config.audience ?? '');
+  const rawAudience = needsIssuer
+    ? url(config.audience, 'an audience (the base URL of this region)', mode)
+    : (config.audience ?? '');
   const audience = rawAudience === '' ? '' : rawAudience.replace(/\/+$/, '') + '/';
-  const rateLimits = mode === 'none' && !config.rateLimits
-    ? undefined
-    : (Object.fromEntries(OP_CLASSES.map((c) => [c, config.rateLimits?.[c] ?? DEFAULT_BUCKET])) as Record<OpClass, Bucket>);
+  const rateLimits =
+    mode === 'none' && !config.rateLimits
+      ? undefined
+      : (Object.fromEntries(OP_CLASSES.map((c) => [c, config.rateLimits?.[c] ?? DEFAULT_BUCKET])) as Record<
+          OpClass,
+          Bucket
+        >);
   // Mode none is local development: no store log unless asked for (it costs a write per call).
   const retention = config.logRetentionDays ?? (mode === 'none' ? 0 : 7);
   if (!(retention >= 0)) throw new AuthConfigError(`logRetentionDays must be ≥ 0, got ${retention}`);
   const adminKey = config.adminKey || undefined;
-  if (adminKey !== undefined && mode !== 'client-credentials') throw new AuthConfigError(`an admin key manages the clients of auth mode 'client-credentials', not '${mode}'`);
-  if (adminKey !== undefined && adminKey.length < 16) throw new AuthConfigError('the admin key must be at least 16 characters');
+  if (adminKey !== undefined && mode !== 'client-credentials')
+    throw new AuthConfigError(`an admin key manages the clients of auth mode 'client-credentials', not '${mode}'`);
+  if (adminKey !== undefined && adminKey.length < 16)
+    throw new AuthConfigError('the admin key must be at least 16 characters');
   return {
     mode,
     presharedKeys,

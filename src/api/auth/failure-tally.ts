@@ -54,9 +54,16 @@ export class FailureTally {
     const records: LogRecord[] = [];
     for (const { first, last, count } of this.#entries.values()) {
       records.push({
-        time: first.time, clientId: '', operation: first.operation, storeId: first.storeId, modelId: '',
+        time: first.time,
+        clientId: '',
+        operation: first.operation,
+        storeId: first.storeId,
+        modelId: '',
         filter: { unauthenticated_calls: String(count), source: first.source, last_time: new Date(last).toISOString() },
-        status: first.status, errorCode: first.errorCode, latencyMs: 0, requestId: first.requestId,
+        status: first.status,
+        errorCode: first.errorCode,
+        latencyMs: 0,
+        requestId: first.requestId,
       });
     }
     const unitemized = this.#unitemized;

@@ -20,7 +20,12 @@ export type Admission =
   | { readonly pending: Promise<Principal>; readonly principal?: undefined; readonly error?: undefined };
 
 /** The principal of unauthenticated public routes (health probes). */
-export const PUBLIC: Principal = Object.freeze({ clientId: '', storeId: undefined, scopes: new Set<string>(), expiresAt: Infinity });
+export const PUBLIC: Principal = Object.freeze({
+  clientId: '',
+  storeId: undefined,
+  scopes: new Set<string>(),
+  expiresAt: Infinity,
+});
 
 /**
  * Never throws. `auth` undefined = no auth subsystem configured (embedded use): every call passes.
@@ -54,7 +59,12 @@ export function admit(
 }
 
 /** The admission of one route's requests: `admit` with the operation fixed. */
-export type RouteGate = (authorizationHeader: string | undefined, storeId: string | undefined, seen?: Seen, peer?: Peer) => Admission;
+export type RouteGate = (
+  authorizationHeader: string | undefined,
+  storeId: string | undefined,
+  seen?: Seen,
+  peer?: Peer,
+) => Admission;
 
 const ADMIT_PUBLIC: Admission = Object.freeze({ principal: PUBLIC });
 const ADMIT_ANONYMOUS: Admission = Object.freeze({ principal: ANONYMOUS });
@@ -74,7 +84,13 @@ export function routeGate(auth: AuthService | undefined, op: string): RouteGate 
   return (authorizationHeader, storeId, seen, peer) => admit(auth, op, authorizationHeader, storeId, seen, peer);
 }
 
-function decide(auth: AuthService, p: Principal, op: Operation, storeId: string | undefined, seen: Seen | undefined): Principal {
+function decide(
+  auth: AuthService,
+  p: Principal,
+  op: Operation,
+  storeId: string | undefined,
+  seen: Seen | undefined,
+): Principal {
   if (seen) seen.principal = p;
   authorize(p, op, storeId);
   auth.limiter.take(p, storeId, OPERATIONS[op].opClass);

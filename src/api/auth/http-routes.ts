@@ -25,7 +25,12 @@ interface Req {
  * Calls `onBody` once with the whole body, or with `undefined` when it exceeds `limit` (then after
  * the rest was read and dropped, within a bound): src/http/body.ts `readBody`.
  */
-export type BodyReader = (res: Res, announced: number, limit: number, onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void) => void;
+export type BodyReader = (
+  res: Res,
+  announced: number,
+  limit: number,
+  onBody: (bytes: ArrayBuffer | Uint8Array | undefined) => void,
+) => void;
 
 interface App {
   post(pattern: string, handler: (res: Res, req: Req) => void): unknown;
@@ -34,8 +39,13 @@ interface App {
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
 const STATUS: Record<number, string> = {
-  200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
 };
 
 function write(res: Res, state: { aborted: boolean }, r: RawReply, close = false): void {
@@ -47,7 +57,11 @@ function write(res: Res, state: { aborted: boolean }, r: RawReply, close = false
   });
 }
 
-const INTERNAL: RawReply = { status: 500, body: { error: 'server_error', error_description: 'internal error' }, headers: { 'Content-Type': 'application/json' } };
+const INTERNAL: RawReply = {
+  status: 500,
+  body: { error: 'server_error', error_description: 'internal error' },
+  headers: { 'Content-Type': 'application/json' },
+};
 
 export function mountAuthRoutes(app: App, auth: AuthService, readBody: BodyReader): void {
   app.get('/.well-known/jwks.json', (res) => write(res, { aborted: false }, auth.jwks()));
@@ -59,7 +73,16 @@ export function mountAuthRoutes(app: App, auth: AuthService, readBody: BodyReade
     const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
     readBody(res, Number(req.getHeader('content-length') || 0), TOKEN_BODY_LIMIT, (bytes) => {
       if (bytes === undefined) {
-        return write(res, state, { status: 400, body: { error: 'invalid_request', error_description: 'body too large' }, headers: { 'Content-Type': 'application/json' } }, true);
+        return write(
+          res,
+          state,
+          {
+            status: 400,
+            body: { error: 'invalid_request', error_description: 'body too large' },
+            headers: { 'Content-Type': 'application/json' },
+          },
+          true,
+        );
       }
       // Copied: the bytes may be uWS's memory, and the token work is asynchronous.
       const raw = Buffer.from(new Uint8Array(bytes));

@@ -2,7 +2,16 @@
 // `rotationSeconds` (never faster than the token lifetime, so the previous key still verifies
 // every live token). The JWKS publishes the current and the previous public key.
 
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import type { KeyRecords, SigningKeyRecord } from '../../storage/auth/keys.js';
 import { logger } from '../../log.js';
 
@@ -26,7 +35,12 @@ async function generate(): Promise<SigningKeyRecord> {
   const pair = await generateKeyPair(SIGNING_ALG, { extractable: true });
   const publicJwk = await exportJWK(pair.publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
-  return { kid, createdAt: Date.now(), privateJwk: await exportJWK(pair.privateKey), publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' } };
+  return {
+    kid,
+    createdAt: Date.now(),
+    privateJwk: await exportJWK(pair.privateKey),
+    publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' },
+  };
 }
 
 export class KeyRing {
@@ -76,20 +90,26 @@ export class KeyRing {
       this.#previous = prev ? await live(prev) : undefined;
     }
     const next = new Map<string, CryptoKey>();
-    for (const k of keys) next.set(k.kid, this.#verifiers.get(k.kid) ?? ((await importJWK(k.publicJwk as JWK, SIGNING_ALG)) as CryptoKey));
+    for (const k of keys)
+      next.set(k.kid, this.#verifiers.get(k.kid) ?? ((await importJWK(k.publicJwk as JWK, SIGNING_ALG)) as CryptoKey));
     for (const kid of this.#verifiers.keys()) if (!next.has(kid)) this.onRetire(kid);
     this.#verifiers = next;
   }
 
   #schedule(): void {
     const due = Math.max(1000, this.#cur().createdAt + this.rotationMs - Date.now());
-    this.#timer = setTimeout(() => {
-      // Another node may have rotated already: then its key is adopted instead.
-      this.reload().then(() => (Date.now() - this.#cur().createdAt >= this.rotationMs ? this.rotate() : undefined)).then(
-        () => this.#schedule(),
-        (err: unknown) => logger.log('error', 'signing key rotation failed', { cause: String(err) }),
-      );
-    }, Math.min(due, 2 ** 31 - 1));
+    this.#timer = setTimeout(
+      () => {
+        // Another node may have rotated already: then its key is adopted instead.
+        this.reload()
+          .then(() => (Date.now() - this.#cur().createdAt >= this.rotationMs ? this.rotate() : undefined))
+          .then(
+            () => this.#schedule(),
+            (err: unknown) => logger.log('error', 'signing key rotation failed', { cause: String(err) }),
+          );
+      },
+      Math.min(due, 2 ** 31 - 1),
+    );
     this.#timer.unref();
   }
 
@@ -99,7 +119,10 @@ export class KeyRing {
     const old = this.#current;
     const retired = [...extraRetired];
     if (old && this.#previous) retired.push(this.#previous.kid);
-    await this.records.promote(rec, retired.filter((k) => k !== old?.kid));
+    await this.records.promote(
+      rec,
+      retired.filter((k) => k !== old?.kid),
+    );
     this.#previous = old;
     this.#current = await live(rec);
     for (const kid of retired) this.onRetire(kid);

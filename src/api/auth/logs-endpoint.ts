@@ -19,7 +19,10 @@ function param(v: unknown): string | undefined {
 
 export function logsEndpoint(logs: StoreLogs): Endpoint {
   return endpoint<SearchInput>({
-    name: 'SearchStoreLogs', op: 'search-store-logs', method: 'get', path: '/stores/:store_id/logs',
+    name: 'SearchStoreLogs',
+    op: 'search-store-logs',
+    method: 'get',
+    path: '/stores/:store_id/logs',
     parse(req) {
       return {
         storeId: storeId(req.params.store_id, MESSAGE),

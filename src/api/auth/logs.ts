@@ -7,7 +7,13 @@
 
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { isPosition, type LogRecord, type LogRecords, type LogTupleKey, type StoredLog } from '../../storage/auth/logs.js';
+import {
+  isPosition,
+  type LogRecord,
+  type LogRecords,
+  type LogTupleKey,
+  type StoredLog,
+} from '../../storage/auth/logs.js';
 import { FailureTally, type FailedCall } from './failure-tally.js';
 import { parseLogQuery } from './log-query.js';
 import { logger } from '../../log.js';
@@ -74,7 +80,8 @@ export function summarize(input: unknown): Pick<LogRecord, 'tupleKey' | 'tupleKe
   for (const f of ['type', 'relation', 'user', 'object'] as const) {
     const v = src[f];
     if (typeof v === 'string') filter[f] = v.slice(0, 512);
-    else if (typeof v === 'object' && v !== null && f === 'object') filter[f] = `${text((v as Record<string, unknown>).type) ?? ''}:${text((v as Record<string, unknown>).id) ?? ''}`;
+    else if (typeof v === 'object' && v !== null && f === 'object')
+      filter[f] = `${text((v as Record<string, unknown>).type) ?? ''}:${text((v as Record<string, unknown>).id) ?? ''}`;
   }
   if (Array.isArray(o.checks)) filter.checks = String(o.checks.length);
   return Object.keys(filter).length > 0 ? { filter } : {};
@@ -159,8 +166,16 @@ export class StoreLogs {
     if (!this.enabled || (c.storeId !== undefined && !STORE_ID.test(c.storeId))) return;
     const summary = c.tupleKey || c.filter ? { tupleKey: c.tupleKey, filter: c.filter } : summarize(c.input);
     this.#buffer.push({
-      time: c.time, clientId: c.clientId, operation: c.operation, storeId: c.storeId ?? '', modelId: c.modelId ?? '',
-      ...summary, status: c.status, errorCode: c.errorCode, latencyMs: Math.round(c.latencyMs * 1000) / 1000, requestId: c.requestId,
+      time: c.time,
+      clientId: c.clientId,
+      operation: c.operation,
+      storeId: c.storeId ?? '',
+      modelId: c.modelId ?? '',
+      ...summary,
+      status: c.status,
+      errorCode: c.errorCode,
+      latencyMs: Math.round(c.latencyMs * 1000) / 1000,
+      requestId: c.requestId,
     });
     if (this.#buffer.length >= FLUSH_AT) void this.flush();
     else if (!this.#timer) {
@@ -177,9 +192,11 @@ export class StoreLogs {
     this.#buffer = [];
     const records = this.records;
     if (batch.length === 0 || !records) return this.#flushing;
-    this.#flushing = this.#flushing.then(() => records.append(batch)).catch((err: unknown) => {
-      logger.log('error', 'store log write failed', { records: batch.length, cause: String(err) });
-    });
+    this.#flushing = this.#flushing
+      .then(() => records.append(batch))
+      .catch((err: unknown) => {
+        logger.log('error', 'store log write failed', { records: batch.length, cause: String(err) });
+      });
     return this.#flushing;
   }
 
@@ -194,26 +211,45 @@ export class StoreLogs {
   }
 
   /** One page of a store's logs; the token is sticky when nothing newer exists (poll-friendly). */
-  async search(storeId: string, q: LogSearch): Promise<{ logs: Record<string, unknown>[]; continuation_token: string }> {
+  async search(
+    storeId: string,
+    q: LogSearch,
+  ): Promise<{ logs: Record<string, unknown>[]; continuation_token: string }> {
     const now = Date.now();
     const sort = q.sort || 'timestamp:1';
-    if (sort !== 'timestamp:1' && sort !== 'timestamp:-1') throw bad(`invalid sort '${sort}': use timestamp:1 or timestamp:-1`);
+    if (sort !== 'timestamp:1' && sort !== 'timestamp:-1')
+      throw bad(`invalid sort '${sort}': use timestamp:1 or timestamp:-1`);
     const pageSize = q.pageSize ?? MAX_PAGE;
     if (!(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= MAX_PAGE)) {
-      throw new AppError('page_size_invalid', `invalid SearchStoreLogsRequest.PageSize: value must be inside range [1, ${MAX_PAGE}]`);
+      throw new AppError(
+        'page_size_invalid',
+        `invalid SearchStoreLogsRequest.PageSize: value must be inside range [1, ${MAX_PAGE}]`,
+      );
     }
     const startMs = time(q.startTime, 'start_time', now - this.retentionDays * DAY_MS);
     const endMs = time(q.endTime, 'end_time', now) + 1;
     if (startMs >= endMs) throw bad('start_time must be before end_time');
     const predicate = parseLogQuery(q.query ?? '');
-    const fingerprint = createHash('sha256').update(`${sort}\u0000${q.query ?? ''}`).digest('base64url').slice(0, 8);
+    const fingerprint = createHash('sha256')
+      .update(`${sort}\u0000${q.query ?? ''}`)
+      .digest('base64url')
+      .slice(0, 8);
     const descending = sort === 'timestamp:-1';
     let after = q.continuationToken ? this.#decode(q.continuationToken, fingerprint) : undefined;
     await this.flush();
     const logs: Record<string, unknown>[] = [];
     let last: string | undefined;
-    for (let scanned = 0; logs.length < pageSize && scanned < MAX_SCAN; ) {
-      const chunk = this.records ? await this.records.scan({ storeId, startMs, endMs, after, descending, limit: Math.min(500, MAX_SCAN - scanned) }) : [];
+    for (let scanned = 0; logs.length < pageSize && scanned < MAX_SCAN;) {
+      const chunk = this.records
+        ? await this.records.scan({
+            storeId,
+            startMs,
+            endMs,
+            after,
+            descending,
+            limit: Math.min(500, MAX_SCAN - scanned),
+          })
+        : [];
       for (const s of chunk) {
         last = s.position;
         scanned++;

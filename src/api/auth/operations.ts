@@ -4,9 +4,25 @@
 // Example: a token with scope `check:tuples` bound to store S may call Check on S only.
 
 export const SCOPES = [
-  'check:tuples', 'create:stores', 'delete:stores', 'expand:tuples', 'list:objects', 'list:users', 'manage:clients', 'manage:indexes',
-  'read:assertions', 'read:authorization_models', 'read:changes', 'read:expansions', 'read:indexes',
-  'read:stores', 'read:tuples', 'search:logs', 'write:assertions', 'write:authorization_models', 'write:tuples',
+  'check:tuples',
+  'create:stores',
+  'delete:stores',
+  'expand:tuples',
+  'list:objects',
+  'list:users',
+  'manage:clients',
+  'manage:indexes',
+  'read:assertions',
+  'read:authorization_models',
+  'read:changes',
+  'read:expansions',
+  'read:indexes',
+  'read:stores',
+  'read:tuples',
+  'search:logs',
+  'write:assertions',
+  'write:authorization_models',
+  'write:tuples',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -16,8 +32,19 @@ export function isScope(s: string): s is Scope {
 }
 
 export type OpClass =
-  | 'stores' | 'model-read' | 'model-write' | 'assertions' | 'read' | 'write' | 'read-changes'
-  | 'check' | 'expand' | 'list-objects' | 'list-users' | 'logs' | 'indexes';
+  | 'stores'
+  | 'model-read'
+  | 'model-write'
+  | 'assertions'
+  | 'read'
+  | 'write'
+  | 'read-changes'
+  | 'check'
+  | 'expand'
+  | 'list-objects'
+  | 'list-users'
+  | 'logs'
+  | 'indexes';
 
 export interface OperationRule {
   /** Scope required; `null` = any authenticated caller (only the unimplemented UpdateStore). */
@@ -29,7 +56,12 @@ export interface OperationRule {
   readonly accountLevel?: boolean;
 }
 
-const rule = (scope: Scope | null, opClass: OpClass, storeScoped = true, accountLevel = false): OperationRule => ({ scope, storeScoped, opClass, ...(accountLevel ? { accountLevel } : {}) });
+const rule = (scope: Scope | null, opClass: OpClass, storeScoped = true, accountLevel = false): OperationRule => ({
+  scope,
+  storeScoped,
+  opClass,
+  ...(accountLevel ? { accountLevel } : {}),
+});
 
 export const OPERATIONS = {
   ListStores: rule('read:stores', 'stores', false),
@@ -85,6 +117,9 @@ export function isOperation(name: string): name is Operation {
 
 /** The msgpack channel's op names (`check`, `read-changes`, …) → operation. */
 export function operationOfChannelOp(op: string): Operation | undefined {
-  const name = op.split('-').map((w) => (w[0] ?? '').toUpperCase() + w.slice(1)).join('');
+  const name = op
+    .split('-')
+    .map((w) => (w[0] ?? '').toUpperCase() + w.slice(1))
+    .join('');
   return isOperation(name) ? name : undefined;
 }

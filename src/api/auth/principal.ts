@@ -21,7 +21,12 @@ export interface Principal {
   readonly kid?: string | undefined;
 }
 
-export const ANONYMOUS: Principal = Object.freeze({ clientId: 'anonymous', storeId: '*', scopes: 'all', expiresAt: Infinity });
+export const ANONYMOUS: Principal = Object.freeze({
+  clientId: 'anonymous',
+  storeId: '*',
+  scopes: 'all',
+  expiresAt: Infinity,
+});
 
 export function hasScope(p: Principal, scope: Scope): boolean {
   return p.scopes === 'all' || p.scopes.has(scope);
@@ -44,10 +49,16 @@ export function authorize(p: Principal, op: Operation, storeId: string | undefin
       throw new AppError('store_mismatch_in_bearer_token', 'the bearer token is bound to another store');
     }
   } else if (p.storeId !== '*') {
-    throw new AppError('insufficient_permissions', `${op} needs an account-level client; this token is bound to one store`);
+    throw new AppError(
+      'insufficient_permissions',
+      `${op} needs an account-level client; this token is bound to one store`,
+    );
   }
   if (rule.accountLevel && p.storeId !== '*') {
-    throw new AppError('insufficient_permissions', `${op} needs an account-level client; this token is bound to one store`);
+    throw new AppError(
+      'insufficient_permissions',
+      `${op} needs an account-level client; this token is bound to one store`,
+    );
   }
   if (rule.scope !== null && !hasScope(p, rule.scope)) {
     throw new AppError('insufficient_permissions', `${op} needs the scope '${rule.scope}'`);

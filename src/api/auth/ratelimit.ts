@@ -112,7 +112,11 @@ export class RateLimiter {
     s.last = now;
     if (s.tokens < cost) {
       const wait = Math.max(1, Math.ceil((cost - s.tokens) / b.perSecond));
-      throw new RateLimitError('rate_limit_exceeded', `rate limit exceeded for ${opClass} requests; retry in ${wait} s`, wait);
+      throw new RateLimitError(
+        'rate_limit_exceeded',
+        `rate limit exceeded for ${opClass} requests; retry in ${wait} s`,
+        wait,
+      );
     }
     s.tokens -= cost;
   }

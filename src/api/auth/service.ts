@@ -97,7 +97,13 @@ export async function openAuth(options: AuthOptions): Promise<AuthService> {
     const authKv = config.mode === 'client-credentials' ? opened[0] : undefined;
     const refresh = pg && clients && keys ? refreshing(clients, keys) : undefined;
     return {
-      config, authenticator, limiter: new RateLimiter(config.rateLimits), logs, clients, keys, issuer,
+      config,
+      authenticator,
+      limiter: new RateLimiter(config.rateLimits),
+      logs,
+      clients,
+      keys,
+      issuer,
       issueToken: (req) => issuer.issueToken(req),
       jwks: () => issuer.jwks(),
       async close() {

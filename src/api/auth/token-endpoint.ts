@@ -64,10 +64,12 @@ function parameters(req: TokenRequest): Map<string, string> {
   } catch {
     throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded or JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError(400, 'invalid_request', 'the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new OAuthError(400, 'invalid_request', 'the body must be a JSON object');
   for (const [k, v] of Object.entries(body)) {
     if (typeof v === 'string') out.set(k, v);
-    else if (v !== null && v !== undefined) throw new OAuthError(400, 'invalid_request', `parameter '${k}' must be a string`);
+    else if (v !== null && v !== undefined)
+      throw new OAuthError(400, 'invalid_request', `parameter '${k}' must be a string`);
   }
   return out;
 }
@@ -120,7 +122,8 @@ export class TokenIssuer {
       keys = [`addr:${from}`, ...(clientId ? [`client:${clientId}\u0000${from}`] : [])];
       this.failures.reserve(keys);
       reserved = true;
-      if (p.get('grant_type') !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', "grant_type must be 'client_credentials'");
+      if (p.get('grant_type') !== 'client_credentials')
+        throw new OAuthError(400, 'unsupported_grant_type', "grant_type must be 'client_credentials'");
       if (!clientId) throw new OAuthError(400, 'invalid_request', 'client_id is required');
       const client = await this.#authenticateClient(clientId, basic?.secret ?? p.get('client_secret'), p);
       return await this.#grant(client, p.get('audience'), p.get('scope'));
@@ -137,17 +140,23 @@ export class TokenIssuer {
     }
   }
 
-  async #authenticateClient(clientId: string, secret: string | undefined, p: Map<string, string>): Promise<ClientRecord> {
+  async #authenticateClient(
+    clientId: string,
+    secret: string | undefined,
+    p: Map<string, string>,
+  ): Promise<ClientRecord> {
     const client = await this.clients?.lookup(clientId);
     const assertion = p.get('client_assertion');
     if (assertion !== undefined) {
-      if (p.get('client_assertion_type') !== ASSERTION_TYPE) throw new OAuthError(400, 'invalid_request', `client_assertion_type must be '${ASSERTION_TYPE}'`);
+      if (p.get('client_assertion_type') !== ASSERTION_TYPE)
+        throw new OAuthError(400, 'invalid_request', `client_assertion_type must be '${ASSERTION_TYPE}'`);
       if (!client?.publicKey || client.revokedAt || !(await this.#assertionValid(client, assertion))) {
         throw new OAuthError(401, 'invalid_client', 'client authentication failed');
       }
       return client;
     }
-    if (secret === undefined || secret === '') throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+    if (secret === undefined || secret === '')
+      throw new OAuthError(401, 'invalid_client', 'client authentication failed');
     // Hash even for an unknown client so timing does not reveal which ids exist.
     const ok = await verifySecret(secret, client?.secretHash ?? (await decoyHash()));
     if (!client || !ok || client.revokedAt) throw new OAuthError(401, 'invalid_client', 'client authentication failed');
@@ -186,14 +195,23 @@ export class TokenIssuer {
     if (scope !== undefined && scope.trim() !== '') {
       const asked = new Set(scope.split(' '));
       scopes = scopes.filter((s) => asked.has(s));
-      if (scopes.length === 0) throw new OAuthError(400, 'invalid_scope', 'none of the requested scopes is granted to this client');
+      if (scopes.length === 0)
+        throw new OAuthError(400, 'invalid_scope', 'none of the requested scopes is granted to this client');
     }
     const ring = this.ring as KeyRing;
     const now = Math.floor(Date.now() / 1000);
     const ttl = Math.round(this.config.tokenTtlSeconds);
     const accessToken = await ring.sign({
-      iss: this.config.issuer, sub: client.id, aud: this.config.audience, iat: now, nbf: now, exp: now + ttl,
-      jti: randomUUID(), client_id: client.id, store_id: client.storeId, scope: scopes.join(' '),
+      iss: this.config.issuer,
+      sub: client.id,
+      aud: this.config.audience,
+      iat: now,
+      nbf: now,
+      exp: now + ttl,
+      jti: randomUUID(),
+      client_id: client.id,
+      store_id: client.storeId,
+      scope: scopes.join(' '),
     });
     this.issued++;
     return reply(200, { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') });

@@ -13,7 +13,8 @@ import { AppError } from '../../errors.js';
 import type { Principal } from './principal.js';
 
 export const missingToken = (): AppError => new AppError('bearer_token_missing', 'missing bearer token');
-export const invalidToken = (why: string): AppError => new AppError('auth_failed_invalid_bearer_token', `invalid bearer token: ${why}`);
+export const invalidToken = (why: string): AppError =>
+  new AppError('auth_failed_invalid_bearer_token', `invalid bearer token: ${why}`);
 const invalidClaims = (why: string): AppError => new AppError('invalid_claims', `invalid claims: ${why}`);
 
 /** Longest Authorization header considered; longer ones are refused before any parsing. */
@@ -61,7 +62,10 @@ function mapJoseError(err: unknown): AppError {
  * Verifies signature and standard claims; `exp` is required, `iat` may not lie in the future.
  * Returns the payload and header, or throws an AppError with the code above.
  */
-export async function verifyJwt(token: string, rules: JwtRules): Promise<{ payload: JWTPayload; header: JWTHeaderParameters }> {
+export async function verifyJwt(
+  token: string,
+  rules: JwtRules,
+): Promise<{ payload: JWTPayload; header: JWTHeaderParameters }> {
   try {
     const { payload, protectedHeader } = await jwtVerify(token, rules.key, {
       issuer: rules.issuer,
@@ -71,7 +75,8 @@ export async function verifyJwt(token: string, rules: JwtRules): Promise<{ paylo
       clockTolerance: rules.clockToleranceSeconds,
     });
     const now = Date.now() / 1000;
-    if (typeof payload.iat === 'number' && payload.iat > now + rules.clockToleranceSeconds) throw invalidClaims('issued in the future');
+    if (typeof payload.iat === 'number' && payload.iat > now + rules.clockToleranceSeconds)
+      throw invalidClaims('issued in the future');
     return { payload, header: protectedHeader };
   } catch (err) {
     throw mapJoseError(err);
@@ -116,7 +121,8 @@ export class TokenCache {
   /** Drops the tokens signed by `kid` (a retired key) or, without `kid`, every expired entry. */
   sweep(kid?: string): void {
     const now = Date.now();
-    for (const [k, p] of this.#entries) if (p.expiresAt <= now || (kid !== undefined && p.kid === kid)) this.#entries.delete(k);
+    for (const [k, p] of this.#entries)
+      if (p.expiresAt <= now || (kid !== undefined && p.kid === kid)) this.#entries.delete(k);
   }
 
   get size(): number {

@@ -11,8 +11,22 @@ import { bodyObject } from '../stores.js';
 import { storeId, type Obj } from '../validate.js';
 import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations.js';
 import {
-  MODEL_HEADER, checkKeyOf, checkPage, contextOf, mergedContext, modelFromHeader, requiredAction, requiredResource,
-  requiredResourceFilter, requiredSubject, requiredSubjectFilter, userOf, type Action, type Resource, type Subject, type TypeFilter,
+  MODEL_HEADER,
+  checkKeyOf,
+  checkPage,
+  contextOf,
+  mergedContext,
+  modelFromHeader,
+  requiredAction,
+  requiredResource,
+  requiredResourceFilter,
+  requiredSubject,
+  requiredSubjectFilter,
+  userOf,
+  type Action,
+  type Resource,
+  type Subject,
+  type TypeFilter,
 } from './shapes.js';
 
 const HEADERS = [MODEL_HEADER] as const;
@@ -33,25 +47,41 @@ const noAction: Part<undefined> = () => undefined;
 
 /** Parses a request's parts in the order errors are reported: store, subject, resource, action, page. */
 function accessInput<S, R, A>(
-  req: ApiRequest, request: string, subject: Part<S>, resource: Part<R>, action: Part<A>, paged: boolean,
+  req: ApiRequest,
+  request: string,
+  subject: Part<S>,
+  resource: Part<R>,
+  action: Part<A>,
+  paged: boolean,
 ): AccessInput<S, R, A> {
   const id = storeId(req.params.store_id, request);
   const body = bodyObject(req);
   const input = {
-    storeId: id, modelId: modelFromHeader(req),
-    subject: subject(body, request), resource: resource(body, request), action: action(body, request), context: contextOf(body),
+    storeId: id,
+    modelId: modelFromHeader(req),
+    subject: subject(body, request),
+    resource: resource(body, request),
+    action: action(body, request),
+    context: contextOf(body),
   };
   if (paged) checkPage(body);
   return input;
 }
 
 const evaluation = endpoint<AccessInput<Subject, Resource, Action>>({
-  ...base, name: 'Evaluation', op: 'evaluation', path: '/stores/:store_id/access/v1/evaluation',
+  ...base,
+  name: 'Evaluation',
+  op: 'evaluation',
+  path: '/stores/:store_id/access/v1/evaluation',
   parse: (req) => accessInput(req, 'EvaluationRequest', requiredSubject, requiredResource, requiredAction, false),
   async handle(input, ctx) {
     const r = await ctx.latch.check({
-      storeId: input.storeId, modelId: input.modelId, tupleKey: checkKeyOf(input.subject, input.resource, input.action), contextualTuples: [],
-      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
+      storeId: input.storeId,
+      modelId: input.modelId,
+      tupleKey: checkKeyOf(input.subject, input.resource, input.action),
+      contextualTuples: [],
+      context: mergedContext(input.context, input.subject, input.resource, input.action),
+      consistency: 'UNSPECIFIED',
     });
     ctx.modelId = r.modelId;
     return ok({ decision: r.allowed });
@@ -59,8 +89,12 @@ const evaluation = endpoint<AccessInput<Subject, Resource, Action>>({
 });
 
 const evaluations = endpoint<EvaluationsInput>({
-  ...base, name: 'Evaluations', op: 'evaluations', path: '/stores/:store_id/access/v1/evaluations',
-  parse: (req) => parseEvaluations(storeId(req.params.store_id, 'EvaluationsRequest'), modelFromHeader(req), bodyObject(req)),
+  ...base,
+  name: 'Evaluations',
+  op: 'evaluations',
+  path: '/stores/:store_id/access/v1/evaluations',
+  parse: (req) =>
+    parseEvaluations(storeId(req.params.store_id, 'EvaluationsRequest'), modelFromHeader(req), bodyObject(req)),
   async handle(input, ctx) {
     return ok({ evaluations: await evaluate(input, ctx) });
   },
@@ -77,13 +111,22 @@ function subjectsOf(users: readonly ListedUser[]): { type: string; id: string }[
 }
 
 const subjectSearch = endpoint<AccessInput<TypeFilter, Resource, Action>>({
-  ...base, name: 'SubjectSearch', op: 'subject-search', path: '/stores/:store_id/access/v1/search/subject',
-  parse: (req) => accessInput(req, 'SubjectSearchRequest', requiredSubjectFilter, requiredResource, requiredAction, true),
+  ...base,
+  name: 'SubjectSearch',
+  op: 'subject-search',
+  path: '/stores/:store_id/access/v1/search/subject',
+  parse: (req) =>
+    accessInput(req, 'SubjectSearchRequest', requiredSubjectFilter, requiredResource, requiredAction, true),
   async handle(input, ctx) {
     const r = await ctx.latch.listUsers({
-      storeId: input.storeId, modelId: input.modelId, object: { type: input.resource.type, id: input.resource.id }, relation: input.action.name,
-      userFilters: [{ type: input.subject.type }], contextualTuples: [],
-      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
+      storeId: input.storeId,
+      modelId: input.modelId,
+      object: { type: input.resource.type, id: input.resource.id },
+      relation: input.action.name,
+      userFilters: [{ type: input.subject.type }],
+      contextualTuples: [],
+      context: mergedContext(input.context, input.subject, input.resource, input.action),
+      consistency: 'UNSPECIFIED',
     });
     ctx.modelId = r.modelId;
     return ok({ results: subjectsOf(r.users) });
@@ -91,17 +134,30 @@ const subjectSearch = endpoint<AccessInput<TypeFilter, Resource, Action>>({
 });
 
 const resourceSearch = endpoint<AccessInput<Subject, TypeFilter, Action>>({
-  ...base, name: 'ResourceSearch', op: 'resource-search', path: '/stores/:store_id/access/v1/search/resource',
-  parse: (req) => accessInput(req, 'ResourceSearchRequest', requiredSubject, requiredResourceFilter, requiredAction, true),
+  ...base,
+  name: 'ResourceSearch',
+  op: 'resource-search',
+  path: '/stores/:store_id/access/v1/search/resource',
+  parse: (req) =>
+    accessInput(req, 'ResourceSearchRequest', requiredSubject, requiredResourceFilter, requiredAction, true),
   async handle(input, ctx) {
     // StreamedListObjects, collected: every object found before the deadline (no 1000 cap).
     const user = userOf(input.subject);
     ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
     const objects: string[] = [];
-    const stream = ctx.latch.streamedListObjects({
-      storeId: input.storeId, modelId: ctx.modelId, type: input.resource.type, relation: input.action.name, user, contextualTuples: [],
-      context: mergedContext(input.context, input.subject, input.resource, input.action), consistency: 'UNSPECIFIED',
-    }, ctx.signal);
+    const stream = ctx.latch.streamedListObjects(
+      {
+        storeId: input.storeId,
+        modelId: ctx.modelId,
+        type: input.resource.type,
+        relation: input.action.name,
+        user,
+        contextualTuples: [],
+        context: mergedContext(input.context, input.subject, input.resource, input.action),
+        consistency: 'UNSPECIFIED',
+      },
+      ctx.signal,
+    );
     for await (const o of stream) objects.push(o);
     objects.sort();
     const type = input.resource.type;
@@ -113,18 +169,26 @@ const resourceSearch = endpoint<AccessInput<Subject, TypeFilter, Action>>({
 async function modelOf(ctx: CallContext, store: string, modelId: string | undefined): Promise<AuthorizationModel> {
   if (modelId) return ctx.latch.readModel(store, modelId);
   const latest = (await ctx.latch.listModels(store, { pageSize: 1 })).items[0];
-  if (!latest) throw new AppError('latest_authorization_model_not_found', `No authorization models found for store '${store}'`);
+  if (!latest)
+    throw new AppError('latest_authorization_model_not_found', `No authorization models found for store '${store}'`);
   return latest;
 }
 
 const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
-  ...base, name: 'ActionSearch', op: 'action-search', path: '/stores/:store_id/access/v1/search/action',
+  ...base,
+  name: 'ActionSearch',
+  op: 'action-search',
+  path: '/stores/:store_id/access/v1/search/action',
   parse: (req) => accessInput(req, 'ActionSearchRequest', requiredSubject, requiredResource, noAction, true),
   async handle(input, ctx) {
     const model = await modelOf(ctx, input.storeId, input.modelId);
     ctx.modelId = model.id;
     const type = model.type_definitions.find((t) => t.type === input.resource.type);
-    if (!type) throw new AppError('validation_error', `failed to get relations for type ${input.resource.type}: type '${input.resource.type}' not found`);
+    if (!type)
+      throw new AppError(
+        'validation_error',
+        `failed to get relations for type ${input.resource.type}: type '${input.resource.type}' not found`,
+      );
     const names = Object.keys(type.relations ?? {}).sort();
     const context = mergedContext(input.context, input.subject, input.resource, input.action);
     const permitted: { name: string }[] = [];
@@ -132,13 +196,22 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
     const size = ctx.latch.config.maxBatchCheckItems;
     for (let i = 0; i < names.length; i += size) {
       const checks: BatchCheckItem[] = names.slice(i, i + size).map((name, j) => ({
-        correlationId: String(j), tupleKey: checkKeyOf(input.subject, input.resource, { name }), contextualTuples: [], context,
+        correlationId: String(j),
+        tupleKey: checkKeyOf(input.subject, input.resource, { name }),
+        contextualTuples: [],
+        context,
       }));
-      const r = await ctx.latch.batchCheck({ storeId: input.storeId, modelId: model.id, checks, consistency: 'UNSPECIFIED' });
+      const r = await ctx.latch.batchCheck({
+        storeId: input.storeId,
+        modelId: model.id,
+        checks,
+        consistency: 'UNSPECIFIED',
+      });
       // A relation whose check fails is left out, as OpenFGA leaves it out.
       for (const c of checks) {
         const outcome = r.results.get(c.correlationId);
-        if (outcome !== undefined && 'allowed' in outcome && outcome.allowed) permitted.push({ name: c.tupleKey.relation });
+        if (outcome !== undefined && 'allowed' in outcome && outcome.allowed)
+          permitted.push({ name: c.tupleKey.relation });
       }
     }
     return ok({ results: permitted });
@@ -147,12 +220,18 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
 
 /** `GET /.well-known/authzen-configuration/{store_id}`: the store's PDP metadata (spec §9). */
 const getConfiguration = endpoint<{ storeId: string; host: string | undefined }>({
-  name: 'GetConfiguration', op: 'get-configuration', method: 'get', path: '/.well-known/authzen-configuration/:store_id', headers: ['host'], echoRequestId: true,
+  name: 'GetConfiguration',
+  op: 'get-configuration',
+  method: 'get',
+  path: '/.well-known/authzen-configuration/:store_id',
+  headers: ['host'],
+  echoRequestId: true,
   parse: (req) => ({ storeId: storeId(req.params.store_id, 'GetConfigurationRequest'), host: req.headers?.['host'] }),
   async handle(input, ctx) {
     await ctx.latch.getStore(input.storeId);
     const origin = ctx.authzenBaseUrl ?? (input.host ? `http://${input.host}` : undefined);
-    if (origin === undefined) throw new AppError('failed_precondition', 'AuthZEN base URL is not configured: set --authzen-base-url');
+    if (origin === undefined)
+      throw new AppError('failed_precondition', 'AuthZEN base URL is not configured: set --authzen-base-url');
     const pdp = `${origin}/stores/${input.storeId}`;
     // `capabilities` would be empty, and the spec omits parameters with zero values.
     return ok({
@@ -166,4 +245,11 @@ const getConfiguration = endpoint<{ storeId: string; host: string | undefined }>
   },
 });
 
-export const AUTHZEN_ENDPOINTS: readonly Endpoint[] = [evaluation, evaluations, subjectSearch, resourceSearch, actionSearch, getConfiguration];
+export const AUTHZEN_ENDPOINTS: readonly Endpoint[] = [
+  evaluation,
+  evaluations,
+  subjectSearch,
+  resourceSearch,
+  actionSearch,
+  getConfiguration,
+];

@@ -8,7 +8,16 @@ import type { BatchCheckItem, CheckInput } from '../../engine/types.js';
 import { AppError } from '../../errors.js';
 import type { CallContext } from '../endpoint.js';
 import {
-  actionOf, checkKeyOf, contextOf, mergedContext, optional, resourceOf, subjectOf, type Action, type Resource, type Subject,
+  actionOf,
+  checkKeyOf,
+  contextOf,
+  mergedContext,
+  optional,
+  resourceOf,
+  subjectOf,
+  type Action,
+  type Resource,
+  type Subject,
 } from './shapes.js';
 import { isObj, list, typeError, type Obj } from '../validate.js';
 
@@ -83,8 +92,12 @@ export function missing(item: Item): string | undefined {
 function checkOf(input: EvaluationsInput, item: Item): CheckInput {
   const { subject, resource, action } = item as Required<Item>;
   return {
-    storeId: input.storeId, modelId: input.modelId, tupleKey: checkKeyOf(subject, resource, action), contextualTuples: [],
-    context: mergedContext(item.context, subject, resource, action), consistency: 'UNSPECIFIED',
+    storeId: input.storeId,
+    modelId: input.modelId,
+    tupleKey: checkKeyOf(subject, resource, action),
+    contextualTuples: [],
+    context: mergedContext(item.context, subject, resource, action),
+    consistency: 'UNSPECIFIED',
   };
 }
 
@@ -101,7 +114,10 @@ function embedded(err: unknown): Decision {
 async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<Decision[]> {
   const max = ctx.latch.config.maxBatchCheckItems;
   if (input.items.length > max) {
-    throw new AppError('validation_error', `batchCheck received ${input.items.length} checks, the maximum allowed is ${max}`);
+    throw new AppError(
+      'validation_error',
+      `batchCheck received ${input.items.length} checks, the maximum allowed is ${max}`,
+    );
   }
   const checks: BatchCheckItem[] = input.items.map((item, i) => {
     const gap = missing(item);
@@ -109,7 +125,12 @@ async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<De
     const c = checkOf(input, item);
     return { correlationId: String(i), tupleKey: c.tupleKey, contextualTuples: [], context: c.context };
   });
-  const r = await ctx.latch.batchCheck({ storeId: input.storeId, modelId: input.modelId, checks, consistency: 'UNSPECIFIED' });
+  const r = await ctx.latch.batchCheck({
+    storeId: input.storeId,
+    modelId: input.modelId,
+    checks,
+    consistency: 'UNSPECIFIED',
+  });
   ctx.modelId = r.modelId;
   return checks.map((c) => {
     const outcome = r.results.get(c.correlationId);
@@ -151,7 +172,11 @@ export async function evaluate(input: EvaluationsInput, ctx: CallContext): Promi
   if (input.items.length === 0) {
     // No items: exactly one evaluation of the top-level fields; its errors are the request's.
     const gap = missing(input.defaults);
-    if (gap) throw new AppError('validation_error', `invalid EvaluationsRequest.${gap[0]?.toUpperCase()}${gap.slice(1)}: value is required`);
+    if (gap)
+      throw new AppError(
+        'validation_error',
+        `invalid EvaluationsRequest.${gap[0]?.toUpperCase()}${gap.slice(1)}: value is required`,
+      );
     const r = await ctx.latch.check(checkOf(input, input.defaults));
     ctx.modelId = r.modelId;
     return [{ decision: r.allowed }];

@@ -51,9 +51,14 @@ const SUBJECT_ID = rule(':#', 500);
 const RESOURCE_ID = rule(':#', 256);
 
 function field(message: string, name: string, value: unknown, r: Rule): string {
-  if (value === undefined || value === null || value === '') throw new AppError('validation_error', `invalid ${message}.${name}: value is required`);
+  if (value === undefined || value === null || value === '')
+    throw new AppError('validation_error', `invalid ${message}.${name}: value is required`);
   if (typeof value !== 'string') throw typeError(name.toLowerCase(), 'string', value);
-  if (!r.re.test(value)) throw new AppError('validation_error', `invalid ${message}.${name}: value does not match regex pattern "${r.text}"`);
+  if (!r.re.test(value))
+    throw new AppError(
+      'validation_error',
+      `invalid ${message}.${name}: value does not match regex pattern "${r.text}"`,
+    );
   return value;
 }
 
@@ -64,7 +69,8 @@ function properties(v: Obj): JsonObject | undefined {
 /** A message field that must be present. */
 function required(body: Obj, key: string, message: string, name: string): Obj {
   const v = body[key];
-  if (v === undefined || v === null) throw new AppError('validation_error', `invalid ${message}.${name}: value is required`);
+  if (v === undefined || v === null)
+    throw new AppError('validation_error', `invalid ${message}.${name}: value is required`);
   if (!isObj(v)) throw typeError(key, 'message', v);
   return v;
 }
@@ -78,11 +84,19 @@ export function optional(body: Obj, key: string): Obj | undefined {
 }
 
 export function subjectOf(v: Obj): Subject {
-  return { type: field('Subject', 'Type', v['type'], NAME), id: field('Subject', 'Id', v['id'], SUBJECT_ID), properties: properties(v) };
+  return {
+    type: field('Subject', 'Type', v['type'], NAME),
+    id: field('Subject', 'Id', v['id'], SUBJECT_ID),
+    properties: properties(v),
+  };
 }
 
 export function resourceOf(v: Obj): Resource {
-  return { type: field('Resource', 'Type', v['type'], NAME), id: field('Resource', 'Id', v['id'], RESOURCE_ID), properties: properties(v) };
+  return {
+    type: field('Resource', 'Type', v['type'], NAME),
+    id: field('Resource', 'Id', v['id'], RESOURCE_ID),
+    properties: properties(v),
+  };
 }
 
 export function actionOf(v: Obj): Action {
@@ -100,8 +114,10 @@ export function resourceFilterOf(v: Obj): TypeFilter {
 export const requiredSubject = (b: Obj, m: string): Subject => subjectOf(required(b, 'subject', m, 'Subject'));
 export const requiredResource = (b: Obj, m: string): Resource => resourceOf(required(b, 'resource', m, 'Resource'));
 export const requiredAction = (b: Obj, m: string): Action => actionOf(required(b, 'action', m, 'Action'));
-export const requiredSubjectFilter = (b: Obj, m: string): TypeFilter => subjectFilterOf(required(b, 'subject', m, 'Subject'));
-export const requiredResourceFilter = (b: Obj, m: string): TypeFilter => resourceFilterOf(required(b, 'resource', m, 'Resource'));
+export const requiredSubjectFilter = (b: Obj, m: string): TypeFilter =>
+  subjectFilterOf(required(b, 'subject', m, 'Subject'));
+export const requiredResourceFilter = (b: Obj, m: string): TypeFilter =>
+  resourceFilterOf(required(b, 'resource', m, 'Resource'));
 
 /** `context`: any JSON object, or absent. */
 export function contextOf(body: Obj): JsonObject | undefined {
@@ -115,7 +131,8 @@ export function checkPage(body: Obj): void {
   const token = page['token'] ?? page['next_token'];
   if (token !== undefined && token !== null && typeof token !== 'string') throw typeError('token', 'string', token);
   const limit = page['limit'];
-  if (limit !== undefined && limit !== null && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 0)) throw typeError('limit', 'uint32', limit);
+  if (limit !== undefined && limit !== null && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 0))
+    throw typeError('limit', 'uint32', limit);
 }
 
 /**
@@ -131,7 +148,11 @@ export function mergedContext(
 ): JsonObject | undefined {
   if (!subject.properties && !resource.properties && !action?.properties) return context;
   const out: Record<string, unknown> = {};
-  for (const [prefix, props] of [['subject_', subject.properties], ['resource_', resource.properties], ['action_', action?.properties]] as const) {
+  for (const [prefix, props] of [
+    ['subject_', subject.properties],
+    ['resource_', resource.properties],
+    ['action_', action?.properties],
+  ] as const) {
     if (props) for (const [k, v] of Object.entries(props)) out[prefix + k] = v;
   }
   if (context) Object.assign(out, context);
@@ -141,7 +162,11 @@ export function mergedContext(
 /** The subject as an OpenFGA user (`user:anne`), bounded as Check bounds its user. */
 export function userOf(subject: Subject): string {
   const user = `${subject.type}:${subject.id}`;
-  if (!P.checkUser.test(user)) throw new AppError('validation_error', `invalid CheckRequestTupleKey.User: value does not match regex pattern "${P.checkUser.text}"`);
+  if (!P.checkUser.test(user))
+    throw new AppError(
+      'validation_error',
+      `invalid CheckRequestTupleKey.User: value does not match regex pattern "${P.checkUser.text}"`,
+    );
   return user;
 }
 
@@ -149,7 +174,11 @@ export function userOf(subject: Subject): string {
 export function checkKeyOf(subject: Subject, resource: Resource, action: Action): CheckTupleKey {
   const user = userOf(subject);
   const object = `${resource.type}:${resource.id}`;
-  if (!P.object.test(object)) throw new AppError('validation_error', `invalid CheckRequestTupleKey.Object: value does not match regex pattern "${P.object.text}"`);
+  if (!P.object.test(object))
+    throw new AppError(
+      'validation_error',
+      `invalid CheckRequestTupleKey.Object: value does not match regex pattern "${P.object.text}"`,
+    );
   return { user, relation: action.name, object };
 }
 

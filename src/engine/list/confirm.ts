@@ -31,7 +31,9 @@ export class RequestNodeIds implements NodeIds {
     return this.snapshot.nodeId(s) ?? this.temp.get(s) ?? UNSEEN_NODE;
   }
   str(id: number): string {
-    return id < this.snapshot.nodeCount ? this.snapshot.nodeOf(id) : (this.tempList[id - this.snapshot.nodeCount] ?? '');
+    return id < this.snapshot.nodeCount
+      ? this.snapshot.nodeOf(id)
+      : (this.tempList[id - this.snapshot.nodeCount] ?? '');
   }
 }
 
@@ -47,7 +49,11 @@ export function requestNodes(user: string, contextual: readonly TupleKey[]): str
  * Confirms candidates with the reference checker over the snapshot plus the contextual tuples (one
  * ReferenceChecker per request: its memo is shared by every candidate).
  */
-export function referenceConfirmer(inp: Omit<IndexedListInput, 'ids' | 'confirmer'>, user: string, ids: NodeIds): Confirmer {
+export function referenceConfirmer(
+  inp: Omit<IndexedListInput, 'ids' | 'confirmer'>,
+  user: string,
+  ids: NodeIds,
+): Confirmer {
   const state = new RequestState({
     model: inp.model,
     view: overlayView(inp.snapshot.at(inp.now ?? Date.now()), inp.contextual),

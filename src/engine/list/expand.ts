@@ -28,7 +28,12 @@ function node(model: CompiledModel, view: TupleView, object: string, relation: s
       const parents = validUsers(model, view, object, rw.tupleset);
       return {
         name,
-        leaf: { tupleToUserset: { tupleset: `${object}#${rw.tupleset}`, computed: parents.map((p) => ({ userset: `${p}#${rw.computed}` })) } },
+        leaf: {
+          tupleToUserset: {
+            tupleset: `${object}#${rw.tupleset}`,
+            computed: parents.map((p) => ({ userset: `${p}#${rw.computed}` })),
+          },
+        },
       };
     }
     case 'union':
@@ -38,7 +43,10 @@ function node(model: CompiledModel, view: TupleView, object: string, relation: s
     case 'difference':
       return {
         name,
-        difference: { base: node(model, view, object, relation, rw.base), subtract: node(model, view, object, relation, rw.subtract) },
+        difference: {
+          base: node(model, view, object, relation, rw.base),
+          subtract: node(model, view, object, relation, rw.subtract),
+        },
       };
   }
 }

@@ -115,13 +115,25 @@ function idGraph(model: CompiledModel, snapshot: IndexSnapshot): IdGraph {
       const ref = { type: name(type), rel: name(relation) };
       for (const leaf of positiveLeaves(rel.rewrite)) {
         if (leaf.kind === 'this') {
-          const forms = new Set(rel.directTypes.map((d) => kk(name(d.type), d.wildcard ? FORM_WILDCARD : d.relation !== undefined ? FORM_USERSET + name(d.relation) : FORM_OBJECT)));
+          const forms = new Set(
+            rel.directTypes.map((d) =>
+              kk(
+                name(d.type),
+                d.wildcard ? FORM_WILDCARD : d.relation !== undefined ? FORM_USERSET + name(d.relation) : FORM_OBJECT,
+              ),
+            ),
+          );
           for (const f of forms) add(direct, f, ref);
         } else if (leaf.kind === 'computed') {
           add(computed, rk(ref.type, name(leaf.relation)), ref);
         } else if (leaf.kind === 'ttu') {
-          const parents = new Set((def.relations.get(leaf.tupleset)?.directTypes ?? []).filter((d) => !d.wildcard && !d.relation).map((d) => d.type));
-          for (const p of parents) add(ttu, rk(name(p), name(leaf.computed)), { ...ref, tupleset: name(leaf.tupleset) });
+          const parents = new Set(
+            (def.relations.get(leaf.tupleset)?.directTypes ?? [])
+              .filter((d) => !d.wildcard && !d.relation)
+              .map((d) => d.type),
+          );
+          for (const p of parents)
+            add(ttu, rk(name(p), name(leaf.computed)), { ...ref, tupleset: name(leaf.tupleset) });
         }
       }
     }
@@ -253,7 +265,8 @@ class Walk {
       const rel = names.get(parsed.relation);
       if (node !== UNSEEN_NODE && rel !== undefined && this.visit(node, rel, 0)) yield this.inp.ids.str(node);
     } else {
-      if (parsed.kind === 'object') yield* this.follow(this.graph.direct.get(kk(type, FORM_OBJECT)), this.inp.ids.id(this.q.user), 0, 0);
+      if (parsed.kind === 'object')
+        yield* this.follow(this.graph.direct.get(kk(type, FORM_OBJECT)), this.inp.ids.id(this.q.user), 0, 0);
       yield* this.follow(this.graph.direct.get(kk(type, FORM_WILDCARD)), this.inp.ids.id(`${parsed.type}:*`), 0, 0);
     }
     for (let i = 0; i < this.qObj.length && !this.stopped; i++) {
@@ -293,7 +306,14 @@ class Walk {
    * Tuples `<objType>:*#rel@subj[#sr]` (contextual, base minus deletes, overlay adds): each usable
    * one visits (object, `into`) at `depth`; yields the confirmed objects.
    */
-  private *scan(objType: number, rel: number, subj: number, sr: number, into: number, depth: number): Generator<string, void> {
+  private *scan(
+    objType: number,
+    rel: number,
+    subj: number,
+    sr: number,
+    into: number,
+    depth: number,
+  ): Generator<string, void> {
     const ids = this.inp.ids;
     for (const c of this.ctxBySubject.get(subj) ?? NO_CTX) {
       if (this.stopped) return;
@@ -422,7 +442,11 @@ class Walk {
  * stored copy in Check's exact lookup (§5.8), which the walk does not model.
  */
 function unionOnly(model: CompiledModel, relevant: ReadonlySet<string>): boolean {
-  const plain = (rw: Rewrite): boolean => rw.kind === 'this' || rw.kind === 'computed' || rw.kind === 'ttu' || (rw.kind === 'union' && rw.children.every(plain));
+  const plain = (rw: Rewrite): boolean =>
+    rw.kind === 'this' ||
+    rw.kind === 'computed' ||
+    rw.kind === 'ttu' ||
+    (rw.kind === 'union' && rw.children.every(plain));
   for (const key of relevant) {
     const hash = key.indexOf('#');
     const rel = model.types.get(key.slice(0, hash))?.relations.get(key.slice(hash + 1));

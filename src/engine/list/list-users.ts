@@ -130,7 +130,8 @@ class Expansion {
       // Valid tuples carry well-formed users: `T:id`, `T:*` or `T:id#R` (split on the last `#`).
       const hash = t.user.lastIndexOf('#');
       if (hash !== -1) merge(out, this.node(t.user.slice(0, hash), t.user.slice(hash + 1), depth + 1), true, true);
-      else if (this.filter.relation === undefined && t.user.slice(0, t.user.indexOf(':')) === this.filter.type) out.users.add(t.user);
+      else if (this.filter.relation === undefined && t.user.slice(0, t.user.indexOf(':')) === this.filter.type)
+        out.users.add(t.user);
     }
   }
 

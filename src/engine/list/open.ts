@@ -20,8 +20,21 @@ export interface ObjectWalkInput extends ListWalkBase {
 /** The lazy, deduplicated walk of confirmed objects (see listObjectsOnIndex for its contract). */
 export function openObjectWalk(inp: ObjectWalkInput, q: ListQuery): Generator<string, void> {
   if (inp.confirm !== 'reference') {
-    const item = { object: requestNodes(q.user, [])[0] ?? q.user, relation: q.relation, user: q.user, contextualTuples: inp.contextual, context: inp.context };
-    const session = new WalkerSession(inp.snapshot, inp.model, item, inp.resolveDepth, inp.deadline, inp.now ?? Date.now());
+    const item = {
+      object: requestNodes(q.user, [])[0] ?? q.user,
+      relation: q.relation,
+      user: q.user,
+      contextualTuples: inp.contextual,
+      context: inp.context,
+    };
+    const session = new WalkerSession(
+      inp.snapshot,
+      inp.model,
+      item,
+      inp.resolveDepth,
+      inp.deadline,
+      inp.now ?? Date.now(),
+    );
     return listObjectsOnIndex({ ...inp, ids: session.ids, confirmer: session }, q);
   }
   const ids = new RequestNodeIds(inp.snapshot, requestNodes(q.user, inp.contextual));
@@ -38,7 +51,12 @@ const SLICE_MS = 5;
  * (`return()`), the signal aborts, or the deadline passes while the consumer is stalled (a timer:
  * after its deadline the stream never reads the snapshot again).
  */
-export async function* streamWalk(walk: Generator<string, void>, snapshot: IndexSnapshot, deadline: number, signal?: AbortSignal): AsyncGenerator<string, void> {
+export async function* streamWalk(
+  walk: Generator<string, void>,
+  snapshot: IndexSnapshot,
+  deadline: number,
+  signal?: AbortSignal,
+): AsyncGenerator<string, void> {
   snapshot.pin();
   let pinned = true;
   const unpin = (): void => {

@@ -75,7 +75,10 @@ export function indexGraph(model: CompiledModel, relations: readonly IndexedRela
   for (const r of relations) {
     const node = `${r.object_type}#${r.relation}`;
     if (!model.types.get(r.object_type)?.relations.has(r.relation)) {
-      throw new AppError('validation_error', `relation '${r.relation}' not found on type '${r.object_type}' in model ${model.id}`);
+      throw new AppError(
+        'validation_error',
+        `relation '${r.relation}' not found on type '${r.object_type}' in model ${model.id}`,
+      );
     }
     if (!reach.has(node)) stack.push(node);
     reach.add(node);
@@ -93,7 +96,10 @@ export function indexGraph(model: CompiledModel, relations: readonly IndexedRela
     if (!rel) continue;
     for (const d of rel.directTypes) {
       if (d.condition !== undefined) {
-        throw new AppError('validation_error', `permission index: ${pathTo(node)} → [${d.type}${d.wildcard ? ':*' : d.relation ? '#' + d.relation : ''} with ${d.condition}] depends on a condition; relations whose answer can depend on a condition or request context cannot be indexed`);
+        throw new AppError(
+          'validation_error',
+          `permission index: ${pathTo(node)} → [${d.type}${d.wildcard ? ':*' : d.relation ? '#' + d.relation : ''} with ${d.condition}] depends on a condition; relations whose answer can depend on a condition or request context cannot be indexed`,
+        );
       }
       if (d.relation !== undefined) visit(node, `${d.type}#${d.relation}`);
     }
@@ -114,10 +120,18 @@ export function indexGraph(model: CompiledModel, relations: readonly IndexedRela
     const rel = model.types.get(type)?.relations.get(relation);
     if (!rel) continue;
     if (!hasDifference && hasKind(rel.rewrite, 'difference')) hasDifference = true;
-    if (leaves(rel.rewrite).some((l) => l.kind === 'this')) for (const d of rel.directTypes) if (d.relation === undefined) userTypes.add(d.type);
+    if (leaves(rel.rewrite).some((l) => l.kind === 'this'))
+      for (const d of rel.directTypes) if (d.relation === undefined) userTypes.add(d.type);
   }
   const indexed = new Set(relations.map((r) => `${r.object_type}#${r.relation}`));
-  return { reach, reverse: reverseEdges(model, reach), indexed, userTypes: [...userTypes].sort(), ttuComputed, hasDifference };
+  return {
+    reach,
+    reverse: reverseEdges(model, reach),
+    indexed,
+    userTypes: [...userTypes].sort(),
+    ttuComputed,
+    hasDifference,
+  };
 }
 
 function hasKind(r: Rewrite, kind: Rewrite['kind']): boolean {
@@ -133,12 +147,19 @@ function reverseEdges(model: CompiledModel, reach: ReadonlySet<string>): Map<str
     if (!rel) continue;
     for (const leaf of leaves(rel.rewrite)) {
       if (leaf.kind === 'this') {
-        for (const d of rel.directTypes) if (d.relation !== undefined) add(reverse, `${d.type}#${d.relation}`, { kind: 'userset', parentType: type, parent: relation });
+        for (const d of rel.directTypes)
+          if (d.relation !== undefined)
+            add(reverse, `${d.type}#${d.relation}`, { kind: 'userset', parentType: type, parent: relation });
       } else if (leaf.kind === 'computed') add(reverse, `${type}#${leaf.relation}`, { kind: 'same', parent: relation });
       else if (leaf.kind === 'ttu') {
         add(reverse, `${type}#${leaf.tupleset}`, { kind: 'same', parent: relation });
         for (const d of model.types.get(type)?.relations.get(leaf.tupleset)?.directTypes ?? []) {
-          add(reverse, `${d.type}#${leaf.computed}`, { kind: 'ttu', parentType: type, parent: relation, tupleset: leaf.tupleset });
+          add(reverse, `${d.type}#${leaf.computed}`, {
+            kind: 'ttu',
+            parentType: type,
+            parent: relation,
+            tupleset: leaf.tupleset,
+          });
         }
       }
     }

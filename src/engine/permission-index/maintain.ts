@@ -34,7 +34,8 @@ export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKe
     if (graph.indexed.has(node)) out.add(`${object}#${relation}`);
     for (const e of graph.reverse.get(node) ?? []) {
       if (e.kind === 'same') push(object, e.parent);
-      else if (e.kind === 'userset') for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`)) push(x.object, e.parent);
+      else if (e.kind === 'userset')
+        for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`)) push(x.object, e.parent);
       else for (const x of snap.objects(e.parentType, e.tupleset, object)) push(x.object, e.parent);
     }
   }
@@ -44,13 +45,27 @@ export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKe
  * The candidate concrete users (objects and `type:*`) of `object#relation` in `snap`: ListUsers'
  * forward expansion without its confirmation (the caller confirms each with the walker).
  */
-export function usersOf(graph: IndexGraph, model: CompiledModel, snap: IndexSnapshot, object: string, relation: string, out: Set<string>): void {
+export function usersOf(
+  graph: IndexGraph,
+  model: CompiledModel,
+  snap: IndexSnapshot,
+  object: string,
+  relation: string,
+  out: Set<string>,
+): void {
   const ctx = { model, view: snap, resolveDepth: 25, deadline: Infinity };
-  for (const type of graph.userTypes) for (const u of listUserCandidates(ctx, { object, relation, filter: { type } })) out.add(u);
+  for (const type of graph.userTypes)
+    for (const u of listUserCandidates(ctx, { object, relation, filter: { type } })) out.add(u);
 }
 
 /** The concrete users whose answers `t` can change: its user expanded to its members in `snap`. */
-export function candidateUsers(graph: IndexGraph, model: CompiledModel, snap: IndexSnapshot, t: TupleKey, out: Set<string>): void {
+export function candidateUsers(
+  graph: IndexGraph,
+  model: CompiledModel,
+  snap: IndexSnapshot,
+  t: TupleKey,
+  out: Set<string>,
+): void {
   const hash = t.user.indexOf('#');
   if (hash !== -1) {
     usersOf(graph, model, snap, t.user.slice(0, hash), t.user.slice(hash + 1), out);

@@ -26,7 +26,8 @@ export interface CreatePermissionIndex {
   readonly modelId?: string | undefined;
 }
 
-export const indexNotFound = (id: string): AppError => new AppError('index_id_not_found', `permission index '${id}' not found`);
+export const indexNotFound = (id: string): AppError =>
+  new AppError('index_id_not_found', `permission index '${id}' not found`);
 
 export class PermissionIndexes implements AppliedObserver {
   private readonly byStore = new Map<string, Map<string, PermissionIndex>>();
@@ -45,7 +46,14 @@ export class PermissionIndexes implements AppliedObserver {
     return (this.byStore.get(storeId)?.size ?? 0) > 0;
   }
 
-  applied(storeId: string, before: IndexSnapshot, after: IndexSnapshot, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void {
+  applied(
+    storeId: string,
+    before: IndexSnapshot,
+    after: IndexSnapshot,
+    revision: number,
+    deleted: readonly TupleKey[],
+    written: readonly TupleKey[],
+  ): void {
     for (const pi of this.byStore.get(storeId)?.values() ?? []) pi.applied(before, after, revision, deleted, written);
   }
 
@@ -57,7 +65,13 @@ export class PermissionIndexes implements AppliedObserver {
   /** Validates, stores and starts a new index; its status is BUILDING until the build ends. */
   async create(input: CreatePermissionIndex): Promise<PermissionIndex> {
     const model = await this.models.resolve(input.storeId, input.modelId);
-    const record: PermissionIndexRecord = { id: ulid(), name: input.name, relations: input.relations, modelId: model.id, createdAt: new Date().toISOString() };
+    const record: PermissionIndexRecord = {
+      id: ulid(),
+      name: input.name,
+      relations: input.relations,
+      modelId: model.id,
+      createdAt: new Date().toISOString(),
+    };
     indexGraph(model, record.relations); // throws 400 for a relation that cannot be indexed
     await this.storage.putPermissionIndex(input.storeId, record);
     return this.ensure(input.storeId, record);
@@ -143,6 +157,11 @@ export class PermissionIndexes implements AppliedObserver {
       await new Promise((resolve) => setImmediate(resolve));
     }
     pi.buildMs = performance.now() - t0;
-    if (pi.status === 'FAILED') this.log('warn', 'permission index build failed', { store_id: storeId, index_id: pi.record.id, reason: pi.reason });
+    if (pi.status === 'FAILED')
+      this.log('warn', 'permission index build failed', {
+        store_id: storeId,
+        index_id: pi.record.id,
+        reason: pi.reason,
+      });
   }
 }

@@ -43,9 +43,15 @@ export interface PermissionIndexLimits {
   readonly resolveDepth: number;
 }
 
-export const DEFAULT_LIMITS: PermissionIndexLimits = { ringSize: 100_000, buildMs: 600_000, maxTriples: 50_000_000, resolveDepth: 25 };
+export const DEFAULT_LIMITS: PermissionIndexLimits = {
+  ringSize: 100_000,
+  buildMs: 600_000,
+  maxTriples: 50_000_000,
+  resolveDepth: 25,
+};
 
-const before = (a: EventPoint, b: EventPoint): boolean => a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
+const before = (a: EventPoint, b: EventPoint): boolean =>
+  a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
 
 function compareEvents(a: ExpansionEvent, b: ExpansionEvent): number {
   if (a.object !== b.object) return a.object < b.object ? -1 : 1;
@@ -80,7 +86,11 @@ export class PermissionIndex {
   private readonly listeners = new Set<() => void>();
   deleted = false;
 
-  constructor(readonly record: PermissionIndexRecord, readonly model: CompiledModel, private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS) {
+  constructor(
+    readonly record: PermissionIndexRecord,
+    readonly model: CompiledModel,
+    private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
+  ) {
     this.graph = indexGraph(model, record.relations);
   }
 
@@ -92,7 +102,8 @@ export class PermissionIndex {
   startBuild(snap: IndexSnapshot): void {
     const keys: string[] = [];
     const byType = new Map<string, string[]>();
-    for (const r of this.record.relations) byType.set(r.object_type, [...(byType.get(r.object_type) ?? []), r.relation]);
+    for (const r of this.record.relations)
+      byType.set(r.object_type, [...(byType.get(r.object_type) ?? []), r.relation]);
     const nodes = snap.dict.nodeList;
     for (let i = 0; i < snap.nodeCount; i++) {
       const s = nodes[i] as string;
@@ -132,7 +143,8 @@ export class PermissionIndex {
         if (this.triples > this.limits.maxTriples) return this.fail(`more than ${this.limits.maxTriples} triples`);
         if (performance.now() >= until) break;
       }
-      if (Date.now() - this.buildStarted > this.limits.buildMs) return this.fail(`the build took longer than ${this.limits.buildMs} ms`);
+      if (Date.now() - this.buildStarted > this.limits.buildMs)
+        return this.fail(`the build took longer than ${this.limits.buildMs} ms`);
     } catch (err) {
       return this.fail(`the build failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -160,7 +172,13 @@ export class PermissionIndex {
    * `after` and records the differences as that revision's events. Synchronous, so it sees the
    * revision exactly (no later one can be applied in between).
    */
-  applied(beforeSnap: IndexSnapshot, afterSnap: IndexSnapshot, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void {
+  applied(
+    beforeSnap: IndexSnapshot,
+    afterSnap: IndexSnapshot,
+    revision: number,
+    deleted: readonly TupleKey[],
+    written: readonly TupleKey[],
+  ): void {
     this.revision = revision;
     this.freshness = Date.now();
     if (this.status === 'FAILED') return;
@@ -174,7 +192,12 @@ export class PermissionIndex {
     this.wake();
   }
 
-  private deltas(beforeSnap: IndexSnapshot, afterSnap: IndexSnapshot, deleted: readonly TupleKey[], written: readonly TupleKey[]): ExpansionEvent[] {
+  private deltas(
+    beforeSnap: IndexSnapshot,
+    afterSnap: IndexSnapshot,
+    deleted: readonly TupleKey[],
+    written: readonly TupleKey[],
+  ): ExpansionEvent[] {
     const out: ExpansionEvent[] = [];
     const checked = new Set<string>();
     for (const list of [deleted, written]) {
@@ -237,7 +260,13 @@ export class PermissionIndex {
    * sweeper deletes it (a revision every node applies alike).
    */
   private allowed(snap: IndexSnapshot, object: string, relation: string, user: string): boolean {
-    const outcome = checkStatus(snap, this.model, { object, relation, user, contextualTuples: [] }, this.limits.resolveDepth, 0);
+    const outcome = checkStatus(
+      snap,
+      this.model,
+      { object, relation, user, contextualTuples: [] },
+      this.limits.resolveDepth,
+      0,
+    );
     if ('error' in outcome) throw outcome.error;
     return outcome.allowed;
   }

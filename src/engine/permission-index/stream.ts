@@ -47,15 +47,26 @@ function changed(pi: PermissionIndex, ms: number, signal: AbortSignal | undefine
 }
 
 export const tooOld = (): AppError =>
-  new AppError('validation_error', 'invalid from: the index no longer holds the events after it; restart without from to receive the full current set');
+  new AppError(
+    'validation_error',
+    'invalid from: the index no longer holds the events after it; restart without from to receive the full current set',
+  );
 
 /**
  * The stream. Throws (before the first event) 400 for a model mismatch or a `from` older than
  * the ring. `stillDefined` is asked at each heartbeat (a deletion on another node).
  */
-export async function* expansionStream(pi: PermissionIndex, input: ExpansionsInput, stillDefined: () => Promise<boolean>, signal?: AbortSignal): AsyncGenerator<ExpansionStreamEvent> {
+export async function* expansionStream(
+  pi: PermissionIndex,
+  input: ExpansionsInput,
+  stillDefined: () => Promise<boolean>,
+  signal?: AbortSignal,
+): AsyncGenerator<ExpansionStreamEvent> {
   if (input.modelId !== pi.record.modelId) {
-    throw new AppError('validation_error', `the permission index ${pi.record.id} is assigned to authorization model ${pi.record.modelId}, not ${input.modelId}; create a new index for another model`);
+    throw new AppError(
+      'validation_error',
+      `the permission index ${pi.record.id} is assigned to authorization model ${pi.record.modelId}, not ${input.modelId}; create a new index for another model`,
+    );
   }
   if (input.from && pi.status === 'ACTIVE' && pi.eventsAfter(input.from, 0) === undefined) throw tooOld();
   const endAt = Date.now() + input.lifetimeMs;
@@ -77,7 +88,11 @@ export async function* expansionStream(pi: PermissionIndex, input: ExpansionsInp
     const set = [...pi.triplesNow()];
     for (let i = 0; i < set.length; i++) {
       const [user, relation, object] = set[i] as [string, string, string];
-      yield { kind: 'expansion', event: { revision: at.revision, position: i, operation: 'INSERT', user, relation, object }, snapshot: i };
+      yield {
+        kind: 'expansion',
+        event: { revision: at.revision, position: i, operation: 'INSERT', user, relation, object },
+        snapshot: i,
+      };
       if (closed() !== undefined) break;
     }
     yield { kind: 'freshness', revision: at.revision, at: pi.freshness };
@@ -105,7 +120,10 @@ export async function* expansionStream(pi: PermissionIndex, input: ExpansionsInp
       yield { kind: 'freshness', revision: pi.revision, at: pi.freshness };
       continue;
     }
-    if (!(await changed(pi, Math.min(input.heartbeatMs, Math.max(1, endAt - Date.now())), signal)) && closed() === undefined) {
+    if (
+      !(await changed(pi, Math.min(input.heartbeatMs, Math.max(1, endAt - Date.now())), signal)) &&
+      closed() === undefined
+    ) {
       if (!(await stillDefined())) continue;
       yield { kind: 'heartbeat' };
     }

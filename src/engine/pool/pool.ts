@@ -39,7 +39,10 @@ export class CheckPool {
   /** Snapshots of running batches: reachable until their tasks finish (memory stays valid). */
   private readonly inflight = new Map<IndexSnapshot, number>();
 
-  constructor(readonly workers: number, module: WebAssembly.Module) {
+  constructor(
+    readonly workers: number,
+    module: WebAssembly.Module,
+  ) {
     const wf = workerFile();
     this.piscina = new Piscina({
       ...wf,
@@ -54,7 +57,13 @@ export class CheckPool {
    * Interns `items` into query records and runs them. Items with contextual tuples or an object
    * the snapshot has never seen get R_ERR_NEEDHOST (the caller answers them inline).
    */
-  async run(snapshot: IndexSnapshot, program: Program, items: readonly QueryStrings[], depth: number, now = 0): Promise<Uint8Array> {
+  async run(
+    snapshot: IndexSnapshot,
+    program: Program,
+    items: readonly QueryStrings[],
+    depth: number,
+    now = 0,
+  ): Promise<Uint8Array> {
     const n = items.length;
     // One encoding buffer reused across batches: runIds copies it into shared memory before its
     // first await, so an overlapping batch can never see it half-written. Avoids megabytes of
@@ -64,7 +73,11 @@ export class CheckPool {
     const host: number[] = [];
     for (let i = 0; i < n; i++) {
       const it = items[i];
-      if (!it || it.contextualTuples.length > 0 || !encodeQuery(snapshot, program, it.object, it.relation, it.user, q, i * QUERY_WORDS)) {
+      if (
+        !it ||
+        it.contextualTuples.length > 0 ||
+        !encodeQuery(snapshot, program, it.object, it.relation, it.user, q, i * QUERY_WORDS)
+      ) {
         host.push(i);
         q[i * QUERY_WORDS] = NONE; // answered FALSE by the worker, then re-run inline
       }
@@ -75,7 +88,14 @@ export class CheckPool {
   }
 
   /** Runs pre-interned query records (QUERY_WORDS u32 each) at the instant `now` (tuple expiry); one status byte per query. */
-  async runIds(snapshot: IndexSnapshot, program: Program, queries: Uint32Array, depth: number, fault?: BatchTask['fault'], now = 0): Promise<Uint8Array> {
+  async runIds(
+    snapshot: IndexSnapshot,
+    program: Program,
+    queries: Uint32Array,
+    depth: number,
+    fault?: BatchTask['fault'],
+    now = 0,
+  ): Promise<Uint8Array> {
     const n = queries.length / QUERY_WORDS;
     const qr = new Region(Math.max(queries.byteLength, 16));
     const or = new Region(Math.max(n, 16));
@@ -91,16 +111,24 @@ export class CheckPool {
         const scratch = this.spare.pop() ?? new Scratch();
         scratch.bind(snapshot, program, depth, now);
         u32()[(scratch.ctx >>> 2) + C.HANDLE] = 0;
-        const task: BatchTask = { ctx: scratch.ctx, queries: qr.ptr + at * QUERY_WORDS * 4, count, out: or.ptr + at, fault };
+        const task: BatchTask = {
+          ctx: scratch.ctx,
+          queries: qr.ptr + at * QUERY_WORDS * 4,
+          count,
+          out: or.ptr + at,
+          fault,
+        };
         tasks.push(
-          (this.piscina.run(task) as Promise<number>).then(
-            () => {
-              result.set(u8().subarray(or.ptr + at, or.ptr + at + count), at);
-            },
-            () => {
-              result.fill(R_ERR_INTERNAL, at, at + count);
-            },
-          ).finally(() => this.spare.push(scratch)),
+          (this.piscina.run(task) as Promise<number>)
+            .then(
+              () => {
+                result.set(u8().subarray(or.ptr + at, or.ptr + at + count), at);
+              },
+              () => {
+                result.fill(R_ERR_INTERNAL, at, at + count);
+              },
+            )
+            .finally(() => this.spare.push(scratch)),
         );
       }
       await Promise.all(tasks);
@@ -120,7 +148,10 @@ export class CheckPool {
     const p = this.piscina;
     const w = p.histogram.waitTime;
     return {
-      workers: this.workers, queueSize: p.queueSize, completed: p.completed, utilization: p.utilization,
+      workers: this.workers,
+      queueSize: p.queueSize,
+      completed: p.completed,
+      utilization: p.utilization,
       waitMs: { mean: w.mean, p50: w.p50, p99: w.p99, max: w.max },
     };
   }

@@ -110,7 +110,8 @@ export class ReferenceChecker {
     this.path.add(key);
     try {
       const out = this.rewrite(object, relation, rw, depth);
-      if (this.cycleHits === hits && (out === TRUE || out === FALSE)) this.memo.set(key, { out, height: this.deepest - depth });
+      if (this.cycleHits === hits && (out === TRUE || out === FALSE))
+        this.memo.set(key, { out, height: this.deepest - depth });
       return out;
     } finally {
       this.path.delete(key);
@@ -249,18 +250,26 @@ export class ReferenceChecker {
 }
 
 function tupleText(t: TupleEntry): string {
-  return t.condition ? `${t.object}#${t.relation}@${t.user} (condition ${t.condition.name})` : `${t.object}#${t.relation}@${t.user}`;
+  return t.condition
+    ? `${t.object}#${t.relation}@${t.user} (condition ${t.condition.name})`
+    : `${t.object}#${t.relation}@${t.user}`;
 }
 
 /** The trace node of a rewrite: its kind and the rewrite in DSL words. */
 function traceLabel(object: string, relation: string, rw: Rewrite): [TraceKind, string] {
   switch (rw.kind) {
-    case 'this': return ['direct', `${object}#${relation}: tuples assigned directly`];
-    case 'computed': return ['computed', rw.relation];
-    case 'ttu': return ['ttu', `${rw.computed} from ${rw.tupleset}`];
-    case 'union': return ['union', 'or'];
-    case 'intersection': return ['intersection', 'and'];
-    case 'difference': return ['exclusion', 'but not'];
+    case 'this':
+      return ['direct', `${object}#${relation}: tuples assigned directly`];
+    case 'computed':
+      return ['computed', rw.relation];
+    case 'ttu':
+      return ['ttu', `${rw.computed} from ${rw.tupleset}`];
+    case 'union':
+      return ['union', 'or'];
+    case 'intersection':
+      return ['intersection', 'and'];
+    case 'difference':
+      return ['exclusion', 'but not'];
   }
 }
 

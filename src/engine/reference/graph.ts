@@ -61,12 +61,18 @@ export function reverseGraph(model: CompiledModel): ReverseGraph {
       const ref = { type, relation };
       for (const leaf of positiveLeaves(rel.rewrite)) {
         if (leaf.kind === 'this') {
-          const forms = new Set(rel.directTypes.map((d) => (d.wildcard ? `${d.type}:*` : d.relation ? `${d.type}#${d.relation}` : d.type)));
+          const forms = new Set(
+            rel.directTypes.map((d) => (d.wildcard ? `${d.type}:*` : d.relation ? `${d.type}#${d.relation}` : d.type)),
+          );
           for (const f of forms) add(direct, f, ref);
         } else if (leaf.kind === 'computed') {
           add(computed, `${type}#${leaf.relation}`, ref);
         } else if (leaf.kind === 'ttu') {
-          const parents = new Set((def.relations.get(leaf.tupleset)?.directTypes ?? []).filter((d) => !d.wildcard && !d.relation).map((d) => d.type));
+          const parents = new Set(
+            (def.relations.get(leaf.tupleset)?.directTypes ?? [])
+              .filter((d) => !d.wildcard && !d.relation)
+              .map((d) => d.type),
+          );
           for (const p of parents) add(ttu, `${p}#${leaf.computed}`, { type, relation, tupleset: leaf.tupleset });
         }
       }
@@ -92,7 +98,8 @@ export function relevantRelations(model: CompiledModel, type: string, relation: 
         for (const d of rel.directTypes) if (d.relation !== undefined) stack.push([d.type, d.relation]);
       } else if (leaf.kind === 'computed') stack.push([t, leaf.relation]);
       else if (leaf.kind === 'ttu') {
-        for (const d of model.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []) stack.push([d.type, leaf.computed]);
+        for (const d of model.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? [])
+          stack.push([d.type, leaf.computed]);
       }
     }
   }
@@ -103,7 +110,13 @@ export function relevantRelations(model: CompiledModel, type: string, relation: 
  * Whether the type graph has any path from the filter (`U` or `U#S`) to `type#relation`
  * through positive rewrite positions. Used by ListUsers to answer `[]` without reading tuples.
  */
-export function hasPossibleEdges(model: CompiledModel, type: string, relation: string, filterType: string, filterRelation?: string): boolean {
+export function hasPossibleEdges(
+  model: CompiledModel,
+  type: string,
+  relation: string,
+  filterType: string,
+  filterRelation?: string,
+): boolean {
   const seen = new Set<string>();
   const visit = (t: string, r: string): boolean => {
     const key = `${t}#${r}`;
@@ -122,7 +135,13 @@ export function hasPossibleEdges(model: CompiledModel, type: string, relation: s
         if (visit(t, leaf.relation)) return true;
       } else if (leaf.kind === 'ttu') {
         for (const d of model.types.get(t)?.relations.get(leaf.tupleset)?.directTypes ?? []) {
-          if (d.relation === undefined && !d.wildcard && model.types.get(d.type)?.relations.has(leaf.computed) && visit(d.type, leaf.computed)) return true;
+          if (
+            d.relation === undefined &&
+            !d.wildcard &&
+            model.types.get(d.type)?.relations.has(leaf.computed) &&
+            visit(d.type, leaf.computed)
+          )
+            return true;
         }
       }
     }
@@ -137,7 +156,8 @@ function edgesOf(model: CompiledModel, type: string, relation: string): string[]
   const rel = model.types.get(type)?.relations.get(relation);
   const visit = (rw: Rewrite): void => {
     if (rw.kind === 'this') {
-      for (const d of rel?.directTypes ?? []) out.push(d.wildcard ? `${d.type}:*` : d.relation === undefined ? d.type : `${d.type}#${d.relation}`);
+      for (const d of rel?.directTypes ?? [])
+        out.push(d.wildcard ? `${d.type}:*` : d.relation === undefined ? d.type : `${d.type}#${d.relation}`);
     } else if (rw.kind === 'computed') out.push(`${type}#${rw.relation}`);
     else if (rw.kind === 'ttu') {
       for (const d of model.types.get(type)?.relations.get(rw.tupleset)?.directTypes ?? []) {

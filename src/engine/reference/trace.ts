@@ -4,7 +4,8 @@
 
 import { AppError } from '../../errors.js';
 
-export type TraceKind = 'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
+export type TraceKind =
+  'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
 export type TraceOutcome = 'allowed' | 'denied' | 'cycle' | 'error';
 
 export interface TraceNode {
@@ -30,7 +31,7 @@ export class Trace {
   open(kind: TraceKind, label: string): void {
     const node: TraceNode = { kind, label, outcome: 'denied' };
     if (++this.count > MAX_TRACE_NODES) this.dropped++;
-    else ((this.top().children ??= [])).push(node);
+    else (this.top().children ??= []).push(node);
     this.stack.push(node);
   }
 

@@ -23,20 +23,39 @@ export { WalkerSession } from './session.js';
 
 export interface WalkerChecker {
   /** Many checks against one snapshot; large batches run on the worker pool. Order preserved. */
-  check(snapshot: IndexSnapshot, model: CompiledModel, items: readonly CheckItem[], deadline?: number, now?: number): Promise<CheckOutcome[]>;
+  check(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    items: readonly CheckItem[],
+    deadline?: number,
+    now?: number,
+  ): Promise<CheckOutcome[]>;
   /**
    * One check on this thread (cheapest for a single request: no task hop). `deadline`
    * (`Date.now()` ms, both methods): past it a walk gives up within ≈ 4 ms and the item answers
    * 422 throttled_timeout_error (D8), as does every inline item after it; pool items are bounded
    * by the step budget only.
    */
-  checkInline(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, deadline?: number, now?: number): CheckOutcome;
+  checkInline(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    item: CheckItem,
+    deadline?: number,
+    now?: number,
+  ): CheckOutcome;
   /**
    * Pre-interned query records (QUERY_WORDS u32 each, no contextual tuples or temporary ids) against
    * one snapshot, `context` applying to every record's conditions. Order preserved; large runs go
    * to the pool and the records it cannot finish (conditions) are re-run on this thread.
    */
-  checkIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, context: JsonObject | undefined, deadline?: number, now?: number): Promise<CheckOutcome[]>;
+  checkIds(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    queries: Uint32Array,
+    context: JsonObject | undefined,
+    deadline?: number,
+    now?: number,
+  ): Promise<CheckOutcome[]>;
   /** The instant a call on `snapshot` runs at when given none: the clock, or 0 for a snapshot without expiring tuples. */
   instant(snapshot: IndexSnapshot): number;
   /** The pool's figures; undefined until a batch large enough for the pool started it. */
@@ -54,19 +73,34 @@ export interface WalkerCheckerOptions {
 }
 
 /** One Check on this thread's `host`: the walker's status through the one mapping. */
-function answer(host: WalkerHost, snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number): CheckOutcome {
+function answer(
+  host: WalkerHost,
+  snapshot: IndexSnapshot,
+  model: CompiledModel,
+  item: CheckItem,
+  depth: number,
+  now: number,
+): CheckOutcome {
   try {
     const o = outcomeOf(host.run(snapshot, model, item, depth, now), host.firstError);
     return o === 'host' ? INTERNAL : o; // this thread's host evaluates every condition
   } catch (err) {
-    return { error: err instanceof AppError ? err : new AppError('internal_error', 'Internal Server Error', { cause: err }) };
+    return {
+      error: err instanceof AppError ? err : new AppError('internal_error', 'Internal Server Error', { cause: err }),
+    };
   }
 }
 
 const INTERNAL: CheckOutcome = { error: new AppError('internal_error', 'Internal Server Error') };
 
 /** The inline walker's outcome for one request with no deadline, at the instant `now` (tests and benchmarks). */
-export function checkStatus(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth = 25, now = Date.now()): CheckOutcome {
+export function checkStatus(
+  snapshot: IndexSnapshot,
+  model: CompiledModel,
+  item: CheckItem,
+  depth = 25,
+  now = Date.now(),
+): CheckOutcome {
   return answer(walkerHost(), snapshot, model, item, depth, now);
 }
 
@@ -81,7 +115,8 @@ interface InlineRun {
   now: number;
 }
 
-const runOne = (r: InlineRun): CheckOutcome => timed(answer(walkerHost(), r.snapshot, r.model, r.item, r.depth, r.now), r.deadline);
+const runOne = (r: InlineRun): CheckOutcome =>
+  timed(answer(walkerHost(), r.snapshot, r.model, r.item, r.depth, r.now), r.deadline);
 
 export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
   const depth = opts.resolveDepth;
@@ -92,7 +127,15 @@ export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
   // No clock read for a store without expiring tuples (≈ 70 ns, 10% of a direct check).
   const instant = (s: IndexSnapshot): number => (s.expiring ? clock() : 0);
   // One argument record for the inline runs (no await between filling and using it).
-  const run: InlineRun = { snapshot: undefined as unknown as IndexSnapshot, model: undefined as unknown as CompiledModel, item: undefined as unknown as CheckItem, items: [], depth, deadline: Infinity, now: 0 };
+  const run: InlineRun = {
+    snapshot: undefined as unknown as IndexSnapshot,
+    model: undefined as unknown as CompiledModel,
+    item: undefined as unknown as CheckItem,
+    items: [],
+    depth,
+    deadline: Infinity,
+    now: 0,
+  };
   const fill = (snapshot: IndexSnapshot, model: CompiledModel, deadline: number, now: number): InlineRun => {
     run.snapshot = snapshot;
     run.model = model;
@@ -135,13 +178,25 @@ export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
       } else {
         statuses = new Uint8Array(n);
         // Past the deadline the walker gives up (R_ERR_BUDGET), and every later record at once.
-        host.withDeadline(deadline, runRecords, { host, snapshot, model, queries, from: 0, count: n, depth, context, out: statuses, now });
+        host.withDeadline(deadline, runRecords, {
+          host,
+          snapshot,
+          model,
+          queries,
+          from: 0,
+          count: n,
+          depth,
+          context,
+          out: statuses,
+          now,
+        });
       }
       const out = new Array<CheckOutcome>(n);
       for (let i = 0; i < n; i++) {
         // Conditions (the pool has no evaluator) and condition errors (for their own message): alone, here.
         const first = statuses[i] as number;
-        if (first === R_ERR_NEEDHOST || first === R_ERR_COND) host.runIds(snapshot, model, queries, i, 1, depth, context, statuses, now);
+        if (first === R_ERR_NEEDHOST || first === R_ERR_COND)
+          host.runIds(snapshot, model, queries, i, 1, depth, context, statuses, now);
         const o = outcomeOf(statuses[i] as number, host.firstError);
         out[i] = o === 'host' ? INTERNAL : timed(o, deadline);
       }
@@ -168,7 +223,8 @@ interface RecordRun {
   now: number;
 }
 
-const runRecords = (r: RecordRun): void => r.host.runIds(r.snapshot, r.model, r.queries, r.from, r.count, r.depth, r.context, r.out, r.now);
+const runRecords = (r: RecordRun): void =>
+  r.host.runIds(r.snapshot, r.model, r.queries, r.from, r.count, r.depth, r.context, r.out, r.now);
 
 /** DECISIONS D8: a Check over its deadline (OpenFGA's wording for its throttled timeout). */
 export function overDeadline(): AppError {

@@ -12,7 +12,17 @@
 import type { JsonObject } from '../../domain/types.js';
 import { AppError, fail } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { C, QUERY_WORDS, R_ERR_BUDGET, R_ERR_COND, R_ERR_DEPTH, R_ERR_NEEDHOST, R_ERR_OVERFLOW, R_TRUE, SR_MASK } from '../../abi.js';
+import {
+  C,
+  QUERY_WORDS,
+  R_ERR_BUDGET,
+  R_ERR_COND,
+  R_ERR_DEPTH,
+  R_ERR_NEEDHOST,
+  R_ERR_OVERFLOW,
+  R_TRUE,
+  SR_MASK,
+} from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import { memory, u32 } from '../../index/memory.js';
 import { checkDepths } from '../stats.js';
@@ -37,7 +47,9 @@ export function outcomeOf(status: number, conditionMessage: string | undefined):
   if (status < R_ERR_COND) return DENIED; // FALSE, and FALSE with the cycle flag
   switch (status) {
     case R_ERR_COND:
-      return { error: new AppError('validation_error', conditionMessage ?? 'failed to evaluate relationship condition') };
+      return {
+        error: new AppError('validation_error', conditionMessage ?? 'failed to evaluate relationship condition'),
+      };
     case R_ERR_DEPTH:
       return { error: fail.tooComplex() };
     case R_ERR_BUDGET:
@@ -134,7 +146,17 @@ export class WalkerHost {
    * condition cache spans the run, its results depending only on the binding and the one context.
    * `firstError` afterwards is the first condition failure of the run (run one record for its own).
    */
-  runIds(snapshot: IndexSnapshot, model: CompiledModel, queries: Uint32Array, from: number, count: number, depth: number, context: JsonObject | undefined, out: Uint8Array, now: number): void {
+  runIds(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    queries: Uint32Array,
+    from: number,
+    count: number,
+    depth: number,
+    context: JsonObject | undefined,
+    out: Uint8Array,
+    now: number,
+  ): void {
     this.owner = undefined;
     this.bind(snapshot, model, depth, now);
     this.state.reset(snapshot, this.scratch, context);
@@ -186,7 +208,15 @@ export class WalkerHost {
    * ran), which re-assigns the same temporary ids (preparation is deterministic). `now` is the
    * request's instant, fixed for the item.
    */
-  runObject(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number, obj: number, rel: number): number {
+  runObject(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    item: CheckItem,
+    depth: number,
+    now: number,
+    obj: number,
+    rel: number,
+  ): number {
     this.own(snapshot, model, item, depth, now);
     const c = this.scratch.ctx >>> 2;
     const m = u32();
@@ -208,7 +238,14 @@ export class WalkerHost {
   }
 
   /** Node id of `s` as the prepared request `item` sees it (UNSEEN_NODE for strings it never mentions). */
-  nodeId(snapshot: IndexSnapshot, model: CompiledModel, item: CheckItem, depth: number, now: number, s: string): number {
+  nodeId(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    item: CheckItem,
+    depth: number,
+    now: number,
+    s: string,
+  ): number {
     this.own(snapshot, model, item, depth, now);
     return this.state.node(s, false);
   }

@@ -8,7 +8,19 @@
 // editor` becomes UNION(THIS(restr [(user,0,0), (group,2+member,0)]), COMPUTED(editor)).
 
 import type { CompiledModel, DirectType, Rewrite } from '../../model/types.js';
-import { FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, NONE, OP_COMPUTED, OP_DIFFERENCE, OP_INTERSECTION, OP_THIS, OP_TTU, OP_UNION, P } from '../../abi.js';
+import {
+  FORM_OBJECT,
+  FORM_USERSET,
+  FORM_WILDCARD,
+  NONE,
+  OP_COMPUTED,
+  OP_DIFFERENCE,
+  OP_INTERSECTION,
+  OP_THIS,
+  OP_TTU,
+  OP_UNION,
+  P,
+} from '../../abi.js';
 import type { StoreDictionary } from '../../index/dictionary.js';
 import { holdUntilCollected, Region, u32 } from '../../index/memory.js';
 import { computeReach } from './reach.js';
@@ -36,7 +48,11 @@ class Emitter {
 function restrictions(e: Emitter, dict: StoreDictionary, types: readonly DirectType[]): number {
   const at = e.emit(types.length);
   for (const t of types) {
-    const form = t.wildcard ? FORM_WILDCARD : t.relation !== undefined ? FORM_USERSET + dict.name(t.relation) : FORM_OBJECT;
+    const form = t.wildcard
+      ? FORM_WILDCARD
+      : t.relation !== undefined
+        ? FORM_USERSET + dict.name(t.relation)
+        : FORM_OBJECT;
     e.emit(dict.name(t.type), form, t.condition !== undefined ? dict.name(t.condition) + 1 : 0);
   }
   return at;

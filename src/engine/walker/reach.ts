@@ -39,7 +39,11 @@ function closure(model: CompiledModel, start: string): Set<string> {
     const rel = model.types.get(t)?.relations.get(r);
     if (!rel) return;
     const leaves = (rw: Rewrite): Rewrite[] =>
-      rw.kind === 'union' || rw.kind === 'intersection' ? rw.children.flatMap(leaves) : rw.kind === 'difference' ? [...leaves(rw.base), ...leaves(rw.subtract)] : [rw];
+      rw.kind === 'union' || rw.kind === 'intersection'
+        ? rw.children.flatMap(leaves)
+        : rw.kind === 'difference'
+          ? [...leaves(rw.base), ...leaves(rw.subtract)]
+          : [rw];
     for (const leaf of leaves(rel.rewrite)) {
       if (leaf.kind === 'computed') walk(`${t}#${leaf.relation}`);
       else if (leaf.kind === 'ttu') {

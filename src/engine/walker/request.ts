@@ -21,7 +21,6 @@ const TEMP_AT = RECS_AT + MAX_CTX * 16;
 const TCOND_AT = TEMP_AT + MAX_TEMP * 4;
 export const SCRATCH_BYTES = TCOND_AT + MAX_CTX * 4;
 
-
 /** One thread-call scratch area: context header, path stack, memo, contextual records. */
 export class Scratch {
   readonly region = new Region(SCRATCH_BYTES);
@@ -109,12 +108,16 @@ export class CallState {
   }
 
   nodeString(id: number): string {
-    return id < this.snapshot.nodeCount ? (this.snapshot.dict.nodeList[id] ?? '') : (this.tempNodes[id - this.snapshot.nodeCount] ?? '');
+    return id < this.snapshot.nodeCount
+      ? (this.snapshot.dict.nodeList[id] ?? '')
+      : (this.tempNodes[id - this.snapshot.nodeCount] ?? '');
   }
 
   /** The stored or contextual condition binding of a walker condition id. */
   binding(cond: number): RelationshipCondition | undefined {
-    return cond < this.snapshot.condCount ? this.snapshot.dict.conds[cond] : this.tempConds[cond - this.snapshot.condCount];
+    return cond < this.snapshot.condCount
+      ? this.snapshot.dict.conds[cond]
+      : this.tempConds[cond - this.snapshot.condCount];
   }
 }
 
@@ -146,7 +149,15 @@ export function subjectKind(program: Program, names: ReadonlyMap<string, number>
  * Encodes one query without contextual tuples as a QUERY_WORDS record at `out[at..]`; false when
  * the object is unknown to the snapshot (the caller answers it inline: it needs a temporary id).
  */
-export function encodeQuery(snap: IndexSnapshot, program: Program, object: string, relation: string, user: string, out: Uint32Array, at: number): boolean {
+export function encodeQuery(
+  snap: IndexSnapshot,
+  program: Program,
+  object: string,
+  relation: string,
+  user: string,
+  out: Uint32Array,
+  at: number,
+): boolean {
   const obj = snap.nodeId(object);
   if (obj === undefined) return false;
   const names = snap.dict.names;
@@ -157,11 +168,17 @@ export function encodeQuery(snap: IndexSnapshot, program: Program, object: strin
   out[at + 1] = names.get(relation) ?? NONE;
   out[at + 2] = subj;
   out[at + 3] = hash === -1 ? 0 : (names.get(user.slice(hash + 1)) ?? NONE - 1) + 1;
-  out[at + 4] = hash !== -1 || un.endsWith(':*') ? NONE : subj !== UNSEEN_NODE ? snap.wildcardOf(snap.nodeType(subj)) : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
+  out[at + 4] =
+    hash !== -1 || un.endsWith(':*')
+      ? NONE
+      : subj !== UNSEEN_NODE
+        ? snap.wildcardOf(snap.nodeType(subj))
+        : (snap.nodeId(un.slice(0, un.indexOf(':')) + ':*') ?? NONE);
   // A known plain subject's type comes from its node: no string slicing on the hot path.
-  out[at + 5] = hash === -1 && subj !== UNSEEN_NODE
-    ? (program.kinds.get(kindKey(snap.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
-    : subjectKind(program, names, user);
+  out[at + 5] =
+    hash === -1 && subj !== UNSEEN_NODE
+      ? (program.kinds.get(kindKey(snap.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
+      : subjectKind(program, names, user);
   return true;
 }
 
@@ -189,9 +206,11 @@ export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, p
   m[c + C.SUBJ_REL] = sr;
   m[c + C.WILD_NODE] = wild;
   // A known plain subject's type comes from its node, as in encodeQuery: no string slicing.
-  m[c + C.SUBJ_KIND] = hash === -1 && subj < state.snapshot.nodeCount
-    ? (program.kinds.get(kindKey(state.snapshot.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
-    : subjectKind(program, names, req.user);
+  m[c + C.SUBJ_KIND] =
+    hash === -1 && subj < state.snapshot.nodeCount
+      ? (program.kinds.get(kindKey(state.snapshot.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ??
+        NONE)
+      : subjectKind(program, names, req.user);
 }
 
 function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[]): number {
@@ -214,7 +233,13 @@ function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[
     const subj = state.node(hash === -1 ? t.user : t.user.slice(0, hash), true);
     recs.push([state.node(t.object, true), rel, subj, (tsr | (cond << 12)) >>> 0]);
   }
-  recs.sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0) || (a[1] ?? 0) - (b[1] ?? 0) || ((a[3] ?? 0) & 0xfff) - ((b[3] ?? 0) & 0xfff) || (a[2] ?? 0) - (b[2] ?? 0));
+  recs.sort(
+    (a, b) =>
+      (a[0] ?? 0) - (b[0] ?? 0) ||
+      (a[1] ?? 0) - (b[1] ?? 0) ||
+      ((a[3] ?? 0) & 0xfff) - ((b[3] ?? 0) & 0xfff) ||
+      (a[2] ?? 0) - (b[2] ?? 0),
+  );
   const m = u32();
   const rp = (m[c + C.CTX_PTR] ?? 0) >>> 2;
   recs.forEach((r, i) => m.set(r, rp + i * 4));

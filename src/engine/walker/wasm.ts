@@ -17,7 +17,14 @@ export interface WalkerExports {
 }
 
 /** (cond, handle, obj, rel, subj, subjRel) → 0 false, 1 true, 2 error, 3 unavailable. */
-export type ConditionHook = (cond: number, handle: number, obj: number, rel: number, subj: number, sr: number) => number;
+export type ConditionHook = (
+  cond: number,
+  handle: number,
+  obj: number,
+  rel: number,
+  subj: number,
+  sr: number,
+) => number;
 
 /**
  * What an instance calls back: the condition evaluator and the deadline poll (1 once the running
@@ -51,9 +58,16 @@ export function walkerModule(): WebAssembly.Module {
 }
 
 /** A new instance over `memory` calling back `imports`; checks the ABI version. */
-export function instantiate(module: WebAssembly.Module, memory: WebAssembly.Memory, imports: WalkerImports = WORKER_IMPORTS): WalkerExports {
-  const inst = new WebAssembly.Instance(module, { env: { memory, evalCondition: imports.evalCondition, deadlinePassed: imports.deadlinePassed } });
+export function instantiate(
+  module: WebAssembly.Module,
+  memory: WebAssembly.Memory,
+  imports: WalkerImports = WORKER_IMPORTS,
+): WalkerExports {
+  const inst = new WebAssembly.Instance(module, {
+    env: { memory, evalCondition: imports.evalCondition, deadlinePassed: imports.deadlinePassed },
+  });
   const ex = inst.exports as unknown as WalkerExports;
-  if (ex.abiVersion() !== ABI_VERSION) throw new Error(`latch: walker ABI ${ex.abiVersion()} != host ABI ${ABI_VERSION}; rebuild the wasm`);
+  if (ex.abiVersion() !== ABI_VERSION)
+    throw new Error(`latch: walker ABI ${ex.abiVersion()} != host ABI ${ABI_VERSION}; rebuild the wasm`);
   return ex;
 }

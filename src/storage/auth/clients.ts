@@ -34,7 +34,9 @@ const COST = { N: 16384, r: 8, p: 1 };
 
 function scrypt(secret: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   const options: ScryptOptions = { N: n, r, p, maxmem: 256 * n * r + 1024 * 1024 };
-  return new Promise((resolve, reject) => scryptCb(secret, salt, KEY_LEN, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scryptCb(secret, salt, KEY_LEN, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 export async function hashSecret(secret: string): Promise<string> {

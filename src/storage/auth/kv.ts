@@ -42,7 +42,11 @@ class TextKv implements AuthKv {
 
   async batch(ops: readonly AuthKvOp[], sync = false): Promise<void> {
     if (ops.length === 0) return;
-    const out: KvOp[] = ops.map((op) => (op.type === 'put' ? { type: 'put', key: op.key, value: Buffer.from(op.value ?? '', 'utf8') } : { type: 'del', key: op.key }));
+    const out: KvOp[] = ops.map((op) =>
+      op.type === 'put'
+        ? { type: 'put', key: op.key, value: Buffer.from(op.value ?? '', 'utf8') }
+        : { type: 'del', key: op.key },
+    );
     await this.kv.batch(out, sync);
   }
 
@@ -63,7 +67,10 @@ class TextKv implements AuthKv {
  * in-memory store when `path` is undefined. Fails with the storage layer's
  * DataDirectoryInUseError when another process holds the directory (stop the server first).
  */
-export async function openAuthKv(path: string | undefined, postgres?: { readonly options: PostgresOptions; readonly table: AuthTable }): Promise<AuthKv> {
+export async function openAuthKv(
+  path: string | undefined,
+  postgres?: { readonly options: PostgresOptions; readonly table: AuthTable },
+): Promise<AuthKv> {
   if (postgres) return new PgAuthKv(postgres.options, postgres.table);
   if (path === undefined) return new TextKv(new MemoryKv());
   await mkdir(path, { recursive: true, mode: 0o700 });

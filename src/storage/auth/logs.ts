@@ -28,7 +28,8 @@ export interface LogRecord {
   readonly modelId: string;
   /** The request's tuple key (Check, Expand, …) or, for Write, its tuple keys. */
   readonly tupleKey?: LogTupleKey | undefined;
-  readonly tupleKeys?: { readonly writes: readonly LogTupleKey[]; readonly deletes: readonly LogTupleKey[] } | undefined;
+  readonly tupleKeys?:
+    { readonly writes: readonly LogTupleKey[]; readonly deletes: readonly LogTupleKey[] } | undefined;
   /** The request's filter (Read tuple filter, ReadChanges type, ListObjects type/relation/user…). */
   readonly filter?: Readonly<Record<string, string>> | undefined;
   readonly status: number;

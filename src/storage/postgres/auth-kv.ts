@@ -11,7 +11,10 @@ export type AuthTable = 'latch_auth' | 'latch_store_logs';
 export class PgAuthKv implements AuthKv {
   private readonly db: Db;
 
-  constructor(options: PostgresOptions, private readonly table: AuthTable) {
+  constructor(
+    options: PostgresOptions,
+    private readonly table: AuthTable,
+  ) {
     this.db = new Db({ ...options, poolSize: 2 });
   }
 

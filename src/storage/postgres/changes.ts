@@ -39,7 +39,10 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
     where.push(`(revision, seq) > ($${values.length - 1}, $${values.length})`);
   } else if (q.startTime !== undefined) {
     const ms = Date.parse(q.startTime);
-    const first = await db.value('SELECT revision FROM latch_revisions WHERE store_id = $1 AND ms >= $2 ORDER BY ms, revision LIMIT 1', [storeId, Number.isFinite(ms) ? Math.max(0, ms) : 0]);
+    const first = await db.value(
+      'SELECT revision FROM latch_revisions WHERE store_id = $1 AND ms >= $2 ORDER BY ms, revision LIMIT 1',
+      [storeId, Number.isFinite(ms) ? Math.max(0, ms) : 0],
+    );
     if (first === undefined) return { items: [], cursors: [] };
     values.push(num(first));
     where.push(`revision >= $${values.length}`);
@@ -71,6 +74,10 @@ export function changesSince(db: Db, storeId: string, revision: number): AsyncIt
   }
   return {
     [Symbol.asyncIterator]: () =>
-      new FlatIterator(batches(), (row: Row): RevisionChange => ({ revision: num(row[0]), operation: row[2] === true ? 'delete' : 'write', tuple: toKey([row[3], row[4], row[5], row[6], row[7]]) })),
+      new FlatIterator(batches(), (row: Row): RevisionChange => ({
+        revision: num(row[0]),
+        operation: row[2] === true ? 'delete' : 'write',
+        tuple: toKey([row[3], row[4], row[5], row[6], row[7]]),
+      })),
   };
 }

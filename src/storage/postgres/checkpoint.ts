@@ -33,7 +33,8 @@ async function lockLive(c: Client, storeId: string): Promise<void> {
 function pieces(chunk: Uint8Array): Uint8Array[] {
   if (chunk.byteLength <= MAX_CHUNK_BYTES) return [chunk];
   const out: Uint8Array[] = [];
-  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES) out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
+  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES)
+    out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
   return out;
 }
 
@@ -41,7 +42,11 @@ export async function openCheckpoint(db: Db, storeId: string, revision: number):
   const generation = await db.tx(async (c) => {
     await lockLive(c, storeId);
     const g = num((await q(c, `SELECT nextval('latch_checkpoint_generation')`))[0]?.[0]);
-    await q(c, 'INSERT INTO latch_checkpoint_writers (generation, store_id, touched_ms) VALUES ($1, $2, $3)', [g, storeId, Date.now()]);
+    await q(c, 'INSERT INTO latch_checkpoint_writers (generation, store_id, touched_ms) VALUES ($1, $2, $3)', [
+      g,
+      storeId,
+      Date.now(),
+    ]);
     return g;
   });
   return new PgCheckpointWriter(db, storeId, revision, generation);
@@ -60,7 +65,12 @@ class PgCheckpointWriter implements CheckpointWriter {
   private count = 0;
   private finished = false;
 
-  constructor(private readonly db: Db, private readonly storeId: string, private readonly revision: number, private readonly generation: number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly storeId: string,
+    private readonly revision: number,
+    private readonly generation: number,
+  ) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.finished) throw new Error('latch: checkpoint writer already finished');
@@ -78,10 +88,18 @@ class PgCheckpointWriter implements CheckpointWriter {
     this.pending = [];
     this.pendingBytes = 0;
     for (const data of chunks) {
-      await q(c, 'INSERT INTO latch_checkpoint_chunks (store_id, generation, idx, data) VALUES ($1, $2, $3, $4)', [this.storeId, this.generation, this.count, Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+      await q(c, 'INSERT INTO latch_checkpoint_chunks (store_id, generation, idx, data) VALUES ($1, $2, $3, $4)', [
+        this.storeId,
+        this.generation,
+        this.count,
+        Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      ]);
       this.count++;
     }
-    await q(c, 'UPDATE latch_checkpoint_writers SET touched_ms = $2 WHERE generation = $1', [this.generation, Date.now()]);
+    await q(c, 'UPDATE latch_checkpoint_writers SET touched_ms = $2 WHERE generation = $1', [
+      this.generation,
+      Date.now(),
+    ]);
   }
 
   /** True when this image became the head; false when a head of a higher revision was kept. */
@@ -120,7 +138,10 @@ class PgCheckpointWriter implements CheckpointWriter {
   private async abortStored(): Promise<void> {
     await this.db
       .tx(async (c) => {
-        await q(c, 'DELETE FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2', [this.storeId, this.generation]);
+        await q(c, 'DELETE FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2', [
+          this.storeId,
+          this.generation,
+        ]);
         await q(c, 'DELETE FROM latch_checkpoint_writers WHERE generation = $1', [this.generation]);
       })
       .catch(() => undefined);
@@ -131,7 +152,10 @@ class PgCheckpointWriter implements CheckpointWriter {
  * The head and its chunks in one REPEATABLE READ transaction on a connection of its own, held
  * until the chunks are read to the end (or the reader stops).
  */
-export async function readCheckpoint(db: Db, storeId: string): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
+export async function readCheckpoint(
+  db: Db,
+  storeId: string,
+): Promise<{ revision: number; chunks: AsyncIterable<Uint8Array> } | undefined> {
   let c: Client;
   try {
     c = await db.pool.connect();
@@ -142,7 +166,11 @@ export async function readCheckpoint(db: Db, storeId: string): Promise<{ revisio
   try {
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     head = (
-      await q(c, 'SELECT h.revision, h.generation, h.chunks FROM latch_checkpoints h JOIN latch_stores s ON s.id = h.store_id WHERE h.store_id = $1 AND s.deleted_ms IS NULL', [storeId])
+      await q(
+        c,
+        'SELECT h.revision, h.generation, h.chunks FROM latch_checkpoints h JOIN latch_stores s ON s.id = h.store_id WHERE h.store_id = $1 AND s.deleted_ms IS NULL',
+        [storeId],
+      )
     )[0];
     if (!head) {
       await c.query('COMMIT');
@@ -162,7 +190,8 @@ export async function readCheckpoint(db: Db, storeId: string): Promise<{ revisio
     try {
       for (let i = 0; i < count; i++) {
         const b = (await q(c, CHUNK, [storeId, generation, i]))[0]?.[0];
-        if (!(b instanceof Buffer)) throw new Error(`latch: the index checkpoint of store ${storeId} names chunks that are missing`);
+        if (!(b instanceof Buffer))
+          throw new Error(`latch: the index checkpoint of store ${storeId} names chunks that are missing`);
         yield new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
       }
       await c.query('COMMIT');
@@ -171,7 +200,10 @@ export async function readCheckpoint(db: Db, storeId: string): Promise<{ revisio
       broken = err instanceof Error ? err : new Error(String(err));
       classify(err);
     } finally {
-      if (!done && !broken) await c.query('ROLLBACK').catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
+      if (!done && !broken)
+        await c
+          .query('ROLLBACK')
+          .catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
       c.release(broken);
     }
   }

@@ -27,7 +27,16 @@ export type Row = unknown[];
 
 /** SQLSTATE classes and codes that mean "the database is not reachable now". */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '25006']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 
 function codeOf(err: unknown): string {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : '';
@@ -39,7 +48,9 @@ export function isUnavailable(err: unknown): boolean {
   const code = codeOf(err);
   if (UNAVAILABLE_STATES.has(code) || code.startsWith('08') || NETWORK_CODES.has(code)) return true;
   const message = err instanceof Error ? err.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(
+    message,
+  );
 }
 
 /** Rethrows `err` as the API error it stands for. */
@@ -108,7 +119,8 @@ export class Db {
     try {
       return await fn(client);
     } catch (err) {
-      if (isUnavailable(err) && !(err instanceof AppError)) broken = err instanceof Error ? err : new Error(String(err));
+      if (isUnavailable(err) && !(err instanceof AppError))
+        broken = err instanceof Error ? err : new Error(String(err));
       return classify(err);
     } finally {
       client.release(broken);

@@ -21,7 +21,11 @@ interface Payload {
 
 export function encodeEvent(node: string, e: StorageEvent): string {
   const p: Payload =
-    e.kind === 'tuples' ? { n: node, k: 't', s: e.storeId, r: e.revision } : e.kind === 'model' ? { n: node, k: 'm', s: e.storeId, m: e.modelId } : { n: node, k: 's', s: e.storeId, d: e.deleted };
+    e.kind === 'tuples'
+      ? { n: node, k: 't', s: e.storeId, r: e.revision }
+      : e.kind === 'model'
+        ? { n: node, k: 'm', s: e.storeId, m: e.modelId }
+        : { n: node, k: 's', s: e.storeId, d: e.deleted };
   return JSON.stringify(p);
 }
 
@@ -34,9 +38,12 @@ export function decodeEvent(payload: string): { node: string; event: StorageEven
     return undefined;
   }
   if (typeof p.n !== 'string' || typeof p.s !== 'string') return undefined;
-  if (p.k === 't' && typeof p.r === 'number') return { node: p.n, event: { kind: 'tuples', storeId: p.s, revision: p.r } };
-  if (p.k === 'm' && typeof p.m === 'string') return { node: p.n, event: { kind: 'model', storeId: p.s, modelId: p.m } };
-  if (p.k === 's' && typeof p.d === 'boolean') return { node: p.n, event: { kind: 'store', storeId: p.s, deleted: p.d } };
+  if (p.k === 't' && typeof p.r === 'number')
+    return { node: p.n, event: { kind: 'tuples', storeId: p.s, revision: p.r } };
+  if (p.k === 'm' && typeof p.m === 'string')
+    return { node: p.n, event: { kind: 'model', storeId: p.s, modelId: p.m } };
+  if (p.k === 's' && typeof p.d === 'boolean')
+    return { node: p.n, event: { kind: 'store', storeId: p.s, deleted: p.d } };
   return undefined;
 }
 
@@ -73,7 +80,8 @@ export class Listener {
       if (failed) return;
       failed = true;
       this.connected = false;
-      if (!this.closed) this.onError(`postgres: event listener lost its connection${err ? `: ${err.message}` : ''}; reconnecting`);
+      if (!this.closed)
+        this.onError(`postgres: event listener lost its connection${err ? `: ${err.message}` : ''}; reconnecting`);
       client.end().catch(() => undefined);
       this.retry();
     };

@@ -26,7 +26,11 @@ export function redactUrl(url: string): string {
 
 /** A startup fault, one line for the operator; `transient` faults may clear up by themselves. */
 export class PostgresStartError extends Error {
-  constructor(message: string, readonly transient: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'PostgresStartError';
   }
@@ -34,11 +38,13 @@ export class PostgresStartError extends Error {
 
 export function describeStartError(url: string, err: unknown): PostgresStartError {
   if (err instanceof PostgresStartError) return err;
-  if (err instanceof SchemaTooNewError || err instanceof SchemaTooOldError) return new PostgresStartError(err.message, false, { cause: err });
+  if (err instanceof SchemaTooNewError || err instanceof SchemaTooOldError)
+    return new PostgresStartError(err.message, false, { cause: err });
   const at = `PostgreSQL at ${redactUrl(url)}`;
   const message = err instanceof Error ? err.message.replace(/^the datastore is unavailable: /, '') : String(err);
   const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
-  if (code === '28P01' || code === '28000') return new PostgresStartError(`${at}: wrong credentials (${message})`, false, { cause: err });
+  if (code === '28P01' || code === '28000')
+    return new PostgresStartError(`${at}: wrong credentials (${message})`, false, { cause: err });
   if (code === '3D000') return new PostgresStartError(`${at}: ${message}`, false, { cause: err });
   if (isUnavailable(err)) return new PostgresStartError(`${at} is unreachable: ${message}`, true, { cause: err });
   return new PostgresStartError(`${at}: ${message}`, false, { cause: err });
@@ -65,7 +71,10 @@ export async function openPostgresStorage(options: OpenPostgresOptions): Promise
   try {
     new URL(options.url);
   } catch {
-    throw new PostgresStartError(`--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)`, false);
+    throw new PostgresStartError(
+      `--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)`,
+      false,
+    );
   }
   const deadline = Date.now() + (options.startTimeoutMs ?? 0);
   for (let wait = 250; ; wait = Math.min(4000, wait * 2)) {

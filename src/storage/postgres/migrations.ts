@@ -142,14 +142,18 @@ const LOCK_KEY = 0x6c61_7463_68;
 
 export class SchemaTooNewError extends Error {
   constructor(readonly found: number) {
-    super(`the database schema is version ${found}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`);
+    super(
+      `the database schema is version ${found}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`,
+    );
     this.name = 'SchemaTooNewError';
   }
 }
 
 export class SchemaTooOldError extends Error {
   constructor(readonly found: number) {
-    super(`the database schema is version ${found}, this latch needs version ${SCHEMA_VERSION}: run 'latch migrate --postgres-url …' or start with --postgres-migrate true`);
+    super(
+      `the database schema is version ${found}, this latch needs version ${SCHEMA_VERSION}: run 'latch migrate --postgres-url …' or start with --postgres-migrate true`,
+    );
     this.name = 'SchemaTooOldError';
   }
 }
@@ -167,7 +171,9 @@ export async function migrate(db: Db): Promise<{ from: number; to: number }> {
   return db.with(async (c) => {
     await c.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
     try {
-      await c.query(`CREATE TABLE IF NOT EXISTS latch_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(
+        `CREATE TABLE IF NOT EXISTS latch_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       const from = await currentVersion(c);
       if (from > SCHEMA_VERSION) throw new SchemaTooNewError(from);
       for (let v = from + 1; v <= SCHEMA_VERSION; v++) {

@@ -6,7 +6,17 @@
 import type { Db } from './db.js';
 import { ReclaimQueue } from '../reclaim-queue.js';
 
-const TABLES = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_permission_indexes', 'latch_checkpoint_chunks', 'latch_checkpoints', 'latch_checkpoint_writers'];
+const TABLES = [
+  'latch_tuples',
+  'latch_changes',
+  'latch_revisions',
+  'latch_models',
+  'latch_assertions',
+  'latch_permission_indexes',
+  'latch_checkpoint_chunks',
+  'latch_checkpoints',
+  'latch_checkpoint_writers',
+];
 const BATCH_ROWS = 5000;
 
 export class PgReclaimer extends ReclaimQueue {
@@ -18,7 +28,10 @@ export class PgReclaimer extends ReclaimQueue {
     for (const table of TABLES) {
       for (;;) {
         if (this.stopped) return;
-        const n = await this.db.exec(`DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE store_id = $1 LIMIT ${BATCH_ROWS}))`, [storeId]);
+        const n = await this.db.exec(
+          `DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE store_id = $1 LIMIT ${BATCH_ROWS}))`,
+          [storeId],
+        );
         if (n < BATCH_ROWS) break;
         await new Promise((resolve) => setImmediate(resolve));
       }

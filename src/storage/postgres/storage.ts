@@ -10,11 +10,30 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../../errors.js';
 import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
-import type { Assertion, AuthorizationModel, AuthorizationModelInput, Store, Tuple, TupleKey } from '../../domain/types.js';
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Store,
+  Tuple,
+  TupleKey,
+} from '../../domain/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator, KeyedMutex } from '../kv.js';
 import type {
-  ChangePage, ChangeQuery, CheckpointWriter, Page, PageRequest, PermissionIndexRecord, RevisionChange, Storage, StorageEvent, StoreQuery, TupleFilter, TupleWrite, WriteResult,
+  ChangePage,
+  ChangeQuery,
+  CheckpointWriter,
+  Page,
+  PageRequest,
+  PermissionIndexRecord,
+  RevisionChange,
+  Storage,
+  StorageEvent,
+  StoreQuery,
+  TupleFilter,
+  TupleWrite,
+  WriteResult,
 } from '../types.js';
 import { changesSince, readChanges } from './changes.js';
 import { openCheckpoint, readCheckpoint } from './checkpoint.js';
@@ -29,7 +48,12 @@ const SCAN_ROWS = 10_000;
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
-const toStore = (r: Row): Store => ({ id: r[0] as string, name: r[1] as string, created_at: r[2] as string, updated_at: r[3] as string });
+const toStore = (r: Row): Store => ({
+  id: r[0] as string,
+  name: r[1] as string,
+  created_at: r[2] as string,
+  updated_at: r[3] as string,
+});
 
 export interface PgStorageOptions extends PostgresOptions {
   /** Reclaim deleted stores in the background (default true). */
@@ -53,8 +77,14 @@ export class PgStorage implements Storage {
 
   /** Starts listening for other nodes' commits and resumes the reclamation of tombstoned stores. */
   async init(): Promise<this> {
-    this.listenerNode ??= new Listener(this.options.url, this.node, (e) => this.emit(e), (m) => this.options.onError?.(m));
-    for (const [id] of await this.db.rows('SELECT id FROM latch_stores WHERE deleted_ms IS NOT NULL')) this.scheduleReclaim(id as string);
+    this.listenerNode ??= new Listener(
+      this.options.url,
+      this.node,
+      (e) => this.emit(e),
+      (m) => this.options.onError?.(m),
+    );
+    for (const [id] of await this.db.rows('SELECT id FROM latch_stores WHERE deleted_ms IS NOT NULL'))
+      this.scheduleReclaim(id as string);
     return this;
   }
 
@@ -72,7 +102,16 @@ export class PgStorage implements Storage {
 
   /** Rows the store occupies in every table (its record or tombstone included); tests. */
   async countStoreKeys(storeId: string): Promise<number> {
-    const tables = ['latch_tuples', 'latch_changes', 'latch_revisions', 'latch_models', 'latch_assertions', 'latch_permission_indexes', 'latch_checkpoint_chunks', 'latch_checkpoints'];
+    const tables = [
+      'latch_tuples',
+      'latch_changes',
+      'latch_revisions',
+      'latch_models',
+      'latch_assertions',
+      'latch_permission_indexes',
+      'latch_checkpoint_chunks',
+      'latch_checkpoints',
+    ];
     const sum = tables.map((t) => `(SELECT count(*) FROM ${t} WHERE store_id = $1)`).join(' + ');
     return num(await this.db.value(`SELECT ${sum} + (SELECT count(*) FROM latch_stores WHERE id = $1)`, [storeId]));
   }
@@ -108,7 +147,12 @@ export class PgStorage implements Storage {
     const now = new Date().toISOString();
     const store: Store = { id: ulid(), name, created_at: now, updated_at: now };
     await this.db.tx(async (c) => {
-      await q(c, 'INSERT INTO latch_stores (id, name, created_at, updated_at) VALUES ($1, $2, $3, $4)', [store.id, store.name, now, now]);
+      await q(c, 'INSERT INTO latch_stores (id, name, created_at, updated_at) VALUES ($1, $2, $3, $4)', [
+        store.id,
+        store.name,
+        now,
+        now,
+      ]);
       await this.notify(c, { kind: 'store', storeId: store.id, deleted: false });
     });
     this.emit({ kind: 'store', storeId: store.id, deleted: false });
@@ -116,7 +160,12 @@ export class PgStorage implements Storage {
   }
 
   async getStore(id: string): Promise<Store | undefined> {
-    const row = (await this.db.rows('SELECT id, name, created_at, updated_at FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL', [id]))[0];
+    const row = (
+      await this.db.rows(
+        'SELECT id, name, created_at, updated_at FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL',
+        [id],
+      )
+    )[0];
     return row ? toStore(row) : undefined;
   }
 
@@ -128,7 +177,10 @@ export class PgStorage implements Storage {
       values.push(query.name);
       where += ' AND name = $3';
     }
-    const rows = await this.db.rows(`SELECT id, name, created_at, updated_at FROM latch_stores WHERE ${where} ORDER BY id LIMIT $2`, values);
+    const rows = await this.db.rows(
+      `SELECT id, name, created_at, updated_at FROM latch_stores WHERE ${where} ORDER BY id LIMIT $2`,
+      values,
+    );
     const items = rows.slice(0, query.pageSize).map(toStore);
     const last = items[items.length - 1];
     return rows.length > query.pageSize && last ? { items, next: encodeCursor('s', last.id) } : { items };
@@ -137,7 +189,10 @@ export class PgStorage implements Storage {
   async deleteStore(id: string): Promise<boolean> {
     const deleted = await this.mutex.run(id, () =>
       this.db.tx(async (c) => {
-        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR UPDATE', [id])).length === 0) return false;
+        if (
+          (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR UPDATE', [id])).length === 0
+        )
+          return false;
         await q(c, 'UPDATE latch_stores SET deleted_ms = $2 WHERE id = $1', [id, Date.now()]);
         await this.notify(c, { kind: 'store', storeId: id, deleted: true });
         return true;
@@ -160,12 +215,20 @@ export class PgStorage implements Storage {
     const stored = await this.mutex.run(storeId, () =>
       this.db.tx(async (c) => {
         // The row lock orders model writes across nodes, so each new id is above every earlier one.
-        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR NO KEY UPDATE', [storeId])).length === 0) throw fail.storeNotFound();
+        if (
+          (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR NO KEY UPDATE', [storeId]))
+            .length === 0
+        )
+          throw fail.storeNotFound();
         const latest = (await q(c, 'SELECT max(id) FROM latch_models WHERE store_id = $1', [storeId]))[0]?.[0];
         let id = ulid();
         if (typeof latest === 'string' && id <= latest) id = ulid(ulidTime(latest) + 1);
         const m: AuthorizationModel = Object.assign({ id }, model, { id });
-        await q(c, 'INSERT INTO latch_models (store_id, id, model) VALUES ($1, $2, $3)', [storeId, id, JSON.stringify(m)]);
+        await q(c, 'INSERT INTO latch_models (store_id, id, model) VALUES ($1, $2, $3)', [
+          storeId,
+          id,
+          JSON.stringify(m),
+        ]);
         await this.notify(c, { kind: 'model', storeId, modelId: id });
         return m;
       }),
@@ -175,7 +238,10 @@ export class PgStorage implements Storage {
   }
 
   async getModel(storeId: string, id: string): Promise<AuthorizationModel | undefined> {
-    const v = await this.db.value(`SELECT model FROM latch_models WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    const v = await this.db.value(`SELECT model FROM latch_models WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [
+      storeId,
+      id,
+    ]);
     return typeof v === 'string' ? (JSON.parse(v) as AuthorizationModel) : undefined;
   }
 
@@ -199,8 +265,11 @@ export class PgStorage implements Storage {
   // ---- tuples and changes ----
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
-    const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, (revision) => this.payload({ kind: 'tuples', storeId, revision })));
-    if (result.deleted.length + result.written.length > 0) this.emit({ kind: 'tuples', storeId, revision: result.revision });
+    const result = await this.mutex.run(storeId, () =>
+      writeTuples(this.db, storeId, write, (revision) => this.payload({ kind: 'tuples', storeId, revision })),
+    );
+    if (result.deleted.length + result.written.length > 0)
+      this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
   }
 
@@ -243,7 +312,10 @@ export class PgStorage implements Storage {
         return { revision: 0, tuples: nothing() };
       }
       revision = num(row[0]);
-      await c.query({ text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition, expires_ms FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"', values: [storeId] });
+      await c.query({
+        text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition, expires_ms FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"',
+        values: [storeId],
+      });
     } catch (err) {
       c.release(err instanceof Error ? err : true);
       return classify(err);
@@ -263,7 +335,10 @@ export class PgStorage implements Storage {
         broken = err instanceof Error ? err : new Error(String(err));
         classify(err);
       } finally {
-        if (!done && !broken) await c.query('ROLLBACK').catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
+        if (!done && !broken)
+          await c
+            .query('ROLLBACK')
+            .catch((err: unknown) => (broken = err instanceof Error ? err : new Error(String(err))));
         c.release(broken);
       }
     }
@@ -285,7 +360,10 @@ export class PgStorage implements Storage {
   async revisions(storeIds: readonly string[]): Promise<Map<string, number | undefined>> {
     const out = new Map<string, number | undefined>(storeIds.map((id) => [id, undefined]));
     if (storeIds.length === 0) return out;
-    const rows = await this.db.rows('SELECT id, revision FROM latch_stores WHERE id = ANY($1::text[]) AND deleted_ms IS NULL', [storeIds]);
+    const rows = await this.db.rows(
+      'SELECT id, revision FROM latch_stores WHERE id = ANY($1::text[]) AND deleted_ms IS NULL',
+      [storeIds],
+    );
     for (const row of rows) out.set(String(row[0]), num(row[1]));
     return out;
   }
@@ -296,7 +374,11 @@ export class PgStorage implements Storage {
 
   // ---- checkpoints ----
 
-  async writeCheckpoint(storeId: string, revision: number, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<boolean> {
+  async writeCheckpoint(
+    storeId: string,
+    revision: number,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<boolean> {
     return writeAllChunks(await this.openCheckpoint(storeId, revision), chunks);
   }
 
@@ -330,38 +412,63 @@ export class PgStorage implements Storage {
 
   async putPermissionIndex(storeId: string, record: PermissionIndexRecord): Promise<void> {
     await this.db.tx(async (c) => {
-      if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId])).length === 0) throw fail.storeNotFound();
-      await q(c, 'INSERT INTO latch_permission_indexes (store_id, id, record) VALUES ($1, $2, $3)', [storeId, record.id, JSON.stringify(record)]);
+      if (
+        (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]))
+          .length === 0
+      )
+        throw fail.storeNotFound();
+      await q(c, 'INSERT INTO latch_permission_indexes (store_id, id, record) VALUES ($1, $2, $3)', [
+        storeId,
+        record.id,
+        JSON.stringify(record),
+      ]);
     });
   }
 
   async getPermissionIndex(storeId: string, id: string): Promise<PermissionIndexRecord | undefined> {
-    const v = await this.db.value(`SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    const v = await this.db.value(
+      `SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`,
+      [storeId, id],
+    );
     return typeof v === 'string' ? (JSON.parse(v) as PermissionIndexRecord) : undefined;
   }
 
   async listPermissionIndexes(storeId: string): Promise<PermissionIndexRecord[]> {
-    const rows = await this.db.rows(`SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND ${LIVE} ORDER BY id`, [storeId]);
+    const rows = await this.db.rows(
+      `SELECT record FROM latch_permission_indexes WHERE store_id = $1 AND ${LIVE} ORDER BY id`,
+      [storeId],
+    );
     return rows.map((r) => JSON.parse(r[0] as string) as PermissionIndexRecord);
   }
 
   async deletePermissionIndex(storeId: string, id: string): Promise<boolean> {
-    const n = await this.db.exec(`DELETE FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [storeId, id]);
+    const n = await this.db.exec(`DELETE FROM latch_permission_indexes WHERE store_id = $1 AND id = $2 AND ${LIVE}`, [
+      storeId,
+      id,
+    ]);
     return n > 0;
   }
 
   // ---- assertions ----
 
   async readAssertions(storeId: string, modelId: string): Promise<Assertion[]> {
-    const v = await this.db.value(`SELECT assertions FROM latch_assertions WHERE store_id = $1 AND model_id = $2 AND ${LIVE}`, [storeId, modelId]);
+    const v = await this.db.value(
+      `SELECT assertions FROM latch_assertions WHERE store_id = $1 AND model_id = $2 AND ${LIVE}`,
+      [storeId, modelId],
+    );
     return typeof v === 'string' ? (JSON.parse(v) as Assertion[]) : [];
   }
 
   async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
     await this.mutex.run(storeId, () =>
       this.db.tx(async (c) => {
-        if ((await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId])).length === 0) throw fail.storeNotFound();
-        if (assertions.length === 0) await q(c, 'DELETE FROM latch_assertions WHERE store_id = $1 AND model_id = $2', [storeId, modelId]);
+        if (
+          (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]))
+            .length === 0
+        )
+          throw fail.storeNotFound();
+        if (assertions.length === 0)
+          await q(c, 'DELETE FROM latch_assertions WHERE store_id = $1 AND model_id = $2', [storeId, modelId]);
         else {
           await q(
             c,

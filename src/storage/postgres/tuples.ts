@@ -20,11 +20,14 @@ import { CHANNEL } from './events.js';
 
 type Stored = { condition: RelationshipCondition | undefined; expires_at: string | undefined } | null;
 const expiresMs = (t: TupleKey): number | null => (t.expires_at === undefined ? null : Date.parse(t.expires_at));
-const expiryText = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : new Date(num(v)).toISOString());
+const expiryText = (v: unknown): string | undefined =>
+  v === null || v === undefined ? undefined : new Date(num(v)).toISOString();
 
-const keyOf = (t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => `${enc(t.object)}\u0000${enc(t.relation)}\u0000${enc(t.user)}`;
+const keyOf = (t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
+  `${enc(t.object)}\u0000${enc(t.relation)}\u0000${enc(t.user)}`;
 const conditionText = (c: RelationshipCondition | undefined): string | null => (c ? JSON.stringify(c) : null);
-const parseCondition = (v: unknown): RelationshipCondition | undefined => (typeof v === 'string' ? (JSON.parse(v) as RelationshipCondition) : undefined);
+const parseCondition = (v: unknown): RelationshipCondition | undefined =>
+  typeof v === 'string' ? (JSON.parse(v) as RelationshipCondition) : undefined;
 
 async function existing(c: Client, storeId: string, keys: readonly TupleKey[]): Promise<Map<string, Stored>> {
   const out = new Map<string, Stored>();
@@ -39,7 +42,11 @@ async function existing(c: Client, storeId: string, keys: readonly TupleKey[]): 
                             WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t`,
     [storeId, keys.map((t) => enc(t.object)), keys.map((t) => enc(t.relation)), keys.map((t) => enc(t.user))],
   );
-  for (const [o, r, u, cond, exp] of rows) out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, { condition: parseCondition(cond), expires_at: expiryText(exp) });
+  for (const [o, r, u, cond, exp] of rows)
+    out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, {
+      condition: parseCondition(cond),
+      expires_at: expiryText(exp),
+    });
   return out;
 }
 
@@ -70,14 +77,17 @@ function plan(w: TupleWrite, found: Map<string, Stored>): Plan {
     const stored = state(k);
     if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
     if (stored && sameCondition(stored.condition, t.condition) && stored.expires_at === t.expires_at) continue;
-    if (stored) throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
+    if (stored)
+      throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
     found.set(k, { condition: t.condition, expires_at: t.expires_at });
     written.push(t);
   }
   return { deleted, written };
 }
 
-const columns = (ts: readonly TupleKey[]): [string[], string[], string[], string[], (string | null)[], (number | null)[]] => [
+const columns = (
+  ts: readonly TupleKey[],
+): [string[], string[], string[], string[], (string | null)[], (number | null)[]] => [
   ts.map((t) => enc(t.object)),
   ts.map((t) => enc(typeOf(t.object))),
   ts.map((t) => enc(t.relation)),
@@ -87,7 +97,12 @@ const columns = (ts: readonly TupleKey[]): [string[], string[], string[], string
 ];
 
 /** One Write; `payload(revision)` is the NOTIFY payload sent in the same transaction. */
-export function writeTuples(db: Db, storeId: string, w: TupleWrite, payload: (revision: number) => string): Promise<WriteResult> {
+export function writeTuples(
+  db: Db,
+  storeId: string,
+  w: TupleWrite,
+  payload: (revision: number) => string,
+): Promise<WriteResult> {
   // BEGIN and the lock in one round trip: a store's writes queue on this lock, so each round trip
   // spent holding it bounds the store's write rate.
   const locking = `SELECT revision, last_ms FROM latch_stores WHERE id = ${literal(storeId)} AND deleted_ms IS NULL FOR NO KEY UPDATE`;
@@ -173,7 +188,10 @@ function readPlan(storeId: string, f: TupleFilter): ReadPlan {
       eq('"user"', user);
       if (rel) eq('relation', rel);
       return {
-        where, values, order: 'relation, object', keyset: '(relation, object)',
+        where,
+        values,
+        order: 'relation, object',
+        keyset: '(relation, object)',
         position: (t) => part(type) + part(t.user) + part(t.relation) + part(t.object.slice(type.length + 1)),
         after: (t) => [enc(t.relation), enc(t.object)],
       };
@@ -193,9 +211,18 @@ function toTuple(row: Row): Tuple {
 }
 
 /** A page of tuples matching `filter`; cursors are those of the key-value backends. */
-export async function readTuples(db: Db, storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
+export async function readTuples(
+  db: Db,
+  storeId: string,
+  filter: TupleFilter,
+  page: PageRequest,
+): Promise<Page<Tuple>> {
   const scan = scanFor(filter);
-  const after = decodeCursor(page.after, scan.tag, (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined);
+  const after = decodeCursor(
+    page.after,
+    scan.tag,
+    (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined,
+  );
   const p = readPlan(storeId, filter);
   const values = [...p.values];
   const where = [...p.where];
@@ -207,7 +234,10 @@ export async function readTuples(db: Db, storeId: string, filter: TupleFilter, p
     values.push(...keys);
   }
   values.push(page.pageSize + 1);
-  const rows = await db.rows(`SELECT ${TUPLE_COLUMNS} FROM latch_tuples WHERE ${where.join(' AND ')} ORDER BY ${p.order} LIMIT $${values.length}`, values);
+  const rows = await db.rows(
+    `SELECT ${TUPLE_COLUMNS} FROM latch_tuples WHERE ${where.join(' AND ')} ORDER BY ${p.order} LIMIT $${values.length}`,
+    values,
+  );
   const items = rows.slice(0, page.pageSize).map(toTuple);
   const last = items[items.length - 1];
   if (rows.length <= page.pageSize || !last) return { items };
@@ -235,6 +265,9 @@ export async function expiredTuples(db: Db, storeId: string, now: number, limit:
 
 /** The earliest expiry (ms) of the store's tuples, undefined when none expires. */
 export async function firstExpiry(db: Db, storeId: string): Promise<number | undefined> {
-  const v = await db.value(`SELECT min(expires_ms) FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL`, [storeId]);
+  const v = await db.value(
+    `SELECT min(expires_ms) FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL`,
+    [storeId],
+  );
   return v === null || v === undefined ? undefined : num(v);
 }
