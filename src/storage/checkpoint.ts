@@ -59,6 +59,32 @@ function pieces(chunk: Uint8Array): Uint8Array[] {
 }
 
 /**
+ * A checkpoint writer's chunks not stored yet, in pieces of at most MAX_CHUNK_BYTES; every
+ * backend's writer stores them in batches of about BATCH_BYTES.
+ */
+export class PendingChunks {
+  private list: Uint8Array[] = [];
+  private bytes = 0;
+
+  /** Adds `chunk`; true once a batch's worth is pending. */
+  add(chunk: Uint8Array): boolean {
+    for (const p of pieces(chunk)) {
+      this.list.push(p);
+      this.bytes += p.byteLength;
+    }
+    return this.bytes >= BATCH_BYTES;
+  }
+
+  /** The pending chunks, in order; none are pending afterwards. */
+  take(): Uint8Array[] {
+    const out = this.list;
+    this.list = [];
+    this.bytes = 0;
+    return out;
+  }
+}
+
+/**
  * The generations of one KvStorage: the last one handed out per store (generations only grow,
  * so a new writer never shares keys with an orphan) and those whose writers are still open (their
  * chunks are not orphans). Process-local: the directory is held by one process at a time.
@@ -136,9 +162,8 @@ export class CheckpointGenerations {
 }
 
 class GenerationWriter implements CheckpointWriter {
-  private pending: Uint8Array[] = [];
-  private pendingBytes = 0;
-  /** Chunks stored or pending; the next chunk's index. */
+  private readonly pending = new PendingChunks();
+  /** Chunks handed to storage so far; the next chunk's index. */
   private count = 0;
   private finished = false;
 
@@ -153,11 +178,7 @@ class GenerationWriter implements CheckpointWriter {
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.finished) throw new Error('latch: checkpoint writer already finished');
-    for (const p of pieces(chunk)) {
-      this.pending.push(p);
-      this.pendingBytes += p.byteLength;
-    }
-    if (this.pendingBytes >= BATCH_BYTES) {
+    if (this.pending.add(chunk)) {
       const ops = this.takePending();
       await this.exclusive(this.storeId, () => this.kv.batch(ops, true));
     }
@@ -202,7 +223,7 @@ class GenerationWriter implements CheckpointWriter {
 
   async abort(): Promise<void> {
     if (this.finished) return;
-    this.pending = [];
+    this.pending.take();
     const ops: KvOp[] = Array.from({ length: this.count }, (_, i) => ({
       type: 'del',
       key: key.chunk(this.storeId, this.generation, i),
@@ -217,14 +238,12 @@ class GenerationWriter implements CheckpointWriter {
   }
 
   private takePending(): KvOp[] {
-    const ops: KvOp[] = this.pending.map((value, j) => ({
+    const ops: KvOp[] = this.pending.take().map((value, j) => ({
       type: 'put',
       key: key.chunk(this.storeId, this.generation, this.count + j),
       value,
     }));
-    this.count += this.pending.length;
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.count += ops.length;
     return ops;
   }
 

@@ -15,27 +15,18 @@
 // stored for a deleted store.
 
 import { fail } from '../../errors.js';
+import { PendingChunks } from '../checkpoint.js';
 import type { CheckpointWriter } from '../types.js';
 import { classify, num, q, type Client, type Db } from './db.js';
 
 const CHUNK = 'SELECT data FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2 AND idx = $3';
 
-export const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
-const BATCH_BYTES = 2 * 1024 * 1024;
 /** A writer silent this long is dead (a 10M-tuple image stores a batch every few ms). */
 export const WRITER_STALE_MS = 10 * 60 * 1000;
 
 async function lockLive(c: Client, storeId: string): Promise<void> {
   const rows = await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]);
   if (rows.length === 0) throw fail.storeNotFound();
-}
-
-function pieces(chunk: Uint8Array): Uint8Array[] {
-  if (chunk.byteLength <= MAX_CHUNK_BYTES) return [chunk];
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < chunk.byteLength; at += MAX_CHUNK_BYTES)
-    out.push(chunk.subarray(at, Math.min(chunk.byteLength, at + MAX_CHUNK_BYTES)));
-  return out;
 }
 
 export async function openCheckpoint(db: Db, storeId: string, revision: number): Promise<CheckpointWriter> {
@@ -60,8 +51,7 @@ const SWEEP = `
      AND NOT EXISTS (SELECT 1 FROM latch_checkpoint_writers w WHERE w.generation = k.generation AND w.touched_ms > $2)`;
 
 class PgCheckpointWriter implements CheckpointWriter {
-  private pending: Uint8Array[] = [];
-  private pendingBytes = 0;
+  private readonly pending = new PendingChunks();
   private count = 0;
   private finished = false;
 
@@ -74,20 +64,13 @@ class PgCheckpointWriter implements CheckpointWriter {
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.finished) throw new Error('latch: checkpoint writer already finished');
-    for (const p of pieces(chunk)) {
-      this.pending.push(p);
-      this.pendingBytes += p.byteLength;
-    }
-    if (this.pendingBytes >= BATCH_BYTES) await this.db.tx((c) => this.store(c));
+    if (this.pending.add(chunk)) await this.db.tx((c) => this.store(c));
   }
 
   /** Inserts the pending chunks and touches the writer's row. */
   private async store(c: Client): Promise<void> {
     await lockLive(c, this.storeId);
-    const chunks = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    for (const data of chunks) {
+    for (const data of this.pending.take()) {
       await q(c, 'INSERT INTO latch_checkpoint_chunks (store_id, generation, idx, data) VALUES ($1, $2, $3, $4)', [
         this.storeId,
         this.generation,
@@ -130,7 +113,7 @@ class PgCheckpointWriter implements CheckpointWriter {
   async abort(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    this.pending = [];
+    this.pending.take();
     await this.abortStored();
   }
 
