@@ -49,11 +49,15 @@ async function empty(): Promise<void> {
 const open = (reclaim = true): Promise<PgStorage> => openPostgresStorage({ url: db.url, poolSize: 4, reclaim });
 
 describe.runIf(run)('postgres', () => {
-  storageSuite('postgres', async () => {
-    await empty();
-    const storage = await open();
-    return { storage, second: () => open(), dispose: () => storage.close() };
-  });
+  storageSuite(
+    'postgres',
+    async () => {
+      await empty();
+      const storage = await open();
+      return { storage, second: () => open(), dispose: () => storage.close() };
+    },
+    true,
+  );
 
   describe('storage: postgres index checkpoints', () => {
     it('loading an index from a checkpoint gives its connection back (a pool of one serves the next query)', async () => {
