@@ -319,6 +319,65 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         });
       }
 
+      it('a key deleted and written back in one write, and a key written twice, follow request order', async () => {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        const back = await s.writeTuples(id, {
+          ...writes('doc:1#viewer@user:anne'),
+          deletes: [tk('doc:1#viewer@user:anne')],
+        });
+        expect([back.deleted.map(str), back.written.map(str), back.revision]).toEqual([
+          ['doc:1#viewer@user:anne'],
+          ['doc:1#viewer@user:anne'],
+          2,
+        ]);
+        const twice = await s.writeTuples(id, {
+          ...writes('doc:2#viewer@user:anne', 'doc:2#viewer@user:anne'),
+          onDuplicate: 'ignore',
+        });
+        expect([twice.written.map(str), twice.revision]).toEqual([['doc:2#viewer@user:anne'], 3]);
+        const err = await rejectsWith(
+          s.writeTuples(id, writes('doc:3#viewer@user:anne', 'doc:3#viewer@user:anne')),
+          'write_failed_due_to_invalid_input',
+        );
+        expect(err.message).toMatch(
+          /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:3'/,
+        );
+        const gone = await rejectsWith(
+          s.writeTuples(id, deletes('doc:1#viewer@user:anne', 'doc:1#viewer@user:anne')),
+          'write_failed_due_to_invalid_input',
+        );
+        expect(gone.message).toMatch(/^cannot delete a tuple which does not exist: user: 'user:anne'/);
+        expect(await allTuples(s, id)).toEqual(['doc:1#viewer@user:anne', 'doc:2#viewer@user:anne']);
+        expect(await s.revision(id)).toBe(3);
+      });
+
+      it('on_duplicate ignore: a different expires_at is a conflict naming expires_at; a reordered context is the same', async () => {
+        const at = '2099-01-01T00:00:00.000Z';
+        const cond = { name: 'c', context: { a: 1, b: { y: [true, null], x: 'v' } } };
+        await s.writeTuples(id, { ...writes(), writes: [{ ...tk('doc:1#viewer@user:anne', cond), expires_at: at }] });
+        const same = { name: 'c', context: { b: { x: 'v', y: [true, null] }, a: 1 } };
+        const r = await s.writeTuples(id, {
+          ...writes(),
+          writes: [{ ...tk('doc:1#viewer@user:anne', same), expires_at: at }],
+          onDuplicate: 'ignore',
+        });
+        expect([r.written, r.revision]).toEqual([[], 1]);
+        const err = await rejectsWith(
+          s.writeTuples(id, {
+            ...writes(),
+            writes: [{ ...tk('doc:1#viewer@user:anne', same), expires_at: '2099-01-02T00:00:00.000Z' }],
+            onDuplicate: 'ignore',
+          }),
+          'transaction_conflict',
+        );
+        expect(err.message).toMatch(/a different expires_at: user: 'user:anne', relation: 'viewer', object: 'doc:1'$/);
+        const none = await rejectsWith(
+          s.writeTuples(id, { ...writes('doc:1#viewer@user:anne'), onDuplicate: 'ignore' }),
+          'transaction_conflict',
+        );
+        expect(none.message).toMatch(/a different condition/);
+      });
+
       it('ignore options skip identical duplicates and missing deletes without changelog entries', async () => {
         const cond = { name: 'c', context: { b: [1, 2], a: 'x' } };
         await s.writeTuples(id, { ...writes(), writes: [tk('doc:1#viewer@user:anne', cond)] });

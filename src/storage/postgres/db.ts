@@ -145,34 +145,9 @@ export class Db {
     });
   }
 
-  /**
-   * `tx` whose BEGIN travels with `first`, a statement without parameters (values inlined with
-   * `literal`), in one round trip; `fn` gets the rows of `first` as objects. For the write path,
-   * where every round trip is spent under the store's row lock.
-   */
-  txFrom<T>(first: string, fn: (c: Client, rows: Record<string, unknown>[]) => Promise<T>): Promise<T> {
-    return this.with(async (c) => {
-      try {
-        const results = (await c.query(`BEGIN; ${first}`)) as unknown as pg.QueryResult<Record<string, unknown>>[];
-        const out = await fn(c, results[1]?.rows ?? []);
-        await c.query('COMMIT');
-        return out;
-      } catch (err) {
-        // Also after a failed `first`: its BEGIN left an aborted transaction open.
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
-  }
-
   close(): Promise<void> {
     return this.pool.end();
   }
-}
-
-/** `s` as a quoted SQL literal (for statements sent without parameters, see `txFrom`). */
-export function literal(s: string): string {
-  return `'${s.replace(/'/g, "''")}'`;
 }
 
 /** Rows as arrays on a client of `with`/`tx`. */

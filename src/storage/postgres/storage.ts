@@ -265,9 +265,7 @@ export class PgStorage implements Storage {
   // ---- tuples and changes ----
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
-    const result = await this.mutex.run(storeId, () =>
-      writeTuples(this.db, storeId, write, (revision) => this.payload({ kind: 'tuples', storeId, revision })),
-    );
+    const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, this.node));
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;

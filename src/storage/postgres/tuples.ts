@@ -1,89 +1,31 @@
 // Tuple writes and reads on PostgreSQL.
 //
-// A write is one transaction: lock the store's row (FOR NO KEY UPDATE: writers of one store queue
-// here, on every node), read the stored state of the request's keys, apply the existence rules
-// of http-api.md §4.11 (the same code and messages as the key-value backends), then delete, insert,
-// append the changelog, record the revision and its time, bump the store's revision and NOTIFY,
-// and commit. The revision is allocated under the row lock, so revisions of a store are committed
-// one after the other, in order, with no gap (docs/architecture.md, "Revisions on PostgreSQL").
+// A write is one statement, the server-side function `latch_write` (schema step 4): in its own
+// transaction it locks the store's row (FOR NO KEY UPDATE: writers of one store queue here, on
+// every node), applies the existence rules of http-api.md §4.11 (errors raised by name and index,
+// worded here exactly as by the key-value backends), deletes, inserts, appends the changelog,
+// records the revision and its time, bumps the store's revision, NOTIFYs and commits. The revision
+// is allocated under the row lock, so revisions of a store are committed one after the other, in
+// order, with no gap (docs/architecture.md, "Revisions on PostgreSQL").
 
-import { fail } from '../../errors.js';
+import pg from 'pg';
+import { AppError, fail } from '../../errors.js';
 import type { RelationshipCondition, Tuple, TupleKey } from '../../domain/types.js';
 import { typeOf } from '../../domain/tuple.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { part } from '../codec.js';
 import { scanFor } from '../tuples.js';
-import { clean, sameCondition, writeErrors } from '../write-plan.js';
+import { clean, writeErrors } from '../write-plan.js';
 import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
-import { dec, enc, literal, num, q, type Client, type Db, type Row } from './db.js';
-import { CHANNEL } from './events.js';
+import { classify, dec, enc, num, type Db, type Row } from './db.js';
 
-type Stored = { condition: RelationshipCondition | undefined; expires_at: string | undefined } | null;
 const expiresMs = (t: TupleKey): number | null => (t.expires_at === undefined ? null : Date.parse(t.expires_at));
 const expiryText = (v: unknown): string | undefined =>
   v === null || v === undefined ? undefined : new Date(num(v)).toISOString();
 
-const keyOf = (t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
-  `${enc(t.object)}\u0000${enc(t.relation)}\u0000${enc(t.user)}`;
 const conditionText = (c: RelationshipCondition | undefined): string | null => (c ? JSON.stringify(c) : null);
 const parseCondition = (v: unknown): RelationshipCondition | undefined =>
   typeof v === 'string' ? (JSON.parse(v) as RelationshipCondition) : undefined;
-
-async function existing(c: Client, storeId: string, keys: readonly TupleKey[]): Promise<Map<string, Stored>> {
-  const out = new Map<string, Stored>();
-  if (keys.length === 0) return out;
-  const rows = await q(
-    c,
-    // One primary-key probe per key (LATERAL; LIMIT 1 keeps the planner from turning it into a
-    // hash join over every tuple of the store).
-    `SELECT t.object, t.relation, t."user", t.condition, t.expires_ms
-       FROM unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u)
-       CROSS JOIN LATERAL (SELECT object, relation, "user", condition, expires_ms FROM latch_tuples
-                            WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t`,
-    [storeId, keys.map((t) => enc(t.object)), keys.map((t) => enc(t.relation)), keys.map((t) => enc(t.user))],
-  );
-  for (const [o, r, u, cond, exp] of rows)
-    out.set(`${o as string}\u0000${r as string}\u0000${u as string}`, {
-      condition: parseCondition(cond),
-      expires_at: expiryText(exp),
-    });
-  return out;
-}
-
-interface Plan {
-  readonly deleted: TupleKey[];
-  readonly written: TupleKey[];
-}
-
-/** The existence rules, in request order (deletes first); throws the same errors as write-plan.ts. */
-function plan(w: TupleWrite, found: Map<string, Stored>): Plan {
-  const deleted: TupleKey[] = [];
-  const written: TupleKey[] = [];
-  const state = (k: string): Stored => found.get(k) ?? null;
-  for (const t of w.deletes.map((x) => clean(x, false))) {
-    const k = keyOf(t);
-    const stored = state(k);
-    // A delete carrying expires_at comes from the sweeper: it deletes the tuple only while it still
-    // expires then (a tuple rewritten meanwhile is another grant).
-    if (!stored || (t.expires_at !== undefined && stored.expires_at !== t.expires_at)) {
-      if (w.onMissing === 'ignore') continue;
-      throw writeErrors.missing(t);
-    }
-    found.set(k, null);
-    deleted.push(t);
-  }
-  for (const t of w.writes.map((x) => clean(x, true))) {
-    const k = keyOf(t);
-    const stored = state(k);
-    if (stored && w.onDuplicate === 'error') throw writeErrors.duplicate(t);
-    if (stored && sameCondition(stored.condition, t.condition) && stored.expires_at === t.expires_at) continue;
-    if (stored)
-      throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
-    found.set(k, { condition: t.condition, expires_at: t.expires_at });
-    written.push(t);
-  }
-  return { deleted, written };
-}
 
 const columns = (
   ts: readonly TupleKey[],
@@ -96,56 +38,62 @@ const columns = (
   ts.map(expiresMs),
 ];
 
-/** One Write; `payload(revision)` is the NOTIFY payload sent in the same transaction. */
-export function writeTuples(
-  db: Db,
-  storeId: string,
-  w: TupleWrite,
-  payload: (revision: number) => string,
-): Promise<WriteResult> {
-  // BEGIN and the lock in one round trip: a store's writes queue on this lock, so each round trip
-  // spent holding it bounds the store's write rate.
-  const locking = `SELECT revision, last_ms FROM latch_stores WHERE id = ${literal(storeId)} AND deleted_ms IS NULL FOR NO KEY UPDATE`;
-  return db.txFrom(locking, async (c, locked) => {
-    const lock = locked[0];
-    if (!lock) throw fail.storeNotFound();
-    const before = num(lock.revision);
-    const ms = Math.max(Date.now(), num(lock.last_ms));
-    const timestamp = new Date(ms).toISOString();
-    const { deleted, written } = plan(w, await existing(c, storeId, [...w.deletes, ...w.writes]));
-    if (deleted.length + written.length === 0) return { revision: before, timestamp, deleted, written };
-    const revision = before + 1;
-    if (deleted.length > 0) {
-      const [o, , r, u] = columns(deleted);
-      // By row id, found with the same primary-key probes as `existing` (the store's row lock
-      // keeps them valid): a join would let the planner scan the store.
-      await q(
-        c,
-        `DELETE FROM latch_tuples WHERE ctid = ANY (ARRAY (
-           SELECT t.ctid FROM unnest($2::text[], $3::text[], $4::text[]) AS k(o, r, u)
-            CROSS JOIN LATERAL (SELECT ctid FROM latch_tuples WHERE store_id = $1 AND object = k.o AND relation = k.r AND "user" = k.u LIMIT 1) AS t))`,
-        [storeId, o, r, u],
-      );
-    }
-    const all = [...deleted, ...written];
-    const [co, ct, cr, cu, cc, ce] = columns(all);
-    const [wo, wt, wr, wu, wc, we] = columns(written);
-    await q(
-      c,
-      `WITH tuples AS (
-         INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-         SELECT $1, o, ot, r, u, cnd, $3, e FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $17::bigint[]) AS k(o, ot, r, u, cnd, e)),
-       changes AS (
-         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-         SELECT $1, $2, k.n - 1, k.n <= $15, k.o, k.ot, k.r, k.u, CASE WHEN k.n <= $15 THEN NULL ELSE k.cnd END, $3, k.e
-           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $16::bigint[]) WITH ORDINALITY AS k(o, ot, r, u, cnd, e, n)),
-       times AS (INSERT INTO latch_revisions (store_id, revision, ms) VALUES ($1, $2, $3)),
-       store AS (UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1)
-       SELECT pg_notify('${CHANNEL}', $9)`,
-      [storeId, revision, ms, co, ct, cr, cu, cc, payload(revision), wo, wt, wr, wu, wc, deleted.length, ce, we],
-    );
-    return { revision, timestamp, deleted, written };
-  });
+/** `latch_write` (schema step 4, migrations.ts) as a prepared statement: one round trip per Write. */
+const WRITE = {
+  name: 'latch_write',
+  text: `SELECT out_revision, out_ms, out_deleted, out_written FROM latch_write($1, $2, $3, $4, $5,
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
+           $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::bigint[])`,
+  rowMode: 'array' as const,
+};
+
+/** The error `latch_write` raised for a broken rule, as the key-value backends word it; undefined for any other. */
+function ruleError(err: unknown, dels: readonly TupleKey[], adds: readonly TupleKey[]): AppError | undefined {
+  if (!(err instanceof pg.DatabaseError) || err.code !== 'P0001') return undefined;
+  const [at, what] = (err.detail ?? '').split(':');
+  const i = Number(at) - 1;
+  switch (err.message) {
+    case 'latch:store_not_found':
+      return fail.storeNotFound();
+    case 'latch:missing':
+      return dels[i] && writeErrors.missing(dels[i]);
+    case 'latch:duplicate':
+      return adds[i] && writeErrors.duplicate(adds[i]);
+    case 'latch:conflict':
+      return adds[i] && writeErrors.conflict(adds[i], what === 'expires_at' ? 'expires_at' : 'condition');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * One Write as one statement, `latch_write` (its own transaction, one round trip): under the
+ * store's row lock it applies the existence rules in request order, writes the tuples and the
+ * changelog, allocates the revision and NOTIFYs with `node` as the payload's sender. The store's
+ * row lock is held only while the function runs in the server, never across a round trip.
+ */
+export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: string): Promise<WriteResult> {
+  const dels = w.deletes.map((x) => clean(x, false));
+  const adds = w.writes.map((x) => clean(x, true));
+  const [d_o, d_ot, d_r, d_u, , d_e] = columns(dels);
+  const values = [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node];
+  let row: Row | undefined;
+  try {
+    row = (await db.pool.query<Row>({ ...WRITE, values: [...values, d_o, d_ot, d_r, d_u, d_e, ...columns(adds)] }))
+      .rows[0];
+  } catch (err) {
+    const rule = ruleError(err, dels, adds);
+    if (rule) throw rule;
+    return classify(err);
+  }
+  if (!row) throw new Error('latch_write returned no row');
+  const ms = num(row[1]);
+  return {
+    revision: num(row[0]),
+    timestamp: new Date(ms).toISOString(),
+    deleted: (row[2] as number[]).map((i) => dels[i - 1] as TupleKey),
+    written: (row[3] as number[]).map((i) => adds[i - 1] as TupleKey),
+  };
 }
 
 // ---- reads ----
