@@ -11,7 +11,7 @@
 import type { Consistency, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import type { IndexSnapshot, StoreIndex } from '../index/store-index.js';
-import type { Storage, StorageEvent, WriteResult } from '../storage/types.js';
+import type { RevisionChanges, Storage, StorageEvent, WriteResult } from '../storage/types.js';
 import type { EngineLog, Indexes } from './indexes.js';
 import type { ModelCache } from './models.js';
 import { Timings } from './stats.js';
@@ -41,6 +41,8 @@ interface Run {
 /** Replication figures for `stats()`: revisions applied from the log, catch-ups that failed, polls. */
 export interface FollowerStats {
   revisionsApplied: number;
+  /** Of those, the revisions applied from the changes their commit event carried (no log read). */
+  revisionsCarried: number;
   /**
    * Commit event received → that revision applied to the index from the log (commits of other
    * nodes): this node's own share of the replication lag, free of network and client time.
@@ -89,6 +91,7 @@ export class Follower {
   private readonly heardAt = new Map<string, number[]>();
   readonly stats: FollowerStats = {
     revisionsApplied: 0,
+    revisionsCarried: 0,
     applyLag: new Timings(),
     catchUpFailures: 0,
     polls: 0,
@@ -131,6 +134,8 @@ export class Follower {
       // Deferred one turn: this node's own write is reported from inside the storage call, and its
       // write path applies it right after (no log read needed) before the catch-up looks.
       if (event.kind === 'tuples') this.noteHeard(event.storeId, event.revision);
+      if (event.kind === 'tuples' && event.changes && this.applyCarried(event.storeId, event.revision, event.changes))
+        return;
       if (event.kind === 'tuples')
         setImmediate(() => void this.catchUp(event.storeId, event.revision).catch(() => undefined));
       else if (event.kind === 'model') this.models.noteLatestChanged(event.storeId, event.modelId);
@@ -142,6 +147,27 @@ export class Follower {
         cause: String(err),
       });
     }
+  }
+
+  /**
+   * Applies a revision whose event carries its changes (another node's commit: the event comes
+   * after the commit, in commit order) when it is the next one of the loaded index; false when it
+   * is not (not loaded, or the index is behind: the log is read instead, in order).
+   */
+  private applyCarried(storeId: string, revision: number, changes: RevisionChanges): boolean {
+    const index = this.indexes.peek(storeId);
+    if (!index || revision !== index.currentRevision + 1) return false;
+    this.apply(storeId, index, {
+      revision,
+      timestamp: '',
+      deleted: [...changes.deleted],
+      written: [...changes.written],
+    });
+    this.stats.revisionsApplied++;
+    this.stats.revisionsCarried++;
+    this.applied(storeId, revision, true);
+    this.notify(storeId, index);
+    return true;
   }
 
   /** Remembers when the event of `revision` arrived (at most 256 pending per store: the oldest go). */

@@ -201,6 +201,13 @@ function renderEngine(out: string[], e: EngineStats): void {
   );
   gauge(
     out,
+    'latch_replication_revisions_carried_total',
+    'Of those, the revisions applied from the changes their commit event carried (PostgreSQL NOTIFY), without a change-log read.',
+    r.revisionsCarried,
+    'counter',
+  );
+  gauge(
+    out,
     'latch_replication_catchup_failures_total',
     'Index catch-ups from the change log that failed (retried by the next event, poll or waiting query).',
     r.catchUpFailures,

@@ -72,9 +72,21 @@ export interface WriteResult {
 
 /** What `Storage.subscribe` reports. */
 export type StorageEvent =
-  | { readonly kind: 'tuples'; readonly storeId: string; readonly revision: number }
+  | {
+      readonly kind: 'tuples';
+      readonly storeId: string;
+      readonly revision: number;
+      /** The revision's changes when the event carries them (another node's small write on PostgreSQL). */
+      readonly changes?: RevisionChanges | undefined;
+    }
   | { readonly kind: 'model'; readonly storeId: string; readonly modelId: string }
   | { readonly kind: 'store'; readonly storeId: string; readonly deleted: boolean };
+
+/** One revision's changes: its deletes, then its writes, each in changelog order. */
+export interface RevisionChanges {
+  readonly deleted: readonly TupleKey[];
+  readonly written: readonly TupleKey[];
+}
 
 export interface RevisionChange {
   readonly revision: number;

@@ -136,6 +136,7 @@ describe('/metrics', () => {
     expect(value('latch_index_checkpoints_total', { outcome: 'failed' })).toBe(0);
     // One node: each write is applied by its own write path, never read back from the log.
     expect(value('latch_replication_revisions_applied_total')).toBe(0);
+    expect(value('latch_replication_revisions_carried_total')).toBe(0);
     expect(value('latch_replication_catchup_failures_total')).toBe(0);
     expect(value('latch_replication_poll_failures_total')).toBe(0);
     expect(sample('latch_storage_write_duration_seconds').count).toBe(5);

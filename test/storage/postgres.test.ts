@@ -16,9 +16,12 @@ import type { StorageEvent } from '../../src/storage/types.js';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliIo } from '../../src/cli/common.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
-import { allTuples, collect, writes } from './helpers.js';
+import { allTuples, collect, tk, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
 import { StoreIndex } from '../../src/index/store-index.js';
+import type { AuthorizationModelInput } from '../../src/domain/types.js';
+import { node } from '../support/replicas.js';
+import { MODEL } from '../http/helpers.js';
 
 const run = hasPostgres();
 let db: TestDatabase;
@@ -108,10 +111,94 @@ describe.runIf(run)('postgres', () => {
           { kind: 'tuples', storeId: store, revision: 1 },
           { kind: 'store', storeId: store, deleted: true },
         ];
-        expect(seenB).toEqual(expected);
+        // Another node's event carries the revision's changes; this object's own does not.
+        const carried = { deleted: [], written: [{ object: 'doc:1', relation: 'viewer', user: 'user:anne' }] };
+        expect(seenB).toEqual(expected.map((e) => (e.kind === 'tuples' ? { ...e, changes: carried } : e)));
         expect(seenA).toEqual(expected);
       } finally {
         await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('a commit event carries the changes of a write of at most 32 that fit in NOTIFY, exactly as the log has them', async () => {
+      const a = await open();
+      const b = await open();
+      try {
+        await Promise.all([a.listening(), b.listening()]);
+        const store = (await a.createStore('carried')).id;
+        const events: StorageEvent[] = [];
+        let wanted = 0;
+        let done: () => void = () => undefined;
+        b.subscribe((e) => {
+          if (e.kind !== 'tuples') return;
+          events.push(e);
+          if (events.length === wanted) done();
+        });
+        const expiring = { ...tk('doc:1#viewer@user:anne'), expires_at: '2099-01-01T00:00:00.000Z' };
+        const conditioned = tk('doc:2#viewer@user:\u0000bob', { name: 'c', context: { b: [1], a: 'x' } });
+        const long = (i: number): string => `doc:${i}#viewer@user:${'x'.repeat(400)}`;
+        const arrived = new Promise<void>((resolve) => (done = resolve));
+        wanted = 4;
+        await a.writeTuples(store, { ...writes(), writes: [expiring, conditioned] });
+        await a.writeTuples(store, {
+          ...writes('doc:3#viewer@user:carl'),
+          deletes: [tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:\u0000bob')],
+        });
+        await a.writeTuples(store, writes(...Array.from({ length: 33 }, (_, i) => `doc:m${i}#viewer@user:anne`)));
+        await a.writeTuples(store, writes(...Array.from({ length: 20 }, (_, i) => long(i))));
+        await arrived;
+        const log = await collect(a.changesSince(store, 0));
+        const fromLog = (revision: number): unknown => ({
+          deleted: log.filter((c) => c.revision === revision && c.operation === 'delete').map((c) => c.tuple),
+          written: log.filter((c) => c.revision === revision && c.operation === 'write').map((c) => c.tuple),
+        });
+        expect(events.map((e) => (e.kind === 'tuples' ? e.revision : 0))).toEqual([1, 2, 3, 4]);
+        expect(events.map((e) => (e.kind === 'tuples' ? e.changes : undefined))).toEqual([
+          fromLog(1),
+          fromLog(2),
+          undefined, // 33 changes
+          undefined, // over 8000 bytes
+        ]);
+        expect(fromLog(1)).toEqual({ deleted: [], written: [expiring, conditioned] });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('a node applies another node’s small write from its commit event, without reading the log', async () => {
+      const sa = await open();
+      const sb = await open();
+      const a = node(sa);
+      const b = node(sb);
+      try {
+        await Promise.all([sa.listening(), sb.listening()]);
+        const store = (await a.createStore('follow')).id;
+        await a.writeModel(store, MODEL as unknown as AuthorizationModelInput);
+        const check = { storeId: store, tupleKey: tk('doc:1#viewer@user:anne'), contextualTuples: [] };
+        expect((await b.check({ ...check, consistency: 'MINIMIZE_LATENCY' })).allowed).toBe(false);
+        let logReads = 0;
+        const read = sb.changesSince.bind(sb);
+        sb.changesSince = (id, revision) => {
+          logReads++;
+          return read(id, revision);
+        };
+        // b's follower subscribed first: when this listener runs, it has handled the event.
+        const heard = new Promise<void>((resolve) => sb.subscribe((e) => e.kind === 'tuples' && resolve()));
+        await a.write({
+          storeId: store,
+          writes: [tk('doc:1#viewer@user:anne')],
+          deletes: [],
+          onDuplicate: 'error',
+          onMissing: 'error',
+        });
+        await heard;
+        expect(b.checkSync({ ...check, consistency: 'MINIMIZE_LATENCY' })?.allowed).toBe(true);
+        expect(b.stats().replication).toMatchObject({ revisionsApplied: 1, revisionsCarried: 1 });
+        expect(b.stats().replication.applyLag.count).toBe(1);
+        expect(logReads).toBe(0);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await Promise.all([sa.close(), sb.close()]);
       }
     });
 

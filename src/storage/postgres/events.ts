@@ -1,12 +1,17 @@
 // Commit events across nodes: every mutating transaction sends one NOTIFY on the channel
-// `latch_events` (delivered by PostgreSQL only after the commit, never for a rollback), and each
-// storage object keeps one dedicated connection that LISTENs and reconnects by itself with
-// backoff. Payload (JSON, well under NOTIFY's 8000 bytes): {n: node tag, k: kind, s: store id,
-// r: revision | m: model id | d: deleted}. A node delivers its own commits at once after they
-// commit (not through NOTIFY), and skips its own notifications so none is reported twice.
+// `latch_events` (delivered by PostgreSQL only after the commit, never for a rollback, in commit
+// order), and each storage object keeps one dedicated connection that LISTENs and reconnects by
+// itself with backoff. Payload (JSON, under NOTIFY's 8000 bytes): {n: node tag, k: kind, s: store
+// id, r: revision | m: model id | d: deleted}; a tuple write's may add c: its changes, each
+// [deleted, object, relation, user, condition JSON | null, expires ms | null] as stored (sent by
+// latch_write, migrations.ts, for writes of at most 32 changes). A node delivers its own commits
+// at once after they commit (not through NOTIFY), and skips its own notifications so none is
+// reported twice.
 
 import pg from 'pg';
-import type { StorageEvent } from '../types.js';
+import type { TupleKey } from '../../domain/types.js';
+import type { RevisionChanges, StorageEvent } from '../types.js';
+import { toKey } from './tuples.js';
 
 export const CHANNEL = 'latch_events';
 
@@ -17,6 +22,30 @@ interface Payload {
   readonly r?: number;
   readonly m?: string;
   readonly d?: boolean;
+  readonly c?: unknown;
+}
+
+const isChange = (x: unknown): x is [boolean, string, string, string, string | null, number | null] =>
+  Array.isArray(x) &&
+  x.length === 6 &&
+  typeof x[0] === 'boolean' &&
+  typeof x[1] === 'string' &&
+  typeof x[2] === 'string' &&
+  typeof x[3] === 'string' &&
+  (x[4] === null || typeof x[4] === 'string') &&
+  (x[5] === null || typeof x[5] === 'number');
+
+/** The inline changes of a payload; undefined when absent or not in latch's shape (the log is read instead). */
+function changesOf(c: unknown): RevisionChanges | undefined {
+  if (!Array.isArray(c) || !c.every(isChange)) return undefined;
+  const deleted: TupleKey[] = [];
+  const written: TupleKey[] = [];
+  try {
+    for (const [del, ...row] of c) (del ? deleted : written).push(toKey(row));
+  } catch {
+    return undefined; // a condition that is not JSON: not latch's
+  }
+  return { deleted, written };
 }
 
 export function encodeEvent(node: string, e: StorageEvent): string {
@@ -38,8 +67,11 @@ export function decodeEvent(payload: string): { node: string; event: StorageEven
     return undefined;
   }
   if (typeof p.n !== 'string' || typeof p.s !== 'string') return undefined;
-  if (p.k === 't' && typeof p.r === 'number')
-    return { node: p.n, event: { kind: 'tuples', storeId: p.s, revision: p.r } };
+  if (p.k === 't' && typeof p.r === 'number') {
+    const changes = p.c === undefined ? undefined : changesOf(p.c);
+    const event = { kind: 'tuples', storeId: p.s, revision: p.r } as const;
+    return { node: p.n, event: changes ? { ...event, changes } : event };
+  }
   if (p.k === 'm' && typeof p.m === 'string')
     return { node: p.n, event: { kind: 'model', storeId: p.s, modelId: p.m } };
   if (p.k === 's' && typeof p.d === 'boolean')

@@ -136,7 +136,9 @@ const MIGRATIONS: readonly string[] = [
   -- One tuple Write as one statement (one round trip, its own transaction): lock the store's row,
   -- apply the existence rules of http-api.md §4.11 in request order (deletes first), write the
   -- tuples and the changelog, record the revision and its time, bump the store's revision and
-  -- NOTIFY 'latch_events'. A broken rule raises (rolling everything back) with MESSAGE
+  -- NOTIFY 'latch_events' (with the revision's changes inline when it has at most 32 and the
+  -- payload fits in NOTIFY's 8000 bytes: a follower then applies it without reading the log;
+  -- events.ts). A broken rule raises (rolling everything back) with MESSAGE
   -- 'latch:missing' | 'latch:duplicate' | 'latch:conflict' and DETAIL '<1-based index>' or
   -- '<index>:condition|expires_at'; an unknown or deleted store raises 'latch:store_not_found'.
   -- The caller (tuples.ts) turns these into the same errors as the key-value backends.
@@ -166,6 +168,8 @@ const MIGRATIONS: readonly string[] = [
     v_seq integer := 0;
     v_cond text;
     v_exp bigint;
+    v_changes jsonb := '[]';
+    v_payload text;
   BEGIN
     SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
      WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
@@ -184,6 +188,9 @@ const MIGRATIONS: readonly string[] = [
       IF FOUND THEN
         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
         VALUES (p_store, v_rev, v_seq, true, d_o[i], d_ot[i], d_r[i], d_u[i], NULL, out_ms, d_e[i]);
+        IF v_seq < 32 THEN
+          v_changes := v_changes || jsonb_build_array(jsonb_build_array(true, d_o[i], d_r[i], d_u[i], NULL, d_e[i]));
+        END IF;
         v_seq := v_seq + 1;
         out_deleted := out_deleted || i;
       ELSIF p_missing_error THEN
@@ -197,6 +204,9 @@ const MIGRATIONS: readonly string[] = [
       IF FOUND THEN
         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
         VALUES (p_store, v_rev, v_seq, false, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i]);
+        IF v_seq < 32 THEN
+          v_changes := v_changes || jsonb_build_array(jsonb_build_array(false, w_o[i], w_r[i], w_u[i], w_c[i], w_e[i]));
+        END IF;
         v_seq := v_seq + 1;
         out_written := out_written || i;
         CONTINUE;
@@ -219,7 +229,13 @@ const MIGRATIONS: readonly string[] = [
     END IF;
     INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, v_rev, out_ms);
     UPDATE latch_stores SET revision = v_rev, last_ms = out_ms WHERE id = p_store;
-    PERFORM pg_notify('latch_events', json_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev)::text);
+    IF v_seq <= 32 THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev, 'c', v_changes)::text;
+    END IF;
+    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev)::text;
+    END IF;
+    PERFORM pg_notify('latch_events', v_payload);
     out_revision := v_rev;
   END $fn$;
   `,
