@@ -12,13 +12,31 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { startPostgres } from '../../test/support/postgres-server.js';
+import { LATENCY_BOUNDS_MS } from '../../src/engine/stats.js';
 import type { Trace } from './trace.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const at = (): number => performance.timeOrigin + performance.now();
 
-async function startNode(url: string, trace: string, pin?: string): Promise<{ proc: ChildProcess; base: string }> {
+interface Histogram {
+  counts: number[];
+  count: number;
+  sumMs: number;
+}
+interface Stats {
+  applyLag: Histogram;
+  writes: Histogram;
+  carried: number;
+}
+interface DiagNode {
+  proc: ChildProcess;
+  base: string;
+  /** The node's in-process histograms now (cumulative). */
+  stats: () => Promise<Stats>;
+}
+
+async function startNode(url: string, trace: string, pin?: string): Promise<DiagNode> {
   const env = { ...(process.env as Record<string, string>), LATCH_BENCH_PG_URL: url, LATCH_BENCH_TRACE: trace };
   const args = [...SERVE_NODE_FLAGS, '--import', 'tsx', path.join(here, 'node.ts')];
   const proc = pin
@@ -26,15 +44,22 @@ async function startNode(url: string, trace: string, pin?: string): Promise<{ pr
     : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   let base = '';
+  let got: ((s: Stats) => void) | undefined;
   await new Promise<void>((resolve) =>
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return;
-      const msg = JSON.parse(line) as { port?: number; ready?: number };
+      const msg = JSON.parse(line) as { port?: number; ready?: number; stats?: Stats };
       if (msg.port) base = `http://127.0.0.1:${msg.port}`;
+      if (msg.stats) got?.(msg.stats);
       if (msg.ready !== undefined) resolve();
     }),
   );
-  return { proc, base };
+  const stats = (): Promise<Stats> =>
+    new Promise<Stats>((resolve) => {
+      got = resolve;
+      proc.kill('SIGUSR1');
+    });
+  return { proc, base, stats };
 }
 
 async function post(base: string, p: string, body: unknown): Promise<Record<string, unknown>> {
@@ -120,6 +145,28 @@ async function lag(a: string, b: string, stores: readonly string[], rate: number
   return achieved;
 }
 
+function minus(x: Histogram, y: Histogram): Histogram {
+  return { counts: x.counts.map((c, i) => c - (y.counts[i] ?? 0)), count: x.count - y.count, sumMs: x.sumMs - y.sumMs };
+}
+const since = (x: Stats, y: Stats): Stats => ({
+  applyLag: minus(x.applyLag, y.applyLag),
+  writes: minus(x.writes, y.writes),
+  carried: x.carried - y.carried,
+});
+
+/** A histogram's quantile as the upper bound of its bucket (LATENCY_BOUNDS_MS), and its mean. */
+function hist(h: Histogram): string {
+  const q = (p: number): string => {
+    let seen = 0;
+    for (let i = 0; i < h.counts.length; i++) {
+      seen += h.counts[i] ?? 0;
+      if (seen >= p * h.count) return i < LATENCY_BOUNDS_MS.length ? `≤${LATENCY_BOUNDS_MS[i]}` : '>10000';
+    }
+    return 'n/a';
+  };
+  return `n ${h.count} mean ${(h.sumMs / Math.max(1, h.count)).toFixed(2)} p50 ${q(0.5)} p99 ${q(0.99)}`;
+}
+
 const pct = (xs: number[], q: number): number => {
   const s = xs.filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
   return Math.round((s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN) * 10) / 10;
@@ -145,8 +192,14 @@ for (let i = 0; i < 8; i++) {
   stores.push(store);
 }
 const achieved: Record<number, number> = {};
-for (const rate of (process.env.DIAG_RATES ?? '100,1000').split(',').map(Number))
+const inProcess: Record<number, { a: Stats; b: Stats }> = {};
+let before = { a: await A.stats(), b: await B.stats() };
+for (const rate of (process.env.DIAG_RATES ?? '100,1000').split(',').map(Number)) {
   achieved[rate] = await lag(A.base, B.base, stores, rate, seconds);
+  const after = { a: await A.stats(), b: await B.stats() };
+  inProcess[rate] = { a: since(after.a, before.a), b: since(after.b, before.b) };
+  before = after;
+}
 for (const n of [A, B]) {
   const exited = new Promise((r) => n.proc.once('exit', r));
   n.proc.kill('SIGTERM');
@@ -164,6 +217,11 @@ for (const rate of Object.keys(achieved).map(Number)) {
     return `p50 ${pct(xs, 0.5)} p99 ${pct(xs, 0.99)} max ${pct(xs, 1)}`;
   };
   console.log(`rate ${rate}: achieved ${achieved[rate]?.toFixed(0)} writes/s, ${objs.length} writes`);
+  const own = inProcess[rate];
+  if (own) {
+    console.log('  in-process: A storage write (ms)  ', hist(own.a.writes));
+    console.log('  in-process: B event → applied (ms)', hist(own.b.applyLag), `carried ${own.b.carried}`);
+  }
   console.log(
     '  write rtt (sent → ack)           ',
     seg((o) => (ack[o] ?? NaN) - (sent[o] ?? NaN)),

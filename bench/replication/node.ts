@@ -1,7 +1,8 @@
 // One latch node under the replication benchmark, in its own process: PostgreSQL at
 // $LATCH_BENCH_PG_URL (or memory when unset: the single-node baseline), the engine's defaults
 // (poll every 1 s, NOTIFY for everything else), HTTP on a random port printed as {"port": n}.
-// Prints {"ready": ms} once every store's index is loaded (ms since the process started).
+// Prints {"ready": ms} once every store's index is loaded (ms since the process started), and its
+// in-process histograms as {"stats": …} at SIGUSR1.
 
 import { performance } from 'node:perf_hooks';
 import { LatchService } from '../../src/engine/service.js';
@@ -21,6 +22,17 @@ const port = await http.listen('127.0.0.1', 0);
 process.stdout.write(JSON.stringify({ port }) + '\n');
 await latch.ready();
 process.stdout.write(JSON.stringify({ ready: performance.now() }) + '\n');
+// {"stats": …} on stdout at SIGUSR1: the in-process histograms (cumulative; the caller takes differences).
+process.on('SIGUSR1', () => {
+  const s = latch.stats();
+  const h = (t: { counts: Float64Array; count: number; sumMs: number }): unknown => ({
+    counts: [...t.counts],
+    count: t.count,
+    sumMs: t.sumMs,
+  });
+  const stats = { applyLag: h(s.replication.applyLag), writes: h(s.writes), carried: s.replication.revisionsCarried };
+  process.stdout.write(JSON.stringify({ stats }) + '\n');
+});
 process.once(
   'SIGTERM',
   () =>

@@ -35,7 +35,11 @@ export function traceNode(storage: Storage, file: string): void {
   const subscribe = storage.subscribe.bind(storage);
   storage.subscribe = (listener) =>
     subscribe((e) => {
-      if (e.kind === 'tuples') t.event[`${e.storeId}@${e.revision}`] ??= at();
+      if (e.kind === 'tuples') {
+        const heard = (t.event[`${e.storeId}@${e.revision}`] ??= at());
+        // An event that carries its changes is applied without a log read: its tuples' event time is this.
+        for (const k of e.changes?.written ?? []) t.event[k.object] ??= heard;
+      }
       listener(e);
     });
   const since = storage.changesSince.bind(storage);
