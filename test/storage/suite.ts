@@ -335,6 +335,21 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
           onDuplicate: 'ignore',
         });
         expect([twice.written.map(str), twice.revision]).toEqual([['doc:2#viewer@user:anne'], 3]);
+        const differs = await rejectsWith(
+          s.writeTuples(id, {
+            ...writes(),
+            writes: [
+              tk('doc:4#viewer@user:anne'),
+              tk('doc:2#viewer@user:anne', { name: 'c' }),
+              tk('doc:4#viewer@user:anne'),
+            ],
+            onDuplicate: 'ignore',
+          }),
+          'transaction_conflict',
+        );
+        expect(differs.message).toMatch(
+          /a different condition: user: 'user:anne', relation: 'viewer', object: 'doc:2'$/,
+        );
         const err = await rejectsWith(
           s.writeTuples(id, writes('doc:3#viewer@user:anne', 'doc:3#viewer@user:anne')),
           'write_failed_due_to_invalid_input',

@@ -7,6 +7,7 @@
 // order of LevelDB's keys, so pagination and ordering are the same on both backends.
 
 import { num, q, type Db } from './db.js';
+import { WRITE_FUNCTION_SQL } from './write-function.js';
 
 const C = 'COLLATE "C"';
 
@@ -132,113 +133,8 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (store_id, id)
   );
   `,
-  `
-  -- One tuple Write as one statement (one round trip, its own transaction): lock the store's row,
-  -- apply the existence rules of http-api.md §4.11 in request order (deletes first), write the
-  -- tuples and the changelog, record the revision and its time, bump the store's revision and
-  -- NOTIFY 'latch_events' (with the revision's changes inline when it has at most 32 and the
-  -- payload fits in NOTIFY's 8000 bytes: a follower then applies it without reading the log;
-  -- events.ts). A broken rule raises (rolling everything back) with MESSAGE
-  -- 'latch:missing' | 'latch:duplicate' | 'latch:conflict' and DETAIL '<1-based index>' or
-  -- '<index>:condition|expires_at'; an unknown or deleted store raises 'latch:store_not_found'.
-  -- The caller (tuples.ts) turns these into the same errors as the key-value backends.
-
-  -- Same condition: same name and context, key order ignored, a missing context equal to {}
-  -- (write-plan.ts sameCondition); identical text needs no parsing.
-  CREATE FUNCTION latch_same_condition(a text, b text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $fn$
-  BEGIN
-    IF a IS NULL OR b IS NULL THEN RETURN a IS NULL AND b IS NULL; END IF;
-    IF a = b THEN RETURN true; END IF;
-    RETURN (a::jsonb -> 'name') = (b::jsonb -> 'name')
-       AND coalesce(a::jsonb -> 'context', '{}'::jsonb) = coalesce(b::jsonb -> 'context', '{}'::jsonb);
-  EXCEPTION WHEN others THEN
-    RETURN false; -- a context jsonb cannot hold (an escaped NUL): the texts differ, so it differs
-  END $fn$;
-
-  CREATE FUNCTION latch_write(
-    p_store text, p_now bigint, p_duplicate_error boolean, p_missing_error boolean, p_node text,
-    d_o text[], d_ot text[], d_r text[], d_u text[], d_e bigint[],
-    w_o text[], w_ot text[], w_r text[], w_u text[], w_c text[], w_e bigint[],
-    OUT out_revision bigint, OUT out_ms bigint, OUT out_deleted integer[], OUT out_written integer[])
-  LANGUAGE plpgsql AS $fn$
-  DECLARE
-    v_before bigint;
-    v_last bigint;
-    v_rev bigint;
-    v_seq integer := 0;
-    v_cond text;
-    v_exp bigint;
-    v_changes jsonb := '[]';
-    v_payload text;
-  BEGIN
-    SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
-     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
-    END IF;
-    out_ms := greatest(p_now, v_last);
-    v_rev := v_before + 1;
-    out_deleted := '{}';
-    out_written := '{}';
-    FOR i IN 1 .. coalesce(array_length(d_o, 1), 0) LOOP
-      -- a delete carrying expires_ms (the expiry sweeper's) takes the tuple only while it still expires then
-      DELETE FROM latch_tuples t
-       WHERE t.store_id = p_store AND t.object = d_o[i] AND t.relation = d_r[i] AND t."user" = d_u[i]
-         AND (d_e[i] IS NULL OR t.expires_ms = d_e[i]);
-      IF FOUND THEN
-        INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-        VALUES (p_store, v_rev, v_seq, true, d_o[i], d_ot[i], d_r[i], d_u[i], NULL, out_ms, d_e[i]);
-        IF v_seq < 32 THEN
-          v_changes := v_changes || jsonb_build_array(jsonb_build_array(true, d_o[i], d_r[i], d_u[i], NULL, d_e[i]));
-        END IF;
-        v_seq := v_seq + 1;
-        out_deleted := out_deleted || i;
-      ELSIF p_missing_error THEN
-        RAISE EXCEPTION USING MESSAGE = 'latch:missing', DETAIL = i::text;
-      END IF;
-    END LOOP;
-    FOR i IN 1 .. coalesce(array_length(w_o, 1), 0) LOOP
-      INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-      VALUES (p_store, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
-      ON CONFLICT DO NOTHING;
-      IF FOUND THEN
-        INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-        VALUES (p_store, v_rev, v_seq, false, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i]);
-        IF v_seq < 32 THEN
-          v_changes := v_changes || jsonb_build_array(jsonb_build_array(false, w_o[i], w_r[i], w_u[i], w_c[i], w_e[i]));
-        END IF;
-        v_seq := v_seq + 1;
-        out_written := out_written || i;
-        CONTINUE;
-      END IF;
-      IF p_duplicate_error THEN
-        RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = i::text;
-      END IF;
-      SELECT t.condition, t.expires_ms INTO v_cond, v_exp FROM latch_tuples t
-       WHERE t.store_id = p_store AND t.object = w_o[i] AND t.relation = w_r[i] AND t."user" = w_u[i];
-      IF NOT latch_same_condition(v_cond, w_c[i]) THEN
-        RAISE EXCEPTION USING MESSAGE = 'latch:conflict', DETAIL = i::text || ':condition';
-      END IF;
-      IF v_exp IS DISTINCT FROM w_e[i] THEN
-        RAISE EXCEPTION USING MESSAGE = 'latch:conflict', DETAIL = i::text || ':expires_at';
-      END IF;
-    END LOOP;
-    IF v_seq = 0 THEN
-      out_revision := v_before;
-      RETURN;
-    END IF;
-    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, v_rev, out_ms);
-    UPDATE latch_stores SET revision = v_rev, last_ms = out_ms WHERE id = p_store;
-    IF v_seq <= 32 THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev, 'c', v_changes)::text;
-    END IF;
-    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev)::text;
-    END IF;
-    PERFORM pg_notify('latch_events', v_payload);
-    out_revision := v_rev;
-  END $fn$;
-  `,
+  // one tuple Write as one statement: latch_write (write-function.ts)
+  WRITE_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */

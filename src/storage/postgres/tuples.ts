@@ -38,12 +38,20 @@ const columns = (
   ts.map(expiresMs),
 ];
 
-/** `latch_write` (schema step 4, migrations.ts) as a prepared statement: one round trip per Write. */
+/** No key twice in `ts` (latch_write then applies the list by set statements). */
+function distinctKeys(ts: readonly TupleKey[]): boolean {
+  if (ts.length < 2) return true;
+  const seen = new Set<string>();
+  for (const t of ts) seen.add(`${t.object}\u0000${t.relation}\u0000${t.user}`);
+  return seen.size === ts.length;
+}
+
+/** `latch_write` (schema step 4, write-function.ts) as a prepared statement: one round trip per Write. */
 const WRITE = {
   name: 'latch_write',
-  text: `SELECT out_revision, out_ms, out_deleted, out_written FROM latch_write($1, $2, $3, $4, $5,
-           $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
-           $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::bigint[])`,
+  text: `SELECT out_revision, out_ms, out_deleted, out_written FROM latch_write($1, $2, $3, $4, $5, $6,
+           $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[],
+           $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[])`,
   rowMode: 'array' as const,
 };
 
@@ -76,7 +84,8 @@ export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: 
   const dels = w.deletes.map((x) => clean(x, false));
   const adds = w.writes.map((x) => clean(x, true));
   const [d_o, d_ot, d_r, d_u, , d_e] = columns(dels);
-  const values = [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node];
+  const distinct = distinctKeys(dels) && distinctKeys(adds);
+  const values = [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node, distinct];
   let row: Row | undefined;
   try {
     row = (await db.pool.query<Row>({ ...WRITE, values: [...values, d_o, d_ot, d_r, d_u, d_e, ...columns(adds)] }))

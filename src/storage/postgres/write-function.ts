@@ -1,0 +1,158 @@
+// Schema step 4 (migrations.ts): `latch_write`, one tuple Write as one statement — one round trip,
+// its own transaction, the store's row lock held only inside the server (tuples.ts calls it).
+//
+// It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of http-api.md §4.11
+// in request order (deletes first), writes the tuples and the changelog, records the revision and
+// its time, bumps the store's revision and NOTIFYs 'latch_events', with the revision's changes
+// inline when it has at most 32 and the payload fits in NOTIFY's 8000 bytes (events.ts). A broken
+// rule raises, rolling everything back, with MESSAGE 'latch:missing' | 'latch:duplicate' |
+// 'latch:conflict' and DETAIL '<1-based index>' (conflicts: '<index>:condition|expires_at'); an
+// unknown or deleted store raises 'latch:store_not_found'. tuples.ts words these exactly as the
+// key-value backends do.
+//
+// Two paths give the same result. When no key repeats within the deletes or within the writes
+// (`p_distinct`, nearly always), the request's stored state is read by one set of primary-key
+// probes and applied by set statements: no key's outcome depends on another's, so the first
+// error in request order is the lowest failing index. Otherwise each key is applied in order,
+// one statement at a time, so a repeated key sees the effect of its earlier occurrence.
+//
+// Step 4 is append-only once released, like every step.
+
+export const WRITE_FUNCTION_SQL = `
+  -- Same condition: same name and context, key order ignored, a missing context equal to {}
+  -- (write-plan.ts sameCondition); identical text needs no parsing.
+  CREATE FUNCTION latch_same_condition(a text, b text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $fn$
+  BEGIN
+    IF a IS NULL OR b IS NULL THEN RETURN a IS NULL AND b IS NULL; END IF;
+    IF a = b THEN RETURN true; END IF;
+    RETURN (a::jsonb -> 'name') = (b::jsonb -> 'name')
+       AND coalesce(a::jsonb -> 'context', '{}'::jsonb) = coalesce(b::jsonb -> 'context', '{}'::jsonb);
+  EXCEPTION WHEN others THEN
+    RETURN false; -- a context jsonb cannot hold (an escaped NUL): the texts differ, so it differs
+  END $fn$;
+
+  -- An existing tuple met by a write under on_duplicate ignore: identical, or a conflict raised.
+  CREATE FUNCTION latch_write_check(p_store text, i integer, o text, r text, u text, c text, e bigint)
+  RETURNS void LANGUAGE plpgsql AS $fn$
+  DECLARE
+    v_cond text;
+    v_exp bigint;
+  BEGIN
+    SELECT t.condition, t.expires_ms INTO v_cond, v_exp FROM latch_tuples t
+     WHERE t.store_id = p_store AND t.object = o AND t.relation = r AND t."user" = u;
+    IF NOT latch_same_condition(v_cond, c) THEN
+      RAISE EXCEPTION USING MESSAGE = 'latch:conflict', DETAIL = i::text || ':condition';
+    END IF;
+    IF v_exp IS DISTINCT FROM e THEN
+      RAISE EXCEPTION USING MESSAGE = 'latch:conflict', DETAIL = i::text || ':expires_at';
+    END IF;
+  END $fn$;
+
+  CREATE FUNCTION latch_write(
+    p_store text, p_now bigint, p_duplicate_error boolean, p_missing_error boolean, p_node text, p_distinct boolean,
+    d_o text[], d_ot text[], d_r text[], d_u text[], d_e bigint[],
+    w_o text[], w_ot text[], w_r text[], w_u text[], w_c text[], w_e bigint[],
+    OUT out_revision bigint, OUT out_ms bigint, OUT out_deleted integer[], OUT out_written integer[])
+  LANGUAGE plpgsql AS $fn$
+  DECLARE
+    v_before bigint;
+    v_last bigint;
+    v_rev bigint;
+    v_seq integer;
+    v_ctids tid[];
+    v_existing integer[];
+    v_missing integer;
+    v_changes jsonb;
+    v_payload text;
+  BEGIN
+    SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
+     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
+    END IF;
+    out_ms := greatest(p_now, v_last);
+    v_rev := v_before + 1;
+    out_deleted := '{}';
+    out_written := '{}';
+    IF p_distinct THEN
+      -- deletes: the stored tuple of each by a primary-key probe (a delete carrying expires_ms, the
+      -- expiry sweeper's, takes the tuple only while it still expires then), then by row id
+      SELECT coalesce(array_agg(k.n ORDER BY k.n), '{}'), coalesce(array_agg(t.ctid), '{}')
+        INTO out_deleted, v_ctids
+        FROM unnest(d_o, d_r, d_u, d_e) WITH ORDINALITY AS k(o, r, u, e, n)
+       CROSS JOIN LATERAL (SELECT x.ctid FROM latch_tuples x
+                            WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
+                              AND (k.e IS NULL OR x.expires_ms = k.e) LIMIT 1) AS t;
+      IF p_missing_error AND cardinality(out_deleted) < cardinality(d_o) THEN
+        SELECT min(i) INTO v_missing FROM generate_subscripts(d_o, 1) AS i WHERE NOT (i = ANY (out_deleted));
+        RAISE EXCEPTION USING MESSAGE = 'latch:missing', DETAIL = v_missing::text;
+      END IF;
+      DELETE FROM latch_tuples WHERE ctid = ANY (v_ctids);
+      -- writes: the ones already stored (after the deletes) are duplicates, ignored or conflicts
+      SELECT coalesce(array_agg(k.n ORDER BY k.n), '{}') INTO v_existing
+        FROM unnest(w_o, w_r, w_u) WITH ORDINALITY AS k(o, r, u, n)
+       CROSS JOIN LATERAL (SELECT 1 FROM latch_tuples x
+                            WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u LIMIT 1) AS t;
+      IF cardinality(v_existing) > 0 AND p_duplicate_error THEN
+        RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = v_existing[1]::text;
+      END IF;
+      FOR j IN 1 .. cardinality(v_existing) LOOP
+        PERFORM latch_write_check(p_store, v_existing[j], w_o[v_existing[j]], w_r[v_existing[j]], w_u[v_existing[j]],
+                                  w_c[v_existing[j]], w_e[v_existing[j]]);
+      END LOOP;
+      out_written := ARRAY(SELECT i FROM generate_subscripts(w_o, 1) AS i WHERE NOT (i = ANY (v_existing)) ORDER BY i);
+      INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
+      SELECT p_store, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i] FROM unnest(out_written) AS i;
+    ELSE
+      FOR i IN 1 .. coalesce(cardinality(d_o), 0) LOOP
+        DELETE FROM latch_tuples t
+         WHERE t.store_id = p_store AND t.object = d_o[i] AND t.relation = d_r[i] AND t."user" = d_u[i]
+           AND (d_e[i] IS NULL OR t.expires_ms = d_e[i]);
+        IF FOUND THEN
+          out_deleted := out_deleted || i;
+        ELSIF p_missing_error THEN
+          RAISE EXCEPTION USING MESSAGE = 'latch:missing', DETAIL = i::text;
+        END IF;
+      END LOOP;
+      FOR i IN 1 .. coalesce(cardinality(w_o), 0) LOOP
+        INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
+        VALUES (p_store, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
+        ON CONFLICT DO NOTHING;
+        IF FOUND THEN
+          out_written := out_written || i;
+        ELSIF p_duplicate_error THEN
+          RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = i::text;
+        ELSE
+          PERFORM latch_write_check(p_store, i, w_o[i], w_r[i], w_u[i], w_c[i], w_e[i]);
+        END IF;
+      END LOOP;
+    END IF;
+    v_seq := cardinality(out_deleted) + cardinality(out_written);
+    IF v_seq = 0 THEN
+      out_revision := v_before;
+      RETURN;
+    END IF;
+    -- the changelog: deletes first, then writes, each in request order
+    WITH c AS (
+      SELECT true AS del, n, d_o[i] AS o, d_ot[i] AS ot, d_r[i] AS r, d_u[i] AS u, NULL::text AS cnd, d_e[i] AS e
+        FROM unnest(out_deleted) WITH ORDINALITY AS x(i, n)
+      UNION ALL
+      SELECT false, cardinality(out_deleted) + n, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], w_e[i]
+        FROM unnest(out_written) WITH ORDINALITY AS x(i, n)),
+    ins AS (
+      INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
+      SELECT p_store, v_rev, c.n - 1, c.del, c.o, c.ot, c.r, c.u, c.cnd, out_ms, c.e FROM c)
+    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, c.cnd, c.e) ORDER BY c.n) FILTER (WHERE v_seq <= 32)
+      INTO v_changes FROM c;
+    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, v_rev, out_ms);
+    UPDATE latch_stores SET revision = v_rev, last_ms = out_ms WHERE id = p_store;
+    IF v_changes IS NOT NULL THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev, 'c', v_changes)::text;
+    END IF;
+    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev)::text;
+    END IF;
+    PERFORM pg_notify('latch_events', v_payload);
+    out_revision := v_rev;
+  END $fn$;
+`;
