@@ -2,7 +2,6 @@
 // replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
 // Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
 
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Principal } from '../api/auth/principal.js';
 import { retryAfterOf } from '../api/auth/ratelimit.js';
@@ -18,16 +17,13 @@ import type { Metrics } from './metrics.js';
 import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
 import { wireBytes } from './wire-strings.js';
+import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdParts } from './reply-head.js';
 
 // Reply header names as ArrayBuffers: uWS converts a string argument to UTF-8 in a fresh buffer
 // on every call (./wire-strings.ts).
 const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
-
-/** True when `v` holds CR or LF (two builtin scans: cheaper than a regular expression per reply). */
-function hasCrLf(v: string): boolean {
-  return v.includes('\r') || v.includes('\n');
-}
+const JSON_TYPE = 'application/json';
 
 const STATUS_LINE: Record<number, string> = {
   200: '200 OK',
@@ -55,57 +51,6 @@ function grpcCode(status: number): number {
   return 13;
 }
 
-// Request ids are UUID-shaped: a random per-process prefix, then in the last group a 6-hex-digit
-// block number and a 6-digit decimal counter, 100000–999999 (decimal digits are hex digits).
-// randomUUID() per request was ~5% of a Check's CPU profile. The counter is kept as two halves
-// whose digits come from a table, so no number is turned into a string per request: V8 puts every
-// number it converts into its number-string cache, an old-generation table, and the string a
-// cache entry points to survives the next scavenge and is promoted. Converting the counter there
-// promoted ~25 B per request (~50 KB per scavenge at 20k req/s), doubled the scavenge pause and
-// brought a major GC every few seconds.
-const ID_PREFIX = randomUUID().slice(0, 24);
-const DIGITS3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
-let idBlock = 0;
-let idHigh = 100;
-let idLow = -1;
-let idHighPrefix = highPrefix();
-
-/** Everything but the last three digits: made once per 1,000 ids. */
-function highPrefix(): string {
-  return ID_PREFIX + idBlock.toString(16).padStart(6, '0') + (DIGITS3[idHigh] as string);
-}
-
-/** The next request id (also used by replies written outside an Exchange: CORS preflights). */
-export function nextRequestId(): string {
-  if (++idLow === 1000) {
-    idLow = 0;
-    if (++idHigh === 1000) {
-      idHigh = 100;
-      idBlock = (idBlock + 1) % 0x1000000;
-    }
-    idHighPrefix = highPrefix();
-  }
-  return idHighPrefix + (DIGITS3[idLow] as string);
-}
-
-// The `Openfga-Store-Id` / `Openfga-Authorization-Model-Id` header lines of the last reply: traffic
-// comes in runs on one store and model, so most replies reuse the string instead of building it.
-let linesStore: string | undefined;
-let linesModel: string | undefined;
-let linesCached = '';
-
-/** The store and model header lines (each only when present and free of CR/LF). */
-function idLines(storeId: string | undefined, modelId: string | undefined): string {
-  if (storeId === linesStore && modelId === linesModel) return linesCached;
-  let lines = '';
-  if (storeId && !hasCrLf(storeId)) lines += `\r\nOpenfga-Store-Id: ${storeId}`;
-  if (modelId && !hasCrLf(modelId)) lines += `\r\nOpenfga-Authorization-Model-Id: ${modelId}`;
-  linesStore = storeId;
-  linesModel = modelId;
-  linesCached = lines;
-  return lines;
-}
-
 export interface ServerShared {
   readonly latch: Latch;
   readonly tokens: TokenCodec;
@@ -128,7 +73,7 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
 }
 
-export class Exchange implements CallContext {
+export class Exchange implements CallContext, RequestIdParts {
   aborted = false;
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
@@ -145,8 +90,11 @@ export class Exchange implements CallContext {
   /** The caller's address, read when a call fails before authentication (store-log tally). */
   #source = '';
   #retryAfter: number | undefined;
-  /** latch's own id, or the client's (`useRequestId`) on endpoints that echo it. */
-  requestId = nextRequestId();
+  /** latch's own request id, in parts (reply-head.ts): its text is made only when asked for. */
+  idHigh = '';
+  idLow = 0;
+  /** The client's request id (`useRequestId`) on endpoints that echo it. */
+  #clientId: string | undefined;
   readonly #start = performance.now();
   /**
    * When a whole reply's headers were written (0: not yet, or a stream still running): the
@@ -170,6 +118,7 @@ export class Exchange implements CallContext {
     readonly origin = '',
   ) {
     shared.inFlight++;
+    assignRequestId(this);
     res.onAborted(() => {
       this.aborted = true;
       this.#controller?.abort();
@@ -192,7 +141,12 @@ export class Exchange implements CallContext {
    * split a header nor flood the log); anything else keeps latch's own id.
    */
   useRequestId(id: string): void {
-    if (id.length > 0 && id.length <= 128 && /^[\x21-\x7e]+$/.test(id)) this.requestId = id;
+    if (id.length > 0 && id.length <= 128 && /^[\x21-\x7e]+$/.test(id)) this.#clientId = id;
+  }
+
+  /** latch's own id, or the client's (`useRequestId`) on endpoints that echo it. */
+  get requestId(): string {
+    return this.#clientId ?? requestIdText(this);
   }
 
   get tokens(): TokenCodec {
@@ -265,10 +219,13 @@ export class Exchange implements CallContext {
     // the duration, a model id the engine resolved (a ULID) and the store id path segment (uWS's
     // parser never lets CR/LF into a path; checked anyway).
     const now = performance.now();
-    let lines = `${this.requestId}\r\nfga-query-duration-ms: ${Math.round(now - this.#start)}${idLines(this.storeId, this.modelId)}`;
-    if (this.revision !== undefined) lines += `\r\nLatch-Revision: ${this.revision}`;
-    if (contentType) res.writeHeader(CONTENT_TYPE, `${contentType}\r\nX-Request-Id: ${lines}`);
-    else res.writeHeader(X_REQUEST_ID, lines);
+    const ms = Math.round(now - this.#start);
+    const block =
+      contentType === JSON_TYPE && this.revision === undefined && this.#clientId === undefined
+        ? jsonHeadBlock(this, this.storeId, this.modelId, ms)
+        : undefined;
+    if (block !== undefined) res.writeHeader(CONTENT_TYPE, block);
+    else this.#headerText(contentType, ms);
     if (this.origin) {
       res.writeHeader('Access-Control-Allow-Origin', this.origin);
       res.writeHeader('Access-Control-Allow-Credentials', 'true');
@@ -276,6 +233,14 @@ export class Exchange implements CallContext {
       if (this.revision !== undefined) res.writeHeader('Access-Control-Expose-Headers', 'Latch-Revision');
     }
     return now;
+  }
+
+  /** The D11 headers as text (after `contentType` when there is one): replies the JSON head block does not serve. */
+  #headerText(contentType: string | undefined, ms: number): void {
+    let lines = `${this.requestId}\r\nfga-query-duration-ms: ${ms}${idLines(this.storeId, this.modelId)}`;
+    if (this.revision !== undefined) lines += `\r\nLatch-Revision: ${this.revision}`;
+    if (contentType) this.res.writeHeader(CONTENT_TYPE, `${contentType}\r\nX-Request-Id: ${lines}`);
+    else this.res.writeHeader(X_REQUEST_ID, lines);
   }
 
   /**
@@ -300,7 +265,7 @@ export class Exchange implements CallContext {
   ): void {
     this.#end = this.#headers(
       status,
-      payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : 'application/json',
+      payload === undefined ? undefined : this.msgpack ? MSGPACK_TYPE : JSON_TYPE,
       extra,
     );
     if (payload === undefined) this.res.endWithoutBody(0, closeConnection);
@@ -395,7 +360,7 @@ export class Exchange implements CallContext {
   #streamLine(status: number, line: string | undefined, end: boolean): void {
     if (this.aborted) return;
     this.res.cork(() => {
-      const now = this.#headers(status, 'application/json');
+      const now = this.#headers(status, JSON_TYPE);
       // A stream's latency runs to its last line: only a reply that ends here is timed by its headers.
       if (end) {
         this.#end = now;

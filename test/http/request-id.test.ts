@@ -1,6 +1,6 @@
 // Request ids: UUID-shaped and never repeated within a process, across the counter's block rollover.
 import { expect, test } from 'vitest';
-import { nextRequestId } from '../../src/http/exchange.js';
+import { nextRequestId } from '../../src/http/reply-head.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{6}[1-9][0-9]{5}$/;
 
