@@ -91,6 +91,8 @@ const DURATION = '\r\nfga-query-duration-ms: ';
 const MAX_DURATION_DIGITS = 6;
 const BLOCK_BYTES = 1024;
 const ZERO = 48;
+/** The three digits of 0–999 as ASCII bytes, three per number: an id's last digits are copied from here. */
+const LOW_DIGITS = Buffer.from(DIGITS3.join(''), 'latin1');
 
 /**
  * The value of a JSON reply's `Content-Type` header with the D11 headers after it, as bytes:
@@ -128,14 +130,17 @@ class JsonHead {
     const at = this.#durationAt;
     if (at < 0 || !(ms >= 0 && ms < 10 ** MAX_DURATION_DIGITS)) return undefined;
     const b = this.#bytes;
-    const low = id.idLow;
+    const d = 3 * id.idLow;
     const l = this.#lowAt;
-    b[l] = ZERO + ((low / 100) | 0);
-    b[l + 1] = ZERO + (((low / 10) | 0) % 10);
-    b[l + 2] = ZERO + (low % 10);
+    b[l] = LOW_DIGITS[d] as number;
+    b[l + 1] = LOW_DIGITS[d + 1] as number;
+    b[l + 2] = LOW_DIGITS[d + 2] as number;
     let n = 1;
-    for (let v = ms; v >= 10; v = (v / 10) | 0) n++;
-    for (let i = at + n - 1, v = ms; i >= at; i--, v = (v / 10) | 0) b[i] = ZERO + (v % 10);
+    if (ms < 10) b[at] = ZERO + ms;
+    else {
+      for (let v = ms; v >= 10; v = Math.floor(v / 10)) n++;
+      for (let i = at + n - 1, v = ms; i >= at; i--, v = Math.floor(v / 10)) b[i] = ZERO + (v % 10);
+    }
     return (this.#views[n] ??= b.subarray(0, at + n));
   }
 
