@@ -75,11 +75,36 @@ function queryReader(raw: string): (name: string) => string | undefined {
 }
 
 /**
+ * An endpoint's members read per request, in one shape for every route. The endpoint table's
+ * literals differ in their optional fields, so the request code shared by all routes saw many
+ * shapes at each of these reads (megamorphic property loads); a class gives them one.
+ */
+class Route {
+  readonly name: string;
+  readonly streaming: boolean;
+  readonly minRevision: boolean;
+  readonly echoRequestId: boolean;
+  readonly parse: (req: ApiRequest) => unknown;
+  readonly handle: (input: unknown, ctx: Exchange) => ReturnType<Endpoint['handle']>;
+  readonly handleSync: ((input: unknown, ctx: Exchange) => Reply | undefined) | undefined;
+
+  constructor(e: Endpoint) {
+    this.name = e.name;
+    this.streaming = e.streaming === true;
+    this.minRevision = e.minRevision === true;
+    this.echoRequestId = e.echoRequestId === true;
+    this.parse = e.parse.bind(e);
+    this.handle = e.handle.bind(e);
+    this.handleSync = e.handleSync?.bind(e);
+  }
+}
+
+/**
  * D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
  * with `handleSync` (Check) whose caller is already admitted is answered right here, without a
  * promise, when the service can answer at once; everything else continues in `runAsync`.
  */
-function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyError?: unknown): void {
+function run(x: Exchange, e: Route, req: ApiRequest, gate: Admission, bodyError?: unknown): void {
   // A traced request takes the async path: its operation span then wraps exactly one handler.
   if (e.handleSync === undefined || gate.principal === undefined || bodyError !== undefined || x.span)
     return void runAsync(x, e, req, gate, bodyError);
@@ -103,7 +128,7 @@ function run(x: Exchange, e: Endpoint, req: ApiRequest, gate: Admission, bodyErr
 
 async function runAsync(
   x: Exchange,
-  e: Endpoint,
+  e: Route,
   req: ApiRequest,
   gate: Admission,
   bodyError?: unknown,
@@ -177,22 +202,23 @@ function headerReader(
 
 function register(
   app: TemplatedApp,
-  e: Endpoint,
+  endpoint: Endpoint,
   shared: ServerShared,
   bodyLimit: number,
   discard: DiscardBound,
 ): void {
-  const readParams = paramReader(paramNames(e.path));
-  const readHeaders = headerReader(e.headers);
-  const hasBody = e.method === 'post' || e.method === 'put' || e.method === 'patch';
-  const method = e.method === 'del' ? 'DELETE' : e.method.toUpperCase();
-  const route = e.path.replace(/:([a-z_]+)/g, '{$1}');
+  const e = new Route(endpoint);
+  const readParams = paramReader(paramNames(endpoint.path));
+  const readHeaders = headerReader(endpoint.headers);
+  const hasBody = endpoint.method === 'post' || endpoint.method === 'put' || endpoint.method === 'patch';
+  const method = endpoint.method === 'del' ? 'DELETE' : endpoint.method.toUpperCase();
+  const route = endpoint.path.replace(/:([a-z_]+)/g, '{$1}');
   const gateOf = routeGate(shared.auth, e.name);
-  app[e.method](e.path, (res: HttpResponse, req: HttpRequest) => {
+  app[endpoint.method](endpoint.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
-    const minRevision = e.minRevision === true ? req.getHeader(REQ.latchMinRevision) : undefined;
+    const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
     const x = new Exchange(
       res,
       shared,
