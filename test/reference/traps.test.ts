@@ -506,6 +506,28 @@ type doc
   });
 });
 
+describe('ListUsers: a subtree cut by the depth limit is not reused higher up', () => {
+  // Differential seed 978100827. group:2#r1 is first expanded at depth 3 under group:1#r1's
+  // subtract, where the limit of 4 cuts it (an error that the subtract's cycle at group:1#r1
+  // swallows); reached again at depth 1 straight from group:3#r0 it is empty and error-free.
+  const m = compileDsl(
+    dsl('type user\ntype group\n  relations\n    define r0: [user, group#r1]\n    define r1: r0 but not r0'),
+  );
+  const tuples = [
+    'group:3#r0@user:u',
+    'group:1#r0@group:2#r1',
+    'group:3#r0@group:1#r1',
+    'group:1#r0@group:1#r1',
+    'group:3#r0@group:2#r1',
+  ];
+  it('agrees with the reference expansion at every depth limit', () => {
+    expect(users({ model: m, tuples, depth: 3 }, 'group:3#r0', 'user')).toBe(2002);
+    expect(users({ model: m, tuples, depth: 4 }, 'group:3#r0', 'user')).toEqual(['user:u']);
+    expect(users({ model: m, tuples, depth: 25 }, 'group:3#r0', 'user')).toEqual(['user:u']);
+    expect(check({ model: m, tuples, depth: 4 }, 'group:3#r0@user:u')).toBe(true);
+  });
+});
+
 describe('Expand: valid tuples only, contextual tuples included, conditions ignored', () => {
   const m = compileDsl(
     dsl(

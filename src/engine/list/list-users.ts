@@ -31,33 +31,53 @@ export interface ListUsersQuery {
  * What expanding one node or rewrite yields: candidate users, the height below it (for the memo),
  * whether any cycle was met (memo guard), the reference's cycle flag (`flag`, which only travels
  * through userset tuples and computed usersets and empties a difference whose subtract carries
- * it), and the first evaluation error (condition or depth), which fails the request unless such
- * a difference swallows it.
+ * it), whether the depth limit cut some branch below (`truncated`), and the first evaluation
+ * error (condition or depth), which fails the request unless such a difference swallows it.
  */
 interface Found {
   readonly users: Set<string>;
   height: number;
   cycle: boolean;
   flag: boolean;
+  truncated: boolean;
   error: AppError | undefined;
 }
 
-const found = (): Found => ({ users: new Set(), height: 0, cycle: false, flag: false, error: undefined });
+const found = (): Found => ({
+  users: new Set(),
+  height: 0,
+  cycle: false,
+  flag: false,
+  truncated: false,
+  error: undefined,
+});
 
 /** Adds `child` (one hop below when `hop`) into `acc`; the cycle flag is kept only if `keepFlag`. */
 function merge(acc: Found, child: Found, hop: boolean, keepFlag: boolean): void {
   for (const u of child.users) acc.users.add(u);
   acc.height = Math.max(acc.height, child.height + (hop ? 1 : 0));
   acc.cycle ||= child.cycle;
+  acc.truncated ||= child.truncated;
   if (keepFlag) acc.flag ||= child.flag;
   acc.error ??= child.error;
 }
 
-/** Forward expansion as the reference does it; `path` gives per-branch cycle detection. */
+/**
+ * Forward expansion as the reference does it; `path` gives per-branch cycle detection. An error
+ * met while no subtract is being expanded can never be swallowed, so it is thrown at once: the
+ * request fails with it, and the walk stops there instead of expanding what cannot matter.
+ */
 class Expansion {
   private readonly path = new Set<string>();
-  /** Subtrees expanded without meeting a cycle are path-independent: key → their result. */
+  /**
+   * Subtrees expanded completely (no cycle met, no branch cut by the depth limit) are the same
+   * on any path and at any depth where they still fit under the limit: key → their result. A
+   * cut subtree is not kept: higher up, or on another path, the cut branch may reach further or
+   * meet a cycle instead (one that empties a difference and swallows the error).
+   */
   private readonly done = new Map<string, Found>();
+  /** How many subtracts are being expanded around the current node (0: errors are final). */
+  private subtracts = 0;
 
   constructor(
     private readonly state: RequestState,
@@ -65,7 +85,8 @@ class Expansion {
   ) {}
 
   node(object: string, relation: string, depth: number): Found {
-    if (depth >= this.state.ctx.resolveDepth) return { ...found(), error: fail.tooComplex() };
+    if (depth >= this.state.ctx.resolveDepth)
+      return { ...found(), truncated: true, error: this.met(fail.tooComplex()) };
     const key = `${object}#${relation}`;
     if (this.path.has(key)) return { ...found(), cycle: true, flag: true };
     const hit = this.done.get(key);
@@ -79,11 +100,17 @@ class Expansion {
     this.path.add(key);
     try {
       merge(out, this.rewrite(object, relation, rel.rewrite, depth), false, true);
-      if (!out.cycle) this.done.set(key, out);
+      if (!out.cycle && !out.truncated) this.done.set(key, out);
       return out;
     } finally {
       this.path.delete(key);
     }
+  }
+
+  /** An evaluation error: thrown when no subtract around could swallow it, else returned. */
+  private met(e: AppError): AppError {
+    if (this.subtracts === 0) throw e;
+    return e;
   }
 
   private rewrite(object: string, relation: string, rw: Rewrite, depth: number): Found {
@@ -103,11 +130,18 @@ class Expansion {
         for (const c of rw.children) merge(out, this.rewrite(object, relation, c, depth), false, false);
         break;
       case 'difference': {
-        const base = this.rewrite(object, relation, rw.base, depth);
-        const sub = this.rewrite(object, relation, rw.subtract, depth);
+        // The subtract first, as the reference does: only its cycle flag can swallow errors.
+        this.subtracts++;
+        let sub: Found;
+        try {
+          sub = this.rewrite(object, relation, rw.subtract, depth);
+        } finally {
+          this.subtracts--;
+        }
         // §6.3: a cycle flag in the subtract empties the difference, errors included.
-        if (sub.flag) return { ...found(), height: Math.max(base.height, sub.height), cycle: true };
-        merge(out, base, false, false);
+        if (sub.flag) return { ...found(), height: sub.height, cycle: true };
+        if (sub.error) this.met(sub.error);
+        merge(out, this.rewrite(object, relation, rw.base, depth), false, false);
         merge(out, sub, false, false);
       }
     }
@@ -118,7 +152,7 @@ class Expansion {
   private usable(t: TupleEntry, out: Found): boolean {
     const c = this.state.condition(t);
     if (c instanceof AppError) {
-      out.error ??= c;
+      out.error ??= this.met(c);
       return false;
     }
     return c;
