@@ -54,8 +54,11 @@ const CLOCK_EVERY: u32 = 0xffff;
  * short by its deadline costs nothing.
  */
 let expired = false;
-/** Number of cycle hits so far: a subtree that added none is path-independent. */
-let cycleHits: u32 = 0;
+/**
+ * Cycle hits and depth-limit cuts so far. A subtree that added none was walked completely: it
+ * is the same under any ancestors and at any depth where it still fits under the limit.
+ */
+let stops: u32 = 0;
 /** Deepest hop depth reached in the current subtree (for memo headroom); after a call, the call's resolution depth. */
 export let maxDepth: u32 = 0;
 
@@ -76,7 +79,7 @@ export function beginCall(path: usize, pcap: u32, memo: usize, mcap: u32, ep: u3
   memoMask = mcap - 1;
   memoCount = 0;
   epoch = ep;
-  cycleHits = 0;
+  stops = 0;
   maxDepth = 0;
   steps = 0;
   if (expired) {
@@ -169,10 +172,13 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
     expired = true;
     return R_ERR_BUDGET;
   }
-  if (depth >= depthLimit) return R_ERR_DEPTH;
+  if (depth >= depthLimit) {
+    stops++;
+    return R_ERR_DEPTH;
+  }
   if (depth > maxDepth) maxDepth = depth;
   if (onPath(obj, rel)) {
-    cycleHits++;
+    stops++;
     return R_CYCLE;
   }
   if (subjRel != 0 && obj == subject && rel + 1 == subjRel) return R_TRUE; // self-defining rule
@@ -187,7 +193,7 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
     const mr = <i32>(packed & 0xff);
     const height = packed >>> 8;
     if (depth + height < depthLimit) {
-      // The memoised subtree had no cycle hit, and from this depth it stays under the limit:
+      // The memoised subtree was walked completely, and from this depth it stays under the limit:
       // re-evaluating would explore the same nodes and reach the same answer.
       if (depth + height > maxDepth) maxDepth = depth + height;
       return mr;
@@ -198,18 +204,19 @@ export function evalRel(obj: u32, rel: u32, depth: u32): i32 {
   store<u32>(pp, obj);
   store<u32>(pp, rel, 4);
   pathLen++;
-  const hits = cycleHits;
+  const before = stops;
   const savedMax = maxDepth;
   maxDepth = depth;
   const r = evalRewrite(rw, obj, type, rel, depth);
   const height = maxDepth - depth;
   if (savedMax > maxDepth) maxDepth = savedMax;
   pathLen--;
-  // Memoise results with no cycle hit below: TRUE, FALSE and condition errors, with their
-  // height. Depth errors are not memoised: a later visit under other ancestors may meet a cycle
-  // before the limit (found by the differential test), so they are re-walked; the step budget
-  // bounds the cost of pathological shapes.
-  if (!root && cycleHits == hits && r != R_CYCLE && r <= R_ERR_COND) memoPut(obj, rel, r, height);
+  // Memoise results of complete subtrees (no cycle hit, no depth cut below): TRUE, FALSE and
+  // condition errors, with their height. A cut subtree is re-walked, even when its answer masks
+  // the cut: a later visit higher up or under other ancestors may meet a cycle before the limit
+  // and answer otherwise (`x and y` with a cut `x` is FALSE, with a cycle in `x` it is FALSE
+  // with the flag, which a subtract turns into FALSE); the step budget bounds the cost.
+  if (!root && stops == before && r != R_CYCLE && r <= R_ERR_COND) memoPut(obj, rel, r, height);
   return r;
 }
 

@@ -479,6 +479,37 @@ describe('memoised results respect the depth limit where they are reused', () =>
   rows(() => ({ model: m, tuples, depth: 3 }), [['doc:1#both@folder:f#viewer', true]]);
 });
 
+describe('a result whose subtree the depth limit cut is not reused higher up', () => {
+  // group:1#a is first reached at depth 2 (via s1), where the limit of 3 cuts `m` under the
+  // subtract `y = m and q`, a cut the FALSE of `q` masks; at depth 1 (via s2) `m` meets the
+  // cycle at group:1#a instead, and y's cycle flag makes a FALSE.
+  const m = compileDsl(
+    dsl(`type user
+type group
+  relations
+    define q: [user]
+    define m: [user, group#a]
+    define y: m and q
+    define a: [user] but not y
+    define p: [group#a]
+    define w: [group#p]
+    define z: [user]
+    define s1: w and z
+    define s2: [group#a]
+    define r: s1 or s2`),
+  );
+  const tuples = [
+    'group:1#a@user:u',
+    'group:1#m@group:1#a',
+    'group:2#p@group:1#a',
+    'group:0#w@group:2#p',
+    'group:0#s2@group:1#a',
+  ];
+  rows(() => ({ model: m, tuples, depth: 2 }), [['group:0#r@user:u', true]]);
+  rows(() => ({ model: m, tuples, depth: 3 }), [['group:0#r@user:u', false]]);
+  rows(() => ({ model: m, tuples, depth: 25 }), [['group:0#r@user:u', false]]);
+});
+
 describe('§6.3: a cycle reached by the subtract empties the difference in ListUsers', () => {
   const m = compileDsl(
     dsl(`type user

@@ -1,5 +1,6 @@
 // The per-call memo keeps diamond-shaped data polynomial, and memoised results respect the
-// depth limit (a result reused deeper in the walk must still fit under the limit).
+// depth limit (a result reused deeper in the walk must still fit under the limit, and a result
+// whose subtree the limit cut is not reused at all).
 
 import { describe, expect, it } from 'vitest';
 import { answer, index, model } from './helpers.js';
@@ -47,4 +48,37 @@ describe('memo', () => {
     expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 5 })).toBe('authorization_model_resolution_too_complex'));
   it('doc:2#viewer@user:none => false with resolveDepth 6', () =>
     expect(answer(ix2, m, 'doc:2#viewer@user:none', { depth: 6 })).toBe('false'));
+
+  // group:1#a is first reached at depth 2 (via s1), where the limit of 3 cuts `m` inside its
+  // subtract `y = m and q`: y is FALSE (q is FALSE), so a is TRUE with the cut masked. Reached
+  // again at depth 1 (via s2), `m` meets the cycle at group:1#a instead, y is FALSE with the
+  // cycle flag and the subtract makes a FALSE: the first answer must not be reused there.
+  const cut = model(`model
+  schema 1.1
+type user
+type group
+  relations
+    define q: [user]
+    define m: [user, group#a]
+    define y: m and q
+    define a: [user] but not y
+    define p: [group#a]
+    define w: [group#p]
+    define z: [user]
+    define s1: w and z
+    define s2: [group#a]
+    define r: s1 or s2`);
+  const ix3 = index([
+    'group:1#a@user:u',
+    'group:1#m@group:1#a',
+    'group:2#p@group:1#a',
+    'group:0#w@group:2#p',
+    'group:0#s2@group:1#a',
+  ]);
+  it('group:0#r@user:u => false with resolveDepth 3 (a cut subtree is not reused higher up)', () =>
+    expect(answer(ix3, cut, 'group:0#r@user:u', { depth: 3 })).toBe('false'));
+  it('group:0#r@user:u => true with resolveDepth 2, false with 25', () => {
+    expect(answer(ix3, cut, 'group:0#r@user:u', { depth: 2 })).toBe('true');
+    expect(answer(ix3, cut, 'group:0#r@user:u', { depth: 25 })).toBe('false');
+  });
 });

@@ -40,12 +40,14 @@ export class ReferenceChecker {
   private readonly path = new Set<string>();
   private steps = 0;
   /**
-   * Memo of `o#r` results whose subtree met no cycle and no error: such a result does not depend
-   * on the path it was computed under. `height` (tuple hops below) guards the depth limit: the
+   * Memo of `o#r` results whose subtree met no cycle and no depth cut (not even a cut its answer
+   * masks, as under a decisive sibling): such a result does not depend on the path it was
+   * computed under. `height` (tuple hops below) guards the depth limit: the
    * entry is reused only where the same subtree would stay below the limit.
    */
   private readonly memo = new Map<string, { out: Outcome; height: number }>();
-  private cycleHits = 0;
+  /** Cycle hits and depth-limit cuts so far: a subtree that added none was evaluated completely. */
+  private stops = 0;
   private deepest = 0;
 
   /** `trace`: record every step (./trace.ts); the memo is not read then, so every subtree is shown. */
@@ -76,12 +78,15 @@ export class ReferenceChecker {
   }
 
   private evalNode(object: string, relation: string, depth: number): Outcome {
-    if (depth >= this.state.ctx.resolveDepth) return fail.tooComplex();
+    if (depth >= this.state.ctx.resolveDepth) {
+      this.stops++;
+      return fail.tooComplex();
+    }
     // Every node entered counts towards the height of the memoised ancestors (even a self hit).
     if (depth > this.deepest) this.deepest = depth;
     const key = `${object}#${relation}`;
     if (this.path.has(key)) {
-      this.cycleHits++;
+      this.stops++;
       this.trace?.mark('cycle');
       return CYCLE;
     }
@@ -104,13 +109,13 @@ export class ReferenceChecker {
 
   /** Evaluate `o#r` on the current path; memoise a path-independent result. */
   private evalFresh(key: string, object: string, relation: string, rw: Rewrite, depth: number): Outcome {
-    const hits = this.cycleHits;
+    const before = this.stops;
     const outer = this.deepest;
     this.deepest = depth;
     this.path.add(key);
     try {
       const out = this.rewrite(object, relation, rw, depth);
-      if (this.cycleHits === hits && (out === TRUE || out === FALSE))
+      if (this.stops === before && (out === TRUE || out === FALSE))
         this.memo.set(key, { out, height: this.deepest - depth });
       return out;
     } finally {
