@@ -559,6 +559,25 @@ describe('ListUsers: a subtree cut by the depth limit is not reused higher up', 
   });
 });
 
+describe('ListUsers: an error no subtract can swallow fails the request at once', () => {
+  // Every path through the 30 levels of 4 groups meets the limit: 4^24 paths. The first cut
+  // fails the request; walking on (the cut subtrees are not reused) would end at the deadline
+  // (10 s here) with an empty answer instead of 2002.
+  const m = compileDsl(
+    dsl(
+      'type user\ntype group\n  relations\n    define member: [user, group#member]\ntype doc\n  relations\n    define viewer: [user, group#member]',
+    ),
+  );
+  const tuples = ['doc:1#viewer@user:a'];
+  for (let i = 0; i < 4; i++) tuples.push(`doc:1#viewer@group:0_${i}#member`);
+  for (let l = 0; l < 29; l++)
+    for (let i = 0; i < 4; i++)
+      for (let j = 0; j < 4; j++) tuples.push(`group:${l}_${i}#member@group:${l + 1}_${j}#member`);
+  it('ListUsers over a deep lattice => 2002', () => {
+    expect(users({ model: m, tuples }, 'doc:1#viewer', 'user')).toBe(2002);
+  });
+});
+
 describe('Expand: valid tuples only, contextual tuples included, conditions ignored', () => {
   const m = compileDsl(
     dsl(
