@@ -7,7 +7,9 @@
 // replaces a head whose revision is not higher than its own, then the deletion of every chunk of
 // the store that belongs neither to the head nor to a live writer (the previous image, orphans of
 // writers that died, or its own chunks when a fresher image won). Readers read the head and its
-// chunks in one REPEATABLE READ transaction, so a commit in between is invisible to them.
+// chunks in one REPEATABLE READ transaction, so a commit in between is invisible to them: first
+// every chunk's length (all must be there), then batches of about 16 MiB by binary COPY
+// (copy-out.ts: raw bytes, no hex text), the next batch read while the caller decodes this one.
 //
 // A writer counts as live while it stores chunks: one that has not touched its row for
 // WRITER_STALE_MS is taken for dead and its chunks for orphans. Every statement that adds data
@@ -17,9 +19,15 @@
 import { fail } from '../../errors.js';
 import { PendingChunks } from '../checkpoint.js';
 import type { CheckpointWriter } from '../types.js';
+import { copyOut, type CopyRow } from './copy-out.js';
 import { classify, num, q, type Client, type Db } from './db.js';
 
-const CHUNK = 'SELECT data FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2 AND idx = $3';
+/**
+ * Bytes of chunks one read statement fetches (at least one chunk). One batch is decoded while
+ * the next is read, so a reader holds about twice this: at 16 MiB, a 10M-tuple image (≈ 470 MB,
+ * ≈ 900 chunks of ≤ 2 MiB) is ≈ 60 statements.
+ */
+const READ_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** A writer silent this long is dead (a 10M-tuple image stores a batch every few ms). */
 export const WRITER_STALE_MS = 10 * 60 * 1000;
@@ -170,12 +178,19 @@ export async function readCheckpoint(
     started = true;
     let broken: Error | undefined;
     let done = false;
+    let ahead: Promise<CopyRow[]> | undefined;
     try {
-      for (let i = 0; i < count; i++) {
-        const b = (await q(c, CHUNK, [storeId, generation, i]))[0]?.[0];
-        if (!(b instanceof Buffer))
-          throw new Error(`latch: the index checkpoint of store ${storeId} names chunks that are missing`);
-        yield new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      const batches = await readBatches(c, storeId, generation, count);
+      ahead = batches[0] ? readBatch(c, storeId, generation, batches[0]) : undefined;
+      for (let b = 0; ahead; b++) {
+        const rows = await ahead;
+        // The next batch travels while the consumer decodes this one.
+        const next = batches[b + 1];
+        ahead = next ? readBatch(c, storeId, generation, next) : undefined;
+        for (const row of rows) {
+          const data = row[1] as Buffer;
+          yield new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+        }
       }
       await c.query('COMMIT');
       done = true;
@@ -183,6 +198,8 @@ export async function readCheckpoint(
       broken = err instanceof Error ? err : new Error(String(err));
       classify(err);
     } finally {
+      // A consumer that stops early: the batch on the wire ends before the ROLLBACK is sent.
+      if (ahead) await ahead.catch(() => undefined);
       if (!done && !broken)
         await c
           .query('ROLLBACK')
@@ -208,4 +225,52 @@ export async function readCheckpoint(
     },
   };
   return { revision, chunks: iterator };
+}
+
+/** A run of chunk indexes [from, to) read by one statement. */
+interface Batch {
+  readonly from: number;
+  readonly to: number;
+}
+
+function missing(storeId: string): Error {
+  return new Error(`latch: the index checkpoint of store ${storeId} names chunks that are missing`);
+}
+
+/** The head's chunks grouped into batches of about READ_BATCH_BYTES, after checking they all exist. */
+async function readBatches(c: Client, storeId: string, generation: number, count: number): Promise<Batch[]> {
+  const sizes = await q(
+    c,
+    'SELECT idx, length(data) FROM latch_checkpoint_chunks WHERE store_id = $1 AND generation = $2 AND idx < $3 ORDER BY idx',
+    [storeId, generation, count],
+  );
+  if (sizes.length !== count) throw missing(storeId);
+  const out: Batch[] = [];
+  let from = 0;
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    bytes += num(sizes[i]?.[1]);
+    if (bytes >= READ_BATCH_BYTES || i === count - 1) {
+      out.push({ from, to: i + 1 });
+      from = i + 1;
+      bytes = 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Chunks [from, to) as raw bytes (binary COPY: no hex text form), in order. The promise has a
+ * handler at once: it may fail while the consumer still decodes the batch before it.
+ */
+function readBatch(c: Client, storeId: string, generation: number, b: Batch): Promise<CopyRow[]> {
+  const sql = `COPY (SELECT idx, data FROM latch_checkpoint_chunks WHERE store_id = ${c.escapeLiteral(storeId)} AND generation = ${generation} AND idx >= ${b.from} AND idx < ${b.to} ORDER BY idx) TO STDOUT (FORMAT binary)`;
+  const rows = copyOut(c, sql).then((rows) => {
+    if (rows.length !== b.to - b.from) throw missing(storeId);
+    for (const [k, row] of rows.entries())
+      if (row[0]?.readInt32BE(0) !== b.from + k || !(row[1] instanceof Buffer)) throw missing(storeId);
+    return rows;
+  });
+  rows.catch(() => undefined);
+  return rows;
 }
