@@ -18,10 +18,18 @@ const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, workers: 0 }
   process.stderr.write(`${level} ${msg} ${JSON.stringify(fields)}\n`),
 );
 const http = createHttpServer(latch, { metrics: false });
-const port = await http.listen('127.0.0.1', 0);
-process.stdout.write(JSON.stringify({ port }) + '\n');
-await latch.ready();
-process.stdout.write(JSON.stringify({ ready: performance.now() }) + '\n');
+// The SIGTERM handler goes in before anything is announced: set after the "ready" line, a
+// SIGTERM sent as soon as the line is read could find the default action (exit at once, no
+// checkpoint written at close) when this process is descheduled in between on a busy machine.
+let listening: Promise<unknown> = Promise.resolve();
+process.once(
+  'SIGTERM',
+  () =>
+    void listening
+      .then(() => http.close(0))
+      .then(() => latch.close())
+      .then(() => process.exit(0)),
+);
 // {"stats": …} on stdout at SIGUSR1: the in-process histograms (cumulative; the caller takes differences).
 process.on('SIGUSR1', () => {
   const s = latch.stats();
@@ -33,11 +41,7 @@ process.on('SIGUSR1', () => {
   const stats = { applyLag: h(s.replication.applyLag), writes: h(s.writes), carried: s.replication.revisionsCarried };
   process.stdout.write(JSON.stringify({ stats }) + '\n');
 });
-process.once(
-  'SIGTERM',
-  () =>
-    void http
-      .close(0)
-      .then(() => latch.close())
-      .then(() => process.exit(0)),
-);
+const port = await (listening = http.listen('127.0.0.1', 0));
+process.stdout.write(JSON.stringify({ port }) + '\n');
+await latch.ready();
+process.stdout.write(JSON.stringify({ ready: performance.now() }) + '\n');

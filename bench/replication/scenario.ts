@@ -76,10 +76,17 @@ function startNode(
   });
 }
 
+/** A graceful stop (the node writes its checkpoints at close); anything but exit code 0 fails the run. */
 async function stopNode(n: Node): Promise<void> {
-  const exited = new Promise<void>((r) => n.proc.once('exit', () => r()));
-  n.proc.kill('SIGTERM');
-  await exited;
+  const { exitCode, signalCode } = n.proc;
+  const how =
+    exitCode !== null || signalCode !== null
+      ? String(exitCode ?? signalCode)
+      : await new Promise<string>((r) => {
+          n.proc.once('exit', (code, signal) => r(String(code ?? signal)));
+          n.proc.kill('SIGTERM');
+        });
+  if (how !== '0') throw new Error(`replication node stopped with ${how}, not 0`);
 }
 
 async function post(
