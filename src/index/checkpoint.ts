@@ -107,18 +107,25 @@ class ChunkReader {
   }
 }
 
-/** Version 2: the node strings, block by block. */
-async function readBlocks(reader: ChunkReader, nodes: number): Promise<string[]> {
-  const list: string[] = [];
+/**
+ * Version 2: the node strings, block by block, each interned as it is read. The work per chunk
+ * stays bounded, so the reader's source is read again within a block's time: a source that keeps
+ * its next chunks in flight meanwhile (PostgreSQL's read, under a statement timeout) is never left
+ * waiting for the whole dictionary (10M nodes: seconds) to be interned in one go.
+ */
+async function readBlocks(reader: ChunkReader, nodes: number, dict: StoreDictionary): Promise<void> {
+  const list = dict.nodeList;
   while (list.length < nodes) {
     const frame = await reader.bytes(8);
     const count = frame.readUInt32LE(0);
     const part = (await reader.bytes(frame.readUInt32LE(4))).toString('utf8').split('\n');
     if (count === 0 || part.length !== count || list.length + count > nodes)
       throw new Error('latch: corrupt node strings in index checkpoint');
-    for (const s of part) list.push(s);
+    for (const s of part) {
+      dict.nodes.set(s, list.length);
+      list.push(s);
+    }
   }
-  return list;
 }
 
 /** Version 1: one run of `bytes` bytes. */
@@ -143,18 +150,21 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
   if (h.v !== 1 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
-  const list = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);
-  // node types: memcpy into the dictionary's shared array, then register the strings
+  if (h.v === 1) {
+    const list = await readRun(reader, h.nodes, h.stringBytes ?? 0);
+    for (let i = 0; i < list.length; i++) {
+      const s = list[i] ?? '';
+      dict.nodes.set(s, i);
+      dict.nodeList.push(s);
+    }
+  } else await readBlocks(reader, h.nodes, dict);
+  // node types: memcpy into the dictionary's shared array (registering the strings above did not
+  // touch it)
   const typesAt = dict.nodeTypes.region.ptr;
   await reader.copy(h.nodes * 4, (src, off) => u8().set(src, typesAt + off));
-  for (let i = 0; i < list.length; i++) {
-    const s = list[i] ?? '';
-    dict.nodes.set(s, i);
-    dict.nodeList.push(s);
-  }
   dict.nodeTypes.length = h.nodes;
   const words = offsets(h.layout).words;
   const region = new Region(words * 4);

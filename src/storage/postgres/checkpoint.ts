@@ -141,7 +141,10 @@ class PgCheckpointWriter implements CheckpointWriter {
 
 /**
  * The head and its chunks in one REPEATABLE READ transaction on a connection of its own, held
- * until the chunks are read to the end (or the reader stops).
+ * until the chunks are read to the end (or the reader stops). Contract for the consumer: while it
+ * works on one chunk, the next batch's statement is running, and once the socket's buffers are
+ * full it waits for this thread to read them; so no chunk may hold the thread for anything near
+ * the statement timeout (the image decoder does bounded work per chunk).
  */
 export async function readCheckpoint(
   db: Db,
