@@ -1,8 +1,8 @@
 // The service: every API operation in-process (the `Latch` interface of ./types.ts), joining
 // storage, compiled models, per-store indexes, the walker and the TypeScript evaluator.
-// Writes are serialized per store (on this node) and applied to the index before they are
-// acknowledged, so a query on this node that starts after an acknowledged write sees it. Changes
-// committed by other nodes over a shared datastore reach the indexes through the Follower
+// Writes are applied to the index before they are acknowledged (queued per store on this node
+// unless the datastore orders them itself: PostgreSQL), so a query on this node that starts
+// after an acknowledged write sees it. Changes committed by other nodes over a shared datastore reach the indexes through the Follower
 // (./follower.ts); HIGHER_CONSISTENCY and Latch-Min-Revision queries wait for the revision they
 // need. The result cache is keyed by index snapshot, so it is never staler than its snapshot.
 
@@ -16,7 +16,7 @@ import type {
 } from '../domain/types.js';
 import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
-import type { Page, PageRequest, PostgresOpenOptions, Storage } from '../storage/types.js';
+import type { Page, PageRequest, PostgresOpenOptions, Storage, WriteResult } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
 import { Follower } from './follower.js';
 import { type EngineLog, Indexes } from './indexes.js';
@@ -298,7 +298,7 @@ export class LatchService implements Latch {
     validateWrite(model, input.writes, input.deletes, this.config.maxTuplesPerWrite);
     checkExpiries(input.writes, this.clock());
     const index = await this.indexes.get(input.storeId);
-    const result = await this.serialized(input.storeId, async () => {
+    const commit = async (): Promise<WriteResult> => {
       const t0 = performance.now();
       const res = await this.storage.writeTuples(input.storeId, {
         writes: input.writes,
@@ -309,7 +309,10 @@ export class LatchService implements Latch {
       this.writeTimings.observe(performance.now() - t0);
       await this.follower.applyLocal(input.storeId, index, res);
       return res;
-    });
+    };
+    // A datastore that orders a store's writes itself takes several at once: the follower applies
+    // their revisions in order whichever answer comes first (applyLocal catches up from the log).
+    const result = this.storage.ordersWrites ? await commit() : await this.serialized(input.storeId, commit);
     return {
       modelId: model.id,
       revision: result.revision,

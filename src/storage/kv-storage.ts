@@ -52,6 +52,8 @@ export interface KvStorageOptions {
 export class KvStorage implements Storage {
   private readonly stores = new Map<string, Store>();
   private readonly states = new Map<string, StoreState>();
+  /** One process owns the data: the service queues a store's writes (see Storage.ordersWrites). */
+  readonly ordersWrites = false;
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: Reclaimer;
   private readonly checkpoints: CheckpointGenerations;

@@ -130,6 +130,13 @@ export interface PermissionIndexRecord {
 export interface Storage {
   /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
+  /**
+   * True when the datastore itself orders concurrent tuple writes of one store across every
+   * node (PostgreSQL: the store's row lock, taken inside the one write statement), so a node may
+   * have several writes of a store in flight; false when the node must queue them (memory,
+   * LevelDB: one process owns the data and a queue costs nothing).
+   */
+  readonly ordersWrites: boolean;
   close(): Promise<void>;
 
   /**

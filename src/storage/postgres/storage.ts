@@ -62,6 +62,8 @@ export interface PgStorageOptions extends PostgresOptions {
 
 export class PgStorage implements Storage {
   readonly kind = 'postgres';
+  /** latch_write takes the store's row lock inside the statement (docs/architecture.md). */
+  readonly ordersWrites = true;
   readonly db: Db;
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: PgReclaimer;
