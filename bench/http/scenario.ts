@@ -301,6 +301,9 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
       const l = await cpuPerRequest(latch.proc, () => wrk(base + path_, body, per, connections));
       if (l.run.non2xx > 0) throw new Error(`${l.run.non2xx} non-2xx answers from latch`);
       rounds.push({ bare: b.run, latch: l.run, bareCpu: b.us, latchCpu: l.us });
+      process.stderr.write(
+        `round ${r + 1}: bare ${Math.round(b.run.rps)} req/s ${round1(b.us)} µs, latch ${Math.round(l.run.rps)} req/s ${round1(l.us)} µs, ratio ${(l.run.rps / b.run.rps).toFixed(3)}\n`,
+      );
     }
     const ratio = median(rounds.map((r) => r.latch.rps / r.bare.rps));
     const bareRps = median(rounds.map((r) => r.bare.rps));
