@@ -3,11 +3,12 @@
 // half the measured maximum, and checks/s through the msgpack channel. Every answer is verified
 // before the timed runs. Results replace this scenario's run in bench/results/latest.json.
 //
-//   npx tsx bench/http/scenario.ts [--seconds 4] [--connections 64]
+//   npx tsx bench/http/scenario.ts [--seconds 4] [--connections 64]   (LATCH_BENCH_PIN=0: unpinned)
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -282,6 +283,13 @@ async function gcPauses(
 export async function httpScenario(seconds = 4, connections = 64): Promise<Result[]> {
   const latch = await child('serve.ts');
   const bare = await child('bare.ts');
+  // Both servers (every thread) on core 0 and wrk on core 1 for the maximum rounds, so the
+  // scheduler never puts a server and wrk on one core: co-located rounds measured the scheduler
+  // more than the server (round ratios 0.53–1.23 in one unpinned run at load 1.3). Needs taskset
+  // and 2 cores; LATCH_BENCH_PIN=0 runs unpinned.
+  const pin = process.env.LATCH_BENCH_PIN !== '0' && availableParallelism() >= 2;
+  if (pin) for (const p of [latch.proc, bare.proc]) await run('taskset', ['-a', '-p', '-c', '0', String(p.pid)]);
+  const wrkCpus = pin ? '1' : undefined;
   const runStart = { steal: stealMs(), at: performance.now() };
   try {
     const base = `http://127.0.0.1:${latch.port}`;
@@ -297,14 +305,17 @@ export async function httpScenario(seconds = 4, connections = 64): Promise<Resul
     const rounds: { bare: WrkRun; latch: WrkRun; bareCpu: number; latchCpu: number }[] = [];
     const per = Math.max(1, Math.round(seconds / 2));
     for (let r = 0; r < ROUNDS; r++) {
-      const b = await cpuPerRequest(bare.proc, () => wrk(bareUrl, body, per, connections));
-      const l = await cpuPerRequest(latch.proc, () => wrk(base + path_, body, per, connections));
+      const b = await cpuPerRequest(bare.proc, () => wrk(bareUrl, body, per, connections, 0, wrkCpus));
+      const l = await cpuPerRequest(latch.proc, () => wrk(base + path_, body, per, connections, 0, wrkCpus));
       if (l.run.non2xx > 0) throw new Error(`${l.run.non2xx} non-2xx answers from latch`);
       rounds.push({ bare: b.run, latch: l.run, bareCpu: b.us, latchCpu: l.us });
       process.stderr.write(
         `round ${r + 1}: bare ${Math.round(b.run.rps)} req/s ${round1(b.us)} µs, latch ${Math.round(l.run.rps)} req/s ${round1(l.us)} µs, ratio ${(l.run.rps / b.run.rps).toFixed(3)}\n`,
       );
     }
+    // The rest (half load, the channel with its worker pool) runs on every core again.
+    const all = `0-${availableParallelism() - 1}`;
+    if (pin) for (const p of [latch.proc, bare.proc]) await run('taskset', ['-a', '-p', '-c', all, String(p.pid)]);
     const ratio = median(rounds.map((r) => r.latch.rps / r.bare.rps));
     const bareRps = median(rounds.map((r) => r.bare.rps));
     const latchRps = median(rounds.map((r) => r.latch.rps));
