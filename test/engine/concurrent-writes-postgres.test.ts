@@ -2,29 +2,17 @@
 // node does not queue them, the database's row lock orders them, and every acknowledged write is
 // visible to a MINIMIZE_LATENCY query on the same node the moment it is acknowledged, with the
 // store's revisions contiguous and the index equal to the tuples in the database.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
+import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput } from '../../src/engine/types.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import type { Storage, TupleWrite, WriteResult } from '../../src/storage/types.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
-import { MODEL as MODEL_JSON } from '../http/helpers.js';
+import { databasePerFile } from '../support/postgres.js';
+import { checkOf, config, MODEL, tk } from '../support/pg-node.js';
 
-const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
-const run = hasPostgres();
-let db: TestDatabase;
+const pgdb = databasePerFile();
+const run = pgdb.run;
 const WRITES = 120;
-
-const tk = (object: string, user: string): TupleKey => ({ object, relation: 'viewer', user });
-const checkOf = (storeId: string, key: TupleKey): CheckInput => ({
-  storeId,
-  tupleKey: key,
-  contextualTuples: [],
-  consistency: 'MINIMIZE_LATENCY',
-});
-const config = { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 };
 
 /** Counts the storage writes in flight at once (the most seen). */
 function countingWrites(storage: Storage): { max: () => number } {
@@ -42,17 +30,9 @@ function countingWrites(storage: Storage): { max: () => number } {
   return { max: () => max };
 }
 
-beforeAll(async () => {
-  if (run) db = await createTestDatabase();
-});
-
-afterAll(async () => {
-  if (run) await db.drop();
-});
-
 describe.runIf(run)('concurrent writes of one store on PostgreSQL', () => {
   it('are not queued by the node, and each is visible on the node when acknowledged', async () => {
-    const storage = await openPostgresStorage({ url: db.url, poolSize: 8 });
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 8 });
     expect(storage.ordersWrites).toBe(true);
     const inFlight = countingWrites(storage);
     const node = new LatchService(storage, config, () => undefined);
@@ -85,7 +65,7 @@ describe.runIf(run)('concurrent writes of one store on PostgreSQL', () => {
   });
 
   it('the same tuple written twice at once: one write wins, the other is refused, nothing half-written', async () => {
-    const storage = await openPostgresStorage({ url: db.url, poolSize: 4 });
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 4 });
     const node = new LatchService(storage, config, () => undefined);
     try {
       const store = (await node.createStore('duplicate')).id;

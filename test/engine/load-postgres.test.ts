@@ -3,29 +3,17 @@
 // database is unreachable is retried with backoff while the store answers 503 `unavailable`,
 // never crashing the process; once the database is back the node becomes ready by itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput } from '../../src/engine/types.js';
 import { openPostgresStorage, type PgStorage } from '../../src/storage/postgres/index.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { MODEL as MODEL_JSON } from '../http/helpers.js';
+import { checkOf, config, MODEL, tk } from '../support/pg-node.js';
 
-const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 const run = hasPostgres();
 let db: TestDatabase;
 const stores: string[] = [];
 const STORES = 5;
-
-const tk = (object: string, user: string): TupleKey => ({ object, relation: 'viewer', user });
-const checkOf = (storeId: string, key: TupleKey): CheckInput => ({
-  storeId,
-  tupleKey: key,
-  contextualTuples: [],
-  consistency: 'MINIMIZE_LATENCY',
-});
-const config = { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 };
 
 beforeAll(async () => {
   if (!run) return;

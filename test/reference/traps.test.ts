@@ -1,6 +1,7 @@
 // The fifteen traps of semantics.md §0.1, table-driven against the reference evaluator.
 // Each row reads as the query and its expected answer (a number is the expected error code).
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
@@ -483,21 +484,7 @@ describe('a result whose subtree the depth limit cut is not reused higher up', (
   // group:1#a is first reached at depth 2 (via s1), where the limit of 3 cuts `m` under the
   // subtract `y = m and q`, a cut the FALSE of `q` masks; at depth 1 (via s2) `m` meets the
   // cycle at group:1#a instead, and y's cycle flag makes a FALSE.
-  const m = compileDsl(
-    dsl(`type user
-type group
-  relations
-    define q: [user]
-    define m: [user, group#a]
-    define y: m and q
-    define a: [user] but not y
-    define p: [group#a]
-    define w: [group#p]
-    define z: [user]
-    define s1: w and z
-    define s2: [group#a]
-    define r: s1 or s2`),
-  );
+  const m = compileDsl(readFileSync(new URL('../fixtures/models/depth-cut-memo.fga', import.meta.url), 'utf8'));
   const tuples = [
     'group:1#a@user:u',
     'group:1#m@group:1#a',

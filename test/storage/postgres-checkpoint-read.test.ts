@@ -3,21 +3,14 @@
 // between batches, a reader that stops with a batch in flight gives its connection back, a
 // missing chunk fails the read, and the binary COPY parser reads any split of the stream.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { openPostgresStorage, type PgStorage } from '../../src/storage/postgres/index.js';
 import { copyOut, copyOutBytes, parseBinaryCopy } from '../../src/storage/postgres/copy-out.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
+import { databasePerFile } from '../support/postgres.js';
 
-const run = hasPostgres();
-let db: TestDatabase;
-
-beforeAll(async () => {
-  if (run) db = await createTestDatabase();
-});
-afterAll(async () => {
-  if (run) await db.drop();
-});
+const pgdb = databasePerFile();
+const run = pgdb.run;
 
 const MiB2 = 2 * 1024 * 1024;
 const PATTERN = Uint8Array.from({ length: MiB2 + 251 }, (_, j) => j % 251);
@@ -37,8 +30,8 @@ function inUse(s: PgStorage): number {
 
 describe.runIf(run)('postgres checkpoint reads', () => {
   it('reads the image it started with although a newer one commits between batches', async () => {
-    const a = await openPostgresStorage({ url: db.url, poolSize: 2 });
-    const b = await openPostgresStorage({ url: db.url, poolSize: 2 });
+    const a = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    const b = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
     try {
       const id = (await a.createStore('snapshot')).id;
       const first = image(1);
@@ -66,7 +59,7 @@ describe.runIf(run)('postgres checkpoint reads', () => {
   });
 
   it('a reader that stops with a batch in flight gives its connection back', async () => {
-    const one = await openPostgresStorage({ url: db.url, poolSize: 1, connectTimeoutMs: 2000 });
+    const one = await openPostgresStorage({ url: pgdb.url, poolSize: 1, connectTimeoutMs: 2000 });
     try {
       const id = (await one.createStore('early')).id;
       await one.writeCheckpoint(id, 4, image(3));
@@ -84,8 +77,8 @@ describe.runIf(run)('postgres checkpoint reads', () => {
   });
 
   it('a head naming a chunk that is gone fails the read and gives the connection back', async () => {
-    const one = await openPostgresStorage({ url: db.url, poolSize: 1, connectTimeoutMs: 2000 });
-    const c = new pg.Client({ connectionString: db.url });
+    const one = await openPostgresStorage({ url: pgdb.url, poolSize: 1, connectTimeoutMs: 2000 });
+    const c = new pg.Client({ connectionString: pgdb.url });
     await c.connect();
     try {
       const id = (await one.createStore('holes')).id;
@@ -107,7 +100,7 @@ describe.runIf(run)('postgres checkpoint reads', () => {
   });
 
   it('parses binary COPY however its bytes are split, NULLs included', async () => {
-    const c = new pg.Client({ connectionString: db.url });
+    const c = new pg.Client({ connectionString: pgdb.url });
     await c.connect();
     try {
       const sql = `COPY (SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE decode(repeat(to_hex(i + 16), i), 'hex') END

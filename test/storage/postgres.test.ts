@@ -2,7 +2,7 @@
 // test/support/postgres.ts), plus what only a shared database shows: commit events across
 // storage objects, persistence across reopen, migrations and their refusals.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import {
   openPostgresStorage,
@@ -15,7 +15,7 @@ import {
 import type { StorageEvent } from '../../src/storage/types.js';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliIo } from '../../src/cli/common.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
+import { createTestDatabase, databasePerFile } from '../support/postgres.js';
 import { allTuples, collect, tk, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
 import { StoreIndex } from '../../src/index/store-index.js';
@@ -23,19 +23,12 @@ import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import { node } from '../support/replicas.js';
 import { MODEL } from '../http/helpers.js';
 
-const run = hasPostgres();
-let db: TestDatabase;
-
-beforeAll(async () => {
-  if (run) db = await createTestDatabase();
-});
-afterAll(async () => {
-  if (run) await db.drop();
-});
+const pgdb = databasePerFile();
+const run = pgdb.run;
 
 /** Removes every row: each suite case starts from an empty datastore, as on the other backends. */
 async function empty(): Promise<void> {
-  const c = new pg.Client({ connectionString: db.url });
+  const c = new pg.Client({ connectionString: pgdb.url });
   await c.connect();
   try {
     const tables = (
@@ -49,7 +42,7 @@ async function empty(): Promise<void> {
   }
 }
 
-const open = (reclaim = true): Promise<PgStorage> => openPostgresStorage({ url: db.url, poolSize: 4, reclaim });
+const open = (reclaim = true): Promise<PgStorage> => openPostgresStorage({ url: pgdb.url, poolSize: 4, reclaim });
 
 describe.runIf(run)('postgres', () => {
   storageSuite(
@@ -65,7 +58,7 @@ describe.runIf(run)('postgres', () => {
   describe('storage: postgres index checkpoints', () => {
     it('loading an index from a checkpoint gives its connection back (a pool of one serves the next query)', async () => {
       await empty();
-      const one = await openPostgresStorage({ url: db.url, poolSize: 1 });
+      const one = await openPostgresStorage({ url: pgdb.url, poolSize: 1 });
       try {
         const id = (await one.createStore('cp')).id;
         await one.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob'));

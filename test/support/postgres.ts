@@ -3,7 +3,7 @@
 
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 
 /** The run's server URL; throws (so the test fails) under CI=true when there is none. */
 export function postgresUrl(): string | undefined {
@@ -51,5 +51,29 @@ export async function createTestDatabase(prefix = 'latch_test'): Promise<TestDat
     url,
     name,
     drop: () => admin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+  };
+}
+
+/**
+ * A fresh database for the calling test file: created in its beforeAll, dropped in its afterAll.
+ * `run` is hasPostgres() (false only outside CI, and then nothing is created); `url` is read
+ * inside tests. Example: `const pgdb = databasePerFile(); describe.runIf(pgdb.run)(…, () =>
+ * … openPostgresStorage({ url: pgdb.url }) …)`.
+ */
+export function databasePerFile(): { readonly run: boolean; readonly url: string } {
+  const run = hasPostgres();
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    if (run) db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  return {
+    run,
+    get url(): string {
+      if (!db) throw new Error('no test database: read `url` inside a test');
+      return db.url;
+    },
   };
 }

@@ -2,6 +2,7 @@
 // depth limit (a result reused deeper in the walk must still fit under the limit, and a result
 // whose subtree the limit cut is not reused at all).
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { answer, index, model } from './helpers.js';
 
@@ -53,21 +54,7 @@ describe('memo', () => {
   // subtract `y = m and q`: y is FALSE (q is FALSE), so a is TRUE with the cut masked. Reached
   // again at depth 1 (via s2), `m` meets the cycle at group:1#a instead, y is FALSE with the
   // cycle flag and the subtract makes a FALSE: the first answer must not be reused there.
-  const cut = model(`model
-  schema 1.1
-type user
-type group
-  relations
-    define q: [user]
-    define m: [user, group#a]
-    define y: m and q
-    define a: [user] but not y
-    define p: [group#a]
-    define w: [group#p]
-    define z: [user]
-    define s1: w and z
-    define s2: [group#a]
-    define r: s1 or s2`);
+  const cut = model(readFileSync(new URL('../fixtures/models/depth-cut-memo.fga', import.meta.url), 'utf8'));
   const ix3 = index([
     'group:1#a@user:u',
     'group:1#m@group:1#a',

@@ -1,0 +1,19 @@
+// Shared pieces of the engine tests that run LatchService nodes on PostgreSQL: the HTTP tests'
+// model, a `viewer` tuple key, a MINIMIZE_LATENCY Check of it, and a node with no worker pool and
+// no polling (events only), so a test sees exactly what its own writes and events do.
+import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
+import { DEFAULT_ENGINE_CONFIG, type CheckInput, type EngineConfig } from '../../src/engine/types.js';
+import { MODEL as MODEL_JSON } from '../http/helpers.js';
+
+export const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
+
+export const tk = (object: string, user: string): TupleKey => ({ object, relation: 'viewer', user });
+
+export const checkOf = (storeId: string, key: TupleKey): CheckInput => ({
+  storeId,
+  tupleKey: key,
+  contextualTuples: [],
+  consistency: 'MINIMIZE_LATENCY',
+});
+
+export const config: EngineConfig = { ...DEFAULT_ENGINE_CONFIG, workers: 0, pollIntervalMs: 0 };
