@@ -75,3 +75,29 @@ export async function runChild(script: URL, args: readonly string[], heapMB: num
   const { stdout } = await execFileAsync(process.execPath, argv, { maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
 }
+
+/**
+ * Calls `one(0 … total-1)` on a schedule of `rate` calls per second, with at most `cap` in flight
+ * (past that the offered rate is not met); resolves when all have settled with the rate achieved.
+ */
+export async function offer(
+  rate: number,
+  total: number,
+  cap: number,
+  one: (i: number) => Promise<void>,
+): Promise<number> {
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  let sent = 0;
+  let inFlight = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
+    while (sent < due && inFlight < cap) {
+      inFlight++;
+      pending.push(one(sent++).finally(() => inFlight--));
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(pending);
+  return total / ((performance.now() - t0) / 1000);
+}

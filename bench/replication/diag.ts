@@ -14,6 +14,7 @@ import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { startPostgres } from '../../test/support/postgres-server.js';
 import { LATENCY_BOUNDS_MS } from '../../src/engine/stats.js';
 import type { Trace } from './trace.js';
+import { offer } from '../harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -112,10 +113,6 @@ async function lag(a: string, b: string, stores: readonly string[], rate: number
     }
   };
   const pollers = process.env.DIAG_NOPOLL ? [] : stores.map((_, s) => poller(s));
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  let n = 0;
-  let inFlight = 0;
   const one = async (i: number): Promise<void> => {
     const s = i % stores.length;
     const object = `doc:r${rate}-${i}`;
@@ -128,17 +125,7 @@ async function lag(a: string, b: string, stores: readonly string[], rate: number
     queues[s]?.push(object);
     wake[s]?.();
   };
-  const cap = Number(process.env.DIAG_CAP ?? 64);
-  while (n < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
-    while (n < due && inFlight < cap) {
-      inFlight++;
-      pending.push(one(n++).finally(() => inFlight--));
-    }
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  await Promise.all(pending);
-  const achieved = total / ((performance.now() - t0) / 1000);
+  const achieved = await offer(rate, total, Number(process.env.DIAG_CAP ?? 64), one);
   writing = false;
   for (const w of wake) w();
   await Promise.all(pollers);

@@ -23,6 +23,7 @@ import { startPostgres } from '../../test/support/postgres-server.js';
 import { cpuPerRequest, wrk } from '../http/scenario.js';
 import { verify, type Metric, type RunOptions, type Scenario } from '../scenario.js';
 import type { Trace } from './trace.js';
+import { offer } from '../harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -193,9 +194,6 @@ async function lag(
     }
   };
   const pollers = stores.map((_, s) => poller(s));
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  let sent = 0;
   const one = async (i: number): Promise<void> => {
     const s = i % stores.length;
     const key = { user: 'user:lag', relation: 'viewer', object: `doc:r${rate}-${i}` };
@@ -206,17 +204,7 @@ async function lag(
     wake[s]?.();
   };
   // At most 64 writes in flight: past that the offered rate is not met (the achieved one is reported).
-  let inFlight = 0;
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
-    while (sent < due && inFlight < 64) {
-      inFlight++;
-      pending.push(one(sent++).finally(() => inFlight--));
-    }
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  await Promise.all(pending);
-  const achieved = total / ((performance.now() - t0) / 1000);
+  const achieved = await offer(rate, total, 64, one);
   writing = false;
   for (const w of wake) w();
   await Promise.all(pollers);

@@ -157,17 +157,23 @@ export class Follower {
   private applyCarried(storeId: string, revision: number, changes: RevisionChanges): boolean {
     const index = this.indexes.peek(storeId);
     if (!index || revision !== index.currentRevision + 1) return false;
-    this.apply(storeId, index, {
-      revision,
-      timestamp: '',
-      deleted: [...changes.deleted],
-      written: [...changes.written],
-    });
-    this.stats.revisionsApplied++;
+    this.applyFollowed(storeId, index, revision, [...changes.deleted], [...changes.written]);
     this.stats.revisionsCarried++;
+    return true;
+  }
+
+  /** Applies another node's revision (the index's next one), counts and times it, wakes waiters. */
+  private applyFollowed(
+    storeId: string,
+    index: StoreIndex,
+    revision: number,
+    deleted: TupleKey[],
+    written: TupleKey[],
+  ): void {
+    this.apply(storeId, index, { revision, timestamp: '', deleted, written });
+    this.stats.revisionsApplied++;
     this.applied(storeId, revision, true);
     this.notify(storeId, index);
-    return true;
   }
 
   /** Remembers when the event of `revision` arrived (at most 256 pending per store: the oldest go). */
@@ -338,12 +344,7 @@ export class Follower {
       if (revision === 0) return true;
       // Dropped or reloaded meanwhile, or a revision missing before this one: stop here.
       if (this.indexes.peek(storeId) !== index || revision > index.currentRevision + 1) return false;
-      if (revision === index.currentRevision + 1) {
-        this.apply(storeId, index, { revision, timestamp: '', deleted, written });
-        this.stats.revisionsApplied++;
-        this.applied(storeId, revision, true);
-        this.notify(storeId, index);
-      }
+      if (revision === index.currentRevision + 1) this.applyFollowed(storeId, index, revision, deleted, written);
       deleted = [];
       written = [];
       return true;

@@ -121,10 +121,16 @@ async function readBlocks(reader: ChunkReader, nodes: number, dict: StoreDiction
     const part = (await reader.bytes(frame.readUInt32LE(4))).toString('utf8').split('\n');
     if (count === 0 || part.length !== count || list.length + count > nodes)
       throw new Error('latch: corrupt node strings in index checkpoint');
-    for (const s of part) {
-      dict.nodes.set(s, list.length);
-      list.push(s);
-    }
+    intern(dict, part);
+  }
+}
+
+/** Registers node strings in order after those the dictionary already holds (their ids follow). */
+function intern(dict: StoreDictionary, strings: readonly string[]): void {
+  const list = dict.nodeList;
+  for (const s of strings) {
+    dict.nodes.set(s, list.length);
+    list.push(s);
   }
 }
 
@@ -153,14 +159,8 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);
-  if (h.v === 1) {
-    const list = await readRun(reader, h.nodes, h.stringBytes ?? 0);
-    for (let i = 0; i < list.length; i++) {
-      const s = list[i] ?? '';
-      dict.nodes.set(s, i);
-      dict.nodeList.push(s);
-    }
-  } else await readBlocks(reader, h.nodes, dict);
+  if (h.v === 1) intern(dict, await readRun(reader, h.nodes, h.stringBytes ?? 0));
+  else await readBlocks(reader, h.nodes, dict);
   // node types: memcpy into the dictionary's shared array (registering the strings above did not
   // touch it)
   const typesAt = dict.nodeTypes.region.ptr;
