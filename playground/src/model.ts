@@ -141,11 +141,14 @@ export function modelPanel(): HTMLElement {
     const id = storeId();
     if (!id) return showError(error, new Error('choose or create a store first'));
     clearError(error);
+    // A diagnosis still pending from the last keystroke runs now, not after the save: it would
+    // replace the "Saved as model" status with its own.
+    clearTimeout(timer);
+    await diagnose();
     let model: ModelJson;
     try {
       model = (await dsl()).dslToJson(text.value);
     } catch (err) {
-      await diagnose();
       return showError(error, err);
     }
     try {
