@@ -1,10 +1,14 @@
 // Write throughput of the storage backends: 100-tuple writes (one Write request each) into one
 // store, and into eight stores at once, on LevelDB and on PostgreSQL, in the same run on the same
-// machine. PostgreSQL is a throwaway embedded server (fsync on, like LevelDB's synced batches)
+// machine. Then the server's CPU per one-tuple Write, on one connection, for the two write
+// functions alternately in the same run: `latch_write` (schema step 4, every rule) and
+// `latch_write_all` (step 5, the all-or-nothing Write the API sends by default); read from
+// /proc for the connection's backend, so only for an embedded server. PostgreSQL is a throwaway embedded server (fsync on, like LevelDB's synced batches)
 // unless LATCH_TEST_POSTGRES_URL names one.
 //
 //   npx tsx bench/postgres-writes.ts [--writes 200]     (writes per store)
 
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +16,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openLevelStorage } from '../src/storage/level.js';
 import { openPostgresStorage } from '../src/storage/postgres/index.js';
+import { WRITE, WRITE_ALL } from '../src/storage/postgres/tuples.js';
 import type { Storage, TupleWrite } from '../src/storage/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 
@@ -54,6 +59,64 @@ const url = new URL(server.url);
 url.pathname = '/latch_bench';
 const dir = await mkdtemp(join(tmpdir(), 'latch-bench-level-'));
 const rows: string[] = [];
+let cpu: { step4: number[]; step5: number[] } | undefined;
+
+/** CPU time (ms) the backend process `pid` has used, from /proc (the server runs on this machine). */
+function backendCpuMs(pid: number): number {
+  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Server CPU (µs) per one-tuple Write through each write function, alternating rounds on one connection. */
+async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step5: number[] }> {
+  const s = await openPostgresStorage({ url: dbUrl, poolSize: 1 });
+  const store = (await s.createStore('cpu')).id;
+  await s.close();
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  const out = { step4: [] as number[], step5: [] as number[] };
+  try {
+    const pid = Number((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
+    const key = (tag: string, i: number): unknown[] => [
+      [`doc:${tag}-${i}`],
+      ['doc'],
+      ['viewer'],
+      ['user:u'],
+      [null],
+      [null],
+    ];
+    const none = [[], [], [], [], []];
+    const step4 = (tag: string, i: number): unknown[] => [
+      store,
+      Date.now(),
+      true,
+      true,
+      'bench',
+      true,
+      ...none,
+      ...key(tag, i),
+    ];
+    const step5 = (tag: string, i: number): unknown[] => [store, Date.now(), 'bench', ...none, ...key(tag, i)];
+    const round = async (
+      q: { name: string; text: string },
+      values: (tag: string, i: number) => unknown[],
+      tag: string,
+    ): Promise<number> => {
+      for (let i = 0; i < 100; i++) await c.query({ ...q, values: values(`${tag}w`, i) }); // prepared, warm
+      const before = backendCpuMs(pid);
+      for (let i = 0; i < 2000; i++) await c.query({ ...q, values: values(tag, i) });
+      return ((backendCpuMs(pid) - before) / 2000) * 1000;
+    };
+    for (let r = 0; r < 4; r++) {
+      out.step4.push(await round(WRITE, step4, `a${r}`));
+      out.step5.push(await round(WRITE_ALL, step5, `b${r}`));
+    }
+  } finally {
+    await c.end();
+  }
+  return out;
+}
+
 try {
   for (const stores of [1, 8]) {
     const level = await openLevelStorage(join(dir, `s${stores}`));
@@ -64,6 +127,7 @@ try {
     await postgres.close();
     rows.push(`${String(stores).padStart(6)} ${String(levelRate).padStart(14)} ${String(pgRate).padStart(14)}`);
   }
+  if (server.embedded) cpu = await serverCpuPerWrite(url.toString());
 } finally {
   await rm(dir, { recursive: true, force: true });
   await server.stop();
@@ -71,4 +135,10 @@ try {
 process.stdout.write(
   `100-tuple writes, ${WRITES} per store, tuples/s\nstores        LevelDB     PostgreSQL\n${rows.join('\n')}\n`,
 );
+if (cpu)
+  process.stdout.write(
+    `server CPU per 1-tuple write, one connection, µs (4 alternating rounds of 2000):\n` +
+      `latch_write (step 4)      ${cpu.step4.map((x) => x.toFixed(0)).join(' ')}\n` +
+      `latch_write_all (step 5)  ${cpu.step5.map((x) => x.toFixed(0)).join(' ')}\n`,
+  );
 process.exit(0);

@@ -267,6 +267,17 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
             /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:1': tuple to be written already existed or the tuple to be deleted did not exist$/,
         },
         {
+          name: 'a write whose 2nd and 4th tuples already exist names the 2nd (on_duplicate error)',
+          write: writes(
+            'doc:8#viewer@user:anne',
+            'doc:1#viewer@user:anne',
+            'doc:9#viewer@user:anne',
+            'doc:2#viewer@user:bob',
+          ),
+          code: 'write_failed_due_to_invalid_input',
+          message: /^cannot write a tuple which already exists: user: 'user:anne', relation: 'viewer', object: 'doc:1'/,
+        },
+        {
           name: 'a delete of a missing tuple (on_missing error) after a valid delete and with writes',
           write: {
             ...writes('doc:8#viewer@user:anne'),

@@ -7,6 +7,7 @@
 // order of LevelDB's keys, so pagination and ordering are the same on both backends.
 
 import { num, q, type Db } from './db.js';
+import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
 
 const C = 'COLLATE "C"';
@@ -135,6 +136,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // one tuple Write as one statement: latch_write (write-function.ts)
   WRITE_FUNCTION_SQL,
+  // the all-or-nothing Write as one statement: latch_write_all (write-all-function.ts)
+  WRITE_ALL_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */
