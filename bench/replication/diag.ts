@@ -15,6 +15,7 @@ import { startPostgres } from '../../test/support/postgres-server.js';
 import { LATENCY_BOUNDS_MS } from '../../src/engine/stats.js';
 import type { Trace } from './trace.js';
 import { offer } from '../harness.js';
+import { LeanClient } from '../http/lean-client.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -63,14 +64,14 @@ async function startNode(url: string, trace: string, pin?: string): Promise<Diag
   return { proc, base, stats };
 }
 
+/** One lean keep-alive client per node (bench/http/lean-client.ts): the scenario's request cost. */
+const clients = new Map<string, LeanClient>();
+
 async function post(base: string, p: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(base + p, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
-  const text = await r.text();
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  let client = clients.get(base);
+  if (!client) clients.set(base, (client = new LeanClient(base, 64)));
+  const r = await client.post(p, body);
+  return r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {};
 }
 
 const MODEL = {
@@ -187,6 +188,7 @@ for (const rate of (process.env.DIAG_RATES ?? '100,1000').split(',').map(Number)
   inProcess[rate] = { a: since(after.a, before.a), b: since(after.b, before.b) };
   before = after;
 }
+for (const c of clients.values()) c.close();
 for (const n of [A, B]) {
   const exited = new Promise((r) => n.proc.once('exit', r));
   n.proc.kill('SIGTERM');

@@ -24,6 +24,7 @@ import { cpuPerRequest, wrk } from '../http/scenario.js';
 import { verify, type Metric, type RunOptions, type Scenario } from '../scenario.js';
 import type { Trace } from './trace.js';
 import { offer } from '../harness.js';
+import { LeanClient } from '../http/lean-client.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -77,8 +78,14 @@ function startNode(
   });
 }
 
+function dropClient(n: Node): void {
+  clients.get(n.base)?.close();
+  clients.delete(n.base);
+}
+
 /** A graceful stop (the node writes its checkpoints at close); anything but exit code 0 fails the run. */
 async function stopNode(n: Node): Promise<void> {
+  dropClient(n);
   const { exitCode, signalCode } = n.proc;
   const how =
     exitCode !== null || signalCode !== null
@@ -92,6 +99,7 @@ async function stopNode(n: Node): Promise<void> {
 
 /** kill -9 (a node that only read), resolved once it has exited. */
 async function killNode(n: Node): Promise<void> {
+  dropClient(n);
   if (n.proc.exitCode !== null || n.proc.signalCode !== null) return;
   await new Promise<void>((r) => {
     n.proc.once('exit', () => r());
@@ -99,19 +107,19 @@ async function killNode(n: Node): Promise<void> {
   });
 }
 
+/** One lean keep-alive client per node (bench/http/lean-client.ts), closed with the node. */
+const clients = new Map<string, LeanClient>();
+
 async function post(
   base: string,
   p: string,
   body: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-  const r = await fetch(base + p, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-  const text = await r.text();
-  return { status: r.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: r.headers };
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  let client = clients.get(base);
+  if (!client) clients.set(base, (client = new LeanClient(base, 64)));
+  const r = await client.post(p, body, headers);
+  return { status: r.status, json: r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {} };
 }
 
 const MODEL = {
@@ -388,7 +396,9 @@ export const replication: Scenario = {
           false,
         );
       const seconds = opts.quick ? 2 : 5;
-      // LATCH_BENCH_COLD_ONLY=1: only the cold start (the 10M fill and load take minutes).
+      // LATCH_BENCH_COLD_ONLY=1: only the cold start (the 10M fill and load take minutes);
+      // LATCH_BENCH_LAG_ONLY=1: only the replication lag.
+      const lagOnly = process.env.LATCH_BENCH_LAG_ONLY === '1';
       if (process.env.LATCH_BENCH_COLD_ONLY !== '1') {
         for (const rate of [100, 1000]) {
           step(`lag at ${rate} writes/s`);
@@ -404,6 +414,7 @@ export const replication: Scenario = {
           m(`follower p99 @${rate}, B: commit event → applied`, percentile(n.eventToApplied, 0.99), 'ms');
           m(`writes applied by B without their event @${rate}`, n.noEvent, 'writes');
         }
+        if (lagOnly) return out;
         const c = await consistencyLatency(b, store, opts.quick ? 300 : 2000);
         m('plain Check p50 (replica, sequential)', percentile(c.plain, 0.5), 'ms');
         m('plain Check p99 (replica, sequential)', percentile(c.plain, 0.99), 'ms');
