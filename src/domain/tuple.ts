@@ -21,13 +21,14 @@ export interface ParsedObject {
 export function cleanPart(s: string): boolean {
   const n = s.length;
   if (n === 0) return false;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x7f) {
-      if (c <= 0x20) return false;
-    } else if (c === 0x7f || (c >= 0xa0 && isUnicodeSpace(c))) return false;
-  }
+  for (let i = 0; i < n; i++) if (!cleanUnit(s.charCodeAt(i))) return false;
   return true;
+}
+
+/** A UTF-16 code unit `cleanPart` allows: no control character, no JS `\s`. */
+function cleanUnit(c: number): boolean {
+  if (c < 0x7f) return c > 0x20;
+  return c !== 0x7f && (c < 0xa0 || !isUnicodeSpace(c));
 }
 
 /** JS `\s` above U+007F: NBSP, the Zs spaces, the line and paragraph separators, BOM. */
@@ -69,6 +70,79 @@ export function parseUser(value: string): ParsedUser | undefined {
   if (!obj) return undefined;
   if (obj.id === '*') return { kind: 'wildcard', type: obj.type };
   return { kind: 'object', type: obj.type, id: obj.id };
+}
+
+/**
+ * A Check key's strings split once, by the scan that validates them (`splitCheckKey`), and read
+ * again by the walker's request preparation instead of a second parse. Example: object `doc:1`,
+ * user `group:eng#member` → {objectType: 'doc', userBase: 'group:eng', userType: 'group',
+ * userRelation: 'member', userWildcard: false}.
+ */
+export interface CheckKeyParts {
+  readonly objectType: string;
+  /** The user without its `#relation`: the user itself for an object or a wildcard. */
+  readonly userBase: string;
+  readonly userType: string;
+  /** A userset's relation; undefined for an object or a wildcard. */
+  readonly userRelation: string | undefined;
+  /** `T:*`. */
+  readonly userWildcard: boolean;
+}
+
+/**
+ * The parts of a Check key whose object and user are well formed as `parseObject` and `parseUser`
+ * define it, with an object that is no typed wildcard; undefined otherwise (the caller asks those
+ * two for the fault). One scan per string and no slice of an id: every Check runs this
+ * (test/domain/tuple-parts.test.ts compares it with them on generated strings).
+ */
+export function splitCheckKey(object: string, user: string): CheckKeyParts | undefined {
+  const oc = objectColon(object);
+  if (oc === -1 || (object.length === oc + 2 && object.charCodeAt(oc + 1) === STAR)) return undefined;
+  // The user in one forward scan. Its base holds no `#`, so a valid user has at most one `#`
+  // (the last, parseUser's split), the relation after it no `:`, a userset's id no `*`.
+  const n = user.length;
+  let colon = -1;
+  let hash = -1;
+  let star = false;
+  for (let i = 0; i < n; i++) {
+    const c = user.charCodeAt(i);
+    if (c === HASH) {
+      if (hash !== -1) return undefined;
+      hash = i;
+    } else if (c === COLON) {
+      if (hash !== -1 || colon !== -1) return undefined;
+      colon = i;
+    } else if (!cleanUnit(c)) return undefined;
+    else if (c === STAR && colon !== -1 && hash === -1) star = true;
+  }
+  const end = hash === -1 ? n : hash;
+  if (colon <= 0 || colon >= end - 1) return undefined;
+  if (hash !== -1 && (star || hash === n - 1)) return undefined;
+  return {
+    objectType: object.slice(0, oc),
+    userBase: hash === -1 ? user : user.slice(0, hash),
+    userType: user.slice(0, colon),
+    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
+    userWildcard: hash === -1 && n === colon + 2 && star,
+  };
+}
+
+const STAR = 0x2a;
+const COLON = 0x3a;
+const HASH = 0x23;
+
+/** The `:` of `s` when it is a `T:id` parseObject accepts (one `:`, no `#`, clean parts), else -1. */
+function objectColon(s: string): number {
+  const n = s.length;
+  let colon = -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === COLON) {
+      if (colon !== -1) return -1;
+      colon = i;
+    } else if (c === HASH || !cleanUnit(c)) return -1;
+  }
+  return colon > 0 && colon < n - 1 ? colon : -1;
 }
 
 /** The canonical string of a tuple key, used in messages: `object#relation@user`. */

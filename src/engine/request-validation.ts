@@ -5,7 +5,7 @@
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
 
 import { expiryProblem, parseExpiry } from '../domain/expiry.js';
-import { parseUser, tupleIdentity, tupleString } from '../domain/tuple.js';
+import { parseUser, tupleIdentity, tupleString, type CheckKeyParts } from '../domain/tuple.js';
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
@@ -68,9 +68,12 @@ export function validateSubject(model: CompiledModel, user: string): void {
   validateQueryUser(model, user, 'listObjects');
 }
 
-/** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). */
-export function validateCheckKey(model: CompiledModel, key: { user: string; relation: string; object: string }): void {
-  validateCheckTupleKey(model, key);
+/** Check / BatchCheck item / assertion key: everything is 2000 (Appendix A.3). Its parts when valid. */
+export function validateCheckKey(
+  model: CompiledModel,
+  key: { user: string; relation: string; object: string },
+): CheckKeyParts {
+  return validateCheckTupleKey(model, key);
 }
 
 /**

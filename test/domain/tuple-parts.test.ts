@@ -1,8 +1,9 @@
 // cleanPart (the scan behind parseObject/parseUser) against the two regexes it replaced, on every
-// BMP code unit alone and inside ids, and on random strings mixing the borders of each class.
+// BMP code unit alone and inside ids, and on random strings mixing the borders of each class; and
+// splitCheckKey (Check's one-scan proof of a well-formed key) against parseObject/parseUser.
 
 import { describe, expect, it } from 'vitest';
-import { cleanPart, parseObject, parseUser } from '../../src/domain/tuple.js';
+import { cleanPart, parseObject, parseUser, splitCheckKey, type CheckKeyParts } from '../../src/domain/tuple.js';
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -45,5 +46,66 @@ describe('cleanPart = non-empty, no control character, no JS \\s', () => {
     expect(parseUser('group:\u0001#member')).toBeUndefined();
     expect(parseUser('group:eng#mem\u2028ber')).toBeUndefined();
     expect(parseUser('group:eng#member')).toEqual({ kind: 'userset', type: 'group', id: 'eng', relation: 'member' });
+  });
+});
+
+describe('splitCheckKey = parseObject + parseUser, the object no typed wildcard', () => {
+  /** The parts the two parsers give, or undefined where Check validation refuses the key's form. */
+  const byParsers = (object: string, user: string): CheckKeyParts | undefined => {
+    const o = parseObject(object);
+    const u = parseUser(user);
+    if (!o || o.id === '*' || !u) return undefined;
+    const base = u.kind === 'wildcard' ? `${u.type}:*` : `${u.type}:${u.id}`;
+    return {
+      objectType: o.type,
+      userBase: base,
+      userType: u.type,
+      userRelation: u.kind === 'userset' ? u.relation : undefined,
+      userWildcard: u.kind === 'wildcard',
+    };
+  };
+
+  it('agrees on every string of up to 5 units over the delimiters and class borders', () => {
+    const units = ['a', ':', '#', '*', ' ', '\u0001', '\u00a0'];
+    const all: string[] = [''];
+    for (let len = 1, layer = ['']; len <= 5; len++) {
+      layer = layer.flatMap((s) => units.map((u) => s + u));
+      all.push(...layer);
+    }
+    let compared = 0;
+    for (const s of all) {
+      expect(splitCheckKey(s, 'user:1'), JSON.stringify(s)).toEqual(byParsers(s, 'user:1'));
+      expect(splitCheckKey('doc:1', s), JSON.stringify(s)).toEqual(byParsers('doc:1', s));
+      compared += 2;
+    }
+    expect(compared).toBe(2 * all.length);
+  });
+
+  it('agrees on 20k random keys built from typed parts', () => {
+    const parts = ['doc', 'user', '1', '*', 'a*b', '', 'x y', 'mem\u2028ber', 'g\u007f'];
+    const seps = [':', '#', ':*', '', '::', '##'];
+    let seed = 11;
+    const next = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    const pick = (xs: readonly string[]): string => xs[next(xs.length)] as string;
+    for (let i = 0; i < 20_000; i++) {
+      const object = pick(parts) + pick(seps) + pick(parts);
+      const user = pick(parts) + pick(seps) + pick(parts) + (next(2) === 0 ? '' : pick(seps) + pick(parts));
+      expect(splitCheckKey(object, user), `${object} ${user}`).toEqual(byParsers(object, user));
+    }
+  });
+
+  it('doc:1 with group:eng#member, user:*, user:a*b; not doc:*, group:e*g#member, group:eng#a:b', () => {
+    expect(splitCheckKey('doc:1', 'group:eng#member')).toEqual({
+      objectType: 'doc',
+      userBase: 'group:eng',
+      userType: 'group',
+      userRelation: 'member',
+      userWildcard: false,
+    });
+    expect(splitCheckKey('doc:1', 'user:*')?.userWildcard).toBe(true);
+    expect(splitCheckKey('doc:1', 'user:a*b')?.userWildcard).toBe(false);
+    expect(splitCheckKey('doc:*', 'user:1')).toBeUndefined();
+    expect(splitCheckKey('doc:1', 'group:e*g#member')).toBeUndefined();
+    expect(splitCheckKey('doc:1', 'group:eng#a:b')).toBeUndefined();
   });
 });

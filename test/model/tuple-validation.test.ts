@@ -5,7 +5,14 @@ import type { ErrorCode } from '../../src/errors.js';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { compileModel } from '../../src/model/compile.js';
 import { dslToModel } from '../../src/model/dsl.js';
-import { validateQueryKey, validateUserFilter, type QueryApi } from '../../src/model/query-validation.js';
+import {
+  validateCheckTupleKey,
+  validateQueryKey,
+  validateUserFilter,
+  type QueryApi,
+} from '../../src/model/query-validation.js';
+import { parseObject } from '../../src/domain/tuple.js';
+import { AppError } from '../../src/errors.js';
 import { findTupleProblem, isValidAtRead, validateTuple } from '../../src/model/tuple-validation.js';
 import { validateModel } from '../../src/model/validate.js';
 import { appErrorOf, dsl } from './helpers.js';
@@ -198,5 +205,72 @@ describe('query tuple key codes per API (appendix A.3)', () => {
       'relation_not_found',
     );
     expect(() => validateUserFilter(model, { type: 'group', relation: 'member' })).not.toThrow();
+  });
+});
+
+describe('validateCheckTupleKey: the one-scan proof of a valid key keeps every error', () => {
+  /** The rule before the scan: a wildcard object, then validateQueryKey's order (user, object, relation). */
+  const byParsers = (k: { object: string; relation: string; user: string }): void => {
+    if (parseObject(k.object)?.id === '*')
+      throw new AppError(
+        'validation_error',
+        `invalid 'object' field: the 'object' field is malformed or references a typed wildcard`,
+      );
+    validateQueryKey(model, k, 'check');
+  };
+  const outcome = (fn: () => unknown): string => {
+    try {
+      fn();
+      return 'valid';
+    } catch (err) {
+      return err instanceof AppError ? `${err.code}: ${err.message}` : String(err);
+    }
+  };
+
+  it('gives the same answer, code and message on every combination of objects, relations and users', () => {
+    const objects = ['doc:1', 'doc:*', 'doc:a*', 'folder:1', 'team:1', 'doc', 'doc:1#x', ':1', 'doc:', 'doc:a b'];
+    const relations = ['viewer', 'member', 'nope', 'parent'];
+    const users = [
+      'user:anne',
+      'user:*',
+      'user:a*b',
+      'group:eng#member',
+      'group:eng#nope',
+      'group:e*g#member',
+      'group:*#member',
+      'group:eng#member#x',
+      'group:eng#a:b',
+      'group:eng#',
+      'team:1',
+      'anne',
+      'user:anne:x',
+      'user:',
+      ':anne',
+      'user:an ne',
+      'user:\u00a0',
+      'employee:1',
+    ];
+    let compared = 0;
+    for (const object of objects)
+      for (const relation of relations)
+        for (const user of users) {
+          const k = { object, relation, user };
+          expect(
+            outcome(() => validateCheckTupleKey(model, k)),
+            `${object}#${relation}@${user}`,
+          ).toBe(outcome(() => byParsers(k)));
+          compared++;
+        }
+    expect(compared).toBe(objects.length * relations.length * users.length);
+  });
+
+  it('doc:1#viewer@group:eng#member → its parts for the walker', () => {
+    expect(validateCheckTupleKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' })).toEqual({
+      objectType: 'doc',
+      userBase: 'group:eng',
+      userType: 'group',
+      userRelation: 'member',
+      userWildcard: false,
+    });
   });
 });
