@@ -449,7 +449,7 @@ const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
 
 /**
  * A Check key validated against the model with Check's codes (key, request context, contextual
- * tuples), as the walker's item. Fields spelled out: `{...key, more}` takes V8's slow clone path
+ * tuples), as the walker's item, with the key's parts the validation found (not parsed again). Fields spelled out: `{...key, more}` takes V8's slow clone path
  * (≈ 1.5 µs on Node 20).
  */
 function checkItem(
@@ -457,7 +457,7 @@ function checkItem(
   k: CheckTupleKey,
   q: Pick<QueryBase, 'context' | 'contextualTuples'>,
 ): CheckItem {
-  validateCheckKey(model, k);
+  const parts = validateCheckKey(model, k);
   validateRequestContext(q.context);
   validateContextualTuples(model, q.contextualTuples, 'check');
   return {
@@ -466,5 +466,6 @@ function checkItem(
     user: k.user,
     contextualTuples: q.contextualTuples,
     context: q.context,
+    parts,
   };
 }

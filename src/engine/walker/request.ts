@@ -2,6 +2,7 @@
 // interned ids from the snapshot, temporary ids for strings the snapshot has never seen, and the
 // contextual tuples as sorted records with temporary condition bindings. Owns the scratch layout.
 
+import type { CheckKeyParts } from '../../domain/tuple.js';
 import type { JsonObject, RelationshipCondition, TupleKey } from '../../domain/types.js';
 import { C, FORM_OBJECT, FORM_USERSET, FORM_WILDCARD, MEMO_SLOT, NONE, UNSEEN_NODE, WILDCARD_BIT } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
@@ -60,6 +61,27 @@ export interface CheckRequest {
   readonly user: string;
   readonly contextualTuples: readonly TupleKey[];
   readonly context?: JsonObject | undefined;
+  /** The key's parts as validation found them (`splitCheckKey`); absent → split here (`userParts`). */
+  readonly parts?: UserParts | undefined;
+}
+
+/** What preparation reads of the user: CheckKeyParts without the object's type. */
+type UserParts = Pick<CheckKeyParts, 'userBase' | 'userType' | 'userRelation' | 'userWildcard'>;
+
+/**
+ * The user's parts of a request that did not come through validation (list confirmations, tests):
+ * split as the walker always did (on the last `#`, the type before the first `:`), so a malformed
+ * string still maps to ids no stored tuple has.
+ */
+function userParts(user: string): UserParts {
+  const hash = user.lastIndexOf('#');
+  const userBase = hash === -1 ? user : user.slice(0, hash);
+  return {
+    userBase,
+    userType: userBase.slice(0, userBase.indexOf(':')),
+    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
+    userWildcard: userBase.endsWith(':*'),
+  };
 }
 
 /**
@@ -82,7 +104,8 @@ export class CallState {
       this.tempNodes.length = 0;
       this.tempIds.clear();
     }
-    this.tempConds.length = 0;
+    // Setting an array's length is a runtime call even when it does not change.
+    if (this.tempConds.length > 0) this.tempConds.length = 0;
   }
 
   /** Node id of `s`, a temporary id past the snapshot's nodes when unseen (`intern`), else UNSEEN_NODE. */
@@ -121,24 +144,31 @@ export class CallState {
   }
 }
 
-/** Node of `type(subject):*` for a plain object subject, NONE for usersets and wildcards. */
-function wildcardFor(state: CallState, un: string, subj: number, intern: boolean): number {
-  if (un.endsWith(':*')) return NONE;
+/**
+ * Node of `type(subject):*` for a plain object subject, NONE for usersets and wildcards. An unseen
+ * subject's comes from its type's name id (`wildcardOf` keeps it per snapshot): no `T:*` string.
+ */
+function wildcardFor(state: CallState, u: UserParts, subj: number, intern: boolean): number {
+  if (u.userRelation !== undefined || u.userWildcard) return NONE;
   const snap = state.snapshot;
-  if (subj < snap.nodeCount && !intern) return snap.wildcardOf(snap.nodeType(subj));
-  const w = un.slice(0, un.indexOf(':')) + ':*';
-  return intern ? state.node(w, true) : (snap.nodeId(w) ?? NONE);
+  if (intern) return state.node(`${u.userType}:*`, true);
+  if (subj < snap.nodeCount) return snap.wildcardOf(snap.nodeType(subj));
+  // A `T:*` node interns its type's name first: no name id, no such node.
+  const type = snap.dict.names.get(u.userType);
+  return type === undefined ? NONE : snap.wildcardOf(type);
 }
 
 /** The program's dense subject-kind index of a user string (reach.ts), NONE when unknown. */
 export function subjectKind(program: Program, names: ReadonlyMap<string, number>, user: string): number {
-  const hash = user.lastIndexOf('#');
-  const un = hash === -1 ? user : user.slice(0, hash);
-  const type = names.get(un.slice(0, un.indexOf(':')));
+  return kindOf(program, names, userParts(user));
+}
+
+function kindOf(program: Program, names: ReadonlyMap<string, number>, u: UserParts): number {
+  const type = names.get(u.userType);
   if (type === undefined) return NONE;
-  let form = un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT;
-  if (hash !== -1) {
-    const r = names.get(user.slice(hash + 1));
+  let form = u.userWildcard ? FORM_WILDCARD : FORM_OBJECT;
+  if (u.userRelation !== undefined) {
+    const r = names.get(u.userRelation);
     if (r === undefined) return NONE;
     form = FORM_USERSET + r;
   }
@@ -188,15 +218,16 @@ export function encodeQuery(
  */
 export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, program: Program): void {
   state.reset(state.snapshot, scratch, req.context);
-  const names = state.snapshot.dict.names;
+  const snap = state.snapshot;
+  const names = snap.dict.names;
   const c = scratch.ctx >>> 2;
   const hasCtx = req.contextualTuples.length > 0;
+  const u = req.parts ?? userParts(req.user);
+  const userset = u.userRelation !== undefined;
   const obj = state.node(req.object, true);
-  const hash = req.user.lastIndexOf('#');
-  const un = hash === -1 ? req.user : req.user.slice(0, hash);
-  const subj = state.node(un, hasCtx || hash !== -1);
-  const sr = hash === -1 ? 0 : (names.get(req.user.slice(hash + 1)) ?? NONE - 1) + 1;
-  const wild = hash === -1 ? wildcardFor(state, un, subj, hasCtx) : NONE;
+  const subj = state.node(u.userBase, hasCtx || userset);
+  const sr = userset ? (names.get(u.userRelation) ?? NONE - 1) + 1 : 0;
+  const wild = wildcardFor(state, u, subj, hasCtx);
   const m = u32();
   m[c + C.CTX_COUNT] = hasCtx ? writeContextual(state, c, req.contextualTuples) : 0;
   m[c + C.TCOND_COUNT] = state.tempConds.length;
@@ -205,12 +236,11 @@ export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, p
   m[c + C.SUBJECT] = subj;
   m[c + C.SUBJ_REL] = sr;
   m[c + C.WILD_NODE] = wild;
-  // A known plain subject's type comes from its node, as in encodeQuery: no string slicing.
+  // A known plain subject's type comes from its node, as in encodeQuery: no string lookup.
   m[c + C.SUBJ_KIND] =
-    hash === -1 && subj < state.snapshot.nodeCount
-      ? (program.kinds.get(kindKey(state.snapshot.nodeType(subj), un.endsWith(':*') ? FORM_WILDCARD : FORM_OBJECT)) ??
-        NONE)
-      : subjectKind(program, names, req.user);
+    !userset && subj < snap.nodeCount
+      ? (program.kinds.get(kindKey(snap.nodeType(subj), u.userWildcard ? FORM_WILDCARD : FORM_OBJECT)) ?? NONE)
+      : kindOf(program, names, u);
 }
 
 function writeContextual(state: CallState, c: number, tuples: readonly TupleKey[]): number {
