@@ -1,5 +1,6 @@
 // The walker host: one mapping from walker statuses to Check outcomes, a deadline owned by each
-// host (no process-wide state), and a branch deeper than the scratch's path stack.
+// host (no process-wide state) or armed at its first clock read (a budget), and a branch deeper
+// than the scratch's path stack.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -59,6 +60,40 @@ describe('WalkerHost.withDeadline', () => {
     expect(b.run(snap, cliqueModel, fast, 25, 0)).toBe(R_TRUE);
     expect(a.run(snap, cliqueModel, fast, 25, 0)).toBe(R_TRUE); // the outer (no) deadline is back
     expect(a.withDeadline(Date.now() + 60_000, run(a), fast)).toBe(R_TRUE);
+  });
+});
+
+describe('WalkerHost.withBudget', () => {
+  const snap = cliqueIndex.snapshot();
+  const slow = item('group:1#member@user:nobody');
+  const fast = item('group:1#member@user:u');
+
+  it('a long walk arms the deadline at its first clock read and gives up past it (R_ERR_BUDGET)', () => {
+    const h = new WalkerHost();
+    let armed = Infinity;
+    const status = h.withBudget(
+      0,
+      (q: typeof slow) => {
+        const st = h.run(snap, cliqueModel, q, 25, 0);
+        armed = h.deadlineNow;
+        return st;
+      },
+      slow,
+    );
+    expect(status).toBe(R_ERR_BUDGET);
+    expect(armed).toBeLessThanOrEqual(Date.now());
+    expect(h.deadlineNow).toBe(Infinity); // nothing left armed for the next call
+    expect(h.run(snap, cliqueModel, fast, 25, 0)).toBe(R_TRUE);
+  });
+
+  it('a short walk answers; inside an outer deadline the budget counts from the call', () => {
+    const h = new WalkerHost();
+    expect(h.withBudget(60_000, (q: typeof fast) => h.run(snap, cliqueModel, q, 25, 0), fast)).toBe(R_TRUE);
+    const t0 = Date.now();
+    const inner = h.withDeadline(t0 + 120_000, () => h.withBudget(60_000, () => h.deadlineNow, undefined), undefined);
+    expect(inner).toBeGreaterThanOrEqual(t0 + 60_000);
+    expect(inner).toBeLessThan(t0 + 120_000);
+    expect(h.deadlineNow).toBe(Infinity);
   });
 });
 

@@ -44,6 +44,19 @@ export interface WalkerChecker {
     now?: number,
   ): CheckOutcome;
   /**
+   * One check on this thread that starts now with `budgetMs` to run (the warm Check path): like
+   * `checkInline` with the deadline `Date.now() + budgetMs`, but the clock is read only once the
+   * walk is long enough for the walker to poll it, the deadline counting from there (at most one
+   * poll interval, ≈ 4 ms, late): a direct check reads no clock.
+   */
+  checkStarting(
+    snapshot: IndexSnapshot,
+    model: CompiledModel,
+    item: CheckItem,
+    budgetMs: number,
+    now?: number,
+  ): CheckOutcome;
+  /**
    * Pre-interned query records (QUERY_WORDS u32 each, no contextual tuples or temporary ids) against
    * one snapshot, `context` applying to every record's conditions. Order preserved; large runs go
    * to the pool and the records it cannot finish (conditions) are re-run on this thread.
@@ -118,6 +131,12 @@ interface InlineRun {
 const runOne = (r: InlineRun): CheckOutcome =>
   timed(answer(walkerHost(), r.snapshot, r.model, r.item, r.depth, r.now), r.deadline);
 
+/** `runOne` under `WalkerHost.withBudget`: the deadline is the one the host armed, if it did. */
+const runBudgeted = (r: InlineRun): CheckOutcome => {
+  const host = walkerHost();
+  return timed(answer(host, r.snapshot, r.model, r.item, r.depth, r.now), host.deadlineNow);
+};
+
 export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
   const depth = opts.resolveDepth;
   const threshold = opts.poolThreshold ?? 4096;
@@ -151,6 +170,11 @@ export function createWalkerChecker(opts: WalkerCheckerOptions): WalkerChecker {
       const r = fill(s, m, deadline, now);
       r.item = it;
       return host.withDeadline(deadline, runOne, r);
+    },
+    checkStarting(s, m, it, budgetMs, now = instant(s)) {
+      const r = fill(s, m, Infinity, now);
+      r.item = it;
+      return host.withBudget(budgetMs, runBudgeted, r);
     },
     async check(snapshot, model, items, deadline = Infinity, now = instant(snapshot)) {
       // One instant for the whole batch: every item sees the same tuples expired.

@@ -70,6 +70,8 @@ export class WalkerHost {
   private readonly state = new CallState();
   /** `Date.now()` ms past which the instance's walk gives up (R_ERR_BUDGET); read by the instance. */
   private deadline = Infinity;
+  /** A budget (ms) whose deadline the instance's next clock read sets (`withBudget`); NaN: none. */
+  private budgetMs = NaN;
   /** True while a call runs: only then may the instance's condition callback read the state. */
   private active = false;
   private model: CompiledModel | undefined;
@@ -85,8 +87,41 @@ export class WalkerHost {
   constructor(module: WebAssembly.Module = walkerModule()) {
     this.ex = instantiate(module, memory, {
       evalCondition: (cond, _handle, obj, rel, subj, sr) => this.evalCondition(cond, obj, rel, subj, sr),
-      deadlinePassed: () => (Date.now() > this.deadline ? 1 : 0),
+      deadlinePassed: () => this.deadlinePassed(),
     });
+  }
+
+  /** The instance's clock read: arms a pending budget's deadline, then compares. */
+  private deadlinePassed(): number {
+    const now = Date.now();
+    if (!Number.isNaN(this.budgetMs)) {
+      this.deadline = now + this.budgetMs;
+      this.budgetMs = NaN;
+    }
+    return now > this.deadline ? 1 : 0;
+  }
+
+  /**
+   * Runs `fn(arg)`, a call that starts now, with the instance giving up `ms` after its first clock
+   * read instead of after a clock read here: a walk too short to read the clock (the instance
+   * reads it every 65,536 evaluations, counted across calls) reads none, and a long one runs at
+   * most one such interval (≈ 4 ms) past `ms`. Inside an outer deadline it is `withDeadline`.
+   * `fn` reads the deadline that was armed, if any, from `deadlineNow`.
+   */
+  withBudget<A, T>(ms: number, fn: (arg: A) => T, arg: A): T {
+    if (this.deadline !== Infinity || !Number.isNaN(this.budgetMs)) return this.withDeadline(Date.now() + ms, fn, arg);
+    this.budgetMs = ms;
+    try {
+      return fn(arg);
+    } finally {
+      this.budgetMs = NaN;
+      this.deadline = Infinity;
+    }
+  }
+
+  /** The deadline of the running call: Infinity under a budget whose clock was not read yet. */
+  get deadlineNow(): number {
+    return this.deadline;
   }
 
   /**
