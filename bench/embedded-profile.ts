@@ -1,0 +1,91 @@
+// A driver for CPU profiles of the embedded string path (not a scenario): the data of
+// bench/scenarios/embedded.ts, then `checkSync` in a loop. Run
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/embedded-profile.ts [calls] [sync]
+// and open the largest .cpuprofile (the main thread's) in Chrome DevTools. With `sync` it runs
+// checkSync alone; without, five rounds alternating with the naive lookup, timed in process CPU
+// time (all threads: a concurrent GC counts too), and their ratios.
+
+import { openLatch } from '../src/engine/service.js';
+import type { CheckInput } from '../src/engine/types.js';
+
+const calls = Number(process.argv[2] ?? 5_000_000);
+const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
+const store = await latch.createStore('profile');
+await latch.writeModel(store.id, {
+  schema_version: '1.1',
+  type_definitions: [
+    { type: 'user' },
+    {
+      type: 'doc',
+      relations: { viewer: { this: {} } },
+      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+    },
+  ],
+});
+const tuples = [];
+for (let d = 0; d < 2000; d++)
+  for (let k = 0; k < 10; k++)
+    tuples.push({ object: `doc:${d}`, relation: 'viewer', user: `user:${(d * 7 + k * 101) % 5000}` });
+for (let i = 0; i < tuples.length; i += 100)
+  await latch.write({
+    storeId: store.id,
+    writes: tuples.slice(i, i + 100),
+    deletes: [],
+    onDuplicate: 'error',
+    onMissing: 'error',
+  });
+const inputs: CheckInput[] = [];
+for (let i = 0; i < 4096; i++) {
+  const t = tuples[(i * 7919) % tuples.length] ?? tuples[0];
+  if (!t) throw new Error('no tuples');
+  inputs.push({
+    storeId: store.id,
+    tupleKey: i % 2 === 0 ? t : { ...t, user: `user:${5000 + i}` },
+    contextualTuples: [],
+    consistency: 'UNSPECIFIED',
+  });
+}
+await latch.check(inputs[0] as CheckInput);
+const checkSync = latch.checkSync?.bind(latch);
+if (!checkSync) throw new Error('no checkSync');
+const map = new Map<string, Set<string>>();
+for (const t of tuples) {
+  const k = `${t.object}#${t.relation}`;
+  (map.get(k) ?? map.set(k, new Set()).get(k))?.add(t.user);
+}
+let sink = 0;
+/** CPU µs (user + system) of `n` calls of `fn`: less sensitive to a loaded machine than wall time. */
+const cpu = (fn: (i: number) => void, n: number): number => {
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) fn(i);
+  const c = process.cpuUsage(c0);
+  return ((c.user + c.system) * 1000) / n;
+};
+const naive = (i: number): void => {
+  const k = (inputs[i & 4095] as CheckInput).tupleKey;
+  sink += map.get(`${k.object}#${k.relation}`)?.has(k.user) ? 1 : 0;
+};
+const sync = (i: number): void => {
+  sink += checkSync(inputs[i & 4095] as CheckInput)?.allowed ? 1 : 0;
+};
+if (process.argv[3] === 'sync') {
+  // checkSync alone: the profile then holds nothing of the naive lookup.
+  const t = cpu(sync, calls);
+  console.log(`checkSync ${t.toFixed(0)} ns CPU/call (sink ${sink})`);
+  await latch.close();
+  process.exit(0);
+}
+const rounds = 5;
+const per = Math.ceil(calls / rounds);
+const ratios: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  const a = cpu(naive, per);
+  const b = cpu(sync, per);
+  ratios.push(b / a);
+  console.log(
+    `round ${r}: naive ${a.toFixed(0)} ns, checkSync ${b.toFixed(0)} ns CPU/call, ratio ${(b / a).toFixed(2)}`,
+  );
+}
+ratios.sort((x, y) => x - y);
+console.log(`median ratio ${ratios[Math.floor(rounds / 2)]?.toFixed(2)} (sink ${sink})`);
+await latch.close();
