@@ -61,7 +61,8 @@ export const C_TCOND_NAME: i32 = 18; // ptr u32[]: condition name id per tempora
 export const C_SUBJ_KIND: i32 = 19; // dense subject-kind index (program), NONE when the model has none
 export const C_NOW_LO: i32 = 20; // the request's instant (ms since the epoch, u64 in two words): a binding
 export const C_NOW_HI: i32 = 21; //   whose expiry is at or before it grants nothing
-export const C_WORDS: i32 = 22;
+export const C_DEPTH: i32 = 22; // written by `check`: the call's resolution depth (deepest hop)
+export const C_WORDS: i32 = 23;
 export const NONE: u32 = 0xffffffff;
 export const MEMO_SLOT: i32 = 16; // (node, rel+1, result, height)
 

@@ -2,7 +2,7 @@
 // of the walker ABI. test/walker/abi.test.ts fails when the two differ; the walker checks
 // ABI_VERSION at load.
 
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 
 export const R_FALSE = 0;
 export const R_TRUE = 1;
@@ -70,7 +70,9 @@ export const C = {
   /** The request's instant, ms since the epoch as a u64 (low, high word): bindings expired at it grant nothing. */
   NOW_LO: 20,
   NOW_HI: 21,
-  WORDS: 22,
+  /** Written by the walker's `check`: the call's resolution depth (deepest hop), read for metrics. */
+  DEPTH: 22,
+  WORDS: 23,
 } as const;
 export const NONE = 0xffffffff;
 /** A node id no tuple mentions: strings unknown to the snapshot and to the request (their answers need no id). */

@@ -1,4 +1,4 @@
-// The resolution depth the walker reports per inline Check (`lastDepth` → checkDepths, the
+// The resolution depth the walker reports per inline Check (context word C.DEPTH → checkDepths, the
 // `latch_check_resolution_depth` histogram): the deepest hop the evaluation reached.
 import { describe, expect, it } from 'vitest';
 import { checkDepths } from '../../src/engine/stats.js';

@@ -168,7 +168,7 @@ export class WalkerHost {
     this.active = true;
     try {
       const status = this.ex.check(this.scratch.ctx);
-      checkDepths.observe(this.ex.lastDepth.value);
+      checkDepths.observe(u32()[(this.scratch.ctx >>> 2) + C.DEPTH] as number);
       return status;
     } finally {
       this.active = false;

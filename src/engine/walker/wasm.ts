@@ -10,8 +10,6 @@ import { ABI_VERSION } from '../../abi.js';
 export interface WalkerExports {
   abiVersion(): number;
   check(ctx: number): number;
-  /** Resolution depth (deepest hop) of the latest `check` on this instance. */
-  readonly lastDepth: { readonly value: number };
   checkBatch(ctx: number, queries: number, count: number, out: number): void;
   trap(): void;
 }
