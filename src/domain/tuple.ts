@@ -89,15 +89,43 @@ export interface CheckKeyParts {
   readonly userWildcard: boolean;
 }
 
+/** Where a well-formed Check key's strings split (`scanCheckKey`): positions only, no strings. */
+export interface CheckKeyScan {
+  /** The object's `:`. */
+  objectColon: number;
+  /** The user's `:`. */
+  userColon: number;
+  /** The user's `#`, -1 for an object or a wildcard. */
+  userHash: number;
+  userWildcard: boolean;
+}
+
 /**
  * The parts of a Check key whose object and user are well formed as `parseObject` and `parseUser`
  * define it, with an object that is no typed wildcard; undefined otherwise (the caller asks those
- * two for the fault). One scan per string and no slice of an id: every Check runs this
- * (test/domain/tuple-parts.test.ts compares it with them on generated strings).
+ * two for the fault). Check validation uses `scanCheckKey` and takes the type names from the model
+ * instead of slicing them (test/domain/tuple-parts.test.ts compares this with the two parsers).
  */
 export function splitCheckKey(object: string, user: string): CheckKeyParts | undefined {
+  const at: CheckKeyScan = { objectColon: 0, userColon: 0, userHash: -1, userWildcard: false };
+  if (!scanCheckKey(object, user, at)) return undefined;
+  const hash = at.userHash;
+  return {
+    objectType: object.slice(0, at.objectColon),
+    userBase: hash === -1 ? user : user.slice(0, hash),
+    userType: user.slice(0, at.userColon),
+    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
+    userWildcard: at.userWildcard,
+  };
+}
+
+/**
+ * `splitCheckKey`'s proof of form, positions into `at` (a record the caller reuses): one scan per
+ * string, nothing sliced or allocated. Every Check runs this.
+ */
+export function scanCheckKey(object: string, user: string, at: CheckKeyScan): boolean {
   const oc = objectColon(object);
-  if (oc === -1 || (object.length === oc + 2 && object.charCodeAt(oc + 1) === STAR)) return undefined;
+  if (oc === -1 || (object.length === oc + 2 && object.charCodeAt(oc + 1) === STAR)) return false;
   // The user in one forward scan. Its base holds no `#`, so a valid user has at most one `#`
   // (the last, parseUser's split), the relation after it no `:`, a userset's id no `*`.
   const n = user.length;
@@ -107,24 +135,22 @@ export function splitCheckKey(object: string, user: string): CheckKeyParts | und
   for (let i = 0; i < n; i++) {
     const c = user.charCodeAt(i);
     if (c === HASH) {
-      if (hash !== -1) return undefined;
+      if (hash !== -1) return false;
       hash = i;
     } else if (c === COLON) {
-      if (hash !== -1 || colon !== -1) return undefined;
+      if (hash !== -1 || colon !== -1) return false;
       colon = i;
-    } else if (!cleanUnit(c)) return undefined;
+    } else if (!cleanUnit(c)) return false;
     else if (c === STAR && colon !== -1 && hash === -1) star = true;
   }
   const end = hash === -1 ? n : hash;
-  if (colon <= 0 || colon >= end - 1) return undefined;
-  if (hash !== -1 && (star || hash === n - 1)) return undefined;
-  return {
-    objectType: object.slice(0, oc),
-    userBase: hash === -1 ? user : user.slice(0, hash),
-    userType: user.slice(0, colon),
-    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
-    userWildcard: hash === -1 && n === colon + 2 && star,
-  };
+  if (colon <= 0 || colon >= end - 1) return false;
+  if (hash !== -1 && (star || hash === n - 1)) return false;
+  at.objectColon = oc;
+  at.userColon = colon;
+  at.userHash = hash;
+  at.userWildcard = hash === -1 && n === colon + 2 && star;
+  return true;
 }
 
 const STAR = 0x2a;

@@ -5,9 +5,16 @@
 // Example: ListObjects type `folder` absent → AppError('type_not_found', "type 'folder' not found").
 
 import { AppError } from '../errors.js';
-import { parseObject, parseUser, splitCheckKey, type CheckKeyParts, type ParsedObject } from '../domain/tuple.js';
+import {
+  parseObject,
+  parseUser,
+  scanCheckKey,
+  type CheckKeyParts,
+  type CheckKeyScan,
+  type ParsedObject,
+} from '../domain/tuple.js';
 import { userFormCause, userTypeCause } from './tuple-validation.js';
-import type { CompiledModel } from './types.js';
+import type { CompiledModel, CompiledType } from './types.js';
 
 export type QueryApi = 'check' | 'listObjects' | 'listUsers' | 'expand';
 
@@ -53,15 +60,15 @@ export function validateQueryKey(
 /**
  * A Check tuple key: the object must not be a typed wildcard, then validateCheckKey's rules; its
  * parts for the walker's request when valid. Every Check runs this: a valid key is proved by one
- * scan per string (`splitCheckKey`) and four map lookups; anything else takes the parse below,
+ * scan per string (`scanCheckKey`) and three or four lookups; anything else takes the parse below,
  * which names the first fault in reference order (the same errors either way).
  */
 export function validateCheckTupleKey(
   model: CompiledModel,
   key: { object: string; relation: string; user: string },
 ): CheckKeyParts {
-  const parts = splitCheckKey(key.object, key.user);
-  if (parts !== undefined && modelHas(model, parts, key.relation)) return parts;
+  const parts = scanCheckKey(key.object, key.user, scan) ? partsIn(model, key) : undefined;
+  if (parts !== undefined) return parts;
   const object = parseObject(key.object);
   if (object?.id === '*') {
     throw new AppError(
@@ -70,15 +77,53 @@ export function validateCheckTupleKey(
     );
   }
   validateKeyAfterObject(model, key, object, 'check');
-  // Unreachable while splitCheckKey accepts what parseObject and parseUser accept (tested).
+  // Unreachable while scanCheckKey accepts what parseObject and parseUser accept (tested).
   throw new AppError('internal_error', 'Internal Server Error');
 }
 
-/** The object's type has `relation`, the user's type exists, and a userset's relation on it. */
-function modelHas(model: CompiledModel, parts: CheckKeyParts, relation: string): boolean {
-  if (model.types.get(parts.objectType)?.relations.has(relation) !== true) return false;
-  const userType = model.types.get(parts.userType);
-  return userType !== undefined && (parts.userRelation === undefined || userType.relations.has(parts.userRelation));
+/** The scan of the key being validated (validation is synchronous: one record per thread). */
+const scan: CheckKeyScan = { objectColon: 0, userColon: 0, userHash: -1, userWildcard: false };
+
+/** The parts of a well-formed key (`scan`) when the model has its types and relations, else undefined. */
+function partsIn(
+  model: CompiledModel,
+  key: { object: string; relation: string; user: string },
+): CheckKeyParts | undefined {
+  const objectType = typeBefore(model, key.object, scan.objectColon, objectTypes);
+  const userType = typeBefore(model, key.user, scan.userColon, userTypes);
+  if (objectType?.relations.has(key.relation) !== true || userType === undefined) return undefined;
+  const hash = scan.userHash;
+  const userRelation = hash === -1 ? undefined : key.user.slice(hash + 1);
+  if (userRelation !== undefined && !userType.relations.has(userRelation)) return undefined;
+  return {
+    objectType: objectType.name,
+    userBase: hash === -1 ? key.user : key.user.slice(0, hash),
+    userType: userType.name,
+    userRelation,
+    userWildcard: scan.userWildcard,
+  };
+}
+
+/** The type of the latest lookup at one place of the key (models are immutable). */
+interface TypeMemo {
+  model: CompiledModel | undefined;
+  type: CompiledType | undefined;
+}
+const objectTypes: TypeMemo = { model: undefined, type: undefined };
+const userTypes: TypeMemo = { model: undefined, type: undefined };
+
+/**
+ * The model's type named `s[0, colon)`. The same type as the previous key's at this place is
+ * recognised in place (`startsWith`, ≈ 30 ns less than slicing the name and looking it up: its
+ * hash is computed afresh for every new slice); the name the parts carry is the model's own.
+ */
+function typeBefore(model: CompiledModel, s: string, colon: number, memo: TypeMemo): CompiledType | undefined {
+  const last = memo.type;
+  if (memo.model === model && last !== undefined && last.name.length === colon && s.startsWith(last.name)) return last;
+  const type = model.types.get(s.slice(0, colon));
+  memo.model = model;
+  memo.type = type;
+  return type;
 }
 
 function validateKeyAfterObject(

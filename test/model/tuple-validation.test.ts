@@ -264,6 +264,20 @@ describe('validateCheckTupleKey: the one-scan proof of a valid key keeps every e
     expect(compared).toBe(objects.length * relations.length * users.length);
   });
 
+  it("a type seen in one model's key is looked up again in another model", () => {
+    const other = compileModel({
+      id: '01JTESTMODEL0000000000000B',
+      ...validateModel(dslToModel(dsl('type user\ntype doc\n  relations\n    define viewer: [user]\n'))),
+    });
+    const k = { object: 'folder:1', relation: 'viewer', user: 'group:eng#member' };
+    expect(outcome(() => validateCheckTupleKey(model, k))).toBe('valid');
+    expect(outcome(() => validateCheckTupleKey(other, k))).toBe("validation_error: type 'group' not found");
+    expect(outcome(() => validateCheckTupleKey(other, { ...k, user: 'user:anne' }))).toBe(
+      "validation_error: type 'folder' not found",
+    );
+    expect(outcome(() => validateCheckTupleKey(model, k))).toBe('valid');
+  });
+
   it('doc:1#viewer@group:eng#member → its parts for the walker', () => {
     expect(validateCheckTupleKey(model, { object: 'doc:1', relation: 'viewer', user: 'group:eng#member' })).toEqual({
       objectType: 'doc',
