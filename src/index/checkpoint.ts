@@ -1,6 +1,6 @@
 // The checkpoint image of an index: a JSON header chunk, then the node strings, the node types
 // and the base region, the last two copied byte for byte. Loading is one memcpy per section plus
-// decoding the node strings into the map.
+// decoding the node strings into the node table.
 //
 // Version 2 (written): node strings in blocks, each [count u32 LE][bytes u32 LE][the strings in
 // UTF-8 joined by '\n' — ids never contain whitespace, semantics §1.2]. A block is one slice of
@@ -128,10 +128,8 @@ async function readBlocks(reader: ChunkReader, nodes: number, dict: StoreDiction
 /** Registers node strings in order after those the dictionary already holds (their ids follow). */
 function intern(dict: StoreDictionary, strings: readonly string[]): void {
   const list = dict.nodeList;
-  for (const s of strings) {
-    dict.nodes.set(s, list.length);
-    list.push(s);
-  }
+  dict.nodes.addRun(strings, list.length);
+  for (const s of strings) list.push(s);
 }
 
 /** Version 1: one run of `bytes` bytes. */

@@ -7,6 +7,7 @@
 import type { JsonObject, RelationshipCondition } from '../domain/types.js';
 import { MAX_CONDS, MAX_NAMES, NO_COND_NAME, WILDCARD_BIT } from '../abi.js';
 import { Region, u32 } from './memory.js';
+import { NodeTable } from './node-table.js';
 
 /** A growable u32 array in shared memory; growth copies into a new Region (old readers keep theirs). */
 export class SharedU32 {
@@ -48,8 +49,9 @@ export function expiryMs(expiresAt: string | undefined): number | undefined {
 export class StoreDictionary {
   readonly names = new Map<string, number>();
   readonly nameList: string[] = [];
-  readonly nodes = new Map<string, number>();
   readonly nodeList: string[] = [];
+  /** Node string → id (`nodeList` is its inverse). */
+  readonly nodes: NodeTable;
   /** Node id → type name id | WILDCARD_BIT. */
   readonly nodeTypes: SharedU32;
   private readonly condKeys = new Map<string, number>();
@@ -67,6 +69,7 @@ export class StoreDictionary {
   private pendingExpiries: number[] = [];
 
   constructor(nodeCapacity = 1024) {
+    this.nodes = new NodeTable(this.nodeList, nodeCapacity);
     this.nodeTypes = new SharedU32(nodeCapacity);
     this.condNames = new SharedU32(16);
     this.condNames.push(0);
@@ -94,8 +97,8 @@ export class StoreDictionary {
       const colon = s.indexOf(':');
       const type = this.name(s.slice(0, colon));
       id = this.nodeList.length;
-      this.nodes.set(s, id);
       this.nodeList.push(s);
+      this.nodes.add(s, id);
       this.nodeTypes.push(s.length === colon + 2 && s.endsWith('*') ? (type | WILDCARD_BIT) >>> 0 : type);
     }
     return id;
