@@ -1,6 +1,6 @@
 // The checkpoint image of an index: a JSON header chunk, then the node strings, the node types
 // and the base region, the last two copied byte for byte. Loading is one memcpy per section plus
-// decoding the node strings into the node table.
+// decoding the node strings into the node table, once the whole image is read.
 //
 // Version 2 (written): node strings in blocks, each [count u32 LE][bytes u32 LE][the strings in
 // UTF-8 joined by '\n' — ids never contain whitespace, semantics §1.2]. A block is one slice of
@@ -107,49 +107,84 @@ class ChunkReader {
   }
 }
 
+/** One block of node strings as read: `count` strings in `bytes` (UTF-8, joined by '\n'). */
+interface StringBlock {
+  readonly count: number;
+  readonly bytes: Buffer;
+}
+
 /**
- * Version 2: the node strings, block by block, each interned as it is read. The work per chunk
- * stays bounded, so the reader's source is read again within a block's time: a source that keeps
- * its next chunks in flight meanwhile (PostgreSQL's read, under a statement timeout) is never left
- * waiting for the whole dictionary (10M nodes: seconds) to be interned in one go.
+ * Version 2: the node strings' blocks, read as bytes; `internBlocks` decodes them once the whole
+ * image is read. Decoding as they come made every later chunk (the node types and the base,
+ * ≈ 300 MB at 10M tuples, allocated as buffers by the source) force full collections of a heap
+ * that already held the millions of new strings: ≈ 2 s of a 10M-node cold start went to the
+ * garbage collector there. The source keeps being read at its own pace: no block is decoded
+ * before the last chunk came.
  */
-async function readBlocks(reader: ChunkReader, nodes: number, dict: StoreDictionary): Promise<void> {
-  const list = dict.nodeList;
-  while (list.length < nodes) {
+async function readBlocks(reader: ChunkReader, nodes: number): Promise<StringBlock[]> {
+  const blocks: StringBlock[] = [];
+  for (let read = 0; read < nodes;) {
     const frame = await reader.bytes(8);
     const count = frame.readUInt32LE(0);
-    const part = (await reader.bytes(frame.readUInt32LE(4))).toString('utf8').split('\n');
-    if (count === 0 || part.length !== count || list.length + count > nodes)
-      throw new Error('latch: corrupt node strings in index checkpoint');
-    intern(dict, part);
+    if (count === 0 || read + count > nodes) throw new Error('latch: corrupt node strings in index checkpoint');
+    blocks.push({ count, bytes: await reader.bytes(frame.readUInt32LE(4)) });
+    read += count;
+  }
+  return blocks;
+}
+
+/** Version 1: one run of `bytes` bytes, as one block. */
+async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promise<StringBlock[]> {
+  const strings = await reader.bytes(bytes);
+  return nodes === 0 ? [] : [{ count: nodes, bytes: strings }];
+}
+
+/** Blocks decoded between two turns of the event loop (≈ 1M strings, ≈ 0.2 s). */
+const BLOCKS_PER_TURN = 64;
+
+/**
+ * Decodes and registers `blocks` in order after the strings the dictionary holds (their ids
+ * follow), yielding to the event loop between slices; drops each block's bytes once decoded.
+ */
+async function internBlocks(dict: StoreDictionary, blocks: (StringBlock | undefined)[]): Promise<void> {
+  const list = dict.nodeList;
+  for (let i = 0; i < blocks.length; i++) {
+    if (i > 0 && i % BLOCKS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const b = blocks[i] as StringBlock;
+    blocks[i] = undefined;
+    const part = b.bytes.toString('utf8').split('\n');
+    if (part.length !== b.count) throw new Error('latch: corrupt node strings in index checkpoint');
+    dict.nodes.addRun(part, list.length);
+    for (const s of part) list.push(s);
   }
 }
 
-/** Registers node strings in order after those the dictionary already holds (their ids follow). */
-function intern(dict: StoreDictionary, strings: readonly string[]): void {
-  const list = dict.nodeList;
-  dict.nodes.addRun(strings, list.length);
-  for (const s of strings) list.push(s);
-}
-
-/** Version 1: one run of `bytes` bytes. */
-async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promise<string[]> {
-  const strings = await reader.bytes(bytes);
-  return nodes === 0 ? [] : strings.toString('utf8').split('\n');
-}
-
+/**
+ * The dictionary and base of an image. The source is ended (its iterator's `return()`) as soon as
+ * the image's last byte is read, before the node strings are decoded.
+ */
 export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: StoreDictionary; base: Base }> {
   const it = chunks[Symbol.asyncIterator]();
+  let read: { dict: StoreDictionary; base: Base; blocks: StringBlock[] };
   try {
-    return await decodeImage(new ChunkReader(it));
+    read = await decodeImage(new ChunkReader(it));
   } finally {
     // The image ends where its layout says, so the source is not read past its last chunk: end it
     // here, or a source that holds a connection until the end (PostgreSQL's transaction) keeps it.
     await it.return?.();
   }
+  try {
+    await internBlocks(read.dict, read.blocks);
+    if (read.dict.nodeList.length !== read.base.layout.nodes)
+      throw new Error('latch: corrupt node strings in index checkpoint');
+  } catch (err) {
+    read.base.region.drop();
+    throw err;
+  }
+  return { dict: read.dict, base: read.base };
 }
 
-async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base }> {
+async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base; blocks: StringBlock[] }> {
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
@@ -157,17 +192,16 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);
-  if (h.v === 1) intern(dict, await readRun(reader, h.nodes, h.stringBytes ?? 0));
-  else await readBlocks(reader, h.nodes, dict);
-  // node types: memcpy into the dictionary's shared array (registering the strings above did not
-  // touch it)
+  const blocks = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
+  // node types: memcpy into the dictionary's shared array (the strings are registered later and
+  // do not touch it)
   const typesAt = dict.nodeTypes.region.ptr;
   await reader.copy(h.nodes * 4, (src, off) => u8().set(src, typesAt + off));
   dict.nodeTypes.length = h.nodes;
   const words = offsets(h.layout).words;
   const region = new Region(words * 4);
   await reader.copy(words * 4, (src, off) => u8().set(src, region.ptr + off));
-  return { dict, base: new Base(region, h.layout) };
+  return { dict, base: new Base(region, h.layout), blocks };
 }
 
 /**
