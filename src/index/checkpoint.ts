@@ -1,12 +1,19 @@
-// The checkpoint image of an index: a JSON header chunk, then the node strings, the node types
-// and the base region, the last two copied byte for byte. Loading is one memcpy per section plus
-// decoding the node strings into the node table, once the whole image is read.
+// The checkpoint image of an index: a JSON header chunk, then the node types and the base region,
+// copied byte for byte, then the node strings. Loading is one memcpy per section plus decoding the
+// node strings into the node table.
 //
-// Version 2 (written): node strings in blocks, each [count u32 LE][bytes u32 LE][the strings in
-// UTF-8 joined by '\n' — ids never contain whitespace, semantics §1.2]. A block is one slice of
-// work for a writer that yields to the event loop, and no JS string ever holds all node strings
-// (V8 caps a string at ≈ 2^29 characters: ≈ 17M nodes of 30 characters).
-// Version 1 (read only): the header's `stringBytes`, then one run of all strings joined by '\n'.
+// Version 3 (written): the node types, the base, then the node strings in blocks, each
+// [count u32 LE][bytes u32 LE][the strings in UTF-8 joined by '\n' — ids never contain whitespace,
+// semantics §1.2]. A block is one slice of work for a writer that yields to the event loop, and no
+// JS string ever holds all node strings (V8 caps a string at ≈ 2^29 characters: ≈ 17M nodes of 30
+// characters). The strings come last so that a loader decodes them as they arrive while the heap
+// holds none of them during the bulk of the bytes: each buffer a source allocates for a chunk
+// (PostgreSQL's COPY: several per 8 MiB chunk) counts towards V8's next full collection, and
+// with 10M strings on the heap each one costs hundreds of ms (10M-tuple cold start: ≈ 1.7 s of
+// collections during the types and the base when they followed the strings).
+// Version 2 (read only): the same blocks first, then the node types and the base.
+// Version 1 (read only): the header's `stringBytes`, then one run of all strings joined by '\n',
+// then the node types and the base.
 
 import type { JsonObject } from '../domain/types.js';
 import type { CheckpointWriter } from '../storage/types.js';
@@ -20,7 +27,7 @@ import { Region, u8 } from './memory.js';
  * 2 MiB, up to 24 ms for 8 MiB, measured).
  */
 const CHUNK = 2 * 1024 * 1024;
-const VERSION = 2;
+const VERSION = 3;
 /** Node strings per block: ≈ 2 ms to join and encode (65,536 took 5–8 ms), ≈ 0.4 MB at 24 bytes per id. */
 const STRINGS_PER_BLOCK = 16_384;
 
@@ -59,6 +66,12 @@ export function* imageChunks(dict: StoreDictionary, base: Base): Generator<Uint8
     layout: base.layout,
   };
   yield Buffer.from(JSON.stringify(header), 'utf8');
+  for (let i = 0; i < nodes * 4; i += CHUNK) {
+    const at = dict.nodeTypes.region.ptr;
+    yield u8().slice(at + i, at + Math.min(i + CHUNK, nodes * 4));
+  }
+  for (let i = 0; i < base.bytes; i += CHUNK)
+    yield u8().slice(base.region.ptr + i, base.region.ptr + Math.min(i + CHUNK, base.bytes));
   for (let i = 0; i < nodes; i += STRINGS_PER_BLOCK) {
     const end = Math.min(i + STRINGS_PER_BLOCK, nodes);
     const text = dict.nodeList.slice(i, end).join('\n');
@@ -68,12 +81,6 @@ export function* imageChunks(dict: StoreDictionary, base: Base): Generator<Uint8
     block.write(text, 8, 'utf8');
     yield block;
   }
-  for (let i = 0; i < nodes * 4; i += CHUNK) {
-    const at = dict.nodeTypes.region.ptr;
-    yield u8().slice(at + i, at + Math.min(i + CHUNK, nodes * 4));
-  }
-  for (let i = 0; i < base.bytes; i += CHUNK)
-    yield u8().slice(base.region.ptr + i, base.region.ptr + Math.min(i + CHUNK, base.bytes));
 }
 
 /** Sequential reader over the chunk stream: copies the next `n` bytes into `dst` at `at`. */
@@ -113,21 +120,47 @@ interface StringBlock {
   readonly bytes: Buffer;
 }
 
+/** One block's frame: its string count, then its byte length (0 counts are corrupt). */
+async function readFrame(reader: ChunkReader, read: number, nodes: number): Promise<{ count: number; bytes: number }> {
+  const frame = await reader.bytes(8);
+  const count = frame.readUInt32LE(0);
+  if (count === 0 || read + count > nodes) throw new Error('latch: corrupt node strings in index checkpoint');
+  return { count, bytes: frame.readUInt32LE(4) };
+}
+
+/** Registers one block's strings after those the dictionary holds (their ids follow). */
+function internBlock(dict: StoreDictionary, b: StringBlock): void {
+  const list = dict.nodeList;
+  const part = b.bytes.toString('utf8').split('\n');
+  if (part.length !== b.count) throw new Error('latch: corrupt node strings in index checkpoint');
+  dict.nodes.addRun(part, list.length);
+  for (const s of part) list.push(s);
+}
+
 /**
- * Version 2: the node strings' blocks, read as bytes; `internBlocks` decodes them once the whole
- * image is read. Decoding as they come made every later chunk (the node types and the base,
- * ≈ 300 MB at 10M tuples, allocated as buffers by the source) force full collections of a heap
- * that already held the millions of new strings: ≈ 2 s of a 10M-node cold start went to the
- * garbage collector there. The source keeps being read at its own pace: no block is decoded
- * before the last chunk came.
+ * Version 3: the node strings, the image's last part, each block registered as it is read. The
+ * work per chunk stays bounded, so the reader's source is read again within a block's time: a
+ * source that keeps its next chunks in flight meanwhile (PostgreSQL's read) is never left waiting
+ * for the whole dictionary to be registered in one go, and the two overlap.
+ */
+async function internAsRead(reader: ChunkReader, nodes: number, dict: StoreDictionary): Promise<void> {
+  for (let read = 0; read < nodes;) {
+    const { count, bytes } = await readFrame(reader, read, nodes);
+    internBlock(dict, { count, bytes: await reader.bytes(bytes) });
+    read += count;
+  }
+}
+
+/**
+ * Version 2: the node strings' blocks, read as bytes; `internBlocks` registers them once the whole
+ * image is read. Registered as they came, before the node types and the base, the strings made
+ * the source's buffers for those force costly full collections (see the file's head).
  */
 async function readBlocks(reader: ChunkReader, nodes: number): Promise<StringBlock[]> {
   const blocks: StringBlock[] = [];
   for (let read = 0; read < nodes;) {
-    const frame = await reader.bytes(8);
-    const count = frame.readUInt32LE(0);
-    if (count === 0 || read + count > nodes) throw new Error('latch: corrupt node strings in index checkpoint');
-    blocks.push({ count, bytes: await reader.bytes(frame.readUInt32LE(4)) });
+    const { count, bytes } = await readFrame(reader, read, nodes);
+    blocks.push({ count, bytes: await reader.bytes(bytes) });
     read += count;
   }
   return blocks;
@@ -139,29 +172,22 @@ async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promi
   return nodes === 0 ? [] : [{ count: nodes, bytes: strings }];
 }
 
-/** Blocks decoded between two turns of the event loop (≈ 1M strings, ≈ 0.2 s). */
+/** Blocks registered between two turns of the event loop (≈ 1M strings, ≈ 0.2 s). */
 const BLOCKS_PER_TURN = 64;
 
-/**
- * Decodes and registers `blocks` in order after the strings the dictionary holds (their ids
- * follow), yielding to the event loop between slices; drops each block's bytes once decoded.
- */
+/** Registers `blocks` in order, yielding to the event loop between slices; drops each block's bytes. */
 async function internBlocks(dict: StoreDictionary, blocks: (StringBlock | undefined)[]): Promise<void> {
-  const list = dict.nodeList;
   for (let i = 0; i < blocks.length; i++) {
     if (i > 0 && i % BLOCKS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const b = blocks[i] as StringBlock;
     blocks[i] = undefined;
-    const part = b.bytes.toString('utf8').split('\n');
-    if (part.length !== b.count) throw new Error('latch: corrupt node strings in index checkpoint');
-    dict.nodes.addRun(part, list.length);
-    for (const s of part) list.push(s);
+    internBlock(dict, b);
   }
 }
 
 /**
  * The dictionary and base of an image. The source is ended (its iterator's `return()`) as soon as
- * the image's last byte is read, before the node strings are decoded.
+ * the image's last byte is read; the node strings of a version 1 or 2 image are registered after.
  */
 export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: StoreDictionary; base: Base }> {
   const it = chunks[Symbol.asyncIterator]();
@@ -188,20 +214,33 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
-  if (h.v !== 1 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
+  if (h.v !== 1 && h.v !== 2 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);
+  if (h.v === VERSION) {
+    const base = await readTypesAndBase(reader, h, dict);
+    try {
+      await internAsRead(reader, h.nodes, dict);
+    } catch (err) {
+      base.region.drop();
+      throw err;
+    }
+    return { dict, base, blocks: [] };
+  }
   const blocks = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
-  // node types: memcpy into the dictionary's shared array (the strings are registered later and
-  // do not touch it)
+  return { dict, base: await readTypesAndBase(reader, h, dict), blocks };
+}
+
+/** The node types, memcpy'd into the dictionary's shared array, then the base region. */
+async function readTypesAndBase(reader: ChunkReader, h: Header, dict: StoreDictionary): Promise<Base> {
   const typesAt = dict.nodeTypes.region.ptr;
   await reader.copy(h.nodes * 4, (src, off) => u8().set(src, typesAt + off));
   dict.nodeTypes.length = h.nodes;
   const words = offsets(h.layout).words;
   const region = new Region(words * 4);
   await reader.copy(words * 4, (src, off) => u8().set(src, region.ptr + off));
-  return { dict, base: new Base(region, h.layout), blocks };
+  return new Base(region, h.layout);
 }
 
 /**

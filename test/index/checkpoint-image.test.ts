@@ -53,9 +53,9 @@ describe('checkpoint image', () => {
   it('a block of node strings whose count disagrees with its strings is refused', async () => {
     const ix = StoreIndex.build(tuples(), 1);
     const chunks = [...imageChunks(ix.dict, ix.snapshot().base)].map((c) => Buffer.from(c));
-    // chunk 1 is the first block: [count][bytes][strings joined by '\n']; joining two of its
-    // strings leaves one fewer than its count says, and the same number of bytes
-    const block = chunks[1] as Buffer;
+    // the last chunk is the last block: [count][bytes][strings joined by '\n']; joining two of
+    // its strings leaves one fewer than its count says, and the same number of bytes
+    const block = chunks[chunks.length - 1] as Buffer;
     block[block.indexOf(0x0a, 8)] = 0x78;
     await expect(readImage(source(chunks, { at: 0 }))).rejects.toThrow('corrupt node strings');
     ix.close();
