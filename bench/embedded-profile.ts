@@ -7,44 +7,18 @@
 
 import { openLatch } from '../src/engine/service.js';
 import type { CheckInput } from '../src/engine/types.js';
+import { data, load } from './scenarios/embedded.js';
 
 const calls = Number(process.argv[2] ?? 5_000_000);
 const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
-const store = await latch.createStore('profile');
-await latch.writeModel(store.id, {
-  schema_version: '1.1',
-  type_definitions: [
-    { type: 'user' },
-    {
-      type: 'doc',
-      relations: { viewer: { this: {} } },
-      metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
-    },
-  ],
-});
-const tuples = [];
-for (let d = 0; d < 2000; d++)
-  for (let k = 0; k < 10; k++)
-    tuples.push({ object: `doc:${d}`, relation: 'viewer', user: `user:${(d * 7 + k * 101) % 5000}` });
-for (let i = 0; i < tuples.length; i += 100)
-  await latch.write({
-    storeId: store.id,
-    writes: tuples.slice(i, i + 100),
-    deletes: [],
-    onDuplicate: 'error',
-    onMissing: 'error',
-  });
-const inputs: CheckInput[] = [];
-for (let i = 0; i < 4096; i++) {
-  const t = tuples[(i * 7919) % tuples.length] ?? tuples[0];
-  if (!t) throw new Error('no tuples');
-  inputs.push({
-    storeId: store.id,
-    tupleKey: i % 2 === 0 ? t : { ...t, user: `user:${5000 + i}` },
-    contextualTuples: [],
-    consistency: 'UNSPECIFIED',
-  });
-}
+const { tuples, queries } = data();
+const storeId = await load(latch, tuples);
+const inputs: CheckInput[] = queries.map((q) => ({
+  storeId,
+  tupleKey: q.key,
+  contextualTuples: [],
+  consistency: 'UNSPECIFIED',
+}));
 await latch.check(inputs[0] as CheckInput);
 const checkSync = latch.checkSync?.bind(latch);
 if (!checkSync) throw new Error('no checkSync');

@@ -23,7 +23,7 @@ const DSL_MODEL = {
 };
 
 /** 2,000 docs × 10 viewers = 20k tuples; queries alternate a granted and a refused user. */
-function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }[] } {
+export function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }[] } {
   const tuples: TupleKey[] = [];
   for (let d = 0; d < 2000; d++)
     for (let k = 0; k < 10; k++)
@@ -36,7 +36,7 @@ function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }
   return { tuples, queries };
 }
 
-async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<string> {
+export async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<string> {
   const store = await latch.createStore('bench-embedded');
   await latch.writeModel(store.id, DSL_MODEL);
   for (let i = 0; i < tuples.length; i += 100) {
