@@ -210,11 +210,22 @@ export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ di
   return { dict: read.dict, base: read.base };
 }
 
+/**
+ * An image in a format this code does not know (written by a newer latch over the same
+ * datastore). The load scans the tuples instead: exact, only slower.
+ */
+export class UnsupportedImageError extends Error {
+  constructor(readonly version: unknown) {
+    super(`latch: unsupported index checkpoint version ${String(version)}`);
+    this.name = 'UnsupportedImageError';
+  }
+}
+
 async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base; blocks: StringBlock[] }> {
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
-  if (h.v !== 1 && h.v !== 2 && h.v !== VERSION) throw new Error(`latch: unsupported index checkpoint version ${h.v}`);
+  if (h.v !== 1 && h.v !== 2 && h.v !== VERSION) throw new UnsupportedImageError(h.v);
   const dict = new StoreDictionary(h.nodes + 16);
   for (const n of h.names) dict.name(n);
   for (const c of h.conds) dict.cond(c.name === '' ? undefined : { name: c.name, context: c.context }, c.expiresAt);

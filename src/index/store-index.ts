@@ -10,7 +10,8 @@ import { AppError } from '../errors.js';
 import type { Storage, WriteResult } from '../storage/types.js';
 import { SR_MASK } from '../abi.js';
 import { type Base, buildBase, ColumnBuilder, drain, SLICE } from './base.js';
-import { imageChunks, readImage, streamImage } from './checkpoint.js';
+import { imageChunks, readImage, streamImage, UnsupportedImageError } from './checkpoint.js';
+import { logger } from '../log.js';
 import { expiryMs, StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
 import { Overlay, type Change } from './overlay.js';
@@ -137,14 +138,28 @@ export class StoreIndex {
     return new StoreIndex(cols.dict, cols.build(), revision, opts);
   }
 
-  /** Loads from the store's checkpoint plus the change-log tail, or from a full scan. */
+  /**
+   * Loads from the store's checkpoint plus the change-log tail, or from a full scan: when there is
+   * no checkpoint, or when its image is in a format this code does not know (a newer node wrote
+   * it during a rolling upgrade; docs/deployment.md, "Upgrading a cluster").
+   */
   static async load(storage: Storage, storeId: string, opts?: StoreIndexOptions): Promise<StoreIndex> {
-    const cp = await storage.readCheckpoint(storeId);
-    let index: StoreIndex;
+    let cp = await storage.readCheckpoint(storeId);
+    let index: StoreIndex | undefined;
     if (cp) {
-      const img = await readImage(cp.chunks);
-      index = new StoreIndex(img.dict, img.base, cp.revision, opts);
-    } else {
+      try {
+        const img = await readImage(cp.chunks);
+        index = new StoreIndex(img.dict, img.base, cp.revision, opts);
+      } catch (err) {
+        if (!(err instanceof UnsupportedImageError)) throw err;
+        logger.log('warn', 'index checkpoint in an unknown format: loading the store from its tuples', {
+          store_id: storeId,
+          version: String(err.version),
+        });
+        cp = undefined;
+      }
+    }
+    if (!index) {
       const scan = await storage.scanTuples(storeId);
       const cols = new ColumnInterner(new StoreDictionary());
       for await (const t of scan.tuples) cols.push(t);

@@ -317,6 +317,18 @@ for (const [name, open] of backends) {
         ix.close();
         loaded.close();
       });
+
+    it('an image of a format this code does not know (a newer node wrote it): the store loads from its tuples', async () => {
+      const { storage, id, live, ix } = await setup(2000, 500);
+      const [, ...rest] = legacyImage(ix, 2);
+      const header = Buffer.from(JSON.stringify({ v: 99, names: ix.dict.nameList, nodes: 0 }));
+      await storage.writeCheckpoint(id, ix.currentRevision, [header, ...rest]);
+      const loaded = await StoreIndex.load(storage, id);
+      expect(loaded.loaded).toEqual({ fromCheckpoint: false, tailChanges: 0 });
+      expect(everyTuple(loaded.snapshot())).toEqual([...live.values()].map(stored).sort());
+      ix.close();
+      loaded.close();
+    });
   });
 }
 
