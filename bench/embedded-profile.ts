@@ -5,28 +5,14 @@
 // checkSync alone; without, five rounds alternating with the naive lookup, timed in process CPU
 // time (all threads: a concurrent GC counts too), and their ratios.
 
-import { openLatch } from '../src/engine/service.js';
 import type { CheckInput } from '../src/engine/types.js';
-import { data, load } from './scenarios/embedded.js';
+import { prepare } from './scenarios/embedded.js';
 
 const calls = Number(process.argv[2] ?? 5_000_000);
-const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
-const { tuples, queries } = data();
-const storeId = await load(latch, tuples);
-const inputs: CheckInput[] = queries.map((q) => ({
-  storeId,
-  tupleKey: q.key,
-  contextualTuples: [],
-  consistency: 'UNSPECIFIED',
-}));
+const { latch, inputs, map } = await prepare();
 await latch.check(inputs[0] as CheckInput);
 const checkSync = latch.checkSync?.bind(latch);
 if (!checkSync) throw new Error('no checkSync');
-const map = new Map<string, Set<string>>();
-for (const t of tuples) {
-  const k = `${t.object}#${t.relation}`;
-  (map.get(k) ?? map.set(k, new Set()).get(k))?.add(t.user);
-}
 let sink = 0;
 /** CPU µs (user + system) of `n` calls of `fn`: less sensitive to a loaded machine than wall time. */
 const cpu = (fn: (i: number) => void, n: number): number => {

@@ -23,7 +23,7 @@ const DSL_MODEL = {
 };
 
 /** 2,000 docs × 10 viewers = 20k tuples; queries alternate a granted and a refused user. */
-export function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }[] } {
+function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: boolean }[] } {
   const tuples: TupleKey[] = [];
   for (let d = 0; d < 2000; d++)
     for (let k = 0; k < 10; k++)
@@ -36,7 +36,7 @@ export function data(): { tuples: TupleKey[]; queries: { key: TupleKey; want: bo
   return { tuples, queries };
 }
 
-export async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<string> {
+async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<string> {
   const store = await latch.createStore('bench-embedded');
   await latch.writeModel(store.id, DSL_MODEL);
   for (let i = 0; i < tuples.length; i += 100) {
@@ -51,25 +51,39 @@ export async function load(latch: Latch, tuples: readonly TupleKey[]): Promise<s
   return store.id;
 }
 
+/**
+ * The service loaded with the data (result cache off, no workers), each query as a CheckInput, and
+ * the naive `Map<"object#relation", Set<user>>` of the same tuples (bench/embedded-profile.ts too).
+ */
+export async function prepare(): Promise<{
+  latch: Latch;
+  queries: { key: TupleKey; want: boolean }[];
+  inputs: CheckInput[];
+  map: Map<string, Set<string>>;
+}> {
+  const { tuples, queries } = data();
+  const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
+  const storeId = await load(latch, tuples);
+  const inputs: CheckInput[] = queries.map((q) => ({
+    storeId,
+    tupleKey: q.key,
+    contextualTuples: [],
+    consistency: 'UNSPECIFIED',
+  }));
+  const map = new Map<string, Set<string>>();
+  for (const t of tuples) {
+    const k = `${t.object}#${t.relation}`;
+    (map.get(k) ?? map.set(k, new Set()).get(k))?.add(t.user);
+  }
+  return { latch, queries, inputs, map };
+}
+
 export const embedded: Scenario = {
   name: 'embedded',
   description:
     'embedded Check from strings (checkSync, await check()) vs a naive Map<string, Set<string>> lookup, 20k tuples, cache off',
   async run(opts) {
-    const { tuples, queries } = data();
-    const latch = await openLatch({ config: { cacheSize: 0, workers: 0 } });
-    const storeId = await load(latch, tuples);
-    const inputs: CheckInput[] = queries.map((q) => ({
-      storeId,
-      tupleKey: q.key,
-      contextualTuples: [],
-      consistency: 'UNSPECIFIED',
-    }));
-    const map = new Map<string, Set<string>>();
-    for (const t of tuples) {
-      const k = `${t.object}#${t.relation}`;
-      (map.get(k) ?? map.set(k, new Set()).get(k))?.add(t.user);
-    }
+    const { latch, queries, inputs, map } = await prepare();
     const n = queries.length;
     const want = queries.map((q) => q.want);
     const checkSync = latch.checkSync?.bind(latch);
