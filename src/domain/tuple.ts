@@ -73,7 +73,7 @@ export function parseUser(value: string): ParsedUser | undefined {
 }
 
 /**
- * A Check key's strings split once, by the scan that validates them (`splitCheckKey`), and read
+ * A Check key's strings split once, by the validation that proves them (`scanCheckKey`), and read
  * again by the walker's request preparation instead of a second parse. Example: object `doc:1`,
  * user `group:eng#member` → {objectType: 'doc', userBase: 'group:eng', userType: 'group',
  * userRelation: 'member', userWildcard: false}.
@@ -100,28 +100,22 @@ export interface CheckKeyScan {
   userWildcard: boolean;
 }
 
-/**
- * The parts of a Check key whose object and user are well formed as `parseObject` and `parseUser`
- * define it, with an object that is no typed wildcard; undefined otherwise (the caller asks those
- * two for the fault). Check validation uses `scanCheckKey` and takes the type names from the model
- * instead of slicing them (test/domain/tuple-parts.test.ts compares this with the two parsers).
- */
-export function splitCheckKey(object: string, user: string): CheckKeyParts | undefined {
-  const at: CheckKeyScan = { objectColon: 0, userColon: 0, userHash: -1, userWildcard: false };
-  if (!scanCheckKey(object, user, at)) return undefined;
-  const hash = at.userHash;
+/** The parts of a Check key from its parsed object and user. */
+export function checkKeyParts(object: ParsedObject, user: ParsedUser): CheckKeyParts {
   return {
-    objectType: object.slice(0, at.objectColon),
-    userBase: hash === -1 ? user : user.slice(0, hash),
-    userType: user.slice(0, at.userColon),
-    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
-    userWildcard: at.userWildcard,
+    objectType: object.type,
+    userBase: user.kind === 'wildcard' ? `${user.type}:*` : `${user.type}:${user.id}`,
+    userType: user.type,
+    userRelation: user.kind === 'userset' ? user.relation : undefined,
+    userWildcard: user.kind === 'wildcard',
   };
 }
 
 /**
- * `splitCheckKey`'s proof of form, positions into `at` (a record the caller reuses): one scan per
- * string, nothing sliced or allocated. Every Check runs this.
+ * Whether a Check key's object and user are well formed as `parseObject` and `parseUser` define
+ * them, with an object that is no typed wildcard; positions into `at` (a record the caller reuses):
+ * one scan per string, nothing sliced or allocated. Every Check runs this
+ * (test/domain/tuple-parts.test.ts compares it with the two parsers).
  */
 export function scanCheckKey(object: string, user: string, at: CheckKeyScan): boolean {
   const oc = objectColon(object);

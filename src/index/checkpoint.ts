@@ -114,12 +114,6 @@ class ChunkReader {
   }
 }
 
-/** One block of node strings as read: `count` strings in `bytes` (UTF-8, joined by '\n'). */
-interface StringBlock {
-  readonly count: number;
-  readonly bytes: Buffer;
-}
-
 /** One block's frame: its string count, then its byte length (0 counts are corrupt). */
 async function readFrame(reader: ChunkReader, read: number, nodes: number): Promise<{ count: number; bytes: number }> {
   const frame = await reader.bytes(8);
@@ -128,86 +122,42 @@ async function readFrame(reader: ChunkReader, read: number, nodes: number): Prom
   return { count, bytes: frame.readUInt32LE(4) };
 }
 
-/** Registers one block's strings after those the dictionary holds (their ids follow). */
-function internBlock(dict: StoreDictionary, b: StringBlock): void {
+/** Registers `count` strings (UTF-8, joined by '\n') after those the dictionary holds (their ids follow). */
+function internStrings(dict: StoreDictionary, count: number, bytes: Buffer): void {
   const list = dict.nodeList;
-  const part = b.bytes.toString('utf8').split('\n');
-  if (part.length !== b.count) throw new Error('latch: corrupt node strings in index checkpoint');
+  const part = bytes.toString('utf8').split('\n');
+  if (part.length !== count) throw new Error('latch: corrupt node strings in index checkpoint');
   dict.nodes.addRun(part, list.length);
   for (const s of part) list.push(s);
 }
 
 /**
- * Version 3: the node strings, the image's last part, each block registered as it is read. The
- * work per chunk stays bounded, so the reader's source is read again within a block's time: a
- * source that keeps its next chunks in flight meanwhile (PostgreSQL's read) is never left waiting
- * for the whole dictionary to be registered in one go, and the two overlap.
+ * Versions 2 and 3: the node strings, block by block, each registered as it is read. The work per
+ * chunk stays bounded, so the reader's source is read again within a block's time: a source that
+ * keeps its next chunks in flight meanwhile (PostgreSQL's read) is never left waiting for the
+ * whole dictionary to be registered in one go, and the two overlap.
  */
 async function internAsRead(reader: ChunkReader, nodes: number, dict: StoreDictionary): Promise<void> {
   for (let read = 0; read < nodes;) {
     const { count, bytes } = await readFrame(reader, read, nodes);
-    internBlock(dict, { count, bytes: await reader.bytes(bytes) });
+    internStrings(dict, count, await reader.bytes(bytes));
     read += count;
-  }
-}
-
-/**
- * Version 2: the node strings' blocks, read as bytes; `internBlocks` registers them once the whole
- * image is read. Registered as they came, before the node types and the base, the strings made
- * the source's buffers for those force costly full collections (see the file's head).
- */
-async function readBlocks(reader: ChunkReader, nodes: number): Promise<StringBlock[]> {
-  const blocks: StringBlock[] = [];
-  for (let read = 0; read < nodes;) {
-    const { count, bytes } = await readFrame(reader, read, nodes);
-    blocks.push({ count, bytes: await reader.bytes(bytes) });
-    read += count;
-  }
-  return blocks;
-}
-
-/** Version 1: one run of `bytes` bytes, as one block. */
-async function readRun(reader: ChunkReader, nodes: number, bytes: number): Promise<StringBlock[]> {
-  const strings = await reader.bytes(bytes);
-  return nodes === 0 ? [] : [{ count: nodes, bytes: strings }];
-}
-
-/** Blocks registered between two turns of the event loop (≈ 1M strings, ≈ 0.2 s). */
-const BLOCKS_PER_TURN = 64;
-
-/** Registers `blocks` in order, yielding to the event loop between slices; drops each block's bytes. */
-async function internBlocks(dict: StoreDictionary, blocks: (StringBlock | undefined)[]): Promise<void> {
-  for (let i = 0; i < blocks.length; i++) {
-    if (i > 0 && i % BLOCKS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    const b = blocks[i] as StringBlock;
-    blocks[i] = undefined;
-    internBlock(dict, b);
   }
 }
 
 /**
  * The dictionary and base of an image. The source is ended (its iterator's `return()`) as soon as
- * the image's last byte is read; the node strings of a version 1 or 2 image are registered after.
+ * the image's last byte is read.
  */
 export async function readImage(chunks: AsyncIterable<Uint8Array>): Promise<{ dict: StoreDictionary; base: Base }> {
   const it = chunks[Symbol.asyncIterator]();
-  let read: { dict: StoreDictionary; base: Base; blocks: StringBlock[] };
   try {
-    read = await decodeImage(new ChunkReader(it));
+    return await decodeImage(new ChunkReader(it));
   } finally {
     // The image ends where its layout says, so the source is not read past its last chunk: end it
     // here, or a source that holds a connection until the end (PostgreSQL's transaction) keeps it.
     await it.return?.();
   }
-  try {
-    await internBlocks(read.dict, read.blocks);
-    if (read.dict.nodeList.length !== read.base.layout.nodes)
-      throw new Error('latch: corrupt node strings in index checkpoint');
-  } catch (err) {
-    read.base.region.drop();
-    throw err;
-  }
-  return { dict: read.dict, base: read.base };
 }
 
 /**
@@ -221,7 +171,7 @@ export class UnsupportedImageError extends Error {
   }
 }
 
-async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base; blocks: StringBlock[] }> {
+async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary; base: Base }> {
   const first = await reader.next();
   if (!first) throw new Error('latch: empty index checkpoint');
   const h = JSON.parse(Buffer.from(first).toString('utf8')) as Header;
@@ -237,10 +187,15 @@ async function decodeImage(reader: ChunkReader): Promise<{ dict: StoreDictionary
       base.region.drop();
       throw err;
     }
-    return { dict, base, blocks: [] };
+    return { dict, base };
   }
-  const blocks = h.v === 1 ? await readRun(reader, h.nodes, h.stringBytes ?? 0) : await readBlocks(reader, h.nodes);
-  return { dict, base: await readTypesAndBase(reader, h, dict), blocks };
+  // Versions 1 and 2: the strings first (version 1 as one run of `stringBytes`).
+  if (h.v === 2) await internAsRead(reader, h.nodes, dict);
+  else {
+    const run = await reader.bytes(h.stringBytes ?? 0);
+    if (h.nodes > 0) internStrings(dict, h.nodes, run);
+  }
+  return { dict, base: await readTypesAndBase(reader, h, dict) };
 }
 
 /** The node types, memcpy'd into the dictionary's shared array, then the base region. */

@@ -6,12 +6,14 @@
 
 import { AppError } from '../errors.js';
 import {
+  checkKeyParts,
   parseObject,
   parseUser,
   scanCheckKey,
   type CheckKeyParts,
   type CheckKeyScan,
   type ParsedObject,
+  type ParsedUser,
 } from '../domain/tuple.js';
 import { userFormCause, userTypeCause } from './tuple-validation.js';
 import type { CompiledModel, CompiledType } from './types.js';
@@ -77,8 +79,9 @@ export function validateCheckTupleKey(
     );
   }
   validateKeyAfterObject(model, key, object, 'check');
-  // Unreachable while scanCheckKey accepts what parseObject and parseUser accept (tested).
-  throw new AppError('internal_error', 'Internal Server Error');
+  // Valid (validateKeyAfterObject throws when the object or the user does not parse), though the
+  // scan did not take it: never the case while it accepts what the parsers accept (tested).
+  return checkKeyParts(object as ParsedObject, parseUser(key.user) as ParsedUser);
 }
 
 /** The scan of the key being validated (validation is synchronous: one record per thread). */

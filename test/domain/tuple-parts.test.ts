@@ -1,9 +1,17 @@
 // cleanPart (the scan behind parseObject/parseUser) against the two regexes it replaced, on every
 // BMP code unit alone and inside ids, and on random strings mixing the borders of each class; and
-// splitCheckKey (Check's one-scan proof of a well-formed key) against parseObject/parseUser.
+// scanCheckKey (Check's one-scan proof of a well-formed key) against parseObject/parseUser.
 
 import { describe, expect, it } from 'vitest';
-import { cleanPart, parseObject, parseUser, splitCheckKey, type CheckKeyParts } from '../../src/domain/tuple.js';
+import {
+  checkKeyParts,
+  cleanPart,
+  parseObject,
+  parseUser,
+  scanCheckKey,
+  type CheckKeyParts,
+  type CheckKeyScan,
+} from '../../src/domain/tuple.js';
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -49,20 +57,26 @@ describe('cleanPart = non-empty, no control character, no JS \\s', () => {
   });
 });
 
-describe('splitCheckKey = parseObject + parseUser, the object no typed wildcard', () => {
+/** The parts the scan proves, sliced at its positions; undefined where it refuses the key. */
+function splitCheckKey(object: string, user: string): CheckKeyParts | undefined {
+  const at: CheckKeyScan = { objectColon: 0, userColon: 0, userHash: -1, userWildcard: false };
+  if (!scanCheckKey(object, user, at)) return undefined;
+  const hash = at.userHash;
+  return {
+    objectType: object.slice(0, at.objectColon),
+    userBase: hash === -1 ? user : user.slice(0, hash),
+    userType: user.slice(0, at.userColon),
+    userRelation: hash === -1 ? undefined : user.slice(hash + 1),
+    userWildcard: at.userWildcard,
+  };
+}
+
+describe('scanCheckKey = parseObject + parseUser, the object no typed wildcard', () => {
   /** The parts the two parsers give, or undefined where Check validation refuses the key's form. */
   const byParsers = (object: string, user: string): CheckKeyParts | undefined => {
     const o = parseObject(object);
     const u = parseUser(user);
-    if (!o || o.id === '*' || !u) return undefined;
-    const base = u.kind === 'wildcard' ? `${u.type}:*` : `${u.type}:${u.id}`;
-    return {
-      objectType: o.type,
-      userBase: base,
-      userType: u.type,
-      userRelation: u.kind === 'userset' ? u.relation : undefined,
-      userWildcard: u.kind === 'wildcard',
-    };
+    return !o || o.id === '*' || !u ? undefined : checkKeyParts(o, u);
   };
 
   it('agrees on every string of up to 5 units over the delimiters and class borders', () => {

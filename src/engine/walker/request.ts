@@ -61,7 +61,7 @@ export interface CheckRequest {
   readonly user: string;
   readonly contextualTuples: readonly TupleKey[];
   readonly context?: JsonObject | undefined;
-  /** The key's parts as validation found them (`splitCheckKey`); absent → split here (`userParts`). */
+  /** The key's parts as validation found them (`validateCheckKey`); absent → split here (`userParts`). */
   readonly parts?: UserParts | undefined;
 }
 
@@ -154,7 +154,7 @@ function wildcardFor(state: CallState, u: UserParts, subj: number, intern: boole
   if (intern) return state.node(`${u.userType}:*`, true);
   if (subj < snap.nodeCount) return snap.wildcardOf(snap.nodeType(subj));
   // A `T:*` node interns its type's name first: no name id, no such node.
-  const type = snap.dict.names.get(u.userType);
+  const type = snap.nameId(u.userType);
   return type === undefined ? NONE : snap.wildcardOf(type);
 }
 

@@ -104,15 +104,11 @@ export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: 
     (adds.length === 0 || w.onDuplicate === 'error');
   let row: Row | undefined;
   try {
-    const query = whole
-      ? { ...WRITE_ALL, values: [storeId, Date.now(), node, d_o, d_ot, d_r, d_u, d_e, ...columns(adds)] }
-      : {
-          ...WRITE,
-          values: [
-            ...[storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node, distinct],
-            ...[d_o, d_ot, d_r, d_u, d_e, ...columns(adds)],
-          ],
-        };
+    const head = whole
+      ? [storeId, Date.now(), node]
+      : [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node, distinct];
+    const values = [...head, d_o, d_ot, d_r, d_u, d_e, ...columns(adds)];
+    const query = { ...(whole ? WRITE_ALL : WRITE), values };
     row = (await db.pool.query<Row>(query)).rows[0];
   } catch (err) {
     const rule = ruleError(err, dels, adds);
