@@ -19,6 +19,7 @@ import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
+import { admitsWildcard, listedByName } from '../list/list-users.js';
 import { checkStatus } from '../walker/checker.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
@@ -119,12 +120,16 @@ export class PermissionIndex {
   /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
   private readonly owned = new Set<string>();
 
+  /** User types whose typed wildcard some relation accepts (`allowed` asks ListUsers' rule for them). */
+  private readonly wildcardTypes: ReadonlySet<string>;
+
   constructor(
     readonly record: PermissionIndexRecord,
     readonly model: CompiledModel,
     private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
+    this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));
   }
 
   get expansionsCount(): number {
@@ -396,7 +401,11 @@ export class PermissionIndex {
       0,
     );
     if ('error' in outcome) throw outcome.error;
-    return outcome.allowed;
+    if (!outcome.allowed || user.endsWith(':*')) return outcome.allowed;
+    // The set is ListUsers' answer: a user that only a typed wildcard grants is `type:*`'s.
+    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
+    const ctx = { model: this.model, view: snap, resolveDepth: this.limits.resolveDepth, deadline: Infinity };
+    return listedByName(ctx, object, relation, user);
   }
 
   /** Numbers the revision's deltas in their sorted order and appends them to the ring (once ACTIVE). */
