@@ -2,12 +2,13 @@
 // the subtracted branch of a `but not`, or whose named path a subtracted typed wildcard removes,
 // is covered by the listed `user:*`, never listed itself, even though Check accepts it through the
 // wildcard. The two reproductions below, on every path that answers ListUsers: embedded (unpaged
-// and paged), HTTP JSON, AuthZEN subject search, and a permission index's materialised set.
+// and paged), HTTP JSON, the msgpack channel, AuthZEN subject search, and a permission index's materialised set.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import type { Latch, ListedUser } from '../../src/engine/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
+import { LatchChannelClient } from '../../src/client/index.js';
 import { call, start } from '../http/helpers.js';
 import { active, snapshotSet, tripleKey } from '../permission-index/harness.js';
 
@@ -98,6 +99,18 @@ describe('ListUsers beside a typed wildcard lists only users a path names', () =
       });
       expect(http.status).toBe(200);
       expect(http.json).toEqual({ users: WILDCARD_ONLY });
+
+      const channel = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
+      try {
+        const a = await channel.request('list-users', storeId, {
+          object: { type: 'group', id: 'g' },
+          relation: c.relation,
+          user_filters: [{ type: 'user' }],
+        });
+        expect(a.body).toEqual({ users: WILDCARD_ONLY });
+      } finally {
+        await channel.close();
+      }
 
       const subjects = await call(server.base, 'POST', `/stores/${storeId}/access/v1/search/subject`, {
         subject: { type: 'user' },
