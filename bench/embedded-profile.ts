@@ -5,7 +5,7 @@
 // checkSync alone; without, five rounds alternating with the naive lookup, timed in process CPU
 // time (all threads: a concurrent GC counts too), and their ratios.
 
-import type { CheckInput } from '../src/engine/types.js';
+import type { CheckInput } from '../src/engine/contract.js';
 import { prepare } from './scenarios/embedded.js';
 
 const calls = Number(process.argv[2] ?? 5_000_000);

@@ -6,7 +6,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/contract.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { openStorage } from '../../src/storage/index.js';
 import { traceNode } from './trace.js';

@@ -5,7 +5,7 @@
 // Rounds interleave the three paths so that a change of host speed hits all of them alike.
 
 import { openLatch } from '../../src/engine/service.js';
-import type { CheckInput, Latch } from '../../src/engine/types.js';
+import type { CheckInput, Latch } from '../../src/engine/contract.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { median, perOp } from '../harness.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';

@@ -6,7 +6,7 @@
 // straight into storage, then the service loads it with one scan).
 
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type ListObjectsInput } from '../../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG, type ListObjectsInput } from '../../src/engine/contract.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { openStorage } from '../../src/storage/index.js';

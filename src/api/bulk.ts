@@ -14,8 +14,8 @@ import {
   MAX_STRING_BYTES,
 } from '../domain/channel-limits.js';
 import { AppError, toAppError } from '../errors.js';
-import type { CheckIdsInput, StringTable } from '../engine/types.js';
-import { CHECK_ERROR } from '../engine/types.js';
+import type { CheckIdsInput, StringTable } from '../engine/contract.js';
+import { CHECK_ERROR } from '../engine/contract.js';
 import { checkKey } from './keys.js';
 import {
   P,

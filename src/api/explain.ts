@@ -3,7 +3,7 @@
 // by the reference evaluator with the trace of every relation, rewrite and tuple it looked at.
 // Same scope and rate-limit class as Check. Never on Check's path: Check's route is unchanged.
 
-import type { CheckInput } from '../engine/types.js';
+import type { CheckInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, ok, type Endpoint } from './endpoint.js';
 import { parseCheck } from './queries.js';

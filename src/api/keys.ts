@@ -5,7 +5,7 @@
 import { formatExpiry, parseExpiry } from '../domain/expiry.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
-import type { CheckTupleKey } from '../engine/types.js';
+import type { CheckTupleKey } from '../engine/contract.js';
 import { EMPTY } from './endpoint.js';
 import {
   P,

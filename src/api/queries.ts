@@ -4,7 +4,7 @@
 
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
-import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/listing.js';
+import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/evaluation/list/pages.js';
 import type {
   BatchCheckInput,
   BatchCheckItem,
@@ -15,7 +15,7 @@ import type {
   ListPageRequest,
   ListUsersInput,
   UserFilter,
-} from '../engine/types.js';
+} from '../engine/contract.js';
 import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
 import { bodyObject } from './stores.js';

@@ -10,17 +10,17 @@ import { AppError, toAppError } from '../errors.js';
 import type { IndexSnapshot, StoreIndex } from '../index/store-index.js';
 import { validateUserFilter } from '../model/query-validation.js';
 import type { CompiledModel } from '../model/types.js';
-import type { EvalContext } from './reference/context.js';
-import { ReferenceChecker, TRUE } from './reference/check.js';
-import { RequestState } from './reference/context.js';
-import { Trace } from './reference/trace.js';
-import { expand } from './list/expand.js';
-import { listUsers, type ListUsersQuery } from './list/list-users.js';
-import { overlayView } from './reference/view.js';
-import type { Follower, Freshness } from './follower.js';
-import type { Indexes } from './indexes.js';
-import type { ModelCache } from './models.js';
-import { ResultCache } from './result-cache.js';
+import type { EvalContext } from './evaluation/semantics/context.js';
+import { ReferenceChecker, TRUE } from './evaluation/semantics/check.js';
+import { RequestState } from './evaluation/semantics/context.js';
+import { Trace } from './evaluation/semantics/trace.js';
+import { expand } from './evaluation/list/expand.js';
+import { listUsers, type ListUsersQuery } from './evaluation/list/list-users.js';
+import { overlayView } from './evaluation/semantics/view.js';
+import type { Follower, Freshness } from './state/follower.js';
+import type { Indexes } from './state/store-indexes.js';
+import type { ModelCache } from './state/model-cache.js';
+import { ResultCache } from './state/result-cache.js';
 import type { EngineStats } from './stats.js';
 import {
   validateCheckKey,
@@ -28,7 +28,7 @@ import {
   validateObjectRelation,
   validateRequestContext,
   validateSubject,
-} from './request-validation.js';
+} from './commands/validate-request.js';
 import type {
   BatchCheckInput,
   BatchCheckOutcome,
@@ -47,10 +47,10 @@ import type {
   ListUsersInput,
   ListUsersResult,
   QueryBase,
-} from './types.js';
-import { checkIds } from './id-checks.js';
-import { createWalkerChecker, type WalkerChecker, type CheckItem } from './walker/checker.js';
-import { openObjectWalk, streamWalk } from './list/open.js';
+} from './contract.js';
+import { checkIds } from './commands/check-ids.js';
+import { createWalkerChecker, type WalkerChecker, type CheckItem } from './evaluation/walker/checker.js';
+import { openObjectWalk, streamWalk } from './evaluation/list/open.js';
 import {
   collectAll,
   firstAfter,
@@ -61,7 +61,7 @@ import {
   userKey,
   userOfKey,
   type ListingStamp,
-} from './listing.js';
+} from './evaluation/list/pages.js';
 
 export class Queries {
   private readonly checker: WalkerChecker;

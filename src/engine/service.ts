@@ -18,16 +18,16 @@ import { AppError, fail } from '../errors.js';
 import { validateModel } from '../model/validate.js';
 import type { Page, PageRequest, PostgresOpenOptions, Storage, WriteResult } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
-import { Follower } from './follower.js';
-import { type EngineLog, Indexes } from './indexes.js';
-import { ModelCache } from './models.js';
+import { Follower } from './state/follower.js';
+import { type EngineLog, Indexes } from './state/store-indexes.js';
+import { ModelCache } from './state/model-cache.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
-import { checkExpiries, validateCheckKey, validateWrite } from './request-validation.js';
-import { ExpirySweeper } from './sweeper.js';
-import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
-import { matching } from './delete-filter.js';
+import { checkExpiries, validateCheckKey, validateWrite } from './commands/validate-request.js';
+import { ExpirySweeper } from './state/expiry-sweeper.js';
+import { watchChanges, type WatchEvent, type WatchInput } from './commands/watch.js';
+import { matching } from './commands/delete-tuples.js';
 import { type CreatePermissionIndex, PermissionIndexes } from './permission-index/manager.js';
 import { DEFAULT_LIMITS, type PermissionIndex } from './permission-index/permission-index.js';
 import { expansionStream, type ExpansionStreamEvent, type ExpansionsInput } from './permission-index/stream.js';
@@ -57,7 +57,7 @@ import {
   type ReadInput,
   type WriteInput,
   type WriteOutput,
-} from './types.js';
+} from './contract.js';
 
 export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */

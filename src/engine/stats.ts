@@ -4,7 +4,7 @@
 // Example: new Timings().observe(3.2) counts one observation in the ≤ 5 ms bucket (and every
 // larger one once rendered cumulatively), adds 3.2 to `sumMs`.
 
-import type { FollowerStats } from './follower.js';
+import type { FollowerStats } from './state/follower.js';
 
 /** Upper bounds (ms) shared by every latency histogram: 0.1 ms … 10 s. */
 export const LATENCY_BOUNDS_MS: readonly number[] = [

@@ -8,7 +8,7 @@ import { retryAfterOf } from '../api/auth/ratelimit.js';
 import type { AuthService } from '../api/auth/service.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';

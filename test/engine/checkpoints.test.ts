@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type EngineLog, Indexes } from '../../src/engine/indexes.js';
+import { type EngineLog, Indexes } from '../../src/engine/state/store-indexes.js';
 import type { StoreIndex } from '../../src/index/store-index.js';
 import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';

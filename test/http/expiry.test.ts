@@ -7,7 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LatchChannelClient } from '../../src/client/index.js';
-import { CHECK_ALLOWED, CHECK_DENIED } from '../../src/engine/types.js';
+import { CHECK_ALLOWED, CHECK_DENIED } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { call, start } from './helpers.js';
 

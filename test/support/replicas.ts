@@ -2,7 +2,7 @@
 // storage object, so a test can make a node miss notifications or read the change log slowly.
 
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../../src/engine/contract.js';
 import type { RevisionChange, Storage } from '../../src/storage/types.js';
 
 export interface NodeView {

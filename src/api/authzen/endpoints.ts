@@ -4,7 +4,7 @@
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, ListedUser } from '../../engine/types.js';
+import type { BatchCheckItem, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import { endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';

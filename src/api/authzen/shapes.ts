@@ -5,7 +5,7 @@
 // `action_<key>`, with the request's own context keys winning on conflicts.
 
 import type { JsonObject } from '../../domain/types.js';
-import type { CheckTupleKey } from '../../engine/types.js';
+import type { CheckTupleKey } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import type { ApiRequest } from '../endpoint.js';
 import { P, isObj, structValue, typeError, type Obj } from '../validate.js';

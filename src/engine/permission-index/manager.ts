@@ -9,9 +9,9 @@ import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { IndexedRelation, PermissionIndexRecord, Storage } from '../../storage/types.js';
-import type { AppliedObserver } from '../follower.js';
-import type { EngineLog, Indexes } from '../indexes.js';
-import type { ModelCache } from '../models.js';
+import type { AppliedObserver } from '../state/follower.js';
+import type { EngineLog, Indexes } from '../state/store-indexes.js';
+import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';
 import { PermissionIndex, type PermissionIndexLimits } from './permission-index.js';
 

@@ -11,7 +11,7 @@ import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
-import { checkStatus } from '../walker/checker.js';
+import { checkStatus } from '../evaluation/walker/checker.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
 

@@ -1,0 +1,416 @@
+// The service facade: every operation of the API, in-process, on validated inputs.
+// The HTTP layer, the msgpack channel, the CLI and embedders (`import { openLatch } from 'latch'`)
+// all call this one interface. Inputs have passed shape validation (patterns, lengths, counts)
+// at the edge; the service does every model-dependent validation and throws AppError with the
+// per-API codes of semantics.md Appendix A.3.
+
+import type {
+  Assertion,
+  AuthorizationModel,
+  AuthorizationModelInput,
+  Consistency,
+  JsonObject,
+  Store,
+  Tuple,
+  TupleChange,
+  TupleKey,
+} from '../domain/types.js';
+import type { AppError } from '../errors.js';
+import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
+import type { EngineStats } from './stats.js';
+import type { WatchEvent, WatchInput } from './commands/watch.js';
+import type { TraceNode } from './evaluation/semantics/trace.js';
+import type { CreatePermissionIndex } from './permission-index/manager.js';
+import type { PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
+import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
+import type { PermissionIndexRecord } from '../storage/types.js';
+
+export type { CreatePermissionIndex } from './permission-index/manager.js';
+export type {
+  EventPoint,
+  ExpansionEvent,
+  PermissionIndexLimits,
+  PermissionIndexStatus,
+} from './permission-index/permission-index.js';
+export type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
+
+/** A permission index as GetIndex describes it (docs/permission-indexes.md). */
+export interface PermissionIndexInfo {
+  readonly record: PermissionIndexRecord;
+  readonly status: PermissionIndexStatus;
+  /** Why the index FAILED. */
+  readonly reason?: string | undefined;
+  /** The store revision the index reflects, and when it reached it (ms). */
+  readonly revision: number;
+  readonly freshness: number;
+  readonly updatedAt: number;
+  /** Materialised triples now. */
+  readonly expansions: number;
+  /** Tuple changes that reached the index's relations, and the events they produced. */
+  readonly ingestedChanges: number;
+  readonly events: number;
+}
+
+export type { WatchEvent, WatchInput } from './commands/watch.js';
+
+export interface CheckTupleKey {
+  readonly user: string;
+  readonly relation: string;
+  readonly object: string;
+}
+
+/** Fields shared by every query. `modelId` omitted → the store's latest model. */
+export interface QueryBase {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  /** Validated like writes (semantics.md §4.2), duplicates accepted; at most 100. */
+  readonly contextualTuples: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+  readonly consistency: Consistency;
+  /**
+   * Latch-Min-Revision: answer from an index that has applied at least this store revision
+   * (a `Latch-Revision` of a Write), waiting for it until the query's deadline.
+   */
+  readonly minRevision?: number | undefined;
+}
+
+export interface CheckInput extends QueryBase {
+  readonly tupleKey: CheckTupleKey;
+}
+
+export interface CheckResult {
+  readonly allowed: boolean;
+  /** The resolved model id (for the Openfga-Authorization-Model-Id header). */
+  readonly modelId: string;
+}
+
+export interface BatchCheckItem {
+  readonly correlationId: string;
+  readonly tupleKey: CheckTupleKey;
+  readonly contextualTuples: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+}
+
+export interface BatchCheckInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly checks: readonly BatchCheckItem[];
+  readonly consistency: Consistency;
+  /** As QueryBase.minRevision. */
+  readonly minRevision?: number | undefined;
+}
+
+export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
+
+export interface BatchCheckResult {
+  readonly modelId: string;
+  /** correlationId → outcome; one entry per input item. */
+  readonly results: ReadonlyMap<string, BatchCheckOutcome>;
+}
+
+/**
+ * A caller-owned table of strings that `checkIds` triples index into (a channel connection's
+ * dictionary). Strings are only ever appended: index `i` names the same string for the table's
+ * life, so the engine may cache what it resolved an index to (per table, model and index).
+ */
+export interface StringTable {
+  readonly strings: readonly string[];
+}
+
+/**
+ * Many checks given as (object, relation, user) indices into `table`, 3 u32 per check. Each check
+ * is validated and answered exactly as a Check request with that tuple key would be; `context`
+ * applies to every check; contextual tuples are not part of this form.
+ */
+export interface CheckIdsInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly consistency: Consistency;
+  /** As QueryBase.minRevision. */
+  readonly minRevision?: number | undefined;
+  readonly context?: JsonObject | undefined;
+  readonly table: StringTable;
+  /** Check i is (triples[3i], triples[3i+1], triples[3i+2]) = (object, relation, user). */
+  readonly triples: Uint32Array;
+  /**
+   * Checks already answered by the caller (its own validation): `outcomes[i] === CHECK_ERROR`
+   * on input skips check i. Every other byte is overwritten.
+   */
+  readonly outcomes: Uint8Array;
+  /** Errors of the checks the caller failed; the engine adds its own. */
+  readonly errors: Map<number, AppError>;
+}
+
+export const CHECK_DENIED = 0;
+export const CHECK_ALLOWED = 1;
+export const CHECK_ERROR = 2;
+
+export interface CheckIdsResult {
+  readonly modelId: string;
+}
+
+/**
+ * A complete listing in pages (D15 extension): at most `size` results (1..1000) after the cursor
+ * `after` (the `next` of the previous page), in ascending order of their string form, each
+ * accessible in the store's state when the page is served (src/engine/listing.ts).
+ */
+export interface ListPageRequest {
+  readonly size: number;
+  readonly after?: string | undefined;
+}
+
+export interface ListObjectsInput extends QueryBase {
+  readonly type: string;
+  readonly relation: string;
+  readonly user: string;
+  /** Absent: OpenFGA's behaviour (unordered, at most listObjectsMaxResults, partial at the deadline). */
+  readonly page?: ListPageRequest | undefined;
+}
+
+export interface ListObjectsResult {
+  readonly objects: string[];
+  readonly modelId: string;
+  /** Paged requests only: the cursor after this page's last object; absent when it was the last page. */
+  readonly next?: string | undefined;
+}
+
+export interface UserFilter {
+  readonly type: string;
+  readonly relation?: string | undefined;
+}
+
+export interface ListUsersInput extends QueryBase {
+  readonly object: { readonly type: string; readonly id: string };
+  readonly relation: string;
+  readonly userFilters: readonly UserFilter[];
+  /** Absent: OpenFGA's behaviour. Cursors are users' string forms (`user:anne`, `team:x#member`, `user:*`). */
+  readonly page?: ListPageRequest | undefined;
+}
+
+/** Exactly one key set, as OpenFGA returns it. */
+export type ListedUser =
+  | { readonly object: { readonly type: string; readonly id: string } }
+  | { readonly userset: { readonly type: string; readonly id: string; readonly relation: string } }
+  | { readonly wildcard: { readonly type: string } };
+
+export interface ListUsersResult {
+  readonly users: ListedUser[];
+  readonly modelId: string;
+  /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */
+  readonly next?: string | undefined;
+}
+
+export interface ExpandInput extends Omit<QueryBase, 'context'> {
+  readonly object: string;
+  readonly relation: string;
+}
+
+/** Expand's tree, exactly the JSON shape of semantics.md §6.4. */
+export interface UsersetTreeNode {
+  readonly name: string;
+  readonly leaf?: {
+    readonly users?: { readonly users: string[] };
+    readonly computed?: { readonly userset: string };
+    readonly tupleToUserset?: { readonly tupleset: string; readonly computed: { readonly userset: string }[] };
+  };
+  readonly union?: { readonly nodes: UsersetTreeNode[] };
+  readonly intersection?: { readonly nodes: UsersetTreeNode[] };
+  readonly difference?: { readonly base: UsersetTreeNode; readonly subtract: UsersetTreeNode };
+}
+
+/**
+ * A Check explained by the reference evaluator (debugging extension, docs/playground.md): the
+ * answer and the trace of every relation, rewrite and tuple it looked at.
+ */
+export interface CheckExplanation {
+  readonly allowed: boolean;
+  readonly modelId: string;
+  readonly tree: TraceNode;
+  /** Trace nodes left out past the trace's size limit (0 when the trace is complete). */
+  readonly truncated: number;
+}
+
+export interface ExpandResult {
+  readonly tree: { readonly root: UsersetTreeNode };
+  readonly modelId: string;
+}
+
+export interface WriteInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  readonly writes: readonly TupleKey[];
+  readonly deletes: readonly TupleKey[];
+  readonly onDuplicate: 'error' | 'ignore';
+  readonly onMissing: 'error' | 'ignore';
+}
+
+export interface WriteOutput {
+  readonly modelId: string;
+  /** The store's revision once this write is applied (the `Latch-Revision` header). */
+  readonly revision: number;
+  /** Tuples actually written and deleted (ignored duplicates and missing deletes are not counted). */
+  readonly written: number;
+  readonly deleted: number;
+}
+
+export interface ReadInput extends PageRequest {
+  readonly storeId: string;
+  readonly filter: TupleFilter;
+  readonly consistency: Consistency;
+  /** Accepted for symmetry with the queries: Read always reads the datastore, fresh by nature. */
+  readonly minRevision?: number | undefined;
+}
+
+export interface ReadChangesInput extends PageRequest {
+  readonly storeId: string;
+  readonly type?: string | undefined;
+  readonly startTime?: string | undefined;
+}
+
+/** What delete-by-filter selects; at least one field is set (the API edge checks it). */
+export interface DeleteTuplesFilter {
+  /** Every object of this type (`document`). */
+  readonly objectType?: string | undefined;
+  /** One object (`document:roadmap`); its type equals `objectType` when both are set. */
+  readonly object?: string | undefined;
+  readonly relation?: string | undefined;
+  /** One user string exactly as stored: `user:anne`, `group:eng#member`, `user:*`. */
+  readonly user?: string | undefined;
+}
+
+export interface DeleteTuplesInput {
+  readonly storeId: string;
+  readonly filter: DeleteTuplesFilter;
+  /** Only report what would go; nothing is written. */
+  readonly dryRun: boolean;
+  /** At most this many tuples go in this request (1 … MAX_DELETE_BY_FILTER). */
+  readonly limit: number;
+}
+
+export interface DeleteTuplesOutput {
+  /** The tuples deleted (or, on a dry run, that would be), in the store's Read order. */
+  readonly tuples: readonly TupleKey[];
+  /** More tuples matched than `limit`: another request deletes the next ones. */
+  readonly more: boolean;
+  /** The store's revision after the request (unchanged on a dry run or when nothing matched). */
+  readonly revision: number;
+}
+
+export interface Latch {
+  // stores
+  createStore(name: string): Promise<Store>;
+  /** Throws store_id_not_found. */
+  getStore(storeId: string): Promise<Store>;
+  listStores(query: PageRequest & { name?: string | undefined }): Promise<Page<Store>>;
+  /** Throws store_id_not_found. */
+  deleteStore(storeId: string): Promise<void>;
+
+  // models
+  /** Validates (400 with D5 codes), stores, compiles; returns the new model id. */
+  writeModel(storeId: string, model: AuthorizationModelInput): Promise<string>;
+  /** Throws authorization_model_not_found. */
+  readModel(storeId: string, modelId: string): Promise<AuthorizationModel>;
+  listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>>;
+
+  // assertions
+  readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
+  writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void>;
+
+  // tuples
+  write(input: WriteInput): Promise<WriteOutput>;
+  read(input: ReadInput): Promise<Page<Tuple>>;
+  readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
+  /**
+   * The store's changes from a cursor or a start time, then live ones as they commit, with
+   * heartbeats (./watch.ts). Throws store_id_not_found before the first event for an unknown
+   * store, and mid-stream when the store is deleted. Ends when `signal` aborts.
+   */
+  watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent>;
+
+  // permission indexes (docs/permission-indexes.md)
+  /** Stores the definition and starts building (BUILDING); 400 validation_error for a relation that cannot be indexed. */
+  createPermissionIndex(input: CreatePermissionIndex): Promise<PermissionIndexInfo>;
+  /** Every index of the store in creation order. */
+  listPermissionIndexes(storeId: string): Promise<PermissionIndexInfo[]>;
+  /** 404 index_id_not_found for an unknown index. */
+  getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo>;
+  deletePermissionIndex(storeId: string, indexId: string): Promise<void>;
+  /** ReadExpansions: the current set, then live events (./permission-index/stream.ts). */
+  expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent>;
+  /**
+   * Deletes up to `limit` tuples matching the filter in one atomic write (one revision, one
+   * change-log entry per tuple); `dryRun` only lists them. Throws store_id_not_found.
+   */
+  deleteTuples(input: DeleteTuplesInput): Promise<DeleteTuplesOutput>;
+
+  // queries
+  check(input: CheckInput): Promise<CheckResult>;
+  /**
+   * The same Check without a promise when the store's index and the model are already loaded;
+   * undefined when they are not (then call `check`). Throws what `check` would reject with.
+   */
+  checkSync?(input: CheckInput): CheckResult | undefined;
+  batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
+  /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
+  checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;
+  /** With `input.page`: one page of the complete, ordered listing (422 throttled_timeout_error when it cannot finish in time). */
+  listObjects(input: ListObjectsInput): Promise<ListObjectsResult>;
+  /**
+   * Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream.
+   * With `input.page`: the complete listing's objects after the cursor, in order, at most `size`.
+   */
+  streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;
+  listUsers(input: ListUsersInput): Promise<ListUsersResult>;
+  expand(input: ExpandInput): Promise<ExpandResult>;
+  /** Check on the reference evaluator with its trace (a debugging tool, not the hot path). */
+  explainCheck?(input: CheckInput): Promise<CheckExplanation>;
+
+  /** The limits this service runs with (the API edge enforces some of them, e.g. BatchCheck items). */
+  readonly config: EngineConfig;
+  /** Resolves when every store's index is loaded (readiness). */
+  ready(): Promise<void>;
+  /**
+   * One pass of the expiry sweeper now: deletes every stored tuple whose `expires_at` has passed,
+   * each deletion in the changelog; resolves with how many. A background pass runs anyway.
+   */
+  sweepExpired?(): Promise<number>;
+  /** Operator figures (cache, pool, indexes, write latency); cheap enough for every metrics scrape. */
+  stats(): EngineStats;
+  close(): Promise<void>;
+}
+
+/** Engine limits; every field has the OpenFGA default. */
+export interface EngineConfig {
+  readonly resolveDepth: number; // 25
+  readonly listObjectsMaxResults: number; // 1000
+  readonly listObjectsDeadlineMs: number; // 3000
+  readonly listUsersMaxResults: number; // 1000
+  readonly listUsersDeadlineMs: number; // 3000
+  /** A paged (complete) ListObjects / ListUsers must compute its whole answer within this; else 422 (D8). */
+  readonly listPageDeadlineMs: number; // 30000 (latch extension)
+  readonly checkDeadlineMs: number; // 3000
+  readonly maxBatchCheckItems: number; // 50
+  readonly maxContextualTuples: number; // 100
+  readonly maxTuplesPerWrite: number; // 100
+  readonly workers: number; // 0 = inline only
+  readonly cacheSize: number; // result cache entries, 0 = off
+  readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
+  /** Permission index bounds (ring of events, build time, triples); defaults in permission-index.ts. */
+  readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
+}
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  resolveDepth: 25,
+  listObjectsMaxResults: 1000,
+  listObjectsDeadlineMs: 3000,
+  listUsersMaxResults: 1000,
+  listUsersDeadlineMs: 3000,
+  listPageDeadlineMs: 30_000,
+  checkDeadlineMs: 3000,
+  maxBatchCheckItems: 50,
+  maxContextualTuples: 100,
+  maxTuplesPerWrite: 100,
+  workers: 2,
+  cacheSize: 100_000,
+  pollIntervalMs: 1000,
+};
