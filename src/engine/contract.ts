@@ -1,38 +1,27 @@
-// The service facade: every operation of the API, in-process, on validated inputs.
-// The HTTP layer, the msgpack channel, the CLI and embedders (`import { openLatch } from 'latch'`)
-// all call this one interface. Inputs have passed shape validation (patterns, lengths, counts)
-// at the edge; the service does every model-dependent validation and throws AppError with the
-// per-API codes of semantics.md Appendix A.3.
+// The engine's contract: the `Latch` interface (every operation of the API, in-process, on
+// validated inputs) and every input and output type as plain data. The HTTP layer, the msgpack
+// channel, the CLI and embedders (`import { openLatch } from 'latch'`) all call this one
+// interface. Inputs have passed shape validation (patterns, lengths, counts) at the edge; the
+// engine does every model-dependent validation and throws AppError with the per-API codes of
+// docs/reference/semantics.md Appendix A.3. This module imports only src/domain and src/errors.
 
 import type {
   Assertion,
   AuthorizationModel,
   AuthorizationModelInput,
   Consistency,
+  IndexedRelation,
   JsonObject,
+  Page,
+  PageRequest,
+  PermissionIndexRecord,
   Store,
   Tuple,
   TupleChange,
+  TupleFilter,
   TupleKey,
 } from '../domain/types.js';
 import type { AppError } from '../errors.js';
-import type { Page, PageRequest, TupleFilter } from '../storage/types.js';
-import type { EngineStats } from './stats.js';
-import type { WatchEvent, WatchInput } from './commands/watch.js';
-import type { TraceNode } from './evaluation/semantics/trace.js';
-import type { CreatePermissionIndex } from './permission-index/manager.js';
-import type { PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
-import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
-import type { PermissionIndexRecord } from '../storage/types.js';
-
-export type { CreatePermissionIndex } from './permission-index/manager.js';
-export type {
-  EventPoint,
-  ExpansionEvent,
-  PermissionIndexLimits,
-  PermissionIndexStatus,
-} from './permission-index/permission-index.js';
-export type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
 
 /** A permission index as GetIndex describes it (docs/permission-indexes.md). */
 export interface PermissionIndexInfo {
@@ -50,8 +39,6 @@ export interface PermissionIndexInfo {
   readonly ingestedChanges: number;
   readonly events: number;
 }
-
-export type { WatchEvent, WatchInput } from './commands/watch.js';
 
 export interface CheckTupleKey {
   readonly user: string;
@@ -399,18 +386,170 @@ export interface EngineConfig {
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
 }
 
-export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  resolveDepth: 25,
-  listObjectsMaxResults: 1000,
-  listObjectsDeadlineMs: 3000,
-  listUsersMaxResults: 1000,
-  listUsersDeadlineMs: 3000,
-  listPageDeadlineMs: 30_000,
-  checkDeadlineMs: 3000,
-  maxBatchCheckItems: 50,
-  maxContextualTuples: 100,
-  maxTuplesPerWrite: 100,
-  workers: 2,
-  cacheSize: 100_000,
-  pollIntervalMs: 1000,
-};
+// ---- Permission indexes (docs/permission-indexes.md) ----
+
+export type PermissionIndexStatus = 'BUILDING' | 'ACTIVE' | 'FAILED';
+
+export interface ExpansionEvent {
+  readonly revision: number;
+  readonly position: number;
+  readonly operation: 'INSERT' | 'DELETE';
+  readonly user: string;
+  readonly relation: string;
+  readonly object: string;
+}
+
+/** A point of the event sequence: everything at or before (revision, position) was delivered. */
+export interface EventPoint {
+  readonly revision: number;
+  /** `Infinity`: the whole revision. */
+  readonly position: number;
+}
+
+export interface PermissionIndexLimits {
+  /** Events kept for resumption; a `from` older than the oldest is refused. */
+  readonly ringSize: number;
+  /** A build that takes longer fails (ms). */
+  readonly buildMs: number;
+  /** An index that would hold more triples fails. */
+  readonly maxTriples: number;
+  readonly resolveDepth: number;
+}
+
+export type ExpansionStreamEvent =
+  /** `snapshot`: the entry's number in the initial set (its id is not a resume point). */
+  | { readonly kind: 'expansion'; readonly event: ExpansionEvent; readonly snapshot?: number | undefined }
+  | { readonly kind: 'freshness'; readonly revision: number; readonly at: number }
+  | { readonly kind: 'heartbeat' }
+  | { readonly kind: 'closed'; readonly reason: string };
+
+export interface ExpansionsInput {
+  readonly storeId: string;
+  readonly indexId: string;
+  /** The model the client expects: it must be the index's. */
+  readonly modelId: string;
+  /** Resume right after this point; undefined → the whole current set first. */
+  readonly from?: EventPoint | undefined;
+  readonly heartbeatMs: number;
+  /** The stream closes after this long (the client reconnects with `from`). */
+  readonly lifetimeMs: number;
+}
+
+export interface CreatePermissionIndex {
+  readonly storeId: string;
+  readonly name: string;
+  readonly relations: readonly IndexedRelation[];
+  /** Undefined → the store's latest model. */
+  readonly modelId?: string | undefined;
+}
+
+// ---- Watch ----
+
+export interface WatchInput {
+  readonly storeId: string;
+  /** Only changes whose object type equals this. */
+  readonly type?: string | undefined;
+  /** A storage cursor: the stream starts right after it. Takes precedence over `startTime`. */
+  readonly after?: string | undefined;
+  /** RFC 3339: the stream starts at the first change at or after this time. */
+  readonly startTime?: string | undefined;
+  /** A heartbeat after this long without a change (ms). */
+  readonly heartbeatMs: number;
+}
+
+export type WatchEvent =
+  | { readonly kind: 'change'; readonly change: TupleChange; readonly cursor: string }
+  /**
+   * The first event of every stream, then one after each `heartbeatMs` without a change.
+   * `cursor`: where the stream stands; undefined while no change was read since a start at the
+   * beginning or at a start time (resume the same way).
+   */
+  | { readonly kind: 'heartbeat'; readonly cursor: string | undefined };
+
+// ---- ExplainCheck trace ----
+
+export type TraceKind =
+  'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
+
+export type TraceOutcome = 'allowed' | 'denied' | 'cycle' | 'error';
+
+export interface TraceNode {
+  kind: TraceKind;
+  /** `object#relation` for a relation, the rewrite in DSL words for an operator, `object#relation@user` for a tuple. */
+  label: string;
+  outcome: TraceOutcome;
+  error?: string;
+  children?: TraceNode[];
+}
+
+// ---- Operator figures (Latch.stats) ----
+
+/** Replication figures for `stats()`: revisions applied from the log, catch-ups that failed, polls. */
+export interface FollowerStats {
+  revisionsApplied: number;
+  /** Of those, the revisions applied from the changes their commit event carried (no log read). */
+  revisionsCarried: number;
+  /**
+   * Commit event received → that revision applied to the index from the log (commits of other
+   * nodes): this node's own share of the replication lag, free of network and client time.
+   */
+  readonly applyLag: Histogram;
+  catchUpFailures: number;
+  polls: number;
+  pollFailures: number;
+}
+
+/** The pool's scheduling figures, as Piscina reports them (ms, since start). */
+export interface PoolStats {
+  readonly workers: number;
+  /** Tasks waiting for a worker now. */
+  readonly queueSize: number;
+  readonly completed: number;
+  /** Share of the pool's capacity spent running tasks since it started, 0 … 1. */
+  readonly utilization: number;
+  readonly waitMs: { readonly mean: number; readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** A fixed-bucket histogram: `counts[i]` observations in (bounds[i-1], bounds[i]], the last slot +Inf. */
+export interface Histogram {
+  readonly bounds: readonly number[];
+  readonly counts: Float64Array;
+  readonly sumMs: number;
+  readonly count: number;
+  /** The latest observation. */
+  readonly last: number;
+}
+
+export interface EngineStats {
+  /** The MINIMIZE_LATENCY Check result cache. */
+  readonly cache: {
+    readonly hits: number;
+    readonly misses: number;
+    readonly entries: number;
+    readonly capacity: number;
+  };
+  /** Undefined until the first batch large enough for the pool started it. */
+  readonly pool: PoolStats | undefined;
+  readonly indexes: {
+    readonly stores: number;
+    /** Stored tuples across loaded indexes (base entries plus overlay adds, minus overlay deletes). */
+    readonly tuples: number;
+    /** Shared-memory bytes of the loaded indexes' bases. */
+    readonly bytes: number;
+    /** Time each store index took to load (checkpoint + change-log tail, or full scan). */
+    readonly loads: Histogram;
+    /** Index checkpoints written and failed since start (at load, in the background, at close). */
+    readonly checkpoints: { readonly written: number; readonly failed: number };
+  };
+  /** Following the datastore (state/follower.ts): revisions applied from the change log, failures, polls. */
+  readonly replication: Readonly<FollowerStats>;
+  /** Bytes allocated in the walker's shared memory (indexes, overlays, scratch). */
+  readonly sharedMemoryBytes: number;
+  /** Storage commit latency of Write (the tuple batch, change log and revision). */
+  readonly writes: Histogram;
+  /** Resolution depth of the Checks answered inline (values in hops, not ms). */
+  readonly checkDepth: Histogram;
+}
+
+/** Where the engine reports what no caller is waiting for (a failed background checkpoint). */
+export type EngineLog = (level: 'warn' | 'error', msg: string, fields: Readonly<Record<string, unknown>>) => void;

@@ -21,7 +21,7 @@ import type { Follower, Freshness } from './state/follower.js';
 import type { Indexes } from './state/store-indexes.js';
 import type { ModelCache } from './state/model-cache.js';
 import { ResultCache } from './state/result-cache.js';
-import type { EngineStats } from './stats.js';
+
 import {
   validateCheckKey,
   validateContextualTuples,
@@ -62,6 +62,7 @@ import {
   userOfKey,
   type ListingStamp,
 } from './evaluation/list/pages.js';
+import type { EngineStats } from './contract.js';
 
 export class Queries {
   private readonly checker: WalkerChecker;

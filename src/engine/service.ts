@@ -19,45 +19,54 @@ import { validateModel } from '../model/validate.js';
 import type { Page, PageRequest, PostgresOpenOptions, Storage, WriteResult } from '../storage/types.js';
 import { openStorage } from '../storage/index.js';
 import { Follower } from './state/follower.js';
-import { type EngineLog, Indexes } from './state/store-indexes.js';
+import { Indexes } from './state/store-indexes.js';
 import { ModelCache } from './state/model-cache.js';
 import { Queries } from './queries.js';
 import { allocatedBytes } from '../index/memory.js';
-import { checkDepths, type EngineStats, Timings } from './stats.js';
+import { checkDepths, Timings } from './stats.js';
 import { checkExpiries, validateCheckKey, validateWrite } from './commands/validate-request.js';
 import { ExpirySweeper } from './state/expiry-sweeper.js';
-import { watchChanges, type WatchEvent, type WatchInput } from './commands/watch.js';
+import { watchChanges } from './commands/watch.js';
 import { matching } from './commands/delete-tuples.js';
-import { type CreatePermissionIndex, PermissionIndexes } from './permission-index/manager.js';
-import { DEFAULT_LIMITS, type PermissionIndex } from './permission-index/permission-index.js';
-import { expansionStream, type ExpansionStreamEvent, type ExpansionsInput } from './permission-index/stream.js';
+import { PermissionIndexes } from './permission-index/manager.js';
+import type { PermissionIndex } from './permission-index/permission-index.js';
+import { expansionStream } from './permission-index/stream.js';
 import { logger } from '../log.js';
-import {
-  DEFAULT_ENGINE_CONFIG,
-  type BatchCheckInput,
-  type BatchCheckResult,
-  type CheckIdsInput,
-  type CheckIdsResult,
-  type CheckInput,
-  type CheckResult,
-  type DeleteTuplesInput,
-  type DeleteTuplesOutput,
-  type EngineConfig,
-  type CheckExplanation,
-  type ExpandInput,
-  type ExpandResult,
-  type Latch,
-  type ListObjectsInput,
-  type ListObjectsResult,
-  type ListUsersInput,
-  type ListUsersResult,
-  type PermissionIndexInfo,
-  type QueryBase,
-  type ReadChangesInput,
-  type ReadInput,
-  type WriteInput,
-  type WriteOutput,
+import type {
+  BatchCheckInput,
+  BatchCheckResult,
+  CheckIdsInput,
+  CheckIdsResult,
+  CheckInput,
+  CheckResult,
+  DeleteTuplesInput,
+  DeleteTuplesOutput,
+  EngineConfig,
+  CheckExplanation,
+  ExpandInput,
+  ExpandResult,
+  Latch,
+  ListObjectsInput,
+  ListObjectsResult,
+  ListUsersInput,
+  ListUsersResult,
+  PermissionIndexInfo,
+  QueryBase,
+  ReadChangesInput,
+  ReadInput,
+  WriteInput,
+  WriteOutput,
 } from './contract.js';
+import type {
+  CreatePermissionIndex,
+  EngineLog,
+  EngineStats,
+  ExpansionStreamEvent,
+  ExpansionsInput,
+  WatchEvent,
+  WatchInput,
+} from './contract.js';
+import { DEFAULT_ENGINE_CONFIG, DEFAULT_PERMISSION_INDEX_LIMITS } from './config.js';
 
 export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */
@@ -122,7 +131,7 @@ export class LatchService implements Latch {
       storage,
       this.indexes,
       this.models,
-      { ...DEFAULT_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex },
+      { ...DEFAULT_PERMISSION_INDEX_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex },
       this.log,
     );
     this.follower.observer = this.permissionIndexes;

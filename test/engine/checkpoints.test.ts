@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type EngineLog, Indexes } from '../../src/engine/state/store-indexes.js';
+import { Indexes } from '../../src/engine/state/store-indexes.js';
 import type { StoreIndex } from '../../src/index/store-index.js';
 import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
@@ -13,6 +13,7 @@ import type { CheckpointWriter, Storage } from '../../src/storage/types.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { everyTuple, stored } from '../index/helpers.js';
 import { collect } from '../storage/helpers.js';
+import type { EngineLog } from '../../src/engine/contract.js';
 
 const viewer = (i: number): TupleKey => ({ user: `user:u${i}`, relation: 'viewer', object: `doc:d${i % 50}` });
 const plain = { onDuplicate: 'error', onMissing: 'error', deletes: [] } as const;

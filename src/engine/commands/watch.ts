@@ -9,27 +9,7 @@
 import type { TupleChange } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { Storage, StorageEvent } from '../../storage/types.js';
-
-export interface WatchInput {
-  readonly storeId: string;
-  /** Only changes whose object type equals this. */
-  readonly type?: string | undefined;
-  /** A storage cursor: the stream starts right after it. Takes precedence over `startTime`. */
-  readonly after?: string | undefined;
-  /** RFC 3339: the stream starts at the first change at or after this time. */
-  readonly startTime?: string | undefined;
-  /** A heartbeat after this long without a change (ms). */
-  readonly heartbeatMs: number;
-}
-
-export type WatchEvent =
-  | { readonly kind: 'change'; readonly change: TupleChange; readonly cursor: string }
-  /**
-   * The first event of every stream, then one after each `heartbeatMs` without a change.
-   * `cursor`: where the stream stands; undefined while no change was read since a start at the
-   * beginning or at a start time (resume the same way).
-   */
-  | { readonly kind: 'heartbeat'; readonly cursor: string | undefined };
+import type { WatchEvent, WatchInput } from '../contract.js';
 
 /** Changes per storage read: the most the stream holds at once. */
 const PAGE = 100;

@@ -8,23 +8,16 @@ import { ulid } from '../../domain/ids.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import type { IndexedRelation, PermissionIndexRecord, Storage } from '../../storage/types.js';
+import type { PermissionIndexRecord, Storage } from '../../storage/types.js';
 import type { AppliedObserver } from '../state/follower.js';
-import type { EngineLog, Indexes } from '../state/store-indexes.js';
+import type { Indexes } from '../state/store-indexes.js';
 import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';
-import { PermissionIndex, type PermissionIndexLimits } from './permission-index.js';
+import { PermissionIndex } from './permission-index.js';
+import type { CreatePermissionIndex, EngineLog, PermissionIndexLimits } from '../contract.js';
 
 /** Work per event-loop turn while building (ms). */
 const BUILD_SLICE_MS = 10;
-
-export interface CreatePermissionIndex {
-  readonly storeId: string;
-  readonly name: string;
-  readonly relations: readonly IndexedRelation[];
-  /** Undefined → the store's latest model. */
-  readonly modelId?: string | undefined;
-}
 
 export const indexNotFound = (id: string): AppError =>
   new AppError('index_id_not_found', `permission index '${id}' not found`);

@@ -12,9 +12,10 @@ import type { Consistency, TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot, StoreIndex } from '../../index/store-index.js';
 import type { RevisionChanges, Storage, StorageEvent, WriteResult } from '../../storage/types.js';
-import type { EngineLog, Indexes } from './store-indexes.js';
+import type { Indexes } from './store-indexes.js';
 import type { ModelCache } from './model-cache.js';
 import { Timings } from '../stats.js';
+import type { EngineLog, FollowerStats } from '../contract.js';
 
 /** What a query asks of its index's freshness. */
 export interface Freshness {
@@ -36,21 +37,6 @@ interface Waiter {
 interface Run {
   target: number;
   done: Promise<void>;
-}
-
-/** Replication figures for `stats()`: revisions applied from the log, catch-ups that failed, polls. */
-export interface FollowerStats {
-  revisionsApplied: number;
-  /** Of those, the revisions applied from the changes their commit event carried (no log read). */
-  revisionsCarried: number;
-  /**
-   * Commit event received → that revision applied to the index from the log (commits of other
-   * nodes): this node's own share of the replication lag, free of network and client time.
-   */
-  readonly applyLag: Timings;
-  catchUpFailures: number;
-  polls: number;
-  pollFailures: number;
 }
 
 /**
@@ -89,7 +75,7 @@ export class Follower {
   private pollDown = false;
   /** Per store, the commit events not applied yet: [revision, performance.now() at receipt] pairs, oldest first. */
   private readonly heardAt = new Map<string, number[]>();
-  readonly stats: FollowerStats = {
+  readonly stats: FollowerStats & { readonly applyLag: Timings } = {
     revisionsApplied: 0,
     revisionsCarried: 0,
     applyLag: new Timings(),

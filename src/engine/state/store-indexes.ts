@@ -18,12 +18,10 @@ import { type CheckpointOutcome, StoreIndex, type StoreIndexOptions } from '../.
 import type { Storage } from '../../storage/types.js';
 import { Timings } from '../stats.js';
 import { logger } from '../../log.js';
+import type { EngineLog } from '../contract.js';
 
 /** A load that replayed at least this many changes of the log tail is followed by a checkpoint. */
 const LONG_TAIL = 10_000;
-
-/** Where the engine reports what no caller is waiting for (a failed background checkpoint). */
-export type EngineLog = (level: 'warn' | 'error', msg: string, fields: Readonly<Record<string, unknown>>) => void;
 
 /** Without a configured log: the process log (src/log.ts, honouring --log-level and --log-format). */
 const warn: EngineLog = (level, msg, fields) => logger.log(level, msg, fields);

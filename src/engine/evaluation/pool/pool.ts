@@ -10,9 +10,10 @@ import { C, NONE, QUERY_WORDS, R_ERR_INTERNAL, R_ERR_NEEDHOST } from '../../../a
 import type { IndexSnapshot } from '../../../index/store-index.js';
 import { memory, Region, u32, u8 } from '../../../index/memory.js';
 import type { Program } from '../walker/program.js';
-import type { PoolStats } from '../../stats.js';
+
 import { encodeQuery, Scratch } from '../walker/request.js';
 import type { BatchTask } from './worker.js';
+import type { PoolStats } from '../../contract.js';
 
 /** Smallest task: below this the ≈ 22 µs task cost dominates (≈ 150 ns per check). */
 const MIN_TASK = 2048;

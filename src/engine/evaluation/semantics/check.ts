@@ -13,7 +13,8 @@ import { AppError, fail } from '../../../errors.js';
 import type { TupleEntry } from '../../../index/types.js';
 import type { Rewrite } from '../../../model/types.js';
 import { RequestState, type TupleOutcome } from './context.js';
-import type { Trace, TraceKind } from './trace.js';
+import type { Trace } from './trace.js';
+import type { TraceKind } from '../../contract.js';
 
 export const FALSE = 0;
 export const TRUE = 1;

@@ -3,19 +3,7 @@
 // and per tuple followed, each with its outcome. Only built when asked for; never on the walker.
 
 import { AppError } from '../../../errors.js';
-
-export type TraceKind =
-  'relation' | 'direct' | 'computed' | 'ttu' | 'union' | 'intersection' | 'exclusion' | 'tuple' | 'pruned' | 'cycle';
-export type TraceOutcome = 'allowed' | 'denied' | 'cycle' | 'error';
-
-export interface TraceNode {
-  kind: TraceKind;
-  /** `object#relation` for a relation, the rewrite in DSL words for an operator, `object#relation@user` for a tuple. */
-  label: string;
-  outcome: TraceOutcome;
-  error?: string;
-  children?: TraceNode[];
-}
+import type { TraceKind, TraceNode } from '../../contract.js';
 
 /** Most nodes one trace records; past it, deeper nodes are evaluated but not recorded. */
 export const MAX_TRACE_NODES = 5000;

@@ -15,8 +15,9 @@ import type { IndexSnapshot } from '../../../index/store-index.js';
 import { programFor } from './program.js';
 import { walkerModule } from './wasm.js';
 import { CheckPool } from '../pool/pool.js';
-import type { PoolStats } from '../../stats.js';
+
 import { outcomeOf, walkerHost, type CheckItem, type CheckOutcome, type WalkerHost } from './host.js';
+import type { PoolStats } from '../../contract.js';
 
 export type { CheckItem, CheckOutcome };
 export { WalkerSession } from './session.js';
