@@ -86,8 +86,7 @@ export const embedded: Scenario = {
     const { latch, queries, inputs, map } = await prepare();
     const n = queries.length;
     const want = queries.map((q) => q.want);
-    const checkSync = latch.checkSync?.bind(latch);
-    if (!checkSync) throw new Error('bench embedded: the service has no checkSync');
+    const checkSync = latch.checkSync.bind(latch);
     await latch.check(inputs[0] as CheckInput); // loads the model and the index
     verify(
       'embedded map',

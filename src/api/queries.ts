@@ -81,7 +81,7 @@ const check = endpoint<CheckInput>({
     return r.allowed ? ALLOWED : DENIED;
   },
   handleSync(input, ctx) {
-    const r = ctx.latch.checkSync?.(input);
+    const r = ctx.latch.checkSync(input);
     if (r === undefined) return undefined;
     ctx.modelId = r.modelId;
     return r.allowed ? ALLOWED : DENIED;

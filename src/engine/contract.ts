@@ -336,7 +336,7 @@ export interface Latch {
    * The same Check without a promise when the store's index and the model are already loaded;
    * undefined when they are not (then call `check`). Throws what `check` would reject with.
    */
-  checkSync?(input: CheckInput): CheckResult | undefined;
+  checkSync(input: CheckInput): CheckResult | undefined;
   batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
   /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
   checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;
@@ -350,7 +350,7 @@ export interface Latch {
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
   /** Check on the reference evaluator with its trace (a debugging tool, not the hot path). */
-  explainCheck?(input: CheckInput): Promise<CheckExplanation>;
+  explainCheck(input: CheckInput): Promise<CheckExplanation>;
 
   /** The limits this service runs with (the API edge enforces some of them, e.g. BatchCheck items). */
   readonly config: EngineConfig;
@@ -360,7 +360,7 @@ export interface Latch {
    * One pass of the expiry sweeper now: deletes every stored tuple whose `expires_at` has passed,
    * each deletion in the changelog; resolves with how many. A background pass runs anyway.
    */
-  sweepExpired?(): Promise<number>;
+  sweepExpired(): Promise<number>;
   /** Operator figures (cache, pool, indexes, write latency); cheap enough for every metrics scrape. */
   stats(): EngineStats;
   close(): Promise<void>;

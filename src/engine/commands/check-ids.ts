@@ -14,8 +14,10 @@ import { AppError, toAppError } from '../../errors.js';
 import { NONE, QUERY_WORDS, UNSEEN_NODE } from '../../abi.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
-import type { Indexes } from '../state/store-indexes.js';
+import type { StoreIndexes } from '../state/store-indexes.js';
 import type { ModelCache } from '../state/model-cache.js';
+import type { EngineParts } from './parts.js';
+import { assertKnownStore, freshIndex } from './request-steps.js';
 import { validateCheckKey, validateRequestContext, validateSubject } from './validate-request.js';
 import {
   CHECK_ALLOWED,
@@ -186,13 +188,25 @@ function slowCheck(
   );
 }
 
+/**
+ * The store, its index at the asked freshness, then every check of the request against one
+ * snapshot at one instant. Past `checkDeadlineMs` (D8) the checks not yet answered answer
+ * throttled_timeout_error.
+ */
+export async function checkIds(e: EngineParts, input: CheckIdsInput): Promise<CheckIdsResult> {
+  await assertKnownStore(e, input.storeId);
+  const deadline = Date.now() + e.config.checkDeadlineMs;
+  await freshIndex(e, input, deadline);
+  return checkAll(e.models, e.indexes, e.checker, input, deadline);
+}
+
 /** `deadline` (`Date.now()` ms, D8): checks it cuts short answer throttled_timeout_error. */
-export async function checkIds(
+async function checkAll(
   models: ModelCache,
-  indexes: Indexes,
+  indexes: StoreIndexes,
   checker: WalkerChecker,
   input: CheckIdsInput,
-  deadline = Infinity,
+  deadline: number,
 ): Promise<CheckIdsResult> {
   const model = await models.resolve(input.storeId, input.modelId);
   validateRequestContext(input.context);

@@ -1,10 +1,32 @@
-// Delete by filter: which stored tuples a filter selects, gathered through the storage contract's
-// `readTuples` (pages of at most 100), bounded by the request's limit. The service deletes what
-// this returns in one `writeTuples` call, so each request is one atomic batch and one revision.
+// Delete by filter: the store, then, through the store writer (state/store-writer.ts), the stored
+// tuples the filter selects, gathered through the storage contract's `readTuples` (pages of at
+// most 100) and bounded by the request's limit, deleted in one `writeTuples` call: each request
+// is one atomic batch and one revision. Reading and deleting run as one step of the store's write
+// order; a tuple that vanished between the two (another writer) is skipped, not an error. A dry
+// run only reads.
 
 import type { TupleKey } from '../../domain/types.js';
 import type { Storage, TupleFilter } from '../../storage/types.js';
-import type { DeleteTuplesFilter } from '../contract.js';
+import type { DeleteTuplesFilter, DeleteTuplesInput, DeleteTuplesOutput } from '../contract.js';
+import type { EngineParts } from './parts.js';
+import { storeOf } from './request-steps.js';
+
+export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Promise<DeleteTuplesOutput> {
+  const { storeId } = input;
+  await storeOf(e, storeId);
+  if (input.dryRun) {
+    const found = await matching(e.storage, storeId, input.filter, input.limit);
+    return { tuples: found.keys, more: found.more, revision: await e.storage.revision(storeId) };
+  }
+  return e.writer.write(storeId, async (commit) => {
+    const found = await matching(e.storage, storeId, input.filter, input.limit);
+    if (found.keys.length === 0) return { tuples: [], more: false, revision: await e.storage.revision(storeId) };
+    const res = await commit((storage) =>
+      storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' }),
+    );
+    return { tuples: res.deleted, more: found.more, revision: res.revision };
+  });
+}
 
 /** The most tuples one delete-by-filter request removes; a request's `limit` may lower it. */
 export const MAX_DELETE_BY_FILTER = 1000;

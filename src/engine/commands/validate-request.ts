@@ -131,7 +131,7 @@ export function validateWrite(
  * Every written tuple's `expires_at` (already in RFC 3339 normal form) lies after `now` and
  * within the horizon (src/domain/expiry.ts), else 400 validation_error naming the tuple.
  */
-export function checkExpiries(writes: readonly TupleKey[], now: number): void {
+export function validateExpiries(writes: readonly TupleKey[], now: number): void {
   for (const t of writes) {
     if (t.expires_at === undefined) continue;
     const ms = parseExpiry(t.expires_at);

@@ -4,12 +4,20 @@
 // consumer only reads later, so the stream holds at most one page, whatever the backlog.
 // Example: after a Write of doc:1#viewer@user:anne, a watch of the store yields
 // { kind: 'change', change: {tuple_key: …, operation: 'TUPLE_OPERATION_WRITE', …}, cursor: c1 };
-// a new watch from c1 yields nothing until the next commit.
+// a new watch from c1 yields nothing until the next commit. Throws store_id_not_found before the
+// first event for an unknown store, and mid-stream when the store is deleted.
 
 import type { TupleChange } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { Storage, StorageEvent } from '../../storage/types.js';
 import type { WatchEvent, WatchInput } from '../contract.js';
+import type { EngineParts } from './parts.js';
+import { storeOf } from './request-steps.js';
+
+export async function* watch(e: EngineParts, input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent> {
+  await storeOf(e, input.storeId);
+  yield* watchChanges(e.storage, input, signal);
+}
 
 /** Changes per storage read: the most the stream holds at once. */
 const PAGE = 100;

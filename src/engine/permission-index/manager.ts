@@ -10,7 +10,7 @@ import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { PermissionIndexRecord, Storage } from '../../storage/types.js';
 import type { AppliedObserver } from '../state/follower.js';
-import type { Indexes } from '../state/store-indexes.js';
+import type { StoreIndexes } from '../state/store-indexes.js';
 import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';
 import { PermissionIndex } from './permission-index.js';
@@ -29,7 +29,7 @@ export class PermissionIndexes implements AppliedObserver {
 
   constructor(
     private readonly storage: Storage,
-    private readonly indexes: Indexes,
+    private readonly indexes: StoreIndexes,
     private readonly models: ModelCache,
     private readonly limits: PermissionIndexLimits,
     private readonly log: EngineLog,

@@ -1,6 +1,6 @@
 // The expiry sweeper: deletes the stored tuples whose `expires_at` has passed (D15 extension),
-// through storage's `deleteExpired` (one write per batch, each deletion in the changelog), applied
-// to the store's index in the store's write order like any write. Queries never wait for it:
+// through storage's `deleteExpired` (one write per batch, each deletion in the changelog),
+// committed through the store writer (./store-writer.ts) like any write. Queries never wait for it:
 // from its expiry instant a tuple grants nothing on any path whether swept or not; sweeping only
 // reclaims space and tells ReadChanges consumers.
 //
@@ -8,20 +8,19 @@
 // it; ReadChanges then shows a TUPLE_OPERATION_DELETE whose tuple_key carries expires_at 10:00.
 
 import { AppError } from '../../errors.js';
-import type { StoreIndex } from '../../index/store-index.js';
-import type { Storage, WriteResult } from '../../storage/types.js';
-import type { Indexes } from './store-indexes.js';
+import type { Storage } from '../../storage/types.js';
+import { EXPIRY_SWEEP_BATCH } from '../config.js';
+import type { StoreIndexes } from './store-indexes.js';
+import type { StoreWriter } from './store-writer.js';
 
 export interface SweeperOptions {
   readonly storage: Storage;
-  readonly indexes: Indexes;
-  /** Runs a write in the store's write order (the service's per-store serialization). */
-  readonly serialized: <T>(storeId: string, fn: () => Promise<T>) => Promise<T>;
-  /** Brings a write's result into the store's index (the follower's `applyLocal`: another node may have committed in between). */
-  readonly applied: (storeId: string, index: StoreIndex, result: WriteResult) => Promise<void>;
+  readonly indexes: StoreIndexes;
+  /** The one write path: each batch is committed and applied to the index through it. */
+  readonly writer: StoreWriter;
   /** The clock of expiry (ms since the epoch). */
   readonly now: () => number;
-  /** Tuples per delete batch (default 500). */
+  /** Tuples per delete batch (default config.ts EXPIRY_SWEEP_BATCH). */
   readonly batch?: number | undefined;
   /** Called when a background pass fails (never thrown to a caller). */
   readonly onError?: ((err: unknown) => void) | undefined;
@@ -77,15 +76,12 @@ export class ExpirySweeper {
 
   /** Deletes the store's tuples expired at `now`, batch after batch, each applied to the index before the next. */
   private async sweepStore(storeId: string, now: number): Promise<number> {
-    const batch = this.opts.batch ?? 500;
+    const batch = this.opts.batch ?? EXPIRY_SWEEP_BATCH;
     let total = 0;
     for (;;) {
-      const res: WriteResult = await this.opts.serialized(storeId, async () => {
-        const index = await this.opts.indexes.get(storeId);
-        const r = await this.opts.storage.deleteExpired(storeId, now, batch);
-        await this.opts.applied(storeId, index, r);
-        return r;
-      });
+      const res = await this.opts.writer.write(storeId, (commit) =>
+        commit((storage) => storage.deleteExpired(storeId, now, batch)),
+      );
       total += res.deleted.length;
       if (res.deleted.length < batch) return total;
     }

@@ -12,7 +12,7 @@ import type { Consistency, TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot, StoreIndex } from '../../index/store-index.js';
 import type { RevisionChanges, Storage, StorageEvent, WriteResult } from '../../storage/types.js';
-import type { Indexes } from './store-indexes.js';
+import type { StoreIndexes } from './store-indexes.js';
 import type { ModelCache } from './model-cache.js';
 import { Timings } from '../stats.js';
 import type { EngineLog, FollowerStats } from '../contract.js';
@@ -88,7 +88,7 @@ export class Follower {
 
   constructor(
     private readonly storage: Storage,
-    private readonly indexes: Indexes,
+    private readonly indexes: StoreIndexes,
     private readonly models: ModelCache,
     private readonly options: FollowerOptions,
   ) {
@@ -192,7 +192,7 @@ export class Follower {
     this.failWaiters(storeId, new AppError('store_id_not_found', 'Store ID not found'));
   }
 
-  /** Called by Indexes when a store's index finished loading: applies what was heard meanwhile. */
+  /** Called by StoreIndexes when a store's index finished loading: applies what was heard meanwhile. */
   loaded(storeId: string, index: StoreIndex): void {
     this.applied(storeId, index.currentRevision, false);
     this.notify(storeId, index);

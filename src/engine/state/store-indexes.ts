@@ -26,13 +26,13 @@ const LONG_TAIL = 10_000;
 /** Without a configured log: the process log (src/log.ts, honouring --log-level and --log-format). */
 const warn: EngineLog = (level, msg, fields) => logger.log(level, msg, fields);
 
-export interface IndexesOptions {
+export interface StoreIndexesOptions {
   /** Options for every store index (tests lower the merge and checkpoint thresholds). */
   readonly index?: Omit<StoreIndexOptions, 'onCheckpointDue'> | undefined;
   readonly log?: EngineLog | undefined;
 }
 
-export class Indexes {
+export class StoreIndexes {
   private readonly loaded = new Map<string, StoreIndex>();
   private readonly pending = new Map<string, Promise<StoreIndex>>();
   /** Stores deleted while their index was loading. */
@@ -49,7 +49,7 @@ export class Indexes {
 
   constructor(
     private readonly storage: Storage,
-    private readonly options: IndexesOptions = {},
+    private readonly options: StoreIndexesOptions = {},
   ) {
     this.log = options.log ?? warn;
   }

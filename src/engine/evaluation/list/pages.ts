@@ -26,23 +26,6 @@ export interface ListPage<T> {
 export const MAX_LIST_PAGE_SIZE = 1000;
 export const DEFAULT_LIST_PAGE_SIZE = 100;
 
-/**
- * What a complete result was computed against. A cached result is reused only for the same
- * index object (a reloaded store gets a new one), revision and model, and only before `validUntil`
- * (ms): the first instant a stored tuple that the result may depend on expires.
- */
-export interface ListingStamp {
-  readonly index: object;
-  readonly revision: number;
-  readonly modelId: string;
-  readonly validUntil: number;
-}
-
-interface Entry {
-  readonly stamp: ListingStamp;
-  readonly keys: readonly string[];
-}
-
 /** The first index of the sorted `keys` whose key is greater than `after` (binary search). */
 export function firstAfter(keys: readonly string[], after: string | undefined): number {
   if (after === undefined) return 0;
@@ -62,54 +45,6 @@ export function pageOf(keys: readonly string[], page: ListPageRequest): ListPage
   const items = keys.slice(from, from + page.size);
   const more = from + page.size < keys.length;
   return more ? { items, next: items[items.length - 1] } : { items };
-}
-
-/**
- * Sorted complete results by request, most recent last; at most `capacity` entries (each holds
- * references to strings the index dictionary already owns: 8 bytes per result).
- */
-export class ListingCache {
-  private readonly entries = new Map<string, Entry>();
-  hits = 0;
-  misses = 0;
-
-  constructor(readonly capacity = 16) {}
-
-  get(key: string, stamp: ListingStamp, now: number): readonly string[] | undefined {
-    const e = this.entries.get(key);
-    const s = e?.stamp;
-    if (
-      !e ||
-      !s ||
-      s.index !== stamp.index ||
-      s.revision !== stamp.revision ||
-      s.modelId !== stamp.modelId ||
-      now >= s.validUntil
-    ) {
-      this.misses++;
-      return undefined;
-    }
-    this.hits++;
-    this.entries.delete(key);
-    this.entries.set(key, e);
-    return e.keys;
-  }
-
-  set(key: string, stamp: ListingStamp, keys: readonly string[]): void {
-    if (this.capacity <= 0) return;
-    this.entries.delete(key);
-    this.entries.set(key, { stamp, keys });
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
-  }
-
-  /** Forgets the results of one store (deleted). */
-  dropStore(storeId: string): void {
-    for (const k of this.entries.keys()) if (k.startsWith(`${storeId}\u0000`)) this.entries.delete(k);
-  }
 }
 
 /**
