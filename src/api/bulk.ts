@@ -16,7 +16,7 @@ import {
 import { AppError, toAppError } from '../errors.js';
 import type { CheckIdsInput, StringTable } from '../engine/contract.js';
 import { CHECK_ERROR } from '../engine/contract.js';
-import { checkKey } from './keys.js';
+import { checkKey } from './tuple-key-parsers.js';
 import {
   P,
   byteLength,

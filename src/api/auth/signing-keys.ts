@@ -12,7 +12,7 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
-import type { KeyRecords, SigningKeyRecord } from '../../storage/auth/keys.js';
+import type { KeyRecords, SigningKeyRecord } from '../../storage/auth/signing-key-records.js';
 import { logger } from '../../log.js';
 
 export const SIGNING_ALG = 'ES256';

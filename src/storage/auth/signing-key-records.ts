@@ -1,5 +1,5 @@
 // Persistence of the built-in issuer's signing keys (ES256 JWKs) in the auth DB. The key
-// material is made and used by src/api/auth/keys.ts; this module only stores records.
+// material is made and used by src/api/auth/signing-keys.ts; this module only stores records.
 // Contract: `save` of a new current key and the pointer to it land in one atomic batch.
 
 import type { AuthKv } from './kv.js';
