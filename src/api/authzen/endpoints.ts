@@ -13,7 +13,7 @@ import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations
 import {
   MODEL_HEADER,
   checkKeyOf,
-  checkPage,
+  validatePage,
   contextOf,
   mergedContext,
   modelFromHeader,
@@ -64,7 +64,7 @@ function accessInput<S, R, A>(
     action: action(body, request),
     context: contextOf(body),
   };
-  if (paged) checkPage(body);
+  if (paged) validatePage(body);
   return input;
 }
 

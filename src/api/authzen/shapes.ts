@@ -125,7 +125,7 @@ export function contextOf(body: Obj): JsonObject | undefined {
 }
 
 /** `page` (spec §8): accepted and not used; only its shape is checked. */
-export function checkPage(body: Obj): void {
+export function validatePage(body: Obj): void {
   const page = optional(body, 'page');
   if (!page) return;
   const token = page['token'] ?? page['next_token'];
