@@ -50,7 +50,7 @@ export interface CheckTupleKey {
 export interface QueryBase {
   readonly storeId: string;
   readonly modelId?: string | undefined;
-  /** Validated like writes (semantics.md §4.2), duplicates accepted; at most 100. */
+  /** Validated like writes (docs/reference/semantics.md §4.2), duplicates accepted; at most 100. */
   readonly contextualTuples: readonly TupleKey[];
   readonly context?: JsonObject | undefined;
   readonly consistency: Consistency;
@@ -137,9 +137,9 @@ export interface CheckIdsResult {
 }
 
 /**
- * A complete listing in pages (D15 extension): at most `size` results (1..1000) after the cursor
+ * A complete listing in pages (docs/reference/decisions.md D15 extension): at most `size` results (1..1000) after the cursor
  * `after` (the `next` of the previous page), in ascending order of their string form, each
- * accessible in the store's state when the page is served (src/engine/listing.ts).
+ * accessible in the store's state when the page is served (evaluation/list/pages.ts).
  */
 export interface ListPageRequest {
   readonly size: number;
@@ -192,7 +192,7 @@ export interface ExpandInput extends Omit<QueryBase, 'context'> {
   readonly relation: string;
 }
 
-/** Expand's tree, exactly the JSON shape of semantics.md §6.4. */
+/** Expand's tree, exactly the JSON shape of docs/reference/semantics.md §6.4. */
 export interface UsersetTreeNode {
   readonly name: string;
   readonly leaf?: {
@@ -293,7 +293,7 @@ export interface Latch {
   deleteStore(storeId: string): Promise<void>;
 
   // models
-  /** Validates (400 with D5 codes), stores, compiles; returns the new model id. */
+  /** Validates (400 with the codes of docs/reference/decisions.md D5), stores, compiles; returns the new model id. */
   writeModel(storeId: string, model: AuthorizationModelInput): Promise<string>;
   /** Throws authorization_model_not_found. */
   readModel(storeId: string, modelId: string): Promise<AuthorizationModel>;
@@ -309,7 +309,7 @@ export interface Latch {
   readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
   /**
    * The store's changes from a cursor or a start time, then live ones as they commit, with
-   * heartbeats (./watch.ts). Throws store_id_not_found before the first event for an unknown
+   * heartbeats (commands/watch.ts). Throws store_id_not_found before the first event for an unknown
    * store, and mid-stream when the store is deleted. Ends when `signal` aborts.
    */
   watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent>;
@@ -322,7 +322,7 @@ export interface Latch {
   /** 404 index_id_not_found for an unknown index. */
   getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo>;
   deletePermissionIndex(storeId: string, indexId: string): Promise<void>;
-  /** ReadExpansions: the current set, then live events (./permission-index/stream.ts). */
+  /** ReadExpansions: the current set, then live events (permission-index/stream.ts). */
   expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent>;
   /**
    * Deletes up to `limit` tuples matching the filter in one atomic write (one revision, one
@@ -373,7 +373,7 @@ export interface EngineConfig {
   readonly listObjectsDeadlineMs: number; // 3000
   readonly listUsersMaxResults: number; // 1000
   readonly listUsersDeadlineMs: number; // 3000
-  /** A paged (complete) ListObjects / ListUsers must compute its whole answer within this; else 422 (D8). */
+  /** A paged (complete) ListObjects / ListUsers must compute its whole answer within this; else 422 (docs/reference/decisions.md D8). */
   readonly listPageDeadlineMs: number; // 30000 (latch extension)
   readonly checkDeadlineMs: number; // 3000
   readonly maxBatchCheckItems: number; // 50

@@ -190,7 +190,7 @@ function slowCheck(
 
 /**
  * The store, its index at the asked freshness, then every check of the request against one
- * snapshot at one instant. Past `checkDeadlineMs` (D8) the checks not yet answered answer
+ * snapshot at one instant. Past `checkDeadlineMs` (docs/reference/decisions.md D8) the checks not yet answered answer
  * throttled_timeout_error.
  */
 export async function checkIds(e: EngineParts, input: CheckIdsInput): Promise<CheckIdsResult> {

@@ -2,7 +2,7 @@
 // model with every model-dependent check in ListUsers' codes (exactly one user filter), then the
 // candidate walk confirmed by the reference checker (evaluation/list/list-users.ts) over ONE
 // snapshot seen at ONE instant. With a page: the complete, sorted users, from the listing cache
-// while the store state lasts; a complete listing that cannot finish in time answers 422 (D8).
+// while the store state lasts; a complete listing that cannot finish in time answers 422 (docs/reference/decisions.md D8).
 
 import { AppError } from '../../errors.js';
 import type { StoreIndex } from '../../index/store-index.js';

@@ -1,5 +1,5 @@
 // Model-dependent validation of query and write inputs, with the per-API error codes of
-// semantics.md Appendix A.3. Shape validation (patterns, lengths, counts) happened at the edge.
+// docs/reference/semantics.md Appendix A.3. Shape validation (patterns, lengths, counts) happened at the edge.
 //
 // Example: an unknown relation in the queried key is `validation_error` (2000) for Check and
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.

@@ -1,8 +1,8 @@
-// Wiring of the indexed ListObjects walk (src/engine/list/list-objects.ts) to a confirmer: the
-// inline wasm walker (`WalkerSession`), the same walker that answers Check, so a listed object is
-// one Check allows. The reference checker confirms only when asked (tests and benchmarks) or for a
-// candidate whose walk overflowed the walker's scratch (`WalkerSession.confirm`). Used by the
-// service's ListObjects / StreamedListObjects and the benchmarks.
+// Wiring of the indexed ListObjects walk (./list-objects.ts) to a confirmer: the inline wasm
+// walker (`WalkerSession`), the same walker that answers Check, so a listed object is one Check
+// allows. The reference checker confirms only when asked (`confirm: 'reference'`: tests and
+// benchmarks); a walk too deep for the walker's scratch fails the request as Check would. Used by
+// the ListObjects / StreamedListObjects command (commands/list-objects.ts) and the benchmarks.
 //
 // Example: openObjectWalk({snapshot, model, contextual: [], resolveDepth: 25, deadline},
 //   {type: 'doc', relation: 'viewer', user: 'user:anne'}) yields 'doc:1', 'doc:7', … as confirmed.

@@ -1,5 +1,5 @@
 // Complete listings in pages (ListObjects, StreamedListObjects and ListUsers with `page_size` /
-// `continuation_token`, DECISIONS D15): the whole answer is computed against one snapshot,
+// `continuation_token`, docs/reference/decisions.md D15): the whole answer is computed against one snapshot,
 // sorted by its string form, and cut after the caller's cursor; results computed for one store
 // state are kept for the next pages while that state lasts.
 //

@@ -107,7 +107,7 @@ function answer(
 
 const INTERNAL: CheckOutcome = { error: new AppError('internal_error', 'Internal Server Error') };
 
-/** The inline walker's outcome for one request with no deadline, at the instant `now` (tests and benchmarks). */
+/** The inline walker's outcome for one request with no deadline, at the instant `now` (permission-index maintenance, tests, benchmarks). */
 export function checkStatus(
   snapshot: IndexSnapshot,
   model: CompiledModel,
