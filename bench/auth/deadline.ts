@@ -9,7 +9,7 @@
 
 import { loadavg } from 'node:os';
 import { R_TRUE } from '../../src/abi.js';
-import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/evaluation/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile, direct, nestedGroups, type Shape } from '../graphs.js';
 import { perOp } from '../harness.js';

@@ -3,8 +3,8 @@
 // Example: {"filter":{"object_type":"document","relation":"viewer"},"limit":500} →
 // {"tuple_keys":[…500 keys…],"more":true,"dry_run":false,"revision":42}.
 
-import { MAX_DELETE_BY_FILTER } from '../engine/delete-filter.js';
-import type { DeleteTuplesFilter, DeleteTuplesInput } from '../engine/types.js';
+import { MAX_DELETE_BY_FILTER } from '../engine/commands/delete-tuples.js';
+import type { DeleteTuplesFilter, DeleteTuplesInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, ok, type Endpoint } from './endpoint.js';
 import { tupleKeyOut } from './render.js';

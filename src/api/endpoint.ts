@@ -1,7 +1,7 @@
 // The shape of one API endpoint, shared by the JSON routes and the msgpack channel: a parser from
 // an untyped request to a validated input, and a handler that calls the service with it.
 
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import type { TokenCodec } from './tokens.js';
 
 /** What a transport hands to a parser: path parameters, query parameters and the decoded body. */

@@ -5,7 +5,7 @@ import type { Assertion, AuthorizationModelInput, TypeDefinitionJson, UsersetJso
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import { AppError } from '../errors.js';
 import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
-import { assertionKey, tupleKeyList } from './keys.js';
+import { assertionKey, tupleKeyList } from './tuple-key-parsers.js';
 import { assertionOut, modelOut } from './render.js';
 import { bodyObject } from './stores.js';
 import {

@@ -5,7 +5,7 @@
 // Event ids are `<index_id>.<revision>.<position>`; the initial set's entries are
 // `<index_id>.<revision>.s<n>` and its closing freshness event `<index_id>.<revision>.e`.
 
-import type { EventPoint, ExpansionStreamEvent, PermissionIndexInfo } from '../engine/types.js';
+import type { EventPoint, ExpansionStreamEvent, PermissionIndexInfo } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
 import { bodyObject, queryText } from './stores.js';

@@ -4,7 +4,7 @@
 
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
-import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/listing.js';
+import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/evaluation/list/pages.js';
 import type {
   BatchCheckInput,
   BatchCheckItem,
@@ -15,9 +15,9 @@ import type {
   ListPageRequest,
   ListUsersInput,
   UserFilter,
-} from '../engine/types.js';
+} from '../engine/contract.js';
 import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
-import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
+import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
 import {
   P,
@@ -81,7 +81,7 @@ const check = endpoint<CheckInput>({
     return r.allowed ? ALLOWED : DENIED;
   },
   handleSync(input, ctx) {
-    const r = ctx.latch.checkSync?.(input);
+    const r = ctx.latch.checkSync(input);
     if (r === undefined) return undefined;
     ctx.modelId = r.modelId;
     return r.allowed ? ALLOWED : DENIED;

@@ -3,11 +3,11 @@
 
 import { createHash } from 'node:crypto';
 import type { TupleKey } from '../domain/types.js';
-import { rejectDuplicateTuples } from '../engine/request-validation.js';
-import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/types.js';
+import { rejectDuplicateTuples } from '../engine/commands/validate-request.js';
+import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';
-import { deleteKey, tupleKey } from './keys.js';
+import { deleteKey, tupleKey } from './tuple-key-parsers.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
 import {

@@ -4,7 +4,7 @@
 // `{"result": {"heartbeat": {"continuation_token": "…", "timestamp": "…"}}}`. Every token is a
 // ReadChanges token: it resumes right after its change, on Watch or on ReadChanges alike.
 
-import type { WatchEvent, WatchInput } from '../engine/types.js';
+import type { WatchEvent, WatchInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, type Endpoint } from './endpoint.js';
 import { changeOut } from './render.js';

@@ -13,7 +13,7 @@ import type {
   Tuple,
   TupleKey,
 } from '../domain/types.js';
-import type { ListedUser, UsersetTreeNode } from '../engine/types.js';
+import type { ListedUser, UsersetTreeNode } from '../engine/contract.js';
 
 export class ApiError extends Error {
   constructor(

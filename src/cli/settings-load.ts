@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { AuthConfigError, isLoopback, resolveAuthConfig, type AuthConfig, type AuthMode } from '../api/auth/config.js';
-import type { EngineConfig } from '../engine/types.js';
+import type { EngineConfig } from '../engine/contract.js';
 import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';

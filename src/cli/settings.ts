@@ -5,8 +5,8 @@
 // Example: the row {name: 'port', kind: 'integer', default: 8080, min: 0, max: 65535} is read
 // from `--port 9000`, else `LATCH_PORT=9000`, else `port: 9000` in the config file, else 8080.
 
-import { DEFAULT_ENGINE_CONFIG as E } from '../engine/types.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
+import { DEFAULT_ENGINE_CONFIG as E } from '../engine/config.js';
 
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
 export type SettingValue = string | number | boolean | readonly string[];

@@ -14,7 +14,7 @@ import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
 import { ChannelDictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
 import { isObj } from '../api/validate.js';
-import type { CheckInput } from '../engine/types.js';
+import type { CheckInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpack, encodeMsgpackRecords } from '../domain/msgpack.js';
 import type { ServerShared } from './exchange.js';

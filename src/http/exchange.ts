@@ -8,7 +8,7 @@ import { retryAfterOf } from '../api/auth/ratelimit.js';
 import type { AuthService } from '../api/auth/service.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
@@ -73,8 +73,14 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
 }
 
-/** A stream's lines are written in chunks of about this many characters (`Exchange.#stream`). */
-const STREAM_CHUNK_CHARS = 16 * 1024;
+/**
+ * A stream's lines are written in chunks of about this many characters (`Exchange.#stream`; a
+ * chunk ends with the line that fills it), each in one cork as slices of at most this size: at
+ * most 12 KB of UTF-8 per write, under uWS's 16 KB cork buffer. A larger write in a cork of its
+ * own corrupts uWS's chunked framing (seen with 16 KB chunks: the response never reached its
+ * terminator).
+ */
+const STREAM_CHUNK_CHARS = 4 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -408,10 +414,20 @@ export class Exchange implements CallContext, RequestIdParts {
     });
   }
 
+  /** Writes `chunk` in one cork, in slices of at most `STREAM_CHUNK_CHARS` (see there). */
   #write(chunk: string): boolean {
     let ok = true;
     this.res.cork(() => {
-      ok = this.res.write(chunk);
+      if (chunk.length <= STREAM_CHUNK_CHARS) ok = this.res.write(chunk);
+      else
+        for (let at = 0; at < chunk.length;) {
+          let end = Math.min(at + STREAM_CHUNK_CHARS, chunk.length);
+          // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
+          const last = chunk.charCodeAt(end - 1);
+          if (end < chunk.length && last >= 0xd800 && last <= 0xdbff) end--;
+          ok = this.res.write(chunk.slice(at, end));
+          at = end;
+        }
     });
     return ok;
   }

@@ -10,7 +10,7 @@ import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
 import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
 import { Channel, type ChannelOptions } from './channel.js';

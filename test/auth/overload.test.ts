@@ -9,7 +9,7 @@
 import { transformer } from '@openfga/syntax-transformer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
-import { CHECK_ALLOWED, CHECK_ERROR } from '../../src/engine/types.js';
+import { CHECK_ALLOWED, CHECK_ERROR } from '../../src/engine/contract.js';
 import { ALL_SCOPES, bearer, call, startAuthServer, type AuthServer } from './fixtures.js';
 
 const DEADLINE_MESSAGE = 'timeout due to throttling on complex request';

@@ -4,15 +4,9 @@
 
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import {
-  evalCheck,
-  listObjects,
-  MemoryTupleView,
-  overlayView,
-  type EvalContext,
-} from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
-import type { ListedUser } from '../../src/engine/types.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
+import type { ListedUser } from '../../src/engine/contract.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
 import {
   validateQueryKey,

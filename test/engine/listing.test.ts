@@ -6,10 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openLatch } from '../../src/latch.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+
 import { openStorage } from '../../src/storage/index.js';
 import type { Latch, ListObjectsInput, TupleKey } from '../../src/latch.js';
 import { dslToModel } from '../../src/model/dsl.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const DSL = `model
   schema 1.1

@@ -1,7 +1,7 @@
 // The Check result cache: bounded, answers what was stored (per scope, field by field), and evicts
 // with a second chance for entries hit since the hand last passed them.
 import { describe, expect, test } from 'vitest';
-import { ResultCache } from '../../src/engine/result-cache.js';
+import { ResultCache } from '../../src/engine/state/result-cache.js';
 import { openLatch } from '../../src/latch.js';
 
 /** A key by name: doc:<name>#viewer@user:<name>. */

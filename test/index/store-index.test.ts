@@ -7,7 +7,7 @@ import { allocatedBytes } from '../../src/index/memory.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { WriteResult } from '../../src/storage/types.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import { model, tk } from '../walker/helpers.js';
 
 const m = model(

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
-import { openObjectWalk, streamWalk } from '../../src/engine/list/open.js';
+import { listObjects, MemoryTupleView, overlayView } from '../oracle/reference.js';
+import { openObjectWalk, streamWalk } from '../../src/engine/evaluation/list/open.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { Rng } from '../oracle/generate.js';

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import { decoyHash, verifySecret, type ClientRecord, type ClientStore } from '../../storage/auth/clients.js';
 import type { ResolvedAuthConfig } from './config.js';
-import type { KeyRing } from './keys.js';
+import type { KeyRing } from './signing-keys.js';
 import type { FailureLimiter } from './ratelimit.js';
 import { RateLimitError } from './ratelimit.js';
 

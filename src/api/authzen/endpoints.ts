@@ -4,7 +4,7 @@
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, ListedUser } from '../../engine/types.js';
+import type { BatchCheckItem, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import { endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
@@ -13,7 +13,7 @@ import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations
 import {
   MODEL_HEADER,
   checkKeyOf,
-  checkPage,
+  validatePage,
   contextOf,
   mergedContext,
   modelFromHeader,
@@ -64,7 +64,7 @@ function accessInput<S, R, A>(
     action: action(body, request),
     context: contextOf(body),
   };
-  if (paged) checkPage(body);
+  if (paged) validatePage(body);
   return input;
 }
 

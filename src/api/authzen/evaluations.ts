@@ -4,7 +4,7 @@
 // Per-item errors are embedded as `{decision: false, context: {error: {status, message}}}`.
 
 import type { JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, CheckInput } from '../../engine/types.js';
+import type { BatchCheckItem, CheckInput } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import type { CallContext } from '../endpoint.js';
 import {
