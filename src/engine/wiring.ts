@@ -11,7 +11,7 @@ import type { EngineConfig, EngineLog } from './contract.js';
 import { createWalkerChecker } from './evaluation/walker/checker.js';
 import { PermissionIndexes } from './permission-index/manager.js';
 import { ExpirySweeper } from './state/expiry-sweeper.js';
-import { Follower } from './state/follower.js';
+import { Follower } from './state/revision-feed.js';
 import { ListingCache } from './state/listing-cache.js';
 import { ModelCache } from './state/model-cache.js';
 import { Preload } from './state/preload.js';

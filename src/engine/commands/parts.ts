@@ -6,7 +6,7 @@ import type { Storage } from '../../storage/types.js';
 import type { EngineConfig } from '../contract.js';
 import type { WalkerChecker } from '../evaluation/walker/checker.js';
 import type { PermissionIndexes } from '../permission-index/manager.js';
-import type { Follower } from '../state/follower.js';
+import type { Follower } from '../state/revision-feed.js';
 import type { ListingCache } from '../state/listing-cache.js';
 import type { ModelCache } from '../state/model-cache.js';
 import type { ResultCache } from '../state/result-cache.js';

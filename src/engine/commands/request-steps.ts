@@ -9,7 +9,7 @@ import type { Store } from '../../domain/types.js';
 import type { QueryBase } from '../contract.js';
 import type { EvalContext } from '../evaluation/semantics/context.js';
 import { overlayView } from '../evaluation/semantics/view.js';
-import type { Freshness } from '../state/follower.js';
+import type { Freshness } from '../state/revision-feed.js';
 import type { EngineParts } from './parts.js';
 
 /** The store, or 404 store_id_not_found. */

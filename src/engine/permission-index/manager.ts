@@ -9,7 +9,7 @@ import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { PermissionIndexRecord, Storage } from '../../storage/types.js';
-import type { AppliedObserver } from '../state/follower.js';
+import type { AppliedObserver } from '../state/revision-feed.js';
 import type { StoreIndexes } from '../state/store-indexes.js';
 import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';

@@ -9,7 +9,7 @@
 // store waits until every earlier one of this node has settled (commit order = revision order).
 
 import type { Storage, WriteResult } from '../../storage/types.js';
-import type { Follower } from './follower.js';
+import type { Follower } from './revision-feed.js';
 import type { StoreIndexes } from './store-indexes.js';
 import { Timings } from '../stats.js';
 
