@@ -1,6 +1,6 @@
 // This node's permission indexes, per store: their definitions live in the datastore (so every
 // node serves every index), their materialised state here, built from this node's tuple index and
-// kept current by the Follower's AppliedObserver hook, on local writes and on revisions committed
+// kept current by the RevisionFeed's AppliedObserver hook, on local writes and on revisions committed
 // by other nodes alike. A definition created or deleted on another node is found on the next
 // lookup of it (get, list, or a stream's heartbeat).
 
