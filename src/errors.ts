@@ -130,20 +130,6 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.prototype.hasOwnProperty.call(CATALOG, value);
 }
 
-export function statusOf(code: ErrorCode): number {
-  return CATALOG[code][1];
-}
-
-export function numericOf(code: ErrorCode): number {
-  return CATALOG[code][0];
-}
-
-/** The code whose OpenFGA number is `n`, if latch knows it. */
-export function codeOfNumber(n: number): ErrorCode | undefined {
-  for (const [name, [num]] of Object.entries(CATALOG)) if (num === n) return name as ErrorCode;
-  return undefined;
-}
-
 /** Any thrown value as an AppError; unknown failures become `internal_error` with the cause kept. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;

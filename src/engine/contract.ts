@@ -485,7 +485,7 @@ export interface TraceNode {
 // ---- Operator figures (Latch.stats) ----
 
 /** Replication figures for `stats()`: revisions applied from the log, catch-ups that failed, polls. */
-export interface FollowerStats {
+export interface ReplicationStats {
   revisionsApplied: number;
   /** Of those, the revisions applied from the changes their commit event carried (no log read). */
   revisionsCarried: number;
@@ -541,8 +541,8 @@ export interface EngineStats {
     /** Index checkpoints written and failed since start (at load, in the background, at close). */
     readonly checkpoints: { readonly written: number; readonly failed: number };
   };
-  /** Following the datastore (state/follower.ts): revisions applied from the change log, failures, polls. */
-  readonly replication: Readonly<FollowerStats>;
+  /** Following the datastore (state/revision-feed.ts): revisions applied from the change log, failures, polls. */
+  readonly replication: Readonly<ReplicationStats>;
   /** Bytes allocated in the walker's shared memory (indexes, overlays, scratch). */
   readonly sharedMemoryBytes: number;
   /** Storage commit latency of Write (the tuple batch, change log and revision). */

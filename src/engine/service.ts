@@ -74,8 +74,8 @@ export class LatchService implements C.Latch {
    * committed revision as of this call (tests and tools: a replica that has caught up).
    */
   async caughtUp(): Promise<void> {
-    await this.e.follower.poll();
-    await this.e.follower.settled();
+    await this.e.feed.poll();
+    await this.e.feed.settled();
   }
 
   createStore = (name: string): Promise<Store> => stores.createStore(this.e, name);

@@ -11,7 +11,7 @@ import type { EngineConfig, EngineLog } from './contract.js';
 import { createWalkerChecker } from './evaluation/walker/checker.js';
 import { PermissionIndexes } from './permission-index/manager.js';
 import { ExpirySweeper } from './state/expiry-sweeper.js';
-import { Follower } from './state/follower.js';
+import { RevisionFeed } from './state/revision-feed.js';
 import { ListingCache } from './state/listing-cache.js';
 import { ModelCache } from './state/model-cache.js';
 import { Preload } from './state/preload.js';
@@ -58,7 +58,7 @@ export function wireEngine(
   const engineLog = log ?? processLog;
   const models = new ModelCache(storage);
   const indexes = new StoreIndexes(storage, { log });
-  const follower = new Follower(storage, indexes, models, { pollIntervalMs: config.pollIntervalMs, log: engineLog });
+  const feed = new RevisionFeed(storage, indexes, models, { pollIntervalMs: config.pollIntervalMs, log: engineLog });
   const permissionIndexes = new PermissionIndexes(
     storage,
     indexes,
@@ -66,16 +66,16 @@ export function wireEngine(
     { ...DEFAULT_PERMISSION_INDEX_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex },
     engineLog,
   );
-  follower.observer = permissionIndexes;
-  indexes.onLoaded = (storeId, index) => follower.loaded(storeId, index);
-  const writer = new StoreWriter(storage, indexes, follower);
+  feed.observer = permissionIndexes;
+  indexes.onLoaded = (storeId, index) => feed.loaded(storeId, index);
+  const writer = new StoreWriter(storage, indexes, feed);
   const parts: EngineParts = {
     storage,
     config,
     clock,
     models,
     indexes,
-    follower,
+    feed,
     writer,
     results: new ResultCache(config.cacheSize),
     listings: new ListingCache(),
@@ -109,8 +109,8 @@ export async function closeEngine({ parts: e, preload, sweeper }: Engine): Promi
   await sweeper.stop();
   await preload.close();
   await e.writer.settled();
-  e.follower.close();
-  await e.follower.settled();
+  e.feed.close();
+  await e.feed.settled();
   await e.permissionIndexes.close();
   await e.checker.close();
   await e.indexes.close();

@@ -1,4 +1,4 @@
-// Index checkpoints at load (src/engine/indexes.ts): a load that had to scan the tuples or replay a
+// Index checkpoints at load (src/engine/state/store-indexes.ts): a load that had to scan the tuples or replay a
 // long change-log tail starts one in the background as it begins to serve, so the next start
 // reads the image instead (`settled()` waits for it).
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -74,7 +74,7 @@ export const differentialCheckers: DifferentialChecker[] = [
     check: (inp, object, relation, user) => evalCheck(ctxOf(inp, indexOf(inp.stored)), object, relation, user),
   },
   {
-    // The wasm walker (src/engine/walker), inline on this thread.
+    // The wasm walker (src/engine/evaluation/walker), inline on this thread.
     name: 'walker',
     check: (inp, object, relation, user) => {
       const item = {

@@ -1,4 +1,4 @@
-// Complete listings in pages through the embedded API (src/engine/listing.ts): every one of 1M
+// Complete listings in pages through the embedded API (src/engine/evaluation/list/pages.ts): every one of 1M
 // reachable objects comes back exactly once, in order; and while writers add and remove tuples
 // between pages, the documented guarantee holds: strictly increasing pages (no duplicates), every
 // object accessible for the whole listing listed, nothing listed that was never accessible.

@@ -1,4 +1,4 @@
-// Several nodes over one datastore (src/engine/follower.ts): two or three LatchService objects over
+// Several nodes over one datastore (src/engine/state/revision-feed.ts): two or three LatchService objects over
 // ONE shared storage object are nodes in one process. Each node's indexes follow the change log
 // one whole revision at a time; HIGHER_CONSISTENCY and minRevision queries wait for the revision
 // they need; writes, models and store deletions made through one node reach the others.

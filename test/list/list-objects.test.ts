@@ -1,5 +1,5 @@
-// ListObjects over the compact index (src/engine/list/list-objects.ts through
-// src/engine/list/open.ts): the lazy walk against the reference evaluator while writes
+// ListObjects over the compact index (src/engine/evaluation/list/list-objects.ts through
+// src/engine/evaluation/list/open.ts): the lazy walk against the reference evaluator while writes
 // and deletes go through the overlay and background merges, contextual tuples with objects the
 // index has never seen, and the streaming contract (pin for the whole stream, unpin on early
 // stop, on the deadline, and at the end; other work runs between slices).

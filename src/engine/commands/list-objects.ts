@@ -76,18 +76,7 @@ async function openWalk(
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
   const snapshot = index.snapshot();
-  const walk = openObjectWalk(
-    {
-      snapshot,
-      model,
-      contextual: input.contextualTuples,
-      context: input.context,
-      resolveDepth: e.config.resolveDepth,
-      deadline,
-      now: e.clock(),
-    },
-    { type: input.type, relation: input.relation, user: input.user },
-  );
+  const walk = walkOf(e, input, model, snapshot, deadline, e.clock());
   return { model, walk, snapshot, deadline };
 }
 
@@ -119,19 +108,7 @@ async function completeObjects(
   const outcome = { stopped: false };
   snapshot.pin();
   try {
-    const walk = openObjectWalk(
-      {
-        snapshot,
-        model,
-        contextual: input.contextualTuples,
-        context: input.context,
-        resolveDepth: e.config.resolveDepth,
-        deadline,
-        outcome,
-        now,
-      },
-      { type: input.type, relation: input.relation, user: input.user },
-    );
+    const walk = walkOf(e, input, model, snapshot, deadline, now, outcome);
     const keys = await collectAll(walk, outcome, signal);
     keys.sort();
     e.listings.set(key, stamp, keys);
@@ -139,4 +116,29 @@ async function completeObjects(
   } finally {
     snapshot.unpin();
   }
+}
+
+/** The indexed object walk of the request over `snapshot` at the instant `now` (evaluation/list/open.ts). */
+function walkOf(
+  e: EngineParts,
+  input: ListObjectsInput,
+  model: CompiledModel,
+  snapshot: IndexSnapshot,
+  deadline: number,
+  now: number,
+  outcome?: { stopped: boolean },
+): Generator<string, void> {
+  return openObjectWalk(
+    {
+      snapshot,
+      model,
+      contextual: input.contextualTuples,
+      context: input.context,
+      resolveDepth: e.config.resolveDepth,
+      deadline,
+      outcome,
+      now,
+    },
+    { type: input.type, relation: input.relation, user: input.user },
+  );
 }

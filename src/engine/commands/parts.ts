@@ -1,12 +1,12 @@
 // The parts every command works with, built once by the wiring (../wiring.ts): the datastore,
-// the state of this node (per-store indexes, the follower, the store writer, the caches), the
+// the state of this node (per-store indexes, the revision feed, the store writer, the caches), the
 // evaluators and the permission indexes. Commands receive them as one read-only record.
 
 import type { Storage } from '../../storage/types.js';
 import type { EngineConfig } from '../contract.js';
 import type { WalkerChecker } from '../evaluation/walker/checker.js';
 import type { PermissionIndexes } from '../permission-index/manager.js';
-import type { Follower } from '../state/follower.js';
+import type { RevisionFeed } from '../state/revision-feed.js';
 import type { ListingCache } from '../state/listing-cache.js';
 import type { ModelCache } from '../state/model-cache.js';
 import type { ResultCache } from '../state/result-cache.js';
@@ -20,7 +20,7 @@ export interface EngineParts {
   readonly clock: () => number;
   readonly models: ModelCache;
   readonly indexes: StoreIndexes;
-  readonly follower: Follower;
+  readonly feed: RevisionFeed;
   /** The one write path of tuples. */
   readonly writer: StoreWriter;
   /** The MINIMIZE_LATENCY Check result cache. */

@@ -9,7 +9,7 @@ import type { Store } from '../../domain/types.js';
 import type { QueryBase } from '../contract.js';
 import type { EvalContext } from '../evaluation/semantics/context.js';
 import { overlayView } from '../evaluation/semantics/view.js';
-import type { Freshness } from '../state/follower.js';
+import type { Freshness } from '../state/revision-feed.js';
 import type { EngineParts } from './parts.js';
 
 /** The store, or 404 store_id_not_found. */
@@ -41,14 +41,14 @@ export async function admit(e: EngineParts, input: QueryBase): Promise<void> {
   await assertKnownStore(e, input.storeId);
 }
 
-/** The store's index at the freshness the query asks for (HIGHER_CONSISTENCY, Latch-Min-Revision: Follower.fresh). */
+/** The store's index at the freshness the query asks for (HIGHER_CONSISTENCY, Latch-Min-Revision: RevisionFeed.fresh). */
 export function freshIndex(
   e: EngineParts,
   q: Freshness & { readonly storeId: string },
   deadline: number,
 ): Promise<StoreIndex> {
   if (q.consistency !== 'HIGHER_CONSISTENCY' && q.minRevision === undefined) return e.indexes.get(q.storeId);
-  return e.follower.fresh(q.storeId, q, deadline);
+  return e.feed.fresh(q.storeId, q, deadline);
 }
 
 /** The evaluator's inputs: the snapshot as seen at the request's instant, plus the contextual tuples. */

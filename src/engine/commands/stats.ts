@@ -1,5 +1,5 @@
 // Operator figures (`Latch.stats()`): the result cache, the worker pool, the loaded indexes, the
-// follower, shared memory, write latency and Check depth; cheap enough for every metrics scrape.
+// revision feed, shared memory, write latency and Check depth; cheap enough for every metrics scrape.
 
 import { allocatedBytes } from '../../index/memory.js';
 import type { EngineStats } from '../contract.js';
@@ -12,7 +12,7 @@ export function stats(e: EngineParts): EngineStats {
     cache: { hits: c.hits, misses: c.misses, entries: c.size, capacity: c.capacity },
     pool: e.checker.poolStats(),
     indexes: { ...e.indexes.totals(), loads: e.indexes.loads, checkpoints: e.indexes.checkpoints },
-    replication: e.follower.stats,
+    replication: e.feed.stats,
     sharedMemoryBytes: allocatedBytes(),
     writes: e.writer.timings,
     checkDepth: checkDepths,

@@ -1,5 +1,5 @@
 // Stores: create, get, list and delete. Deleting a store also drops what this node holds for it:
-// its index and follower state, its listing-cache entries and its permission indexes.
+// its index and revision-feed state, its listing-cache entries and its permission indexes.
 
 import type { Page, PageRequest, Store } from '../../domain/types.js';
 import { fail } from '../../errors.js';
@@ -20,7 +20,7 @@ export function listStores(e: EngineParts, query: PageRequest & { name?: string 
 
 export async function deleteStore(e: EngineParts, storeId: string): Promise<void> {
   if (!(await e.storage.deleteStore(storeId))) throw fail.storeNotFound();
-  e.follower.dropStore(storeId);
+  e.feed.dropStore(storeId);
   e.listings.dropStore(storeId);
   e.permissionIndexes.dropStore(storeId);
 }

@@ -1,6 +1,6 @@
 // This node's permission indexes, per store: their definitions live in the datastore (so every
 // node serves every index), their materialised state here, built from this node's tuple index and
-// kept current by the Follower's AppliedObserver hook, on local writes and on revisions committed
+// kept current by the RevisionFeed's AppliedObserver hook, on local writes and on revisions committed
 // by other nodes alike. A definition created or deleted on another node is found on the next
 // lookup of it (get, list, or a stream's heartbeat).
 
@@ -9,7 +9,7 @@ import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { PermissionIndexRecord, Storage } from '../../storage/types.js';
-import type { AppliedObserver } from '../state/follower.js';
+import type { AppliedObserver } from '../state/revision-feed.js';
 import type { StoreIndexes } from '../state/store-indexes.js';
 import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';

@@ -44,7 +44,7 @@ export class StoreIndexes {
   readonly loads = new Timings();
   /** Checkpoints written and failed: at load, in the background, at close (a failure leaves the next start a longer tail or a scan). */
   readonly checkpoints = { written: 0, failed: 0 };
-  /** Told of every index that finished loading (the follower applies what it heard meanwhile). */
+  /** Told of every index that finished loading (the revision feed applies what it heard meanwhile). */
   onLoaded: ((storeId: string, index: StoreIndex) => void) | undefined;
 
   constructor(

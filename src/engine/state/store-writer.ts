@@ -4,12 +4,12 @@
 // starts after an acknowledged write sees it, and revisions reach the index in commit order.
 //
 // Write order: on a datastore that orders a store's writes itself (`Storage.ordersWrites`:
-// PostgreSQL) writes run at once and the follower applies their revisions in order whichever
+// PostgreSQL) writes run at once and the revision feed applies their revisions in order whichever
 // answer comes first (`applyLocal` catches up from the change log); elsewhere each write of a
 // store waits until every earlier one of this node has settled (commit order = revision order).
 
 import type { Storage, WriteResult } from '../../storage/types.js';
-import type { Follower } from './follower.js';
+import type { RevisionFeed } from './revision-feed.js';
 import type { StoreIndexes } from './store-indexes.js';
 import { Timings } from '../stats.js';
 
@@ -24,7 +24,7 @@ export class StoreWriter {
   constructor(
     private readonly storage: Storage,
     private readonly indexes: StoreIndexes,
-    private readonly follower: Follower,
+    private readonly feed: RevisionFeed,
   ) {}
 
   /**
@@ -38,8 +38,8 @@ export class StoreWriter {
       const t0 = performance.now();
       const result = await write(this.storage);
       this.timings.observe(performance.now() - t0);
-      // Through the follower: another node may have committed a revision in between.
-      await this.follower.applyLocal(storeId, index, result);
+      // Through the revision feed: another node may have committed a revision in between.
+      await this.feed.applyLocal(storeId, index, result);
       return result;
     };
     return this.storage.ordersWrites ? txn(commit) : this.queued(storeId, () => txn(commit));

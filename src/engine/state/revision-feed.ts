@@ -1,5 +1,6 @@
-// Keeps this node's loaded store indexes and model caches current with the datastore, whatever
-// node committed the change: it applies each revision of the change log as one atomic step, in
+// The revision feed: keeps this node's loaded store indexes and model caches current with the
+// datastore, whatever node committed the change (this node's own writes arrive through
+// `applyLocal`, from the store writer): it applies each revision of the change log as one atomic step, in
 // revision order, woken by the storage's commit events and by a poll of `revision()` (events may
 // be late, doubled or, across nodes, lost). It also answers "wait until the index of store S has
 // applied revision n" for HIGHER_CONSISTENCY and Latch-Min-Revision queries.
@@ -15,7 +16,7 @@ import type { RevisionChanges, Storage, StorageEvent, WriteResult } from '../../
 import type { StoreIndexes } from './store-indexes.js';
 import type { ModelCache } from './model-cache.js';
 import { Timings } from '../stats.js';
-import type { EngineLog, FollowerStats } from '../contract.js';
+import type { EngineLog, ReplicationStats } from '../contract.js';
 
 /** What a query asks of its index's freshness. */
 export interface Freshness {
@@ -56,13 +57,13 @@ export interface AppliedObserver {
   ): void;
 }
 
-export interface FollowerOptions {
+export interface RevisionFeedOptions {
   /** How often every loaded store's committed revision is read (ms; 0 = never: events only). */
   readonly pollIntervalMs: number;
   readonly log: EngineLog;
 }
 
-export class Follower {
+export class RevisionFeed {
   private readonly runs = new Map<string, Run>();
   private readonly waiters = new Map<string, Waiter[]>();
   /** The highest committed revision heard of per store that is not loaded yet (applied once it is). */
@@ -75,7 +76,7 @@ export class Follower {
   private pollDown = false;
   /** Per store, the commit events not applied yet: [revision, performance.now() at receipt] pairs, oldest first. */
   private readonly heardAt = new Map<string, number[]>();
-  readonly stats: FollowerStats & { readonly applyLag: Timings } = {
+  readonly stats: ReplicationStats & { readonly applyLag: Timings } = {
     revisionsApplied: 0,
     revisionsCarried: 0,
     applyLag: new Timings(),
@@ -90,7 +91,7 @@ export class Follower {
     private readonly storage: Storage,
     private readonly indexes: StoreIndexes,
     private readonly models: ModelCache,
-    private readonly options: FollowerOptions,
+    private readonly options: RevisionFeedOptions,
   ) {
     this.unsubscribe = storage.subscribe((event) => this.onEvent(event));
     if (options.pollIntervalMs > 0) {
