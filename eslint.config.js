@@ -85,7 +85,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', '*.js'],
+    files: ['bin/**/*.js', '*.js', 'scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   ...layerRules,

@@ -2,7 +2,7 @@
 //
 // A write is one statement, the server-side function `latch_write` (schema step 4): in its own
 // transaction it locks the store's row (FOR NO KEY UPDATE: writers of one store queue here, on
-// every node), applies the existence rules of http-api.md §4.11 (errors raised by name and index,
+// every node), applies the existence rules of docs/reference/http-api.md §4.11 (errors raised by name and index,
 // worded here exactly as by the key-value backends), deletes, inserts, appends the changelog,
 // records the revision and its time, bumps the store's revision, NOTIFYs and commits. The revision
 // is allocated under the row lock, so revisions of a store are committed one after the other, in

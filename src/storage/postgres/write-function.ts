@@ -1,7 +1,7 @@
 // Schema step 4 (migrations.ts): `latch_write`, one tuple Write as one statement — one round trip,
 // its own transaction, the store's row lock held only inside the server (tuples.ts calls it).
 //
-// It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of http-api.md §4.11
+// It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of docs/reference/http-api.md §4.11
 // in request order (deletes first), writes the tuples and the changelog, records the revision and
 // its time, bumps the store's revision and NOTIFYs 'latch_events', with the revision's changes
 // inline when it has at most 32 and the payload fits in NOTIFY's 8000 bytes (events.ts). A broken
