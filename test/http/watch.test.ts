@@ -3,7 +3,7 @@
 // during a write burst; a slow consumer; shutdown; bad input.
 
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
@@ -278,7 +278,9 @@ describe('Watch', () => {
     await new Promise<void>((r) => socket.once('connect', () => r()));
     socket.write(`GET /stores/${store}/watch HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     socket.pause(); // reads nothing
-    await new Promise((r) => setTimeout(r, 1500)); // the stall limit is 300 ms
+    // The stream is in flight, then the server ends it once the consumer stalled for 300 ms.
+    await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
+    await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
     const chunks: Buffer[] = [];
     // The response ends (the chunked terminator) once the consumer reads again.
     const ended = new Promise<void>((r) =>
