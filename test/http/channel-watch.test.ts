@@ -150,7 +150,6 @@ describe('Watch on the channel', () => {
     const end = (await last()) as
       { status: number; error?: { code: string; message: string }; count: number } | undefined;
     expect(end?.error?.code).toBe('resource_exhausted');
-    expect(end?.error?.message).toContain('read nothing for 300 ms');
     expect(end?.count).toBeLessThan(20_000); // stopped long before the end of the backlog
     ws.close(1000);
   }, 180_000); // ~12 MB of backlog: seconds on a quiet machine, much longer on a loaded one

@@ -253,7 +253,6 @@ describe('Watch', () => {
     let line = await w.next();
     while (line?.result?.heartbeat) line = await w.next();
     expect(line?.error?.code).toBe(5); // gRPC NOT_FOUND
-    expect(line?.error?.message).toContain('deleted');
     expect(await w.next()).toBeUndefined();
   });
 
@@ -295,7 +294,7 @@ describe('Watch', () => {
     const text = Buffer.concat(chunks).toString('latin1');
     const lines = text.split('\n').filter((l) => l.startsWith('{"'));
     const lastLine = JSON.parse(lines[lines.length - 1] ?? '{}') as Line;
-    expect(lastLine.error?.message).toContain('read nothing for 300 ms');
+    expect(lastLine.error?.code).toBe(13); // gRPC INTERNAL: resource_exhausted, the stall limit
     expect(lines.length - 1).toBeLessThan(20_000); // stopped long before the end of the backlog
   }, 180_000); // ~12 MB of backlog: seconds on a quiet machine, much longer on a loaded one
 
@@ -371,6 +370,5 @@ describe('Watch at shutdown', () => {
     await s.close(600_000);
     const line = await w.next();
     expect(line?.error?.code).toBe(14); // gRPC UNAVAILABLE
-    expect(line?.error?.message).toContain('shutting down');
   });
 });
