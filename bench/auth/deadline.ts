@@ -1,4 +1,4 @@
-// What the Check deadline (DECISIONS D8) costs and how closely it is met, on the engine's inline
+// What the Check deadline (docs/reference/decisions.md D8) costs and how closely it is met, on the engine's inline
 // path (`WalkerChecker.checkInline`, what one API Check pays):
 // - overhead: the same checks with and without a deadline, alternated in one run (ratio);
 // - precision: a Check on a dense cyclic store (every group in every other group: factorial

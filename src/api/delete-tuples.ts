@@ -1,4 +1,4 @@
-// Delete by filter, a latch extension (DECISIONS D15): `POST /stores/{store_id}/delete-tuples`
+// Delete by filter, a latch extension (docs/reference/decisions.md D15): `POST /stores/{store_id}/delete-tuples`
 // deletes the tuples a filter selects, at most 1000 per request, in one atomic write.
 // Example: {"filter":{"object_type":"document","relation":"viewer"},"limit":500} →
 // {"tuple_keys":[…500 keys…],"more":true,"dry_run":false,"revision":42}.

@@ -24,7 +24,7 @@ export interface ApiRequest {
   readonly minRevision?: unknown;
 }
 
-/** Per-request facts a handler reports back for the response headers (D11). */
+/** Per-request facts a handler reports back for the response headers (docs/reference/decisions.md D11). */
 export interface CallContext {
   readonly latch: Latch;
   readonly tokens: TokenCodec;

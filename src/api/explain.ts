@@ -1,4 +1,4 @@
-// ExplainCheck — `POST /stores/{store_id}/check/explain`, a latch debugging extension (D15:
+// ExplainCheck — `POST /stores/{store_id}/check/explain`, a latch debugging extension (docs/reference/decisions.md D15:
 // additive, under the store's path; docs/playground.md): the CheckRequest body of Check, answered
 // by the reference evaluator with the trace of every relation, rewrite and tuple it looked at.
 // Same scope and rate-limit class as Check. Never on Check's path: Check's route is unchanged.

@@ -1,5 +1,5 @@
-// Authorization model and assertion endpoints (http-api.md §4.6–4.10). Only the proto-level shape
-// is checked here; the service validates model semantics (D5) and assertions against the model.
+// Authorization model and assertion endpoints (docs/reference/http-api.md §4.6–4.10). Only the proto-level shape
+// is checked here; the service validates model semantics (docs/reference/decisions.md D5) and assertions against the model.
 
 import type { Assertion, AuthorizationModelInput, TypeDefinitionJson, UsersetJson } from '../domain/types.js';
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';

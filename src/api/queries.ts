@@ -1,4 +1,4 @@
-// Query endpoints (http-api.md §4.14–4.19): Check, BatchCheck, Expand, ListObjects,
+// Query endpoints (docs/reference/http-api.md §4.14–4.19): Check, BatchCheck, Expand, ListObjects,
 // StreamedListObjects and ListUsers. Check is the hot path: one small input object, no copies,
 // and its two possible bodies pre-encoded.
 
@@ -115,7 +115,7 @@ export function parseBatchCheck(store: string | undefined, body: Obj, minRevisio
 
 /**
  * A per-item failure as BatchCheck reports it (§4.15): request faults are `input_error`. An item
- * over the Check deadline is, per DECISIONS D8, the throttled timeout (422 on Check and on the
+ * over the Check deadline is, per docs/reference/decisions.md D8, the throttled timeout (422 on Check and on the
  * msgpack channel), which the item schema carries as OpenFGA does for a throttled item:
  * `input_error: validation_error` with the message `timeout due to throttling on complex request`.
  * The engine never lets `deadline_exceeded` (OpenFGA's un-throttled timeout, 500) out of a Check;

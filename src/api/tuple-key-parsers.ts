@@ -1,4 +1,4 @@
-// Parsers of the tuple-key messages (http-api.md §3.1–3.3). The six variants differ in their
+// Parsers of the tuple-key messages (docs/reference/http-api.md §3.1–3.3). The six variants differ in their
 // rules and are not interchangeable: `TupleKey` (written, contextual), `TupleKeyWithoutCondition`
 // (deleted), `CheckRequestTupleKey` (Check, BatchCheck) and `AssertionTupleKey`.
 
@@ -41,7 +41,7 @@ function condition(body: Obj): RelationshipCondition | undefined {
 }
 
 /**
- * `expires_at` (latch extension, D15): absent, or an RFC 3339 date-time, stored in its normal form
+ * `expires_at` (latch extension, docs/reference/decisions.md D15): absent, or an RFC 3339 date-time, stored in its normal form
  * (UTC, milliseconds). Only written tuples may carry one: a contextual tuple with an expiry is
  * refused rather than granted without it. Past and too distant instants are refused by the writer.
  */

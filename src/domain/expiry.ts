@@ -1,4 +1,4 @@
-// Tuple expiry (`expires_at`, a latch extension, DECISIONS D15): the RFC 3339 parser, the
+// Tuple expiry (`expires_at`, a latch extension, docs/reference/decisions.md D15): the RFC 3339 parser, the
 // normal form stored and shown, and the horizon. A tuple grants nothing from its expiry instant on.
 //
 // Example: parseExpiry('2026-12-01T10:00:00.1234+01:00') = Date.UTC(2026, 11, 1, 9, 0, 0, 123)

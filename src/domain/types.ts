@@ -18,7 +18,7 @@ export interface TupleKey {
   readonly object: string;
   readonly condition?: RelationshipCondition | undefined;
   /**
-   * latch extension (D15): the instant from which the tuple grants nothing, RFC 3339 UTC with
+   * latch extension (docs/reference/decisions.md D15): the instant from which the tuple grants nothing, RFC 3339 UTC with
    * milliseconds (`2026-12-01T09:00:00.000Z`, normalised when written). Stored tuples only.
    */
   readonly expires_at?: string | undefined;

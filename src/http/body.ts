@@ -1,4 +1,4 @@
-// Request bodies on uWS: collected up to a size limit (never buffered past it, D9; the rest is
+// Request bodies on uWS: collected up to a size limit (never buffered past it, docs/reference/decisions.md D9; the rest is
 // read and dropped, within a bound, before the answer), decoded as JSON (strict UTF-8) or msgpack,
 // `{}` for an empty body.
 

@@ -208,7 +208,7 @@ export class Channel {
       const storeId = typeof request.store_id === 'string' ? request.store_id : undefined;
       const minRevision: unknown = request.min_revision;
       this.#begin(conn);
-      // Same gate as HTTP (D1): authenticate, store binding, scope, rate limit — before parsing.
+      // Same gate as HTTP (docs/reference/decisions.md D1): authenticate, store binding, scope, rate limit — before parsing.
       const endpoint = this.shared.auth ? ENDPOINTS_BY_OP.get(String(request.op)) : undefined;
       if (endpoint) {
         const gate = admit(this.shared.auth, endpoint.name, conn.authorization, storeId);

@@ -1,4 +1,4 @@
-// One HTTP request/response on uWS: abort tracking (→ AbortSignal), the D11 headers, corked
+// One HTTP request/response on uWS: abort tracking (→ AbortSignal), the docs/reference/decisions.md D11 headers, corked
 // replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
 // Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
 

@@ -266,7 +266,7 @@ function renderProcess(out: string[], started: number): void {
     'counter',
   );
   // The main thread serves every JSON request: the latency tail follows how busy it is
-  // (bench/RESULTS.md, fifth session), so its busy time is exported on its own.
+  // (bench/results/2026-11-23-http-and-msgpack-channel.json, fifth session), so its busy time is exported on its own.
   gauge(
     out,
     'latch_event_loop_active_seconds_total',

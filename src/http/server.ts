@@ -100,7 +100,7 @@ class Route {
 }
 
 /**
- * D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
+ * docs/reference/decisions.md D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
  * with `handleSync` (Check) whose caller is already admitted is answered right here, without a
  * promise, when the service can answer at once; everything else continues in `runAsync`.
  */

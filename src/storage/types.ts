@@ -134,7 +134,7 @@ export interface Storage {
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
   /**
-   * The expiry sweep (tuple `expires_at`, D15): deletes, as one write under the store's write
+   * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest
    * expiry first. It bumps the revision once and records one delete change per tuple whose
    * tuple key carries the tuple's `expires_at` (that is how a sweep shows in ReadChanges); a write

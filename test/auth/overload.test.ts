@@ -1,4 +1,4 @@
-// Overload and complexity (DECISIONS D8, issue item 6) against a real server: a Check over its
+// Overload and complexity (docs/reference/decisions.md D8, issue item 6) against a real server: a Check over its
 // deadline answers 422 throttled_timeout_error on every path (Check, Check with contextual
 // tuples, BatchCheck items, the msgpack channel); ListObjects and ListUsers over theirs answer 200
 // with what they found; conflicting concurrent writes answer 409 with code "10" (D4).

@@ -147,7 +147,7 @@ describe('ResultCache', () => {
     const latch = await openLatch({ config: { workers: 0 } });
     try {
       const store = await latch.createStore('cache-keys');
-      // A relation name may hold any character but `:#@` and ASCII whitespace (semantics.md §3).
+      // A relation name may hold any character but `:#@` and ASCII whitespace (docs/reference/semantics.md §3).
       const model = {
         schema_version: '1.1',
         type_definitions: [

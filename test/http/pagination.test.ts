@@ -1,5 +1,5 @@
 // Continuation tokens through the wire: Read pages cover every tuple once, ListStores pages keep
-// their name filter, and ReadChanges follows http-api.md §4.13 (token after the last change even
+// their name filter, and ReadChanges follows docs/reference/http-api.md §4.13 (token after the last change even
 // on a short page, the same token echoed when caught up, "" only when nothing ever matched).
 // Also the CORS headers of §1.1.
 

@@ -1,4 +1,4 @@
-// The fifteen traps of semantics.md §0.1, table-driven against the reference evaluator.
+// The fifteen traps of docs/reference/semantics.md §0.1, table-driven against the reference evaluator.
 // Each row reads as the query and its expected answer (a number is the expected error code).
 
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The four authentication modes behind one interface the HTTP layer calls once per request,
-// before the body is parsed (D1): `authenticate(header, op, storeId)` = verify the credential
+// before the body is parsed (docs/reference/decisions.md D1): `authenticate(header, op, storeId)` = verify the credential
 // (synchronously on a warm token), then authorize the operation (store binding, scope).
 // Example: `authenticate('Bearer eyJ…', 'Check', '01J…')` → Principal, or throws AppError
 // (401 bearer_token_missing, 403 insufficient_permissions, …).

@@ -122,7 +122,7 @@ export class ChannelLog {
   }
 }
 
-/** The catalog code of a wire code, as HTTP records it: the 409 body's "10" (D4) is transaction_conflict. */
+/** The catalog code of a wire code, as HTTP records it: the 409 body's "10" (docs/reference/decisions.md D4) is transaction_conflict. */
 function logCode(wire: string): string {
   return wire === '10' ? 'transaction_conflict' : wire;
 }

@@ -2,7 +2,7 @@
 // `POST /clients`, `POST /clients/{client_id}/rotate` and `DELETE /clients/{client_id}` (revoke)
 // as entries of the API endpoint table, made per server because they act on its ClientStore. The
 // scope `manage:clients` on an account-level credential (store `*`) is checked by the gate before
-// `parse` runs (D1): a client created with it, or the operator's `--auth-admin-key`.
+// `parse` runs (docs/reference/decisions.md D1): a client created with it, or the operator's `--auth-admin-key`.
 // Example: POST /clients {"store_id":"01J…","scopes":["check:tuples"]} → 201 {client_id, client_secret, …}.
 
 import { AppError } from '../../errors.js';

@@ -1,4 +1,4 @@
-// The built-in OAuth 2.0 token endpoint (`POST /oauth/token`, http-api.md §4.30) and the JWKS
+// The built-in OAuth 2.0 token endpoint (`POST /oauth/token`, docs/reference/http-api.md §4.30) and the JWKS
 // (`GET /.well-known/jwks.json`), as transport-free functions returning {status, body, headers}.
 // Grant: client_credentials, client authenticated by `client_secret` (body or HTTP Basic) or a
 // `private_key_jwt` assertion. Failed client authentications are counted per remote address and

@@ -1,4 +1,4 @@
-// The AuthZEN 1.0 endpoints on every store (http-api.md §4.20–4.25), mapped onto Check,
+// The AuthZEN 1.0 endpoints on every store (docs/reference/http-api.md §4.20–4.25), mapped onto Check,
 // BatchCheck, ListUsers, StreamedListObjects and the model's relations as OpenFGA's experimental
 // implementation maps them. Whole-request errors use latch's error body and status (a 400 with
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).

@@ -170,7 +170,7 @@ export function userOf(subject: Subject): string {
   return user;
 }
 
-/** The tuple key of an evaluation, bounded as Check bounds its own (http-api.md §4.14). */
+/** The tuple key of an evaluation, bounded as Check bounds its own (docs/reference/http-api.md §4.14). */
 export function checkKeyOf(subject: Subject, resource: Resource, action: Action): CheckTupleKey {
   const user = userOf(subject);
   const object = `${resource.type}:${resource.id}`;

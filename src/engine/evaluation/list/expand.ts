@@ -1,4 +1,4 @@
-// Expand (semantics.md §6.4): one level of the rewrite of `object#relation` as a userset tree.
+// Expand (docs/reference/semantics.md §6.4): one level of the rewrite of `object#relation` as a userset tree.
 // Direct users are the distinct, sorted user strings of the valid tuples (conditions ignored);
 // a tuple-to-userset lists `parent#X` once per distinct parent, even if the parent's type lacks X.
 // Example: `viewer: [user] or editor` with `doc:1#viewer@user:anne` →

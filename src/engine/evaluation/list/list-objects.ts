@@ -1,4 +1,4 @@
-// ListObjects / StreamedListObjects over the compact index, in u32 ids (semantics.md §6.1-6.2).
+// ListObjects / StreamedListObjects over the compact index, in u32 ids (docs/reference/semantics.md §6.1-6.2).
 // The same reverse walk as reference/list-objects.ts (over any TupleView), but lazy: a
 // generator that confirms each candidate the moment the walk discovers it and yields it when
 // Check is TRUE, so a caller that wants 1,000 objects stops the walk after the 1,000th instead of

@@ -1,4 +1,4 @@
-// ListUsers (semantics.md §6.3): expand `object#relation` forwards, as the reference does, to
+// ListUsers (docs/reference/semantics.md §6.3): expand `object#relation` forwards, as the reference does, to
 // collect candidate users of the filter's form (objects `U:i`, the wildcard `U:*`, or usersets
 // `U:i#S` including every implicit self membership), then keep the candidates Check accepts.
 // Check settles intersection and exclusion exactly; in particular `U:*` is kept under a

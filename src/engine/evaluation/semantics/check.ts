@@ -1,4 +1,4 @@
-// The reference Check evaluator (semantics.md §5): a direct, three-valued recursion over the
+// The reference Check evaluator (docs/reference/semantics.md §5): a direct, three-valued recursion over the
 // compiled model and a TupleView. The fast walker is differential-tested against it.
 //
 // Step 4 of §5.2 is applied as the reference does (PathExists): a node whose relation cannot reach

@@ -28,7 +28,7 @@ export class RequestState {
   constructor(readonly ctx: EvalContext) {}
 
   /**
-   * Read-time validity (semantics.md §4.5). Not memoised on purpose: the check is an
+   * Read-time validity (docs/reference/semantics.md §4.5). Not memoised on purpose: the check is an
    * allocation-free scan of a few restrictions, cheaper than any per-request memo lookup.
    */
   isValid(t: TupleEntry): boolean {

@@ -1,4 +1,4 @@
-// Read-time validity of a stored or contextual tuple against the query's model (semantics.md
+// Read-time validity of a stored or contextual tuple against the query's model (docs/reference/semantics.md
 // §4.5), delegated to the model layer's single definition (`isValidAtRead`): rules 5-7 of §4.2
 // plus "the relation still exists". Invalid tuples are skipped silently by every evaluator.
 //

@@ -251,7 +251,7 @@ interface RecordRun {
 const runRecords = (r: RecordRun): void =>
   r.host.runIds(r.snapshot, r.model, r.queries, r.from, r.count, r.depth, r.context, r.out, r.now);
 
-/** DECISIONS D8: a Check over its deadline (OpenFGA's wording for its throttled timeout). */
+/** docs/reference/decisions.md D8: a Check over its deadline (OpenFGA's wording for its throttled timeout). */
 export function overDeadline(): AppError {
   return new AppError('throttled_timeout_error', 'timeout due to throttling on complex request');
 }
