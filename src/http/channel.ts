@@ -8,7 +8,8 @@
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
-import { authenticateUpgrade, type ChannelLog } from '../api/auth/channel-gate.js';
+import type { ChannelLog } from '../api/auth/channel-log.js';
+import { authenticateUpgrade } from './channel-upgrade.js';
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';

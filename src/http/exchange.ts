@@ -16,6 +16,7 @@ import { logger, logRequest } from '../log.js';
 import type { Metrics } from './metrics.js';
 import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
+import { statusLine } from './status-line.js';
 import { wireBytes } from './wire-strings.js';
 import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdParts } from './reply-head.js';
 
@@ -24,21 +25,6 @@ import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdP
 const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
 const JSON_TYPE = 'application/json';
-
-const STATUS_LINE: Record<number, string> = {
-  200: '200 OK',
-  201: '201 Created',
-  204: '204 No Content',
-  400: '400 Bad Request',
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  409: '409 Conflict',
-  422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests',
-  500: '500 Internal Server Error',
-  503: '503 Service Unavailable',
-};
 
 /** gRPC code carried in stream error chunks, by HTTP status (§4.18). */
 function grpcCode(status: number): number {
@@ -210,7 +196,7 @@ export class Exchange implements CallContext, RequestIdParts {
     this.#status = status;
     if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
-    if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
+    if (status !== 200) res.writeStatus(statusLine(status));
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
     if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each

@@ -2,8 +2,8 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
+import { statusLine } from './status-line.js';
 import { admitted, routeGate, type Admission } from '../api/auth/gate.js';
-import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
 import type { AuthService } from '../api/auth/service.js';
@@ -13,6 +13,7 @@ import { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
+import { mountAuthRoutes } from './auth-routes.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
@@ -288,7 +289,7 @@ function preflight(res: HttpResponse, req: HttpRequest): void {
   const headers = req.getHeader('access-control-request-headers') || '*';
   res.cork(() => {
     res
-      .writeStatus('204 No Content')
+      .writeStatus(statusLine(204))
       .writeHeader('Access-Control-Allow-Origin', origin)
       .writeHeader('Access-Control-Allow-Credentials', 'true')
       .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
@@ -346,10 +347,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
 
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
   for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
-  if (options.auth)
-    mountAuthRoutes(app, options.auth, (res, announced, limit, onBody) =>
-      readBody(res as HttpResponse, announced, limit, discard, onBody),
-    );
+  if (options.auth) mountAuthRoutes(app, options.auth, discard);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
     app.options(path, preflight);
