@@ -12,7 +12,15 @@ import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/types.js';
 import { AppError } from '../errors.js';
-import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_DISCARD,
+  decodeBody,
+  dropBody,
+  readBody,
+  tooLarge,
+  type DiscardBound,
+} from './body.js';
 import { mountAuthRoutes } from './auth-routes.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { isMsgpackType } from '../domain/msgpack.js';
@@ -241,14 +249,16 @@ function register(
     const gate = gateOf(credential, params.store_id, x, res);
     if (!hasBody)
       return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
+    if (gate.error !== undefined) {
+      // Refused before the body (D1): it is read and dropped as it comes, never buffered or decoded.
+      return dropBody(res, discard, (complete) => {
+        x.fail(gate.error, !complete);
+        x.finish();
+      });
+    }
     const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
     const announced = Number(req.getHeader(REQ.contentLength) || 0);
-    readBody(res, announced, bodyLimit, discard, (bytes) => {
-      if (bytes === undefined) {
-        // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
-        x.fail(gate.error ?? tooLarge(bodyLimit), true);
-        return x.finish();
-      }
+    const decodeAndRun = (bytes: ArrayBuffer | Uint8Array): void => {
       let body: unknown;
       try {
         body = decodeBody(bytes, msgpack);
@@ -256,6 +266,22 @@ function register(
         return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate, err);
       }
       void run(x, e, { params, query: NO_QUERY, body, headers, minRevision }, gate);
+    };
+    readBody(res, announced, bodyLimit, discard, (bytes) => {
+      if (bytes === undefined) {
+        // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
+        x.fail(gate.error ?? tooLarge(bodyLimit), true);
+        return x.finish();
+      }
+      if (gate.pending === undefined) return decodeAndRun(bytes);
+      // The credential is still being verified: the bytes wait (within the limit, copied out of
+      // uWS's memory) and are decoded only once it admits the call; a refusal never decodes them.
+      const kept = bytes instanceof Buffer ? bytes : Buffer.from(new Uint8Array(bytes));
+      x.started = true; // from here the admission's outcome finishes the request
+      gate.pending.then(
+        () => decodeAndRun(kept),
+        () => void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate),
+      );
     });
   });
 }
