@@ -111,6 +111,14 @@ export const SETTINGS: readonly Setting[] = [
     help: 'Serve /metrics on its own address instead ([::1]:9090 for IPv6); the API port then has no /metrics',
   },
   {
+    name: 'cors-origin',
+    group: 'Server',
+    kind: 'list',
+    value: '<origin,…>',
+    defaultNote: 'any origin when authenticating; none in auth mode none',
+    help: 'Browser origins allowed to call the API (https://app.example.com, or * for any); other origins get 403 forbidden',
+  },
+  {
     name: 'authzen-base-url',
     group: 'Server',
     kind: 'string',

@@ -10,7 +10,8 @@ import { toAppError } from '../errors.js';
 import { statusLine } from './status-line.js';
 import type { HttpResponse } from './uws.js';
 
-function refuse(res: HttpResponse, err: unknown): void {
+/** Answers the upgrade request with `err`'s status and body; no socket. */
+export function refuseUpgrade(res: HttpResponse, err: unknown): void {
   const e = toAppError(err);
   res.cork(() => {
     res.writeStatus(statusLine(e.status));
@@ -35,7 +36,7 @@ export function authenticateUpgrade(
   try {
     verified = auth.authenticator.verify(authorization, res);
   } catch (err) {
-    return refuse(res, err);
+    return refuseUpgrade(res, err);
   }
   if (!(verified instanceof Promise)) return upgrade(ChannelLog.for(auth, verified));
   let aborted = false;
@@ -45,7 +46,7 @@ export function authenticateUpgrade(
       if (!aborted) res.cork(() => upgrade(ChannelLog.for(auth, p)));
     },
     (err: unknown) => {
-      if (!aborted) refuse(res, err);
+      if (!aborted) refuseUpgrade(res, err);
     },
   );
 }

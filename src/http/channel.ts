@@ -9,7 +9,8 @@
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
 import type { ChannelLog } from '../api/auth/channel-log.js';
-import { authenticateUpgrade } from './channel-upgrade.js';
+import { authenticateUpgrade, refuseUpgrade } from './channel-upgrade.js';
+import { crossOriginRefused } from './cors.js';
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
@@ -95,6 +96,10 @@ export class Channel {
           .getHeader('sec-websocket-protocol')
           .split(',')
           .some((p) => p.trim() === RECORDS_PROTOCOL);
+        // Browsers apply no CORS to WebSockets: a page of a refused origin is turned away here.
+        const origin = req.getHeader('origin');
+        if (origin !== '' && !this.shared.cors.admits(origin, () => req.getHeader('host')))
+          return refuseUpgrade(res, crossOriginRefused(origin));
         conn.authorization = req.getHeader('authorization') || undefined;
         const key = req.getHeader('sec-websocket-key');
         const extensions = req.getHeader('sec-websocket-extensions');

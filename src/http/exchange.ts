@@ -13,6 +13,7 @@ import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from '../log.js';
+import type { CorsPolicy } from './cors.js';
 import type { Metrics } from './metrics.js';
 import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
@@ -57,6 +58,8 @@ export interface ServerShared {
   readonly authzenBaseUrl?: string | undefined;
   /** OpenTelemetry spans (absent unless an SDK was installed before the server started). */
   readonly tracing?: Tracing | undefined;
+  /** Which browser origins may call (./cors.ts). */
+  readonly cors: CorsPolicy;
 }
 
 export class Exchange implements CallContext, RequestIdParts {
@@ -100,7 +103,7 @@ export class Exchange implements CallContext, RequestIdParts {
     readonly storeId: string | undefined,
     /** Reply in msgpack (the request's Accept named it). */
     readonly msgpack: boolean,
-    /** The request's Origin header ('' when absent), echoed for CORS (§1.1: any origin, credentials allowed). */
+    /** The request's Origin header when the CORS policy echoes it, else '' (./cors.ts). */
     readonly origin = '',
   ) {
     shared.inFlight++;

@@ -23,6 +23,7 @@ import {
 } from './body.js';
 import { mountAuthRoutes } from './auth-routes.js';
 import { Channel, type ChannelOptions } from './channel.js';
+import { CorsPolicy, crossOriginRefused } from './cors.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { nextRequestId } from './reply-head.js';
@@ -50,6 +51,11 @@ export interface HttpServerOptions {
   readonly watchStallMs?: number | undefined;
   /** Serve /metrics on this address instead of the API port (which then has no /metrics). */
   readonly metricsAddress?: Address | undefined;
+  /**
+   * Browser origins allowed to call the API (`--cors-origin`; `*` for any). Unset: any origin when
+   * requests are authenticated, none in auth mode `none` (./cors.ts).
+   */
+  readonly corsOrigins?: readonly string[] | undefined;
   /** Origin named by the AuthZEN metadata (`https://authz.example.com`); unset → `http://<Host>`. */
   readonly authzenBaseUrl?: string | undefined;
   /**
@@ -228,13 +234,15 @@ function register(
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
+    const origin = req.getHeader(REQ.origin);
+    const crossRefused = origin !== '' && !shared.cors.admits(origin, () => req.getHeader('host'));
     const x = new Exchange(
       res,
       shared,
       e.name,
       params.store_id,
       req.getHeader(REQ.accept).includes('msgpack'),
-      req.getHeader(REQ.origin),
+      shared.cors.echoes(origin) ? origin : '',
     );
     if (e.echoRequestId) x.useRequestId(req.getHeader(REQ.xRequestId));
     const headers = readHeaders?.(req);
@@ -246,7 +254,7 @@ function register(
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential =
       shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
-    const gate = gateOf(credential, params.store_id, x, res);
+    const gate = crossRefused ? { error: crossOriginRefused(origin) } : gateOf(credential, params.store_id, x, res);
     if (!hasBody)
       return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
     if (gate.error !== undefined) {
@@ -288,13 +296,14 @@ function register(
 
 function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
   return (res: HttpResponse, req: HttpRequest): void => {
+    const origin = req.getHeader('origin');
     const x = new Exchange(
       res,
       shared,
       req.getUrl(),
       undefined,
       req.getHeader('accept').includes('msgpack'),
-      req.getHeader('origin'),
+      shared.cors.echoes(origin) ? origin : '',
     );
     x.fail(new AppError(code, message));
     x.finish();
@@ -309,21 +318,27 @@ function shuttingDown(res: HttpResponse, shared: ServerShared, route: string): v
   x.finish();
 }
 
-/** CORS preflight (§1.1): every origin, every header, credentials allowed; an X-Request-Id like every reply (D11). */
-function preflight(res: HttpResponse, req: HttpRequest): void {
-  const origin = req.getHeader('origin') || '*';
-  const headers = req.getHeader('access-control-request-headers') || '*';
-  res.cork(() => {
-    res
-      .writeStatus(statusLine(204))
-      .writeHeader('Access-Control-Allow-Origin', origin)
-      .writeHeader('Access-Control-Allow-Credentials', 'true')
-      .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
-      .writeHeader('Access-Control-Allow-Headers', headers)
-      .writeHeader('Vary', 'Origin')
-      .writeHeader('X-Request-Id', nextRequestId())
-      .endWithoutBody(0);
-  });
+/**
+ * CORS preflight (§1.1): an admitted origin (./cors.ts) gets every method and header with
+ * credentials allowed; any other gets no CORS headers, so the browser does not send the request.
+ * An X-Request-Id like every reply (D11).
+ */
+function preflight(cors: CorsPolicy) {
+  return (res: HttpResponse, req: HttpRequest): void => {
+    const origin = req.getHeader('origin');
+    const allowed = cors.echoes(origin);
+    const headers = req.getHeader('access-control-request-headers') || '*';
+    res.cork(() => {
+      res.writeStatus(statusLine(204));
+      if (allowed)
+        res
+          .writeHeader('Access-Control-Allow-Origin', origin)
+          .writeHeader('Access-Control-Allow-Credentials', 'true')
+          .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
+          .writeHeader('Access-Control-Allow-Headers', headers);
+      res.writeHeader('Vary', 'Origin').writeHeader('X-Request-Id', nextRequestId()).endWithoutBody(0);
+    });
+  };
 }
 
 /** Mounts the playground's files; a missing build fails only when the playground was asked for. */
@@ -367,6 +382,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     liveStreams: new Set(),
     liveStallMs: options.watchStallMs ?? 30_000,
     authzenBaseUrl: options.authzenBaseUrl,
+    cors: new CorsPolicy(options.corsOrigins, options.auth !== undefined && options.auth.config.mode !== 'none'),
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
@@ -376,7 +392,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   if (options.auth) mountAuthRoutes(app, options.auth, discard);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
-    app.options(path, preflight);
+    app.options(path, preflight(shared.cors));
     app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
   }
   channel.mount(app, '/stream');
