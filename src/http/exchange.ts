@@ -197,9 +197,10 @@ export class Exchange implements CallContext, RequestIdParts {
   #headers(status: number, contentType: string | undefined, extra?: Readonly<Record<string, string>>): number {
     const res = this.res;
     this.#status = status;
-    if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
-    // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
+    // uWS answers "200 OK" when no status is written (one binding crossing less on the hot path),
+    // and writes it implicitly before the first header: the status goes first.
     if (status !== 200) res.writeStatus(statusLine(status));
+    if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
     if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
