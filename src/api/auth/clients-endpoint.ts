@@ -80,7 +80,8 @@ function clientId(value: string | undefined): string {
 
 /** Refuses unless `p` may hand out (or take over) every one of `scopes` (see the file's header). */
 function assertMayGrant(p: Principal | undefined, scopes: readonly string[]): void {
-  if (p === undefined) throw new AppError('insufficient_permissions', 'client management needs an authenticated caller');
+  if (p === undefined)
+    throw new AppError('insufficient_permissions', 'client management needs an authenticated caller');
   if (p.scopes === 'all' || p.scopes.has('admin:clients')) return;
   const held = p.scopes;
   const missing = scopes.filter((s) => !held.has(s));
