@@ -22,28 +22,29 @@ export function refuseUpgrade(res: HttpResponse, err: unknown): void {
 
 /**
  * Calls `upgrade` (synchronously when the token is cached) once `authorization` is a valid
- * credential, with the connection's store-log recorder (undefined when nothing is recorded);
+ * credential, with the connection's store-log recorder (undefined when nothing is recorded) and
+ * the client id;
  * otherwise answers the upgrade request with the auth error. No auth → upgrade.
  */
 export function authenticateUpgrade(
   auth: AuthService | undefined,
   authorization: string | undefined,
   res: HttpResponse,
-  upgrade: (log: ChannelLog | undefined) => void,
+  upgrade: (log: ChannelLog | undefined, clientId: string) => void,
 ): void {
-  if (!auth) return upgrade(undefined);
+  if (!auth) return upgrade(undefined, '');
   let verified;
   try {
     verified = auth.authenticator.verify(authorization, res);
   } catch (err) {
     return refuseUpgrade(res, err);
   }
-  if (!(verified instanceof Promise)) return upgrade(ChannelLog.for(auth, verified));
+  if (!(verified instanceof Promise)) return upgrade(ChannelLog.for(auth, verified), verified.clientId);
   let aborted = false;
   res.onAborted(() => void (aborted = true));
   verified.then(
     (p) => {
-      if (!aborted) res.cork(() => upgrade(ChannelLog.for(auth, p)));
+      if (!aborted) res.cork(() => upgrade(ChannelLog.for(auth, p), p.clientId));
     },
     (err: unknown) => {
       if (!aborted) refuseUpgrade(res, err);

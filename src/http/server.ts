@@ -24,6 +24,7 @@ import {
 import { mountAuthRoutes } from './auth-routes.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { CorsPolicy, crossOriginRefused } from './cors.js';
+import { LiveStreams, type LiveStreamLimits } from './live-streams.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { nextRequestId } from './reply-head.js';
@@ -49,6 +50,8 @@ export interface HttpServerOptions {
   readonly metrics?: boolean | undefined;
   /** A Watch consumer that reads nothing for this long is told why and disconnected (default 30 s). */
   readonly watchStallMs?: number | undefined;
+  /** Caps, lifetime and credential re-check of live streams (Watch, ReadExpansions; ./live-streams.ts). */
+  readonly liveStreams?: { readonly [K in keyof LiveStreamLimits]?: number | undefined } | undefined;
   /** Serve /metrics on this address instead of the API port (which then has no /metrics). */
   readonly metricsAddress?: Address | undefined;
   /**
@@ -254,6 +257,7 @@ function register(
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential =
       shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
+    x.credential = credential;
     const gate = crossRefused ? { error: crossOriginRefused(origin) } : gateOf(credential, params.store_id, x, res);
     if (!hasBody)
       return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
@@ -379,7 +383,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     auth: options.auth,
     metrics,
     tracing,
-    liveStreams: new Set(),
+    live: new LiveStreams(options.liveStreams, options.auth),
     liveStallMs: options.watchStallMs ?? 30_000,
     authzenBaseUrl: options.authzenBaseUrl,
     cors: new CorsPolicy(options.corsOrigins, options.auth !== undefined && options.auth.config.mode !== 'none'),
@@ -422,7 +426,10 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     async close(graceMs = 10_000) {
       api?.close();
       shared.draining = true;
-      for (const stop of shared.liveStreams) stop(); // Watch streams end at once, telling their consumers why
+      // Live streams end at once, telling their consumers why.
+      shared.live.endAll(
+        new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'),
+      );
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();
