@@ -95,7 +95,7 @@ export class Queries {
 
   /** Past `checkDeadlineMs` from here a Check answers 422 throttled_timeout_error (D8). */
   async check(input: CheckInput): Promise<CheckResult> {
-    const deadline = Date.now() + this.config.checkDeadlineMs;
+    const deadline = input.deadline ?? Date.now() + this.config.checkDeadlineMs;
     const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     return this.checkOn(model, index.snapshot(), input, deadline);
@@ -117,7 +117,7 @@ export class Queries {
     const model = this.models.peek(input.storeId, input.modelId);
     const index = model && this.indexes.peek(input.storeId);
     if (!index || (input.minRevision !== undefined && index.currentRevision < input.minRevision)) return undefined;
-    return this.checkOn(model, index.snapshot(), input, undefined);
+    return this.checkOn(model, index.snapshot(), input, input.deadline);
   }
 
   /**
@@ -181,7 +181,7 @@ export class Queries {
 
   /** One deadline for the whole batch: the items it cuts short answer throttled_timeout_error. */
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
-    const deadline = Date.now() + this.config.checkDeadlineMs;
+    const deadline = input.deadline ?? Date.now() + this.config.checkDeadlineMs;
     const index = await this.index(input, deadline);
     const model = await this.models.resolve(input.storeId, input.modelId);
     const snapshot = index.snapshot();
