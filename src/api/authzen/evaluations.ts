@@ -74,7 +74,10 @@ export function parseEvaluations(storeId: string, modelId: string | undefined, b
   const defaults = partsOf(body);
   const raw = list(body, 'evaluations');
   if (raw.length > MAX_ITEMS)
-    throw new AppError('validation_error', `batchCheck received ${raw.length} checks, the maximum allowed is ${MAX_ITEMS}`);
+    throw new AppError(
+      'validation_error',
+      `batchCheck received ${raw.length} checks, the maximum allowed is ${MAX_ITEMS}`,
+    );
   const items = raw.map((v) => {
     if (!isObj(v)) throw typeError('evaluations', 'message', v);
     const own = partsOf(v);
