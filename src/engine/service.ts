@@ -26,6 +26,7 @@ import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { checkExpiries, validateCheckKey, validateWrite } from './request-validation.js';
 import { ExpirySweeper } from './sweeper.js';
+import { WatchFeed } from './watch-feed.js';
 import { watchChanges, type WatchEvent, type WatchInput } from './watch.js';
 import { matching } from './delete-filter.js';
 import { type CreatePermissionIndex, PermissionIndexes } from './permission-index/manager.js';
@@ -92,6 +93,8 @@ export class LatchService implements Latch {
   private readonly indexes: Indexes;
   private readonly queries: Queries;
   private readonly follower: Follower;
+  /** Wakes idle Watch streams: one subscription and one poll for all of them. */
+  private readonly watchFeed: WatchFeed;
   private readonly permissionIndexes: PermissionIndexes;
   private readonly writeLocks = new Map<string, Promise<unknown>>();
   private readonly loading: Promise<void>;
@@ -126,6 +129,7 @@ export class LatchService implements Latch {
       this.log,
     );
     this.follower.observer = this.permissionIndexes;
+    this.watchFeed = new WatchFeed(storage);
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
     this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
     this.loading = this.preload();
@@ -362,7 +366,7 @@ export class LatchService implements Latch {
 
   async *watch(input: WatchInput, signal?: AbortSignal): AsyncIterable<WatchEvent> {
     await this.getStore(input.storeId);
-    yield* watchChanges(this.storage, input, signal);
+    yield* watchChanges(this.storage, this.watchFeed, input, signal);
   }
 
   // ---- permission indexes ----
