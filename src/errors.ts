@@ -78,6 +78,7 @@ const CATALOG = {
   // 429 — rate limits (seed)
   rate_limit_exceeded: [3600, 429],
   auth_rate_limit_exceeded: [3601, 429],
+  stream_limit_exceeded: [3602, 429],
   // 500 — internal (InternalErrorCode 4000–4999)
   internal_error: [4000, 500],
   auth_internal_error: [4001, 500],

@@ -271,6 +271,12 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
+      corsOrigins: r.list('cors-origin'),
+      liveStreams: {
+        perClient: r.int('stream-max-per-client'),
+        total: r.int('stream-max'),
+        maxLifetimeMs: r.int('stream-lifetime'),
+      },
       metrics: r.bool('metrics'),
       metricsAddress: metricsAddress(r, resolved),
       playground: playgroundOption(resolved, auth.mode, host),

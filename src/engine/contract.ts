@@ -59,6 +59,11 @@ export interface QueryBase {
    * (a `Latch-Revision` of a Write), waiting for it until the query's deadline.
    */
   readonly minRevision?: number | undefined;
+  /**
+   * Date.now() ms past which the query answers 422 throttled_timeout_error; absent: now plus the
+   * configured deadline. A request that runs several queries gives them one (AuthZEN evaluations).
+   */
+  readonly deadline?: number | undefined;
 }
 
 export interface CheckInput extends QueryBase {
@@ -85,6 +90,8 @@ export interface BatchCheckInput {
   readonly consistency: Consistency;
   /** As QueryBase.minRevision. */
   readonly minRevision?: number | undefined;
+  /** As QueryBase.deadline. */
+  readonly deadline?: number | undefined;
 }
 
 export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };

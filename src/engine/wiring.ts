@@ -12,6 +12,7 @@ import { createWalkerChecker } from './evaluation/walker/checker.js';
 import { PermissionIndexes } from './permission-index/manager.js';
 import { ExpirySweeper } from './state/expiry-sweeper.js';
 import { RevisionFeed } from './state/revision-feed.js';
+import { WatchFeed } from './state/watch-feed.js';
 import { ListingCache } from './state/listing-cache.js';
 import { ModelCache } from './state/model-cache.js';
 import { Preload } from './state/preload.js';
@@ -76,6 +77,7 @@ export function wireEngine(
     models,
     indexes,
     feed,
+    watchFeed: new WatchFeed(storage),
     writer,
     results: new ResultCache(config.cacheSize),
     listings: new ListingCache(),

@@ -118,11 +118,14 @@ class PresharedAuth implements Authenticator {
   close(): void {}
 }
 
-/** The operator's admin key (client-credentials): account-level, client management only. */
+/**
+ * The operator's admin key (client-credentials): account-level, client management only, as the
+ * account administrator (`admin:clients`: it may mint any scopes; it opens no store itself).
+ */
 const ADMIN: Principal = Object.freeze({
   clientId: 'admin-key',
   storeId: '*',
-  scopes: new Set(['manage:clients']),
+  scopes: new Set(['manage:clients', 'admin:clients']),
   expiresAt: Infinity,
 });
 

@@ -4,6 +4,7 @@
 // Example: a token with scope `check:tuples` bound to store S may call Check on S only.
 
 export const SCOPES = [
+  'admin:clients',
   'check:tuples',
   'create:stores',
   'delete:stores',

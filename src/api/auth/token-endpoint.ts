@@ -159,7 +159,9 @@ export class TokenIssuer {
       throw new OAuthError(401, 'invalid_client', 'client authentication failed');
     // Hash even for an unknown client so timing does not reveal which ids exist.
     const ok = await verifySecret(secret, client?.secretHash ?? (await decoyHash()));
-    if (!client || !ok || client.revokedAt) throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+    // A private_key_jwt client authenticates with its key only (records made before that rule hold a secret).
+    if (!client || !ok || client.revokedAt || client.publicKey !== undefined)
+      throw new OAuthError(401, 'invalid_client', 'client authentication failed');
     return client;
   }
 

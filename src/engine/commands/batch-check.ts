@@ -17,7 +17,7 @@ const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
 export async function batchCheck(e: EngineParts, input: BatchCheckInput): Promise<BatchCheckResult> {
   for (const c of input.checks) assertContextualLimit(e, c.contextualTuples.length);
   await assertKnownStore(e, input.storeId);
-  const deadline = Date.now() + e.config.checkDeadlineMs;
+  const deadline = input.deadline ?? Date.now() + e.config.checkDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await e.models.resolve(input.storeId, input.modelId);
   const snapshot = index.snapshot();

@@ -21,7 +21,7 @@ export async function check(e: EngineParts, input: CheckInput): Promise<CheckRes
   const warm = checkWarm(e, input);
   if (warm) return warm;
   if (!e.indexes.has(input.storeId)) await storeOf(e, input.storeId);
-  const deadline = Date.now() + e.config.checkDeadlineMs;
+  const deadline = input.deadline ?? Date.now() + e.config.checkDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await e.models.resolve(input.storeId, input.modelId);
   return checkOn(e, model, index.snapshot(), input, deadline);
@@ -43,7 +43,7 @@ function checkWarm(e: EngineParts, input: CheckInput): CheckResult | undefined {
   const model = e.models.peek(input.storeId, input.modelId);
   const index = model && e.indexes.peek(input.storeId);
   if (!index || (input.minRevision !== undefined && index.currentRevision < input.minRevision)) return undefined;
-  return checkOn(e, model, index.snapshot(), input, undefined);
+  return checkOn(e, model, index.snapshot(), input, input.deadline);
 }
 
 /**

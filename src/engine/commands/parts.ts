@@ -12,6 +12,7 @@ import type { ModelCache } from '../state/model-cache.js';
 import type { ResultCache } from '../state/result-cache.js';
 import type { StoreIndexes } from '../state/store-indexes.js';
 import type { StoreWriter } from '../state/store-writer.js';
+import type { WatchFeed } from '../state/watch-feed.js';
 
 export interface EngineParts {
   readonly storage: Storage;
@@ -21,6 +22,8 @@ export interface EngineParts {
   readonly models: ModelCache;
   readonly indexes: StoreIndexes;
   readonly feed: RevisionFeed;
+  /** Wakes idle Watch streams: one storage subscription and one poll for all of them. */
+  readonly watchFeed: WatchFeed;
   /** The one write path of tuples. */
   readonly writer: StoreWriter;
   /** The MINIMIZE_LATENCY Check result cache. */

@@ -1,70 +1,11 @@
-// Authentication of the msgpack channel's WebSocket upgrade. The credential is verified once at
-// the upgrade (401 JSON and no socket when it fails); each request of each frame is then admitted
-// with the same header through `admit` (a verified-token cache hit: authorization, store binding,
-// scope and rate limit per request, and an expired or revoked token stops working mid-connection).
-// Also the connection's store-log recorder (ChannelLog).
+// The store-log recorder of one msgpack channel connection (ChannelLog): every request recorded
+// like an HTTP call, checks once per group. The upgrade's authentication is the transport's
+// (src/http/channel-upgrade.ts).
 
-import { toAppError } from '../../errors.js';
 import type { LogTupleKey } from '../../storage/auth/logs.js';
-import type { Peer } from './authenticator.js';
 import type { CallReport, StoreLogs } from './logs.js';
 import type { Principal } from './principal.js';
 import type { AuthService } from './service.js';
-
-interface UpgradeRes extends Peer {
-  onAborted(cb: () => void): unknown;
-  cork(cb: () => void): unknown;
-  writeStatus(status: string): unknown;
-  writeHeader(key: string, value: string): unknown;
-  end(body?: string, closeConnection?: boolean): unknown;
-}
-
-const STATUS: Record<number, string> = {
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  429: '429 Too Many Requests',
-  500: '500 Internal Server Error',
-};
-
-function refuse(res: UpgradeRes, err: unknown): void {
-  const e = toAppError(err);
-  res.cork(() => {
-    res.writeStatus(STATUS[e.status] ?? `${e.status} Error`);
-    res.writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify(e.toBody()), true);
-  });
-}
-
-/**
- * Calls `upgrade` (synchronously when the token is cached) once `authorization` is a valid
- * credential, with the connection's store-log recorder (undefined when nothing is recorded);
- * otherwise answers the upgrade request with the auth error. No auth → upgrade.
- */
-export function authenticateUpgrade(
-  auth: AuthService | undefined,
-  authorization: string | undefined,
-  res: UpgradeRes,
-  upgrade: (log: ChannelLog | undefined) => void,
-): void {
-  if (!auth) return upgrade(undefined);
-  let verified;
-  try {
-    verified = auth.authenticator.verify(authorization, res);
-  } catch (err) {
-    return refuse(res, err);
-  }
-  if (!(verified instanceof Promise)) return upgrade(ChannelLog.for(auth, verified));
-  let aborted = false;
-  res.onAborted(() => void (aborted = true));
-  verified.then(
-    (p) => {
-      if (!aborted) res.cork(() => upgrade(ChannelLog.for(auth, p)));
-    },
-    (err: unknown) => {
-      if (!aborted) refuse(res, err);
-    },
-  );
-}
 
 /**
  * The store log of one channel connection (docs/auth.md "Msgpack channel"): every request is
