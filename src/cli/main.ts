@@ -9,7 +9,7 @@ import { type CliIo, processIo } from './common.js';
 const HELP = `Usage: latch <command> [options]
 
 Commands:
-  serve     Run the HTTP API and the msgpack channel
+  serve         Run the HTTP API and the msgpack channel
 ${TOOL_COMMANDS_HELP}
 
 Run 'latch <command> --help' for a command's options; 'latch --version' prints the version.
