@@ -5,6 +5,7 @@
 
 import { configureLogging, logger } from '../log.js';
 import { startServer, type RunningServer } from '../main.js';
+import { uwsBuild } from '../http/uws.js';
 import { redactUrl } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { serveHelp } from './settings-doc.js';
@@ -60,12 +61,17 @@ export async function serve(
     : {};
   const data =
     o.datastore === 'memory' ? 'memory' : o.datastore === 'postgres' ? redactUrl(o.postgres?.url ?? '') : o.dataDir;
+  const build = uwsBuild();
+  const origin = `http://${server.host.includes(':') ? `[${server.host}]` : server.host}:${server.port}`;
   logger.log('info', 'latch listening', {
     host: server.host,
     port: server.port,
     ...metricsAt,
     data,
     auth: o.auth?.mode ?? 'none',
+    ...(server.playground ? { playground: `${origin}/playground/` } : {}),
+    ...(build ? { uws: `${build.package} ${build.version}`, uws_header_limit: build.headerLimit } : {}),
+    pid: process.pid,
   });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
   logger.flush();

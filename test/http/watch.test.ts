@@ -294,6 +294,7 @@ describe('Watch', () => {
     const lines = text.split('\n').filter((l) => l.startsWith('{"'));
     const lastLine = JSON.parse(lines[lines.length - 1] ?? '{}') as Line;
     expect(lastLine.error?.message).toContain('read nothing for 300 ms');
+    expect(lastLine.error?.code).toBe(8); // gRPC RESOURCE_EXHAUSTED, as docs/watch.md names it
     expect(lines.length - 1).toBeLessThan(20_000); // stopped long before the end of the backlog
   }, 180_000); // ~12 MB of backlog: seconds on a quiet machine, much longer on a loaded one
 
