@@ -8,6 +8,7 @@ import { startServer, type RunningServer } from '../main.js';
 import { uwsBuild } from '../http/uws.js';
 import { redactUrl } from '../storage/index.js';
 import { UsageError } from './args.js';
+import { startTelemetry, type Telemetry } from './otel.js';
 import { serveHelp } from './settings-doc.js';
 import { resolveSettings, serveConfig, type ServeConfig } from './settings-load.js';
 
@@ -44,6 +45,14 @@ export async function serve(
     return 2;
   }
   configureLogging(config.log);
+  let telemetry: Telemetry | undefined;
+  try {
+    telemetry = await startTelemetry(config.otel);
+  } catch (err) {
+    logger.log('error', 'latch could not start', { cause: describe(err) });
+    logger.flush();
+    return 1;
+  }
   // Listening for signals before starting: a SIGTERM during start-up waits for it, then shuts down.
   const signals = new Signals();
   let server: RunningServer;
@@ -74,6 +83,9 @@ export async function serve(
     pid: process.pid,
   });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
+  await telemetry
+    ?.shutdown()
+    .catch((err: unknown) => logger.log('warn', 'telemetry shutdown failed', { cause: describe(err) }));
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.
   setTimeout(() => process.exit(code), 50).unref();
