@@ -123,13 +123,14 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 
 /** Whether `as` can run this file (a spawn as that user; EACCES when a parent folder is closed). */
 function canExecute(file: string, as: RunAs | undefined): boolean {
-  const r = spawnSync(file, ['--version'], { uid: as?.uid, gid: as?.gid, stdio: 'ignore' });
+  // cwd '/': the caller's own folder may be one `as` cannot enter.
+  const r = spawnSync(file, ['--version'], { uid: as?.uid, gid: as?.gid, stdio: 'ignore', cwd: '/' });
   return r.error === undefined && r.status === 0;
 }
 
 /** Whether `as` can enter, read and write `dir`. */
 function canUseDir(dir: string, as: RunAs): boolean {
-  const r = spawnSync('test', ['-r', dir, '-a', '-w', dir, '-a', '-x', dir], { uid: as.uid, gid: as.gid });
+  const r = spawnSync('test', ['-r', dir, '-a', '-w', dir, '-a', '-x', dir], { uid: as.uid, gid: as.gid, cwd: '/' });
   return r.error === undefined && r.status === 0;
 }
 
@@ -199,7 +200,13 @@ async function reachableDataDir(wanted: string, as: RunAs | undefined): Promise<
 function runToEnd(file: string, args: readonly string[], as: RunAs | undefined, onLog?: (t: string) => void) {
   const failed = (why: string): LocalPostgresError => new LocalPostgresError('initdb', why);
   return new Promise<void>((done, fail) => {
-    const child = spawn(file, args, { uid: as?.uid, gid: as?.gid, stdio: ['ignore', 'pipe', 'pipe'], env: pgEnv() });
+    const child = spawn(file, args, {
+      uid: as?.uid,
+      gid: as?.gid,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: pgEnv(),
+      cwd: '/',
+    });
     let out = '';
     const collect = (b: Buffer): void => {
       out = (out + b.toString('utf8')).slice(-4000);
@@ -254,6 +261,7 @@ function launch(bin: Binaries, dir: string, o: LocalPostgresOptions, as: RunAs |
       gid: as?.gid,
       stdio: ['ignore', 'ignore', 'pipe'],
       env: pgEnv(),
+      cwd: '/',
     });
     let out = '';
     let up = false;

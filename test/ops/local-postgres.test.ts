@@ -49,6 +49,7 @@ describe.runIf(userInfo().uid === 0 && process.platform === 'linux')('as root', 
       password: 'pw',
       binaryPackage: pkg,
     });
+    scratch.push(dirname(server.dataDir)); // the relocated cluster goes with the rest
     try {
       expect(await accepts(port)).toBe(true);
       expect(server.dataDir.startsWith(checkout)).toBe(false); // relocated where the user may enter

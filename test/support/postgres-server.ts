@@ -7,7 +7,7 @@
 import { createServer } from 'node:net';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startLocalPostgres, type LocalPostgres, type LocalPostgresOptions } from '../../src/cli/local-postgres.js';
 
 export interface PostgresServer {
@@ -73,6 +73,8 @@ export async function startPostgres(
     },
     async stop() {
       await server.stop();
+      // Relocated as root (a data directory its user could not reach): that folder goes too.
+      if (!server.dataDir.startsWith(parent)) await rm(dirname(server.dataDir), { recursive: true, force: true });
       await rm(parent, { recursive: true, force: true });
     },
   };
