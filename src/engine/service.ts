@@ -32,6 +32,8 @@ import { type CreatePermissionIndex, PermissionIndexes } from './permission-inde
 import { DEFAULT_LIMITS, type PermissionIndex } from './permission-index/permission-index.js';
 import { expansionStream, type ExpansionStreamEvent, type ExpansionsInput } from './permission-index/stream.js';
 import { logger } from '../log.js';
+import { openImpact } from './impact/open.js';
+import type { ImpactInput, ImpactStream } from './impact/types.js';
 import {
   DEFAULT_ENGINE_CONFIG,
   type BatchCheckInput,
@@ -271,6 +273,12 @@ export class LatchService implements Latch {
   async listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> {
     await this.getStore(storeId);
     return this.storage.listModels(storeId, page);
+  }
+
+  async impact(input: ImpactInput, signal?: AbortSignal): Promise<ImpactStream> {
+    await this.getStore(input.storeId);
+    const deps = { models: this.models, indexes: this.indexes, storage: this.storage, now: this.clock };
+    return openImpact({ ...deps, resolveDepth: this.config.resolveDepth }, input, signal);
   }
 
   // ---- assertions ----

@@ -24,6 +24,7 @@ import type { CreatePermissionIndex } from './permission-index/manager.js';
 import type { PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
 import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
 import type { PermissionIndexRecord } from '../storage/types.js';
+import type { ImpactInput, ImpactStream } from './impact/types.js';
 
 export type { CreatePermissionIndex } from './permission-index/manager.js';
 export type {
@@ -52,6 +53,7 @@ export interface PermissionIndexInfo {
 }
 
 export type { WatchEvent, WatchInput } from './watch.js';
+export type { ImpactInput, ImpactLine, ImpactStream, RelationSummary } from './impact/types.js';
 
 export interface CheckTupleKey {
   readonly user: string;
@@ -311,6 +313,12 @@ export interface Latch {
   /** Throws authorization_model_not_found. */
   readModel(storeId: string, modelId: string): Promise<AuthorizationModel>;
   listModels(storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>>;
+  /**
+   * The impact of an unwritten candidate model on the store's current tuples (./impact/types.ts,
+   * docs/changing-models.md). Rejects before the first line with a model write's 400 codes for an
+   * invalid candidate, 2001 / 2020 for the base model; the lines stop when `signal` aborts.
+   */
+  impact(input: ImpactInput, signal?: AbortSignal): Promise<ImpactStream>;
 
   // assertions
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
