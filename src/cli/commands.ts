@@ -21,7 +21,10 @@ interface Group {
 
 const GROUPS: Record<string, Group> = {
   store: { summary: 'Create, list, inspect, delete, import and export stores', commands: storeCommands },
-  model: { summary: 'Write, read and list authorization models', commands: modelCommands },
+  model: {
+    summary: 'Write, read, list, diff authorization models; the impact of a candidate',
+    commands: modelCommands,
+  },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
   index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },

@@ -6,6 +6,7 @@ import { UsageError } from './args.js';
 import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson } from './common.js';
 import { loadModelFile, parseModelText } from './store-file.js';
 import { modelToDsl } from '../model/dsl.js';
+import { modelImpactCommands } from './model-impact-cmd.js';
 
 const write: Command = {
   spec: {
@@ -105,4 +106,4 @@ const list: Command = {
   },
 };
 
-export const modelCommands: readonly Command[] = [write, get, list];
+export const modelCommands: readonly Command[] = [write, get, list, ...modelImpactCommands];
