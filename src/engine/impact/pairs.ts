@@ -1,37 +1,44 @@
-// The access pairs of one object and relation that differ between two models: ListUsers (the
-// production path, src/engine/list/list-users.ts, complete: no result cap, no deadline) for every
-// user type of each model, then the difference per user type. Usersets are expanded to their
-// members (filters name a type only) and wildcards stay `type:*`.
+// The access pairs of one object and relation that differ between two models: ListUsers for every
+// user type of each model (its expansion, src/engine/list/list-users.ts, complete: no result cap,
+// no deadline; each candidate confirmed by a walker Check unless the relation is a plain union),
+// then the difference per user type. Usersets are expanded to their members (filters name a type
+// only) and wildcards stay `type:*`.
 // Example: base `viewer: [user]`, candidate `viewer: [user, user:*]`, tuple `doc:1#viewer@user:*`
 //   → one line {kind:'gained', object:'doc:1', relation:'viewer', user:'user:*'}.
 
 import { AppError } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listUsers } from '../list/list-users.js';
+import { listUserCandidates } from '../list/list-users.js';
 import type { EvalContext } from '../reference/context.js';
-import type { ListedUser } from '../types.js';
 import type { EvalError, ImpactLine, RelationSummary } from './types.js';
 
 const NONE: ReadonlySet<string> = new Set();
 
-function userText(u: ListedUser): string {
-  if ('object' in u) return `${u.object.type}:${u.object.id}`;
-  if ('wildcard' in u) return `${u.wildcard.type}:*`;
-  return `${u.userset.type}:${u.userset.id}#${u.userset.relation}`;
+/** One model's side of an impact: what it evaluates against, and whether a relation is a plain union. */
+export interface Side {
+  readonly ctx: EvalContext;
+  /** `isPlainUnion` of the relation being evaluated: its expansion's candidates are the answer. */
+  readonly plain: boolean;
+  /**
+   * Check of one candidate, as ListUsers confirms it (only TRUE keeps it): on the walker, which
+   * the differential tests hold to the reference's TRUE / FALSE.
+   */
+  readonly confirm: (object: string, relation: string, user: string) => boolean;
 }
 
-/** The users of `type` related to `object` by `relation` under `ctx.model`, or its evaluation error. */
-export function usersOf(
-  ctx: EvalContext,
-  object: string,
-  relation: string,
-  type: string,
-): ReadonlySet<string> | EvalError {
+/** The users of `type` related to `object` by `relation` under the side's model, or its evaluation error. */
+export function usersOf(side: Side, object: string, relation: string, type: string): ReadonlySet<string> | EvalError {
+  const { ctx } = side;
   const model = ctx.model;
   const objectType = object.slice(0, object.indexOf(':'));
   if (!model.types.get(objectType)?.relations.has(relation) || !model.types.has(type)) return NONE;
+  const q = { object, relation, filter: { type } };
   try {
-    return new Set(listUsers(ctx, { object, relation, filter: { type } }, Number.POSITIVE_INFINITY).map(userText));
+    const candidates = listUserCandidates(ctx, q);
+    if (side.plain) return candidates;
+    const out = new Set<string>();
+    for (const user of candidates) if (side.confirm(object, relation, user)) out.add(user);
+    return out;
   } catch (e) {
     if (e instanceof AppError) return { code: e.code, message: e.message };
     throw e;
@@ -47,8 +54,8 @@ const isError = (v: ReadonlySet<string> | EvalError): v is EvalError => !(v inst
 
 /** The lines of one object for one relation, counted into `summary`; users sorted per type. */
 export function objectLines(
-  base: EvalContext,
-  candidate: EvalContext,
+  base: Side,
+  candidate: Side,
   types: readonly string[],
   object: string,
   summary: RelationSummary,

@@ -54,6 +54,26 @@ function closureOf(model: CompiledModel, type: string, relation: string): Closur
   return out;
 }
 
+/**
+ * True when every relation of the closure is built from direct tuples, computed usersets,
+ * tuple-to-userset and unions only, and no restriction names a condition: then every candidate
+ * ListUsers' expansion finds is related by a path of valid tuples it walked within the depth
+ * limit (an expansion that meets the limit fails), so Check accepts each one and the expansion's
+ * candidates are ListUsers' answer (the differential test holds the two equal).
+ */
+export function isPlainUnion(model: CompiledModel, type: string, relation: string): boolean {
+  const c = closureOf(model, type, relation);
+  if (c.conditions.size > 0) return false;
+  const plain = (rw: Rewrite): boolean =>
+    rw.kind === 'union' ? rw.children.every(plain) : rw.kind !== 'intersection' && rw.kind !== 'difference';
+  for (const key of c.relations) {
+    const hash = key.indexOf('#');
+    const rel = relationOf(model, key.slice(0, hash), key.slice(hash + 1));
+    if (rel && !plain(rel.rewrite)) return false;
+  }
+  return true;
+}
+
 /** Every member of the closure has the same definition in both models. */
 function sameClosure(c: Closure, base: CompiledModel, candidate: CompiledModel): boolean {
   for (const key of c.relations) {
