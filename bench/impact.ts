@@ -23,7 +23,9 @@ const GROUPS = Math.round(20_000 * scale);
 const USERS = Math.round(50_000 * scale);
 const FOLDERS = Math.round(10_000 * scale);
 const DOCS = Math.round(100_000 * scale);
-const MEMBERS = 22;
+const MEMBERS = 28;
+/** Groups nest in chains of this length (a department, its teams, their sub-teams). */
+const CHAIN = 4;
 
 const BASE = `model
   schema 1.1
@@ -51,23 +53,24 @@ const EVERY_RELATION = BASE.replaceAll('[user, group#member]', '[user, user:*, g
   .replace('define blocked: [user]', 'define blocked: [user, user:*]');
 
 /**
- * Groups form a 10-ary tree (the members of group j are members of group (j-1)/10), each with
- * MEMBERS users of its own; folders are viewed by two groups; each doc has a parent folder, an
- * owner, an editor group (a leaf-side one), a viewer user; every 50th doc blocks its viewer user.
+ * Groups nest in chains of CHAIN (the members of group g are members of group g-1 unless g is a
+ * multiple of CHAIN), each with MEMBERS users of its own; folders are viewed by two groups; each
+ * doc has a parent folder, an owner, an editor group, a viewer user; every 50th doc blocks its
+ * viewer user.
  */
 function* tuples(): Generator<TupleKey> {
   for (let g = 0; g < GROUPS; g++) {
     for (let m = 0; m < MEMBERS; m++)
       yield { object: `group:${g}`, relation: 'member', user: `user:${(g * 7 + m * 13) % USERS}` };
-    if (g > 0) yield { object: `group:${Math.floor((g - 1) / 10)}`, relation: 'member', user: `group:${g}#member` };
+    if (g % CHAIN !== 0) yield { object: `group:${g - 1}`, relation: 'member', user: `group:${g}#member` };
   }
   for (let f = 0; f < FOLDERS; f++)
-    for (const g of [(f * 3) % GROUPS, GROUPS - 1 - (f % (GROUPS / 2))])
+    for (const g of [(f * 3) % GROUPS, (f * 7 + 1) % GROUPS])
       yield { object: `folder:${f}`, relation: 'viewer', user: `group:${g}#member` };
   for (let d = 0; d < DOCS; d++) {
     yield { object: `doc:${d}`, relation: 'parent', user: `folder:${d % FOLDERS}` };
     yield { object: `doc:${d}`, relation: 'owner', user: `user:${d % USERS}` };
-    yield { object: `doc:${d}`, relation: 'editor', user: `group:${GROUPS - 1 - (d % (GROUPS / 2))}#member` };
+    yield { object: `doc:${d}`, relation: 'editor', user: `group:${(d * 11) % GROUPS}#member` };
     yield { object: `doc:${d}`, relation: 'viewer', user: `user:${(d * 31) % USERS}` };
     if (d % 50 === 0) yield { object: `doc:${d}`, relation: 'blocked', user: `user:${(d * 31) % USERS}` };
   }
@@ -105,7 +108,12 @@ async function main(): Promise<void> {
     let peak = process.memoryUsage().rss;
     let lines = 0;
     let summary: Summary | undefined;
-    const stream = await latch.impact({ storeId: store.id, candidate: dslToModel(dsl), sampleSize: 10, assertions: false });
+    const stream = await latch.impact({
+      storeId: store.id,
+      candidate: dslToModel(dsl),
+      sampleSize: 10,
+      assertions: false,
+    });
     for await (const line of stream.lines) {
       lines++;
       if (line.kind === 'progress') peak = Math.max(peak, process.memoryUsage().rss);
