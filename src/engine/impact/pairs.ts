@@ -8,7 +8,9 @@
 
 import { AppError } from '../../errors.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listUserCandidates } from '../list/list-users.js';
+import type { IndexSnapshot } from '../../index/snapshot.js';
+import { admitsWildcard, listedByName, listUserCandidates } from '../list/list-users.js';
+import { checkStatus } from '../walker/checker.js';
 import type { EvalContext } from '../reference/context.js';
 import type { EvalError, ImpactLine, RelationSummary } from './types.js';
 
@@ -24,6 +26,29 @@ export interface Side {
    * the differential tests hold to the reference's TRUE / FALSE.
    */
   readonly confirm: (object: string, relation: string, user: string) => boolean;
+}
+
+/**
+ * The side of `ctx.model` for one relation. Its confirmation is ListUsers' rule: Check accepts
+ * the candidate (on the walker) and, for a plain user of a type some relation admits as a typed
+ * wildcard, a path names it (`listedByName`), not only the wildcard.
+ */
+export function sideOf(
+  ctx: EvalContext,
+  snapshot: IndexSnapshot,
+  now: number,
+  plain: boolean,
+  types: readonly string[],
+): Side {
+  const wildcards = new Set(types.filter((t) => admitsWildcard(ctx.model, t)));
+  const confirm = (object: string, relation: string, user: string): boolean => {
+    const item = { object, relation, user, contextualTuples: [] };
+    const o = checkStatus(snapshot, ctx.model, item, ctx.resolveDepth, now);
+    if ('error' in o || !o.allowed) return false;
+    if (user.endsWith(':*') || !wildcards.has(user.slice(0, user.indexOf(':')))) return true;
+    return listedByName(ctx, object, relation, user);
+  };
+  return { ctx, plain, confirm };
 }
 
 /** The users of `type` related to `object` by `relation` under the side's model, or its evaluation error. */

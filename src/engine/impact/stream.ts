@@ -9,9 +9,8 @@ import type { IndexSnapshot } from '../../index/snapshot.js';
 import { diffModels } from '../../model/diff.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { EvalContext } from '../reference/context.js';
-import { checkStatus } from '../walker/checker.js';
 import { assertionLine } from './assertions.js';
-import { objectLines, userTypes, type Side } from './pairs.js';
+import { objectLines, sideOf, userTypes, type Side } from './pairs.js';
 import { isPlainUnion, planRelations, type PlannedRelation } from './plan.js';
 import { RejectedTally } from './rejected.js';
 import type { ImpactLine, RejectReason } from './types.js';
@@ -147,15 +146,8 @@ async function* run(w: ImpactWorld, signal: AbortSignal | undefined): AsyncGener
   let done = 0;
   yield { kind: 'progress', evaluated: 0, total };
   for (const s of evaluated) {
-    const side = (c: EvalContext): Side => ({
-      ctx: c,
-      plain: isPlainUnion(c.model, s.object_type, s.relation),
-      confirm: (object, relation, user) => {
-        const item = { object, relation, user, contextualTuples: [] };
-        const o = checkStatus(w.snapshot, c.model, item, w.resolveDepth, w.now);
-        return !('error' in o) && o.allowed;
-      },
-    });
+    const side = (c: EvalContext): Side =>
+      sideOf(c, w.snapshot, w.now, isPlainUnion(c.model, s.object_type, s.relation), types);
     const [a, b] = [side(base), side(candidate)];
     for (const object of objectsOf(w.snapshot, s.object_type)) {
       yield* objectLines(a, b, types, object, s);
