@@ -6,6 +6,7 @@
 
 import type { Assertion } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/snapshot.js';
+import type { TupleView } from '../../index/types.js';
 import { diffModels } from '../../model/diff.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { EvalContext } from '../reference/context.js';
@@ -108,20 +109,26 @@ export async function* impactLines(w: ImpactWorld, signal?: AbortSignal): AsyncG
   }
 }
 
+/** Tallies the stored tuples of every relation whose restrictions differ; false when stopped. */
+async function scanTuples(w: ImpactWorld, view: TupleView, tally: RejectedTally, pacer: Pacer): Promise<boolean> {
+  for (const [type, def] of w.base.types) {
+    const relations = [...def.relations.keys()].filter((r) => tally.mayDiffer(type, r));
+    if (relations.length === 0) continue;
+    for (const object of objectsOf(w.snapshot, type)) {
+      for (const r of relations) for (const t of view.users(object, r)) tally.add(t);
+      if (!(await pacer.pause())) return false;
+    }
+  }
+  return true;
+}
+
 async function* run(w: ImpactWorld, signal: AbortSignal | undefined): AsyncGenerator<ImpactLine> {
   const pacer = new Pacer(signal);
   const plan = planRelations(w.base, w.candidate);
   yield* structuralLines(w.base, w.candidate, plan);
   const view = w.snapshot.at(w.now);
   const tally = new RejectedTally(w.base, w.candidate, w.sampleSize);
-  for (const [type, def] of w.base.types) {
-    const relations = [...def.relations.keys()].filter((r) => tally.mayDiffer(type, r));
-    if (relations.length === 0) continue;
-    for (const object of objectsOf(w.snapshot, type)) {
-      for (const r of relations) for (const t of view.users(object, r)) tally.add(t);
-      if (!(await pacer.pause())) return;
-    }
-  }
+  if (!(await scanTuples(w, view, tally, pacer))) return;
   for (const reason of REASONS) {
     const count = tally.counts.get(reason);
     if (count) yield { kind: 'rejected_tuples', reason, count, sample: tally.samples.get(reason) ?? [] };
