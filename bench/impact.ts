@@ -10,7 +10,8 @@
 
 import { parseArgs } from 'node:util';
 import type { TupleKey } from '../src/domain/types.js';
-import { DEFAULT_ENGINE_CONFIG, type ImpactLine } from '../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG } from '../src/engine/config.js';
+import type { ImpactLine } from '../src/engine/contract.js';
 import { LatchService } from '../src/engine/service.js';
 import { dslToModel } from '../src/model/dsl.js';
 import { openStorage } from '../src/storage/index.js';

@@ -4,7 +4,7 @@
 // answer streams `{"result": line}` NDJSON like StreamedListObjects, as a live stream (a consumer
 // that stops reading is cut off); an invalid candidate or option is a plain 400 before any line.
 
-import type { ImpactInput } from '../engine/types.js';
+import type { ImpactInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, type Endpoint } from './endpoint.js';
 import { modelInput } from './models.js';

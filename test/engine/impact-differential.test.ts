@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { openLatch } from '../../src/engine/service.js';
-import type { ImpactLine, Latch, ListedUser, RelationSummary } from '../../src/engine/types.js';
+import type { ImpactLine, Latch, ListedUser, RelationSummary } from '../../src/engine/contract.js';
 import { compileModel } from '../../src/model/compile.js';
 import { findTupleProblem, isValidAtRead } from '../../src/model/tuple-validation.js';
 import { validateModel } from '../../src/model/validate.js';
