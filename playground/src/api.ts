@@ -159,3 +159,52 @@ export function describe(err: unknown): string {
 }
 
 export const store = (id: string, rest = ''): string => `/stores/${encodeURIComponent(id)}${rest}`;
+
+/**
+ * A streamed call (NDJSON `{"result": …}` lines): `onLine` gets each result as it arrives. An error
+ * answer before the stream, or an error line in it, rejects with an ApiError. Stops at `signal`.
+ */
+export async function stream(
+  path: string,
+  body: unknown,
+  onLine: (result: Record<string, unknown>) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
+  const auth = await authorization();
+  if (auth) headers.Authorization = auth;
+  let res: Response;
+  try {
+    res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  } catch (err) {
+    throw new ApiError(0, 'network_error', `latch did not answer: ${String(err)}`);
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text();
+    let e: { code?: unknown; message?: unknown } = {};
+    try {
+      e = JSON.parse(text) as typeof e;
+    } catch {
+      // not JSON: the text is the message
+    }
+    throw new ApiError(
+      res.status,
+      typeof e.code === 'string' ? e.code : `http_${res.status}`,
+      typeof e.message === 'string' ? e.message : text.slice(0, 300),
+    );
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
+      const line = JSON.parse(buf.slice(0, nl)) as { result?: Record<string, unknown>; error?: { message?: string } };
+      buf = buf.slice(nl + 1);
+      if (line.result) onLine(line.result);
+      else throw new ApiError(res.status, 'stream_error', line.error?.message ?? 'the stream failed');
+    }
+  }
+}

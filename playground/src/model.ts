@@ -1,6 +1,7 @@
 // The model panel: a DSL editor with highlighting and diagnostics as you type (line and column,
 // from the language library running in the browser), save as a new model version, and the
-// version history with a line diff between any two versions. Drafts are kept per store in memory:
+// version history with a line diff between any two versions, and the unsaved model's impact on
+// the store's data (./impact.ts). Drafts are kept per store in memory:
 // switching stores or panels never loses what was typed.
 
 import { call, store } from './api.js';
@@ -9,6 +10,7 @@ import { h, live } from './dom.js';
 import { highlightInto, type Mark } from './highlight.js';
 import { clearError, dsl, latestModel, modelChanged, onModelShown, onStoreShown, showError, storeId } from './state.js';
 import type { ModelJson } from './types.js';
+import { impactView } from './impact.js';
 
 const STARTER = `model
   schema 1.1
@@ -164,6 +166,9 @@ export function modelPanel(): HTMLElement {
     }
   };
 
+  // The unsaved model's impact on the store's data, before saving it.
+  const impact = impactView(async () => (await dsl()).dslToJson(text.value), error);
+
   // History and diff.
   const history = h('ol', { class: 'history', id: 'model-history' });
   const from = h('select', { id: 'diff-from', 'aria-label': 'Older version' });
@@ -267,6 +272,7 @@ export function modelPanel(): HTMLElement {
       'div',
       { class: 'toolbar' },
       h('h2', null, 'Model'),
+      impact.button,
       h(
         'button',
         { type: 'button', id: 'save-model', class: 'primary', onclick: () => void save() },
@@ -278,6 +284,7 @@ export function modelPanel(): HTMLElement {
     error,
     h('div', { class: 'editor' }, gutter, h('div', { class: 'editor-body' }, backdrop, text)),
     diagnostics,
+    impact.view,
     h(
       'details',
       { class: 'history-box', ontoggle: () => void 0 },

@@ -81,6 +81,11 @@ export interface Endpoint<I = unknown> {
   readonly path: string;
   /** A streaming endpoint reports every error, even a parse error, in the stream framing (§4.18). */
   readonly streaming?: boolean;
+  /**
+   * A streaming endpoint whose errors before the first line are answered like any endpoint's
+   * (status and catalog body): the impact of a candidate model, rejected as a model write would be.
+   */
+  readonly plainErrors?: boolean;
   /** Lower-case names of the request headers the parser reads (`ApiRequest.headers`). */
   readonly headers?: readonly string[];
   /**

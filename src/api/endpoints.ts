@@ -5,6 +5,7 @@ import { AUTHZEN_ENDPOINTS } from './authzen/endpoints.js';
 import { DELETE_TUPLES_ENDPOINTS } from './delete-tuples.js';
 import type { Endpoint } from './endpoint.js';
 import { EXPLAIN_CHECK } from './explain.js';
+import { IMPACT_MODEL } from './impact.js';
 import { MODEL_ENDPOINTS } from './models.js';
 import { PERMISSION_INDEX_ENDPOINTS } from './permission-indexes.js';
 import { QUERY_ENDPOINTS } from './queries.js';
@@ -22,6 +23,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...DELETE_TUPLES_ENDPOINTS,
   ...AUTHZEN_ENDPOINTS,
   EXPLAIN_CHECK,
+  IMPACT_MODEL,
 ];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));

@@ -103,7 +103,7 @@ function typeDefinition(v: unknown): TypeDefinitionJson {
 }
 
 /** WriteAuthorizationModelRequest: type_definitions (2), schema_version (3), conditions (4). */
-function modelInput(body: Obj): AuthorizationModelInput {
+export function modelInput(body: Obj): AuthorizationModelInput {
   // Rewrites are read recursively and metadata and conditions are kept as sent: the whole body is
   // bounded first (a model write is rare; its body is walked once more, iteratively).
   if (deeperThan(body, MAX_VALUE_DEPTH)) throw tooDeep('WriteAuthorizationModelRequest');

@@ -24,7 +24,7 @@ interface Group {
 const GROUPS: Record<string, Group> = {
   store: { summary: 'Create, list, inspect, delete, import and export stores', commands: storeCommands },
   model: {
-    summary: 'Write, read and list authorization models; validate and transform model files',
+    summary: 'Write, read, list, validate, transform and diff models; the impact of a candidate',
     commands: modelCommands,
   },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },

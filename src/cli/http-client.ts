@@ -354,31 +354,34 @@ export class FgaHttpClient {
         `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`,
       );
     });
-    const dec = new TextDecoder();
-    let buf = '';
-    for await (const chunk of res.body as ReadableStream<Uint8Array>) {
-      buf += dec.decode(chunk, { stream: true });
-      for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
-        const line = JSON.parse(buf.slice(0, nl)) as {
-          result?: Record<string, unknown>;
-          error?: { code?: unknown; message?: string };
-          code?: string;
-          message?: string;
-        };
-        buf = buf.slice(nl + 1);
-        if (line.result) yield line.result;
-        else
-          throw new ApiError(
-            res.status,
-            typeof line.code === 'string'
-              ? line.code
-              : typeof line.error?.code === 'string'
-                ? line.error.code
-                : 'stream_error',
-            line.error?.message ?? line.message ?? 'stream error',
-          );
-      }
-    }
+    yield* ndjson(res);
+  }
+
+  /**
+   * ImpactAuthorizationModel (docs/changing-models.md): each line's result as it arrives. An error
+   * before the first line is a plain error reply; one after it, an error line: both throw ApiError.
+   */
+  async *impact(
+    storeId: string,
+    body: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Record<string, unknown>> {
+    const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' };
+    const auth = await this.authorization();
+    if (auth) headers.authorization = auth;
+    const res = await fetch(`${this.base}/stores/${enc(storeId)}/authorization-models/impact`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal,
+    }).catch((err: unknown) => {
+      throw new ApiError(
+        0,
+        'connection_failed',
+        `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
+    yield* ndjson(res);
   }
 
   // ---- transport ----
@@ -471,6 +474,38 @@ async function fetchToken(c: ClientCredentials): Promise<{ value: string; expire
   }
   const ttl = typeof body.expires_in === 'number' ? body.expires_in : 300;
   return { value: body.access_token, expires: Date.now() + Math.max(0, ttl - 30) * 1000 };
+}
+
+/** The `{"result": …}` lines of a streamed reply; a plain error reply or an error line throws ApiError. */
+async function* ndjson(res: Response): AsyncGenerator<Record<string, unknown>> {
+  const dec = new TextDecoder();
+  let buf = '';
+  for await (const chunk of res.body as ReadableStream<Uint8Array>) {
+    buf += dec.decode(chunk, { stream: true });
+    for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
+      const line = JSON.parse(buf.slice(0, nl)) as StreamLine;
+      buf = buf.slice(nl + 1);
+      if (line.result) yield line.result;
+      else throw streamError(res.status, line);
+    }
+  }
+  // A plain (non-streamed) error reply is one JSON object without a final newline.
+  if (buf.trim() !== '') throw streamError(res.status, JSON.parse(buf) as StreamLine);
+}
+
+interface StreamLine {
+  result?: Record<string, unknown>;
+  error?: { code?: unknown; message?: string };
+  code?: string;
+  message?: string;
+}
+
+function streamError(status: number, line: StreamLine): ApiError {
+  return new ApiError(
+    status,
+    typeof line.code === 'string' ? line.code : typeof line.error?.code === 'string' ? line.error.code : 'stream_error',
+    line.error?.message ?? line.message ?? 'stream error',
+  );
 }
 
 function enc(s: string): string {

@@ -11,6 +11,7 @@ import { type Args, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson } from './common.js';
 import { loadModelFile, parseModelText } from './store-file.js';
 import { FileFormatError } from './tuple-file.js';
+import { modelImpactCommands } from './model-impact-cmd.js';
 
 const write: Command = {
   spec: {
@@ -173,4 +174,4 @@ const transform: Command = {
   },
 };
 
-export const modelCommands: readonly Command[] = [write, get, list, validate, transform];
+export const modelCommands: readonly Command[] = [write, get, list, validate, transform, ...modelImpactCommands];

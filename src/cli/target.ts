@@ -15,6 +15,8 @@ export interface Target {
   /** Prepares a store holding the model and tuples (a scratch store, or the existing one plus contextual tuples). */
   setup(name: string, model: AuthorizationModelInput | undefined, tuples: readonly TupleKey[]): Promise<Ids>;
   teardown(s: Ids): Promise<void>;
+  /** Writes another model to a prepared scratch store (`latch test --candidate`); its id. */
+  writeModel(s: Ids, model: AuthorizationModelInput): Promise<string>;
   check(s: Ids, user: string, relation: string, object: string, extras?: QueryExtras): Promise<boolean>;
   listObjects(s: Ids, user: string, relation: string, type: string, extras?: QueryExtras): Promise<string[]>;
   listUsers(
@@ -80,6 +82,7 @@ export async function embeddedTarget(): Promise<Target> {
       return { storeId: store.id, modelId };
     },
     teardown: (s) => latch.deleteStore(s.storeId),
+    writeModel: (s, model) => latch.writeModel(s.storeId, model),
     async check(s, user, relation, object, extras) {
       return (
         await latch.check({
@@ -153,6 +156,7 @@ export function remoteTarget(
     teardown: async (s) => {
       if (!existing) await client.deleteStore(s.storeId);
     },
+    writeModel: (s, model) => client.writeModel(s.storeId, model),
     check: (s, user, relation, object, extras) =>
       client.check(s.storeId, {
         tuple_key: { user, relation, object },

@@ -16,7 +16,8 @@ import {
 } from './common.js';
 import { expandGlobs } from './glob.js';
 import { type CheckResult, type FileResult, type ListResult, runStoreFile } from './runner.js';
-import { loadStoreFile } from './store-file.js';
+import { loadModelFile, loadStoreFile } from './store-file.js';
+import { candidateTarget } from './candidate-target.js';
 import { type Target, embeddedTarget, remoteTarget } from './target.js';
 
 export const testCommand: Command = {
@@ -37,6 +38,12 @@ export const testCommand: Command = {
         kind: 'list',
         value: '<file>',
         help: 'Store file or glob, as `fga model test --tests` takes it',
+      },
+      {
+        name: 'candidate',
+        kind: 'string',
+        value: '<model>',
+        help: "Run the tests under this model (.fga, .json, fga.mod), written after the file's model and tuples",
       },
       { name: 'json', kind: 'boolean', help: 'Print machine-readable results' },
       { name: 'verbose', short: 'v', kind: 'boolean', help: 'Also list passing assertions' },
@@ -63,6 +70,7 @@ export const testCommand: Command = {
       'latch test model.fga.yaml',
       'latch test "test/fixtures/*.fga.yaml" --json',
       'latch test store.fga.yaml --api-url http://127.0.0.1:8080',
+      'latch test --candidate new.fga store.fga.yaml',
     ],
   },
   async run(args: Args, io: CliIo): Promise<number> {
@@ -77,7 +85,13 @@ export const testCommand: Command = {
     const existing = args.has('store-id')
       ? { storeId: args.require('store-id'), modelId: args.string('model-id') }
       : undefined;
-    const target: Target = args.has('api-url') ? remoteTarget(clientFrom(args), existing) : await embeddedTarget();
+    const candidatePath = args.string('candidate');
+    if (candidatePath !== undefined && existing)
+      throw new UsageError('--candidate cannot run on an existing store (--store-id)');
+    const candidate = candidatePath === undefined ? undefined : (await loadModelFile(candidatePath)).model;
+    const inner: Target = args.has('api-url') ? remoteTarget(clientFrom(args), existing) : await embeddedTarget();
+    const target = candidate ? candidateTarget(inner, candidate) : inner;
+    if (candidatePath !== undefined && !args.bool('json')) io.out(`candidate model: ${candidatePath}\n`);
     const results: FileResult[] = [];
     try {
       for (const path of files) {

@@ -22,6 +22,7 @@ import { check, checkSync } from './commands/check.js';
 import { deleteTuples } from './commands/delete-tuples.js';
 import { expand } from './commands/expand.js';
 import { explainCheck } from './commands/explain.js';
+import { impact } from './commands/impact.js';
 import { listObjects, streamedListObjects } from './commands/list-objects.js';
 import { listUsers } from './commands/list-users.js';
 import * as models from './commands/models.js';
@@ -89,6 +90,7 @@ export class LatchService implements C.Latch {
     models.readModel(this.e, storeId, modelId);
   listModels = (storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> =>
     models.listModels(this.e, storeId, page);
+  impact = (input: C.ImpactInput, signal?: AbortSignal): Promise<C.ImpactStream> => impact(this.e, input, signal);
 
   readAssertions = (storeId: string, modelId: string): Promise<Assertion[]> =>
     assertions.readAssertions(this.e, storeId, modelId);

@@ -110,7 +110,7 @@ class Route {
 
   constructor(e: Endpoint) {
     this.name = e.name;
-    this.streaming = e.streaming === true;
+    this.streaming = e.streaming === true && e.plainErrors !== true;
     this.minRevision = e.minRevision === true;
     this.echoRequestId = e.echoRequestId === true;
     this.parse = e.parse.bind(e);

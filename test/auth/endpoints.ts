@@ -121,6 +121,26 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
     path: '/stores/{S}/authorization-models/{M}',
     ok: 200,
   },
+  {
+    op: 'ImpactAuthorizationModel',
+    scope: 'read:tuples',
+    method: 'POST',
+    path: '/stores/{S}/authorization-models/impact',
+    body: {
+      schema_version: '1.1',
+      type_definitions: [
+        { type: 'user' },
+        {
+          type: 'doc',
+          relations: { viewer: { this: {} } },
+          metadata: {
+            relations: { viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'user', wildcard: {} }] } },
+          },
+        },
+      ],
+    },
+    ok: 200,
+  },
   { op: 'ReadAssertions', scope: 'read:assertions', method: 'GET', path: '/stores/{S}/assertions/{M}', ok: 200 },
   {
     op: 'WriteAssertions',

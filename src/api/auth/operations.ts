@@ -73,6 +73,8 @@ export const OPERATIONS = {
   ReadAuthorizationModels: rule('read:authorization_models', 'model-read'),
   WriteAuthorizationModel: rule('write:authorization_models', 'model-write'),
   ReadAuthorizationModel: rule('read:authorization_models', 'model-read'),
+  // latch's impact of a candidate model: it shows who holds which relation on every object.
+  ImpactAuthorizationModel: rule('read:tuples', 'read'),
   ReadAssertions: rule('read:assertions', 'assertions'),
   WriteAssertions: rule('write:assertions', 'assertions'),
   Write: rule('write:tuples', 'write'),
