@@ -387,6 +387,10 @@ export class LatchService implements Latch {
     await this.permissionIndexes.delete(storeId, indexId);
   }
 
+  permissionIndexesCaughtUp(storeId: string): Promise<void> {
+    return this.permissionIndexes.caughtUp(storeId);
+  }
+
   async *expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent> {
     await this.getStore(input.storeId);
     const pi = await this.permissionIndexes.get(input.storeId, input.indexId);

@@ -335,6 +335,11 @@ export interface Latch {
   /** 404 index_id_not_found for an unknown index. */
   getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo>;
   deletePermissionIndex(storeId: string, indexId: string): Promise<void>;
+  /**
+   * Resolves once every index of the store has maintained every revision this node's tuple index
+   * had applied when it was called (the indexes follow writes asynchronously).
+   */
+  permissionIndexesCaughtUp(storeId: string): Promise<void>;
   /** ReadExpansions: the current set, then live events (./permission-index/stream.ts). */
   expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent>;
   /**

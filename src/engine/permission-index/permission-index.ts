@@ -1,19 +1,33 @@
 // One permission index on this node: its definition, its materialised triples (per
 // `object#relation`, the concrete users the relation resolves to under the assigned model), the
 // build that fills them (BUILDING → ACTIVE, or FAILED with a reason) and the incremental
-// maintenance that keeps them exact, revision by revision, with a bounded ring of the resulting
-// INSERT/DELETE events. Event ids are (revision, position in the revision's sorted deltas), so
+// maintenance that keeps them exact, revision by revision, after the Write was acknowledged and
+// in bounded slices (the manager steps it), with a bounded ring of the resulting INSERT/DELETE
+// events. Event ids are (revision, position in the revision's sorted deltas), so
 // every node that applies the same revisions emits the same ids.
 // Example: after `doc:1#viewer@user:anne` at revision 7 on an index of doc#viewer, the ring ends
 // with {revision: 7, position: 0, operation: 'INSERT', user: 'user:anne', relation: 'viewer', object: 'doc:1'}.
 
 import type { TupleKey } from '../../domain/types.js';
+import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
+import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
+import { ReferenceChecker, TRUE } from '../reference/check.js';
+import { RequestState } from '../reference/context.js';
+import { isValidAtReadTime } from '../reference/validity.js';
 import { checkStatus } from '../walker/checker.js';
+import type { PendingRevision, RevisionView } from './backlog.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
+import { RevisionDeltas } from './revision.js';
+
+/** The store's tuples just before and at the revision being maintained (renewed every slice). */
+export interface RevisionViews {
+  before: RevisionView;
+  after: RevisionView;
+}
 
 export type PermissionIndexStatus = 'BUILDING' | 'ACTIVE' | 'FAILED';
 
@@ -41,10 +55,16 @@ export interface PermissionIndexLimits {
   /** An index that would hold more triples fails. */
   readonly maxTriples: number;
   readonly resolveDepth: number;
+  /**
+   * Tuple changes a store's indexes may lag behind its tuple index: past it, a local write waits
+   * for the maintenance before it is acknowledged (the bound on the lag and on its memory).
+   */
+  readonly maxLagChanges: number;
 }
 
 export const DEFAULT_LIMITS: PermissionIndexLimits = {
   ringSize: 100_000,
+  maxLagChanges: 100_000,
   buildMs: 600_000,
   maxTriples: 50_000_000,
   resolveDepth: 25,
@@ -52,13 +72,6 @@ export const DEFAULT_LIMITS: PermissionIndexLimits = {
 
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
-
-function compareEvents(a: ExpansionEvent, b: ExpansionEvent): number {
-  if (a.object !== b.object) return a.object < b.object ? -1 : 1;
-  if (a.relation !== b.relation) return a.relation < b.relation ? -1 : 1;
-  if (a.user !== b.user) return a.user < b.user ? -1 : 1;
-  return 0;
-}
 
 export class PermissionIndex {
   status: PermissionIndexStatus = 'BUILDING';
@@ -77,7 +90,12 @@ export class PermissionIndex {
   triples = 0;
   ingestedChanges = 0;
   eventsCount = 0;
+  /** The last revision maintained: the index is exactly the set at it. */
   revision = 0;
+  /** The revision being maintained (its differences are half applied), if any. */
+  applying: number | undefined;
+  /** Revision applied to the tuple index → maintained here, for the last revision (ms). */
+  lastLagMs = 0;
   freshness = Date.now();
   updatedAt = Date.now();
   private buildStarted = 0;
@@ -119,11 +137,13 @@ export class PermissionIndex {
   }
 
   /**
-   * Builds pending keys over `snap` (the index's latest snapshot) for about `budgetMs`; true when
-   * the build is over (ACTIVE or FAILED).
+   * Builds pending keys over `snap` (the store's latest snapshot) for about `budgetMs`, once the
+   * index has maintained every revision up to it; true when the build is over (ACTIVE or FAILED).
    */
   buildStep(snap: IndexSnapshot, budgetMs: number): boolean {
     if (this.status !== 'BUILDING' || !this.pending) return true;
+    // Keys are built only at the revision the index has maintained (the backlog first).
+    if (snap.revision !== this.revision || this.applying !== undefined) return false;
     const until = performance.now() + budgetMs;
     try {
       while (this.pendingAt < this.pending.length) {
@@ -168,46 +188,50 @@ export class PermissionIndex {
   }
 
   /**
-   * Applies one revision the store's index has just applied: re-checks every candidate pair in
-   * `after` and records the differences as that revision's events. Synchronous, so it sees the
-   * revision exactly (no later one can be applied in between).
+   * Maintains one revision, after every earlier one: re-checks (or, for a write in a monotone
+   * graph, grants) every candidate pair at that revision and numbers the differences as its
+   * events. A generator the manager steps in bounded slices of event-loop time: `views` holds the
+   * store's tuples just before and at the revision, renewed (over the latest snapshot) before
+   * each step, so nothing here keeps a snapshot across a yield. Streams take no initial set while
+   * a revision is half applied (`applying`).
    */
-  applied(
-    beforeSnap: IndexSnapshot,
-    afterSnap: IndexSnapshot,
-    revision: number,
-    deleted: readonly TupleKey[],
-    written: readonly TupleKey[],
-  ): void {
-    this.revision = revision;
-    this.freshness = Date.now();
-    if (this.status === 'FAILED') return;
+  *maintain(p: PendingRevision, views: RevisionViews): Generator<void, void> {
+    this.applying = p.revision;
     try {
-      const deltas = this.deltas(beforeSnap, afterSnap, deleted, written);
-      if (deltas.length > 0) this.append(revision, deltas);
-      if (this.triples > this.limits.maxTriples) this.fail(`more than ${this.limits.maxTriples} triples`);
+      if (this.status !== 'FAILED') {
+        const d = new RevisionDeltas();
+        yield* this.deltas(p, views, d);
+        if (this.triples > this.limits.maxTriples) this.fail(`more than ${this.limits.maxTriples} triples`);
+        else if (d.count > 0) yield* this.append(p.revision, d);
+      }
     } catch (err) {
-      this.fail(`maintenance failed at revision ${revision}: ${err instanceof Error ? err.message : String(err)}`);
+      this.fail(`maintenance failed at revision ${p.revision}: ${err instanceof Error ? err.message : String(err)}`);
     }
+    this.applying = undefined;
+    this.revision = p.revision;
+    this.freshness = Date.now();
+    this.lastLagMs = performance.now() - p.at;
     this.wake();
   }
 
-  private deltas(
-    beforeSnap: IndexSnapshot,
-    afterSnap: IndexSnapshot,
-    deleted: readonly TupleKey[],
-    written: readonly TupleKey[],
-  ): ExpansionEvent[] {
-    const out: ExpansionEvent[] = [];
+  private *deltas(p: PendingRevision, views: RevisionViews, d: RevisionDeltas): Generator<void> {
     const checked = new Set<string>();
-    for (const list of [deleted, written]) {
-      // A delete's paths exist only before it, a write's only after it.
-      const snap = list === deleted ? beforeSnap : afterSnap;
-      for (const t of list) {
-        if (!this.graph.reach.has(`${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`)) continue;
+    const expansions = new Map<string, ReadonlySet<string>>();
+    let work = 0;
+    for (const del of [true, false]) {
+      for (const t of del ? p.deleted : p.written) {
+        const node = `${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`;
+        if (!this.graph.reach.has(node)) continue;
         this.ingestedChanges++;
+        // A delete's paths exist only before it, a write's only after it. `views` is read afresh
+        // after every yield: the step's views are valid only within their slice.
+        const view = del ? views.before : views.after;
+        if (!isValidAtReadTime(this.model, t)) continue; // Check ignores it: it changes nothing
+        // A write in a monotone graph grants its user (or members) to every key it reaches: no
+        // Check. A tupleset tuple is re-checked (its keys get another object's users).
+        const grant = !del && this.graph.monotone && !this.graph.ttuComputed.has(node);
         const keys = new Set<string>();
-        candidateKeys(this.graph, snap, t, keys);
+        candidateKeys(this.graph, this.model, view, t, keys, grant);
         for (const k of keys) if (this.pendingSet.has(k)) keys.delete(k);
         if (keys.size === 0) continue;
         if (this.graph.hasDifference && t.user.includes('#')) {
@@ -217,41 +241,89 @@ export class PermissionIndex {
           for (const key of keys) {
             const users = new Set(this.sets.get(key));
             const hash = key.lastIndexOf('#');
-            usersOf(this.graph, this.model, afterSnap, key.slice(0, hash), key.slice(hash + 1), users);
-            for (const user of users) this.recheck(afterSnap, key, user, checked, out);
+            usersOf(this.graph, this.model, views.after, key.slice(0, hash), key.slice(hash + 1), users);
+            for (const user of users) {
+              this.recheck(views.after, key, user, checked, d);
+              if ((++work & 31) === 0) yield;
+            }
           }
           continue;
         }
-        const users = new Set<string>();
-        candidateUsers(this.graph, this.model, snap, t, users);
-        for (const key of keys) for (const user of users) this.recheck(afterSnap, key, user, checked, out);
+        const users = this.candidates(view, t, del, expansions);
+        for (const key of keys)
+          for (const user of users) {
+            if (grant) this.grant(key, user, d);
+            else this.recheck(views.after, key, user, checked, d);
+            if ((++work & 255) === 0) yield;
+          }
       }
     }
-    return out;
   }
 
-  /** One candidate pair against `snap` (once per revision), diffed with the materialised set. */
-  private recheck(snap: IndexSnapshot, key: string, user: string, checked: Set<string>, out: ExpansionEvent[]): void {
+  /** The candidate users of `t`; a userset's members are expanded once per revision and side. */
+  private candidates(
+    view: TupleView,
+    t: TupleKey,
+    del: boolean,
+    memo: Map<string, ReadonlySet<string>>,
+  ): ReadonlySet<string> {
+    const shared = t.user.includes('#');
+    const key = `${del ? '-' : '+'}${t.user}`;
+    const hit = shared ? memo.get(key) : undefined;
+    if (hit) return hit;
+    const users = new Set<string>();
+    candidateUsers(this.graph, this.model, view, t, users);
+    if (shared) memo.set(key, users);
+    return users;
+  }
+
+  /** A pair a write grants (monotone graphs): added unless it is there. */
+  private grant(key: string, user: string, d: RevisionDeltas): void {
+    const set = this.sets.get(key);
+    if (set?.has(user)) return;
+    if (set) set.add(user);
+    else this.sets.set(key, new Set([user]));
+    this.triples++;
+    d.add(key, user, true);
+  }
+
+  /** One candidate pair against `view` (once per revision), diffed with the materialised set. */
+  private recheck(view: RevisionView, key: string, user: string, checked: Set<string>, d: RevisionDeltas): void {
     const pair = `${key}@${user}`;
     if (checked.has(pair)) return;
     checked.add(pair);
     const hash = key.lastIndexOf('#');
-    const object = key.slice(0, hash);
-    const relation = key.slice(hash + 1);
-    const allowed = this.allowed(snap, object, relation, user);
+    const allowed = this.allowedAt(view, key.slice(0, hash), key.slice(hash + 1), user);
     const set = this.sets.get(key);
     const has = set?.has(user) ?? false;
     if (allowed && !has) {
       if (set) set.add(user);
       else this.sets.set(key, new Set([user]));
       this.triples++;
-      out.push({ revision: 0, position: 0, operation: 'INSERT', user, relation, object });
+      d.add(key, user, true);
     } else if (!allowed && has && set) {
       set.delete(user);
       if (set.size === 0) this.sets.delete(key);
       this.triples--;
-      out.push({ revision: 0, position: 0, operation: 'DELETE', user, relation, object });
+      d.add(key, user, false);
     }
+  }
+
+  /**
+   * Check at the view's revision: the walker when the snapshot is at that revision, else the
+   * reference evaluator over the corrected view (the walker reads only the latest snapshot).
+   */
+  private allowedAt(view: RevisionView, object: string, relation: string, user: string): boolean {
+    if (view.exact) return this.allowed(view.snap, object, relation, user);
+    const state = new RequestState({
+      model: this.model,
+      view,
+      resolveDepth: this.limits.resolveDepth,
+      deadline: Infinity,
+    });
+    const out = new ReferenceChecker(state, user).eval(object, relation, 0);
+    if (out instanceof AppError) throw out;
+    return out === TRUE;
   }
 
   /**
@@ -271,16 +343,21 @@ export class PermissionIndex {
     return outcome.allowed;
   }
 
-  /** Numbers the revision's deltas in their sorted order and appends them to the ring (once ACTIVE). */
-  private append(revision: number, deltas: ExpansionEvent[]): void {
-    deltas.sort(compareEvents);
+  /**
+   * Appends the revision's differences to the ring in their sorted order (once ACTIVE). When they
+   * outnumber the ring, the ones it could not keep are counted but never built.
+   */
+  private *append(revision: number, d: RevisionDeltas): Generator<void> {
     this.updatedAt = Date.now();
     if (this.status !== 'ACTIVE') return;
-    for (let i = 0; i < deltas.length; i++) {
-      const d = deltas[i] as ExpansionEvent;
-      this.ring.push({ ...d, revision, position: i });
-      this.eventsCount++;
+    const skip = Math.max(0, d.count - this.limits.ringSize);
+    if (skip > 0) {
+      this.ring.length = 0;
+      this.ringStart = 0;
+      this.floor = { revision, position: skip - 1 };
     }
+    yield* d.numbered(revision, skip, (e) => this.ring.push(e));
+    this.eventsCount += d.count;
     const excess = this.ring.length - this.ringStart - this.limits.ringSize;
     if (excess > 0) {
       const last = this.ring[this.ringStart + excess - 1] as ExpansionEvent;
