@@ -250,12 +250,16 @@ export class PermissionIndex {
           continue;
         }
         const users = this.candidates(view, t, del, expansions);
-        for (const key of keys)
+        for (const key of keys) {
+          if (grant) {
+            yield* this.grantAll(key, users, d);
+            continue;
+          }
           for (const user of users) {
-            if (grant) this.grant(key, user, d);
-            else this.recheck(views.after, key, user, checked, d);
+            this.recheck(views.after, key, user, checked, d);
             if ((++work & 255) === 0) yield;
           }
+        }
       }
     }
   }
@@ -277,14 +281,22 @@ export class PermissionIndex {
     return users;
   }
 
-  /** A pair a write grants (monotone graphs): added unless it is there. */
-  private grant(key: string, user: string, d: RevisionDeltas): void {
-    const set = this.sets.get(key);
-    if (set?.has(user)) return;
-    if (set) set.add(user);
-    else this.sets.set(key, new Set([user]));
-    this.triples++;
-    d.add(key, user, true);
+  /** The pairs a write grants to `key` (monotone graphs): each added unless it is there. */
+  private *grantAll(key: string, users: ReadonlySet<string>, d: RevisionDeltas): Generator<void> {
+    let set = this.sets.get(key);
+    let inserts: string[] | undefined;
+    let n = 0;
+    for (const user of users) {
+      if (set?.has(user) !== true) {
+        if (!set) this.sets.set(key, (set = new Set()));
+        set.add(user);
+        (inserts ??= d.inserts(key)).push(user);
+        this.triples++;
+        d.count++;
+      }
+      // Re-read after a yield: only this generator changes the index's sets meanwhile.
+      if ((++n & 1023) === 0) yield;
+    }
   }
 
   /** One candidate pair against `view` (once per revision), diffed with the materialised set. */

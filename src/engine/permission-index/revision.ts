@@ -24,14 +24,24 @@ export class RevisionDeltas {
   count = 0;
 
   add(key: string, user: string, insert: boolean): void {
+    const k = this.of(key);
+    (insert ? k.inserts : k.deletes).push(user);
+    this.count++;
+  }
+
+  /** The list of `key`'s inserted users, for a caller adding many (it counts them in `count`). */
+  inserts(key: string): string[] {
+    return this.of(key).inserts;
+  }
+
+  private of(key: string): KeyDeltas {
     let k = this.byKey.get(key);
     if (!k) {
       const hash = key.lastIndexOf('#');
       k = { object: key.slice(0, hash), relation: key.slice(hash + 1), inserts: [], deletes: [] };
       this.byKey.set(key, k);
     }
-    (insert ? k.inserts : k.deletes).push(user);
-    this.count++;
+    return k;
   }
 
   /**
