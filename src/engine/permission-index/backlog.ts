@@ -20,6 +20,11 @@ export interface PendingRevision {
   readonly written: readonly TupleKey[];
   /** performance.now() when the revision was applied to the tuple index (index lag). */
   readonly at: number;
+  /**
+   * Userset expansions at this revision, shared by the store's indexes (the same group closure
+   * is read once however many indexes follow it); dropped with the entry.
+   */
+  readonly expansions: Map<string, ReadonlySet<string>>;
 }
 
 /** The pending changes of one tuple key: `2 * revision + (write ? 1 : 0)`, ascending. */

@@ -68,7 +68,7 @@ export class PermissionIndexes implements AppliedObserver {
   applied(storeId: string, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void {
     let backlog = this.backlogs.get(storeId);
     if (!backlog) this.backlogs.set(storeId, (backlog = new Backlog()));
-    backlog.push({ revision, deleted, written, at: performance.now() });
+    backlog.push({ revision, deleted, written, at: performance.now(), expansions: new Map() });
     this.schedule();
   }
 
@@ -237,6 +237,12 @@ export class PermissionIndexes implements AppliedObserver {
   async close(): Promise<void> {
     this.closed = true;
     for (const storeId of [...this.byStore.keys()]) this.dropStore(storeId);
+    // Nothing maintains after close: writers and waiters still waiting are let go.
+    for (const backlog of this.backlogs.values()) {
+      backlog.release(Infinity);
+      backlog.passed(Infinity);
+    }
+    this.backlogs.clear();
     await Promise.allSettled([...this.builds]);
   }
 

@@ -94,8 +94,6 @@ export class PermissionIndex {
   revision = 0;
   /** The revision being maintained (its differences are half applied), if any. */
   applying: number | undefined;
-  /** Revision applied to the tuple index → maintained here, for the last revision (ms). */
-  lastLagMs = 0;
   freshness = Date.now();
   updatedAt = Date.now();
   private buildStarted = 0;
@@ -110,7 +108,11 @@ export class PermissionIndex {
     private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
+    this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;
   }
+
+  /** Prefix of this index's entries in a revision's shared expansions. */
+  private readonly expansionKey: string;
 
   get expansionsCount(): number {
     return this.triples;
@@ -210,13 +212,11 @@ export class PermissionIndex {
     this.applying = undefined;
     this.revision = p.revision;
     this.freshness = Date.now();
-    this.lastLagMs = performance.now() - p.at;
     this.wake();
   }
 
   private *deltas(p: PendingRevision, views: RevisionViews, d: RevisionDeltas): Generator<void> {
     const checked = new Set<string>();
-    const expansions = new Map<string, ReadonlySet<string>>();
     let work = 0;
     for (const del of [true, false]) {
       for (const t of del ? p.deleted : p.written) {
@@ -249,7 +249,7 @@ export class PermissionIndex {
           }
           continue;
         }
-        const users = this.candidates(view, t, del, expansions);
+        const users = this.candidates(view, t, del, p.expansions);
         for (const key of keys) {
           if (grant) {
             yield* this.grantAll(key, users, d);
@@ -264,7 +264,10 @@ export class PermissionIndex {
     }
   }
 
-  /** The candidate users of `t`; a userset's members are expanded once per revision and side. */
+  /**
+   * The candidate users of `t`; a userset's members are expanded once per revision and side for
+   * every index with the same model and user types.
+   */
   private candidates(
     view: TupleView,
     t: TupleKey,
@@ -272,7 +275,7 @@ export class PermissionIndex {
     memo: Map<string, ReadonlySet<string>>,
   ): ReadonlySet<string> {
     const shared = t.user.includes('#');
-    const key = `${del ? '-' : '+'}${t.user}`;
+    const key = `${this.expansionKey}${del ? '-' : '+'}${t.user}`;
     const hit = shared ? memo.get(key) : undefined;
     if (hit) return hit;
     const users = new Set<string>();
