@@ -46,11 +46,8 @@ export class PermissionIndexes implements AppliedObserver {
   >();
   private scheduled = false;
   private closed = false;
-  /**
-   * Time spent maintaining: event-loop (wall) ms, process CPU ms during the slices (what a loaded
-   * machine does not inflate), slices run, the longest slice (wall ms).
-   */
-  readonly maintenance = { busyMs: 0, cpuMs: 0, slices: 0, longestMs: 0 };
+  /** Time spent maintaining (ms of event-loop time), slices run, the longest slice (ms). */
+  readonly maintenance = { busyMs: 0, slices: 0, longestMs: 0 };
 
   constructor(
     private readonly storage: Storage,
@@ -104,11 +101,8 @@ export class PermissionIndexes implements AppliedObserver {
    */
   private maintain(budgetMs: number): boolean {
     const start = performance.now();
-    const cpu = process.cpuUsage();
     const left = this.maintainUntil(start + budgetMs);
     const ms = performance.now() - start;
-    const used = process.cpuUsage(cpu);
-    this.maintenance.cpuMs += (used.user + used.system) / 1000;
     this.maintenance.busyMs += ms;
     this.maintenance.slices++;
     if (ms > this.maintenance.longestMs) this.maintenance.longestMs = ms;
