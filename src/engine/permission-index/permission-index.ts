@@ -7,6 +7,14 @@
 // every node that applies the same revisions emits the same ids.
 // Example: after `doc:1#viewer@user:anne` at revision 7 on an index of doc#viewer, the ring ends
 // with {revision: 7, position: 0, operation: 'INSERT', user: 'user:anne', relation: 'viewer', object: 'doc:1'}.
+//
+// Readers of the whole set (ReadExpansions without `from`) iterate the live maps through a
+// `SetSnapshot`, never a copy: while any snapshot is open, maintenance replaces a key's user set
+// with a modified clone instead of changing it in place and records the set it replaced in an undo
+// log keyed by revision, and keeps emptied keys as empty sets (a deleted and re-added key would
+// move to the end of the map's order and be visited twice). A snapshot at revision R reads key K
+// as the first undo entry of K after R, else the live set. The log holds only what changed while
+// snapshots were open, and is trimmed as they close.
 
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
@@ -17,6 +25,7 @@ import type { PermissionIndexRecord } from '../../storage/types.js';
 import { ReferenceChecker, TRUE } from '../reference/check.js';
 import { RequestState } from '../reference/context.js';
 import { isValidAtReadTime } from '../reference/validity.js';
+import { admitsWildcard, listedByName } from '../list/list-users.js';
 import { checkStatus } from '../walker/checker.js';
 import type { PendingRevision, RevisionView } from './backlog.js';
 import { indexGraph, type IndexGraph } from './graph.js';
@@ -73,6 +82,22 @@ export const DEFAULT_LIMITS: PermissionIndexLimits = {
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
 
+/** The users of one key before a revision changed them (`undefined`: the key had none). */
+interface UndoEntry {
+  readonly revision: number;
+  readonly users: ReadonlySet<string> | undefined;
+}
+
+/** A consistent read of the whole set at `revision`; `close` it (streams do, in a finally). */
+export interface SetSnapshot {
+  readonly revision: number;
+  /** Every triple at `revision` as `[user, relation, object]`, read lazily from the live maps. */
+  triples(): Generator<[string, string, string]>;
+  close(): void;
+}
+
+const NO_USERS: ReadonlySet<string> = new Set();
+
 export class PermissionIndex {
   status: PermissionIndexStatus = 'BUILDING';
   reason: string | undefined;
@@ -101,6 +126,18 @@ export class PermissionIndex {
   buildMs: number | undefined;
   private readonly listeners = new Set<() => void>();
   deleted = false;
+  /** Open snapshots: their revisions, one entry each (a multiset as a count map). */
+  private readonly readers = new Map<number, number>();
+  private readerCount = 0;
+  /** key → the sets it had before each revision that changed it while readers were open, oldest first. */
+  private readonly undo = new Map<string, UndoEntry[]>();
+  /** Keys emptied while readers were open: kept as empty sets until the last reader closes. */
+  private readonly emptied = new Set<string>();
+  /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
+  private readonly owned = new Set<string>();
+
+  /** User types whose typed wildcard some relation accepts (`allowed` asks ListUsers' rule for them). */
+  private readonly wildcardTypes: ReadonlySet<string>;
 
   constructor(
     readonly record: PermissionIndexRecord,
@@ -109,6 +146,7 @@ export class PermissionIndex {
   ) {
     this.graph = indexGraph(model, record.relations);
     this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;
+    this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));
   }
 
   /** Prefix of this index's entries in a revision's shared expansions. */
@@ -182,6 +220,8 @@ export class PermissionIndex {
     this.status = 'FAILED';
     this.reason = reason;
     this.sets.clear();
+    this.undo.clear();
+    this.emptied.clear();
     this.pending = undefined;
     this.pendingSet.clear();
     this.triples = 0;
@@ -199,6 +239,7 @@ export class PermissionIndex {
    */
   *maintain(p: PendingRevision, views: RevisionViews): Generator<void, void> {
     this.applying = p.revision;
+    this.owned.clear();
     try {
       if (this.status !== 'FAILED') {
         const d = new RevisionDeltas();
@@ -286,19 +327,23 @@ export class PermissionIndex {
 
   /** The pairs a write grants to `key` (monotone graphs): each added unless it is there. */
   private *grantAll(key: string, users: ReadonlySet<string>, d: RevisionDeltas): Generator<void> {
-    let set = this.sets.get(key);
+    // `set`: the key's set once made writable (a clone while snapshots are open); looked up again
+    // after every yield.
+    let set: Set<string> | undefined;
     let inserts: string[] | undefined;
     let n = 0;
     for (const user of users) {
-      if (set?.has(user) !== true) {
-        if (!set) this.sets.set(key, (set = new Set()));
+      if ((set ?? this.sets.get(key))?.has(user) !== true) {
+        set ??= this.writable(key);
         set.add(user);
         (inserts ??= d.inserts(key)).push(user);
         this.triples++;
         d.count++;
       }
-      // Re-read after a yield: only this generator changes the index's sets meanwhile.
-      if ((++n & 1023) === 0) yield;
+      if ((++n & 1023) === 0) {
+        set = undefined;
+        yield;
+      }
     }
   }
 
@@ -309,16 +354,18 @@ export class PermissionIndex {
     checked.add(pair);
     const hash = key.lastIndexOf('#');
     const allowed = this.allowedAt(view, key.slice(0, hash), key.slice(hash + 1), user);
-    const set = this.sets.get(key);
-    const has = set?.has(user) ?? false;
+    const has = this.sets.get(key)?.has(user) ?? false;
     if (allowed && !has) {
-      if (set) set.add(user);
-      else this.sets.set(key, new Set([user]));
+      this.writable(key).add(user);
       this.triples++;
       d.add(key, user, true);
-    } else if (!allowed && has && set) {
+    } else if (!allowed && has) {
+      const set = this.writable(key);
       set.delete(user);
-      if (set.size === 0) this.sets.delete(key);
+      if (set.size === 0) {
+        if (this.readerCount === 0) this.sets.delete(key);
+        else this.emptied.add(key);
+      }
       this.triples--;
       d.add(key, user, false);
     }
@@ -336,9 +383,108 @@ export class PermissionIndex {
       resolveDepth: this.limits.resolveDepth,
       deadline: Infinity,
     });
-    const out = new ReferenceChecker(state, user).eval(object, relation, 0);
+    const checker = new ReferenceChecker(state, user);
+    const out = checker.eval(object, relation, 0);
     if (out instanceof AppError) throw out;
-    return out === TRUE;
+    if (out !== TRUE || user.endsWith(':*')) return out === TRUE;
+    // As `allowed`: a user that only a typed wildcard grants is `type:*`'s (ListUsers' set).
+    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
+    return listedByName(
+      { model: this.model, view, resolveDepth: this.limits.resolveDepth, deadline: Infinity },
+      object,
+      relation,
+      user,
+    );
+  }
+
+  /**
+   * The key's set, ready to change in place. With snapshots open, the first change of a key in a
+   * revision clones it and logs the set it replaces, which stays unchanged for the readers.
+   */
+  private writable(key: string): Set<string> {
+    const set = this.sets.get(key);
+    if (this.readerCount === 0 || this.owned.has(key)) {
+      if (set) return set;
+      const created = new Set<string>();
+      this.sets.set(key, created);
+      return created;
+    }
+    this.owned.add(key);
+    const entries = this.undo.get(key);
+    const entry: UndoEntry = { revision: this.applying ?? this.revision, users: set && set.size > 0 ? set : undefined };
+    if (entries) entries.push(entry);
+    else this.undo.set(key, [entry]);
+    const clone = new Set<string>(set);
+    this.sets.set(key, clone);
+    this.emptied.delete(key);
+    return clone;
+  }
+
+  /** The users of `key` at `revision`, for a snapshot opened at that revision. */
+  private usersAt(key: string, live: ReadonlySet<string>, revision: number): ReadonlySet<string> {
+    const entries = this.undo.get(key);
+    if (entries) for (const e of entries) if (e.revision > revision) return e.users ?? NO_USERS;
+    return live;
+  }
+
+  /**
+   * Opens a read of the whole set at the index's current revision. Costs no copy: the snapshot
+   * walks the live map, reading changed keys from the undo log.
+   */
+  openSnapshot(): SetSnapshot {
+    const revision = this.revision;
+    this.readers.set(revision, (this.readers.get(revision) ?? 0) + 1);
+    this.readerCount++;
+    let open = true;
+    const close = (): void => {
+      if (!open) return;
+      open = false;
+      this.closeReader(revision);
+    };
+    const sets = this.sets;
+    const usersAt = (key: string, live: ReadonlySet<string>): ReadonlySet<string> => this.usersAt(key, live, revision);
+    function* triples(): Generator<[string, string, string]> {
+      for (const [key, live] of sets) {
+        if (!open) return;
+        const users = usersAt(key, live);
+        if (users.size === 0) continue;
+        const hash = key.lastIndexOf('#');
+        const object = key.slice(0, hash);
+        const relation = key.slice(hash + 1);
+        for (const u of users) yield [u, relation, object];
+      }
+    }
+    return { revision, triples, close };
+  }
+
+  /** A snapshot closed: drops the undo entries no open snapshot can read, and the emptied keys. */
+  private closeReader(revision: number): void {
+    const n = (this.readers.get(revision) ?? 1) - 1;
+    if (n > 0) this.readers.set(revision, n);
+    else this.readers.delete(revision);
+    this.readerCount--;
+    if (this.readerCount === 0) {
+      this.undo.clear();
+      for (const key of this.emptied) if (this.sets.get(key)?.size === 0) this.sets.delete(key);
+      this.emptied.clear();
+      return;
+    }
+    let oldest = Infinity;
+    for (const r of this.readers.keys()) oldest = Math.min(oldest, r);
+    // An entry of revision r is read only by snapshots older than r.
+    for (const [key, entries] of this.undo) {
+      let keep = 0;
+      while (keep < entries.length && (entries[keep] as UndoEntry).revision <= oldest) keep++;
+      if (keep === entries.length) this.undo.delete(key);
+      else if (keep > 0) entries.splice(0, keep);
+    }
+  }
+
+  /** Open snapshots and the undo entries kept for them (metrics and tests). */
+  get snapshotState(): { readonly readers: number; readonly undoEntries: number; readonly emptiedKeys: number } {
+    let undoEntries = 0;
+    for (const e of this.undo.values()) undoEntries += e.length;
+    return { readers: this.readerCount, undoEntries, emptiedKeys: this.emptied.size };
   }
 
   /**
@@ -355,7 +501,11 @@ export class PermissionIndex {
       0,
     );
     if ('error' in outcome) throw outcome.error;
-    return outcome.allowed;
+    if (!outcome.allowed || user.endsWith(':*')) return outcome.allowed;
+    // The set is ListUsers' answer: a user that only a typed wildcard grants is `type:*`'s.
+    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
+    const ctx = { model: this.model, view: snap, resolveDepth: this.limits.resolveDepth, deadline: Infinity };
+    return listedByName(ctx, object, relation, user);
   }
 
   /**
@@ -398,16 +548,6 @@ export class PermissionIndex {
       else lo = mid + 1;
     }
     return this.ring.slice(lo, lo + max);
-  }
-
-  /** Every materialised triple now, as `[user, relation, object]`, in key order of the maps. */
-  *triplesNow(): Generator<[string, string, string]> {
-    for (const [key, users] of this.sets) {
-      const hash = key.lastIndexOf('#');
-      const object = key.slice(0, hash);
-      const relation = key.slice(hash + 1);
-      for (const u of users) yield [u, relation, object];
-    }
   }
 
   /** Listeners told of every applied revision, status change and deletion. */
