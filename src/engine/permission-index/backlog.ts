@@ -27,6 +27,12 @@ export interface PendingRevision {
   readonly expansions: Map<string, ReadonlySet<string>>;
 }
 
+/** The store's tuples just before and at the revision being maintained (renewed every slice). */
+export interface RevisionViews {
+  before: RevisionView;
+  after: RevisionView;
+}
+
 /** The pending changes of one tuple key: `2 * revision + (write ? 1 : 0)`, ascending. */
 interface History {
   readonly entry: TupleEntry;

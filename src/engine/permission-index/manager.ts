@@ -11,13 +11,13 @@ import { ulid } from '../../domain/ids.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import { Backlog } from './backlog.js';
+import { Backlog, type RevisionViews } from './backlog.js';
 import type { IndexedRelation, PermissionIndexRecord, Storage } from '../../storage/types.js';
 import type { AppliedObserver } from '../follower.js';
 import type { EngineLog, Indexes } from '../indexes.js';
 import type { ModelCache } from '../models.js';
 import { indexGraph } from './graph.js';
-import { PermissionIndex, type PermissionIndexLimits, type RevisionViews } from './permission-index.js';
+import { PermissionIndex, type PermissionIndexLimits } from './permission-index.js';
 
 /** Work per event-loop turn while building (ms). */
 const BUILD_SLICE_MS = 10;
@@ -273,6 +273,9 @@ export class PermissionIndexes implements AppliedObserver {
     for (;;) {
       const index = this.indexes.peek(storeId);
       if (!index || pi.deleted || this.closed) return;
+      // The queued revisions first (the build reads the revision the index has reached), then a
+      // build slice: writes landing between every turn cannot starve the build.
+      if (this.maintain(MAINTAIN_SLICE_MS)) this.schedule();
       if (pi.buildStep(index.snapshot(), BUILD_SLICE_MS)) break;
       await new Promise((resolve) => setImmediate(resolve));
     }

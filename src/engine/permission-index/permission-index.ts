@@ -17,26 +17,20 @@
 // snapshots were open, and is trimmed as they close.
 
 import type { TupleKey } from '../../domain/types.js';
-import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
-import { ReferenceChecker, TRUE } from '../reference/check.js';
-import { RequestState } from '../reference/context.js';
+import { admitsWildcard } from '../list/list-users.js';
 import { isValidAtReadTime } from '../reference/validity.js';
-import { admitsWildcard, listedByName } from '../list/list-users.js';
-import { checkStatus } from '../walker/checker.js';
-import type { PendingRevision, RevisionView } from './backlog.js';
+import type { PendingRevision, RevisionView, RevisionViews } from './backlog.js';
+import { confirmAt, confirmOnWalker, type Confirmation } from './confirm.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
+import { DEFAULT_LIMITS, type PermissionIndexLimits } from './limits.js';
 import { RevisionDeltas } from './revision.js';
 
-/** The store's tuples just before and at the revision being maintained (renewed every slice). */
-export interface RevisionViews {
-  before: RevisionView;
-  after: RevisionView;
-}
+export { DEFAULT_LIMITS, type PermissionIndexLimits } from './limits.js';
 
 export type PermissionIndexStatus = 'BUILDING' | 'ACTIVE' | 'FAILED';
 
@@ -55,29 +49,6 @@ export interface EventPoint {
   /** `Infinity`: the whole revision. */
   readonly position: number;
 }
-
-export interface PermissionIndexLimits {
-  /** Events kept for resumption; a `from` older than the oldest is refused. */
-  readonly ringSize: number;
-  /** A build that takes longer fails (ms). */
-  readonly buildMs: number;
-  /** An index that would hold more triples fails. */
-  readonly maxTriples: number;
-  readonly resolveDepth: number;
-  /**
-   * Tuple changes a store's indexes may lag behind its tuple index: past it, a local write waits
-   * for the maintenance before it is acknowledged (the bound on the lag and on its memory).
-   */
-  readonly maxLagChanges: number;
-}
-
-export const DEFAULT_LIMITS: PermissionIndexLimits = {
-  ringSize: 100_000,
-  maxLagChanges: 100_000,
-  buildMs: 600_000,
-  maxTriples: 50_000_000,
-  resolveDepth: 25,
-};
 
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
@@ -136,8 +107,8 @@ export class PermissionIndex {
   /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
   private readonly owned = new Set<string>();
 
-  /** User types whose typed wildcard some relation accepts (`allowed` asks ListUsers' rule for them). */
-  private readonly wildcardTypes: ReadonlySet<string>;
+  /** Model, depth and wildcard types for confirming candidate pairs (./confirm.ts). */
+  private readonly confirmation: Confirmation;
 
   constructor(
     readonly record: PermissionIndexRecord,
@@ -146,7 +117,11 @@ export class PermissionIndex {
   ) {
     this.graph = indexGraph(model, record.relations);
     this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;
-    this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));
+    this.confirmation = {
+      model,
+      resolveDepth: limits.resolveDepth,
+      wildcardTypes: new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t))),
+    };
   }
 
   /** Prefix of this index's entries in a revision's shared expansions. */
@@ -195,7 +170,8 @@ export class PermissionIndex {
         const candidates = new Set<string>();
         usersOf(this.graph, this.model, snap, object, relation, candidates);
         const users = new Set<string>();
-        for (const user of candidates) if (this.allowed(snap, object, relation, user)) users.add(user);
+        for (const user of candidates)
+          if (confirmOnWalker(this.confirmation, snap, object, relation, user)) users.add(user);
         if (users.size > 0) {
           this.sets.set(key, users);
           this.triples += users.size;
@@ -353,7 +329,7 @@ export class PermissionIndex {
     if (checked.has(pair)) return;
     checked.add(pair);
     const hash = key.lastIndexOf('#');
-    const allowed = this.allowedAt(view, key.slice(0, hash), key.slice(hash + 1), user);
+    const allowed = confirmAt(this.confirmation, view, key.slice(0, hash), key.slice(hash + 1), user);
     const has = this.sets.get(key)?.has(user) ?? false;
     if (allowed && !has) {
       this.writable(key).add(user);
@@ -369,32 +345,6 @@ export class PermissionIndex {
       this.triples--;
       d.add(key, user, false);
     }
-  }
-
-  /**
-   * Check at the view's revision: the walker when the snapshot is at that revision, else the
-   * reference evaluator over the corrected view (the walker reads only the latest snapshot).
-   */
-  private allowedAt(view: RevisionView, object: string, relation: string, user: string): boolean {
-    if (view.exact) return this.allowed(view.snap, object, relation, user);
-    const state = new RequestState({
-      model: this.model,
-      view,
-      resolveDepth: this.limits.resolveDepth,
-      deadline: Infinity,
-    });
-    const checker = new ReferenceChecker(state, user);
-    const out = checker.eval(object, relation, 0);
-    if (out instanceof AppError) throw out;
-    if (out !== TRUE || user.endsWith(':*')) return out === TRUE;
-    // As `allowed`: a user that only a typed wildcard grants is `type:*`'s (ListUsers' set).
-    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
-    return listedByName(
-      { model: this.model, view, resolveDepth: this.limits.resolveDepth, deadline: Infinity },
-      object,
-      relation,
-      user,
-    );
   }
 
   /**
@@ -485,27 +435,6 @@ export class PermissionIndex {
     let undoEntries = 0;
     for (const e of this.undo.values()) undoEntries += e.length;
     return { readers: this.readerCount, undoEntries, emptiedKeys: this.emptied.size };
-  }
-
-  /**
-   * Check on the walker (the production path); an evaluation error fails the index. At instant 0:
-   * the index follows revisions, not the clock, so an expiring tuple counts until the expiry
-   * sweeper deletes it (a revision every node applies alike).
-   */
-  private allowed(snap: IndexSnapshot, object: string, relation: string, user: string): boolean {
-    const outcome = checkStatus(
-      snap,
-      this.model,
-      { object, relation, user, contextualTuples: [] },
-      this.limits.resolveDepth,
-      0,
-    );
-    if ('error' in outcome) throw outcome.error;
-    if (!outcome.allowed || user.endsWith(':*')) return outcome.allowed;
-    // The set is ListUsers' answer: a user that only a typed wildcard grants is `type:*`'s.
-    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
-    const ctx = { model: this.model, view: snap, resolveDepth: this.limits.resolveDepth, deadline: Infinity };
-    return listedByName(ctx, object, relation, user);
   }
 
   /**
