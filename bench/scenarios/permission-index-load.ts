@@ -8,7 +8,7 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { Latch } from '../../src/engine/types.js';
+import type { Latch } from '../../src/engine/contract.js';
 import { verify, type Metric } from '../scenario.js';
 
 export interface Prepared {

@@ -3,7 +3,7 @@
 // image per revision would cost the overlay's size each), so a view at revision v is the latest
 // snapshot corrected by the changes after v that this backlog holds: a tuple whose first change
 // after v is a delete existed at v, one whose first change after v is a write did not. The
-// backlog only grows by the Follower's hook (one entry per applied revision, in order) and
+// backlog only grows by the RevisionFeed's hook (one entry per applied revision, in order) and
 // shrinks when every index of the store has passed an entry.
 // Example: `doc:1#viewer@user:anne` written at 8, latest snapshot at 9: the view at 7 does not
 // list it in users('doc:1', 'viewer'), the views at 8 and 9 do.

@@ -10,10 +10,10 @@ import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listedByName } from '../list/list-users.js';
-import { ReferenceChecker, TRUE } from '../reference/check.js';
-import { RequestState } from '../reference/context.js';
-import { checkStatus } from '../walker/checker.js';
+import { listedByName } from '../evaluation/list/list-users.js';
+import { ReferenceChecker, TRUE } from '../evaluation/semantics/check.js';
+import { RequestState } from '../evaluation/semantics/context.js';
+import { checkStatus } from '../evaluation/walker/checker.js';
 import type { RevisionView } from './backlog.js';
 
 export interface Confirmation {

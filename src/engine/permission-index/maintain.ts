@@ -9,8 +9,8 @@
 import type { TupleKey } from '../../domain/types.js';
 import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listUserCandidates } from '../list/list-users.js';
-import { isValidAtReadTime } from '../reference/validity.js';
+import { listUserCandidates } from '../evaluation/list/list-users.js';
+import { isValidAtReadTime } from '../evaluation/semantics/validity.js';
 import type { IndexGraph } from './graph.js';
 
 const typeOf = (object: string): string => object.slice(0, object.indexOf(':'));

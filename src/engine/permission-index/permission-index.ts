@@ -21,34 +21,15 @@ import type { IndexSnapshot } from '../../index/store-index.js';
 import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
-import { admitsWildcard } from '../list/list-users.js';
-import { isValidAtReadTime } from '../reference/validity.js';
+import { admitsWildcard } from '../evaluation/list/list-users.js';
+import { isValidAtReadTime } from '../evaluation/semantics/validity.js';
 import type { PendingRevision, RevisionView, RevisionViews } from './backlog.js';
 import { confirmAt, confirmOnWalker, type Confirmation } from './confirm.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
-import { DEFAULT_LIMITS, type PermissionIndexLimits } from './limits.js';
 import { RevisionDeltas } from './revision.js';
-
-export { DEFAULT_LIMITS, type PermissionIndexLimits } from './limits.js';
-
-export type PermissionIndexStatus = 'BUILDING' | 'ACTIVE' | 'FAILED';
-
-export interface ExpansionEvent {
-  readonly revision: number;
-  readonly position: number;
-  readonly operation: 'INSERT' | 'DELETE';
-  readonly user: string;
-  readonly relation: string;
-  readonly object: string;
-}
-
-/** A point of the event sequence: everything at or before (revision, position) was delivered. */
-export interface EventPoint {
-  readonly revision: number;
-  /** `Infinity`: the whole revision. */
-  readonly position: number;
-}
+import { DEFAULT_PERMISSION_INDEX_LIMITS } from '../config.js';
+import type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from '../contract.js';
 
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
@@ -113,7 +94,7 @@ export class PermissionIndex {
   constructor(
     readonly record: PermissionIndexRecord,
     readonly model: CompiledModel,
-    private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
+    private readonly limits: PermissionIndexLimits = DEFAULT_PERMISSION_INDEX_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
     this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;

@@ -5,7 +5,7 @@
 // Example: INSERT doc:2#viewer@user:b and DELETE doc:1#viewer@user:a at revision 9 become
 // (9, 0) DELETE doc:1 … user:a, (9, 1) INSERT doc:2 … user:b.
 
-import type { ExpansionEvent } from './permission-index.js';
+import type { ExpansionEvent } from '../contract.js';
 import { compareStrings, sortSliced } from './sliced-sort.js';
 
 interface KeyDeltas {
