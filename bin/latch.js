@@ -1,9 +1,46 @@
 #!/usr/bin/env node
 // The `latch` command: runs the compiled CLI from dist/ (build first with `npm run build`).
-import('../dist/src/cli/main.js')
-  .then((m) => m.main(process.argv.slice(2)))
-  .then((code) => {
-    if (typeof code === 'number') process.exitCode = code;
+//
+// `latch serve` needs V8 flags that only take effect when Node starts (dist/src/cli/node-flags.js,
+// the ones `npm start` passes). When they are missing — a globally installed `latch serve`, or
+// `node bin/latch.js serve` — the server is started in a child Node process that has them; this
+// process forwards signals to it and exits with its code. LATCH_NO_REEXEC=1 turns that off.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+
+/** The serve flags this process lacks (none for other commands). */
+async function missingFlags() {
+  if (args[0] !== 'serve' || process.env.LATCH_NO_REEXEC === '1') return [];
+  const { SERVE_NODE_FLAGS } = await import('../dist/src/cli/node-flags.js');
+  const have = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return SERVE_NODE_FLAGS.filter((f) => !have.includes(f));
+}
+
+function reexec(flags) {
+  const child = spawn(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...args], {
+    stdio: 'inherit',
+    // Its own process group: a terminal's Ctrl-C reaches this process only, which forwards it once.
+    detached: true,
+    env: { ...process.env, LATCH_NO_REEXEC: '1' },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('error', (err) => {
+    console.error(`latch: could not start the server process: ${err.message}`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+missingFlags()
+  .then((flags) => {
+    if (flags.length > 0) return reexec(flags);
+    return import('../dist/src/cli/main.js')
+      .then((m) => m.main(args))
+      .then((code) => {
+        if (typeof code === 'number') process.exitCode = code;
+      });
   })
   .catch((err) => {
     console.error(err instanceof Error ? err.message : err);

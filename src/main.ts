@@ -38,6 +38,8 @@ export interface RunningServer {
   readonly auth: AuthService;
   /** HTTP and channel requests being processed now. */
   inFlight(): number;
+  /** Whether the playground is served at /playground/. */
+  readonly playground: boolean;
   /**
    * Stop accepting, finish in-flight requests (at most `graceMs`, default 8 s; later ones are cut
    * off unanswered, so never acknowledged), close connections, then the service and auth.
@@ -100,6 +102,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     latch,
     auth,
     inFlight: server.inFlight,
+    playground: server.playground,
     close(graceMs = 8000) {
       closing ??= server
         .close(graceMs)

@@ -17,6 +17,15 @@ export interface Explanation {
   tree: TraceNode;
 }
 
+/** The path from the root to the first node whose outcome is `error`: where a failed Check failed. */
+export function failingPath(root: TraceNode): TraceNode[] {
+  if (root.outcome !== 'error') return [];
+  const path: TraceNode[] = [root];
+  let n: TraceNode | undefined = root;
+  while ((n = n.children?.find((c) => c.outcome === 'error'))) path.push(n);
+  return path;
+}
+
 /** The first path of allowed nodes from the root: the chain of rewrites and tuples that grants it. */
 export function grantingChain(root: TraceNode): TraceNode[] {
   const chain: TraceNode[] = [];

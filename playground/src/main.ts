@@ -12,7 +12,7 @@ import { h } from './dom.js';
 import { graphPanel } from './graph.js';
 import { modelPanel } from './model.js';
 import { queriesPanel } from './queries.js';
-import { onStore, panelShown, storeId } from './state.js';
+import { onStore, panelShown, signedIn, storeId } from './state.js';
 import { authDialog, storeBar } from './stores.js';
 import { tuplesPanel } from './tuples.js';
 
@@ -80,7 +80,10 @@ function start(root: HTMLElement): void {
   });
 
   const initial = new URLSearchParams(location.search).get('store') ?? undefined;
-  const dialog = authDialog(() => bar.dispatchEvent(new Event('refresh')));
+  const dialog = authDialog(() => {
+    signedIn();
+    bar.dispatchEvent(new Event('refresh'));
+  });
   const bar = storeBar(() => {
     if (!hasCredential() && !dialog.open) dialog.showModal();
   }, initial);

@@ -146,10 +146,13 @@ export function modelPanel(): HTMLElement {
     clearTimeout(timer);
     await diagnose();
     let model: ModelJson;
+    const lang = await dsl();
     try {
-      model = (await dsl()).dslToJson(text.value);
+      model = lang.dslToJson(text.value);
     } catch (err) {
-      return showError(error, err);
+      // The library's own message counts from 0; the diagnostics (and the gutter) from 1.
+      const first = lang.diagnose(text.value)[0];
+      return showError(error, first ? new Error(`Line ${first.line}, column ${first.column}: ${first.message}`) : err);
     }
     try {
       const r = await call<{ authorization_model_id: string }>('POST', store(id, '/authorization-models'), model);

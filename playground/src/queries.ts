@@ -1,9 +1,9 @@
 // The query panel: Check (contextual tuples and context) with its "why", ListObjects, ListUsers,
 // and Expand as a collapsible tree. Inputs stay as typed whatever the answer.
 
-import { call, store } from './api.js';
+import { ApiError, call, store } from './api.js';
 import { area, field, h, live } from './dom.js';
-import { grantingChain, type Explanation, type TraceNode } from './explain.js';
+import { failingPath, grantingChain, type Explanation, type TraceNode } from './explain.js';
 import { clearError, showError, storeId } from './state.js';
 import type { TupleKey } from './types.js';
 
@@ -194,7 +194,34 @@ export function queriesPanel(): HTMLElement {
     if (contextual.length) req.contextual_tuples = { tuple_keys: contextual };
     const context = parseJsonObject(cCtx.value, 'the context');
     if (context) req.context = context;
-    const r = await call<{ allowed: boolean }>('POST', store(id, '/check'), req);
+    // A Check the server refuses (say a condition parameter is missing) still has its "why":
+    // the explanation tree, whose failing node says where it failed.
+    let r: { allowed: boolean };
+    try {
+      r = await call<{ allowed: boolean }>('POST', store(id, '/check'), req);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      const why = await call<Explanation>('POST', store(id, '/check/explain'), req).catch(() => undefined);
+      if (!why || why.tree.outcome !== 'error') throw err;
+      const path = failingPath(why.tree);
+      checkOut.replaceChildren(
+        h('p', { class: 'verdict error', id: 'check-verdict' }, `Error: ${err.code}`),
+        h('p', { class: 'error-inline' }, err.message),
+        h(
+          'div',
+          { class: 'why', id: 'why-chain' },
+          h('h4', null, 'Why: where the evaluation failed'),
+          h('ol', { class: 'chain' }, ...path.map((n) => h('li', { class: `trace-${n.kind}` }, describeNode(n)))),
+        ),
+        h(
+          'details',
+          { class: 'trace', open: true },
+          h('summary', null, 'Full evaluation trace'),
+          h('ul', { class: 'tree', id: 'why-tree' }, traceTree(why.tree, true)),
+        ),
+      );
+      return;
+    }
     const why = await call<Explanation>('POST', store(id, '/check/explain'), req);
     const chain = grantingChain(why.tree);
     checkOut.replaceChildren(

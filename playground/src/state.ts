@@ -1,7 +1,7 @@
 // What every panel shares: the current store, its latest model (read once, re-read after a save),
 // the on-demand DSL module, and a way to show an error where it happened.
 
-import { call, describe, store } from './api.js';
+import { ApiError, call, describe, store } from './api.js';
 import type { ModelJson } from './types.js';
 
 type Listener = () => void;
@@ -97,9 +97,30 @@ export function dsl(): Promise<typeof import('./dsl.js')> {
 export function showError(el: HTMLElement, err: unknown): void {
   el.textContent = describe(err);
   el.hidden = false;
+  if (err instanceof ApiError) el.dataset.code = err.code;
+  else delete el.dataset.code;
 }
 
 export function clearError(el: HTMLElement): void {
   el.textContent = '';
   el.hidden = true;
+  delete el.dataset.code;
+}
+
+/** The codes of a request that had no (or no valid) credential. */
+const AUTH_CODES = new Set([
+  'bearer_token_missing',
+  'unauthenticated',
+  'auth_failed_invalid_bearer_token',
+  'auth_failed_invalid_subject',
+  'auth_failed_invalid_audience',
+  'auth_failed_invalid_issuer',
+  'auth_failure',
+]);
+
+/** After the user signed in: errors that only said "sign in" go, and the panels re-read. */
+export function signedIn(): void {
+  for (const el of document.querySelectorAll<HTMLElement>('.error[data-code]'))
+    if (AUTH_CODES.has(el.dataset.code ?? '')) clearError(el);
+  modelChanged();
 }

@@ -19,10 +19,13 @@ interface LogEntry {
 }
 
 /** What a call was about, in one line: its tuple, its writes and deletes, or its filter. */
-function subject(r: LogEntry['request']): string {
+function subject(r: LogEntry['request'], status: number): string {
   const k = r.tuple_key;
   if (k) return `${k.user ?? ''} ${k.relation ?? ''} ${k.object ?? ''}`.trim();
-  if (r.tuple_keys) return `${r.tuple_keys.writes.length} written, ${r.tuple_keys.deletes.length} deleted`;
+  const keys = r.tuple_keys;
+  // A refused Write applied nothing: say what it asked for, not that it was written.
+  if (keys && status >= 400) return `refused: ${keys.writes.length} to write, ${keys.deletes.length} to delete`;
+  if (keys) return `${keys.writes.length} written, ${keys.deletes.length} deleted`;
   return r.filter
     ? Object.entries(r.filter)
         .map(([f, v]) => `${f}=${v}`)
@@ -69,7 +72,7 @@ export function storeLogSection(): { element: HTMLElement; reload: () => Promise
             h('td', null, l.request.operation),
             h('td', null, l.client_id),
             h('td', null, `${l.response.status}${l.response.error_code ? ` ${l.response.error_code}` : ''}`),
-            h('td', null, subject(l.request)),
+            h('td', null, subject(l.request, l.response.status)),
             h('td', { class: 'num' }, String(l.response.latency_ms)),
           ),
         ),

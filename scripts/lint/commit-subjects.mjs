@@ -11,6 +11,13 @@ const BASE = '0dd1b9837ddb23b059e4b2f893f2ede2850073c3';
 /** BASE's committer time (Unix seconds), for checkouts that do not hold BASE itself. */
 const BASE_TIME = 1795777481;
 const MAX_SUBJECT = 72;
+/**
+ * Commits already in main's history whose subjects are too long (74 and 75 characters), merged
+ * before this check ran on their branch. Rewording them would rewrite every commit after them
+ * (merges included) that other branches had already merged; they are named here instead, and no
+ * other commit is excused.
+ */
+const RECORDED = new Set(['0ad780f4f6b64ccbd8b6b0dffb70aede5c9f4488', '968a292d44e6fa7da533c41eb4100d6916769c9c']);
 
 /** Runs git with `args`; null when git or the repository is not there. */
 function git(args) {
@@ -42,7 +49,7 @@ if (commits === null) {
   console.log('commit subjects: not a git checkout, nothing to check');
   process.exit(0);
 }
-const long = commits.filter((c) => [...c.subject].length > MAX_SUBJECT);
+const long = commits.filter((c) => [...c.subject].length > MAX_SUBJECT && !RECORDED.has(c.hash));
 for (const c of long) {
   console.error(
     `${c.hash.slice(0, 10)}: subject is ${[...c.subject].length} characters (at most ${MAX_SUBJECT}): ${c.subject}`,
@@ -52,4 +59,8 @@ if (long.length > 0) {
   console.error(`commit subjects: ${long.length} of ${commits.length} commits after ${BASE.slice(0, 10)} too long`);
   process.exit(1);
 }
-console.log(`commit subjects: ${commits.length} commits after ${BASE.slice(0, 10)}, each ≤ ${MAX_SUBJECT} characters`);
+const excused = commits.filter((c) => RECORDED.has(c.hash)).length;
+console.log(
+  `commit subjects: ${commits.length} commits after ${BASE.slice(0, 10)}, each ≤ ${MAX_SUBJECT} characters` +
+    (excused > 0 ? ` but the ${excused} recorded before the check ran on their branch` : ''),
+);

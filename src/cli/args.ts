@@ -48,10 +48,17 @@ export class Args {
   constructor(
     readonly positionals: ReadonlyMap<string, string[]>,
     private readonly values: ReadonlyMap<string, string[]>,
+    /** The flags given on the command line (the others came from the environment, if at all). */
+    private readonly given: ReadonlySet<string> = new Set(values.keys()),
   ) {}
 
   has(name: string): boolean {
     return this.values.has(name);
+  }
+
+  /** True when the flag was on the command line (not filled from its environment variable). */
+  onCommandLine(name: string): boolean {
+    return this.given.has(name);
   }
 
   string(name: string): string | undefined {
@@ -101,8 +108,8 @@ export function wantsHelp(argv: readonly string[]): boolean {
 }
 
 /**
- * Parses `--flag value`, `--flag=value`, `-f value`, boolean `--flag`, repeated list flags, and
- * positionals (anything after `--` is positional). Environment variables fill absent flags.
+ * Parses `--flag value`, `--flag=value`, `-f value`, boolean `--flag` (also `--flag true|false` and
+ * `--flag=true|false`), repeated list flags, and positionals (anything after `--` is positional). Environment variables fill absent flags.
  */
 export function parseArgs(
   spec: CommandSpec,
@@ -130,9 +137,11 @@ export function parseArgs(
     if (flag === undefined) throw new UsageError(`unknown option '${key}'`);
     let value: string | undefined;
     if (flag.kind === 'boolean') {
-      value = eq === -1 ? 'true' : a.slice(eq + 1);
+      // `--flag`, `--flag=false` and `--flag false` (the next word, when it is exactly true/false).
+      const next = argv[i + 1];
+      value = eq !== -1 ? a.slice(eq + 1) : next === 'true' || next === 'false' ? (i++, next) : 'true';
       if (value !== 'true' && value !== 'false')
-        throw new UsageError(`--${flag.name} takes no value (or =true/=false), got '${value}'`);
+        throw new UsageError(`--${flag.name} takes no value (or true/false), got '${value}'`);
     } else {
       value = eq === -1 ? argv[++i] : a.slice(eq + 1);
       if (value === undefined || (eq === -1 && value.startsWith('--')))
@@ -140,12 +149,13 @@ export function parseArgs(
     }
     values.set(flag.name, [...(flag.kind === 'list' ? (values.get(flag.name) ?? []) : []), checkValue(flag, value)]);
   }
+  const given = new Set(values.keys());
   for (const f of flags) {
     const fromEnv = f.env === undefined ? undefined : env[f.env];
     if (!values.has(f.name) && fromEnv !== undefined && fromEnv !== '')
       values.set(f.name, [checkValue(f, fromEnv, f.env)]);
   }
-  return new Args(assignPositionals(spec, rest), values);
+  return new Args(assignPositionals(spec, rest), values, given);
 }
 
 function checkValue(flag: FlagSpec, value: string, source = `--${flag.name}`): string {

@@ -2,10 +2,11 @@
 // (client-credentials mode). With `--api-url` they go to the running server's `/clients`
 // endpoints, authenticated by an account-level credential with the scope `manage:clients` (a
 // client's token, or the operator's `--auth-admin-key` as `--api-token`): this works with
-// `--datastore memory` too. Otherwise they work on the auth database itself: `<data-dir>/auth`
-// (LevelDB, one process at a time, so only while the server is stopped: a running server holds
-// the lock, and the command says so), or with --postgres-url (LATCH_POSTGRES_URL) the PostgreSQL
-// datastore, servers running. A clear secret is printed once, on stdout, and never stored.
+// `--datastore memory` too. Otherwise, only when named explicitly, they work on the auth database
+// itself: `--data-dir <dir>` → `<dir>/auth` (LevelDB, one process at a time, so only while the
+// server is stopped: a running server holds the lock, and the command says so), or with
+// --postgres-url (LATCH_POSTGRES_URL) the PostgreSQL datastore, servers running. Neither named is
+// a usage error. A clear secret is printed once, on stdout, and never stored.
 
 import { readFile } from 'node:fs/promises';
 import { clientView } from '../api/auth/clients-endpoint.js';
@@ -23,8 +24,7 @@ const DATA_DIR: FlagSpec = {
   kind: 'string',
   value: '<dir>',
   env: 'LATCH_DATA_DIR',
-  default: './data',
-  help: 'Server data directory (clients live in <dir>/auth); used without --api-url, server stopped',
+  help: "Offline: the stopped server's data directory (clients live in <dir>/auth); without --api-url one of this or --postgres-url is required",
 };
 const POSTGRES_URL: FlagSpec = {
   name: 'postgres-url',
@@ -46,8 +46,16 @@ function server(args: Args): FgaHttpClient | undefined {
 
 async function withClients<T>(args: Args, fn: (clients: ClientStore) => Promise<T>): Promise<T> {
   const url = args.string('postgres-url');
+  const dataDir = args.string('data-dir');
+  // Never a default directory: a forgotten --api-url would create ./data/auth wherever the command runs.
+  if (url === undefined && dataDir === undefined) {
+    throw new UsageError(
+      'say where the clients are: --api-url <server> (with an admin credential) for a running server, ' +
+        "or --data-dir <dir> (a stopped server's data directory) or --postgres-url <url> for the auth database itself",
+    );
+  }
   const kv = await openAuthKv(
-    authDbPath(args.string('data-dir') ?? './data'),
+    authDbPath(dataDir ?? ''),
     url ? { options: { url, poolSize: 1 }, table: 'latch_auth' } : undefined,
   );
   try {

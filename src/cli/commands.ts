@@ -4,6 +4,8 @@
 
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
+import { changesCommand } from './changes-cmd.js';
+import { devPostgresCommand } from './dev-postgres-cmd.js';
 import { clientCommands } from './client-cmd.js';
 import { indexCommands } from './index-cmd.js';
 import { migrateCommand } from './migrate-cmd.js';
@@ -21,7 +23,10 @@ interface Group {
 
 const GROUPS: Record<string, Group> = {
   store: { summary: 'Create, list, inspect, delete, import and export stores', commands: storeCommands },
-  model: { summary: 'Write, read and list authorization models', commands: modelCommands },
+  model: {
+    summary: 'Write, read and list authorization models; validate and transform model files',
+    commands: modelCommands,
+  },
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
   index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },
@@ -31,17 +36,37 @@ const GROUPS: Record<string, Group> = {
   },
 };
 
-const SINGLE: Record<string, Command> = { test: testCommand, bench: benchCommand, migrate: migrateCommand };
+/**
+ * One-word commands. A new command is one entry here (or in GROUPS for a `group sub` command):
+ * the top-level help, dispatch, `--help` and the docs check (test/cli/docs-commands.test.ts)
+ * follow from it.
+ */
+const SINGLE: Record<string, Command> = {
+  test: testCommand,
+  bench: benchCommand,
+  migrate: migrateCommand,
+  changes: changesCommand,
+  'dev-postgres': devPostgresCommand,
+};
 
 /** The lines the top-level help shows for these commands. */
 export const TOOL_COMMANDS_HELP = [
-  ...Object.values(SINGLE).map((c) => `  ${c.spec.path.padEnd(10)}${c.spec.summary}`),
-  ...Object.entries(GROUPS).map(([name, g]) => `  ${name.padEnd(10)}${g.summary}`),
+  ...Object.values(SINGLE).map((c) => `  ${c.spec.path.padEnd(14)}${c.spec.summary}`),
+  ...Object.entries(GROUPS).map(([name, g]) => `  ${name.padEnd(14)}${g.summary}`),
 ].join('\n');
 
 /** True when `name` is a command this module runs. */
 export function isToolCommand(name: string): boolean {
   return name in SINGLE || name in GROUPS;
+}
+
+/** The command `argv` names (`['tuple', 'write', …]`) and the arguments that follow it. */
+export function findCommand(argv: readonly string[]): { command: Command; rest: readonly string[] } | undefined {
+  const [name = '', sub, ...subRest] = argv;
+  const single = SINGLE[name];
+  if (single) return { command: single, rest: argv.slice(1) };
+  const command = GROUPS[name]?.commands.find((c) => c.spec.path === `${name} ${sub}`);
+  return command ? { command, rest: subRest } : undefined;
 }
 
 /** Runs `latch <argv…>` for a tool command; returns the exit code. */

@@ -4,7 +4,7 @@
 import { AppError } from '../errors.js';
 import type { TupleKey } from '../domain/types.js';
 import { type Args, type CommandSpec, type FlagSpec, UsageError } from './args.js';
-import { ApiError, FgaHttpClient } from './http-client.js';
+import { ApiError, type ClientOptions, FgaHttpClient } from './http-client.js';
 import { FileFormatError } from './tuple-file.js';
 
 export interface CliIo {
@@ -77,25 +77,37 @@ export const MODEL_FLAG: FlagSpec = {
   help: 'Authorization model id (default: the latest)',
 };
 
-/** A client for `--api-url`; throws UsageError when the URL or half of the client credentials is missing. */
-export function clientFrom(args: Args): FgaHttpClient {
-  const apiUrl = args.require('api-url', 'or set LATCH_API_URL');
-  if (!/^https?:\/\//.test(apiUrl))
-    throw new UsageError(`--api-url must start with http:// or https://, got '${apiUrl}'`);
+const CREDENTIAL_FLAGS = ['client-id', 'client-secret', 'api-token-issuer', 'api-audience'];
+
+/**
+ * The credential to send: a static token or client credentials. A flag beats its environment
+ * variable, so a credential given on the command line wins over the other kind from the
+ * environment (which is then ignored, even when incomplete); within one source, the token wins.
+ */
+function credentialOf(args: Args): Pick<ClientOptions, 'apiToken' | 'credentials'> {
+  const tokenFlag = args.onCommandLine('api-token');
+  const credsFlag = CREDENTIAL_FLAGS.some((f) => args.onCommandLine(f));
+  if (tokenFlag && !credsFlag) return { apiToken: args.string('api-token') };
   const clientId = args.string('client-id');
   const clientSecret = args.string('client-secret');
   const issuer = args.string('api-token-issuer');
   if ((clientId ?? clientSecret ?? issuer) !== undefined && !(clientId && clientSecret && issuer)) {
     throw new UsageError('client credentials need --client-id, --client-secret and --api-token-issuer together');
   }
-  return new FgaHttpClient({
-    apiUrl,
-    apiToken: args.string('api-token'),
-    credentials:
-      clientId && clientSecret && issuer
-        ? { clientId, clientSecret, issuer, audience: args.string('api-audience') }
-        : undefined,
-  });
+  const credentials =
+    clientId && clientSecret && issuer
+      ? { clientId, clientSecret, issuer, audience: args.string('api-audience') }
+      : undefined;
+  if (credsFlag && !tokenFlag) return { credentials };
+  return { apiToken: args.string('api-token'), credentials };
+}
+
+/** A client for `--api-url`; throws UsageError when the URL or half of the client credentials is missing. */
+export function clientFrom(args: Args): FgaHttpClient {
+  const apiUrl = args.require('api-url', 'or set LATCH_API_URL');
+  if (!/^https?:\/\//.test(apiUrl))
+    throw new UsageError(`--api-url must start with http:// or https://, got '${apiUrl}'`);
+  return new FgaHttpClient({ apiUrl, ...credentialOf(args) });
 }
 
 /** A message for a failure that is not a usage error (API answer, file problem, engine error). */

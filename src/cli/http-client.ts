@@ -315,19 +315,39 @@ export class FgaHttpClient {
   }
 
   /** ReadExpansions: each `{"result": …}` line's result as it arrives; an error line or status throws ApiError. */
-  async *expansions(
+  expansions(
     storeId: string,
     indexId: string,
     q: { authorization_model_id: string; from?: string | undefined },
     signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>> {
+    return this.stream(`/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, signal);
+  }
+
+  // ---- changes (ReadChanges, and Watch: docs/watch.md) ----
+  readChanges(
+    storeId: string,
+    q: Page & { type?: string | undefined; startTime?: string | undefined } = {},
+  ): Promise<{ changes: Record<string, unknown>[]; continuation_token: string }> {
+    return this.get(
+      `/stores/${enc(storeId)}/changes${query({ type: q.type, start_time: q.startTime, page_size: q.pageSize, continuation_token: q.continuationToken })}`,
+    );
+  }
+  /** Watch: each event (`{change, continuation_token}` or `{heartbeat}`) as it arrives. */
+  watch(
+    storeId: string,
+    q: { type?: string | undefined; start_time?: string | undefined; continuation_token?: string | undefined },
+    signal?: AbortSignal,
+  ): AsyncGenerator<Record<string, unknown>> {
+    return this.stream(`/stores/${enc(storeId)}/watch${query(q)}`, signal);
+  }
+
+  /** A streamed endpoint's `{"result": …}` lines; a refused request or an error line throws ApiError. */
+  private async *stream(path: string, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const auth = await this.authorization();
     if (auth) headers.authorization = auth;
-    const res = await fetch(`${this.base}/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, {
-      headers,
-      signal,
-    }).catch((err: unknown) => {
+    const res = await fetch(`${this.base}${path}`, { headers, signal }).catch((err: unknown) => {
       throw new ApiError(
         0,
         'connection_failed',
@@ -341,7 +361,7 @@ export class FgaHttpClient {
       for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
         const line = JSON.parse(buf.slice(0, nl)) as {
           result?: Record<string, unknown>;
-          error?: { message?: string };
+          error?: { code?: unknown; message?: string };
           code?: string;
           message?: string;
         };
@@ -350,7 +370,11 @@ export class FgaHttpClient {
         else
           throw new ApiError(
             res.status,
-            typeof line.code === 'string' ? line.code : 'stream_error',
+            typeof line.code === 'string'
+              ? line.code
+              : typeof line.error?.code === 'string'
+                ? line.error.code
+                : 'stream_error',
             line.error?.message ?? line.message ?? 'stream error',
           );
       }

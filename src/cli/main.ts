@@ -1,38 +1,21 @@
 // The `latch` command line: dispatches to a subcommand and returns the process exit code
 // (0 success, 1 failure, 2 usage error).
 
-import { readFileSync } from 'node:fs';
 import { serve, SERVE_HELP } from './serve.js';
 import { isToolCommand, runCli, TOOL_COMMANDS_HELP } from './commands.js';
 import { type CliIo, processIo } from './common.js';
+import { latchVersion } from './version.js';
+
+export { latchVersion };
 
 const HELP = `Usage: latch <command> [options]
 
 Commands:
-  serve     Run the HTTP API and the msgpack channel
+  serve         Run the HTTP API and the msgpack channel
 ${TOOL_COMMANDS_HELP}
 
 Run 'latch <command> --help' for a command's options; 'latch --version' prints the version.
 `;
-
-/**
- * The version in latch's package.json: the nearest one above this module, which is two folders up
- * from the source (src/cli) and three from the build (dist/src/cli).
- */
-export function latchVersion(): string {
-  for (const up of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
-        name?: unknown;
-        version?: unknown;
-      };
-      if (pkg.name === 'latch' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // not at this level
-    }
-  }
-  return 'unknown';
-}
 
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const [command, ...rest] = argv;

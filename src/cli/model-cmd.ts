@@ -1,11 +1,16 @@
-// `latch model write|get|list` against a server. Input models are DSL (`.fga`), JSON (`.json`, or
-// any text starting with `{`) or a modular `fga.mod`; `get` prints DSL by default, JSON with
+// `latch model write|get|list` against a server, and `model validate|transform` offline (as
+// `fga model validate|transform` do). Input models are DSL (`.fga`), JSON (`.json`, or any text
+// starting with `{`) or a modular `fga.mod`; `get` prints DSL by default, JSON with
 // `--format json`.
 
-import { UsageError } from './args.js';
+import { readFile } from 'node:fs/promises';
+import { AppError } from '../errors.js';
+import { dslToModel, modelToDsl } from '../model/dsl.js';
+import { validateModel } from '../model/index.js';
+import { type Args, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson } from './common.js';
 import { loadModelFile, parseModelText } from './store-file.js';
-import { modelToDsl } from '../model/dsl.js';
+import { FileFormatError } from './tuple-file.js';
 
 const write: Command = {
   spec: {
@@ -105,4 +110,67 @@ const list: Command = {
   },
 };
 
-export const modelCommands: readonly Command[] = [write, get, list];
+/** The model file of `validate`/`transform`: the positional, or `--file` (the `fga` spelling). */
+function modelPath(args: Args): string {
+  const file = args.arg('file');
+  const flag = args.string('file');
+  if ((file === undefined) === (flag === undefined)) throw new UsageError('give the model file (or --file), once');
+  return (file ?? flag) as string;
+}
+
+const FILE_ARGS = {
+  positionals: [{ name: 'file', optional: true, help: 'Model file (.fga, .json, fga.mod)' }],
+};
+
+const validate: Command = {
+  spec: {
+    path: 'model validate',
+    summary: 'Check a model file as the server would (offline); exit 1 when it is not valid',
+    ...FILE_ARGS,
+    flags: [{ name: 'file', kind: 'string', value: '<file>', help: 'The model file (instead of the argument)' }],
+    examples: ['latch model validate model.fga', 'latch model validate --file modules/fga.mod'],
+  },
+  async run(args, io) {
+    try {
+      validateModel((await loadModelFile(modelPath(args))).model);
+    } catch (err) {
+      if (!(err instanceof AppError) && !(err instanceof FileFormatError)) throw err;
+      const code = err instanceof AppError ? err.code : 'invalid_file';
+      printJson(io, { is_valid: false, error: { code, message: err.message } });
+      return 1;
+    }
+    printJson(io, { is_valid: true });
+    return 0;
+  },
+};
+
+const transform: Command = {
+  spec: {
+    path: 'model transform',
+    summary: 'Turn a model file from DSL into JSON or from JSON into DSL (offline)',
+    ...FILE_ARGS,
+    flags: [
+      { name: 'file', kind: 'string', value: '<file>', help: 'The model file (instead of the argument)' },
+      {
+        name: 'input-format',
+        kind: 'string',
+        value: '<fmt>',
+        choices: ['fga', 'json'],
+        help: 'What the file holds (default: JSON when it starts with {, else DSL)',
+      },
+    ],
+    examples: ['latch model transform model.fga > model.json', 'latch model transform model.json > model.fga'],
+  },
+  async run(args, io) {
+    const path = modelPath(args);
+    const text = await readFile(path, 'utf8').catch(() => {
+      throw new FileFormatError(`cannot read model file ${path}`);
+    });
+    const json = (args.string('input-format') ?? (text.trimStart().startsWith('{') ? 'json' : 'fga')) === 'json';
+    if (json) io.out(modelToDsl(parseModelText(text)));
+    else printJson(io, dslToModel(text));
+    return 0;
+  },
+};
+
+export const modelCommands: readonly Command[] = [write, get, list, validate, transform];

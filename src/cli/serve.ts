@@ -5,8 +5,10 @@
 
 import { configureLogging, logger } from '../log.js';
 import { startServer, type RunningServer } from '../main.js';
+import { uwsBuild } from '../http/uws.js';
 import { redactUrl } from '../storage/index.js';
 import { UsageError } from './args.js';
+import { startTelemetry, type Telemetry } from './otel.js';
 import { serveHelp } from './settings-doc.js';
 import { resolveSettings, serveConfig, type ServeConfig } from './settings-load.js';
 
@@ -43,6 +45,14 @@ export async function serve(
     return 2;
   }
   configureLogging(config.log);
+  let telemetry: Telemetry | undefined;
+  try {
+    telemetry = await startTelemetry(config.otel);
+  } catch (err) {
+    logger.log('error', 'latch could not start', { cause: describe(err) });
+    logger.flush();
+    return 1;
+  }
   // Listening for signals before starting: a SIGTERM during start-up waits for it, then shuts down.
   const signals = new Signals();
   let server: RunningServer;
@@ -60,14 +70,22 @@ export async function serve(
     : {};
   const data =
     o.datastore === 'memory' ? 'memory' : o.datastore === 'postgres' ? redactUrl(o.postgres?.url ?? '') : o.dataDir;
+  const build = uwsBuild();
+  const origin = `http://${server.host.includes(':') ? `[${server.host}]` : server.host}:${server.port}`;
   logger.log('info', 'latch listening', {
     host: server.host,
     port: server.port,
     ...metricsAt,
     data,
     auth: o.auth?.mode ?? 'none',
+    ...(server.playground ? { playground: `${origin}/playground/` } : {}),
+    ...(build ? { uws: `${build.package} ${build.version}`, uws_header_limit: build.headerLimit } : {}),
+    pid: process.pid,
   });
   const code = await shutdownOnSignal(server, config.shutdownTimeoutMs, signals);
+  await telemetry
+    ?.shutdown()
+    .catch((err: unknown) => logger.log('warn', 'telemetry shutdown failed', { cause: describe(err) }));
   logger.flush();
   // Everything is closed; a stray timer (retired snapshots, auth housekeeping) must not delay the exit.
   setTimeout(() => process.exit(code), 50).unref();

@@ -9,6 +9,8 @@ import type { EngineConfig } from '../engine/contract.js';
 import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';
+import { latchVersion } from './version.js';
+import type { OtelExporter, OtelSettings } from './otel.js';
 import { parseRateLimits } from './rate-limits.js';
 import { envName, SETTINGS, SETTINGS_BY_NAME, type Setting, type SettingValue } from './settings.js';
 
@@ -128,6 +130,8 @@ export function resolveSettings(
 /** What `latch serve` runs with. */
 export interface ServeConfig {
   readonly server: ServerOptions;
+  /** The OpenTelemetry SDK to start before the server (exporter `none`: nothing is started). */
+  readonly otel: OtelSettings;
   readonly shutdownTimeoutMs: number;
   readonly log: LogSettings;
 }
@@ -282,6 +286,12 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       playground: playgroundOption(resolved, auth.mode, host),
       engine: engineConfig(r),
       auth,
+    },
+    otel: {
+      exporter: (r.str('otel-exporter') ?? 'none') as OtelExporter,
+      endpoint: r.str('otel-endpoint'),
+      serviceName: r.str('otel-service-name') ?? 'latch',
+      serviceVersion: latchVersion(),
     },
     shutdownTimeoutMs: r.int('shutdown-timeout'),
     log: {

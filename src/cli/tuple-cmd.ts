@@ -46,6 +46,8 @@ async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey
   const [user, relation, object] = [args.arg('user'), args.arg('relation'), args.arg('object')];
   if (file !== undefined) {
     if (user !== undefined) throw new UsageError('give either --file or <user> <relation> <object>, not both');
+    if (args.has('expires-at'))
+      throw new UsageError("--expires-at is for one tuple; a file gives each its 'expires_at'");
     return readTupleFile(file);
   }
   if (user === undefined || relation === undefined || object === undefined) {
@@ -53,11 +55,15 @@ async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey
       `missing argument <${user === undefined ? 'user' : relation === undefined ? 'relation' : 'object'}> (or use --file)`,
     );
   }
+  const expiresAt = allowCondition ? args.string('expires-at') : undefined;
+  if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt)))
+    throw new UsageError(`--expires-at must be an RFC 3339 timestamp, got '${expiresAt}'`);
+  const expiry = expiresAt !== undefined ? { expires_at: expiresAt } : {};
   const name = allowCondition ? args.string('condition-name') : undefined;
   const rawContext = allowCondition ? args.string('condition-context') : undefined;
   if (rawContext !== undefined && name === undefined)
     throw new UsageError('--condition-context needs --condition-name');
-  if (name === undefined) return [{ user, relation, object }];
+  if (name === undefined) return [{ user, relation, object, ...expiry }];
   let context: unknown = {};
   if (rawContext !== undefined) {
     try {
@@ -67,7 +73,7 @@ async function tuplesFrom(args: Args, allowCondition: boolean): Promise<TupleKey
     }
     if (!isObject(context)) throw new UsageError('--condition-context must be a JSON object');
   }
-  return [{ user, relation, object, condition: { name, context: context as JsonObject } }];
+  return [{ user, relation, object, condition: { name, context: context as JsonObject }, ...expiry }];
 }
 
 const FILTER_KEYS = ['object_type', 'object', 'relation', 'user'] as const;
@@ -135,6 +141,12 @@ function writer(path: string, summary: string, remove: boolean): Command {
     : [
         { name: 'condition-name', kind: 'string', value: '<name>', help: 'Condition of the tuple' },
         { name: 'condition-context', kind: 'string', value: '<json>', help: 'Condition context as a JSON object' },
+        {
+          name: 'expires-at',
+          kind: 'string',
+          value: '<rfc3339>',
+          help: 'The tuple stops granting at this instant and is removed after it (docs/cli.md)',
+        },
       ];
   return {
     spec: {
@@ -164,6 +176,7 @@ function writer(path: string, summary: string, remove: boolean): Command {
         : [
             'latch tuple write --store-id 01J… user:anne viewer document:roadmap',
             'latch tuple write --store-id 01J… --file tuples.yaml',
+            'latch tuple write --store-id 01J… user:guest viewer document:roadmap --expires-at 2027-01-01T00:00:00Z',
           ],
     },
     async run(args, io) {

@@ -28,8 +28,10 @@ const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
 const JSON_TYPE = 'application/json';
 
-/** gRPC code carried in stream error chunks, by HTTP status (§4.18). */
-function grpcCode(status: number): number {
+/** gRPC code carried in stream error chunks: by HTTP status (§4.18), and RESOURCE_EXHAUSTED (8) by name. */
+function grpcCode(e: AppError): number {
+  if (e.code === 'resource_exhausted') return 8;
+  const status = e.status;
   if (status === 400) return 3;
   if (status === 401 || status === 403) return 16;
   if (status === 404) return 5;
@@ -405,7 +407,7 @@ export class Exchange implements CallContext, RequestIdParts {
     const details = why
       ? [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: e.code, domain: 'latch' }]
       : [];
-    return JSON.stringify({ error: { code: grpcCode(e.status), message: e.message, details } }) + '\n';
+    return JSON.stringify({ error: { code: grpcCode(e), message: e.message, details } }) + '\n';
   }
 
   #streamLine(status: number, line: string | undefined, end: boolean): void {

@@ -7,7 +7,8 @@ import { logger } from '../log.js';
 
 export function logFailure(requestId: string, route: string, err: AppError): void {
   const cause = err.cause instanceof Error ? { message: err.cause.message, stack: err.cause.stack } : err.cause;
-  logger.log('error', 'request failed', {
+  // 503 is expected while a datastore is down or the node drains: a warning, not an error.
+  logger.log(err.status === 503 ? 'warn' : 'error', 'request failed', {
     request_id: requestId,
     endpoint: route,
     code: err.code,

@@ -82,6 +82,8 @@ export interface LatchHttpServer {
   close(graceMs?: number): Promise<void>;
   /** Requests being processed now (HTTP requests plus channel requests). */
   inFlight(): number;
+  /** Whether the playground's files are served at /playground/. */
+  readonly playground: boolean;
 }
 
 const NO_QUERY = (): undefined => undefined;
@@ -346,16 +348,17 @@ function preflight(cors: CorsPolicy) {
 }
 
 /** Mounts the playground's files; a missing build fails only when the playground was asked for. */
-function playground(app: TemplatedApp, o: NonNullable<HttpServerOptions['playground']>): void {
+function playground(app: TemplatedApp, o: NonNullable<HttpServerOptions['playground']>): boolean {
   let files;
   try {
     files = loadStaticFiles(o.dir ?? defaultPlaygroundDir());
   } catch (err) {
     if (o.required) throw err;
     logger.log('warn', 'playground not served', { cause: String(err) });
-    return;
+    return false;
   }
   mountPlayground(app, files);
+  return true;
 }
 
 export function createHttpServer(latch: Latch, options: HttpServerOptions = {}): LatchHttpServer {
@@ -404,7 +407,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
-  if (options.playground) playground(app, options.playground);
+  const served = options.playground ? playground(app, options.playground) : false;
   app.any('/*', fallback(shared, 'undefined_endpoint', 'Not Found'));
 
   let api: Listening | undefined;
@@ -440,5 +443,6 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
       (side?.app as (TemplatedApp & { close?: () => void }) | undefined)?.close?.();
     },
     inFlight: () => shared.inFlight,
+    playground: served,
   };
 }

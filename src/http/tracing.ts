@@ -181,7 +181,10 @@ function tracedLatch(latch: Latch, tracer: Tracer): Latch {
     wrapped.set(q, (input: { storeId: string; modelId?: string | undefined }) => {
       const span = tracer.startSpan(
         `latch.engine.${q}`,
-        { kind: SpanKind.INTERNAL, attributes: { 'latch.operation': q, 'latch.store_id': input.storeId } },
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: { 'latch.operation': q, ...(input.storeId ? { 'latch.store_id': input.storeId } : {}) },
+        },
         context.active() as Context,
       );
       if (input.modelId) span.setAttribute('latch.model_id', input.modelId);

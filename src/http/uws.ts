@@ -69,18 +69,49 @@ function resolveFile(id: string): string {
 }
 
 let cached: Uws | undefined;
+let loadedFrom: string | undefined;
+
+/** Which uWS build `loadUws()` loaded: its package, version and header limit (docs/auth.md). */
+export interface UwsBuild {
+  readonly package: string;
+  readonly version: string;
+  /** What a request's header block may be when it arrives in more than one read. */
+  readonly headerLimit: string;
+}
+
+/** The build that loaded (undefined before loadUws). */
+export function uwsBuild(): UwsBuild | undefined {
+  if (loadedFrom === undefined) return undefined;
+  const m = /^(@[^/]+\/[^/]+|[^@/][^/]*)\//.exec(loadedFrom);
+  const pkg = m?.[1] ?? loadedFrom;
+  let version = 'unknown';
+  try {
+    version = (require(`${pkg}/package.json`) as { version: string }).version;
+  } catch {
+    // an exports map hides package.json: the version stays unknown
+  }
+  const fixed = pkg === '@trufflesuite/uws-js-unofficial';
+  return {
+    package: pkg,
+    version,
+    headerLimit: fixed ? '4 KiB when split over reads (no 431)' : 'UWS_HTTP_MAX_HEADERS_SIZE (431 beyond)',
+  };
+}
 
 /**
  * The native uWS module. Throws an Error naming every path tried when none loads; callers
  * (main.ts) let it abort startup — latch never serves through a JS shim.
  */
 export function loadUws(): Uws {
-  cached ??= loadUwsFrom(candidates());
+  if (cached === undefined) {
+    const ids = candidates();
+    cached = loadUwsFrom(ids, (id) => (loadedFrom = id));
+  }
   return cached;
 }
 
 /** The first of `ids` (module ids or paths of .node files) that loads as native uWS; throws otherwise. */
-export function loadUwsFrom(ids: readonly string[]): Uws {
+export function loadUwsFrom(ids: readonly string[], onLoaded?: (id: string) => void): Uws {
   const failures: string[] = [];
   for (const id of ids) {
     let path: string;
@@ -92,7 +123,10 @@ export function loadUwsFrom(ids: readonly string[]): Uws {
     }
     try {
       const mod: unknown = require(path);
-      if (looksNative(mod)) return mod;
+      if (looksNative(mod)) {
+        onLoaded?.(id);
+        return mod;
+      }
       failures.push(`${path}: not a native uWS binary`);
     } catch (err) {
       failures.push(`${path}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);

@@ -60,7 +60,9 @@ describe('request logs', () => {
     );
     const r = await json(p.base, 'GET', '/healthz');
     const out = await stop(p);
-    expect(out).toMatch(/^\S+Z INFO latch listening host=127.0.0.1 port=\d+ data=memory auth=none$/m);
+    expect(out).toMatch(
+      /^\S+Z INFO latch listening host=127.0.0.1 port=\d+ data=memory auth=none playground=http:\/\/127.0.0.1:\d+\/playground\/ uws="[^"]+" uws_header_limit="[^"]+" pid=\d+$/m,
+    );
     expect(out).toMatch(
       new RegExp(`INFO request request_id=${r.headers.get('x-request-id')} endpoint=Health status=200 duration_ms=`),
     );

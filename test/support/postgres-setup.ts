@@ -1,7 +1,8 @@
 // vitest globalSetup: one PostgreSQL server per test run (see ./postgres-server.ts), its URL
-// handed to the test files with `inject('latchPostgresUrl')`. Under CI=true a server that cannot
-// be had fails the whole run; elsewhere the reason is handed on and the PostgreSQL suites report
-// it as skipped with that reason.
+// handed to the test files with `inject('latchPostgresUrl')`. A server that cannot be had never
+// fails the setup (that would end the run with no results): its cause is handed on, and the
+// PostgreSQL test files fail with it under CI=true, or report it and skip elsewhere
+// (test/support/postgres.ts).
 
 import type { TestProject } from 'vitest/node';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
@@ -21,7 +22,6 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('latchPostgresUrl', server.url);
     project.provide('latchPostgresError', '');
   } catch (err) {
-    if (process.env.CI === 'true') throw err;
     project.provide('latchPostgresUrl', '');
     project.provide('latchPostgresError', err instanceof Error ? err.message : String(err));
   }

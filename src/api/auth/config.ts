@@ -140,7 +140,7 @@ export function resolveAuthConfig(config: AuthConfig, host: string): ResolvedAut
   if (mode === 'none' && !isLoopback(host)) {
     if (!config.allowNonLoopback) {
       throw new AuthConfigError(
-        `auth mode 'none' serves ${host} without authentication; bind a loopback address or force it explicitly`,
+        `auth mode 'none' serves ${host} without authentication; bind a loopback address, choose an auth mode, or force it with --auth-allow-non-loopback (LATCH_AUTH_ALLOW_NON_LOOPBACK=true)`,
       );
     }
     warning = `AUTHENTICATION IS DISABLED on ${host}: anyone who can reach this address can read and change every store`;
