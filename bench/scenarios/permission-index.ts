@@ -1,9 +1,12 @@
 // Permission indexes (docs/permission-indexes.md): (1) latency from an acknowledged Write to its
 // expansion event on a connected ReadExpansions stream, over HTTP (a real server, memory
 // datastore); (2) write throughput with 0, 1 and 5 active indexes over the same store shape, the
-// 0-index run being the baseline of the same run; (3) building an index over 1M tuples of nested
-// groups (100k with --quick): time, heap per materialised triple. Every figure is checked: the
-// event is the written triple, the built index holds exactly the triples counted from the data.
+// 0-index run being the baseline of the same run, acknowledged and until the indexes caught up;
+// (3) a paced load at 100,000 expansion events/s with the index lag of every write, and the
+// 10,000-member-group attack's longest event-loop stall (./permission-index-load.ts); (4) building
+// an index over 1M tuples of nested groups (100k with --quick): time, heap per materialised
+// triple. Every figure is checked: the event is the written triple, the built index holds exactly
+// the triples counted from the data.
 
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
@@ -14,6 +17,7 @@ import type { Latch } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
+import { attack, deepWrite, maintenanceOf, sustained } from './permission-index-load.js';
 
 const DSL = `model
   schema 1.1
@@ -60,10 +64,12 @@ function* shape(groups: number, perGroup: number, users: number, docs: number): 
     yield { object: `doc:${d}`, relation: 'viewer', user: `group:${groupOf(d, groups)}#member` };
 }
 
-async function filled(tuples: Iterable<TupleKey>): Promise<{ latch: Latch; storeId: string; count: number }> {
+async function filled(
+  tuples: Iterable<TupleKey>,
+): Promise<{ latch: Latch; storeId: string; modelId: string; count: number }> {
   const storage = await openMemoryStorage();
   const storeId = (await storage.createStore('pi-bench')).id;
-  await storage.writeModel(storeId, dslToModel(DSL));
+  const modelId = (await storage.writeModel(storeId, dslToModel(DSL))).id;
   let batch: TupleKey[] = [];
   let count = 0;
   for (const t of tuples) {
@@ -79,7 +85,7 @@ async function filled(tuples: Iterable<TupleKey>): Promise<{ latch: Latch; store
   count += batch.length;
   const latch = await openLatch({ storage, config: { workers: 0 } });
   await latch.ready();
-  return { latch, storeId, count };
+  return { latch, storeId, modelId, count };
 }
 
 async function active(latch: Latch, storeId: string, id: string): Promise<void> {
@@ -139,8 +145,28 @@ async function build(quick: boolean): Promise<Metric[]> {
   }
 }
 
-/** Tuples/s of 10-tuple writes (5 new memberships, 5 new doc grants) with `n` indexes over doc#viewer. */
-async function throughput(n: number, writes: number): Promise<{ tuples: number; events: number }> {
+interface Throughput {
+  /** Tuples/s acknowledged. */
+  readonly tuples: number;
+  /** Tuples/s until every index had maintained every write. */
+  readonly caughtUp: number;
+  /** Expansion events/s of one index, over the time until caught up. */
+  readonly events: number;
+  /** Expansion events per second of event-loop time spent maintaining (all indexes). */
+  readonly perBusySecond: number;
+  /**
+   * Events per CPU second of the process after the last write was acknowledged, until the
+   * indexes caught up: the process then does nothing but maintain (one core, unaffected by
+   * other processes' load).
+   */
+  readonly perCpuSecond: number;
+}
+
+/**
+ * Tuples/s of 10-tuple writes (5 new memberships, 5 new doc grants) with `n` indexes over
+ * doc#viewer: acknowledged, and until the indexes caught up (they follow the writes).
+ */
+async function throughput(n: number, writes: number): Promise<Throughput> {
   const { latch, storeId } = await filled(shape(1000, 20, 5000, 2000));
   try {
     for (let i = 0; i < n; i++) {
@@ -151,23 +177,40 @@ async function throughput(n: number, writes: number): Promise<{ tuples: number; 
       });
       await active(latch, storeId, info.record.id);
     }
+    const busy0 = maintenanceOf(latch).busyMs;
     const t0 = performance.now();
-    for (let w = 0; w < writes; w++) {
-      const batch: TupleKey[] = [];
-      for (let i = 0; i < 5; i++)
-        batch.push({ object: `group:${(w * 5 + i) % 1000}`, relation: 'member', user: `user:new-${w}-${i}` });
-      for (let i = 0; i < 5; i++)
-        batch.push({ object: `doc:new-${w}-${i}`, relation: 'viewer', user: `group:${(w * 7 + i) % 1000}#member` });
-      await latch.write({ storeId, writes: batch, deletes: [], onDuplicate: 'error', onMissing: 'error' });
-    }
+    for (let w = 0; w < writes; w++)
+      await latch.write({
+        storeId,
+        writes: deepWrite(w, 'new'),
+        deletes: [],
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
     const s = (performance.now() - t0) / 1000;
+    const eventsAt = async (): Promise<number> =>
+      (await latch.listPermissionIndexes(storeId)).reduce((a, i) => a + i.events, 0);
+    const acked = await eventsAt();
+    const cpu0 = process.cpuUsage();
+    await latch.permissionIndexesCaughtUp(storeId);
+    const used = process.cpuUsage(cpu0);
+    const all = (performance.now() - t0) / 1000;
+    const busy = (maintenanceOf(latch).busyMs - busy0) / 1000;
+    const cpu = (used.user + used.system) / 1e6;
     const list = await latch.listPermissionIndexes(storeId);
     verify(
       'indexes stayed active',
       list.map((i) => i.status),
       Array.from({ length: n }, () => 'ACTIVE'),
     );
-    return { tuples: (writes * 10) / s, events: (list[0]?.events ?? 0) / s };
+    const events = list.reduce((a, i) => a + i.events, 0);
+    return {
+      tuples: (writes * 10) / s,
+      caughtUp: (writes * 10) / all,
+      events: (list[0]?.events ?? 0) / all,
+      perBusySecond: busy > 0 ? events / busy : 0,
+      perCpuSecond: cpu > 0 ? (events - acked) / cpu : 0,
+    };
   } finally {
     await latch.close();
   }
@@ -175,8 +218,8 @@ async function throughput(n: number, writes: number): Promise<{ tuples: number; 
 
 /**
  * Write → event latency over HTTP on a connected stream, from the moment the Write is sent: the
- * event is produced while the write applies, before the reply, so the Write's own round trip (its
- * acknowledgement) is measured alongside as the baseline.
+ * index maintains the write after its reply, so the Write's own round trip (its acknowledgement)
+ * is measured alongside as the baseline.
  */
 async function latency(samples: number): Promise<{ event: number[]; ack: number[] }> {
   const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory' });
@@ -239,10 +282,36 @@ async function latency(samples: number): Promise<{ event: number[]; ack: number[
   }
 }
 
+/** The paced run at 100,000 events/s and the 10,000-member-group attack (./permission-index-load.ts). */
+async function loaded(quick: boolean): Promise<Metric[]> {
+  const rows: Metric[] = [];
+  for (const indexed of [true, false]) {
+    const { latch, storeId, modelId } = await filled(shape(1000, 20, 5000, 2000));
+    try {
+      let indexId: string | undefined;
+      if (indexed) {
+        indexId = (
+          await latch.createPermissionIndex({
+            storeId,
+            name: 'viewers',
+            relations: [{ object_type: 'doc', relation: 'viewer' }],
+          })
+        ).record.id;
+        await active(latch, storeId, indexId);
+        rows.push(...(await sustained({ latch, storeId, modelId }, indexId, 100_000, 338, quick ? 3 : 10)));
+      }
+      rows.push(...(await attack({ latch, storeId, modelId }, indexId)));
+    } finally {
+      await latch.close();
+    }
+  }
+  return rows;
+}
+
 export const permissionIndex: Scenario = {
   name: 'permission-index',
   description:
-    'permission indexes: write → event latency, write throughput with 0/1/5 indexes, build over 1M nested-group tuples',
+    'permission indexes: write → event latency, write throughput with 0/1/5 indexes, paced lag, the 10,000-member attack, build over 1M nested-group tuples',
   async run(opts) {
     const rows: Metric[] = [];
     const lat = await latency(opts.quick ? 200 : 1000);
@@ -254,22 +323,46 @@ export const permissionIndex: Scenario = {
       rows.push({ scenario: 'permission-index', metric: `${name} p99 (HTTP)`, value: r2(pct(xs, 0.99)), unit: 'ms' });
     }
     const writes = opts.quick ? 200 : 1000;
+    let none = 0;
     for (const n of [0, 1, 5]) {
       const t = await throughput(n, writes);
+      if (n === 0) none = t.tuples;
       rows.push({
         scenario: 'permission-index',
-        metric: `write throughput, ${n} indexes`,
+        metric: `write throughput, ${n} indexes (acknowledged)`,
         value: Math.round(t.tuples),
         unit: 'tuples/s',
       });
-      if (n > 0)
-        rows.push({
+      if (n === 0) continue;
+      rows.push(
+        { scenario: 'permission-index', metric: `  ratio to 0 indexes`, value: r2(t.tuples / none), unit: '×' },
+        {
           scenario: 'permission-index',
-          metric: `expansion events, ${n} indexes (each)`,
+          metric: `  until ${n} indexes caught up`,
+          value: Math.round(t.caughtUp),
+          unit: 'tuples/s',
+        },
+        {
+          scenario: 'permission-index',
+          metric: `  expansion events per index until caught up`,
           value: Math.round(t.events),
           unit: 'events/s',
-        });
+        },
+        {
+          scenario: 'permission-index',
+          metric: `  expansion events per second of maintenance time (all ${n})`,
+          value: Math.round(t.perBusySecond),
+          unit: 'events/s',
+        },
+        {
+          scenario: 'permission-index',
+          metric: `  expansion events per CPU second, catching up after the writes (all ${n})`,
+          value: Math.round(t.perCpuSecond),
+          unit: 'events/s',
+        },
+      );
     }
+    rows.push(...(await loaded(opts.quick)));
     rows.push(...(await build(opts.quick)));
     return rows;
   },

@@ -22,6 +22,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
 /** Permission index bounds unless `EngineConfig.permissionIndex` overrides one. */
 export const DEFAULT_PERMISSION_INDEX_LIMITS: PermissionIndexLimits = {
   ringSize: 100_000,
+  maxLagChanges: 100_000,
   buildMs: 600_000,
   maxTriples: 50_000_000,
   resolveDepth: 25,

@@ -335,6 +335,11 @@ export interface Latch {
   /** 404 index_id_not_found for an unknown index. */
   getPermissionIndex(storeId: string, indexId: string): Promise<PermissionIndexInfo>;
   deletePermissionIndex(storeId: string, indexId: string): Promise<void>;
+  /**
+   * Resolves once every index of the store has maintained every revision this node's tuple index
+   * had applied when it was called (the indexes follow writes asynchronously).
+   */
+  permissionIndexesCaughtUp(storeId: string): Promise<void>;
   /** ReadExpansions: the current set, then live events (permission-index/stream.ts). */
   expansions(input: ExpansionsInput, signal?: AbortSignal): AsyncIterable<ExpansionStreamEvent>;
   /**
@@ -395,7 +400,7 @@ export interface EngineConfig {
   readonly workers: number; // 0 = inline only
   readonly cacheSize: number; // result cache entries, 0 = off
   readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
-  /** Permission index bounds (ring of events, build time, triples); defaults in permission-index.ts. */
+  /** Permission index bounds (ring of events, build time, triples, lag); defaults in config.ts. */
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
 }
 
@@ -427,6 +432,11 @@ export interface PermissionIndexLimits {
   /** An index that would hold more triples fails. */
   readonly maxTriples: number;
   readonly resolveDepth: number;
+  /**
+   * Tuple changes a store's indexes may lag behind its tuple index: past it, a local write waits
+   * for the maintenance before it is acknowledged (the bound on the lag and on its memory).
+   */
+  readonly maxLagChanges: number;
 }
 
 export type ExpansionStreamEvent =

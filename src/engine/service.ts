@@ -111,6 +111,7 @@ export class LatchService implements C.Latch {
     pis.getPermissionIndex(this.e, storeId, indexId);
   deletePermissionIndex = (storeId: string, indexId: string): Promise<void> =>
     pis.deletePermissionIndex(this.e, storeId, indexId);
+  permissionIndexesCaughtUp = (storeId: string): Promise<void> => pis.permissionIndexesCaughtUp(this.e, storeId);
   expansions = (input: C.ExpansionsInput, signal?: AbortSignal): AsyncIterable<C.ExpansionStreamEvent> =>
     pis.expansions(this.e, input, signal);
 

@@ -1,6 +1,7 @@
 // Permission indexes (docs/permission-indexes.md): create, list, get and delete a store's
-// indexes, and ReadExpansions (the current set, then live events), each after the store is known
-// to exist. The indexes themselves live in ../permission-index/.
+// indexes, wait until they have caught up with this node's writes, and ReadExpansions (the
+// current set, then live events), each after the store is known to exist. The indexes themselves
+// live in ../permission-index/.
 
 import type { CreatePermissionIndex, ExpansionsInput, ExpansionStreamEvent, PermissionIndexInfo } from '../contract.js';
 import type { PermissionIndex } from '../permission-index/permission-index.js';
@@ -33,6 +34,11 @@ export async function getPermissionIndex(
 export async function deletePermissionIndex(e: EngineParts, storeId: string, indexId: string): Promise<void> {
   await storeOf(e, storeId);
   await e.permissionIndexes.delete(storeId, indexId);
+}
+
+/** Every index of the store has maintained the revisions this node had applied at the call. */
+export function permissionIndexesCaughtUp(e: EngineParts, storeId: string): Promise<void> {
+  return e.permissionIndexes.caughtUp(storeId);
 }
 
 export async function* expansions(

@@ -13,8 +13,11 @@ import type { IndexedRelation } from '../../storage/types.js';
 
 /** How a parent node depends on a child node `(type, relation)` of the reverse walk. */
 export type ReverseEdge =
-  /** The same object's relation `parent` (computed userset, or the tupleset of a TTU). */
-  | { readonly kind: 'same'; readonly parent: string }
+  /**
+   * The same object's relation `parent` (computed userset, or the tupleset of a TTU: `tupleset`,
+   * which leads to the users of another object, not to the tuple's user).
+   */
+  | { readonly kind: 'same'; readonly parent: string; readonly tupleset?: true }
   /** Objects `parentType:y` with a tuple `parentType:y#parent@child-object#child-relation`. */
   | { readonly kind: 'userset'; readonly parentType: string; readonly parent: string }
   /** Objects `parentType:y` with a tuple `parentType:y#tupleset@child-object` (a TTU of `parent`). */
@@ -36,6 +39,11 @@ export interface IndexGraph {
    * tuples, for every user: a userset tuple can then change users that are not its members.
    */
   readonly hasDifference: boolean;
+  /**
+   * No `but not` and no `and` is reachable: every path the candidates follow grants, so a
+   * write's candidate pairs are granted after it without a Check (only deletes are re-checked).
+   */
+  readonly monotone: boolean;
 }
 
 function children(r: Rewrite): readonly Rewrite[] {
@@ -115,11 +123,13 @@ export function indexGraph(model: CompiledModel, relations: readonly IndexedRela
     }
   }
   let hasDifference = false;
+  let hasIntersection = false;
   for (const node of reach) {
     const [type, relation] = node.split('#') as [string, string];
     const rel = model.types.get(type)?.relations.get(relation);
     if (!rel) continue;
     if (!hasDifference && hasKind(rel.rewrite, 'difference')) hasDifference = true;
+    if (!hasIntersection && hasKind(rel.rewrite, 'intersection')) hasIntersection = true;
     if (leaves(rel.rewrite).some((l) => l.kind === 'this'))
       for (const d of rel.directTypes) if (d.relation === undefined) userTypes.add(d.type);
   }
@@ -131,6 +141,7 @@ export function indexGraph(model: CompiledModel, relations: readonly IndexedRela
     userTypes: [...userTypes].sort(),
     ttuComputed,
     hasDifference,
+    monotone: !hasDifference && !hasIntersection,
   };
 }
 
@@ -152,7 +163,7 @@ function reverseEdges(model: CompiledModel, reach: ReadonlySet<string>): Map<str
             add(reverse, `${d.type}#${d.relation}`, { kind: 'userset', parentType: type, parent: relation });
       } else if (leaf.kind === 'computed') add(reverse, `${type}#${leaf.relation}`, { kind: 'same', parent: relation });
       else if (leaf.kind === 'ttu') {
-        add(reverse, `${type}#${leaf.tupleset}`, { kind: 'same', parent: relation });
+        add(reverse, `${type}#${leaf.tupleset}`, { kind: 'same', parent: relation, tupleset: true });
         for (const d of model.types.get(type)?.relations.get(leaf.tupleset)?.directTypes ?? []) {
           add(reverse, `${d.type}#${leaf.computed}`, {
             kind: 'ttu',

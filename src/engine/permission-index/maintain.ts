@@ -7,15 +7,28 @@
 // {doc:1#viewer} (through `doc:1#viewer@group:eng#member`) and the users {user:bob}.
 
 import type { TupleKey } from '../../domain/types.js';
-import type { IndexSnapshot } from '../../index/store-index.js';
+import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import { listUserCandidates } from '../evaluation/list/list-users.js';
+import { isValidAtReadTime } from '../evaluation/semantics/validity.js';
 import type { IndexGraph } from './graph.js';
 
 const typeOf = (object: string): string => object.slice(0, object.indexOf(':'));
 
-/** `object#relation` keys of the indexed relations whose answer can depend on `t`'s node in `snap`. */
-export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKey, out: Set<string>): void {
+/**
+ * `object#relation` keys of the indexed relations whose answer can depend on `t`'s node in `snap`.
+ * Only tuples valid under the model at read time are followed (Check ignores the others).
+ * `grants`: only the edges that pass `t`'s user up (no tupleset edge), so in a model without
+ * `but not` and `and` every key found grants `t.user` (or its members) in `snap`.
+ */
+export function candidateKeys(
+  graph: IndexGraph,
+  model: CompiledModel,
+  snap: TupleView,
+  t: TupleKey,
+  out: Set<string>,
+  grants = false,
+): void {
   const seen = new Set<string>();
   const objects: string[] = [t.object];
   const relations: string[] = [t.relation];
@@ -33,10 +46,14 @@ export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKe
     const node = `${typeOf(object)}#${relation}`;
     if (graph.indexed.has(node)) out.add(`${object}#${relation}`);
     for (const e of graph.reverse.get(node) ?? []) {
-      if (e.kind === 'same') push(object, e.parent);
-      else if (e.kind === 'userset')
-        for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`)) push(x.object, e.parent);
-      else for (const x of snap.objects(e.parentType, e.tupleset, object)) push(x.object, e.parent);
+      if (e.kind === 'same') {
+        if (!(grants && e.tupleset)) push(object, e.parent);
+      } else if (e.kind === 'userset') {
+        for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`))
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent);
+      } else
+        for (const x of snap.objects(e.parentType, e.tupleset, object))
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent);
     }
   }
 }
@@ -48,7 +65,7 @@ export function candidateKeys(graph: IndexGraph, snap: IndexSnapshot, t: TupleKe
 export function usersOf(
   graph: IndexGraph,
   model: CompiledModel,
-  snap: IndexSnapshot,
+  snap: TupleView,
   object: string,
   relation: string,
   out: Set<string>,
@@ -62,7 +79,7 @@ export function usersOf(
 export function candidateUsers(
   graph: IndexGraph,
   model: CompiledModel,
-  snap: IndexSnapshot,
+  snap: TupleView,
   t: TupleKey,
   out: Set<string>,
 ): void {

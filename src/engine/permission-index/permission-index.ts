@@ -1,8 +1,9 @@
 // One permission index on this node: its definition, its materialised triples (per
 // `object#relation`, the concrete users the relation resolves to under the assigned model), the
 // build that fills them (BUILDING → ACTIVE, or FAILED with a reason) and the incremental
-// maintenance that keeps them exact, revision by revision, with a bounded ring of the resulting
-// INSERT/DELETE events. Event ids are (revision, position in the revision's sorted deltas), so
+// maintenance that keeps them exact, revision by revision, after the Write was acknowledged and
+// in bounded slices (the manager steps it), with a bounded ring of the resulting INSERT/DELETE
+// events. Event ids are (revision, position in the revision's sorted deltas), so
 // every node that applies the same revisions emits the same ids.
 // Example: after `doc:1#viewer@user:anne` at revision 7 on an index of doc#viewer, the ring ends
 // with {revision: 7, position: 0, operation: 'INSERT', user: 'user:anne', relation: 'viewer', object: 'doc:1'}.
@@ -17,24 +18,21 @@
 
 import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
+import type { TupleView } from '../../index/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
-import { admitsWildcard, listedByName } from '../evaluation/list/list-users.js';
-import { checkStatus } from '../evaluation/walker/checker.js';
+import { admitsWildcard } from '../evaluation/list/list-users.js';
+import { isValidAtReadTime } from '../evaluation/semantics/validity.js';
+import type { PendingRevision, RevisionView, RevisionViews } from './backlog.js';
+import { confirmAt, confirmOnWalker, type Confirmation } from './confirm.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
+import { RevisionDeltas } from './revision.js';
 import { DEFAULT_PERMISSION_INDEX_LIMITS } from '../config.js';
 import type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from '../contract.js';
 
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
-
-function compareEvents(a: ExpansionEvent, b: ExpansionEvent): number {
-  if (a.object !== b.object) return a.object < b.object ? -1 : 1;
-  if (a.relation !== b.relation) return a.relation < b.relation ? -1 : 1;
-  if (a.user !== b.user) return a.user < b.user ? -1 : 1;
-  return 0;
-}
 
 /** The users of one key before a revision changed them (`undefined`: the key had none). */
 interface UndoEntry {
@@ -69,7 +67,10 @@ export class PermissionIndex {
   triples = 0;
   ingestedChanges = 0;
   eventsCount = 0;
+  /** The last revision maintained: the index is exactly the set at it. */
   revision = 0;
+  /** The revision being maintained (its differences are half applied), if any. */
+  applying: number | undefined;
   freshness = Date.now();
   updatedAt = Date.now();
   private buildStarted = 0;
@@ -87,8 +88,8 @@ export class PermissionIndex {
   /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
   private readonly owned = new Set<string>();
 
-  /** User types whose typed wildcard some relation accepts (`allowed` asks ListUsers' rule for them). */
-  private readonly wildcardTypes: ReadonlySet<string>;
+  /** Model, depth and wildcard types for confirming candidate pairs (./confirm.ts). */
+  private readonly confirmation: Confirmation;
 
   constructor(
     readonly record: PermissionIndexRecord,
@@ -96,8 +97,16 @@ export class PermissionIndex {
     private readonly limits: PermissionIndexLimits = DEFAULT_PERMISSION_INDEX_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
-    this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));
+    this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;
+    this.confirmation = {
+      model,
+      resolveDepth: limits.resolveDepth,
+      wildcardTypes: new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t))),
+    };
   }
+
+  /** Prefix of this index's entries in a revision's shared expansions. */
+  private readonly expansionKey: string;
 
   get expansionsCount(): number {
     return this.triples;
@@ -124,11 +133,13 @@ export class PermissionIndex {
   }
 
   /**
-   * Builds pending keys over `snap` (the index's latest snapshot) for about `budgetMs`; true when
-   * the build is over (ACTIVE or FAILED).
+   * Builds pending keys over `snap` (the store's latest snapshot) for about `budgetMs`, once the
+   * index has maintained every revision up to it; true when the build is over (ACTIVE or FAILED).
    */
   buildStep(snap: IndexSnapshot, budgetMs: number): boolean {
     if (this.status !== 'BUILDING' || !this.pending) return true;
+    // Keys are built only at the revision the index has maintained (the backlog first).
+    if (snap.revision !== this.revision || this.applying !== undefined) return false;
     const until = performance.now() + budgetMs;
     try {
       while (this.pendingAt < this.pending.length) {
@@ -140,7 +151,8 @@ export class PermissionIndex {
         const candidates = new Set<string>();
         usersOf(this.graph, this.model, snap, object, relation, candidates);
         const users = new Set<string>();
-        for (const user of candidates) if (this.allowed(snap, object, relation, user)) users.add(user);
+        for (const user of candidates)
+          if (confirmOnWalker(this.confirmation, snap, object, relation, user)) users.add(user);
         if (users.size > 0) {
           this.sets.set(key, users);
           this.triples += users.size;
@@ -175,47 +187,49 @@ export class PermissionIndex {
   }
 
   /**
-   * Applies one revision the store's index has just applied: re-checks every candidate pair in
-   * `after` and records the differences as that revision's events. Synchronous, so it sees the
-   * revision exactly (no later one can be applied in between).
+   * Maintains one revision, after every earlier one: re-checks (or, for a write in a monotone
+   * graph, grants) every candidate pair at that revision and numbers the differences as its
+   * events. A generator the manager steps in bounded slices of event-loop time: `views` holds the
+   * store's tuples just before and at the revision, renewed (over the latest snapshot) before
+   * each step, so nothing here keeps a snapshot across a yield. Streams take no initial set while
+   * a revision is half applied (`applying`).
    */
-  applied(
-    beforeSnap: IndexSnapshot,
-    afterSnap: IndexSnapshot,
-    revision: number,
-    deleted: readonly TupleKey[],
-    written: readonly TupleKey[],
-  ): void {
-    this.revision = revision;
-    this.freshness = Date.now();
-    if (this.status === 'FAILED') return;
+  *maintain(p: PendingRevision, views: RevisionViews): Generator<void, void> {
+    this.applying = p.revision;
     this.owned.clear();
     try {
-      const deltas = this.deltas(beforeSnap, afterSnap, deleted, written);
-      if (deltas.length > 0) this.append(revision, deltas);
-      if (this.triples > this.limits.maxTriples) this.fail(`more than ${this.limits.maxTriples} triples`);
+      if (this.status !== 'FAILED') {
+        const d = new RevisionDeltas();
+        yield* this.deltas(p, views, d);
+        if (this.triples > this.limits.maxTriples) this.fail(`more than ${this.limits.maxTriples} triples`);
+        else if (d.count > 0) yield* this.append(p.revision, d);
+      }
     } catch (err) {
-      this.fail(`maintenance failed at revision ${revision}: ${err instanceof Error ? err.message : String(err)}`);
+      this.fail(`maintenance failed at revision ${p.revision}: ${err instanceof Error ? err.message : String(err)}`);
     }
+    this.applying = undefined;
+    this.revision = p.revision;
+    this.freshness = Date.now();
     this.wake();
   }
 
-  private deltas(
-    beforeSnap: IndexSnapshot,
-    afterSnap: IndexSnapshot,
-    deleted: readonly TupleKey[],
-    written: readonly TupleKey[],
-  ): ExpansionEvent[] {
-    const out: ExpansionEvent[] = [];
+  private *deltas(p: PendingRevision, views: RevisionViews, d: RevisionDeltas): Generator<void> {
     const checked = new Set<string>();
-    for (const list of [deleted, written]) {
-      // A delete's paths exist only before it, a write's only after it.
-      const snap = list === deleted ? beforeSnap : afterSnap;
-      for (const t of list) {
-        if (!this.graph.reach.has(`${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`)) continue;
+    let work = 0;
+    for (const del of [true, false]) {
+      for (const t of del ? p.deleted : p.written) {
+        const node = `${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`;
+        if (!this.graph.reach.has(node)) continue;
         this.ingestedChanges++;
+        // A delete's paths exist only before it, a write's only after it. `views` is read afresh
+        // after every yield: the step's views are valid only within their slice.
+        const view = del ? views.before : views.after;
+        if (!isValidAtReadTime(this.model, t)) continue; // Check ignores it: it changes nothing
+        // A write in a monotone graph grants its user (or members) to every key it reaches: no
+        // Check. A tupleset tuple is re-checked (its keys get another object's users).
+        const grant = !del && this.graph.monotone && !this.graph.ttuComputed.has(node);
         const keys = new Set<string>();
-        candidateKeys(this.graph, snap, t, keys);
+        candidateKeys(this.graph, this.model, view, t, keys, grant);
         for (const k of keys) if (this.pendingSet.has(k)) keys.delete(k);
         if (keys.size === 0) continue;
         if (this.graph.hasDifference && t.user.includes('#')) {
@@ -225,33 +239,83 @@ export class PermissionIndex {
           for (const key of keys) {
             const users = new Set(this.sets.get(key));
             const hash = key.lastIndexOf('#');
-            usersOf(this.graph, this.model, afterSnap, key.slice(0, hash), key.slice(hash + 1), users);
-            for (const user of users) this.recheck(afterSnap, key, user, checked, out);
+            usersOf(this.graph, this.model, views.after, key.slice(0, hash), key.slice(hash + 1), users);
+            for (const user of users) {
+              this.recheck(views.after, key, user, checked, d);
+              if ((++work & 31) === 0) yield;
+            }
           }
           continue;
         }
-        const users = new Set<string>();
-        candidateUsers(this.graph, this.model, snap, t, users);
-        for (const key of keys) for (const user of users) this.recheck(afterSnap, key, user, checked, out);
+        const users = this.candidates(view, t, del, p.expansions);
+        for (const key of keys) {
+          if (grant) {
+            yield* this.grantAll(key, users, d);
+            continue;
+          }
+          for (const user of users) {
+            this.recheck(views.after, key, user, checked, d);
+            if ((++work & 255) === 0) yield;
+          }
+        }
       }
     }
-    return out;
   }
 
-  /** One candidate pair against `snap` (once per revision), diffed with the materialised set. */
-  private recheck(snap: IndexSnapshot, key: string, user: string, checked: Set<string>, out: ExpansionEvent[]): void {
+  /**
+   * The candidate users of `t`; a userset's members are expanded once per revision and side for
+   * every index with the same model and user types.
+   */
+  private candidates(
+    view: TupleView,
+    t: TupleKey,
+    del: boolean,
+    memo: Map<string, ReadonlySet<string>>,
+  ): ReadonlySet<string> {
+    const shared = t.user.includes('#');
+    const key = `${this.expansionKey}${del ? '-' : '+'}${t.user}`;
+    const hit = shared ? memo.get(key) : undefined;
+    if (hit) return hit;
+    const users = new Set<string>();
+    candidateUsers(this.graph, this.model, view, t, users);
+    if (shared) memo.set(key, users);
+    return users;
+  }
+
+  /** The pairs a write grants to `key` (monotone graphs): each added unless it is there. */
+  private *grantAll(key: string, users: ReadonlySet<string>, d: RevisionDeltas): Generator<void> {
+    // `set`: the key's set once made writable (a clone while snapshots are open); looked up again
+    // after every yield.
+    let set: Set<string> | undefined;
+    let inserts: string[] | undefined;
+    let n = 0;
+    for (const user of users) {
+      if ((set ?? this.sets.get(key))?.has(user) !== true) {
+        set ??= this.writable(key);
+        set.add(user);
+        (inserts ??= d.inserts(key)).push(user);
+        this.triples++;
+        d.count++;
+      }
+      if ((++n & 1023) === 0) {
+        set = undefined;
+        yield;
+      }
+    }
+  }
+
+  /** One candidate pair against `view` (once per revision), diffed with the materialised set. */
+  private recheck(view: RevisionView, key: string, user: string, checked: Set<string>, d: RevisionDeltas): void {
     const pair = `${key}@${user}`;
     if (checked.has(pair)) return;
     checked.add(pair);
     const hash = key.lastIndexOf('#');
-    const object = key.slice(0, hash);
-    const relation = key.slice(hash + 1);
-    const allowed = this.allowed(snap, object, relation, user);
+    const allowed = confirmAt(this.confirmation, view, key.slice(0, hash), key.slice(hash + 1), user);
     const has = this.sets.get(key)?.has(user) ?? false;
     if (allowed && !has) {
       this.writable(key).add(user);
       this.triples++;
-      out.push({ revision: 0, position: 0, operation: 'INSERT', user, relation, object });
+      d.add(key, user, true);
     } else if (!allowed && has) {
       const set = this.writable(key);
       set.delete(user);
@@ -260,7 +324,7 @@ export class PermissionIndex {
         else this.emptied.add(key);
       }
       this.triples--;
-      out.push({ revision: 0, position: 0, operation: 'DELETE', user, relation, object });
+      d.add(key, user, false);
     }
   }
 
@@ -278,7 +342,7 @@ export class PermissionIndex {
     }
     this.owned.add(key);
     const entries = this.undo.get(key);
-    const entry: UndoEntry = { revision: this.revision, users: set && set.size > 0 ? set : undefined };
+    const entry: UndoEntry = { revision: this.applying ?? this.revision, users: set && set.size > 0 ? set : undefined };
     if (entries) entries.push(entry);
     else this.undo.set(key, [entry]);
     const clone = new Set<string>(set);
@@ -355,36 +419,20 @@ export class PermissionIndex {
   }
 
   /**
-   * Check on the walker (the production path); an evaluation error fails the index. At instant 0:
-   * the index follows revisions, not the clock, so an expiring tuple counts until the expiry
-   * sweeper deletes it (a revision every node applies alike).
+   * Appends the revision's differences to the ring in their sorted order (once ACTIVE). When they
+   * outnumber the ring, the ones it could not keep are counted but never built.
    */
-  private allowed(snap: IndexSnapshot, object: string, relation: string, user: string): boolean {
-    const outcome = checkStatus(
-      snap,
-      this.model,
-      { object, relation, user, contextualTuples: [] },
-      this.limits.resolveDepth,
-      0,
-    );
-    if ('error' in outcome) throw outcome.error;
-    if (!outcome.allowed || user.endsWith(':*')) return outcome.allowed;
-    // The set is ListUsers' answer: a user that only a typed wildcard grants is `type:*`'s.
-    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
-    const ctx = { model: this.model, view: snap, resolveDepth: this.limits.resolveDepth, deadline: Infinity };
-    return listedByName(ctx, object, relation, user);
-  }
-
-  /** Numbers the revision's deltas in their sorted order and appends them to the ring (once ACTIVE). */
-  private append(revision: number, deltas: ExpansionEvent[]): void {
-    deltas.sort(compareEvents);
+  private *append(revision: number, d: RevisionDeltas): Generator<void> {
     this.updatedAt = Date.now();
     if (this.status !== 'ACTIVE') return;
-    for (let i = 0; i < deltas.length; i++) {
-      const d = deltas[i] as ExpansionEvent;
-      this.ring.push({ ...d, revision, position: i });
-      this.eventsCount++;
+    const skip = Math.max(0, d.count - this.limits.ringSize);
+    if (skip > 0) {
+      this.ring.length = 0;
+      this.ringStart = 0;
+      this.floor = { revision, position: skip - 1 };
     }
+    yield* d.numbered(revision, skip, (e) => this.ring.push(e));
+    this.eventsCount += d.count;
     const excess = this.ring.length - this.ringStart - this.limits.ringSize;
     if (excess > 0) {
       const last = this.ring[this.ringStart + excess - 1] as ExpansionEvent;

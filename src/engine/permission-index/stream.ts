@@ -60,7 +60,8 @@ export async function* expansionStream(
     return undefined;
   };
   yield { kind: 'heartbeat' };
-  while (pi.status === 'BUILDING' && closed() === undefined) {
+  // The initial set is taken between two revisions: never while one is half applied.
+  while ((pi.status === 'BUILDING' || (!input.from && pi.applying !== undefined)) && closed() === undefined) {
     if (!(await changed(pi, input.heartbeatMs, signal))) yield { kind: 'heartbeat' };
   }
   let at: EventPoint;

@@ -11,7 +11,7 @@
 
 import type { Consistency, TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
-import type { IndexSnapshot, StoreIndex } from '../../index/store-index.js';
+import type { StoreIndex } from '../../index/store-index.js';
 import type { RevisionChanges, Storage, StorageEvent, WriteResult } from '../../storage/types.js';
 import type { StoreIndexes } from './store-indexes.js';
 import type { ModelCache } from './model-cache.js';
@@ -41,20 +41,18 @@ interface Run {
 }
 
 /**
- * Told of every revision an index applies, right after it, in the same synchronous step (the
- * permission indexes: they must see exactly the revision's snapshots, before and after).
+ * Told of every revision an index applies, right after it, in the same synchronous step, in
+ * revision order (the permission indexes queue it and maintain it later, off the write's path).
  */
 export interface AppliedObserver {
-  /** False when nothing of the store needs the snapshots (they are then not taken). */
+  /** False when nothing of the store follows its revisions. */
   wants(storeId: string): boolean;
-  applied(
-    storeId: string,
-    before: IndexSnapshot,
-    after: IndexSnapshot,
-    revision: number,
-    deleted: readonly TupleKey[],
-    written: readonly TupleKey[],
-  ): void;
+  applied(storeId: string, revision: number, deleted: readonly TupleKey[], written: readonly TupleKey[]): void;
+  /**
+   * A local write waits on this before it is acknowledged (undefined: no wait): the bound on
+   * what the observer may lag behind.
+   */
+  room(storeId: string): Promise<void> | undefined;
 }
 
 export interface RevisionFeedOptions {
@@ -213,18 +211,15 @@ export class RevisionFeed {
       this.apply(storeId, index, result);
       this.applied(storeId, result.revision, false);
       this.notify(storeId, index);
-      return;
-    }
-    await this.catchUp(storeId, result.revision);
+    } else await this.catchUp(storeId, result.revision);
+    const room = this.observer?.room(storeId);
+    if (room) await room;
   }
 
   /** Applies one revision to the index and tells the observer, in one synchronous step. */
   private apply(storeId: string, index: StoreIndex, result: WriteResult): void {
-    const observer = this.observer?.wants(storeId) ? this.observer : undefined;
-    const before = observer ? index.snapshot() : undefined;
     index.apply(result);
-    if (observer && before)
-      observer.applied(storeId, before, index.snapshot(), result.revision, result.deleted, result.written);
+    if (this.observer?.wants(storeId)) this.observer.applied(storeId, result.revision, result.deleted, result.written);
   }
 
   /**
