@@ -22,6 +22,8 @@ export interface ApiRequest {
    * read only for endpoints with `minRevision` set.
    */
   readonly minRevision?: unknown;
+  /** Latch-At-Revision as sent (HTTP only; a channel request names `at_revision` in its body). */
+  readonly atRevision?: unknown;
 }
 
 /** Per-request facts a handler reports back for the response headers (D11). */

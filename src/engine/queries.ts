@@ -84,6 +84,11 @@ export class Queries {
     await this.checker.close();
   }
 
+  /** The walker and its pool, shared with the queries at a past revision (./history/). */
+  get walker(): WalkerChecker {
+    return this.checker;
+  }
+
   /** Result-cache and pool figures for `Latch.stats()`. */
   stats(): Pick<EngineStats, 'cache' | 'pool'> {
     const c = this.cache;
@@ -450,7 +455,7 @@ const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
  * tuples), as the walker's item, with the key's parts the validation found (not parsed again).
  * Fields spelled out: `{...key, more}` takes V8's slow clone path (≈ 1.5 µs on Node 20).
  */
-function checkItem(
+export function checkItem(
   model: CompiledModel,
   k: CheckTupleKey,
   q: Pick<QueryBase, 'context' | 'contextualTuples'>,

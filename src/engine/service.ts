@@ -22,6 +22,7 @@ import { Follower } from './follower.js';
 import { type EngineLog, Indexes } from './indexes.js';
 import { ModelCache } from './models.js';
 import { Queries } from './queries.js';
+import { pastQueries, type PastQueries } from './history/past-queries.js';
 import { allocatedBytes } from '../index/memory.js';
 import { checkDepths, type EngineStats, Timings } from './stats.js';
 import { checkExpiries, validateCheckKey, validateWrite } from './request-validation.js';
@@ -91,6 +92,8 @@ export class LatchService implements Latch {
   private readonly models: ModelCache;
   private readonly indexes: Indexes;
   private readonly queries: Queries;
+  /** Queries with `at` (./history/). */
+  private readonly past: PastQueries;
   private readonly follower: Follower;
   private readonly permissionIndexes: PermissionIndexes;
   private readonly writeLocks = new Map<string, Promise<unknown>>();
@@ -128,6 +131,7 @@ export class LatchService implements Latch {
     this.follower.observer = this.permissionIndexes;
     this.indexes.onLoaded = (storeId, index) => this.follower.loaded(storeId, index);
     this.queries = new Queries(this.models, this.indexes, config, this.follower, this.clock);
+    this.past = pastQueries(storage, this.models, this.indexes, this.follower, () => this.queries.walker, config);
     this.loading = this.preload();
     this.sweeper = new ExpirySweeper({
       storage,
@@ -250,6 +254,7 @@ export class LatchService implements Latch {
     if (!(await this.storage.deleteStore(storeId))) throw fail.storeNotFound();
     this.follower.dropStore(storeId);
     this.queries.forgetStore(storeId);
+    this.past.forgetStore(storeId);
     this.permissionIndexes.dropStore(storeId);
   }
 
@@ -399,6 +404,7 @@ export class LatchService implements Latch {
     this.contextualLimit(input.contextualTuples.length);
     // The warm case answers without awaiting the model and the index (two promise turns, about a
     // third of an embedded Check); checkSync declines whenever something must be loaded or awaited.
+    if (input.at) return this.past.check(input, input.at);
     const warm = this.queries.checkSync(input);
     if (warm) return warm;
     // knownStore inlined: one async frame less on the hottest call.
@@ -409,6 +415,7 @@ export class LatchService implements Latch {
   /** Check answered synchronously on a warm store and model; undefined → call `check`. */
   checkSync(input: CheckInput): CheckResult | undefined {
     this.contextualLimit(input.contextualTuples.length);
+    if (input.at) return undefined;
     return this.queries.checkSync(input); // undefined unless the store's index and the model are at hand
   }
 
@@ -420,31 +427,37 @@ export class LatchService implements Latch {
   async batchCheck(input: BatchCheckInput): Promise<BatchCheckResult> {
     for (const c of input.checks) this.contextualLimit(c.contextualTuples.length);
     await this.knownStore(input.storeId);
+    if (input.at) return this.past.batchCheck(input, input.at);
     return this.queries.batchCheck(input);
   }
 
   async listObjects(input: ListObjectsInput): Promise<ListObjectsResult> {
     await this.admit(input);
+    if (input.at) return this.past.listObjects(input, input.at);
     return this.queries.listObjects(input);
   }
 
   async *streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> {
     await this.admit(input);
+    if (input.at) return yield* this.past.streamedListObjects(input, input.at, signal);
     yield* this.queries.streamedListObjects(input, signal);
   }
 
   async listUsers(input: ListUsersInput): Promise<ListUsersResult> {
     await this.admit(input);
+    if (input.at) return this.past.listUsers(input, input.at);
     return this.queries.listUsers(input);
   }
 
   async expand(input: ExpandInput): Promise<ExpandResult> {
     await this.admit(input);
+    if (input.at) return this.past.expand(input, input.at);
     return this.queries.expand(input);
   }
 
   async explainCheck(input: CheckInput): Promise<CheckExplanation> {
     await this.admit(input);
+    if (input.at) return this.past.explainCheck(input, input.at);
     return this.queries.explainCheck(input);
   }
 

@@ -24,6 +24,7 @@ import type { CreatePermissionIndex } from './permission-index/manager.js';
 import type { PermissionIndexLimits, PermissionIndexStatus } from './permission-index/permission-index.js';
 import type { ExpansionStreamEvent, ExpansionsInput } from './permission-index/stream.js';
 import type { PermissionIndexRecord } from '../storage/types.js';
+import type { HistoryLimits } from './history/past-views.js';
 
 export type { CreatePermissionIndex } from './permission-index/manager.js';
 export type {
@@ -72,13 +73,30 @@ export interface QueryBase {
    * (a `Latch-Revision` of a Write), waiting for it until the query's deadline.
    */
   readonly minRevision?: number | undefined;
+  /** Evaluate at this point of the store's history instead of now (docs/audit.md); absent → now. */
+  readonly at?: PastPoint | undefined;
+}
+
+/**
+ * A point in a store's history (latch extension, docs/audit.md): a revision (`at_revision`, the
+ * `Latch-At-Revision` header), evaluated at its commit time; or an instant (`at_time`, ms since
+ * the epoch), evaluated at the revision current then and at that instant. Example: writes at
+ * 10:00 (revision 1) and 10:05 (revision 2): `{time: 10:03}` reads revision 1 with tuple expiry
+ * judged at 10:03; `{revision: 1}` reads it with expiry judged at 10:00.
+ */
+export type PastPoint = { readonly revision: number } | { readonly time: number };
+
+/** What a query at a past point reports with its answer: the revision it read. */
+export interface AtRevision {
+  /** Set only for queries with `at`: the revision the answer reflects. */
+  readonly atRevision?: number | undefined;
 }
 
 export interface CheckInput extends QueryBase {
   readonly tupleKey: CheckTupleKey;
 }
 
-export interface CheckResult {
+export interface CheckResult extends AtRevision {
   readonly allowed: boolean;
   /** The resolved model id (for the Openfga-Authorization-Model-Id header). */
   readonly modelId: string;
@@ -98,11 +116,13 @@ export interface BatchCheckInput {
   readonly consistency: Consistency;
   /** As QueryBase.minRevision. */
   readonly minRevision?: number | undefined;
+  /** As QueryBase.at: every item is evaluated at this point. */
+  readonly at?: PastPoint | undefined;
 }
 
 export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
 
-export interface BatchCheckResult {
+export interface BatchCheckResult extends AtRevision {
   readonly modelId: string;
   /** correlationId → outcome; one entry per input item. */
   readonly results: ReadonlyMap<string, BatchCheckOutcome>;
@@ -167,7 +187,7 @@ export interface ListObjectsInput extends QueryBase {
   readonly page?: ListPageRequest | undefined;
 }
 
-export interface ListObjectsResult {
+export interface ListObjectsResult extends AtRevision {
   readonly objects: string[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last object; absent when it was the last page. */
@@ -193,7 +213,7 @@ export type ListedUser =
   | { readonly userset: { readonly type: string; readonly id: string; readonly relation: string } }
   | { readonly wildcard: { readonly type: string } };
 
-export interface ListUsersResult {
+export interface ListUsersResult extends AtRevision {
   readonly users: ListedUser[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */
@@ -222,7 +242,7 @@ export interface UsersetTreeNode {
  * A Check explained by the reference evaluator (debugging extension, docs/playground.md): the
  * answer and the trace of every relation, rewrite and tuple it looked at.
  */
-export interface CheckExplanation {
+export interface CheckExplanation extends AtRevision {
   readonly allowed: boolean;
   readonly modelId: string;
   readonly tree: TraceNode;
@@ -230,7 +250,7 @@ export interface CheckExplanation {
   readonly truncated: number;
 }
 
-export interface ExpandResult {
+export interface ExpandResult extends AtRevision {
   readonly tree: { readonly root: UsersetTreeNode };
   readonly modelId: string;
 }
@@ -397,6 +417,8 @@ export interface EngineConfig {
   readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
   /** Permission index bounds (ring of events, build time, triples); defaults in permission-index.ts. */
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
+  /** Bounds of queries at a past revision (docs/audit.md); defaults in history/past-views.ts. */
+  readonly history?: Partial<HistoryLimits> | undefined;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {

@@ -219,6 +219,8 @@ function register(
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
+    // Latch-At-Revision (docs/audit.md) is taken by the same endpoints as Latch-Min-Revision.
+    const atRevision = e.minRevision ? req.getHeader(REQ.latchAtRevision) : undefined;
     const x = new Exchange(
       res,
       shared,
@@ -239,7 +241,12 @@ function register(
       shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
     const gate = gateOf(credential, params.store_id, x, res);
     if (!hasBody)
-      return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
+      return void run(
+        x,
+        e,
+        { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision, atRevision },
+        gate,
+      );
     const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
     const announced = Number(req.getHeader(REQ.contentLength) || 0);
     readBody(res, announced, bodyLimit, discard, (bytes) => {
@@ -252,9 +259,9 @@ function register(
       try {
         body = decodeBody(bytes, msgpack);
       } catch (err) {
-        return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate, err);
+        return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision, atRevision }, gate, err);
       }
-      void run(x, e, { params, query: NO_QUERY, body, headers, minRevision }, gate);
+      void run(x, e, { params, query: NO_QUERY, body, headers, minRevision, atRevision }, gate);
     });
   });
 }

@@ -201,6 +201,20 @@ export interface Storage {
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange>;
 
   /**
+   * The commit time (ms since the epoch) of revision `revision` of the store; undefined for
+   * revision 0, a revision not committed yet, or an unknown store. Queries at a past revision
+   * evaluate tuple expiry at this instant. Example: a write committed revision 3 at 10:00:00.250 →
+   * revisionTime(s, 3) = Date.parse('…T10:00:00.250Z').
+   */
+  revisionTime(storeId: string, revision: number): Promise<number | undefined>;
+  /**
+   * The last revision committed at or before `ms` (ms since the epoch), with its commit time;
+   * undefined when none was (the store had no tuple write yet then, or is unknown). Example: writes
+   * at 10:00 (revision 1) and 10:05 (revision 2) → revisionAt(s, 10:03) = {revision: 1, ms: 10:00}.
+   */
+  revisionAt(storeId: string, ms: number): Promise<{ revision: number; ms: number } | undefined>;
+
+  /**
    * Replaces the store's index checkpoint: an opaque image of the compact index at `revision`,
    * stored in chunks (each ≤ 8 MiB). Lets a restart load 10M tuples without decoding one key per
    * tuple. Streams through `openCheckpoint` (one chunk batch in memory at a time); the new image
