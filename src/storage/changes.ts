@@ -72,7 +72,10 @@ export function changesSince(kv: Kv, storeId: string, revision: number): AsyncIt
     [Symbol.asyncIterator]: () =>
       new FlatIterator(batches[Symbol.asyncIterator](), ([k, v]: KvTextEntry): RevisionChange => {
         const c = JSON.parse(v) as StoredChange;
-        return { revision: readUint(k, at, 6), operation: c.op, tuple: c.tuple };
+        const revision = readUint(k, at, 6);
+        if (c.was === undefined) return { revision, operation: c.op, tuple: c.tuple };
+        const { object, relation, user } = c.tuple;
+        return { revision, operation: c.op, tuple: c.tuple, prior: { object, relation, user, ...c.was } };
       }),
   };
 }

@@ -92,6 +92,12 @@ export interface RevisionChange {
   readonly revision: number;
   readonly operation: 'write' | 'delete';
   readonly tuple: TupleKey;
+  /**
+   * Optional, deletes only: the tuple as it was deleted (condition and `expires_at` included),
+   * when the backend recorded it (memory and LevelDB do; PostgreSQL does not). Example: deleting
+   * `doc:1#viewer@user:anne` written with condition `office` → prior carries that condition.
+   */
+  readonly prior?: TupleKey | undefined;
 }
 
 export interface ChangeQuery extends PageRequest {

@@ -200,6 +200,19 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(r1.timestamp <= r2.timestamp).toBe(true);
       });
 
+      it("a delete's change carries the deleted tuple's state where the backend records it", async () => {
+        const t = { ...tk('doc:1#viewer@user:anne'), condition: { name: 'office', context: { ip: '10.0.0.1' } } };
+        await s.writeTuples(id, { ...writes(), writes: [t] });
+        await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const log = await collect(s.changesSince(id, 0));
+        const del = log.find((c) => c.operation === 'delete');
+        expect(del?.tuple).toEqual(tk('doc:1#viewer@user:anne'));
+        // PostgreSQL does not record it (RevisionChange.prior is optional); memory and LevelDB do.
+        if (name === 'postgres') expect(del?.prior).toBeUndefined();
+        else expect(del?.prior).toEqual(t);
+        expect(log.find((c) => c.operation === 'write')?.prior).toBeUndefined();
+      });
+
       it('revisionTime and revisionAt map revisions to commit times and back', async () => {
         expect(await s.revisionTime(id, 0)).toBeUndefined();
         expect(await s.revisionAt(id, Date.now())).toBeUndefined();

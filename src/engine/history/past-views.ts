@@ -6,14 +6,14 @@
 //
 // Example: live revision 1,000, `at: {revision: 990}` → the changes of revisions 991..1,000 are
 // read, each key's first change after 990 says whether it existed then (first change a delete)
-// or not (first change a write), and the existing ones get their state at 990 from the last write
-// of that key up to 990.
+// or not (first change a write); an existing one is restored as that delete recorded it (its
+// `prior`), or else as the last write of that key up to 990.
 
 import type { Store, TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import { pastSnapshot, type Undo } from '../../index/past.js';
 import type { IndexSnapshot, StoreIndex } from '../../index/store-index.js';
-import type { Storage } from '../../storage/types.js';
+import type { RevisionChange, Storage } from '../../storage/types.js';
 import type { Follower } from '../follower.js';
 import type { Indexes } from '../indexes.js';
 import type { PastPoint } from '../types.js';
@@ -112,7 +112,8 @@ export class PastViews {
 
   /** The net difference between revisions `from` (target) and `to` (the live snapshot's). */
   private async undo(storeId: string, from: number, to: number): Promise<Undo> {
-    const first = new Map<string, { readonly del: boolean; readonly tuple: TupleKey }>();
+    // Per key, its first change after `from`: a write → absent then; a delete → present then.
+    const first = new Map<string, RevisionChange>();
     let n = 0;
     for await (const c of this.storage.changesSince(storeId, from)) {
       if (c.revision > to) break;
@@ -122,22 +123,25 @@ export class PastViews {
           `revision ${from} is more than ${this.limits.maxUndo} changes before the store's revision ${to}`,
         );
       const k = keyOf(c.tuple);
-      if (!first.has(k)) first.set(k, { del: c.operation === 'delete', tuple: c.tuple });
+      if (!first.has(k)) first.set(k, c);
     }
     const absent: TupleKey[] = [];
+    const present: TupleKey[] = [];
     const wanted = new Set<string>();
     for (const [k, c] of first) {
-      if (c.del) wanted.add(k);
-      else absent.push(c.tuple);
+      if (c.operation === 'write') absent.push(c.tuple);
+      else if (c.prior) present.push(c.prior);
+      else wanted.add(k);
     }
-    return { absent, present: await this.statesAt(storeId, wanted, from) };
+    present.push(...(await this.statesAt(storeId, wanted, from)));
+    return { absent, present };
   }
 
   /**
    * The stored form (condition, expiry) at revision `at` of keys known to exist then: the last
-   * write of each up to `at`, read forward through the changelog (a delete carries no condition,
-   * so the write is the only record of it). Cost: the changelog up to `at`, read only when some
-   * tuple that existed then was deleted since.
+   * write of each up to `at`, read forward through the changelog. Only for deletes logged without
+   * the deleted tuple's state (RevisionChange.prior: PostgreSQL, and memory or LevelDB entries
+   * older than it): costs a read of the changelog up to `at`.
    */
   private async statesAt(storeId: string, wanted: ReadonlySet<string>, at: number): Promise<TupleKey[]> {
     if (wanted.size === 0) return [];
