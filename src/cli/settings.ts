@@ -6,6 +6,7 @@
 // from `--port 9000`, else `LATCH_PORT=9000`, else `port: 9000` in the config file, else 8080.
 
 import { DEFAULT_ENGINE_CONFIG as E } from '../engine/types.js';
+import { DEFAULT_HISTORY_LIMITS } from '../engine/history/past-views.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
 
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
@@ -260,6 +261,16 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 10000,
     help: 'Checks per BatchCheck request',
+  },
+  {
+    name: 'history-max-undo',
+    group: 'Limits',
+    kind: 'integer',
+    value: '<n>',
+    default: DEFAULT_HISTORY_LIMITS.maxUndo,
+    min: 0,
+    max: 100_000_000,
+    help: 'Changes a query at a past revision may undo (docs/audit.md); farther back: 400 revision_too_far_back',
   },
   {
     name: 'max-contextual-tuples',
