@@ -73,6 +73,11 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
 }
 
+/** A stream's lines are written in chunks of about this many characters (`Exchange.#stream`). */
+const STREAM_CHUNK_CHARS = 16 * 1024;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class Exchange implements CallContext, RequestIdParts {
   aborted = false;
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
@@ -309,7 +314,15 @@ export class Exchange implements CallContext, RequestIdParts {
     }
   }
 
-  /** `lastLine`: asked when the items end, an error line that ends the stream (a live stream stopped at shutdown). */
+  /**
+   * `lastLine`: asked when the items end, an error line that ends the stream (a live stream stopped
+   * at shutdown). Lines are gathered into chunks of `STREAM_CHUNK_CHARS`: one socket write per
+   * chunk, not per line (a line per write cost a system call each, ≈ 7 µs for a 90-byte line). A
+   * full chunk is written and the loop yields to the event loop before it reads on, so one stream
+   * that the kernel keeps accepting cannot hold other requests up; a partial chunk is written as
+   * soon as the loop yields (the items are waiting, or the turn ends). A refused write waits for the
+   * socket to drain, at most `maxStallMs`.
+   */
   async #stream(items: AsyncIterable<unknown>, maxStallMs: number, lastLine: () => string | undefined): Promise<void> {
     const it = items[Symbol.asyncIterator]();
     let next: IteratorResult<unknown>;
@@ -320,19 +333,45 @@ export class Exchange implements CallContext, RequestIdParts {
     }
     if (this.aborted) return void (await it.return?.());
     this.#streamLine(200, undefined, false);
+    let chunk = '';
+    /** Set when a write was refused: true once the socket drained, false when it stalled. */
+    let waiting: Promise<boolean> | undefined;
+    let deferred: ReturnType<typeof setImmediate> | undefined;
+    const send = (): void => {
+      if (chunk === '') return;
+      const ok = this.#write(chunk);
+      chunk = '';
+      if (!ok) waiting = this.#writable(maxStallMs);
+    };
+    const later = (): void => {
+      deferred = undefined;
+      if (!this.aborted && waiting === undefined) send();
+    };
     try {
       while (!next.done && !this.aborted) {
-        const ok = this.#write(`{"result":${JSON.stringify(next.value)}}\n`);
-        if (!ok && !(await this.#writable(maxStallMs))) return await this.#stalled(it, maxStallMs);
+        chunk += `{"result":${JSON.stringify(next.value)}}\n`;
+        if (waiting !== undefined || chunk.length >= STREAM_CHUNK_CHARS) {
+          if (deferred !== undefined) clearImmediate(deferred);
+          deferred = undefined;
+          if (waiting === undefined) send();
+          if (waiting !== undefined) {
+            const drained = await waiting;
+            waiting = undefined;
+            if (!drained) return await this.#stalled(it, maxStallMs);
+            if (chunk !== '') deferred = setImmediate(later);
+          } else await nextTurn();
+        } else deferred ??= setImmediate(later);
         next = await it.next();
       }
+      if (deferred !== undefined) clearImmediate(deferred);
       if (this.aborted) return void (await it.return?.());
-      const last = lastLine();
-      this.res.cork(() => (last === undefined ? this.res.end() : this.res.end(last)));
+      const tail = chunk + (lastLine() ?? '');
+      this.res.cork(() => (tail === '' ? this.res.end() : this.res.end(tail)));
     } catch (err) {
+      if (deferred !== undefined) clearImmediate(deferred);
       const e = toAppError(err);
       if (e.status >= 500) logFailure(this.requestId, this.route, e);
-      if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
+      if (!this.aborted) this.res.cork(() => this.res.end(chunk + this.#errorLine(e)));
     }
   }
 

@@ -35,6 +35,7 @@ import {
   ids,
   randomContext,
   randomModel,
+  type ModelBias,
   randomRelation,
   randomTuple,
   randomUser,
@@ -147,9 +148,9 @@ interface World {
   depth: number;
 }
 
-function randomWorld(rng: Rng): World {
+function randomWorld(rng: Rng, bias: ModelBias = {}): World {
   for (;;) {
-    const json = randomModel(rng);
+    const json = randomModel(rng, bias);
     let model: CompiledModel;
     try {
       model = compile(json);
@@ -328,7 +329,12 @@ function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext
   if (reach?.error !== undefined)
     return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
   const want = new Map<string, O>();
-  for (const u of reach?.users ?? []) want.set(u, oracleCheck(inp, q.object, q.relation, u));
+  for (const u of reach?.users ?? []) {
+    const o = oracleCheck(inp, q.object, q.relation, u);
+    // A plain object is listed only when a path names it, not only a typed wildcard (§6.3).
+    const plain = !u.includes('#') && !u.endsWith(':*');
+    want.set(u, o === 'T' && plain && oracleCheck(inp, q.object, q.relation, u, true) !== 'T' ? 'F' : o);
+  }
   // Users that Check accepts but the reference expansion never lists (covered by a listed `T:*`,
   // or behind an emptied difference): counted, so a drift in these rules shows in the totals.
   const wild = `${q.filter.type}:*`;
@@ -466,5 +472,29 @@ describe('differential: every Check and ListObjects path vs the oracle', () => {
       for (const k of ['pool', 'pool-ids', 'checkIds', 'msgpack check-ids'])
         expect(bulk.counts.get(k) ?? 0, k).toBeGreaterThan(1000);
     }
+  });
+
+  it('ListUsers where typed wildcards meet exclusion and intersection', { timeout: 300_000 }, () => {
+    const cases = Math.max(1, Math.floor(total / 4));
+    const seed = Number(process.env.LATCH_DIFF_SEED ?? Math.floor(Math.random() * 2 ** 31));
+    console.log(`wildcard ListUsers differential seed ${seed}, ${cases} cases`);
+    const rng = new Rng(seed);
+    const before = stats.get('users:covered-by-wildcard') ?? 0;
+    for (let done = 0; done < cases;) {
+      const w = randomWorld(rng, { wildcards: true });
+      for (let i = 0; i < 25 && done < cases; i++, done++) {
+        const q: Query = { ...randomQuery(rng, w), kind: 'users', filter: { type: rng.pick(['user', 'user', 'bot']) } };
+        const bad = compare(w, q);
+        if (bad) {
+          const min = shrink(w, q);
+          console.log(
+            `wildcard ListUsers reproduction:\n${JSON.stringify({ seed, query: q, tuples: min.tuples, contextual: min.contextual, model: min.json })}`,
+          );
+          expect.fail(`ListUsers mismatch (LATCH_DIFF_SEED=${seed}): ${bad} (reproduction printed above)`);
+        }
+      }
+    }
+    // The class under test occurred: users Check accepts that only a listed wildcard covers.
+    if (cases >= 1000) expect((stats.get('users:covered-by-wildcard') ?? 0) - before).toBeGreaterThan(0);
   });
 });

@@ -54,8 +54,13 @@ interface RelPlan {
   types: RelationReferenceJson[];
 }
 
-function restriction(rng: Rng, rels: Map<string, string[]>): RelationReferenceJson {
-  const k = rng.int(10);
+/** Shape weights: `wildcards` draws typed wildcard restrictions more often (ListUsers' set rules). */
+export interface ModelBias {
+  readonly wildcards?: boolean | undefined;
+}
+
+function restriction(rng: Rng, rels: Map<string, string[]>, bias: ModelBias): RelationReferenceJson {
+  const k = bias.wildcards && rng.chance(0.4) ? 4 : rng.int(10);
   const cond = rng.chance(0.2) ? { condition: rng.pick(['small', 'both']) } : {};
   if (k < 4) return { type: rng.pick(USER_TYPES), ...cond };
   if (k < 6)
@@ -96,7 +101,7 @@ function hasThis(rw: UsersetJson): boolean {
 }
 
 /** One candidate model; callers retry when validateModel rejects it (e.g. no entrypoint). */
-export function randomModel(rng: Rng): AuthorizationModelInput {
+export function randomModel(rng: Rng, bias: ModelBias = {}): AuthorizationModelInput {
   const counts = new Map(OBJECT_TYPES.map((t) => [t, 2 + rng.int(3)] as const));
   const names = new Map(
     OBJECT_TYPES.map((t) => [t, Array.from({ length: counts.get(t) ?? 2 }, (_, i) => `r${i}`)] as const),
@@ -116,7 +121,7 @@ export function randomModel(rng: Rng): AuthorizationModelInput {
     const own = names.get(t) ?? [];
     own.forEach((name, i) => {
       const rw = i === 0 ? { this: {} } : rewrite(rng, own.slice(0, i), parentTypes.length > 0 ? parentRels : []);
-      const types = hasThis(rw) ? Array.from({ length: 1 + rng.int(3) }, () => restriction(rng, names)) : [];
+      const types = hasThis(rw) ? Array.from({ length: 1 + rng.int(3) }, () => restriction(rng, names, bias)) : [];
       plans.push({ name, rewrite: rw, types: i === 0 ? [{ type: 'user' }, ...types] : types });
     });
     defs.push({

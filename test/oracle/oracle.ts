@@ -104,8 +104,14 @@ export function oracleReaches(m: CompiledModel, start: string, user: string): bo
 }
 const reaches = oracleReaches;
 
-/** Check(user, relation, object): the literal recursion eval(o, r, s, path, depth). */
-export function oracleCheck(inp: OracleInput, object: string, relation: string, user: string): O {
+/**
+ * Check(user, relation, object): the literal recursion eval(o, r, s, path, depth). `named`: the
+ * ListUsers rule instead (§6.3 set operators) — the subject must be granted by name, so a typed
+ * wildcard tuple grants nothing, an intersection holds when every operand Checks TRUE and one
+ * names the subject, and a difference needs the base to name the subject and the subtract (a
+ * full Check) not to hold.
+ */
+export function oracleCheck(inp: OracleInput, object: string, relation: string, user: string, named = false): O {
   const m = inp.model;
   const limit = inp.depthLimit ?? 25;
   const valid = inp.tuples.filter((t) => oracleValid(m, t));
@@ -115,33 +121,35 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
     const r = c?.evaluate(t.condition.context, inp.context, `${t.object}#${t.relation}@${t.user}`);
     return !r || !r.ok ? 2000 : r.value ? 'T' : 'F';
   };
-  const evalNode = (o: string, r: string, path: string[], depth: number): O => {
+  const evalNode = (o: string, r: string, path: string[], depth: number, naming = false): O => {
     if (depth >= limit) return 2002;
     if (path.includes(`${o}#${r}`)) return 'C';
     if (user === `${o}#${r}`) return 'T';
     if (!inp.noPathShortcut && !reaches(m, `${typeOf(o)}#${r}`, user)) return 'F';
     const rel = m.types.get(typeOf(o))?.relations.get(r);
     if (!rel) return 'F';
-    return rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth);
+    return rewrite(o, r, rel.rewrite, [...path, `${o}#${r}`], depth, naming);
   };
-  const rewrite = (o: string, r: string, rw: Rewrite, path: string[], depth: number): O => {
+  const rewrite = (o: string, r: string, rw: Rewrite, path: string[], depth: number, naming: boolean): O => {
     switch (rw.kind) {
       case 'this': {
         const here = valid.filter((t) => t.object === o && t.relation === r);
         const exact = here.find((t) => t.user === user);
         const wild =
-          user.includes('#') || user.endsWith(':*') ? undefined : here.find((t) => t.user === `${typeOf(user)}:*`);
+          naming || user.includes('#') || user.endsWith(':*')
+            ? undefined
+            : here.find((t) => t.user === `${typeOf(user)}:*`);
         const viaUsersets = here
           .filter((t) => t.user.includes('#'))
           .map((t) =>
             then(cond(t), () =>
-              evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1),
+              evalNode(t.user.split('#')[0] as string, t.user.split('#')[1] as string, path, depth + 1, naming),
             ),
           );
         return or([exact ? cond(exact) : 'F', wild ? cond(wild) : 'F', ...viaUsersets]);
       }
       case 'computed':
-        return evalNode(o, rw.relation, path, depth);
+        return evalNode(o, rw.relation, path, depth, naming);
       case 'ttu':
         return or(
           valid
@@ -149,20 +157,23 @@ export function oracleCheck(inp: OracleInput, object: string, relation: string, 
             .map((t) =>
               then(cond(t), () =>
                 m.types.get(typeOf(t.user))?.relations.has(rw.computed)
-                  ? evalNode(t.user, rw.computed, path, depth + 1)
+                  ? evalNode(t.user, rw.computed, path, depth + 1, naming)
                   : 'F',
               ),
             ),
         );
       case 'union':
-        return or(rw.children.map((c) => rewrite(o, r, c, path, depth)));
-      case 'intersection':
-        return and(rw.children.map((c) => rewrite(o, r, c, path, depth)));
+        return or(rw.children.map((c) => rewrite(o, r, c, path, depth, naming)));
+      case 'intersection': {
+        const all = and(rw.children.map((c) => rewrite(o, r, c, path, depth, false)));
+        if (!naming || all !== 'T') return all;
+        return rw.children.some((c) => rewrite(o, r, c, path, depth, true) === 'T') ? 'T' : 'F';
+      }
       case 'difference':
-        return butNot(rewrite(o, r, rw.base, path, depth), rewrite(o, r, rw.subtract, path, depth));
+        return butNot(rewrite(o, r, rw.base, path, depth, naming), rewrite(o, r, rw.subtract, path, depth, false));
     }
   };
-  return evalNode(object, relation, [], 0);
+  return evalNode(object, relation, [], 0, named);
 }
 
 /** Every object or user string mentioned by a tuple (users without their `#relation`). */
@@ -286,7 +297,8 @@ export function oracleListUsersReach(
       case 'difference': {
         const sub = rewrite(o, r, rw.subtract, path, depth);
         if (sub.flag) return { users: new Set(), flag: false, error: undefined };
-        return join([rewrite(o, r, rw.base, path, depth), sub], false);
+        // Base users minus subtract users: the subtract contributes its error, never users.
+        return join([rewrite(o, r, rw.base, path, depth), { ...sub, users: new Set() }], false);
       }
     }
   };

@@ -3,6 +3,9 @@
 // `U:i#S` including every implicit self membership), then keep the candidates Check accepts.
 // Check settles intersection and exclusion exactly; in particular `U:*` is kept under a
 // `but not` that excludes specific users (Check with subject `U:*` only sees literal wildcards).
+// A plain `U:i` is listed only when a path grants it by name (`ReferenceChecker.listed`): one
+// that only a typed wildcard grants is covered by the listed `U:*`; a subtract's users are never
+// candidates (base users minus subtract users).
 //
 // Strictness: any condition error met anywhere in the expansion fails (2000); every relation
 // visited counts towards the depth limit, computed usersets included (2002); cycles contribute
@@ -15,7 +18,7 @@
 import { parseObject, parseUser } from '../../domain/tuple.js';
 import { AppError, fail } from '../../errors.js';
 import type { TupleEntry } from '../../index/types.js';
-import type { Rewrite } from '../../model/types.js';
+import type { CompiledModel, Rewrite } from '../../model/types.js';
 import type { ListedUser } from '../types.js';
 import { ReferenceChecker, TRUE } from '../reference/check.js';
 import { RequestState, type EvalContext } from '../reference/context.js';
@@ -142,7 +145,9 @@ class Expansion {
         if (sub.flag) return { ...found(), height: sub.height, cycle: true };
         if (sub.error) this.met(sub.error);
         merge(out, this.rewrite(object, relation, rw.base, depth), false, false);
-        merge(out, sub, false, false);
+        // The subtract's bookkeeping (height, cycles, cuts, errors), never its users: a user the
+        // subtract names is not granted by it (§6.3: base users minus subtract users).
+        merge(out, { ...sub, users: new Set() }, false, false);
       }
     }
     return out;
@@ -201,6 +206,22 @@ export function listUserCandidates(ctx: EvalContext, q: ListUsersQuery): Readonl
   return expand(new RequestState(ctx), q) ?? new Set();
 }
 
+/** Whether some relation of the model accepts the typed wildcard `type:*`. */
+export function admitsWildcard(model: CompiledModel, type: string): boolean {
+  for (const t of model.types.values())
+    for (const r of t.relations.values()) if (r.directTypes.some((d) => d.wildcard && d.type === type)) return true;
+  return false;
+}
+
+/**
+ * For a plain object `user` that Check accepts: whether ListUsers lists it, i.e. whether a path
+ * names it rather than only a typed wildcard (`ReferenceChecker.listed`). Callers that confirm
+ * candidates with the walker (the permission indexes) ask this when `admitsWildcard`.
+ */
+export function listedByName(ctx: EvalContext, object: string, relation: string, user: string): boolean {
+  return new ReferenceChecker(new RequestState(ctx), user).listed(object, relation);
+}
+
 /** A user string as ListUsers returns it. */
 export function toListedUser(user: string): ListedUser {
   const u = parseUser(user);
@@ -219,12 +240,17 @@ export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: numbe
   const candidates = expand(state, q);
   if (!candidates) return [];
   const out: ListedUser[] = [];
+  // A plain object is listed only when a path names it (`ReferenceChecker.listed`); that can
+  // differ from Check only where the model lets a typed wildcard of the filter's type in.
+  const wildcards = q.filter.relation === undefined && admitsWildcard(ctx.model, q.filter.type);
   try {
     for (const user of candidates) {
       if (out.length >= maxResults || state.expired()) break;
       // An error here can only come from a region the expansion was allowed to swallow.
-      const res = new ReferenceChecker(state, user).eval(q.object, q.relation, 0);
-      if (res === TRUE) out.push(toListedUser(user));
+      const checker = new ReferenceChecker(state, user);
+      const res = checker.eval(q.object, q.relation, 0);
+      if (res === TRUE && (!wildcards || user.endsWith(':*') || checker.listed(q.object, q.relation)))
+        out.push(toListedUser(user));
     }
   } catch (e) {
     if (!(e instanceof AppError && e.code === 'deadline_exceeded')) throw e;

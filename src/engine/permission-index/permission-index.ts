@@ -6,11 +6,20 @@
 // every node that applies the same revisions emits the same ids.
 // Example: after `doc:1#viewer@user:anne` at revision 7 on an index of doc#viewer, the ring ends
 // with {revision: 7, position: 0, operation: 'INSERT', user: 'user:anne', relation: 'viewer', object: 'doc:1'}.
+//
+// Readers of the whole set (ReadExpansions without `from`) iterate the live maps through a
+// `SetSnapshot`, never a copy: while any snapshot is open, maintenance replaces a key's user set
+// with a modified clone instead of changing it in place and records the set it replaced in an undo
+// log keyed by revision, and keeps emptied keys as empty sets (a deleted and re-added key would
+// move to the end of the map's order and be visited twice). A snapshot at revision R reads key K
+// as the first undo entry of K after R, else the live set. The log holds only what changed while
+// snapshots were open, and is trimmed as they close.
 
 import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
+import { admitsWildcard, listedByName } from '../list/list-users.js';
 import { checkStatus } from '../walker/checker.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
@@ -60,6 +69,22 @@ function compareEvents(a: ExpansionEvent, b: ExpansionEvent): number {
   return 0;
 }
 
+/** The users of one key before a revision changed them (`undefined`: the key had none). */
+interface UndoEntry {
+  readonly revision: number;
+  readonly users: ReadonlySet<string> | undefined;
+}
+
+/** A consistent read of the whole set at `revision`; `close` it (streams do, in a finally). */
+export interface SetSnapshot {
+  readonly revision: number;
+  /** Every triple at `revision` as `[user, relation, object]`, read lazily from the live maps. */
+  triples(): Generator<[string, string, string]>;
+  close(): void;
+}
+
+const NO_USERS: ReadonlySet<string> = new Set();
+
 export class PermissionIndex {
   status: PermissionIndexStatus = 'BUILDING';
   reason: string | undefined;
@@ -85,6 +110,18 @@ export class PermissionIndex {
   buildMs: number | undefined;
   private readonly listeners = new Set<() => void>();
   deleted = false;
+  /** Open snapshots: their revisions, one entry each (a multiset as a count map). */
+  private readonly readers = new Map<number, number>();
+  private readerCount = 0;
+  /** key → the sets it had before each revision that changed it while readers were open, oldest first. */
+  private readonly undo = new Map<string, UndoEntry[]>();
+  /** Keys emptied while readers were open: kept as empty sets until the last reader closes. */
+  private readonly emptied = new Set<string>();
+  /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
+  private readonly owned = new Set<string>();
+
+  /** User types whose typed wildcard some relation accepts (`allowed` asks ListUsers' rule for them). */
+  private readonly wildcardTypes: ReadonlySet<string>;
 
   constructor(
     readonly record: PermissionIndexRecord,
@@ -92,6 +129,7 @@ export class PermissionIndex {
     private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
+    this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));
   }
 
   get expansionsCount(): number {
@@ -160,6 +198,8 @@ export class PermissionIndex {
     this.status = 'FAILED';
     this.reason = reason;
     this.sets.clear();
+    this.undo.clear();
+    this.emptied.clear();
     this.pending = undefined;
     this.pendingSet.clear();
     this.triples = 0;
@@ -182,6 +222,7 @@ export class PermissionIndex {
     this.revision = revision;
     this.freshness = Date.now();
     if (this.status === 'FAILED') return;
+    this.owned.clear();
     try {
       const deltas = this.deltas(beforeSnap, afterSnap, deleted, written);
       if (deltas.length > 0) this.append(revision, deltas);
@@ -239,19 +280,111 @@ export class PermissionIndex {
     const object = key.slice(0, hash);
     const relation = key.slice(hash + 1);
     const allowed = this.allowed(snap, object, relation, user);
-    const set = this.sets.get(key);
-    const has = set?.has(user) ?? false;
+    const has = this.sets.get(key)?.has(user) ?? false;
     if (allowed && !has) {
-      if (set) set.add(user);
-      else this.sets.set(key, new Set([user]));
+      this.writable(key).add(user);
       this.triples++;
       out.push({ revision: 0, position: 0, operation: 'INSERT', user, relation, object });
-    } else if (!allowed && has && set) {
+    } else if (!allowed && has) {
+      const set = this.writable(key);
       set.delete(user);
-      if (set.size === 0) this.sets.delete(key);
+      if (set.size === 0) {
+        if (this.readerCount === 0) this.sets.delete(key);
+        else this.emptied.add(key);
+      }
       this.triples--;
       out.push({ revision: 0, position: 0, operation: 'DELETE', user, relation, object });
     }
+  }
+
+  /**
+   * The key's set, ready to change in place. With snapshots open, the first change of a key in a
+   * revision clones it and logs the set it replaces, which stays unchanged for the readers.
+   */
+  private writable(key: string): Set<string> {
+    const set = this.sets.get(key);
+    if (this.readerCount === 0 || this.owned.has(key)) {
+      if (set) return set;
+      const created = new Set<string>();
+      this.sets.set(key, created);
+      return created;
+    }
+    this.owned.add(key);
+    const entries = this.undo.get(key);
+    const entry: UndoEntry = { revision: this.revision, users: set && set.size > 0 ? set : undefined };
+    if (entries) entries.push(entry);
+    else this.undo.set(key, [entry]);
+    const clone = new Set<string>(set);
+    this.sets.set(key, clone);
+    this.emptied.delete(key);
+    return clone;
+  }
+
+  /** The users of `key` at `revision`, for a snapshot opened at that revision. */
+  private usersAt(key: string, live: ReadonlySet<string>, revision: number): ReadonlySet<string> {
+    const entries = this.undo.get(key);
+    if (entries) for (const e of entries) if (e.revision > revision) return e.users ?? NO_USERS;
+    return live;
+  }
+
+  /**
+   * Opens a read of the whole set at the index's current revision. Costs no copy: the snapshot
+   * walks the live map, reading changed keys from the undo log.
+   */
+  openSnapshot(): SetSnapshot {
+    const revision = this.revision;
+    this.readers.set(revision, (this.readers.get(revision) ?? 0) + 1);
+    this.readerCount++;
+    let open = true;
+    const close = (): void => {
+      if (!open) return;
+      open = false;
+      this.closeReader(revision);
+    };
+    const sets = this.sets;
+    const usersAt = (key: string, live: ReadonlySet<string>): ReadonlySet<string> => this.usersAt(key, live, revision);
+    function* triples(): Generator<[string, string, string]> {
+      for (const [key, live] of sets) {
+        if (!open) return;
+        const users = usersAt(key, live);
+        if (users.size === 0) continue;
+        const hash = key.lastIndexOf('#');
+        const object = key.slice(0, hash);
+        const relation = key.slice(hash + 1);
+        for (const u of users) yield [u, relation, object];
+      }
+    }
+    return { revision, triples, close };
+  }
+
+  /** A snapshot closed: drops the undo entries no open snapshot can read, and the emptied keys. */
+  private closeReader(revision: number): void {
+    const n = (this.readers.get(revision) ?? 1) - 1;
+    if (n > 0) this.readers.set(revision, n);
+    else this.readers.delete(revision);
+    this.readerCount--;
+    if (this.readerCount === 0) {
+      this.undo.clear();
+      for (const key of this.emptied) if (this.sets.get(key)?.size === 0) this.sets.delete(key);
+      this.emptied.clear();
+      return;
+    }
+    let oldest = Infinity;
+    for (const r of this.readers.keys()) oldest = Math.min(oldest, r);
+    // An entry of revision r is read only by snapshots older than r.
+    for (const [key, entries] of this.undo) {
+      let keep = 0;
+      while (keep < entries.length && (entries[keep] as UndoEntry).revision <= oldest) keep++;
+      if (keep === entries.length) this.undo.delete(key);
+      else if (keep > 0) entries.splice(0, keep);
+    }
+  }
+
+  /** Open snapshots and the undo entries kept for them (metrics and tests). */
+  get snapshotState(): { readonly readers: number; readonly undoEntries: number; readonly emptiedKeys: number } {
+    let undoEntries = 0;
+    for (const e of this.undo.values()) undoEntries += e.length;
+    return { readers: this.readerCount, undoEntries, emptiedKeys: this.emptied.size };
   }
 
   /**
@@ -268,7 +401,11 @@ export class PermissionIndex {
       0,
     );
     if ('error' in outcome) throw outcome.error;
-    return outcome.allowed;
+    if (!outcome.allowed || user.endsWith(':*')) return outcome.allowed;
+    // The set is ListUsers' answer: a user that only a typed wildcard grants is `type:*`'s.
+    if (!this.wildcardTypes.has(user.slice(0, user.indexOf(':')))) return true;
+    const ctx = { model: this.model, view: snap, resolveDepth: this.limits.resolveDepth, deadline: Infinity };
+    return listedByName(ctx, object, relation, user);
   }
 
   /** Numbers the revision's deltas in their sorted order and appends them to the ring (once ACTIVE). */
@@ -306,16 +443,6 @@ export class PermissionIndex {
       else lo = mid + 1;
     }
     return this.ring.slice(lo, lo + max);
-  }
-
-  /** Every materialised triple now, as `[user, relation, object]`, in key order of the maps. */
-  *triplesNow(): Generator<[string, string, string]> {
-    for (const [key, users] of this.sets) {
-      const hash = key.lastIndexOf('#');
-      const object = key.slice(0, hash);
-      const relation = key.slice(hash + 1);
-      for (const u of users) yield [u, relation, object];
-    }
   }
 
   /** Listeners told of every applied revision, status change and deletion. */

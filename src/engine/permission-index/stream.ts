@@ -84,18 +84,25 @@ export async function* expansionStream(
   let at: EventPoint;
   if (input.from) at = input.from;
   else if (closed() === undefined) {
-    at = { revision: pi.revision, position: Infinity };
-    const set = [...pi.triplesNow()];
-    for (let i = 0; i < set.length; i++) {
-      const [user, relation, object] = set[i] as [string, string, string];
-      yield {
-        kind: 'expansion',
-        event: { revision: at.revision, position: i, operation: 'INSERT', user, relation, object },
-        snapshot: i,
-      };
-      if (closed() !== undefined) break;
+    // The set at this revision, read from the live maps (no per-stream copy: a stream that stops
+    // reading holds an iterator, not the set).
+    const snapshot = pi.openSnapshot();
+    const reachedAt = pi.freshness;
+    at = { revision: snapshot.revision, position: Infinity };
+    try {
+      let i = 0;
+      for (const [user, relation, object] of snapshot.triples()) {
+        yield {
+          kind: 'expansion',
+          event: { revision: at.revision, position: i, operation: 'INSERT', user, relation, object },
+          snapshot: i++,
+        };
+        if (closed() !== undefined) break;
+      }
+    } finally {
+      snapshot.close();
     }
-    yield { kind: 'freshness', revision: at.revision, at: pi.freshness };
+    yield { kind: 'freshness', revision: at.revision, at: reachedAt };
   } else at = { revision: 0, position: Infinity };
   let told = at.revision;
   for (;;) {

@@ -46,6 +46,14 @@ export class ReferenceChecker {
    * entry is reused only where the same subtree would stay below the limit.
    */
   private readonly memo = new Map<string, { out: Outcome; height: number }>();
+  /** The same memo for the named evaluation (`listed`). */
+  private readonly namedMemo = new Map<string, { out: Outcome; height: number }>();
+  /**
+   * True while evaluating whether a path names the subject (`listed`): a typed wildcard grants
+   * nothing then, an intersection needs every operand to hold (fully) and one to name the subject,
+   * and a subtract is evaluated fully (anything that excludes the subject excludes it).
+   */
+  private naming = false;
   /** Cycle hits and depth-limit cuts so far: a subtree that added none was evaluated completely. */
   private stops = 0;
   private deepest = 0;
@@ -68,6 +76,35 @@ export class ReferenceChecker {
     const out = this.eval(object, relation, 0);
     if (out instanceof AppError) throw out;
     return out === TRUE;
+  }
+
+  /**
+   * ListUsers' rule for a plain object subject (§6.3 set operators): `U:i` is listed only when a
+   * path grants it by name, not only through a typed wildcard `U:*` (which ListUsers lists as
+   * itself). Assumes `check` is TRUE for the subject; ERROR thrown as `check` does.
+   * Example: `viewer: writer or manager`, `writer: [user:*]`, `manager: [user] but not member`,
+   * tuples `g#writer@user:*`, `g#member@user:u` → check TRUE (the wildcard), listed false.
+   */
+  listed(object: string, relation: string): boolean {
+    this.naming = true;
+    try {
+      const out = this.eval(object, relation, 0);
+      if (out instanceof AppError) throw out;
+      return out === TRUE;
+    } finally {
+      this.naming = false;
+    }
+  }
+
+  /** Runs `fn` as a full Check evaluation (inside a named one: operands and subtracts). */
+  private fully(fn: () => Outcome): Outcome {
+    const was = this.naming;
+    this.naming = false;
+    try {
+      return fn();
+    } finally {
+      this.naming = was;
+    }
   }
 
   /** §5.2 steps 1-5. */
@@ -96,7 +133,7 @@ export class ReferenceChecker {
       this.trace?.mark('pruned');
       return FALSE;
     }
-    const hit = this.trace === undefined ? this.memo.get(key) : undefined;
+    const hit = this.trace === undefined ? (this.naming ? this.namedMemo : this.memo).get(key) : undefined;
     if (hit && depth + hit.height < this.state.ctx.resolveDepth) {
       this.deepest = Math.max(this.deepest, depth + hit.height);
       return hit.out;
@@ -116,7 +153,7 @@ export class ReferenceChecker {
     try {
       const out = this.rewrite(object, relation, rw, depth);
       if (this.stops === before && (out === TRUE || out === FALSE))
-        this.memo.set(key, { out, height: this.deepest - depth });
+        (this.naming ? this.namedMemo : this.memo).set(key, { out, height: this.deepest - depth });
       return out;
     } finally {
       this.path.delete(key);
@@ -161,19 +198,25 @@ export class ReferenceChecker {
    */
   private intersection(object: string, relation: string, children: readonly Rewrite[], depth: number): Outcome {
     let err: AppError | undefined;
+    const naming = this.naming;
     for (const c of children) {
-      const out = this.rewrite(object, relation, c, depth);
+      const out = naming
+        ? this.fully(() => this.rewrite(object, relation, c, depth))
+        : this.rewrite(object, relation, c, depth);
       if (out === FALSE || out === CYCLE) return out;
       if (out instanceof AppError) err ??= out;
     }
-    return err ?? TRUE;
+    if (err !== undefined || !naming) return err ?? TRUE;
+    // Every operand holds; the subject is named when one operand names it.
+    for (const c of children) if (this.rewrite(object, relation, c, depth) === TRUE) return TRUE;
+    return FALSE;
   }
 
   /** base FALSE/CYCLE decides; then subtract TRUE → FALSE, CYCLE → CYCLE; then errors. */
   private difference(object: string, relation: string, base: Rewrite, subtract: Rewrite, depth: number): Outcome {
     const b = this.rewrite(object, relation, base, depth);
     if (b === FALSE || b === CYCLE) return b;
-    const s = this.rewrite(object, relation, subtract, depth);
+    const s = this.fully(() => this.rewrite(object, relation, subtract, depth));
     if (s === TRUE) return FALSE;
     if (s === CYCLE) return CYCLE;
     if (b instanceof AppError) return b;
@@ -198,7 +241,7 @@ export class ReferenceChecker {
         exactSeen = true;
         acc = orOutcome(acc, this.leaf(t, fromCondition(this.state.condition(t))));
       } else if (t.user === wildcard) {
-        if (wildSeen) continue;
+        if (wildSeen || this.naming) continue;
         wildSeen = true;
         acc = orOutcome(acc, this.leaf(t, fromCondition(this.state.condition(t))));
       } else if (t.user.includes('#')) {
