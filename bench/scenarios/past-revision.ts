@@ -62,6 +62,8 @@ export const pastRevision: Scenario = {
       await storage.writeTuples(store.id, { ...one, onDuplicate: 'error', onMissing: 'error' });
     }
     const head = await storage.revision(store.id);
+    const progress = (what: string): void => void process.stderr.write(`past-revision: ${what}\n`);
+    progress(`filled: ${n} tuples, revision ${head}`);
     const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG }, undefined, { expirySweepMs: 0 });
     await latch.ready();
     const check = (i: number, at?: number): CheckInput => ({
@@ -85,6 +87,7 @@ export const pastRevision: Scenario = {
         const t = performance.now();
         const r = await latch.check(check(0, at));
         builds.push(performance.now() - t);
+        progress(`check ${head - at} back: ${(performance.now() - t).toFixed(0)} ms`);
         verify(`doc:0 at ${at}`, r.allowed, at < base + 1);
         // The tuple deleted by revision `at + 1` exists at `at` and not at the head.
         const deletedNext = (at + 1 - base - 1) / 2;

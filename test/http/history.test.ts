@@ -3,6 +3,7 @@
 // the model that was the latest then, and every bad point refused with its catalog code.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LatchChannelClient } from '../../src/client/index.js';
 import { MODEL, call, start } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
@@ -153,6 +154,22 @@ describe('queries at a past revision', () => {
     expect((r.json as { code: string }).code).toBe('revision_too_far_back');
     await write({ deletes: { tuple_keys: docs.slice(0, 3) } }); // revision 5: 3 changes after revision 4
     expect((await check({ at_revision: 4, tuple_key: docs[0] })).json).toMatchObject({ allowed: true });
+  });
+
+  it('the msgpack channel takes at_revision in the body and answers the revision read', async () => {
+    const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
+    try {
+      const [past, now, bad] = await client.batch([
+        { op: 'check', store_id: store, body: { tuple_key: anne, at_revision: 1 } },
+        { op: 'check', store_id: store, body: { tuple_key: anne } },
+        { op: 'check', store_id: store, body: { tuple_key: anne, at_revision: 99 } },
+      ]);
+      expect(past).toMatchObject({ status: 200, body: { allowed: true }, revision: 1 });
+      expect(now).toMatchObject({ status: 200, body: { allowed: false } });
+      expect(bad).toMatchObject({ status: 400, error: { code: 'revision_in_future' } });
+    } finally {
+      await client.close();
+    }
   });
 
   it('an unknown store is 404 store_id_not_found', async () => {

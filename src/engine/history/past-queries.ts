@@ -104,13 +104,17 @@ export class PastQueries {
     return { ...explainOnFrame(f, this.config, input), modelId: f.model.id, atRevision: f.revision };
   }
 
-  /** The past view, the model and the deadline of one query. */
+  /**
+   * The past view, the model and the deadline of one query. Waiting for the node's index to reach
+   * the revision counts against the query's budget; building the view does not (it is bounded by
+   * `--history-max-undo` instead), so the evaluation gets its whole budget once the view exists.
+   */
   private async frame(q: Target, at: PastPoint, budgetMs: number): Promise<Frame & { readonly revision: number }> {
-    const deadline = Date.now() + budgetMs;
     const store = await this.storage.getStore(q.storeId);
     if (!store) throw fail.storeNotFound();
-    const view = await this.views.view(store, at, deadline);
+    const view = await this.views.view(store, at, Date.now() + budgetMs);
     const model = await this.modelAt(q.storeId, q.modelId, view.instant);
+    const deadline = Date.now() + budgetMs;
     return { snapshot: view.snapshot, model, instant: view.instant, deadline, revision: view.revision };
   }
 
