@@ -36,6 +36,64 @@ const layerRules = [
   },
 ];
 
+/**
+ * Directions inside the engine (docs/architecture.md "The engine"): commands use state and
+ * evaluation; state and evaluation never import each other; permission indexes use both; only the
+ * facade and the wiring (service.ts, wiring.ts) import everything, and nothing imports them. The
+ * contract and the config import only src/domain and src/errors (the config also the contract).
+ */
+const engineBans = {
+  'src/engine/commands': [],
+  'src/engine/state': ['commands', 'evaluation', 'permission-index'],
+  'src/engine/evaluation': ['commands', 'state', 'permission-index'],
+  'src/engine/permission-index': ['commands'],
+};
+const facadeBan = {
+  group: [
+    '**/engine/service.js',
+    '**/engine/wiring.js',
+    '../service.js',
+    '../wiring.js',
+    '../../service.js',
+    '../../wiring.js',
+  ],
+  message: 'only embedders and the edges import the facade (src/engine/service.ts, wiring.ts)',
+};
+const enginePatterns = (bans) =>
+  bans.map((b) => ({
+    group: [`../${b}/*`, `../../${b}/*`, `../../${b}/**`],
+    message: `src/engine/${b} may not be imported here (engine directions, docs/architecture.md)`,
+  }));
+const engineRules = [
+  ...Object.entries(engineBans).map(([dir, bans]) => ({
+    files: [`${dir}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ownedImports,
+          patterns: [...layerPatterns(forbidden['src/engine']), ...enginePatterns(bans), facadeBan],
+        },
+      ],
+    },
+  })),
+  {
+    files: ['src/engine/contract.ts', 'src/engine/config.ts', 'src/engine/stats.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '!../domain', '../domain/*/**', '!../errors.js', './*', '!./contract.js'],
+              message: 'the contract and the config import only src/domain, src/errors and the contract',
+            },
+          ],
+        },
+      ],
+    },
+  },
+];
 /** Leaf modules at the top of src/ that every layer may import and that import no layer. */
 const leafFiles = ['src/log.ts', 'src/errors.ts', 'src/abi.ts'];
 
@@ -85,10 +143,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', '*.js'],
+    files: ['bin/**/*.js', '*.js', 'scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   ...layerRules,
+  ...engineRules,
   leafRules,
   oneLogger,
 );

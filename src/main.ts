@@ -3,7 +3,7 @@
 
 import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
 import { resolveAuthConfig } from './api/auth/config.js';
-import type { EngineConfig, Latch } from './engine/types.js';
+import type { EngineConfig, Latch } from './engine/contract.js';
 import { openLatch } from './engine/service.js';
 import { logger } from './log.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';

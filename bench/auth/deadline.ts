@@ -1,4 +1,4 @@
-// What the Check deadline (DECISIONS D8) costs and how closely it is met, on the engine's inline
+// What the Check deadline (docs/reference/decisions.md D8) costs and how closely it is met, on the engine's inline
 // path (`WalkerChecker.checkInline`, what one API Check pays):
 // - overhead: the same checks with and without a deadline, alternated in one run (ratio);
 // - precision: a Check on a dense cyclic store (every group in every other group: factorial
@@ -9,7 +9,7 @@
 
 import { loadavg } from 'node:os';
 import { R_TRUE } from '../../src/abi.js';
-import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/evaluation/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile, direct, nestedGroups, type Shape } from '../graphs.js';
 import { perOp } from '../harness.js';

@@ -6,10 +6,11 @@
 
 import { performance } from 'node:perf_hooks';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+
 import { createHttpServer } from '../../src/http/server.js';
 import { openStorage } from '../../src/storage/index.js';
 import { traceNode } from './trace.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const url = process.env.LATCH_BENCH_PG_URL;
 const storage = await openStorage(url ? { postgres: { url, poolSize: 8 } } : {});

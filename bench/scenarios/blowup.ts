@@ -2,9 +2,9 @@
 // model validator's cycle analysis. Each answer is verified; the time is a figure to compare
 // across runs, not a pass/fail bound (the tests keep the answers, this keeps the clock).
 
-import { evalCheck, listObjects, MemoryTupleView } from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { evalCheck, listObjects, MemoryTupleView } from '../../test/oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { StoreIndex } from '../../src/index/store-index.js';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import { imageChunks } from '../../src/index/checkpoint.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { openLevelStorage } from '../../src/storage/level.js';

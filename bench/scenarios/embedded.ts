@@ -5,7 +5,7 @@
 // Rounds interleave the three paths so that a change of host speed hits all of them alike.
 
 import { openLatch } from '../../src/engine/service.js';
-import type { CheckInput, Latch } from '../../src/engine/types.js';
+import type { CheckInput, Latch } from '../../src/engine/contract.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { median, perOp } from '../harness.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
@@ -86,8 +86,7 @@ export const embedded: Scenario = {
     const { latch, queries, inputs, map } = await prepare();
     const n = queries.length;
     const want = queries.map((q) => q.want);
-    const checkSync = latch.checkSync?.bind(latch);
-    if (!checkSync) throw new Error('bench embedded: the service has no checkSync');
+    const checkSync = latch.checkSync.bind(latch);
     await latch.check(inputs[0] as CheckInput); // loads the model and the index
     verify(
       'embedded map',

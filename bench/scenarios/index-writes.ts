@@ -10,7 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { TupleKey } from '../../src/domain/types.js';
 import { allocatedBytes, memory } from '../../src/index/memory.js';
 import { StoreIndex } from '../../src/index/store-index.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import { direct } from '../graphs.js';
 import { rss } from '../harness.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';

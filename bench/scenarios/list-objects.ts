@@ -6,8 +6,8 @@
 // ReferenceChecker, and the reference evaluator over the TupleView (the previous implementation: collect
 // every candidate, then confirm each by strings).
 
-import { listObjects } from '../../src/engine/reference/index.js';
-import { openObjectWalk } from '../../src/engine/list/open.js';
+import { listObjects } from '../../test/oracle/reference.js';
+import { openObjectWalk } from '../../src/engine/evaluation/list/open.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compile } from '../graphs.js';

@@ -6,11 +6,12 @@
 // straight into storage, then the service loads it with one scan).
 
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type ListObjectsInput } from '../../src/engine/types.js';
+import type { ListObjectsInput } from '../../src/engine/contract.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { openStorage } from '../../src/storage/index.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const DSL =
   'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype doc\n  relations\n    define viewer: [user, group#member]\n';

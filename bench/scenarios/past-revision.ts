@@ -7,7 +7,8 @@
 // Memory datastore; the data goes straight into storage, then the service loads it.
 
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput } from '../../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
+import type { CheckInput } from '../../src/engine/contract.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { openStorage } from '../../src/storage/index.js';

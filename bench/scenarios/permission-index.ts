@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { TupleKey } from '../../src/domain/types.js';
 import { startServer } from '../../src/main.js';
 import { openLatch } from '../../src/engine/service.js';
-import type { Latch } from '../../src/engine/types.js';
+import type { Latch } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';

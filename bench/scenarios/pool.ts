@@ -2,10 +2,10 @@
 // records (CheckPool.runIds) and from request strings (WalkerChecker.check, interning on this thread).
 
 import { QUERY_WORDS, R_TRUE } from '../../src/abi.js';
-import { CheckPool } from '../../src/engine/pool/pool.js';
-import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
-import { programFor } from '../../src/engine/walker/program.js';
-import { walkerModule } from '../../src/engine/walker/wasm.js';
+import { CheckPool } from '../../src/engine/evaluation/pool/pool.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/evaluation/walker/checker.js';
+import { programFor } from '../../src/engine/evaluation/walker/program.js';
+import { walkerModule } from '../../src/engine/evaluation/walker/wasm.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { direct } from '../graphs.js';
 import { verify, type Metric, type Scenario } from '../scenario.js';

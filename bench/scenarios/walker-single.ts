@@ -2,7 +2,7 @@
 // pays per item) and the full inline path from strings (what one HTTP Check pays in the engine).
 
 import { R_TRUE } from '../../src/abi.js';
-import { createWalkerChecker } from '../../src/engine/walker/checker.js';
+import { createWalkerChecker } from '../../src/engine/evaluation/walker/checker.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import {
   conditions,

@@ -7,7 +7,7 @@
 
 import { parseExpiry } from '../domain/expiry.js';
 import { AppError } from '../errors.js';
-import type { PastPoint } from '../engine/types.js';
+import type { PastPoint } from '../engine/contract.js';
 import type { Obj } from './validate.js';
 
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;

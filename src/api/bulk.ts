@@ -14,9 +14,9 @@ import {
   MAX_STRING_BYTES,
 } from '../domain/channel-limits.js';
 import { AppError, toAppError } from '../errors.js';
-import type { CheckIdsInput, StringTable } from '../engine/types.js';
-import { CHECK_ERROR } from '../engine/types.js';
-import { checkKey } from './keys.js';
+import type { CheckIdsInput, StringTable } from '../engine/contract.js';
+import { CHECK_ERROR } from '../engine/contract.js';
+import { checkKey } from './tuple-key-parsers.js';
 import {
   P,
   byteLength,

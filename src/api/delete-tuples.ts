@@ -1,10 +1,10 @@
-// Delete by filter, a latch extension (DECISIONS D15): `POST /stores/{store_id}/delete-tuples`
+// Delete by filter, a latch extension (docs/reference/decisions.md D15): `POST /stores/{store_id}/delete-tuples`
 // deletes the tuples a filter selects, at most 1000 per request, in one atomic write.
 // Example: {"filter":{"object_type":"document","relation":"viewer"},"limit":500} →
 // {"tuple_keys":[…500 keys…],"more":true,"dry_run":false,"revision":42}.
 
-import { MAX_DELETE_BY_FILTER } from '../engine/delete-filter.js';
-import type { DeleteTuplesFilter, DeleteTuplesInput } from '../engine/types.js';
+import { MAX_DELETE_BY_FILTER } from '../engine/commands/delete-tuples.js';
+import type { DeleteTuplesFilter, DeleteTuplesInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, ok, type Endpoint } from './endpoint.js';
 import { tupleKeyOut } from './render.js';

@@ -1,7 +1,8 @@
 // The shape of one API endpoint, shared by the JSON routes and the msgpack channel: a parser from
 // an untyped request to a validated input, and a handler that calls the service with it.
 
-import type { Latch } from '../engine/types.js';
+import type { Principal } from './auth/principal.js';
+import type { Latch } from '../engine/contract.js';
 import type { TokenCodec } from './tokens.js';
 
 /** What a transport hands to a parser: path parameters, query parameters and the decoded body. */
@@ -26,7 +27,7 @@ export interface ApiRequest {
   readonly atRevision?: unknown;
 }
 
-/** Per-request facts a handler reports back for the response headers (D11). */
+/** Per-request facts a handler reports back for the response headers (docs/reference/decisions.md D11). */
 export interface CallContext {
   readonly latch: Latch;
   readonly tokens: TokenCodec;
@@ -40,6 +41,8 @@ export interface CallContext {
   readonly authzenBaseUrl?: string | undefined;
   /** The store revision a Write left (the `Latch-Revision` header; `revision` on the channel). */
   revision: number | undefined;
+  /** The admitted caller (undefined where no authentication ran: embedded use). */
+  readonly principal?: Principal | undefined;
 }
 
 /** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */

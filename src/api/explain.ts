@@ -1,10 +1,9 @@
-// ExplainCheck — `POST /stores/{store_id}/check/explain`, a latch debugging extension (D15:
+// ExplainCheck — `POST /stores/{store_id}/check/explain`, a latch debugging extension (docs/reference/decisions.md D15:
 // additive, under the store's path; docs/playground.md): the CheckRequest body of Check, answered
 // by the reference evaluator with the trace of every relation, rewrite and tuple it looked at.
 // Same scope and rate-limit class as Check. Never on Check's path: Check's route is unchanged.
 
-import type { CheckInput } from '../engine/types.js';
-import { AppError } from '../errors.js';
+import type { CheckInput } from '../engine/contract.js';
 import { endpoint, ok, type Endpoint } from './endpoint.js';
 import { parseCheck } from './queries.js';
 import { bodyObject } from './stores.js';
@@ -17,7 +16,6 @@ export const EXPLAIN_CHECK: Endpoint = endpoint<CheckInput>({
   minRevision: true,
   parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision, req.atRevision),
   async handle(input, ctx) {
-    if (!ctx.latch.explainCheck) throw new AppError('unimplemented', 'this service does not explain checks');
     const r = await ctx.latch.explainCheck(input);
     ctx.modelId = r.modelId;
     if (r.atRevision !== undefined) ctx.revision = r.atRevision;

@@ -1,11 +1,11 @@
-// Authorization model and assertion endpoints (http-api.md §4.6–4.10). Only the proto-level shape
-// is checked here; the service validates model semantics (D5) and assertions against the model.
+// Authorization model and assertion endpoints (docs/reference/http-api.md §4.6–4.10). Only the proto-level shape
+// is checked here; the service validates model semantics (docs/reference/decisions.md D5) and assertions against the model.
 
 import type { Assertion, AuthorizationModelInput, TypeDefinitionJson, UsersetJson } from '../domain/types.js';
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import { AppError } from '../errors.js';
 import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
-import { assertionKey, tupleKeyList } from './keys.js';
+import { assertionKey, tupleKeyList } from './tuple-key-parsers.js';
 import { assertionOut, modelOut } from './render.js';
 import { bodyObject } from './stores.js';
 import {

@@ -1,11 +1,11 @@
-// Permission indexes (http-api.md §4.27–4.29, docs/permission-indexes.md): ListIndexes, GetIndex
+// Permission indexes (docs/reference/http-api.md §4.27–4.29, docs/permission-indexes.md): ListIndexes, GetIndex
 // and the ReadExpansions stream in Okta FGA's shapes, and latch's CreateIndex / DeleteIndex
-// (D15: new endpoints under the store's path). ReadExpansions is framed like StreamedListObjects
+// (docs/reference/decisions.md D15: new endpoints under the store's path). ReadExpansions is framed like StreamedListObjects
 // (§4.18): one `{"result": …}` line per event — `expansion`, `freshness`, `heartbeat`, `closed`.
 // Event ids are `<index_id>.<revision>.<position>`; the initial set's entries are
 // `<index_id>.<revision>.s<n>` and its closing freshness event `<index_id>.<revision>.e`.
 
-import type { EventPoint, ExpansionStreamEvent, PermissionIndexInfo } from '../engine/types.js';
+import type { EventPoint, ExpansionStreamEvent, PermissionIndexInfo } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
 import { bodyObject, queryText } from './stores.js';

@@ -1,10 +1,10 @@
-// Query endpoints (http-api.md §4.14–4.19): Check, BatchCheck, Expand, ListObjects,
+// Query endpoints (docs/reference/http-api.md §4.14–4.19): Check, BatchCheck, Expand, ListObjects,
 // StreamedListObjects and ListUsers. Check is the hot path: one small input object, no copies,
 // and its two possible bodies pre-encoded.
 
 import type { AppError } from '../errors.js';
 import { AppError as Failure } from '../errors.js';
-import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/listing.js';
+import { DEFAULT_LIST_PAGE_SIZE, listingKey, MAX_LIST_PAGE_SIZE } from '../engine/evaluation/list/pages.js';
 import type {
   BatchCheckInput,
   BatchCheckItem,
@@ -15,9 +15,9 @@ import type {
   ListPageRequest,
   ListUsersInput,
   UserFilter,
-} from '../engine/types.js';
+} from '../engine/contract.js';
 import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
-import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './keys.js';
+import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
 import { pastPoint } from './at.js';
 import {
@@ -89,7 +89,7 @@ const check = endpoint<CheckInput>({
     return r.allowed ? ALLOWED : DENIED;
   },
   handleSync(input, ctx) {
-    const r = ctx.latch.checkSync?.(input);
+    const r = ctx.latch.checkSync(input);
     if (r === undefined) return undefined;
     ctx.modelId = r.modelId;
     return r.allowed ? ALLOWED : DENIED;
@@ -135,7 +135,7 @@ export function parseBatchCheck(
 
 /**
  * A per-item failure as BatchCheck reports it (§4.15): request faults are `input_error`. An item
- * over the Check deadline is, per DECISIONS D8, the throttled timeout (422 on Check and on the
+ * over the Check deadline is, per docs/reference/decisions.md D8, the throttled timeout (422 on Check and on the
  * msgpack channel), which the item schema carries as OpenFGA does for a throttled item:
  * `input_error: validation_error` with the message `timeout due to throttling on complex request`.
  * The engine never lets `deadline_exceeded` (OpenFGA's un-throttled timeout, 500) out of a Check;

@@ -1,4 +1,4 @@
-// Output shapes exactly as OpenFGA's gateway emits them (http-api.md §1.2): every field present,
+// Output shapes exactly as OpenFGA's gateway emits them (docs/reference/http-api.md §1.2): every field present,
 // zero values for unset scalars, `null` for unset messages, `[]`/`{}` for unset lists and maps,
 // only the set member of a oneof, snake_case except `computedUserset` / `tupleToUserset`.
 
@@ -34,7 +34,7 @@ export function storeOut(s: Store): Json {
 
 export function tupleKeyOut(k: TupleKey): Json {
   const condition = k.condition ? { name: k.condition.name, context: k.condition.context ?? null } : null;
-  // `expires_at` (D15) only on tuples that carry one: OpenFGA's shape is unchanged otherwise.
+  // `expires_at` (docs/reference/decisions.md D15) only on tuples that carry one: OpenFGA's shape is unchanged otherwise.
   if (k.expires_at !== undefined)
     return { user: k.user, relation: k.relation, object: k.object, condition, expires_at: k.expires_at };
   return { user: k.user, relation: k.relation, object: k.object, condition };

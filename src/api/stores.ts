@@ -1,4 +1,4 @@
-// Store endpoints (http-api.md §4.1–4.5) and the operational health checks (§4.31).
+// Store endpoints (docs/reference/http-api.md §4.1–4.5) and the operational health checks (§4.31).
 
 import { AppError } from '../errors.js';
 import {

@@ -1,13 +1,13 @@
-// Tuple endpoints (http-api.md §4.11–4.13): Write, Read and ReadChanges, with their request-level
+// Tuple endpoints (docs/reference/http-api.md §4.11–4.13): Write, Read and ReadChanges, with their request-level
 // rules (duplicates, the 100-tuple limit, Read filter shapes, the ReadChanges token contract).
 
 import { createHash } from 'node:crypto';
 import type { TupleKey } from '../domain/types.js';
-import { rejectDuplicateTuples } from '../engine/request-validation.js';
-import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/types.js';
+import { rejectDuplicateTuples } from '../engine/commands/validate-request.js';
+import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';
-import { deleteKey, tupleKey } from './keys.js';
+import { deleteKey, tupleKey } from './tuple-key-parsers.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
 import {
@@ -88,7 +88,7 @@ const write = endpoint<WriteInput>({
     const out = await ctx.latch.write(input);
     ctx.modelId = out.modelId;
     ctx.revision = out.revision;
-    // D15: the body stays OpenFGA's `{}`; what was applied (ignored duplicates and missing deletes
+    // docs/reference/decisions.md D15: the body stays OpenFGA's `{}`; what was applied (ignored duplicates and missing deletes
     // left out) travels in latch's own headers, which `latch tuple import|write|delete` report.
     return {
       status: 200,

@@ -1,5 +1,5 @@
 // Field-level validation primitives shared by every endpoint parser: the proto patterns and
-// bounds of http-api.md §1.5, the `invalid <Message>.<Field>: <reason>` messages and the code
+// bounds of docs/reference/http-api.md §1.5, the `invalid <Message>.<Field>: <reason>` messages and the code
 // derivation of §6.4. Parsers walk fields in proto order and throw on the first violation.
 
 import { AppError, type ErrorCode } from '../errors.js';
@@ -9,7 +9,7 @@ import type { Consistency, JsonObject } from '../domain/types.js';
 /** A proto string pattern: the JS regex that enforces it and the text quoted in messages. */
 export interface Pattern {
   readonly re: RegExp;
-  /** As OpenFGA's validators print it: backslashes doubled (http-api.md §6.4 quirk). */
+  /** As OpenFGA's validators print it: backslashes doubled (docs/reference/http-api.md §6.4 quirk). */
   readonly text: string;
   /**
    * Exactly `re.test` (test/http/patterns.test.ts compares them on generated strings). The hot

@@ -1,10 +1,10 @@
-// Watch (`GET /stores/{store_id}/watch`, a latch extension, D15): a store's changes from a
+// Watch (`GET /stores/{store_id}/watch`, a latch extension, docs/reference/decisions.md D15): a store's changes from a
 // ReadChanges continuation token or a start time, then live ones, one JSON line each, framed like
 // StreamedListObjects (§4.18): `{"result": {"change": {…}, "continuation_token": "…"}}` and
 // `{"result": {"heartbeat": {"continuation_token": "…", "timestamp": "…"}}}`. Every token is a
 // ReadChanges token: it resumes right after its change, on Watch or on ReadChanges alike.
 
-import type { WatchEvent, WatchInput } from '../engine/types.js';
+import type { WatchEvent, WatchInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, type Endpoint } from './endpoint.js';
 import { changeOut } from './render.js';

@@ -8,7 +8,7 @@ import type { Assertion, JsonObject, TupleKey } from '../domain/types.js';
 import type { StoreTest } from './store-file.js';
 import { cleanTuple } from './tuple-file.js';
 
-/** The API's limits on one model's assertions (http-api.md §4.10, §3.7). */
+/** The API's limits on one model's assertions (docs/reference/http-api.md §4.10, §3.7). */
 export const MAX_ASSERTIONS = 100;
 export const MAX_ASSERTION_CONTEXTUAL_TUPLES = 20;
 export const MAX_ASSERTIONS_BYTES = 64_000;

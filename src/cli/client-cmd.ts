@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { clientView } from '../api/auth/clients-endpoint.js';
 import { isScope, SCOPES } from '../api/auth/operations.js';
 import { authDbPath } from '../api/auth/service.js';
-import { ClientStore, type ClientRecord } from '../storage/auth/clients.js';
+import { ClientStore, publicJwkProblem, type ClientRecord } from '../storage/auth/clients.js';
 import { openAuthKv } from '../storage/auth/kv.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
 import { type Command, SERVER_FLAGS, clientFrom, printJson } from './common.js';
@@ -106,8 +106,8 @@ const create: Command = {
     if (keyFile !== undefined) {
       const jwk: unknown = JSON.parse(await readFile(keyFile, 'utf8'));
       if (!isObject(jwk)) throw new UsageError('--public-key must be a JWK (a JSON object)');
-      if ('d' in jwk || 'k' in jwk)
-        throw new UsageError('--public-key must be a public JWK (it contains private material)');
+      const problem = publicJwkProblem(jwk);
+      if (problem !== undefined) throw new UsageError(`--public-key must be a public JWK (${problem})`);
       publicKey = jwk;
     }
     const name = args.string('name');
@@ -125,7 +125,7 @@ const create: Command = {
       return 0;
     }
     const { client, secret } = await withClients(args, (c) => c.create({ storeId: store, scopes, name, publicKey }));
-    printJson(io, { ...view(client), client_secret: secret });
+    printJson(io, secret === undefined ? view(client) : { ...view(client), client_secret: secret });
     return 0;
   },
 };

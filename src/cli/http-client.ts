@@ -1,6 +1,6 @@
-// A small typed client of the OpenFGA HTTP API (http-api.md §4) on `fetch`, for the command line.
+// A small typed client of the OpenFGA HTTP API (docs/reference/http-api.md §4) on `fetch`, for the command line.
 // Credentials: a static bearer token (`--api-token`), or OAuth2 client credentials
-// (`--client-id`, `--client-secret`, `--api-token-issuer`, `--api-audience`, http-api.md §4.30):
+// (`--client-id`, `--client-secret`, `--api-token-issuer`, `--api-audience`, docs/reference/http-api.md §4.30):
 // the token is fetched on first use and reused until shortly before `expires_in` elapses.
 // Every non-2xx answer becomes an ApiError carrying the status and the `{code, message}` body.
 
@@ -13,7 +13,7 @@ import type {
   Tuple,
   TupleKey,
 } from '../domain/types.js';
-import type { ListedUser, UsersetTreeNode } from '../engine/types.js';
+import type { ListedUser, UsersetTreeNode } from '../engine/contract.js';
 
 export class ApiError extends Error {
   constructor(

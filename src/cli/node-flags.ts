@@ -2,7 +2,7 @@
 // and the bare-uWS baseline). V8 reads the young-generation size only when the process starts, so
 // these are command-line flags, not settings.
 //
-// Why (bench/RESULTS.md, HTTP, "Third session"): at 34k Check requests/s on 2 shared cores,
+// Why (bench/results/2026-11-23-http-and-msgpack-channel.json, "Third session"): at 34k Check requests/s on 2 shared cores,
 // Node's defaults grew the young generation to ~16 MB and each scavenge paused the event loop
 // 1.3–2.9 ms (p90 3–4.8 ms): the requests caught behind it were the p99. With a 4 MB ceiling
 // scavenges run about every 30 ms and pause 0.65–0.7 ms (p90 ≈ 0.8 ms) for the same total GC

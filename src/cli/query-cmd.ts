@@ -191,7 +191,7 @@ const batchCheck: Command = {
         r = await client.batchCheck(storeOf(args), { checks, ...requestFields(args) });
       } catch (err) {
         // A server whose --max-batch-check-items is below the chunk refuses it and names its limit
-        // (http-api.md §4.15): continue with chunks of that size instead of failing.
+        // (docs/reference/http-api.md §4.15): continue with chunks of that size instead of failing.
         const limit = batchLimitOf(err);
         if (limit === undefined || limit >= chunk.length) throw err;
         size = limit;

@@ -1,4 +1,4 @@
-// The `rate-limits` setting of `latch serve` (DECISIONS D7): a list of `<class>=<rate>[:<burst>]`
+// The `rate-limits` setting of `latch serve` (docs/reference/decisions.md D7): a list of `<class>=<rate>[:<burst>]`
 // entries turned into the auth configuration's buckets. `<class>` is an operation class, `all`
 // (every class not named), `auth-failures` or `token-failures`; `<rate>` is requests per second,
 // or per minute / hour with `/m` / `/h`; the burst defaults to the rate per second, at least 1.

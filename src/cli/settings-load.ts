@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { AuthConfigError, isLoopback, resolveAuthConfig, type AuthConfig, type AuthMode } from '../api/auth/config.js';
-import type { EngineConfig } from '../engine/types.js';
+import type { EngineConfig } from '../engine/contract.js';
 import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';
@@ -272,6 +272,12 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
+      corsOrigins: r.list('cors-origin'),
+      liveStreams: {
+        perClient: r.int('stream-max-per-client'),
+        total: r.int('stream-max'),
+        maxLifetimeMs: r.int('stream-lifetime'),
+      },
       metrics: r.bool('metrics'),
       metricsAddress: metricsAddress(r, resolved),
       playground: playgroundOption(resolved, auth.mode, host),

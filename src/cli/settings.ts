@@ -5,9 +5,8 @@
 // Example: the row {name: 'port', kind: 'integer', default: 8080, min: 0, max: 65535} is read
 // from `--port 9000`, else `LATCH_PORT=9000`, else `port: 9000` in the config file, else 8080.
 
-import { DEFAULT_ENGINE_CONFIG as E } from '../engine/types.js';
-import { DEFAULT_HISTORY_LIMITS } from '../engine/history/past-views.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
+import { DEFAULT_ENGINE_CONFIG as E, DEFAULT_HISTORY_LIMITS } from '../engine/config.js';
 
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
 export type SettingValue = string | number | boolean | readonly string[];
@@ -110,6 +109,44 @@ export const SETTINGS: readonly Setting[] = [
     value: '<host:port>',
     defaultNote: 'the API port',
     help: 'Serve /metrics on its own address instead ([::1]:9090 for IPv6); the API port then has no /metrics',
+  },
+  {
+    name: 'stream-max-per-client',
+    group: 'Server',
+    kind: 'integer',
+    value: '<n>',
+    default: 100,
+    min: 1,
+    max: 1_000_000,
+    help: 'Live streams (Watch, ReadExpansions) one client may hold open; more get 429 stream_limit_exceeded',
+  },
+  {
+    name: 'stream-max',
+    group: 'Server',
+    kind: 'integer',
+    value: '<n>',
+    default: 2000,
+    min: 1,
+    max: 1_000_000,
+    help: 'Live streams open on the server in all; more get 429 stream_limit_exceeded',
+  },
+  {
+    name: 'stream-lifetime',
+    group: 'Server',
+    kind: 'integer',
+    value: '<ms>',
+    default: 3_600_000,
+    min: 1000,
+    max: MS_MAX,
+    help: 'A live stream ends after this long with deadline_exceeded; the consumer resumes from its last token',
+  },
+  {
+    name: 'cors-origin',
+    group: 'Server',
+    kind: 'list',
+    value: '<origin,…>',
+    defaultNote: 'any origin when authenticating; none in auth mode none',
+    help: 'Browser origins allowed to call the API (https://app.example.com, or * for any); other origins get 403 forbidden',
   },
   {
     name: 'authzen-base-url',

@@ -3,7 +3,7 @@
 // answers are rendered as the strings store files use: `user:anne`, `group:eng#member`, `user:*`.
 
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../domain/types.js';
-import type { Latch, ListedUser } from '../engine/types.js';
+import type { Latch, ListedUser } from '../engine/contract.js';
 import { openLatch } from '../engine/service.js';
 import { chunks, writeInChunks } from './common.js';
 import type { FgaHttpClient } from './http-client.js';

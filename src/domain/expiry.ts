@@ -1,4 +1,4 @@
-// Tuple expiry (`expires_at`, a latch extension, DECISIONS D15): the RFC 3339 parser, the
+// Tuple expiry (`expires_at`, a latch extension, docs/reference/decisions.md D15): the RFC 3339 parser, the
 // normal form stored and shown, and the horizon. A tuple grants nothing from its expiry instant on.
 //
 // Example: parseExpiry('2026-12-01T10:00:00.1234+01:00') = Date.UTC(2026, 11, 1, 9, 0, 0, 123)
@@ -24,7 +24,8 @@ export function parseExpiry(text: string): number | undefined {
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
   if (y === undefined || mo === undefined || d === undefined || h === undefined || mi === undefined || s === undefined)
     return undefined;
-  if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined;
+  // Year 0000 is no instant a tuple can expire at: malformed, like a month 13.
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined;
   const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
   let offset = 0;
   if (m[8] === undefined) {
@@ -33,8 +34,10 @@ export function parseExpiry(text: string): number | undefined {
     if (oh > 23 || om > 59) return undefined;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
   }
-  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms) - offset;
-  // Date.UTC maps years 0-99 to 1900-1999; such dates are long past anyway, and the writer refuses them.
+  // Date.UTC maps years 0-99 to 1900-1999: the year is set on its own.
+  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s, ms));
+  date.setUTCFullYear(y);
+  const t = date.getTime() - offset;
   return Number.isFinite(t) ? t : undefined;
 }
 

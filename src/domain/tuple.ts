@@ -1,4 +1,4 @@
-// Parsing of the string forms of objects and users (semantics.md §1.2), and tuple key helpers.
+// Parsing of the string forms of objects and users (docs/reference/semantics.md §1.2), and tuple key helpers.
 // `document:1` is an object; `group:eng#member` a userset; `user:*` a typed wildcard.
 
 import type { TupleKey } from './types.js';

@@ -18,7 +18,7 @@ export interface TupleKey {
   readonly object: string;
   readonly condition?: RelationshipCondition | undefined;
   /**
-   * latch extension (D15): the instant from which the tuple grants nothing, RFC 3339 UTC with
+   * latch extension (docs/reference/decisions.md D15): the instant from which the tuple grants nothing, RFC 3339 UTC with
    * milliseconds (`2026-12-01T09:00:00.000Z`, normalised when written). Stored tuples only.
    */
   readonly expires_at?: string | undefined;
@@ -143,4 +143,47 @@ export interface Assertion {
   readonly expectation: boolean;
   readonly contextual_tuples?: TupleKey[];
   readonly context?: JsonObject;
+}
+
+// ---- Pages, filters and permission-index records (shared by the engine contract and storage) ----
+
+/** A page of results; `next` is an opaque backend cursor, undefined at the end. */
+export interface Page<T> {
+  readonly items: T[];
+  readonly next?: string | undefined;
+}
+
+export interface PageRequest {
+  /** 1..100; validated by the caller. */
+  readonly pageSize: number;
+  /** A cursor returned as `next` by the same call with the same filter. Invalid → AppError invalid_continuation_token. */
+  readonly after?: string | undefined;
+}
+
+/** Read filter (OpenFGA Read rules): `object` is `T:id` or `T:` (type only); `user` is any user string. */
+export interface TupleFilter {
+  readonly object?: string | undefined;
+  readonly relation?: string | undefined;
+  readonly user?: string | undefined;
+}
+
+/** One (object type, relation) pair a permission index materialises. */
+export interface IndexedRelation {
+  readonly object_type: string;
+  readonly relation: string;
+}
+
+/**
+ * A permission index's definition (docs/permission-indexes.md). Its materialised state is per
+ * node and in memory; only this record is stored. Example: `{id: '01J…', name: 'document#viewer',
+ * relations: [{object_type: 'document', relation: 'viewer'}], modelId: '01H…', createdAt: '2026-…Z'}`.
+ */
+export interface PermissionIndexRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly relations: readonly IndexedRelation[];
+  /** The model the index is assigned to, for its whole life. */
+  readonly modelId: string;
+  /** RFC 3339. */
+  readonly createdAt: string;
 }

@@ -1,4 +1,4 @@
-// Request bodies on uWS: collected up to a size limit (never buffered past it, D9; the rest is
+// Request bodies on uWS: collected up to a size limit (never buffered past it, docs/reference/decisions.md D9; the rest is
 // read and dropped, within a bound, before the answer), decoded as JSON (strict UTF-8) or msgpack,
 // `{}` for an empty body.
 
@@ -42,13 +42,14 @@ export function readBody(
 ): void {
   let parts: Buffer[] | undefined;
   let size = 0;
-  let over: Discarding | undefined = announced > limit ? new Discarding(discard, onBody) : undefined;
+  const end = (): void => onBody(undefined);
+  let over: Discarding | undefined = announced > limit ? new Discarding(discard, end) : undefined;
   res.onData((chunk, isLast) => {
     if (over) return over.chunk(chunk.byteLength, isLast);
     size += chunk.byteLength;
     if (size > limit) {
       parts = undefined;
-      over = new Discarding(discard, onBody);
+      over = new Discarding(discard, end);
       return over.chunk(0, isLast);
     }
     // The common case, one chunk: decoded in place, before uWS reuses the memory.
@@ -58,7 +59,17 @@ export function readBody(
   });
 }
 
-/** The rest of a body past the limit: counted and dropped until its end or the bound, then `onBody(undefined)` once. */
+/**
+ * The body of a request refused before it was read (authentication, D1): dropped as it comes,
+ * never buffered nor decoded, within `discard`; `onEnd(complete)` once, complete when the whole
+ * body was read (the connection can then be kept).
+ */
+export function dropBody(res: HttpResponse, discard: DiscardBound, onEnd: (complete: boolean) => void): void {
+  const d = new Discarding(discard, onEnd);
+  res.onData((chunk, isLast) => d.chunk(chunk.byteLength, isLast));
+}
+
+/** The rest of a body past the limit: counted and dropped until its end or the bound, then `onEnd` once. */
 class Discarding {
   #dropped = 0;
   #done = false;
@@ -66,7 +77,7 @@ class Discarding {
 
   constructor(
     readonly bound: DiscardBound,
-    readonly onBody: (bytes: undefined) => void,
+    readonly onEnd: (complete: boolean) => void,
   ) {
     this.#timer = setTimeout(() => this.#end(), bound.ms);
     this.#timer.unref();
@@ -74,14 +85,14 @@ class Discarding {
 
   chunk(bytes: number, isLast: boolean): void {
     this.#dropped += bytes;
-    if (isLast || this.#dropped > this.bound.bytes) this.#end();
+    if (isLast || this.#dropped > this.bound.bytes) this.#end(isLast);
   }
 
-  #end(): void {
+  #end(complete = false): void {
     if (this.#done) return;
     this.#done = true;
     clearTimeout(this.#timer);
-    this.onBody(undefined);
+    this.onEnd(complete);
   }
 }
 

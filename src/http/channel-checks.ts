@@ -1,7 +1,7 @@
 // The checks of one channel frame, sent to the service as one BatchCheck call per group of
 // checks sharing store, model and consistency (≤ MAX_GROUP), and answered one by one.
 
-import type { BatchCheckItem, CheckInput, Latch } from '../engine/types.js';
+import type { BatchCheckItem, CheckInput, Latch } from '../engine/contract.js';
 import type { Consistency } from '../domain/types.js';
 import { ALLOWED, DENIED } from '../api/queries.js';
 import { errorAnswer, type Answer, type RequestId } from './channel-answer.js';

@@ -1,7 +1,8 @@
 // Live streams (Watch) on the msgpack channel: each item goes out as its own answer
 // `{id, status: 200, body: {result: item}, more: true}`, and one last answer without `more` ends
 // the stream: `{id, status: 200, body: {cancelled: true}}` after a `cancel` request, or an error
-// answer (the store was deleted, the consumer stalled, the server is shutting down).
+// answer (the store was deleted, the consumer stalled, the server is shutting down, the stream
+// reached its lifetime or its credential was revoked or expired).
 // Flow control: while the connection has more unsent bytes than its limit the stream waits for a
 // drain (holding one item); a connection that does not drain for the stall limit ends the stream
 // with `resource_exhausted`, so a slow consumer never makes the server buffer more.
@@ -30,8 +31,11 @@ export interface LiveLimits {
 /** Items queued between two looks at the socket's unsent bytes. */
 const FLUSH_EVERY = 64;
 
-/** Why a live stream was stopped from outside (null: it was not). */
-export type StopReason = 'cancelled' | 'shutdown' | null;
+/**
+ * Why a live stream was stopped from outside (null: it was not): cancelled by its client, or an
+ * error its last answer carries (shutdown, lifetime, a revoked or expired credential: ./live-streams.ts).
+ */
+export type StopReason = 'cancelled' | AppError | null;
 
 /**
  * Sends `items` as `more` answers until they end, fail or `stopped()` says why; returns the last
@@ -51,8 +55,7 @@ export async function pumpLive(
     if (reason !== null) {
       await it.return?.();
       if (reason === 'cancelled') return { id, status: 200, body: { cancelled: true } };
-      const e = new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token');
-      return { id, status: e.status, error: e.toBody() };
+      return { id, status: reason.status, error: reason.toBody() };
     }
     if (next.done) return { id, status: 200, body: { done: true } };
     sink.send({ id, status: 200, body: { result: next.value }, more: true });

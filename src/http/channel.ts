@@ -8,13 +8,15 @@
 // too many answer bytes are unsent; frames received meanwhile queue up to a bound, beyond which
 // the connection is dropped. Dispatch resumes on drain. See docs/msgpack.md.
 
-import { authenticateUpgrade, type ChannelLog } from '../api/auth/channel-gate.js';
+import type { ChannelLog } from '../api/auth/channel-log.js';
+import { authenticateUpgrade, refuseUpgrade } from './channel-upgrade.js';
+import { crossOriginRefused } from './cors.js';
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
 import { ENDPOINTS_BY_OP } from '../api/endpoints.js';
 import { ChannelDictionary, checkIdsOut, parseCheckIds } from '../api/bulk.js';
 import { isObj } from '../api/validate.js';
-import type { CheckInput } from '../engine/types.js';
+import type { CheckInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpack, encodeMsgpackRecords } from '../domain/msgpack.js';
 import type { ServerShared } from './exchange.js';
@@ -51,6 +53,8 @@ export class Connection {
   authorization: string | undefined = undefined;
   /** The connection's store-log recorder (undefined: nothing is recorded). */
   log: ChannelLog | undefined = undefined;
+  /** The upgrade credential's client id ('' without authentication): live streams are counted per client. */
+  clientId = '';
   /** Strings declared with define-strings (created on first use). */
   dict: ChannelDictionary | undefined = undefined;
   inFlight = 0;
@@ -94,11 +98,16 @@ export class Channel {
           .getHeader('sec-websocket-protocol')
           .split(',')
           .some((p) => p.trim() === RECORDS_PROTOCOL);
+        // Browsers apply no CORS to WebSockets: a page of a refused origin is turned away here.
+        const origin = req.getHeader('origin');
+        if (origin !== '' && !this.shared.cors.admits(origin, () => req.getHeader('host')))
+          return refuseUpgrade(res, crossOriginRefused(origin));
         conn.authorization = req.getHeader('authorization') || undefined;
         const key = req.getHeader('sec-websocket-key');
         const extensions = req.getHeader('sec-websocket-extensions');
-        authenticateUpgrade(this.shared.auth, conn.authorization, res, (log) => {
+        authenticateUpgrade(this.shared.auth, conn.authorization, res, (log, clientId) => {
           conn.log = log;
+          conn.clientId = clientId;
           res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context);
         });
       },
@@ -208,7 +217,7 @@ export class Channel {
       const storeId = typeof request.store_id === 'string' ? request.store_id : undefined;
       const minRevision: unknown = request.min_revision;
       this.#begin(conn);
-      // Same gate as HTTP (D1): authenticate, store binding, scope, rate limit — before parsing.
+      // Same gate as HTTP (docs/reference/decisions.md D1): authenticate, store binding, scope, rate limit — before parsing.
       const endpoint = this.shared.auth ? ENDPOINTS_BY_OP.get(String(request.op)) : undefined;
       if (endpoint) {
         const gate = admit(this.shared.auth, endpoint.name, conn.authorization, storeId);
@@ -440,13 +449,18 @@ export class Channel {
   /** Runs a live stream (Watch) until it ends or is cancelled or stopped; its last answer. */
   async #live(conn: Connection, id: RequestId, items: AsyncIterable<unknown>, own: AbortController): Promise<Answer> {
     let reason: StopReason = null;
-    const stop = (why: StopReason) => (): void => {
+    const stop = (why: StopReason): void => {
       reason ??= why;
       own.abort();
     };
-    const shutdown = stop('shutdown');
-    conn.live.set(id, stop('cancelled'));
-    this.shared.liveStreams.add(shutdown);
+    let close: () => void;
+    try {
+      close = this.shared.live.open(conn.clientId, conn.authorization, stop);
+    } catch (err) {
+      await (items as AsyncGenerator<unknown>).return?.(undefined);
+      return errorAnswer(id, err, 'channel');
+    }
+    conn.live.set(id, () => stop('cancelled'));
     const sink: LiveSink = {
       send: (a) => this.#answer(conn, a, false),
       flush: () => this.#flush(conn),
@@ -471,7 +485,7 @@ export class Channel {
       );
     } finally {
       conn.live.delete(id);
-      this.shared.liveStreams.delete(shutdown);
+      close();
     }
   }
 

@@ -1,4 +1,4 @@
-// One HTTP request/response on uWS: abort tracking (→ AbortSignal), the D11 headers, corked
+// One HTTP request/response on uWS: abort tracking (→ AbortSignal), the docs/reference/decisions.md D11 headers, corked
 // replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
 // Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
 
@@ -8,14 +8,17 @@ import { retryAfterOf } from '../api/auth/ratelimit.js';
 import type { AuthService } from '../api/auth/service.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
 import { logger, logRequest } from '../log.js';
+import type { CorsPolicy } from './cors.js';
+import type { LiveStreams } from './live-streams.js';
 import type { Metrics } from './metrics.js';
 import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
+import { statusLine } from './status-line.js';
 import { wireBytes } from './wire-strings.js';
 import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdParts } from './reply-head.js';
 
@@ -24,21 +27,6 @@ import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdP
 const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
 const JSON_TYPE = 'application/json';
-
-const STATUS_LINE: Record<number, string> = {
-  200: '200 OK',
-  201: '201 Created',
-  204: '204 No Content',
-  400: '400 Bad Request',
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  409: '409 Conflict',
-  422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests',
-  500: '500 Internal Server Error',
-  503: '503 Service Unavailable',
-};
 
 /** gRPC code carried in stream error chunks, by HTTP status (§4.18). */
 function grpcCode(status: number): number {
@@ -63,18 +51,26 @@ export interface ServerShared {
   readonly metrics?: Metrics | undefined;
   /** Set at shutdown: new requests on kept-alive connections get `unavailable` and a closed connection. */
   draining?: boolean;
-  /** Live streams (Watch) running now: each function ends its stream; shutdown calls them all. */
-  readonly liveStreams: Set<() => void>;
+  /** Live streams (Watch, ReadExpansions) running now, with their caps and lifetime (./live-streams.ts). */
+  readonly live: LiveStreams;
   /** A live stream's consumer that reads nothing for this long is told why and disconnected (ms). */
   readonly liveStallMs: number;
   /** `--authzen-base-url` (see CallContext). */
   readonly authzenBaseUrl?: string | undefined;
   /** OpenTelemetry spans (absent unless an SDK was installed before the server started). */
   readonly tracing?: Tracing | undefined;
+  /** Which browser origins may call (./cors.ts). */
+  readonly cors: CorsPolicy;
 }
 
-/** A stream's lines are written in chunks of about this many characters (`Exchange.#stream`). */
-const STREAM_CHUNK_CHARS = 16 * 1024;
+/**
+ * A stream's lines are written in chunks of about this many characters (`Exchange.#stream`; a
+ * chunk ends with the line that fills it), each in one cork as slices of at most this size: at
+ * most 12 KB of UTF-8 per write, under uWS's 16 KB cork buffer. A larger write in a cork of its
+ * own corrupts uWS's chunked framing (seen with 16 KB chunks: the response never reached its
+ * terminator).
+ */
+const STREAM_CHUNK_CHARS = 4 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -88,6 +84,8 @@ export class Exchange implements CallContext, RequestIdParts {
   /** Set once admitted (auth gate), and the parsed input: both feed the store log. */
   principal: Principal | undefined = undefined;
   input: unknown = undefined;
+  /** The request's Authorization header (live streams verify it again while they run). */
+  credential: string | undefined = undefined;
   /** The request's SERVER span when tracing is on. */
   span: Span | undefined = undefined;
   #status = 0;
@@ -119,7 +117,7 @@ export class Exchange implements CallContext, RequestIdParts {
     readonly storeId: string | undefined,
     /** Reply in msgpack (the request's Accept named it). */
     readonly msgpack: boolean,
-    /** The request's Origin header ('' when absent), echoed for CORS (§1.1: any origin, credentials allowed). */
+    /** The request's Origin header when the CORS policy echoes it, else '' (./cors.ts). */
     readonly origin = '',
   ) {
     shared.inFlight++;
@@ -213,9 +211,10 @@ export class Exchange implements CallContext, RequestIdParts {
   #headers(status: number, contentType: string | undefined, extra?: Readonly<Record<string, string>>): number {
     const res = this.res;
     this.#status = status;
+    // uWS answers "200 OK" when no status is written (one binding crossing less on the hot path),
+    // and writes it implicitly before the first header: the status goes first.
+    if (status !== 200) res.writeStatus(statusLine(status));
     if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
-    // uWS answers "200 OK" when no status is written: one binding crossing less on the hot path.
-    if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Unknown`);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
     if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
@@ -289,28 +288,33 @@ export class Exchange implements CallContext, RequestIdParts {
 
   /**
    * Streams `{"result":item}` lines; the first item (or error) decides the status. A live stream
-   * also ends at shutdown (an `unavailable` line) and when its consumer takes nothing for
-   * `liveStallMs` (a `resource_exhausted` line, then the connection is closed).
+   * is counted against the caps of ./live-streams.ts (429 stream_limit_exceeded past them) and
+   * also ends with an error line naming why: shutdown (`unavailable`), its lifetime
+   * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
+   * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
   async stream(items: AsyncIterable<unknown>, live = false): Promise<void> {
     if (!live) return this.#stream(items, Infinity, () => undefined);
-    let stopped = false;
-    const stop = (): void => {
-      stopped = true;
-      this.#controller?.abort();
-    };
-    this.shared.liveStreams.add(stop);
-    const shutdownLine = (): string | undefined => {
-      if (!stopped) return undefined;
-      this.#errorCode = 'unavailable';
-      return this.#errorLine(
-        new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'),
-      );
+    let reason: AppError | undefined;
+    let close: () => void;
+    try {
+      close = this.shared.live.open(this.principal?.clientId ?? '', this.credential, (why) => {
+        reason ??= why;
+        this.#controller?.abort();
+      });
+    } catch (err) {
+      await (items as AsyncGenerator<unknown>).return?.(undefined);
+      return this.streamFail(err, true);
+    }
+    const endLine = (): string | undefined => {
+      if (reason === undefined) return undefined;
+      this.#errorCode = reason.code;
+      return this.#errorLine(reason, true);
     };
     try {
-      await this.#stream(items, this.shared.liveStallMs, shutdownLine);
+      await this.#stream(items, this.shared.liveStallMs, endLine);
     } finally {
-      this.shared.liveStreams.delete(stop);
+      close();
     }
   }
 
@@ -375,14 +379,14 @@ export class Exchange implements CallContext, RequestIdParts {
     }
   }
 
-  /** An error before the first stream line: its HTTP status and one `{"error":…}` line. */
-  streamFail(err: unknown): void {
+  /** An error before the first stream line: its HTTP status and one `{"error":…}` line (`why`: see #errorLine). */
+  streamFail(err: unknown, why = false): void {
     const e = toAppError(err);
     this.#errorCode = e.code;
     this.#noteSource();
     this.#retryAfter = retryAfterOf(err);
     if (e.status >= 500) logFailure(this.requestId, this.route, e);
-    this.#streamLine(e.status, this.#errorLine(e), true);
+    this.#streamLine(e.status, this.#errorLine(e, why), true);
   }
 
   /** A failure before authentication: the address is read now, while `res` is still valid. */
@@ -392,8 +396,16 @@ export class Exchange implements CallContext, RequestIdParts {
     this.#source = Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1');
   }
 
-  #errorLine(e: AppError): string {
-    return JSON.stringify({ error: { code: grpcCode(e.status), message: e.message, details: [] } }) + '\n';
+  /**
+   * `{"error":{code, message, details}}` as OpenFGA streams it. A live stream's last line (`why`)
+   * also carries the catalog code as google.rpc.ErrorInfo's `reason` (docs/watch.md), so a
+   * consumer can tell a revoked credential from a shutdown or the lifetime limit.
+   */
+  #errorLine(e: AppError, why = false): string {
+    const details = why
+      ? [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: e.code, domain: 'latch' }]
+      : [];
+    return JSON.stringify({ error: { code: grpcCode(e.status), message: e.message, details } }) + '\n';
   }
 
   #streamLine(status: number, line: string | undefined, end: boolean): void {
@@ -408,10 +420,20 @@ export class Exchange implements CallContext, RequestIdParts {
     });
   }
 
+  /** Writes `chunk` in one cork, in slices of at most `STREAM_CHUNK_CHARS` (see there). */
   #write(chunk: string): boolean {
     let ok = true;
     this.res.cork(() => {
-      ok = this.res.write(chunk);
+      if (chunk.length <= STREAM_CHUNK_CHARS) ok = this.res.write(chunk);
+      else
+        for (let at = 0; at < chunk.length;) {
+          let end = Math.min(at + STREAM_CHUNK_CHARS, chunk.length);
+          // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
+          const last = chunk.charCodeAt(end - 1);
+          if (end < chunk.length && last >= 0xd800 && last <= 0xdbff) end--;
+          ok = this.res.write(chunk.slice(at, end));
+          at = end;
+        }
     });
     return ok;
   }

@@ -2,6 +2,7 @@
 // on the same port would start and the kernel would split the connections between the two), with
 // the system's reason when the bind fails, and the separate metrics listener (`--metrics-addr`).
 
+import { statusLine } from './status-line.js';
 import { createServer } from 'node:net';
 import type { HttpResponse, TemplatedApp, Uws, us_listen_socket, us_socket } from './uws.js';
 
@@ -67,7 +68,10 @@ export function metricsRoute(render: () => string) {
   return (res: HttpResponse): void => {
     const body = render();
     res.cork(() =>
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8').end(body),
+      res
+        .writeStatus(statusLine(200))
+        .writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+        .end(body),
     );
   };
 }
@@ -79,7 +83,7 @@ export function metricsApp(uws: Uws, render: () => string): TemplatedApp {
   app.any('/*', (res) => {
     res.cork(() =>
       res
-        .writeStatus('404 Not Found')
+        .writeStatus(statusLine(404))
         .writeHeader('Content-Type', 'text/plain; charset=utf-8')
         .end('Not Found: this address serves GET /metrics only\n'),
     );

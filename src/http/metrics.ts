@@ -8,8 +8,9 @@
 // exposition reveals traffic shape but no tenant's data (docs/operations.md: why it is public).
 
 import { constants, performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import type { EngineStats } from '../engine/stats.js';
+
 import { Timings } from '../engine/stats.js';
+import type { EngineStats, Histogram } from '../engine/contract.js';
 
 /** Label for requests that matched no endpoint (unknown paths): keeps the series set bounded. */
 export const UNMATCHED = 'unmatched';
@@ -29,7 +30,7 @@ function num(v: number): string {
 }
 
 /** Appends a histogram: cumulative buckets, +Inf, sum, count; values divided by `scale` (ms → s by default). */
-function histogram(out: string[], name: string, labels: string, t: Timings, scale = 1000): void {
+function histogram(out: string[], name: string, labels: string, t: Histogram, scale = 1000): void {
   let cum = 0;
   const sep = labels ? ',' : '';
   for (let i = 0; i < t.bounds.length; i++) {
@@ -265,7 +266,7 @@ function renderProcess(out: string[], started: number): void {
     'counter',
   );
   // The main thread serves every JSON request: the latency tail follows how busy it is
-  // (bench/RESULTS.md, fifth session), so its busy time is exported on its own.
+  // (bench/results/2026-11-23-http-and-msgpack-channel.json, fifth session), so its busy time is exported on its own.
   gauge(
     out,
     'latch_event_loop_active_seconds_total',

@@ -1,4 +1,4 @@
-// The reply headers every answer carries (D11): latch's request ids, the store and model id lines,
+// The reply headers every answer carries (docs/reference/decisions.md D11): latch's request ids, the store and model id lines,
 // and the block a JSON reply's `Content-Type` value carries them in, kept as bytes so that a
 // Check's reply builds no string for its headers.
 

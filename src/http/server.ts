@@ -2,18 +2,29 @@
 // (404 undefined_endpoint / unimplemented), the msgpack channel on /stream, listen and a
 // graceful close (stop accepting, let in-flight requests finish, then close every socket).
 
+import { statusLine } from './status-line.js';
 import { admitted, routeGate, type Admission } from '../api/auth/gate.js';
-import { mountAuthRoutes } from '../api/auth/http-routes.js';
 import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
 import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
 import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
 import { TokenCodec } from '../api/tokens.js';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { AppError } from '../errors.js';
-import { DEFAULT_BODY_LIMIT, DEFAULT_DISCARD, decodeBody, readBody, tooLarge, type DiscardBound } from './body.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_DISCARD,
+  decodeBody,
+  dropBody,
+  readBody,
+  tooLarge,
+  type DiscardBound,
+} from './body.js';
+import { mountAuthRoutes } from './auth-routes.js';
 import { Channel, type ChannelOptions } from './channel.js';
+import { CorsPolicy, crossOriginRefused } from './cors.js';
+import { LiveStreams, type LiveStreamLimits } from './live-streams.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { nextRequestId } from './reply-head.js';
@@ -39,8 +50,15 @@ export interface HttpServerOptions {
   readonly metrics?: boolean | undefined;
   /** A Watch consumer that reads nothing for this long is told why and disconnected (default 30 s). */
   readonly watchStallMs?: number | undefined;
+  /** Caps, lifetime and credential re-check of live streams (Watch, ReadExpansions; ./live-streams.ts). */
+  readonly liveStreams?: { readonly [K in keyof LiveStreamLimits]?: number | undefined } | undefined;
   /** Serve /metrics on this address instead of the API port (which then has no /metrics). */
   readonly metricsAddress?: Address | undefined;
+  /**
+   * Browser origins allowed to call the API (`--cors-origin`; `*` for any). Unset: any origin when
+   * requests are authenticated, none in auth mode `none` (./cors.ts).
+   */
+  readonly corsOrigins?: readonly string[] | undefined;
   /** Origin named by the AuthZEN metadata (`https://authz.example.com`); unset → `http://<Host>`. */
   readonly authzenBaseUrl?: string | undefined;
   /**
@@ -100,7 +118,7 @@ class Route {
 }
 
 /**
- * D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
+ * docs/reference/decisions.md D1: the credential is decided before the body is looked at (`bodyError` included). An endpoint
  * with `handleSync` (Check) whose caller is already admitted is answered right here, without a
  * promise, when the service can answer at once; everything else continues in `runAsync`.
  */
@@ -221,13 +239,15 @@ function register(
     const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
     // Latch-At-Revision (docs/audit.md) is taken by the same endpoints as Latch-Min-Revision.
     const atRevision = e.minRevision ? req.getHeader(REQ.latchAtRevision) : undefined;
+    const origin = req.getHeader(REQ.origin);
+    const crossRefused = origin !== '' && !shared.cors.admits(origin, () => req.getHeader('host'));
     const x = new Exchange(
       res,
       shared,
       e.name,
       params.store_id,
       req.getHeader(REQ.accept).includes('msgpack'),
-      req.getHeader(REQ.origin),
+      shared.cors.echoes(origin) ? origin : '',
     );
     if (e.echoRequestId) x.useRequestId(req.getHeader(REQ.xRequestId));
     const headers = readHeaders?.(req);
@@ -239,7 +259,8 @@ function register(
     // Mode `none` never reads the credential: one header lookup less per request.
     const credential =
       shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
-    const gate = gateOf(credential, params.store_id, x, res);
+    x.credential = credential;
+    const gate = crossRefused ? { error: crossOriginRefused(origin) } : gateOf(credential, params.store_id, x, res);
     if (!hasBody)
       return void run(
         x,
@@ -247,14 +268,16 @@ function register(
         { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision, atRevision },
         gate,
       );
+    if (gate.error !== undefined) {
+      // Refused before the body (D1): it is read and dropped as it comes, never buffered or decoded.
+      return dropBody(res, discard, (complete) => {
+        x.fail(gate.error, !complete);
+        x.finish();
+      });
+    }
     const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
     const announced = Number(req.getHeader(REQ.contentLength) || 0);
-    readBody(res, announced, bodyLimit, discard, (bytes) => {
-      if (bytes === undefined) {
-        // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
-        x.fail(gate.error ?? tooLarge(bodyLimit), true);
-        return x.finish();
-      }
+    const decodeAndRun = (bytes: ArrayBuffer | Uint8Array): void => {
       let body: unknown;
       try {
         body = decodeBody(bytes, msgpack);
@@ -262,19 +285,36 @@ function register(
         return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision, atRevision }, gate, err);
       }
       void run(x, e, { params, query: NO_QUERY, body, headers, minRevision, atRevision }, gate);
+    };
+    readBody(res, announced, bodyLimit, discard, (bytes) => {
+      if (bytes === undefined) {
+        // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
+        x.fail(gate.error ?? tooLarge(bodyLimit), true);
+        return x.finish();
+      }
+      if (gate.pending === undefined) return decodeAndRun(bytes);
+      // The credential is still being verified: the bytes wait (within the limit, copied out of
+      // uWS's memory) and are decoded only once it admits the call; a refusal never decodes them.
+      const kept = bytes instanceof Buffer ? bytes : Buffer.from(new Uint8Array(bytes));
+      x.started = true; // from here the admission's outcome finishes the request
+      gate.pending.then(
+        () => decodeAndRun(kept),
+        () => void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision, atRevision }, gate),
+      );
     });
   });
 }
 
 function fallback(shared: ServerShared, code: 'undefined_endpoint' | 'unimplemented', message: string) {
   return (res: HttpResponse, req: HttpRequest): void => {
+    const origin = req.getHeader('origin');
     const x = new Exchange(
       res,
       shared,
       req.getUrl(),
       undefined,
       req.getHeader('accept').includes('msgpack'),
-      req.getHeader('origin'),
+      shared.cors.echoes(origin) ? origin : '',
     );
     x.fail(new AppError(code, message));
     x.finish();
@@ -289,21 +329,27 @@ function shuttingDown(res: HttpResponse, shared: ServerShared, route: string): v
   x.finish();
 }
 
-/** CORS preflight (§1.1): every origin, every header, credentials allowed; an X-Request-Id like every reply (D11). */
-function preflight(res: HttpResponse, req: HttpRequest): void {
-  const origin = req.getHeader('origin') || '*';
-  const headers = req.getHeader('access-control-request-headers') || '*';
-  res.cork(() => {
-    res
-      .writeStatus('204 No Content')
-      .writeHeader('Access-Control-Allow-Origin', origin)
-      .writeHeader('Access-Control-Allow-Credentials', 'true')
-      .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
-      .writeHeader('Access-Control-Allow-Headers', headers)
-      .writeHeader('Vary', 'Origin')
-      .writeHeader('X-Request-Id', nextRequestId())
-      .endWithoutBody(0);
-  });
+/**
+ * CORS preflight (§1.1): an admitted origin (./cors.ts) gets every method and header with
+ * credentials allowed; any other gets no CORS headers, so the browser does not send the request.
+ * An X-Request-Id like every reply (D11).
+ */
+function preflight(cors: CorsPolicy) {
+  return (res: HttpResponse, req: HttpRequest): void => {
+    const origin = req.getHeader('origin');
+    const allowed = cors.echoes(origin);
+    const headers = req.getHeader('access-control-request-headers') || '*';
+    res.cork(() => {
+      res.writeStatus(statusLine(204));
+      if (allowed)
+        res
+          .writeHeader('Access-Control-Allow-Origin', origin)
+          .writeHeader('Access-Control-Allow-Credentials', 'true')
+          .writeHeader('Access-Control-Allow-Methods', 'GET, POST, HEAD, PATCH, DELETE, PUT')
+          .writeHeader('Access-Control-Allow-Headers', headers);
+      res.writeHeader('Vary', 'Origin').writeHeader('X-Request-Id', nextRequestId()).endWithoutBody(0);
+    });
+  };
 }
 
 /** Mounts the playground's files; a missing build fails only when the playground was asked for. */
@@ -344,22 +390,20 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     auth: options.auth,
     metrics,
     tracing,
-    liveStreams: new Set(),
+    live: new LiveStreams(options.liveStreams, options.auth),
     liveStallMs: options.watchStallMs ?? 30_000,
     authzenBaseUrl: options.authzenBaseUrl,
+    cors: new CorsPolicy(options.corsOrigins, options.auth !== undefined && options.auth.config.mode !== 'none'),
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
   for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
-  if (options.auth)
-    mountAuthRoutes(app, options.auth, (res, announced, limit, onBody) =>
-      readBody(res as HttpResponse, announced, limit, discard, onBody),
-    );
+  if (options.auth) mountAuthRoutes(app, options.auth, discard);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
-    app.options(path, preflight);
+    app.options(path, preflight(shared.cors));
     app.any(path, fallback(shared, 'unimplemented', 'Method Not Allowed'));
   }
   channel.mount(app, '/stream');
@@ -389,7 +433,10 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     async close(graceMs = 10_000) {
       api?.close();
       shared.draining = true;
-      for (const stop of shared.liveStreams) stop(); // Watch streams end at once, telling their consumers why
+      // Live streams end at once, telling their consumers why.
+      shared.live.endAll(
+        new AppError('unavailable', 'the server is shutting down; resume from the last continuation_token'),
+      );
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();

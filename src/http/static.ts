@@ -3,6 +3,7 @@
 // and served at /playground with content types, caching headers and a strict CSP. These routes are
 // separate uWS routes: nothing on the API's request path changes when they are mounted.
 
+import { statusLine } from './status-line.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
@@ -129,7 +130,7 @@ function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined,
   if (!file) {
     res.cork(() =>
       res
-        .writeStatus('404 Not Found')
+        .writeStatus(statusLine(404))
         .writeHeader('Content-Type', 'text/plain; charset=utf-8')
         .writeHeader('Cache-Control', 'no-cache')
         .end('Not Found'),
@@ -140,7 +141,7 @@ function send(res: HttpResponse, req: HttpRequest, file: StaticFile | undefined,
   const [encoding, body] = pickEncoding(file, req.getHeader('accept-encoding'));
   res.cork(() => {
     res
-      .writeStatus(notModified ? '304 Not Modified' : '200 OK')
+      .writeStatus(statusLine(notModified ? 304 : 200))
       .writeHeader('Content-Type', file.type)
       .writeHeader('Cache-Control', file.cacheControl)
       .writeHeader('ETag', file.etag)

@@ -18,7 +18,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import type { Latch } from '../engine/types.js';
+import type { Latch } from '../engine/contract.js';
 import { checkDepths } from '../engine/stats.js';
 
 export type { Span } from '@opentelemetry/api';

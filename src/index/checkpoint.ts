@@ -4,7 +4,7 @@
 //
 // Version 3 (written): the node types, the base, then the node strings in blocks, each
 // [count u32 LE][bytes u32 LE][the strings in UTF-8 joined by '\n' — ids never contain whitespace,
-// semantics §1.2]. A block is one slice of work for a writer that yields to the event loop, and no
+// docs/reference/semantics.md §1.2]. A block is one slice of work for a writer that yields to the event loop, and no
 // JS string ever holds all node strings (V8 caps a string at ≈ 2^29 characters: ≈ 17M nodes of 30
 // characters). The strings come last so that a loader decodes them as they arrive while the heap
 // holds none of them during the bulk of the bytes: each buffer a source allocates for a chunk

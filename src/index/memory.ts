@@ -19,7 +19,6 @@ let allocated = 0;
 
 let u32View = new Uint32Array(memory.buffer);
 let u8View = new Uint8Array(memory.buffer);
-let i32View = new Int32Array(memory.buffer);
 
 /**
  * Re-creates the views after a grow. Only this thread grows the memory (in `alloc`), so the views
@@ -30,7 +29,6 @@ function refresh(): void {
   const buf = memory.buffer;
   u32View = new Uint32Array(buf);
   u8View = new Uint8Array(buf);
-  i32View = new Int32Array(buf);
 }
 
 /** The current u32 view of the whole memory (call again after any allocation). */
@@ -39,9 +37,6 @@ export function u32(): Uint32Array {
 }
 export function u8(): Uint8Array {
   return u8View;
-}
-export function i32(): Int32Array {
-  return i32View;
 }
 
 function round(n: number): number {

@@ -1,7 +1,7 @@
 // Read access to one immutable snapshot of a store's tuples, by strings.
 // The compact u32 index (src/index/) implements it for the TypeScript evaluators; the walker in
 // assembly/ reads the index bytes directly instead. Tuples here are raw: read-time validity
-// against the query's model (semantics.md §4.5) and expiry at the query's instant are the
+// against the query's model (docs/reference/semantics.md §4.5) and expiry at the query's instant are the
 // evaluator's job, not the view's.
 //
 // Example: after writing `document:1#viewer@group:eng#member`,

@@ -1,4 +1,4 @@
-// The runtime cost limit of a condition evaluation (semantics.md §5.9.3: default 100 units, never
+// The runtime cost limit of a condition evaluation (docs/reference/semantics.md §5.9.3: default 100 units, never
 // below 100). The CEL library has no cost tracker, so the compiled program's syntax tree is
 // instrumented once, at model compile time: every node evaluation adds its cost to one meter, and
 // passing the limit aborts the evaluation with an error (→ `validation_error` for that tuple).

@@ -1,5 +1,5 @@
 // Conditions (ABAC): compile a model's CEL expressions once and evaluate them per tuple
-// (semantics.md §5.9, DECISIONS D13). The CEL library is imported here and nowhere else.
+// (docs/reference/semantics.md §5.9, docs/reference/decisions.md D13). The CEL library is imported here and nowhere else.
 // Example: `condition in_net(ip: ipaddress, cidr: string) { ip.in_cidr(cidr) }` evaluated for
 // tuple context {cidr:"10.0.0.0/8"} and request context {ip:"10.1.2.3"} → {ok:true, value:true}.
 
@@ -39,7 +39,7 @@ function baseEnvironment(): Environment {
 let base: Environment | undefined;
 
 // Message formats follow the reference (openfga internal/condition/errors.go), except the
-// missing-parameter text, which is the one the API reports (semantics.md §5.9.3).
+// missing-parameter text, which is the one the API reports (docs/reference/semantics.md §5.9.3).
 const compileError = (name: string, reason: string): AppError =>
   new AppError('validation_error', `failed to compile expression on condition '${name}': ${reason}`);
 

@@ -1,5 +1,5 @@
 // Condition parameter types: decoding `ConditionParamTypeRef` JSON, the CEL type each maps to, and
-// the conversion of a JSON context value to its CEL runtime value (semantics.md §5.9.4).
+// the conversion of a JSON context value to its CEL runtime value (docs/reference/semantics.md §5.9.4).
 // Example: `{type_name: TYPE_NAME_LIST, generic_types: [{type_name: TYPE_NAME_IPADDRESS}]}` → list<ipaddress>.
 
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';

@@ -1,4 +1,4 @@
-// DSL ↔ JSON for authorization models, through the OpenFGA language library (DECISIONS D14).
+// DSL ↔ JSON for authorization models, through the OpenFGA language library (docs/reference/decisions.md D14).
 // Library failures become `AppError('validation_error')` whose message gives the 1-based line and
 // column and names the enclosing type and relation, e.g.
 //   `syntax error at line 6, column 29 (type 'doc', relation 'viewer'): mismatched input ...`.
@@ -55,7 +55,7 @@ export function parseFgaMod(text: string): FgaMod {
 
 /**
  * Every tooling diagnostic of a DSL text (syntax, then the library's semantic validator), [] when
- * clean. Stricter than the API in places (unused conditions, duplicate restrictions): see semantics.md §3.6.
+ * clean. Stricter than the API in places (unused conditions, duplicate restrictions): see docs/reference/semantics.md §3.6.
  */
 export function dslDiagnostics(text: string): LibraryError[] {
   const clean = stripComments(text);
@@ -72,7 +72,7 @@ export function modulesOf(model: AuthorizationModelInput): string[] {
   return lib.modulesOf(model);
 }
 
-/** The tooling object-id rule (store files, CLI); not the API's rule (semantics.md §1.2). */
+/** The tooling object-id rule (store files, CLI); not the API's rule (docs/reference/semantics.md §1.2). */
 export function isToolingObjectId(id: string): boolean {
   return lib.isObjectId(id);
 }
@@ -110,7 +110,7 @@ function collect(fn: () => void): LibraryError[] {
 }
 
 /**
- * The DSL comment pre-pass (semantics.md §2.1), applied before the library sees the text so that its
+ * The DSL comment pre-pass (docs/reference/semantics.md §2.1), applied before the library sees the text so that its
  * position lookups, which match whole lines, are not thrown off by trailing comments. Line and
  * column numbers of the remaining text are unchanged.
  */

@@ -1,4 +1,4 @@
-// IP addresses and CIDR prefixes for the CEL `ipaddress` type (semantics.md §5.9.4/§5.9.5),
+// IP addresses and CIDR prefixes for the CEL `ipaddress` type (docs/reference/semantics.md §5.9.4/§5.9.5),
 // following Go's net/netip rules: dotted-quad IPv4 without leading zeros, RFC 4291 IPv6 text
 // (an embedded IPv4 tail allowed, zones rejected), IPv4-mapped IPv6 normalised to IPv4.
 

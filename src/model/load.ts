@@ -1,5 +1,5 @@
 // Model loading entry points that combine parsing and validation: DSL text → validated model,
-// with the DSL line and column appended to semantic errors (DECISIONS D5).
+// with the DSL line and column appended to semantic errors (docs/reference/decisions.md D5).
 // Example: `define viewer: [team#lead]` with no `team#lead` → 400 relation_not_found,
 //   "… is not valid: relation 'team#lead' not found (line 7, column 12)".
 

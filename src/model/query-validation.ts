@@ -1,5 +1,5 @@
 // Validation of a query's own tuple key against the model, with the per-API codes of
-// semantics.md appendix A.3: Check and Expand answer every fault with 2000 (`validation_error`);
+// docs/reference/semantics.md appendix A.3: Check and Expand answer every fault with 2000 (`validation_error`);
 // ListObjects/ListUsers use `type_not_found` (2021) / `relation_not_found` (2022) for the queried
 // type and relation (and ListUsers' filters), and 2000 for a bad user.
 // Example: ListObjects type `folder` absent → AppError('type_not_found', "type 'folder' not found").

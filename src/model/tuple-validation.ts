@@ -1,4 +1,4 @@
-// Tuple validation against a compiled model (semantics.md §4.2–§4.5).
+// Tuple validation against a compiled model (docs/reference/semantics.md §4.2–§4.5).
 // `findTupleProblem` returns the first failure of checks 1–7 (plus the write-only rules) as the wire
 // message `Invalid tuple '<object>#<relation>@<user>'. Reason: <cause>` and says whether it is a
 // condition problem (rule 7 / context size): contextual tuples map those to 2000 in ListObjects,

@@ -1,4 +1,4 @@
-// Whole-model graph rules over a shape-checked model: entrypoints (R14, semantics.md §3.5) and
+// Whole-model graph rules over a shape-checked model: entrypoints (R14, docs/reference/semantics.md §3.5) and
 // computed-userset cycles (R15, §3.4). Both assume R6/R7/R11 passed; missing pieces count as "no entry".
 // Example: `define a: b` / `define b: a` on one type → a has no entrypoint, flagged as a loop.
 

@@ -1,4 +1,4 @@
-// Request-shape checks of a model write (semantics.md §3.2, http-api.md §6.4): `unknown` JSON →
+// Request-shape checks of a model write (docs/reference/semantics.md §3.2, docs/reference/http-api.md §6.4): `unknown` JSON →
 // a normalised `AuthorizationModelInput` (camelCase rewrite keys, snake_case elsewhere; both
 // spellings accepted on input; unknown fields dropped). Semantic rules live in validate.ts.
 // Fields are checked in protobuf declaration order, first failure wins, as the reference does.

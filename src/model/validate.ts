@@ -1,4 +1,4 @@
-// Server-side validation of a written model (semantics.md §3.2–§3.5, rules R1–R17; DECISIONS D5):
+// Server-side validation of a written model (docs/reference/semantics.md §3.2–§3.5, rules R1–R17; docs/reference/decisions.md D5):
 // shape first (validate-shape.ts), then schema, duplicate types and names, then per type and
 // relation in lexicographic order the rewrite rules, the restriction rules, entrypoints and cycles,
 // then conditions. The first failure wins; every message names the type and relation.

@@ -31,7 +31,7 @@ function toChange(c: StoredChange): TupleChange {
  * Changes oldest first. `next` is the position after the last returned change, also when the page
  * is not full; when nothing is returned the given cursor comes back unchanged (poll with it
  * later), and only a call without a cursor that matched nothing returns no `next`
- * (http-api.md §4.13). A cursor takes precedence over `startTime`.
+ * (docs/reference/http-api.md §4.13). A cursor takes precedence over `startTime`.
  *
  * Positions come from the changelog itself or, with a `type` filter, from the per-type index
  * (same positions, so one cursor format); the page's changes are then fetched in one getMany.

@@ -62,7 +62,7 @@ function isIoError(err: unknown): boolean {
   );
 }
 
-/** The answer to a write the data directory could not take (D17: 503 `unavailable`). */
+/** The answer to a write the data directory could not take (docs/reference/decisions.md D17: 503 `unavailable`). */
 function unwritable(err: Error): AppError {
   const reason = /no space left/i.test(err.message) ? 'no space left on device' : err.message;
   return new AppError('unavailable', `latch cannot write its data directory: ${reason}; writes resume once it can`, {

@@ -31,7 +31,7 @@ interface Scan {
 const escaped = (s: string): string => part(s).slice(0, -2);
 
 /**
- * Picks the scan for a Read filter shape (http-api.md §4.12):
+ * Picks the scan for a Read filter shape (docs/reference/http-api.md §4.12):
  *   no object → every tuple (relation/user, if any, filtered);
  *   `T:id` [+ relation [+ user]] → that object's key prefix; `T:id` + user → object prefix, filtered;
  *   `T:` + user [+ relation] → the by-user index prefix, exact;

@@ -15,17 +15,19 @@ import type {
   Assertion,
   AuthorizationModel,
   AuthorizationModelInput,
+  IndexedRelation,
+  Page,
+  PageRequest,
+  PermissionIndexRecord,
   Store,
   Tuple,
   TupleChange,
+  TupleFilter,
   TupleKey,
 } from '../domain/types.js';
 
-/** A page of results; `next` is an opaque backend cursor, undefined at the end. */
-export interface Page<T> {
-  readonly items: T[];
-  readonly next?: string | undefined;
-}
+// Defined in src/domain (the engine's contract uses them too); named here for storage's users.
+export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter };
 
 /**
  * A page of changes. `cursors[i]` is the cursor that resumes right after `items[i]` (so the last
@@ -34,20 +36,6 @@ export interface Page<T> {
  */
 export interface ChangePage extends Page<TupleChange> {
   readonly cursors: readonly string[];
-}
-
-export interface PageRequest {
-  /** 1..100; validated by the caller. */
-  readonly pageSize: number;
-  /** A cursor returned as `next` by the same call with the same filter. Invalid → AppError invalid_continuation_token. */
-  readonly after?: string | undefined;
-}
-
-/** Read filter (OpenFGA Read rules): `object` is `T:id` or `T:` (type only); `user` is any user string. */
-export interface TupleFilter {
-  readonly object?: string | undefined;
-  readonly relation?: string | undefined;
-  readonly user?: string | undefined;
 }
 
 export interface TupleWrite {
@@ -112,27 +100,6 @@ export interface StoreQuery extends PageRequest {
   readonly name?: string | undefined;
 }
 
-/** One (object type, relation) pair a permission index materialises. */
-export interface IndexedRelation {
-  readonly object_type: string;
-  readonly relation: string;
-}
-
-/**
- * A permission index's definition (docs/permission-indexes.md). Its materialised state is per
- * node and in memory; only this record is stored. Example: `{id: '01J…', name: 'document#viewer',
- * relations: [{object_type: 'document', relation: 'viewer'}], modelId: '01H…', createdAt: '2026-…Z'}`.
- */
-export interface PermissionIndexRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly relations: readonly IndexedRelation[];
-  /** The model the index is assigned to, for its whole life. */
-  readonly modelId: string;
-  /** RFC 3339. */
-  readonly createdAt: string;
-}
-
 export interface Storage {
   /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
@@ -173,7 +140,7 @@ export interface Storage {
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
   /**
-   * The expiry sweep (tuple `expires_at`, D15): deletes, as one write under the store's write
+   * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest
    * expiry first. It bumps the revision once and records one delete change per tuple whose
    * tuple key carries the tuple's `expires_at` (that is how a sweep shows in ReadChanges); a write

@@ -1,4 +1,4 @@
-// Tuple writes: the existence rules of http-api.md §4.11 checked against the stored tuples, and
+// Tuple writes: the existence rules of docs/reference/http-api.md §4.11 checked against the stored tuples, and
 // the one batch that applies a write (tuples, by-user index, changelog, type and time indexes,
 // revision). The caller holds the store's mutex from planWrite until the batch has committed.
 

@@ -80,7 +80,7 @@ describe('the /clients endpoints on a memory-datastore server', () => {
   });
 
   it('an account-level client with manage:clients may manage clients; others may not', async () => {
-    const manager = bearer(await s.mint('*', ['manage:clients']));
+    const manager = bearer(await s.mint('*', ['manage:clients', 'check:tuples']));
     const made = await call(s.base, 'POST', '/clients', { store_id: STORE, scopes: ['check:tuples'] }, manager);
     expect(made.status).toBe(201);
     expect((made.json as unknown as ClientView).client_secret).toEqual(expect.any(String));
@@ -152,7 +152,7 @@ describe('the /clients endpoints on a LevelDB server that holds its lock', () =>
   it('an account-level client token creates a client while the server runs; it survives a restart', async () => {
     const offline = await latch(['client', 'list', '--data-dir', dir]);
     expect(offline.code).toBe(1); // the running server holds the lock
-    const env = { LATCH_API_URL: s.base, LATCH_API_TOKEN: await s.mint('*', ['manage:clients']) };
+    const env = { LATCH_API_URL: s.base, LATCH_API_TOKEN: await s.mint('*', ['manage:clients', 'check:tuples']) };
     const c = json<ClientView>(await latch(['client', 'create', '--store', STORE, '--scopes', 'check:tuples'], env));
     expect((await token(s, c.client_id, c.client_secret as string)).status).toBe(200);
     await s.close();

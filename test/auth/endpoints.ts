@@ -1,5 +1,5 @@
 // One valid request per implemented endpoint, with its scope and its success status: the scope
-// table of http-api.md §2 driven over HTTP (with the scope → success, without → 403).
+// table of docs/reference/http-api.md §2 driven over HTTP (with the scope → success, without → 403).
 
 export interface EndpointCase {
   readonly op: string;

@@ -44,7 +44,8 @@ export async function callLive(
   base: string,
   method: string,
   path: string,
-  body?: unknown,
+  /** Same signature as `call`; a live stream is a GET, so no body is sent. */
+  _body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Res> {
   const abort = new AbortController();

@@ -1,4 +1,4 @@
-// Overload and complexity (DECISIONS D8, issue item 6) against a real server: a Check over its
+// Overload and complexity (docs/reference/decisions.md D8, issue item 6) against a real server: a Check over its
 // deadline answers 422 throttled_timeout_error on every path (Check, Check with contextual
 // tuples, BatchCheck items, the msgpack channel); ListObjects and ListUsers over theirs answer 200
 // with what they found; conflicting concurrent writes answer 409 with code "10" (D4).
@@ -9,7 +9,7 @@
 import { transformer } from '@openfga/syntax-transformer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
-import { CHECK_ALLOWED, CHECK_ERROR } from '../../src/engine/types.js';
+import { CHECK_ALLOWED, CHECK_ERROR } from '../../src/engine/contract.js';
 import { ALL_SCOPES, bearer, call, startAuthServer, type AuthServer } from './fixtures.js';
 
 const DEADLINE_MESSAGE = 'timeout due to throttling on complex request';

@@ -1,5 +1,5 @@
 // The security suite against a real server on 127.0.0.1 (client-credentials mode): every attack
-// of list B gets exactly its status and code, authentication precedes body parsing (D1), every
+// of list B gets exactly its status and code, authentication precedes body parsing (docs/reference/decisions.md D1), every
 // endpoint with and without its scope, and a token for store A never reads or writes store B.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import type { ListedUser, UserFilter } from '../../src/engine/types.js';
+import type { ListedUser, UserFilter } from '../../src/engine/contract.js';
 import { FileTally, type FileResult, type RunOptions, type Target } from './types.js';
 
 /** One store of the system under test. Failures throw AppError (its `numeric` is compared). */

@@ -6,7 +6,7 @@
 
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError, isErrorCode } from '../../src/errors.js';
-import type { ListedUser } from '../../src/engine/types.js';
+import type { ListedUser } from '../../src/engine/contract.js';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import { dslToModel } from '../../src/model/dsl.js';

@@ -1,18 +1,12 @@
 // The direct conformance driver: an in-memory store (tuple list + compiled models) answering
 // queries with the reference evaluator, with the request validation and per-API error codes of
-// semantics.md §5.1, §6.1, §6.3 and Appendix A.3. Stands in for the service until openLatch exists.
+// docs/reference/semantics.md §5.1, §6.1, §6.3 and Appendix A.3. Stands in for the service until openLatch exists.
 
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import {
-  evalCheck,
-  listObjects,
-  MemoryTupleView,
-  overlayView,
-  type EvalContext,
-} from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
-import type { ListedUser } from '../../src/engine/types.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
+import type { ListedUser } from '../../src/engine/contract.js';
 import { findTupleProblem } from '../../src/model/tuple-validation.js';
 import {
   validateQueryKey,

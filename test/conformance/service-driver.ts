@@ -3,7 +3,7 @@
 // the index and the walker: the `walker` target.
 
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
-import type { ListedUser, Latch } from '../../src/engine/types.js';
+import type { ListedUser, Latch } from '../../src/engine/contract.js';
 import { openLatch } from '../../src/latch.js';
 import type { ConformanceDriver, QueryOf, StoreDriver } from './engine.js';
 

@@ -8,7 +8,7 @@ import { httpTarget } from './http.js';
 import { createReferenceDriver } from './reference-driver.js';
 import { createServiceDriver } from './service-driver.js';
 
-/** The reference evaluator (src/engine/reference) called directly: the oracle the walker is held to. */
+/** The reference evaluator (src/engine/evaluation/semantics, test/oracle/reference.ts) called directly: the oracle the walker is held to. */
 export const referenceTarget = () => engineTarget(createReferenceDriver(dslToModel), 'reference');
 /** The in-process service (openLatch): the wasm walker for Check, the production list paths. */
 export const walkerTarget = () => engineTarget(createServiceDriver(dslToModel), 'walker');

@@ -1,11 +1,11 @@
-// Index checkpoints at load (src/engine/indexes.ts): a load that had to scan the tuples or replay a
+// Index checkpoints at load (src/engine/state/store-indexes.ts): a load that had to scan the tuples or replay a
 // long change-log tail starts one in the background as it begins to serve, so the next start
 // reads the image instead (`settled()` waits for it).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type EngineLog, Indexes } from '../../src/engine/indexes.js';
+import { StoreIndexes } from '../../src/engine/state/store-indexes.js';
 import type { StoreIndex } from '../../src/index/store-index.js';
 import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
@@ -13,6 +13,7 @@ import type { CheckpointWriter, Storage } from '../../src/storage/types.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import { everyTuple, stored } from '../index/helpers.js';
 import { collect } from '../storage/helpers.js';
+import type { EngineLog } from '../../src/engine/contract.js';
 
 const viewer = (i: number): TupleKey => ({ user: `user:u${i}`, relation: 'viewer', object: `doc:d${i % 50}` });
 const plain = { onDuplicate: 'error', onMissing: 'error', deletes: [] } as const;
@@ -23,14 +24,14 @@ describe('checkpoints written at load', () => {
     const store = await storage.createStore('s');
     await storage.writeTuples(store.id, { ...plain, writes: Array.from({ length: 100 }, (_, i) => viewer(i)) });
 
-    const first = new Indexes(storage);
+    const first = new StoreIndexes(storage);
     expect((await first.get(store.id)).loaded).toEqual({ fromCheckpoint: false, tailChanges: 0 });
     await first.settled();
     expect(first.checkpoints).toEqual({ written: 1, failed: 0 });
     expect((await storage.readCheckpoint(store.id))?.revision).toBe(1);
 
     await storage.writeTuples(store.id, { ...plain, writes: [viewer(100)] });
-    const second = new Indexes(storage);
+    const second = new StoreIndexes(storage);
     expect((await second.get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 1 });
     await second.settled();
     expect(second.checkpoints).toEqual({ written: 0, failed: 0 });
@@ -42,14 +43,14 @@ describe('checkpoints written at load', () => {
   it('an empty store is not checkpointed at load; a long tail is', async () => {
     const storage = await openStorage({});
     const store = await storage.createStore('s');
-    const empty = new Indexes(storage);
+    const empty = new StoreIndexes(storage);
     await empty.get(store.id);
     await empty.settled();
     expect(empty.checkpoints.written).toBe(0);
 
     // 10,000 logged changes after the image (LONG_TAIL): the load replays them, then checkpoints.
     await storage.writeTuples(store.id, { ...plain, writes: [viewer(0)] });
-    const scan = new Indexes(storage);
+    const scan = new StoreIndexes(storage);
     await scan.get(store.id); // scan → image at revision 2
     await scan.settled();
     for (let b = 0; b < 100; b++) {
@@ -62,11 +63,11 @@ describe('checkpoints written at load', () => {
         })),
       });
     }
-    const replay = new Indexes(storage);
+    const replay = new StoreIndexes(storage);
     expect((await replay.get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 10_000 });
     await replay.settled();
     expect(replay.checkpoints.written).toBe(1);
-    expect((await new Indexes(storage).get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
+    expect((await new StoreIndexes(storage).get(store.id)).loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
     await storage.close();
   });
 });
@@ -115,17 +116,17 @@ async function fill(storage: Storage, storeId: string, index: StoreIndex, tag: s
 }
 
 /**
- * A memory store seeded with 100 tuples, served by Indexes over `gated` storage (small merge and
+ * A memory store seeded with 100 tuples, served by StoreIndexes over `gated` storage (small merge and
  * checkpoint thresholds), its index loaded and the scan's load-time checkpoint written.
  */
 async function seededGated(
   log?: EngineLog,
-): Promise<{ storage: Storage; storeId: string; gate: Gate; indexes: Indexes; index: StoreIndex }> {
+): Promise<{ storage: Storage; storeId: string; gate: Gate; indexes: StoreIndexes; index: StoreIndex }> {
   const storage = await openStorage({});
   const storeId = (await storage.createStore('s')).id;
   await storage.writeTuples(storeId, { ...plain, writes: many('seed', 100) });
   const gate: Gate = { open: true, started: 0 };
-  const indexes = new Indexes(gated(storage, gate), { index: small, log });
+  const indexes = new StoreIndexes(gated(storage, gate), { index: small, log });
   const index = await indexes.get(storeId);
   await indexes.settled(); // the scan's checkpoint, at load
   return { storage, storeId, gate, indexes, index };
@@ -144,7 +145,7 @@ describe('checkpoints written in the background', () => {
     const store = await storage.createStore('s');
     await storage.writeTuples(store.id, { ...plain, writes: many('seed', 100) });
     const logs: string[] = [];
-    const indexes = new Indexes(storage, { index: small, log: (_l, msg) => logs.push(msg) });
+    const indexes = new StoreIndexes(storage, { index: small, log: (_l, msg) => logs.push(msg) });
     const index = await indexes.get(store.id);
     await indexes.settled();
     expect(indexes.checkpoints).toEqual({ written: 1, failed: 0 }); // the scan's, at load
@@ -168,7 +169,7 @@ describe('checkpoints written in the background', () => {
     const later = (await collect(reopened.changesSince(store.id, image))).length;
     expect(later).toBeGreaterThanOrEqual(100);
     expect(later).toBeLessThan(3200);
-    const restarted = new Indexes(reopened);
+    const restarted = new StoreIndexes(reopened);
     const again = await restarted.get(store.id);
     expect(again.loaded).toEqual({ fromCheckpoint: true, tailChanges: later });
     expect(again.currentRevision).toBe(current);
@@ -236,7 +237,7 @@ describe('checkpoints written in the background', () => {
     expect(indexes.checkpoints).toEqual({ written: 2, failed: 0 }); // at load, at close
     const cp = await storage.readCheckpoint(storeId);
     expect(cp?.revision).toBe(await storage.revision(storeId));
-    const again = await new Indexes(storage).get(storeId);
+    const again = await new StoreIndexes(storage).get(storeId);
     expect(again.loaded).toEqual({ fromCheckpoint: true, tailChanges: 0 });
     expect(everyTuple(again.snapshot())).toEqual([...many('seed', 100), ...many('a', 1500)].map(stored).sort());
     again.close();

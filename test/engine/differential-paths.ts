@@ -6,11 +6,15 @@
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
-import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR } from '../../src/engine/types.js';
-import { validateCheckKey } from '../../src/engine/request-validation.js';
-import { createWalkerChecker, type CheckOutcome, type WalkerChecker } from '../../src/engine/walker/checker.js';
-import { programFor } from '../../src/engine/walker/program.js';
-import { encodeQuery } from '../../src/engine/walker/request.js';
+import { CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR } from '../../src/engine/contract.js';
+import { validateCheckKey } from '../../src/engine/commands/validate-request.js';
+import {
+  createWalkerChecker,
+  type CheckOutcome,
+  type WalkerChecker,
+} from '../../src/engine/evaluation/walker/checker.js';
+import { programFor } from '../../src/engine/evaluation/walker/program.js';
+import { encodeQuery } from '../../src/engine/evaluation/walker/request.js';
 import { QUERY_WORDS } from '../../src/abi.js';
 import type { IndexSnapshot } from '../../src/index/store-index.js';
 import { startServer, type RunningServer } from '../../src/main.js';

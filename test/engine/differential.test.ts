@@ -11,17 +11,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import {
-  evalCheck,
-  listObjects,
-  MemoryTupleView,
-  overlayView,
-  type EvalContext,
-} from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
 import type { TupleView } from '../../src/index/types.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
-import { openObjectWalk } from '../../src/engine/list/open.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
+import { openObjectWalk } from '../../src/engine/evaluation/list/open.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
@@ -80,7 +74,7 @@ export const differentialCheckers: DifferentialChecker[] = [
     check: (inp, object, relation, user) => evalCheck(ctxOf(inp, indexOf(inp.stored)), object, relation, user),
   },
   {
-    // The wasm walker (src/engine/walker), inline on this thread.
+    // The wasm walker (src/engine/evaluation/walker), inline on this thread.
     name: 'walker',
     check: (inp, object, relation, user) => {
       const item = {

@@ -3,7 +3,7 @@
 // and the oracle's side: the store's tuples at any revision folded from the changelog.
 
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
-import type { Latch } from '../../src/engine/types.js';
+import type { Latch } from '../../src/engine/contract.js';
 import { validateModel } from '../../src/model/validate.js';
 import type { Storage } from '../../src/storage/types.js';
 import { evolveModel, fittingTuple, randomModel, randomTuple, Rng } from '../oracle/generate.js';

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { openLatch } from '../../src/engine/service.js';
-import type { Latch, PastPoint, UsersetTreeNode } from '../../src/engine/types.js';
+import type { Latch, PastPoint, UsersetTreeNode } from '../../src/engine/contract.js';
 import {
   batchCheckOnFrame,
   checkOnFrame,
@@ -23,10 +23,10 @@ import {
   listObjectsOnFrame,
   listUsersOnFrame,
   type Frame,
-} from '../../src/engine/history/frame-eval.js';
-import { evalCheck, MemoryTupleView } from '../../src/engine/reference/index.js';
-import { createWalkerChecker } from '../../src/engine/walker/checker.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+} from '../../src/engine/commands/frame-eval.js';
+import { evalCheck, MemoryTupleView } from '../oracle/reference.js';
+import { createWalkerChecker } from '../../src/engine/evaluation/walker/checker.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import { compileModel } from '../../src/model/compile.js';
 import { openStorage } from '../../src/storage/index.js';

@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { Latch, ListedUser } from '../../src/engine/types.js';
+import type { Latch, ListedUser } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { LatchChannelClient } from '../../src/client/index.js';
 import { call, start } from '../http/helpers.js';

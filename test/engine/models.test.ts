@@ -1,7 +1,7 @@
-// The compiled-model cache (src/engine/models.ts) is keyed by model id: a model is only ever
+// The compiled-model cache (src/engine/state/model-cache.ts) is keyed by model id: a model is only ever
 // served to the store that holds it, whichever store compiled it first.
 import { expect, test } from 'vitest';
-import { ModelCache } from '../../src/engine/models.js';
+import { ModelCache } from '../../src/engine/state/model-cache.js';
 import { openStorage } from '../../src/storage/index.js';
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 

@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput } from '../../src/engine/types.js';
+import type { CheckInput } from '../../src/engine/contract.js';
 import { openStorage } from '../../src/storage/index.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 const run = hasPostgres();

@@ -1,4 +1,4 @@
-// Several nodes over one datastore (src/engine/follower.ts): two or three LatchService objects over
+// Several nodes over one datastore (src/engine/state/revision-feed.ts): two or three LatchService objects over
 // ONE shared storage object are nodes in one process. Each node's indexes follow the change log
 // one whole revision at a time; HIGHER_CONSISTENCY and minRevision queries wait for the revision
 // they need; writes, models and store deletions made through one node reach the others.
@@ -6,12 +6,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput, type EngineConfig } from '../../src/engine/types.js';
+import type { CheckInput, EngineConfig } from '../../src/engine/contract.js';
 import { openStorage } from '../../src/storage/index.js';
 import type { Storage } from '../../src/storage/types.js';
 import { node, type NodeView } from '../support/replicas.js';
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 

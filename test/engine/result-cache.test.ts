@@ -1,7 +1,7 @@
 // The Check result cache: bounded, answers what was stored (per scope, field by field), and evicts
 // with a second chance for entries hit since the hand last passed them.
 import { describe, expect, test } from 'vitest';
-import { ResultCache } from '../../src/engine/result-cache.js';
+import { ResultCache } from '../../src/engine/state/result-cache.js';
 import { openLatch } from '../../src/latch.js';
 
 /** A key by name: doc:<name>#viewer@user:<name>. */
@@ -147,7 +147,7 @@ describe('ResultCache', () => {
     const latch = await openLatch({ config: { workers: 0 } });
     try {
       const store = await latch.createStore('cache-keys');
-      // A relation name may hold any character but `:#@` and ASCII whitespace (semantics.md §3).
+      // A relation name may hold any character but `:#@` and ASCII whitespace (docs/reference/semantics.md §3).
       const model = {
         schema_version: '1.1',
         type_definitions: [

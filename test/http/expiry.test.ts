@@ -7,7 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LatchChannelClient } from '../../src/client/index.js';
-import { CHECK_ALLOWED, CHECK_DENIED } from '../../src/engine/types.js';
+import { CHECK_ALLOWED, CHECK_DENIED } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { call, start } from './helpers.js';
 
@@ -268,10 +268,10 @@ describe('expires_at', () => {
 
   test('the sweeper deletes expired tuples, one changelog entry each, and nothing else', async () => {
     now = E - 1;
-    expect(await server.latch.sweepExpired?.()).toBe(0);
+    expect(await server.latch.sweepExpired()).toBe(0);
     now = E;
-    expect(await server.latch.sweepExpired?.()).toBe(3);
-    expect(await server.latch.sweepExpired?.()).toBe(0);
+    expect(await server.latch.sweepExpired()).toBe(3);
+    expect(await server.latch.sweepExpired()).toBe(0);
     const changes = (await call(server.base, 'GET', `/stores/${store}/changes?page_size=100`)).json as {
       changes: { tuple_key: Record<string, unknown>; operation: string }[];
     };

@@ -1,5 +1,5 @@
 // Paged ListObjects / ListUsers and the resumable StreamedListObjects on the wire (latch extension,
-// D15): without the page fields the replies keep OpenFGA's exact shape; with them, pages follow
+// docs/reference/decisions.md D15): without the page fields the replies keep OpenFGA's exact shape; with them, pages follow
 // the continuation token to the end; a token only works with the request that produced it; page
 // sizes outside [1, 1000] are 400 validation_error.
 
@@ -80,7 +80,7 @@ describe('paged listings over HTTP', () => {
     });
     expect((tampered.json as { code: string }).code).toBe('invalid_continuation_token');
     for (const page_size of [-1, 1001]) {
-      // The code Read and the other paged endpoints give a PageSize out of range (http-api.md §6.4).
+      // The code Read and the other paged endpoints give a PageSize out of range (docs/reference/http-api.md §6.4).
       const r = await post('/list-objects', { ...LO, page_size });
       expect([r.status, (r.json as { code: string }).code]).toEqual([400, 'page_size_invalid']);
     }

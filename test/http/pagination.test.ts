@@ -1,7 +1,6 @@
 // Continuation tokens through the wire: Read pages cover every tuple once, ListStores pages keep
-// their name filter, and ReadChanges follows http-api.md §4.13 (token after the last change even
+// their name filter, and ReadChanges follows docs/reference/http-api.md §4.13 (token after the last change even
 // on a short page, the same token echoed when caught up, "" only when nothing ever matched).
-// Also the CORS headers of §1.1.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, start, storeWithModel } from './helpers.js';
@@ -74,24 +73,5 @@ describe('continuation tokens', () => {
     const other = await call(server.base, 'GET', `/stores?name=other-name&continuation_token=${p1.continuation_token}`);
     expect(other.status).toBe(400);
     expect((other.json as { code: string }).code).toBe('invalid_continuation_token');
-  });
-});
-
-describe('CORS', () => {
-  test('preflight and simple requests echo the origin', async () => {
-    const pre = await fetch(`${server.base}/stores/${store}/check`, {
-      method: 'OPTIONS',
-      headers: {
-        origin: 'https://app.example',
-        'access-control-request-method': 'POST',
-        'access-control-request-headers': 'content-type',
-      },
-    });
-    expect(pre.status).toBe(204);
-    expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
-    expect(pre.headers.get('access-control-allow-methods')).toContain('POST');
-    expect(pre.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    const r = await call(server.base, 'GET', `/stores/${store}`, undefined, { origin: 'https://app.example' });
-    expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });
 });

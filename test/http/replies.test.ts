@@ -1,5 +1,5 @@
 // The bytes of the replies sent most often (Check allowed / denied, /healthz), which are encoded
-// once and handed to the socket as they are, and the D11 headers that come with a Check reply.
+// once and handed to the socket as they are, and the docs/reference/decisions.md D11 headers that come with a Check reply.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, start, storeWithModel } from './helpers.js';

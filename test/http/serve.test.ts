@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { untilInFlight } from '../support/wait.js';
 
 const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), 'serve-entry.ts');
 
@@ -12,21 +13,34 @@ function latch(args: string[]): {
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
   kill: (s: NodeJS.Signals) => void;
   stderrLine: () => Promise<string>;
+  /** Resolves once stderr contains `text`. */
+  stderrUntil: (text: string) => Promise<void>;
 } {
   const proc = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters: ((line: string) => void)[] = [];
+  const untils: { text: string; resolve: () => void }[] = [];
   proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   proc.stderr.on('data', (d: Buffer) => {
     stderr += d.toString();
     const line = stderr.split('\n').find((l) => l.includes('listening'));
     if (line) waiters.splice(0).forEach((w) => w(line));
+    for (const u of untils.filter((u) => stderr.includes(u.text))) {
+      untils.splice(untils.indexOf(u), 1);
+      u.resolve();
+    }
   });
   const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
     proc.on('exit', (code) => resolve({ code, stdout, stderr })),
   );
-  return { done, kill: (s) => proc.kill(s), stderrLine: () => new Promise((r) => waiters.push(r)) };
+  return {
+    done,
+    kill: (s) => proc.kill(s),
+    stderrLine: () => new Promise((r) => waiters.push(r)),
+    stderrUntil: (text) =>
+      stderr.includes(text) ? Promise.resolve() : new Promise((resolve) => untils.push({ text, resolve })),
+  };
 }
 
 describe('latch serve', () => {
@@ -68,9 +82,9 @@ describe('latch serve', () => {
       },
     });
     const inFlight = fetch(`${base}/stores`, { method: 'POST', body, duplex: 'half' } as RequestInit);
-    await new Promise((r) => setTimeout(r, 200));
+    await untilInFlight(base, 1); // its headers reached the server
     p.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    await p.stderrUntil('"msg":"shutting down"');
     push?.();
     const r = await inFlight;
     expect(r.status).toBe(201);

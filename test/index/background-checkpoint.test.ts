@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import { Region, u8 } from '../../src/index/memory.js';
 import type { KvStorage } from '../../src/storage/kv-storage.js';

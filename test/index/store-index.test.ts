@@ -1,13 +1,13 @@
 // The compact index: build, TupleView reads, writes and deletes through the overlay, snapshot
 // isolation, background merges that keep answers identical, and checkpoint round trips.
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { allocatedBytes } from '../../src/index/memory.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { WriteResult } from '../../src/storage/types.js';
-import { checkStatus } from '../../src/engine/walker/checker.js';
+import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
 import { model, tk } from '../walker/helpers.js';
 
 const m = model(
@@ -210,8 +210,7 @@ describe('snapshot retirement', () => {
     const second = ix.snapshot();
     ix.apply(write(3, ['doc:s#viewer@user:s']));
     const third = ix.snapshot();
-    await new Promise((r) => setTimeout(r, 60));
-    expect(second.released).toBe(true);
+    await vi.waitFor(() => expect(second.released).toBe(true)); // retireAfterMs passed
     expect(first.released).toBe(false);
     expect(allowed(first, 'doc:1#viewer@user:anne')).toBe(true); // still readable while pinned
     first.unpin();
@@ -240,8 +239,7 @@ describe('snapshot retirement', () => {
     await Promise.resolve(); // microtasks: still the same macrotask
     expect(first.released).toBe(false);
     expect(allowed(first, 'doc:1#viewer@user:anne')).toBe(true);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(first.released).toBe(true);
+    await vi.waitFor(() => expect(first.released).toBe(true));
     expect(second.released).toBe(false);
     ix.close();
   });

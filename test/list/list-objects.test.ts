@@ -1,17 +1,18 @@
-// ListObjects over the compact index (src/engine/list/list-objects.ts through
-// src/engine/list/open.ts): the lazy walk against the reference evaluator while writes
+// ListObjects over the compact index (src/engine/evaluation/list/list-objects.ts through
+// src/engine/evaluation/list/open.ts): the lazy walk against the reference evaluator while writes
 // and deletes go through the overlay and background merges, contextual tuples with objects the
 // index has never seen, and the streaming contract (pin for the whole stream, unpin on early
 // stop, on the deadline, and at the end; other work runs between slices).
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
-import { openObjectWalk, streamWalk } from '../../src/engine/list/open.js';
+import { listObjects, MemoryTupleView, overlayView } from '../oracle/reference.js';
+import { openObjectWalk, streamWalk } from '../../src/engine/evaluation/list/open.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { Rng } from '../oracle/generate.js';
+import { timersDue } from '../support/wait.js';
 import { model, tk } from '../walker/helpers.js';
 
 const m = model(`model
@@ -238,15 +239,14 @@ describe('streamed ListObjects', () => {
     // A newer revision retires the streamed snapshot; its memory must stay while the stream runs.
     ix.apply({ revision: 2, timestamp: new Date().toISOString(), written: [tk('doc:x#viewer@user:bob')], deleted: [] });
     expect(ix.snapshot()).not.toBe(snapshot);
-    await new Promise((r) => setTimeout(r, 100));
+    await timersDue(); // the retire timer (due now) has run: the pin alone keeps the memory
     expect(snapshot.released).toBe(false);
     let more = 0;
     for (let i = 0; i < 100; i++) if (!(await it.next()).done) more++;
     expect(more).toBe(100);
     await it.return?.(undefined);
     expect(snapshot.pinCount).toBe(0);
-    await new Promise((r) => setTimeout(r, 1_200)); // the retire timer re-tries every second
-    expect(snapshot.released).toBe(true);
+    await vi.waitFor(() => expect(snapshot.released).toBe(true)); // the last unpin releases it
     ix.close();
   });
 
@@ -258,8 +258,7 @@ describe('streamed ListObjects', () => {
     const it = streamWalk(walkOf(snapshot, deadline), snapshot, deadline)[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
     expect(snapshot.pinCount).toBe(1);
-    await new Promise((r) => setTimeout(r, 600));
-    expect(snapshot.pinCount).toBe(0);
+    await vi.waitFor(() => expect(snapshot.pinCount).toBe(0), { timeout: 30_000, interval: 20 });
     expect((await it.next()).done).toBe(true);
     expect(snapshot.pinCount).toBe(0);
     ix.close();

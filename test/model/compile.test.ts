@@ -1,4 +1,4 @@
-// The model compiler on the worked example of semantics.md §2.4: rewrites, restrictions, tuplesets.
+// The model compiler on the worked example of docs/reference/semantics.md §2.4: rewrites, restrictions, tuplesets.
 import { describe, expect, it } from 'vitest';
 import { compileModel } from '../../src/model/compile.js';
 import { dslToModel } from '../../src/model/dsl.js';

@@ -1,4 +1,4 @@
-// Conditions: JSON → CEL conversions of every parameter type (semantics.md §5.9.4), the
+// Conditions: JSON → CEL conversions of every parameter type (docs/reference/semantics.md §5.9.4), the
 // missing-parameter rule, context precedence, runtime errors, and write-time context checks.
 import { describe, expect, it } from 'vitest';
 import type { ConditionParamTypeRefJson, ConditionTypeName, JsonObject, JsonValue } from '../../src/domain/types.js';

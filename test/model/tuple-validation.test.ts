@@ -1,4 +1,4 @@
-// Tuple validation (semantics.md §4.2–§4.5): every cause of §4.3, the write-only rules, read-time
+// Tuple validation (docs/reference/semantics.md §4.2–§4.5): every cause of §4.3, the write-only rules, read-time
 // validity of stale tuples, and the per-API codes of a query's own tuple key (appendix A.3).
 import { describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/errors.js';

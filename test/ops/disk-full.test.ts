@@ -1,5 +1,5 @@
 // Disk full, for real: the LevelDB data directory on a small tmpfs (`mount -t tmpfs`, as root)
-// filled by Writes until one fails. That Write gets 503 `unavailable` (D17), nothing of it is
+// filled by Writes until one fails. That Write gets 503 `unavailable` (docs/reference/decisions.md D17), nothing of it is
 // visible or kept, Checks and Reads keep answering, later Writes fail the same way while the
 // disk is full, and once space returns (`mount -o remount,size=…`) the next Write succeeds
 // without a restart; a restart then finds exactly the acknowledged tuples (writing on into the

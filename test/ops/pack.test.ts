@@ -55,7 +55,7 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
       'package/bin/latch.js',
       'package/build/walker.wasm',
       'package/dist/src/cli/main.js',
-      'package/dist/src/engine/pool/worker.js',
+      'package/dist/src/engine/evaluation/pool/worker.js',
       'package/README.md',
       'package/LICENSE',
     ]) {

@@ -1,4 +1,4 @@
-// Rate limits (DECISIONS D7) from `latch serve` settings: the flag, LATCH_RATE_LIMITS and the
+// Rate limits (docs/reference/decisions.md D7) from `latch serve` settings: the flag, LATCH_RATE_LIMITS and the
 // config file give the same buckets, wrong entries are usage errors naming their source, and a
 // server started from them answers 429 once a bucket is spent.
 

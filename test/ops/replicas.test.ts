@@ -12,11 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUERY_FILES } from '../conformance/engine.js';
 import { runReplicated } from '../conformance/replica.js';
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+
 import { openStorage } from '../../src/storage/index.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { DOC_MODEL, json, readAll, startLatch, type LatchProcess } from './process.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const run = hasPostgres();
 let db: TestDatabase;

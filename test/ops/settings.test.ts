@@ -9,7 +9,7 @@ import { UsageError } from '../../src/cli/args.js';
 import { envName, SETTINGS } from '../../src/cli/settings.js';
 import { serveHelp, settingsMarkdown } from '../../src/cli/settings-doc.js';
 import { resolveSettings, serveConfig } from '../../src/cli/settings-load.js';
-import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/types.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'latch-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { untilInFlight } from '../support/wait.js';
 import { DOC_MODEL, json, readAll, startLatch } from './process.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'latch-shutdown-'));
@@ -58,7 +59,7 @@ describe('graceful shutdown', () => {
       (r) => r.status,
       () => 0,
     );
-    await new Promise((r) => setTimeout(r, 200)); // its headers reach the server
+    await untilInFlight(first.base, 1); // its headers reached the server
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
     while (!first.stderr().includes('"msg":"shutting down"')) await new Promise((r) => setTimeout(r, 5));
@@ -106,7 +107,7 @@ describe('graceful shutdown', () => {
       (r) => r.status,
       () => 'cut off',
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await untilInFlight(p.base, 1);
     const signalled = Date.now();
     p.proc.kill('SIGTERM');
     expect(await p.exited).toBe(0);

@@ -1,6 +1,6 @@
 // A slow, obviously correct reference for Check, ListObjects and ListUsers, transcribed directly
-// from semantics.md §5.2-5.10 and §6.1/§6.3 over a plain tuple array. It shares nothing with
-// src/engine/reference: no indexes, no memo tables, no short-circuits. Contextual tuples go first.
+// from docs/reference/semantics.md §5.2-5.10 and §6.1/§6.3 over a plain tuple array. It shares nothing with
+// src/engine/evaluation/semantics: no indexes, no memo tables, no short-circuits. Contextual tuples go first.
 
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import type { CompiledModel, Rewrite } from '../../src/model/types.js';

@@ -3,7 +3,7 @@
 // ListUsers over every object.
 
 import { openLatch, type LatchOptions } from '../../src/engine/service.js';
-import type { ExpansionStreamEvent, Latch } from '../../src/engine/types.js';
+import type { ExpansionStreamEvent, Latch } from '../../src/engine/contract.js';
 import { dslToModel } from '../../src/model/dsl.js';
 
 export interface Fixture {

@@ -5,8 +5,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { compileDsl } from './model.js';
-import { evalCheck } from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
+import { evalCheck } from '../oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
 import { attempt, check, ctxOf, objects, users } from './table.js';
 
 const model = compileDsl(

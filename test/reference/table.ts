@@ -3,14 +3,8 @@
 
 import type { JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
-import {
-  evalCheck,
-  listObjects,
-  MemoryTupleView,
-  overlayView,
-  type EvalContext,
-} from '../../src/engine/reference/index.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
+import { evalCheck, listObjects, MemoryTupleView, overlayView, type EvalContext } from '../oracle/reference.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
 import type { CompiledModel } from '../../src/model/types.js';
 import { userString } from '../conformance/engine.js';
 

@@ -1,12 +1,12 @@
-// The fifteen traps of semantics.md §0.1, table-driven against the reference evaluator.
+// The fifteen traps of docs/reference/semantics.md §0.1, table-driven against the reference evaluator.
 // Each row reads as the query and its expected answer (a number is the expected error code).
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { listObjects, MemoryTupleView, overlayView } from '../../src/engine/reference/index.js';
-import { expand } from '../../src/engine/list/expand.js';
-import { listUsers } from '../../src/engine/list/list-users.js';
+import { listObjects, MemoryTupleView, overlayView } from '../oracle/reference.js';
+import { expand } from '../../src/engine/evaluation/list/expand.js';
+import { listUsers } from '../../src/engine/evaluation/list/list-users.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import type { StoreDriver } from '../conformance/engine.js';
 import { createReferenceDriver } from '../conformance/reference-driver.js';

@@ -1,4 +1,4 @@
-// Read for every filter shape of http-api.md §4.12, checked against a reference filter, paged.
+// Read for every filter shape of docs/reference/http-api.md §4.12, checked against a reference filter, paged.
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';

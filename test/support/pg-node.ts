@@ -2,8 +2,9 @@
 // model, a `viewer` tuple key, a MINIMIZE_LATENCY Check of it, and a node with no worker pool and
 // no polling (events only), so a test sees exactly what its own writes and events do.
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
-import { DEFAULT_ENGINE_CONFIG, type CheckInput, type EngineConfig } from '../../src/engine/types.js';
+import type { CheckInput, EngineConfig } from '../../src/engine/contract.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 export const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 

@@ -2,8 +2,9 @@
 // storage object, so a test can make a node miss notifications or read the change log slowly.
 
 import { LatchService } from '../../src/engine/service.js';
-import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../../src/engine/types.js';
+import type { EngineConfig } from '../../src/engine/contract.js';
 import type { RevisionChange, Storage } from '../../src/storage/types.js';
+import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 
 export interface NodeView {
   /** Storage events reach the node (false: notifications lost; only polls and the log help). */

@@ -1,4 +1,4 @@
-// Table-driven Check semantics (semantics.md §5) through the wasm walker: every rewrite form,
+// Table-driven Check semantics (docs/reference/semantics.md §5) through the wasm walker: every rewrite form,
 // wildcards, usersets as subjects, the self rule, cycles, depth, conditions, contextual tuples.
 
 import { describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@ import { StoreIndex } from '../../src/index/store-index.js';
 import { dslToModel } from '../../src/model/dsl.js';
 import { validateAndCompile } from '../../src/model/load.js';
 import type { CompiledModel } from '../../src/model/types.js';
-import { checkStatus, type CheckOutcome } from '../../src/engine/walker/checker.js';
+import { checkStatus, type CheckOutcome } from '../../src/engine/evaluation/walker/checker.js';
 
 let n = 0;
 export function model(dsl: string): CompiledModel {

@@ -14,9 +14,9 @@ import {
   R_FALSE,
   R_TRUE,
 } from '../../src/abi.js';
-import { outcomeOf, WalkerHost } from '../../src/engine/walker/host.js';
+import { outcomeOf, WalkerHost } from '../../src/engine/evaluation/walker/host.js';
 import { fail } from '../../src/errors.js';
-import { PATH_CAP } from '../../src/engine/walker/request.js';
+import { PATH_CAP } from '../../src/engine/evaluation/walker/request.js';
 import { answer, index, model, tk } from './helpers.js';
 
 const codeOf = (o: ReturnType<typeof outcomeOf>): string =>

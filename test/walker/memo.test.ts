@@ -27,7 +27,7 @@ describe('memo', () => {
   // would hit the test timeout.
   it('doc:1#viewer@user:nobody => false', () => expect(answer(ix, m, 'doc:1#viewer@user:nobody')).toBe('false'));
   // Depth errors are not memoised (they depend on the ancestors), so a lattice whose every path
-  // meets the limit is exponential: the step budget stops it (D8 complexity budget → 422).
+  // meets the limit is exponential: the step budget stops it (docs/reference/decisions.md D8 complexity budget → 422).
   it('doc:1#viewer@user:deep => throttled_timeout_error with resolveDepth 24 (step budget)', () =>
     expect(answer(ix, m, 'doc:1#viewer@user:deep', { depth: 24 })).toBe('throttled_timeout_error'));
 

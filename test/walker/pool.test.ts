@@ -5,11 +5,11 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { QUERY_WORDS, R_ERR_INTERNAL, R_TRUE } from '../../src/abi.js';
-import { createWalkerChecker, type CheckItem } from '../../src/engine/walker/checker.js';
-import { CheckPool } from '../../src/engine/pool/pool.js';
-import { programFor } from '../../src/engine/walker/program.js';
-import { encodeQuery } from '../../src/engine/walker/request.js';
-import { walkerModule } from '../../src/engine/walker/wasm.js';
+import { createWalkerChecker, type CheckItem } from '../../src/engine/evaluation/walker/checker.js';
+import { CheckPool } from '../../src/engine/evaluation/pool/pool.js';
+import { programFor } from '../../src/engine/evaluation/walker/program.js';
+import { encodeQuery } from '../../src/engine/evaluation/walker/request.js';
+import { walkerModule } from '../../src/engine/evaluation/walker/wasm.js';
 import { index, model, tk } from './helpers.js';
 
 const m = model(

@@ -1,4 +1,4 @@
-// Read-time validity (semantics §4.5) and strings the index has never seen.
+// Read-time validity (docs/reference/semantics.md §4.5) and strings the index has never seen.
 
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/domain/types.js';

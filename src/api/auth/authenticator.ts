@@ -1,5 +1,5 @@
 // The four authentication modes behind one interface the HTTP layer calls once per request,
-// before the body is parsed (D1): `authenticate(header, op, storeId)` = verify the credential
+// before the body is parsed (docs/reference/decisions.md D1): `authenticate(header, op, storeId)` = verify the credential
 // (synchronously on a warm token), then authorize the operation (store binding, scope).
 // Example: `authenticate('Bearer eyJ…', 'Check', '01J…')` → Principal, or throws AppError
 // (401 bearer_token_missing, 403 insufficient_permissions, …).
@@ -9,8 +9,8 @@ import { createRemoteJWKSet, errors, type JWTPayload } from 'jose';
 import { AppError } from '../../errors.js';
 import type { ClientStore } from '../../storage/auth/clients.js';
 import type { ResolvedAuthConfig } from './config.js';
-import type { KeyRing } from './keys.js';
-import { SIGNING_ALG } from './keys.js';
+import type { KeyRing } from './signing-keys.js';
+import { SIGNING_ALG } from './signing-keys.js';
 import type { Operation } from './operations.js';
 import { ANONYMOUS, authorize, type Principal } from './principal.js';
 import type { FailureLimiter } from './ratelimit.js';
@@ -118,11 +118,14 @@ class PresharedAuth implements Authenticator {
   close(): void {}
 }
 
-/** The operator's admin key (client-credentials): account-level, client management only. */
+/**
+ * The operator's admin key (client-credentials): account-level, client management only, as the
+ * account administrator (`admin:clients`: it may mint any scopes; it opens no store itself).
+ */
 const ADMIN: Principal = Object.freeze({
   clientId: 'admin-key',
   storeId: '*',
-  scopes: new Set(['manage:clients']),
+  scopes: new Set(['manage:clients', 'admin:clients']),
   expiresAt: Infinity,
 });
 

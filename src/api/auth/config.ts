@@ -46,7 +46,7 @@ export interface AuthConfig {
   readonly keyRotationSeconds?: number | undefined;
   readonly clockToleranceSeconds?: number | undefined;
   /**
-   * Per operation class, per (client, store). Default 10 000 000/s, burst 10 000 000 (D7: never
+   * Per operation class, per (client, store). Default 10 000 000/s, burst 10 000 000 (docs/reference/decisions.md D7: never
    * hit by suites, benchmarks or the batched msgpack channel); mode none: off unless given.
    */
   readonly rateLimits?: Partial<Record<OpClass, Bucket>> | undefined;

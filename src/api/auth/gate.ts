@@ -1,4 +1,4 @@
-// The one call the transports make per request, before the body is parsed (D1): authenticate,
+// The one call the transports make per request, before the body is parsed (docs/reference/decisions.md D1): authenticate,
 // authorize (store binding, scope) and take from the rate limit. The outcome is held as data so
 // a transport can start reading the body meanwhile and decide later, without ever leaving a
 // rejected promise unobserved. Unknown operation names fail closed (only PUBLIC_ROUTES pass).

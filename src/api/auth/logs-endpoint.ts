@@ -1,6 +1,6 @@
-// SearchStoreLogs — `GET /stores/{store_id}/logs` (http-api.md §4.26) as an entry of the API
+// SearchStoreLogs — `GET /stores/{store_id}/logs` (docs/reference/http-api.md §4.26) as an entry of the API
 // endpoint table, made per server because it reads that server's StoreLogs. Scope `search:logs`
-// is enforced by the authenticator before `parse` runs (D1); an unknown store is 404 (D2).
+// is enforced by the authenticator before `parse` runs (docs/reference/decisions.md D1); an unknown store is 404 (D2).
 
 import { endpoint, ok, type Endpoint } from '../endpoint.js';
 import { pageSize, storeId, tokenText } from '../validate.js';

@@ -1,4 +1,4 @@
-// Store logs (item 7, http-api.md §4.26): a recorder the HTTP layer calls once per finished call,
+// Store logs (item 7, docs/reference/http-api.md §4.26): a recorder the HTTP layer calls once per finished call,
 // buffered and written in batches; background pruning past the retention period; and the search
 // behind `GET /stores/{store_id}/logs` (time range, sort, query, continuation tokens).
 // Contract: a record carries client id, operation, store, model, tuple key or filter, status,

@@ -1,9 +1,10 @@
-// Every authenticated operation of the API, the OAuth scope it needs (http-api.md §2, §5), whether
-// it is bound to a store, and its rate-limit class (D7). Operation names are the endpoint names
+// Every authenticated operation of the API, the OAuth scope it needs (docs/reference/http-api.md §2, §5), whether
+// it is bound to a store, and its rate-limit class (docs/reference/decisions.md D7). Operation names are the endpoint names
 // of src/api (`Check`, `Write`, …), so the HTTP layer passes `endpoint.name` as is.
 // Example: a token with scope `check:tuples` bound to store S may call Check on S only.
 
 export const SCOPES = [
+  'admin:clients',
   'check:tuples',
   'create:stores',
   'delete:stores',

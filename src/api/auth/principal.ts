@@ -33,7 +33,7 @@ export function hasScope(p: Principal, scope: Scope): boolean {
 }
 
 /**
- * The authorization decision of D1/D3 for an authenticated principal, in this order:
+ * The authorization decision of docs/reference/decisions.md D1/D3 for an authenticated principal, in this order:
  * store binding (401 missing_store_in_bearer_token, 403 store_mismatch_in_bearer_token, whether or
  * not the other store exists), then the scope (403 insufficient_permissions). Store-less
  * operations (ListStores, CreateStore) need an account-level principal: a store-bound token

@@ -1,4 +1,4 @@
-// Token-bucket rate limits (D7): one bucket per (client, store, operation class) for API calls,
+// Token-bucket rate limits (docs/reference/decisions.md D7): one bucket per (client, store, operation class) for API calls,
 // and buckets of failed token requests per remote address and per (client id, address) for
 // /oauth/token.
 // A refused call throws RateLimitError (429) carrying `retryAfter` seconds for the header.

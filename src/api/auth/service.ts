@@ -5,13 +5,13 @@
 
 import { join } from 'node:path';
 import { ClientStore } from '../../storage/auth/clients.js';
-import { KeyRecords } from '../../storage/auth/keys.js';
+import { KeyRecords } from '../../storage/auth/signing-key-records.js';
 import { openAuthKv, type AuthKv } from '../../storage/auth/kv.js';
 import { LogRecords } from '../../storage/auth/logs.js';
 import type { PostgresOpenOptions } from '../../storage/types.js';
 import { clientCredentialsAuth, noAuth, oidcAuth, presharedAuth, type Authenticator } from './authenticator.js';
 import { resolveAuthConfig, type AuthConfig, type ResolvedAuthConfig } from './config.js';
-import { KeyRing } from './keys.js';
+import { KeyRing } from './signing-keys.js';
 import { StoreLogs } from './logs.js';
 import { FailureLimiter, RateLimiter } from './ratelimit.js';
 import { TokenIssuer, type RawReply, type TokenRequest } from './token-endpoint.js';

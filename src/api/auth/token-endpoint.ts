@@ -1,4 +1,4 @@
-// The built-in OAuth 2.0 token endpoint (`POST /oauth/token`, http-api.md §4.30) and the JWKS
+// The built-in OAuth 2.0 token endpoint (`POST /oauth/token`, docs/reference/http-api.md §4.30) and the JWKS
 // (`GET /.well-known/jwks.json`), as transport-free functions returning {status, body, headers}.
 // Grant: client_credentials, client authenticated by `client_secret` (body or HTTP Basic) or a
 // `private_key_jwt` assertion. Failed client authentications are counted per remote address and
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import { decoyHash, verifySecret, type ClientRecord, type ClientStore } from '../../storage/auth/clients.js';
 import type { ResolvedAuthConfig } from './config.js';
-import type { KeyRing } from './keys.js';
+import type { KeyRing } from './signing-keys.js';
 import type { FailureLimiter } from './ratelimit.js';
 import { RateLimitError } from './ratelimit.js';
 
@@ -159,7 +159,9 @@ export class TokenIssuer {
       throw new OAuthError(401, 'invalid_client', 'client authentication failed');
     // Hash even for an unknown client so timing does not reveal which ids exist.
     const ok = await verifySecret(secret, client?.secretHash ?? (await decoyHash()));
-    if (!client || !ok || client.revokedAt) throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+    // A private_key_jwt client authenticates with its key only (records made before that rule hold a secret).
+    if (!client || !ok || client.revokedAt || client.publicKey !== undefined)
+      throw new OAuthError(401, 'invalid_client', 'client authentication failed');
     return client;
   }
 

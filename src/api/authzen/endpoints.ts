@@ -1,19 +1,19 @@
-// The AuthZEN 1.0 endpoints on every store (http-api.md §4.20–4.25), mapped onto Check,
+// The AuthZEN 1.0 endpoints on every store (docs/reference/http-api.md §4.20–4.25), mapped onto Check,
 // BatchCheck, ListUsers, StreamedListObjects and the model's relations as OpenFGA's experimental
 // implementation maps them. Whole-request errors use latch's error body and status (a 400 with
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, ListedUser } from '../../engine/types.js';
+import type { BatchCheckItem, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import { endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
 import { storeId, type Obj } from '../validate.js';
-import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations.js';
+import { evaluate, parseEvaluations, yieldTurn, type EvaluationsInput } from './evaluations.js';
 import {
   MODEL_HEADER,
   checkKeyOf,
-  checkPage,
+  validatePage,
   contextOf,
   mergedContext,
   modelFromHeader,
@@ -64,7 +64,7 @@ function accessInput<S, R, A>(
     action: action(body, request),
     context: contextOf(body),
   };
-  if (paged) checkPage(body);
+  if (paged) validatePage(body);
   return input;
 }
 
@@ -192,9 +192,12 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
     const names = Object.keys(type.relations ?? {}).sort();
     const context = mergedContext(input.context, input.subject, input.resource, input.action);
     const permitted: { name: string }[] = [];
-    // One BatchCheck per server-sized slice (OpenFGA refuses a type with more relations than one BatchCheck takes).
+    // One BatchCheck per server-sized slice (OpenFGA refuses a type with more relations than one
+    // BatchCheck takes), all under one deadline for the request, yielding between slices.
     const size = ctx.latch.config.maxBatchCheckItems;
+    const deadline = Date.now() + ctx.latch.config.checkDeadlineMs;
     for (let i = 0; i < names.length; i += size) {
+      if (i > 0) await yieldTurn();
       const checks: BatchCheckItem[] = names.slice(i, i + size).map((name, j) => ({
         correlationId: String(j),
         tupleKey: checkKeyOf(input.subject, input.resource, { name }),
@@ -206,6 +209,7 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
         modelId: model.id,
         checks,
         consistency: 'UNSPECIFIED',
+        deadline,
       });
       // A relation whose check fails is left out, as OpenFGA leaves it out.
       for (const c of checks) {

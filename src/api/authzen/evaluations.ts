@@ -1,10 +1,12 @@
 // AuthZEN Access Evaluations (spec §7): boxcarred evaluations with top-level defaults and the
 // three evaluation semantics. `execute_all` runs every item as one BatchCheck; the two
-// short-circuit semantics run the items one Check at a time, in order, and stop early.
+// short-circuit semantics run the items one Check at a time, in order, and stop early. Every
+// semantic takes at most `maxBatchCheckItems` items and has one deadline for the whole request;
+// the short-circuit ones yield to the event loop between items, so a long request never holds it.
 // Per-item errors are embedded as `{decision: false, context: {error: {status, message}}}`.
 
 import type { JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, CheckInput } from '../../engine/types.js';
+import type { BatchCheckItem, CheckInput } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import type { CallContext } from '../endpoint.js';
 import {
@@ -65,9 +67,18 @@ function partsOf(v: Obj): Item {
   return { subject: s && subjectOf(s), resource: r && resourceOf(r), action: a && actionOf(a), context: contextOf(v) };
 }
 
+/** The most items any configuration takes (`--max-batch-check-items` ≤ 10,000): more are refused before they are read. */
+const MAX_ITEMS = 10_000;
+
 export function parseEvaluations(storeId: string, modelId: string | undefined, body: Obj): EvaluationsInput {
   const defaults = partsOf(body);
-  const items = list(body, 'evaluations').map((v) => {
+  const raw = list(body, 'evaluations');
+  if (raw.length > MAX_ITEMS)
+    throw new AppError(
+      'validation_error',
+      `batchCheck received ${raw.length} checks, the maximum allowed is ${MAX_ITEMS}`,
+    );
+  const items = raw.map((v) => {
     if (!isObj(v)) throw typeError('evaluations', 'message', v);
     const own = partsOf(v);
     // The item's context replaces the default, it is not merged with it (spec §7.1.1).
@@ -111,7 +122,8 @@ function embedded(err: unknown): Decision {
   throw err;
 }
 
-async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<Decision[]> {
+/** Refuses a request with more items than one BatchCheck takes (every semantic). */
+function assertBatchSize(input: EvaluationsInput, ctx: CallContext): void {
   const max = ctx.latch.config.maxBatchCheckItems;
   if (input.items.length > max) {
     throw new AppError(
@@ -119,6 +131,12 @@ async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<De
       `batchCheck received ${input.items.length} checks, the maximum allowed is ${max}`,
     );
   }
+}
+
+/** One turn of the event loop (other requests run meanwhile). */
+export const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function executeAll(input: EvaluationsInput, ctx: CallContext, deadline: number): Promise<Decision[]> {
   const checks: BatchCheckItem[] = input.items.map((item, i) => {
     const gap = missing(item);
     if (gap) throw new AppError('validation_error', `evaluation ${i}: missing ${gap}`);
@@ -130,6 +148,7 @@ async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<De
     modelId: input.modelId,
     checks,
     consistency: 'UNSPECIFIED',
+    deadline,
   });
   ctx.modelId = r.modelId;
   return checks.map((c) => {
@@ -144,17 +163,23 @@ async function executeAll(input: EvaluationsInput, ctx: CallContext): Promise<De
  * counts as a denial, spec §7.1.2.1); permit_on_first_permit stops after the first permit and
  * carries on past errors.
  */
-async function shortCircuit(input: EvaluationsInput, ctx: CallContext): Promise<Decision[]> {
+async function shortCircuit(input: EvaluationsInput, ctx: CallContext, deadline: number): Promise<Decision[]> {
   const denyFirst = input.semantic === 'deny_on_first_deny';
   const out: Decision[] = [];
   for (let i = 0; i < input.items.length; i++) {
+    if (i > 0) await yieldTurn();
+    if (Date.now() >= deadline) {
+      // The request's time is spent: this item says so and the rest are not evaluated.
+      out.push(failed(422, `evaluation ${i}: the request's deadline passed before it was evaluated`));
+      break;
+    }
     const item = input.items[i] as Item;
     const gap = missing(item);
     let d: Decision;
     if (gap) d = failed(400, `evaluation ${i}: missing ${gap}`);
     else {
       try {
-        const r = await ctx.latch.check(checkOf(input, item));
+        const r = await ctx.latch.check({ ...checkOf(input, item), deadline });
         ctx.modelId = r.modelId;
         d = { decision: r.allowed };
       } catch (err) {
@@ -181,5 +206,7 @@ export async function evaluate(input: EvaluationsInput, ctx: CallContext): Promi
     ctx.modelId = r.modelId;
     return [{ decision: r.allowed }];
   }
-  return input.semantic === 'execute_all' ? executeAll(input, ctx) : shortCircuit(input, ctx);
+  assertBatchSize(input, ctx);
+  const deadline = Date.now() + ctx.latch.config.checkDeadlineMs;
+  return input.semantic === 'execute_all' ? executeAll(input, ctx, deadline) : shortCircuit(input, ctx, deadline);
 }

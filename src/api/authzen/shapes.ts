@@ -5,7 +5,7 @@
 // `action_<key>`, with the request's own context keys winning on conflicts.
 
 import type { JsonObject } from '../../domain/types.js';
-import type { CheckTupleKey } from '../../engine/types.js';
+import type { CheckTupleKey } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import type { ApiRequest } from '../endpoint.js';
 import { P, isObj, structValue, typeError, type Obj } from '../validate.js';
@@ -125,7 +125,7 @@ export function contextOf(body: Obj): JsonObject | undefined {
 }
 
 /** `page` (spec §8): accepted and not used; only its shape is checked. */
-export function checkPage(body: Obj): void {
+export function validatePage(body: Obj): void {
   const page = optional(body, 'page');
   if (!page) return;
   const token = page['token'] ?? page['next_token'];
@@ -170,7 +170,7 @@ export function userOf(subject: Subject): string {
   return user;
 }
 
-/** The tuple key of an evaluation, bounded as Check bounds its own (http-api.md §4.14). */
+/** The tuple key of an evaluation, bounded as Check bounds its own (docs/reference/http-api.md §4.14). */
 export function checkKeyOf(subject: Subject, resource: Resource, action: Action): CheckTupleKey {
   const user = userOf(subject);
   const object = `${resource.type}:${resource.id}`;

@@ -9,7 +9,7 @@
 import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
-import { listUserCandidates } from '../list/list-users.js';
+import { listUserCandidates } from '../evaluation/list/list-users.js';
 import type { IndexGraph } from './graph.js';
 
 const typeOf = (object: string): string => object.slice(0, object.indexOf(':'));

@@ -1,6 +1,6 @@
 // This node's permission indexes, per store: their definitions live in the datastore (so every
 // node serves every index), their materialised state here, built from this node's tuple index and
-// kept current by the Follower's AppliedObserver hook, on local writes and on revisions committed
+// kept current by the RevisionFeed's AppliedObserver hook, on local writes and on revisions committed
 // by other nodes alike. A definition created or deleted on another node is found on the next
 // lookup of it (get, list, or a stream's heartbeat).
 
@@ -8,23 +8,16 @@ import { ulid } from '../../domain/ids.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import type { IndexedRelation, PermissionIndexRecord, Storage } from '../../storage/types.js';
-import type { AppliedObserver } from '../follower.js';
-import type { EngineLog, Indexes } from '../indexes.js';
-import type { ModelCache } from '../models.js';
+import type { PermissionIndexRecord, Storage } from '../../storage/types.js';
+import type { AppliedObserver } from '../state/revision-feed.js';
+import type { StoreIndexes } from '../state/store-indexes.js';
+import type { ModelCache } from '../state/model-cache.js';
 import { indexGraph } from './graph.js';
-import { PermissionIndex, type PermissionIndexLimits } from './permission-index.js';
+import { PermissionIndex } from './permission-index.js';
+import type { CreatePermissionIndex, EngineLog, PermissionIndexLimits } from '../contract.js';
 
 /** Work per event-loop turn while building (ms). */
 const BUILD_SLICE_MS = 10;
-
-export interface CreatePermissionIndex {
-  readonly storeId: string;
-  readonly name: string;
-  readonly relations: readonly IndexedRelation[];
-  /** Undefined → the store's latest model. */
-  readonly modelId?: string | undefined;
-}
 
 export const indexNotFound = (id: string): AppError =>
   new AppError('index_id_not_found', `permission index '${id}' not found`);
@@ -36,7 +29,7 @@ export class PermissionIndexes implements AppliedObserver {
 
   constructor(
     private readonly storage: Storage,
-    private readonly indexes: Indexes,
+    private readonly indexes: StoreIndexes,
     private readonly models: ModelCache,
     private readonly limits: PermissionIndexLimits,
     private readonly log: EngineLog,

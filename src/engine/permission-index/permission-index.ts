@@ -19,45 +19,12 @@ import type { TupleKey } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { PermissionIndexRecord } from '../../storage/types.js';
-import { admitsWildcard, listedByName } from '../list/list-users.js';
-import { checkStatus } from '../walker/checker.js';
+import { admitsWildcard, listedByName } from '../evaluation/list/list-users.js';
+import { checkStatus } from '../evaluation/walker/checker.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
-
-export type PermissionIndexStatus = 'BUILDING' | 'ACTIVE' | 'FAILED';
-
-export interface ExpansionEvent {
-  readonly revision: number;
-  readonly position: number;
-  readonly operation: 'INSERT' | 'DELETE';
-  readonly user: string;
-  readonly relation: string;
-  readonly object: string;
-}
-
-/** A point of the event sequence: everything at or before (revision, position) was delivered. */
-export interface EventPoint {
-  readonly revision: number;
-  /** `Infinity`: the whole revision. */
-  readonly position: number;
-}
-
-export interface PermissionIndexLimits {
-  /** Events kept for resumption; a `from` older than the oldest is refused. */
-  readonly ringSize: number;
-  /** A build that takes longer fails (ms). */
-  readonly buildMs: number;
-  /** An index that would hold more triples fails. */
-  readonly maxTriples: number;
-  readonly resolveDepth: number;
-}
-
-export const DEFAULT_LIMITS: PermissionIndexLimits = {
-  ringSize: 100_000,
-  buildMs: 600_000,
-  maxTriples: 50_000_000,
-  resolveDepth: 25,
-};
+import { DEFAULT_PERMISSION_INDEX_LIMITS } from '../config.js';
+import type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from '../contract.js';
 
 const before = (a: EventPoint, b: EventPoint): boolean =>
   a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
@@ -126,7 +93,7 @@ export class PermissionIndex {
   constructor(
     readonly record: PermissionIndexRecord,
     readonly model: CompiledModel,
-    private readonly limits: PermissionIndexLimits = DEFAULT_LIMITS,
+    private readonly limits: PermissionIndexLimits = DEFAULT_PERMISSION_INDEX_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
     this.wildcardTypes = new Set(this.graph.userTypes.filter((t) => admitsWildcard(model, t)));

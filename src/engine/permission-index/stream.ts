@@ -6,26 +6,8 @@
 // A consumer that falls behind the ring is closed too: it resumes with `from` or restarts.
 
 import { AppError } from '../../errors.js';
-import type { EventPoint, ExpansionEvent, PermissionIndex } from './permission-index.js';
-
-export type ExpansionStreamEvent =
-  /** `snapshot`: the entry's number in the initial set (its id is not a resume point). */
-  | { readonly kind: 'expansion'; readonly event: ExpansionEvent; readonly snapshot?: number | undefined }
-  | { readonly kind: 'freshness'; readonly revision: number; readonly at: number }
-  | { readonly kind: 'heartbeat' }
-  | { readonly kind: 'closed'; readonly reason: string };
-
-export interface ExpansionsInput {
-  readonly storeId: string;
-  readonly indexId: string;
-  /** The model the client expects: it must be the index's. */
-  readonly modelId: string;
-  /** Resume right after this point; undefined → the whole current set first. */
-  readonly from?: EventPoint | undefined;
-  readonly heartbeatMs: number;
-  /** The stream closes after this long (the client reconnects with `from`). */
-  readonly lifetimeMs: number;
-}
+import type { PermissionIndex } from './permission-index.js';
+import type { EventPoint, ExpansionStreamEvent, ExpansionsInput } from '../contract.js';
 
 /** Events taken from the ring at once: the most the stream holds. */
 const PAGE = 256;

@@ -2,7 +2,14 @@
 // hash (never the secret), an optional public key for private_key_jwt, and lifecycle times.
 // Contract: `create`/`rotate` return the clear secret once; it is never stored or logged.
 
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import {
+  createPublicKey,
+  randomBytes,
+  scrypt as scryptCb,
+  timingSafeEqual,
+  type JsonWebKey,
+  type ScryptOptions,
+} from 'node:crypto';
 import type { AuthKv } from './kv.js';
 
 export interface ClientRecord {
@@ -37,6 +44,20 @@ function scrypt(secret: string, salt: Buffer, n: number, r: number, p: number): 
   return new Promise((resolve, reject) =>
     scryptCb(secret, salt, KEY_LEN, options, (err, key) => (err ? reject(err) : resolve(key))),
   );
+}
+
+/**
+ * Why `jwk` cannot serve as a client's public key (private material, or no usable key: `{"kty":
+ * "RSA"}` alone), or undefined when it is a public key node can import.
+ */
+export function publicJwkProblem(jwk: Readonly<Record<string, unknown>>): string | undefined {
+  if ('d' in jwk || 'k' in jwk) return 'it contains private material';
+  try {
+    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+    return undefined;
+  } catch {
+    return 'it holds no usable public key';
+  }
 }
 
 export async function hashSecret(secret: string): Promise<string> {
@@ -117,7 +138,13 @@ export class ClientStore {
     this.#byId.set(rec.id, rec);
   }
 
-  async create(c: NewClient): Promise<{ client: ClientRecord; secret: string }> {
+  /**
+   * A client with a public key (private_key_jwt) authenticates with it only: its stored hash is of
+   * a random secret never shown, and `secret` is undefined.
+   */
+  create(c: NewClient & { readonly publicKey?: undefined }): Promise<{ client: ClientRecord; secret: string }>;
+  create(c: NewClient): Promise<{ client: ClientRecord; secret: string | undefined }>;
+  async create(c: NewClient): Promise<{ client: ClientRecord; secret: string | undefined }> {
     const secret = newSecret();
     const client: ClientRecord = {
       id: newClientId(),
@@ -129,13 +156,13 @@ export class ClientStore {
       createdAt: new Date().toISOString(),
     };
     await this.#put(client);
-    return { client, secret };
+    return { client, secret: c.publicKey === undefined ? secret : undefined };
   }
 
-  /** A new secret; the old one stops working at once. Tokens already issued live until `exp`. */
+  /** A new secret; the old one stops working at once (undefined for a private_key_jwt client: it has none). Tokens already issued live until `exp`. */
   async rotate(id: string): Promise<{ client: ClientRecord; secret: string } | undefined> {
     const old = this.#byId.get(id);
-    if (!old || old.revokedAt) return undefined;
+    if (!old || old.revokedAt || old.publicKey !== undefined) return undefined;
     const secret = newSecret();
     const client: ClientRecord = { ...old, secretHash: await hashSecret(secret), rotatedAt: new Date().toISOString() };
     await this.#put(client);

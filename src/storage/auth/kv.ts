@@ -6,27 +6,14 @@
 // in the same order; values are UTF-8 text.
 
 import { mkdir } from 'node:fs/promises';
-import type { Kv, KvOp, KvRange } from '../kv.js';
+import type { Kv, KvOp } from '../kv.js';
+import type { AuthKv, AuthKvOp, AuthKvRange } from './kv-contract.js';
 import { openLevelKv } from '../level.js';
 import { MemoryKv } from '../memory.js';
 import { PgAuthKv, type AuthTable } from '../postgres/auth-kv.js';
 import type { PostgresOptions } from '../postgres/db.js';
 
-export interface AuthKvOp {
-  readonly type: 'put' | 'del';
-  readonly key: string;
-  readonly value?: string | undefined;
-}
-
-export type AuthKvRange = KvRange;
-
-/** Contract: `batch` is atomic; `range` yields `[key, value]` in key order (reverse on request). */
-export interface AuthKv {
-  get(key: string): Promise<string | undefined>;
-  batch(ops: readonly AuthKvOp[], sync?: boolean): Promise<void>;
-  range(range: AuthKvRange): Promise<[string, string][]>;
-  close(): Promise<void>;
-}
+export type { AuthKv, AuthKvOp, AuthKvRange } from './kv-contract.js';
 
 const utf8 = new TextDecoder();
 

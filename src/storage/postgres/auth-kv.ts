@@ -3,7 +3,7 @@
 // every node reads and writes one authentication state. Keys are stored with the NUL-free code
 // of ./db.ts (`enc`), which keeps their byte order; a batch is one transaction.
 
-import type { AuthKv, AuthKvOp, AuthKvRange } from '../auth/kv.js';
+import type { AuthKv, AuthKvOp, AuthKvRange } from '../auth/kv-contract.js';
 import { dec, Db, enc, q, type PostgresOptions } from './db.js';
 
 export type AuthTable = 'latch_auth' | 'latch_store_logs';

@@ -1,6 +1,8 @@
 // The schema of the PostgreSQL backend as numbered steps, applied in order under an advisory
 // lock so that nodes starting together migrate once. `latch_schema_version` holds one row per
-// applied step. A node refuses a database whose schema is newer than its code
+// applied step. Step 1 is the whole schema of the first release (tables, indexes and the write
+// functions); a later change appends step 2, 3, … and never edits a released step. A node
+// refuses a database whose schema is newer than its code
 // (SchemaTooNewError) and, when it may not migrate, one that is older (SchemaTooOldError).
 //
 // Every text column that is compared or ordered uses COLLATE "C" (byte order of UTF-8), the
@@ -51,8 +53,12 @@ const MIGRATIONS: readonly string[] = [
     -- {"name":…,"context":…} as JSON text, or NULL
     condition   text,
     written_ms  bigint NOT NULL,
+    -- tuple expiry (expires_at, ms since the epoch), or NULL
+    expires_ms  bigint,
     PRIMARY KEY (store_id, object, relation, "user")
   );
+  -- the expiry sweeper's index (deleteExpired, firstExpiry)
+  CREATE INDEX latch_tuples_expiry ON latch_tuples (store_id, expires_ms) WHERE expires_ms IS NOT NULL;
   CREATE INDEX latch_tuples_by_user ON latch_tuples (store_id, object_type, "user", relation, object);
 
   CREATE TABLE latch_changes (
@@ -66,6 +72,7 @@ const MIGRATIONS: readonly string[] = [
     "user"      text ${C} NOT NULL,
     condition   text,
     ms          bigint NOT NULL,
+    expires_ms  bigint,
     PRIMARY KEY (store_id, revision, seq)
   );
   CREATE INDEX latch_changes_by_type ON latch_changes (store_id, object_type, revision, seq);
@@ -117,15 +124,7 @@ const MIGRATIONS: readonly string[] = [
     key   text ${C} PRIMARY KEY,
     value text NOT NULL
   );
-  `,
-  `
-  -- tuple expiry (expires_at, ms since the epoch): kept with the tuple and its changes; the
-  -- partial index serves the expiry sweeper (deleteExpired, firstExpiry)
-  ALTER TABLE latch_tuples ADD COLUMN expires_ms bigint;
-  ALTER TABLE latch_changes ADD COLUMN expires_ms bigint;
-  CREATE INDEX latch_tuples_expiry ON latch_tuples (store_id, expires_ms) WHERE expires_ms IS NOT NULL;
-  `,
-  `
+
   -- permission index definitions (their materialised state is per node, in memory)
   CREATE TABLE latch_permission_indexes (
     store_id text ${C} NOT NULL,
@@ -133,11 +132,11 @@ const MIGRATIONS: readonly string[] = [
     record   text NOT NULL,
     PRIMARY KEY (store_id, id)
   );
-  `,
-  // one tuple Write as one statement: latch_write (write-function.ts)
-  WRITE_FUNCTION_SQL,
-  // the all-or-nothing Write as one statement: latch_write_all (write-all-function.ts)
-  WRITE_ALL_FUNCTION_SQL,
+  ` +
+    // a tuple Write as one statement: latch_write and the tail it shares (write-function.ts) …
+    WRITE_FUNCTION_SQL +
+    // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
+    WRITE_ALL_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */

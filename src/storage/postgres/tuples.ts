@@ -1,14 +1,14 @@
 // Tuple writes and reads on PostgreSQL.
 //
-// A write is one statement, the server-side function `latch_write` (schema step 4): in its own
+// A write is one statement, the server-side function `latch_write` (write-function.ts): in its own
 // transaction it locks the store's row (FOR NO KEY UPDATE: writers of one store queue here, on
-// every node), applies the existence rules of http-api.md §4.11 (errors raised by name and index,
+// every node), applies the existence rules of docs/reference/http-api.md §4.11 (errors raised by name and index,
 // worded here exactly as by the key-value backends), deletes, inserts, appends the changelog,
 // records the revision and its time, bumps the store's revision, NOTIFYs and commits. The revision
 // is allocated under the row lock, so revisions of a store are committed one after the other, in
 // order, with no gap (docs/architecture.md, "Revisions on PostgreSQL"). A Write that applies every
 // change or fails (distinct keys, existence rules 'error': the API's default) goes to
-// `latch_write_all` (schema step 5) instead: the same rows and rules, a third of the server's CPU.
+// `latch_write_all` (write-all-function.ts) instead: the same rows and rules, a third of the server's CPU.
 
 import pg from 'pg';
 import { AppError, fail } from '../../errors.js';
@@ -48,7 +48,7 @@ function distinctKeys(ts: readonly TupleKey[]): boolean {
   return seen.size === ts.length;
 }
 
-/** `latch_write` (schema step 4, write-function.ts) as a prepared statement: one round trip per Write. */
+/** `latch_write` (write-function.ts) as a prepared statement: one round trip per Write. */
 export const WRITE = {
   name: 'latch_write',
   text: `SELECT out_revision, out_ms, out_deleted, out_written FROM latch_write($1, $2, $3, $4, $5, $6,
@@ -57,7 +57,7 @@ export const WRITE = {
   rowMode: 'array' as const,
 };
 
-/** `latch_write_all` (schema step 5, write-all-function.ts): every change applied, or an error raised. */
+/** `latch_write_all` (write-all-function.ts): every change applied, or an error raised. */
 export const WRITE_ALL = {
   name: 'latch_write_all',
   text: `SELECT out_revision, out_ms FROM latch_write_all($1, $2, $3,
@@ -85,6 +85,31 @@ function ruleError(err: unknown, dels: readonly TupleKey[], adds: readonly Tuple
   }
 }
 
+/** The arguments of a Write's function call: the key columns of its deletes and writes, and which function applies. */
+export function writeArguments(w: TupleWrite): {
+  readonly dels: TupleKey[];
+  readonly adds: TupleKey[];
+  /** object, object type, relation, user, expires_ms of the deletes. */
+  readonly deletes: unknown[];
+  /** object, object type, relation, user, condition, expires_ms of the writes. */
+  readonly writes: unknown[];
+  /** No key twice within the deletes or within the writes: latch_write may apply them by set statements. */
+  readonly distinct: boolean;
+  /** Every change applies or the Write fails (distinct, existence rules 'error'): latch_write_all. */
+  readonly whole: boolean;
+} {
+  const dels = w.deletes.map((x) => clean(x, false));
+  const adds = w.writes.map((x) => clean(x, true));
+  const [d_o, d_ot, d_r, d_u, , d_e] = columns(dels);
+  const distinct = distinctKeys(dels) && distinctKeys(adds);
+  const whole =
+    distinct &&
+    dels.length + adds.length > 0 &&
+    (dels.length === 0 || w.onMissing === 'error') &&
+    (adds.length === 0 || w.onDuplicate === 'error');
+  return { dels, adds, deletes: [d_o, d_ot, d_r, d_u, d_e], writes: columns(adds), distinct, whole };
+}
+
 /**
  * One Write as one statement, `latch_write_all` or `latch_write` (its own transaction, one round trip): under the
  * store's row lock it applies the existence rules in request order, writes the tuples and the
@@ -92,22 +117,13 @@ function ruleError(err: unknown, dels: readonly TupleKey[], adds: readonly Tuple
  * row lock is held only while the function runs in the server, never across a round trip.
  */
 export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: string): Promise<WriteResult> {
-  const dels = w.deletes.map((x) => clean(x, false));
-  const adds = w.writes.map((x) => clean(x, true));
-  const [d_o, d_ot, d_r, d_u, , d_e] = columns(dels);
-  const distinct = distinctKeys(dels) && distinctKeys(adds);
-  // All or nothing: every change is applied or the Write fails, so the results are the request's lists.
-  const whole =
-    distinct &&
-    dels.length + adds.length > 0 &&
-    (dels.length === 0 || w.onMissing === 'error') &&
-    (adds.length === 0 || w.onDuplicate === 'error');
+  const { dels, adds, deletes, writes, distinct, whole } = writeArguments(w);
   let row: Row | undefined;
   try {
     const head = whole
       ? [storeId, Date.now(), node]
       : [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node, distinct];
-    const values = [...head, d_o, d_ot, d_r, d_u, d_e, ...columns(adds)];
+    const values = [...head, ...deletes, ...writes];
     const query = { ...(whole ? WRITE_ALL : WRITE), values };
     row = (await db.pool.query<Row>(query)).rows[0];
   } catch (err) {

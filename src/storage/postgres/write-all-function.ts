@@ -1,21 +1,21 @@
-// Schema step 5 (migrations.ts): `latch_write_all`, the all-or-nothing Write as one statement.
+// Part of schema step 1 (migrations.ts): `latch_write_all`, the all-or-nothing Write as one statement.
 //
 // A Write whose keys are distinct within its deletes and within its writes, and whose existence
 // rules are 'error' wherever it has changes (the API's default), either applies every change in
-// the request or raises. tuples.ts sends such a Write here instead of to `latch_write` (step 4,
-// write-function.ts), which keeps every other case. Both give the same rows, revision, changelog
+// the request or raises. tuples.ts sends such a Write here instead of to `latch_write`
+// (write-function.ts), which keeps every other case. Both give the same rows, revision, changelog
 // and NOTIFY for the same request, and both queue on the store's row lock, so nodes of either
 // kind may write one store together.
 //
 // Its statements, in order: the UPDATE of the store's row takes the row lock and allocates the
 // revision at once; one set DELETE and one set INSERT (ON CONFLICT DO NOTHING) apply the changes,
 // and only when a count falls short is the failing index looked for (then it raises, rolling
-// everything back, with the MESSAGE/DETAIL words of step 4); the changelog, in request order
-// (deletes first), with the NOTIFY payload's inline changes from the same rows; the revision's
-// time; the NOTIFY. Measured on one connection (bench/README.md, "PostgreSQL writes"): a
-// one-tuple Write costs the server about a third of step 4's CPU.
+// everything back, with the MESSAGE/DETAIL words of latch_write); then latch_record_revision,
+// the changelog, revision and NOTIFY tail latch_write shares. Measured on one connection
+// (bench/README.md, "PostgreSQL writes"): a one-tuple Write costs the server about a third of
+// latch_write's CPU.
 //
-// Step 5 is append-only once released, like every step.
+// Once released, a change is a new schema step (CREATE OR REPLACE), never an edit of step 1.
 
 export const WRITE_ALL_FUNCTION_SQL = `
   CREATE FUNCTION latch_write_all(
@@ -30,8 +30,6 @@ export const WRITE_ALL_FUNCTION_SQL = `
     v_gone integer[];
     v_n integer;
     v_at integer;
-    v_changes jsonb;
-    v_payload text;
   BEGIN
     UPDATE latch_stores SET revision = revision + 1, last_ms = greatest(last_ms, p_now)
      WHERE id = p_store AND deleted_ms IS NULL RETURNING revision, last_ms INTO out_revision, out_ms;
@@ -64,24 +62,8 @@ export const WRITE_ALL_FUNCTION_SQL = `
         RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = v_at::text;
       END IF;
     END IF;
-    WITH c AS (
-      SELECT true AS del, k.n, k.o, k.ot, k.r, k.u, NULL::text AS cnd, k.e
-        FROM unnest(d_o, d_ot, d_r, d_u, d_e) WITH ORDINALITY AS k(o, ot, r, u, e, n)
-      UNION ALL
-      SELECT false, v_nd + k.n, k.o, k.ot, k.r, k.u, k.c, k.e
-        FROM unnest(w_o, w_ot, w_r, w_u, w_c, w_e) WITH ORDINALITY AS k(o, ot, r, u, c, e, n)),
-    ins AS (
-      INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-      SELECT p_store, out_revision, c.n - 1, c.del, c.o, c.ot, c.r, c.u, c.cnd, out_ms, c.e FROM c)
-    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, c.cnd, c.e) ORDER BY c.n) FILTER (WHERE v_nd + v_nw <= 32)
-      INTO v_changes FROM c;
-    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, out_revision, out_ms);
-    IF v_changes IS NOT NULL THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', out_revision, 'c', v_changes)::text;
-    END IF;
-    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', out_revision)::text;
-    END IF;
-    PERFORM pg_notify('latch_events', v_payload);
+    PERFORM latch_record_revision(p_store, p_node, out_revision, out_ms,
+      array_fill(true, ARRAY[v_nd]) || array_fill(false, ARRAY[v_nw]),
+      d_o || w_o, d_ot || w_ot, d_r || w_r, d_u || w_u, array_fill(NULL::text, ARRAY[v_nd]) || w_c, d_e || w_e);
   END $fn$;
 `;

@@ -1,7 +1,8 @@
-// Schema step 4 (migrations.ts): `latch_write`, one tuple Write as one statement — one round trip,
-// its own transaction, the store's row lock held only inside the server (tuples.ts calls it).
+// Part of schema step 1 (migrations.ts): `latch_write`, one tuple Write as one statement — one
+// round trip, its own transaction, the store's row lock held only inside the server (tuples.ts
+// calls it), and `latch_record_revision`, the tail every Write function shares.
 //
-// It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of http-api.md §4.11
+// It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of docs/reference/http-api.md §4.11
 // in request order (deletes first), writes the tuples and the changelog, records the revision and
 // its time, bumps the store's revision and NOTIFYs 'latch_events', with the revision's changes
 // inline when it has at most 32 and the payload fits in NOTIFY's 8000 bytes (events.ts). A broken
@@ -16,7 +17,10 @@
 // error in request order is the lowest failing index. Otherwise each key is applied in order,
 // one statement at a time, so a repeated key sees the effect of its earlier occurrence.
 //
-// Step 4 is append-only once released, like every step.
+// The rules are those of src/storage/write-plan.ts, the specification every backend follows
+// (docs/architecture.md, "PostgreSQL writes"); test/storage/postgres-write-rules.test.ts checks
+// both paths and latch_write_all against it on random writes. Once released, a change to these
+// functions is a new schema step (CREATE OR REPLACE), never an edit of step 1.
 
 export const WRITE_FUNCTION_SQL = `
   -- Same condition: same name and context, key order ignored, a missing context equal to {}
@@ -48,6 +52,43 @@ export const WRITE_FUNCTION_SQL = `
     END IF;
   END $fn$;
 
+  -- The tail of every Write function: the revision's changes into the changelog (seq from 0, in
+  -- the order given: the deletes, then the writes, each in request order), its time into
+  -- latch_revisions, and the commit NOTIFY on 'latch_events' with the changes inline when there
+  -- are at most 32 and the payload fits in NOTIFY's 8000 bytes (events.ts reads it). The caller
+  -- has bumped the store's revision under its row lock.
+  CREATE FUNCTION latch_record_revision(
+    p_store text, p_node text, p_rev bigint, p_ms bigint,
+    c_del boolean[], c_o text[], c_ot text[], c_r text[], c_u text[], c_c text[], c_e bigint[])
+  RETURNS void LANGUAGE plpgsql AS $fn$
+  DECLARE
+    v_changes jsonb;
+    v_payload text;
+  BEGIN
+    WITH c AS (
+      SELECT k.del, k.n, k.o, k.ot, k.r, k.u, k.cnd, k.e
+        FROM unnest(c_del, c_o, c_ot, c_r, c_u, c_c, c_e) WITH ORDINALITY AS k(del, o, ot, r, u, cnd, e, n)),
+    ins AS (
+      INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
+      SELECT p_store, p_rev, c.n - 1, c.del, c.o, c.ot, c.r, c.u, c.cnd, p_ms, c.e FROM c)
+    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, c.cnd, c.e) ORDER BY c.n)
+           FILTER (WHERE cardinality(c_o) <= 32)
+      INTO v_changes FROM c;
+    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, p_rev, p_ms);
+    IF v_changes IS NOT NULL THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev, 'c', v_changes)::text;
+    END IF;
+    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev)::text;
+    END IF;
+    PERFORM pg_notify('latch_events', v_payload);
+  END $fn$;
+
+  -- The elements of a at the 1-based indexes idx, in that order.
+  CREATE FUNCTION latch_pick(a anyarray, idx integer[]) RETURNS anyarray LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT ARRAY(SELECT a[x.i] FROM unnest(idx) WITH ORDINALITY AS x(i, n) ORDER BY x.n)
+  $fn$;
+
   CREATE FUNCTION latch_write(
     p_store text, p_now bigint, p_duplicate_error boolean, p_missing_error boolean, p_node text, p_distinct boolean,
     d_o text[], d_ot text[], d_r text[], d_u text[], d_e bigint[],
@@ -62,8 +103,6 @@ export const WRITE_FUNCTION_SQL = `
     v_ctids tid[];
     v_existing integer[];
     v_missing integer;
-    v_changes jsonb;
-    v_payload text;
   BEGIN
     SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
      WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
@@ -132,27 +171,15 @@ export const WRITE_FUNCTION_SQL = `
       out_revision := v_before;
       RETURN;
     END IF;
-    -- the changelog: deletes first, then writes, each in request order
-    WITH c AS (
-      SELECT true AS del, n, d_o[i] AS o, d_ot[i] AS ot, d_r[i] AS r, d_u[i] AS u, NULL::text AS cnd, d_e[i] AS e
-        FROM unnest(out_deleted) WITH ORDINALITY AS x(i, n)
-      UNION ALL
-      SELECT false, cardinality(out_deleted) + n, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], w_e[i]
-        FROM unnest(out_written) WITH ORDINALITY AS x(i, n)),
-    ins AS (
-      INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-      SELECT p_store, v_rev, c.n - 1, c.del, c.o, c.ot, c.r, c.u, c.cnd, out_ms, c.e FROM c)
-    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, c.cnd, c.e) ORDER BY c.n) FILTER (WHERE v_seq <= 32)
-      INTO v_changes FROM c;
-    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, v_rev, out_ms);
     UPDATE latch_stores SET revision = v_rev, last_ms = out_ms WHERE id = p_store;
-    IF v_changes IS NOT NULL THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev, 'c', v_changes)::text;
-    END IF;
-    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', v_rev)::text;
-    END IF;
-    PERFORM pg_notify('latch_events', v_payload);
+    PERFORM latch_record_revision(p_store, p_node, v_rev, out_ms,
+      array_fill(true, ARRAY[cardinality(out_deleted)]) || array_fill(false, ARRAY[cardinality(out_written)]),
+      latch_pick(d_o, out_deleted) || latch_pick(w_o, out_written),
+      latch_pick(d_ot, out_deleted) || latch_pick(w_ot, out_written),
+      latch_pick(d_r, out_deleted) || latch_pick(w_r, out_written),
+      latch_pick(d_u, out_deleted) || latch_pick(w_u, out_written),
+      array_fill(NULL::text, ARRAY[cardinality(out_deleted)]) || latch_pick(w_c, out_written),
+      latch_pick(d_e, out_deleted) || latch_pick(w_e, out_written));
     out_revision := v_rev;
   END $fn$;
 `;

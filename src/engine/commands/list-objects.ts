@@ -1,0 +1,147 @@
+// ListObjects and StreamedListObjects: the contextual-tuple limit and the store, the index at the
+// asked freshness, the model with every model-dependent check in ListObjects' codes, ONE snapshot,
+// then the indexed object walk (evaluation/list/open.ts) at ONE instant of the injected clock.
+// Without a page: OpenFGA's behaviour (unordered, at most listObjectsMaxResults, partial at the
+// deadline). With one: the complete, sorted answer against the current snapshot, from the listing
+// cache while the store state it was computed against lasts (evaluation/list/pages.ts).
+
+import type { IndexSnapshot } from '../../index/store-index.js';
+import type { CompiledModel } from '../../model/types.js';
+import type { ListObjectsInput, ListObjectsResult } from '../contract.js';
+import { openObjectWalk, streamWalk } from '../evaluation/list/open.js';
+import { collectAll, firstAfter, listingKey, pageOf } from '../evaluation/list/pages.js';
+import type { ListingStamp } from '../state/listing-cache.js';
+import type { EngineParts } from './parts.js';
+import { pastListObjects, pastStreamedListObjects } from './past-queries.js';
+import { admit, freshIndex } from './request-steps.js';
+import {
+  validateContextualTuples,
+  validateObjectRelation,
+  validateRequestContext,
+  validateSubject,
+} from './validate-request.js';
+
+export async function listObjects(e: EngineParts, input: ListObjectsInput): Promise<ListObjectsResult> {
+  await admit(e, input);
+  if (input.at) return pastListObjects(e, input, input.at);
+  if (input.page) {
+    const { model, keys } = await completeObjects(e, input);
+    const page = pageOf(keys, input.page);
+    return { objects: page.items, modelId: model.id, next: page.next };
+  }
+  const { model, walk } = await openWalk(e, input);
+  const max = e.config.listObjectsMaxResults;
+  const objects: string[] = [];
+  for (const o of walk) {
+    objects.push(o);
+    if (objects.length >= max) break; // stops the walk: no later error can surface
+  }
+  return { objects, modelId: model.id };
+}
+
+/** Objects as the walk confirms them, against one pinned snapshot (evaluation/list/open.ts `streamWalk`). */
+export async function* streamedListObjects(
+  e: EngineParts,
+  input: ListObjectsInput,
+  signal?: AbortSignal,
+): AsyncIterable<string> {
+  await admit(e, input);
+  if (input.at) return yield* pastStreamedListObjects(e, input, input.at, signal);
+  if (input.page) {
+    const { keys } = await completeObjects(e, input, signal);
+    const from = firstAfter(keys, input.page.after);
+    const to = Math.min(keys.length, from + input.page.size);
+    for (let i = from; i < to; i++) {
+      if (signal?.aborted) return;
+      yield keys[i] as string;
+    }
+    return;
+  }
+  const { walk, snapshot, deadline } = await openWalk(e, input);
+  yield* streamWalk(walk, snapshot, deadline, signal);
+}
+
+/** The model of a ListObjects request, after every model-dependent check with ListObjects' codes. */
+async function validModel(e: EngineParts, input: ListObjectsInput): Promise<CompiledModel> {
+  const model = await e.models.resolve(input.storeId, input.modelId);
+  validateRequestContext(input.context);
+  validateContextualTuples(model, input.contextualTuples, 'listObjects');
+  validateObjectRelation(model, input.type, input.relation, 'listObjects');
+  validateSubject(model, input.user);
+  return model;
+}
+
+async function openWalk(
+  e: EngineParts,
+  input: ListObjectsInput,
+): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+  const deadline = Date.now() + e.config.listObjectsDeadlineMs;
+  const index = await freshIndex(e, input, deadline);
+  const model = await validModel(e, input);
+  const snapshot = index.snapshot();
+  const walk = walkOf(e, input, model, snapshot, deadline, e.clock());
+  return { model, walk, snapshot, deadline };
+}
+
+/**
+ * The complete, sorted answer of a paged ListObjects against the current snapshot (at the
+ * freshness the request asks for): from the listing cache when the store, model and expiry
+ * horizon are unchanged since it was computed, else by a full walk sliced over event-loop turns
+ * (its snapshot pinned meanwhile).
+ */
+async function completeObjects(
+  e: EngineParts,
+  input: ListObjectsInput,
+  signal?: AbortSignal,
+): Promise<{ model: CompiledModel; keys: readonly string[] }> {
+  const deadline = Date.now() + e.config.listPageDeadlineMs;
+  const index = await freshIndex(e, input, deadline);
+  const model = await validModel(e, input);
+  const snapshot = index.snapshot();
+  const now = e.clock();
+  const stamp: ListingStamp = {
+    index,
+    revision: snapshot.revision,
+    modelId: model.id,
+    validUntil: snapshot.nextExpiry(now),
+  };
+  const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
+  const hit = e.listings.get(key, stamp, now);
+  if (hit) return { model, keys: hit };
+  const outcome = { stopped: false };
+  snapshot.pin();
+  try {
+    const walk = walkOf(e, input, model, snapshot, deadline, now, outcome);
+    const keys = await collectAll(walk, outcome, signal);
+    keys.sort();
+    e.listings.set(key, stamp, keys);
+    return { model, keys };
+  } finally {
+    snapshot.unpin();
+  }
+}
+
+/** The indexed object walk of the request over `snapshot` at the instant `now` (evaluation/list/open.ts). */
+function walkOf(
+  e: EngineParts,
+  input: ListObjectsInput,
+  model: CompiledModel,
+  snapshot: IndexSnapshot,
+  deadline: number,
+  now: number,
+  outcome?: { stopped: boolean },
+): Generator<string, void> {
+  return openObjectWalk(
+    {
+      snapshot,
+      model,
+      contextual: input.contextualTuples,
+      context: input.context,
+      resolveDepth: e.config.resolveDepth,
+      deadline,
+      outcome,
+      now,
+    },
+    { type: input.type, relation: input.relation, user: input.user },
+  );
+}

@@ -1,0 +1,60 @@
+// Permission indexes (docs/permission-indexes.md): create, list, get and delete a store's
+// indexes, and ReadExpansions (the current set, then live events), each after the store is known
+// to exist. The indexes themselves live in ../permission-index/.
+
+import type { CreatePermissionIndex, ExpansionsInput, ExpansionStreamEvent, PermissionIndexInfo } from '../contract.js';
+import type { PermissionIndex } from '../permission-index/permission-index.js';
+import { expansionStream } from '../permission-index/stream.js';
+import type { EngineParts } from './parts.js';
+import { storeOf } from './request-steps.js';
+
+export async function createPermissionIndex(
+  e: EngineParts,
+  input: CreatePermissionIndex,
+): Promise<PermissionIndexInfo> {
+  await storeOf(e, input.storeId);
+  return describe(await e.permissionIndexes.create(input));
+}
+
+export async function listPermissionIndexes(e: EngineParts, storeId: string): Promise<PermissionIndexInfo[]> {
+  await storeOf(e, storeId);
+  return (await e.permissionIndexes.list(storeId)).map(describe);
+}
+
+export async function getPermissionIndex(
+  e: EngineParts,
+  storeId: string,
+  indexId: string,
+): Promise<PermissionIndexInfo> {
+  await storeOf(e, storeId);
+  return describe(await e.permissionIndexes.get(storeId, indexId));
+}
+
+export async function deletePermissionIndex(e: EngineParts, storeId: string, indexId: string): Promise<void> {
+  await storeOf(e, storeId);
+  await e.permissionIndexes.delete(storeId, indexId);
+}
+
+export async function* expansions(
+  e: EngineParts,
+  input: ExpansionsInput,
+  signal?: AbortSignal,
+): AsyncIterable<ExpansionStreamEvent> {
+  await storeOf(e, input.storeId);
+  const pi = await e.permissionIndexes.get(input.storeId, input.indexId);
+  yield* expansionStream(pi, input, () => e.permissionIndexes.stillDefined(input.storeId, input.indexId), signal);
+}
+
+function describe(pi: PermissionIndex): PermissionIndexInfo {
+  return {
+    record: pi.record,
+    status: pi.status,
+    reason: pi.reason,
+    revision: pi.revision,
+    freshness: pi.freshness,
+    updatedAt: pi.updatedAt,
+    expansions: pi.triples,
+    ingestedChanges: pi.ingestedChanges,
+    events: pi.eventsCount,
+  };
+}

@@ -1,0 +1,67 @@
+// The one write path of tuples: Write, delete-by-filter and the expiry sweeper all commit through
+// `StoreWriter.write`, which runs in the store's write order, times the storage commit and applies
+// the committed revision to the store's index before it resolves. Hence a query on this node that
+// starts after an acknowledged write sees it, and revisions reach the index in commit order.
+//
+// Write order: on a datastore that orders a store's writes itself (`Storage.ordersWrites`:
+// PostgreSQL) writes run at once and the revision feed applies their revisions in order whichever
+// answer comes first (`applyLocal` catches up from the change log); elsewhere each write of a
+// store waits until every earlier one of this node has settled (commit order = revision order).
+
+import type { Storage, WriteResult } from '../../storage/types.js';
+import type { RevisionFeed } from './revision-feed.js';
+import type { StoreIndexes } from './store-indexes.js';
+import { Timings } from '../stats.js';
+
+/** Commits one storage write of a store and applies its result to the store's index. */
+export type Commit = (write: (storage: Storage) => Promise<WriteResult>) => Promise<WriteResult>;
+
+export class StoreWriter {
+  /** Storage commit latency of every tuple write. */
+  readonly timings = new Timings();
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly indexes: StoreIndexes,
+    private readonly feed: RevisionFeed,
+  ) {}
+
+  /**
+   * Runs `txn` in the store's write order (loading the store's index first: an unknown store
+   * throws store_id_not_found). `txn` may read, then commits its writes through `commit`; reads
+   * and writes of one `txn` see no other write of this node in between.
+   */
+  async write<T>(storeId: string, txn: (commit: Commit) => Promise<T>): Promise<T> {
+    const index = await this.indexes.get(storeId);
+    const commit: Commit = async (write) => {
+      const t0 = performance.now();
+      const result = await write(this.storage);
+      this.timings.observe(performance.now() - t0);
+      // Through the revision feed: another node may have committed a revision in between.
+      await this.feed.applyLocal(storeId, index, result);
+      return result;
+    };
+    return this.storage.ordersWrites ? txn(commit) : this.queued(storeId, () => txn(commit));
+  }
+
+  /** Resolves when every write queued now has settled (close). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()]);
+  }
+
+  /** Runs `fn` after every earlier queued write to the same store has settled. */
+  private queued<T>(storeId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(storeId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(storeId, settled);
+    void settled.then(() => {
+      if (this.queues.get(storeId) === settled) this.queues.delete(storeId);
+    });
+    return next;
+  }
+}

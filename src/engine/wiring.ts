@@ -1,0 +1,122 @@
+// The composition root: builds the engine's parts once (state, evaluators, permission indexes),
+// ties their notifications together, starts the preload and the expiry sweeper, and closes it all
+// in dependency order. The facade (./service.ts) holds what this returns; commands receive
+// `parts`.
+
+import type { Storage, PostgresOpenOptions } from '../storage/types.js';
+import { logger } from '../log.js';
+import type { EngineParts } from './commands/parts.js';
+import { DEFAULT_EXPIRY_SWEEP_MS, DEFAULT_HISTORY_LIMITS, DEFAULT_PERMISSION_INDEX_LIMITS } from './config.js';
+import type { EngineConfig, EngineLog } from './contract.js';
+import { createWalkerChecker } from './evaluation/walker/checker.js';
+import { PermissionIndexes } from './permission-index/manager.js';
+import { ExpirySweeper } from './state/expiry-sweeper.js';
+import { RevisionFeed } from './state/revision-feed.js';
+import { WatchFeed } from './state/watch-feed.js';
+import { ListingCache } from './state/listing-cache.js';
+import { ModelCache } from './state/model-cache.js';
+import { PastViews } from './state/past-views.js';
+import { Preload } from './state/preload.js';
+import { ResultCache } from './state/result-cache.js';
+import { StoreIndexes } from './state/store-indexes.js';
+import { StoreWriter } from './state/store-writer.js';
+
+export interface LatchOptions {
+  /** LevelDB directory; omitted → in-memory store. */
+  readonly path?: string | undefined;
+  /** PostgreSQL instead (docs/configuration.md); takes precedence over `path`. */
+  readonly postgres?: PostgresOpenOptions | undefined;
+  /** An already opened storage (the service closes it); takes precedence over both. */
+  readonly storage?: Storage | undefined;
+  readonly config?: Partial<EngineConfig> | undefined;
+  /** Where failures no caller waits for are reported (background checkpoints); default: the process logger. */
+  readonly log?: EngineLog | undefined;
+  /**
+   * The clock of tuple expiry in ms since the epoch (default `Date.now`): what "now" is for
+   * `expires_at` on writes, on every query path and for the sweeper. Tests inject one.
+   */
+  readonly clock?: (() => number) | undefined;
+  /** Milliseconds between two background passes of the expiry sweeper (default 1,000; 0: only `sweepExpired()`). */
+  readonly expirySweepMs?: number | undefined;
+}
+
+/** The wired engine: the parts commands use, and the background work the facade starts and stops. */
+export interface Engine {
+  readonly parts: EngineParts;
+  readonly preload: Preload;
+  readonly sweeper: ExpirySweeper;
+}
+
+/** Without a configured log: the process logger (src/log.ts). */
+const processLog: EngineLog = (level, msg, fields) => logger.log(level, msg, fields);
+
+export function wireEngine(
+  storage: Storage,
+  config: EngineConfig,
+  log: EngineLog | undefined,
+  options: Pick<LatchOptions, 'clock' | 'expirySweepMs'>,
+): Engine {
+  const clock = options.clock ?? Date.now;
+  const engineLog = log ?? processLog;
+  const models = new ModelCache(storage);
+  const indexes = new StoreIndexes(storage, { log });
+  const feed = new RevisionFeed(storage, indexes, models, { pollIntervalMs: config.pollIntervalMs, log: engineLog });
+  const permissionIndexes = new PermissionIndexes(
+    storage,
+    indexes,
+    models,
+    { ...DEFAULT_PERMISSION_INDEX_LIMITS, resolveDepth: config.resolveDepth, ...config.permissionIndex },
+    engineLog,
+  );
+  feed.observer = permissionIndexes;
+  indexes.onLoaded = (storeId, index) => feed.loaded(storeId, index);
+  const writer = new StoreWriter(storage, indexes, feed);
+  const parts: EngineParts = {
+    storage,
+    config,
+    clock,
+    models,
+    indexes,
+    feed,
+    watchFeed: new WatchFeed(storage),
+    writer,
+    results: new ResultCache(config.cacheSize),
+    listings: new ListingCache(),
+    checker: createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth, now: clock }),
+    permissionIndexes,
+    pastViews: new PastViews(storage, indexes, feed, { ...DEFAULT_HISTORY_LIMITS, ...config.history }),
+  };
+  const preload = new Preload(storage, indexes, startPermissionIndexes(permissionIndexes, engineLog), engineLog);
+  const sweeper = new ExpirySweeper({
+    storage,
+    indexes,
+    writer,
+    now: clock,
+    onError: (err) => engineLog('error', 'expiry sweep failed', { error: String(err) }),
+  });
+  sweeper.start(options.expirySweepMs ?? DEFAULT_EXPIRY_SWEEP_MS);
+  return { parts, preload, sweeper };
+}
+
+/** After a store's index is loaded: its permission indexes start (a failure is logged, not thrown). */
+function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): (storeId: string) => Promise<void> {
+  return (storeId) =>
+    pis
+      .loadStore(storeId)
+      .catch((err: unknown) =>
+        log('warn', 'permission indexes not started', { store_id: storeId, cause: String(err) }),
+      );
+}
+
+/** Stops the background work, lets queued writes and catch-ups settle, then closes each part and the storage. */
+export async function closeEngine({ parts: e, preload, sweeper }: Engine): Promise<void> {
+  await sweeper.stop();
+  await preload.close();
+  await e.writer.settled();
+  e.feed.close();
+  await e.feed.settled();
+  await e.permissionIndexes.close();
+  await e.checker.close();
+  await e.indexes.close();
+  await e.storage.close();
+}
