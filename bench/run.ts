@@ -20,6 +20,7 @@ import { embedded } from './scenarios/embedded.js';
 import { blowup } from './scenarios/blowup.js';
 import { replication } from './replication/scenario.js';
 import { permissionIndex } from './scenarios/permission-index.js';
+import { pastRevision } from './scenarios/past-revision.js';
 
 export const SCENARIOS: Scenario[] = [
   walkerSingle,
@@ -37,6 +38,7 @@ export const SCENARIOS: Scenario[] = [
   httpCheck,
   replication,
   permissionIndex,
+  pastRevision,
 ];
 
 const { values } = parseArgs({

@@ -71,6 +71,11 @@ const CATALOG = {
   unsupported_schema_version: [2057, 400],
   cancelled: [2058, 400],
   invalid_start_time: [2059, 400],
+  // latch's own: queries at a past revision (docs/audit.md)
+  revision_in_future: [2100, 400],
+  revision_not_retained: [2101, 400],
+  time_before_store: [2102, 400],
+  revision_too_far_back: [2103, 400],
   // 409 — transaction conflict (docs/reference/decisions.md D4: the wire code is the string "10")
   transaction_conflict: [10, 409],
   // 422 — throttling

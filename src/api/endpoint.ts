@@ -23,6 +23,8 @@ export interface ApiRequest {
    * read only for endpoints with `minRevision` set.
    */
   readonly minRevision?: unknown;
+  /** Latch-At-Revision as sent (HTTP only; a channel request names `at_revision` in its body). */
+  readonly atRevision?: unknown;
 }
 
 /** Per-request facts a handler reports back for the response headers (docs/reference/decisions.md D11). */

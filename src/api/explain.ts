@@ -13,10 +13,12 @@ export const EXPLAIN_CHECK: Endpoint = endpoint<CheckInput>({
   op: 'explain-check',
   method: 'post',
   path: '/stores/:store_id/check/explain',
-  parse: (req) => parseCheck(req.params.store_id, bodyObject(req)),
+  minRevision: true,
+  parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision, req.atRevision),
   async handle(input, ctx) {
     const r = await ctx.latch.explainCheck(input);
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     return ok({ allowed: r.allowed, tree: r.tree, truncated_nodes: r.truncated });
   },
 });

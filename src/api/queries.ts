@@ -19,6 +19,7 @@ import type {
 import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
+import { pastPoint } from './at.js';
 import {
   P,
   REASON,
@@ -47,7 +48,12 @@ export const ALLOWED: Reply = constantReply({ allowed: true, resolution: '' });
 export const DENIED: Reply = constantReply({ allowed: false, resolution: '' });
 
 /** CheckRequest: store_id, tuple_key, contextual_tuples, authorization_model_id, trace, context, consistency. */
-export function parseCheck(store: string | undefined, body: Obj, minRevisionValue?: unknown): CheckInput {
+export function parseCheck(
+  store: string | undefined,
+  body: Obj,
+  minRevisionValue?: unknown,
+  atRevisionValue?: unknown,
+): CheckInput {
   const id = storeId(store, 'CheckRequest');
   const tupleKey = checkKey(body, 'CheckRequest');
   const contextual = contextualTuples(body);
@@ -65,6 +71,7 @@ export function parseCheck(store: string | undefined, body: Obj, minRevisionValu
     context,
     consistency: c,
     minRevision: min,
+    at: pastPoint(body, atRevisionValue),
   };
 }
 
@@ -74,10 +81,11 @@ const check = endpoint<CheckInput>({
   method: 'post',
   path: '/stores/:store_id/check',
   minRevision: true,
-  parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision),
+  parse: (req) => parseCheck(req.params.store_id, bodyObject(req), req.minRevision, req.atRevision),
   async handle(input, ctx) {
     const r = await ctx.latch.check(input);
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     return r.allowed ? ALLOWED : DENIED;
   },
   handleSync(input, ctx) {
@@ -97,7 +105,12 @@ function batchItem(v: unknown): BatchCheckItem {
   return { correlationId, tupleKey, contextualTuples: contextual, context };
 }
 
-export function parseBatchCheck(store: string | undefined, body: Obj, minRevisionValue?: unknown): BatchCheckInput {
+export function parseBatchCheck(
+  store: string | undefined,
+  body: Obj,
+  minRevisionValue?: unknown,
+  atRevisionValue?: unknown,
+): BatchCheckInput {
   const id = storeId(store, 'BatchCheckRequest');
   const items = list(body, 'checks');
   if (items.length === 0) throw violation('BatchCheckRequest', 'Checks', REASON.atLeastOne);
@@ -110,7 +123,14 @@ export function parseBatchCheck(store: string | undefined, body: Obj, minRevisio
       throw new Failure('validation_error', `received duplicate correlation id: ${item.correlationId}`);
     seen.add(item.correlationId);
   }
-  return { storeId: id, modelId: model, checks, consistency: c, minRevision: minRevision(minRevisionValue) };
+  return {
+    storeId: id,
+    modelId: model,
+    checks,
+    consistency: c,
+    minRevision: minRevision(minRevisionValue),
+    at: pastPoint(body, atRevisionValue),
+  };
 }
 
 /**
@@ -138,7 +158,7 @@ const batchCheck = endpoint<BatchCheckInput>({
   method: 'post',
   path: '/stores/:store_id/batch-check',
   minRevision: true,
-  parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req), req.minRevision),
+  parse: (req) => parseBatchCheck(req.params.store_id, bodyObject(req), req.minRevision, req.atRevision),
   async handle(input, ctx) {
     // The item limit is the server's setting (`--max-batch-check-items`, default 50): checked here,
     // not in the service, because the msgpack channel coalesces thousands of checks into one call.
@@ -151,6 +171,7 @@ const batchCheck = endpoint<BatchCheckInput>({
     }
     const r = await ctx.latch.batchCheck(input);
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     const result: Record<string, unknown> = {};
     for (const [id, outcome] of r.results) result[id] = outcomeOut(outcome);
     return ok({ result });
@@ -185,11 +206,13 @@ const expand = endpoint<ExpandInput>({
       consistency: c,
       contextualTuples: contextual,
       minRevision: minRevision(req.minRevision),
+      at: pastPoint(body, req.atRevision),
     };
   },
   async handle(input, ctx) {
     const r = await ctx.latch.expand(input);
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     return ok({ tree: r.tree });
   },
 });
@@ -220,6 +243,7 @@ export function parseListObjects(
   body: Obj,
   message: string,
   minRevisionValue?: unknown,
+  atRevisionValue?: unknown,
 ): ListObjectsRequest {
   const id = storeId(store, message);
   const model = modelId(body, message);
@@ -243,6 +267,7 @@ export function parseListObjects(
     context,
     consistency: consistency(body, message),
     minRevision: minRevision(minRevisionValue),
+    at: pastPoint(body, atRevisionValue),
     page: page ? { size: page.size } : undefined,
     listingKey: key,
     token: page?.token ?? '',
@@ -274,11 +299,13 @@ const listObjects = endpoint<ListObjectsRequest>({
   method: 'post',
   path: '/stores/:store_id/list-objects',
   minRevision: true,
-  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision),
+  parse: (req) =>
+    parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision, req.atRevision),
   async handle(input, ctx) {
     const after = cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token);
     const r = await ctx.latch.listObjects(withCursor(input, after));
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     if (!input.page) return ok({ objects: r.objects });
     const token =
       r.next === undefined
@@ -332,7 +359,14 @@ const streamedListObjects = endpoint<ListObjectsRequest>({
   path: '/stores/:store_id/streamed-list-objects',
   streaming: true,
   minRevision: true,
-  parse: (req) => parseListObjects(req.params.store_id, bodyObject(req), 'StreamedListObjectsRequest', req.minRevision),
+  parse: (req) =>
+    parseListObjects(
+      req.params.store_id,
+      bodyObject(req),
+      'StreamedListObjectsRequest',
+      req.minRevision,
+      req.atRevision,
+    ),
   async handle(input, ctx) {
     // The header needs the resolved model before the first line; the stream itself reports
     // latest_authorization_model_not_found when the store has none.
@@ -398,6 +432,7 @@ const listUsers = endpoint<ListUsersRequest>({
       context,
       consistency: consistency(body, 'ListUsersRequest'),
       minRevision: minRevision(req.minRevision),
+      at: pastPoint(body, req.atRevision),
       page: page ? { size: page.size } : undefined,
       listingKey: key,
       token: page?.token ?? '',
@@ -408,6 +443,7 @@ const listUsers = endpoint<ListUsersRequest>({
       withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token)),
     );
     ctx.modelId = r.modelId;
+    if (r.atRevision !== undefined) ctx.revision = r.atRevision;
     if (!input.page) return ok({ users: r.users });
     const token =
       r.next === undefined

@@ -175,6 +175,7 @@ function engineConfig(r: Reader): Partial<EngineConfig> {
     workers: r.int('workers'),
     cacheSize: r.int('cache-size'),
     pollIntervalMs: r.int('poll-interval'),
+    history: { maxUndo: r.int('history-max-undo') },
   };
 }
 

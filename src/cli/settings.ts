@@ -6,7 +6,7 @@
 // from `--port 9000`, else `LATCH_PORT=9000`, else `port: 9000` in the config file, else 8080.
 
 import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
-import { DEFAULT_ENGINE_CONFIG as E } from '../engine/config.js';
+import { DEFAULT_ENGINE_CONFIG as E, DEFAULT_HISTORY_LIMITS } from '../engine/config.js';
 
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
 export type SettingValue = string | number | boolean | readonly string[];
@@ -321,6 +321,16 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 10000,
     help: 'Checks per BatchCheck request',
+  },
+  {
+    name: 'history-max-undo',
+    group: 'Limits',
+    kind: 'integer',
+    value: '<n>',
+    default: DEFAULT_HISTORY_LIMITS.maxUndo,
+    min: 0,
+    max: 100_000_000,
+    help: 'Changes a query at a past revision may undo (docs/audit.md); farther back: 400 revision_too_far_back',
   },
   {
     name: 'max-contextual-tuples',

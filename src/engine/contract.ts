@@ -64,13 +64,30 @@ export interface QueryBase {
    * configured deadline. A request that runs several queries gives them one (AuthZEN evaluations).
    */
   readonly deadline?: number | undefined;
+  /** Evaluate at this point of the store's history instead of now (docs/audit.md); absent → now. */
+  readonly at?: PastPoint | undefined;
+}
+
+/**
+ * A point in a store's history (latch extension, docs/audit.md): a revision (`at_revision`, the
+ * `Latch-At-Revision` header), evaluated at its commit time; or an instant (`at_time`, ms since
+ * the epoch), evaluated at the revision current then and at that instant. Example: writes at
+ * 10:00 (revision 1) and 10:05 (revision 2): `{time: 10:03}` reads revision 1 with tuple expiry
+ * judged at 10:03; `{revision: 1}` reads it with expiry judged at 10:00.
+ */
+export type PastPoint = { readonly revision: number } | { readonly time: number };
+
+/** What a query at a past point reports with its answer: the revision it read. */
+export interface AtRevision {
+  /** Set only for queries with `at`: the revision the answer reflects. */
+  readonly atRevision?: number | undefined;
 }
 
 export interface CheckInput extends QueryBase {
   readonly tupleKey: CheckTupleKey;
 }
 
-export interface CheckResult {
+export interface CheckResult extends AtRevision {
   readonly allowed: boolean;
   /** The resolved model id (for the Openfga-Authorization-Model-Id header). */
   readonly modelId: string;
@@ -92,11 +109,13 @@ export interface BatchCheckInput {
   readonly minRevision?: number | undefined;
   /** As QueryBase.deadline. */
   readonly deadline?: number | undefined;
+  /** As QueryBase.at: every item is evaluated at this point. */
+  readonly at?: PastPoint | undefined;
 }
 
 export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
 
-export interface BatchCheckResult {
+export interface BatchCheckResult extends AtRevision {
   readonly modelId: string;
   /** correlationId → outcome; one entry per input item. */
   readonly results: ReadonlyMap<string, BatchCheckOutcome>;
@@ -161,7 +180,7 @@ export interface ListObjectsInput extends QueryBase {
   readonly page?: ListPageRequest | undefined;
 }
 
-export interface ListObjectsResult {
+export interface ListObjectsResult extends AtRevision {
   readonly objects: string[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last object; absent when it was the last page. */
@@ -187,7 +206,7 @@ export type ListedUser =
   | { readonly userset: { readonly type: string; readonly id: string; readonly relation: string } }
   | { readonly wildcard: { readonly type: string } };
 
-export interface ListUsersResult {
+export interface ListUsersResult extends AtRevision {
   readonly users: ListedUser[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */
@@ -216,7 +235,7 @@ export interface UsersetTreeNode {
  * A Check explained by the reference evaluator (debugging extension, docs/playground.md): the
  * answer and the trace of every relation, rewrite and tuple it looked at.
  */
-export interface CheckExplanation {
+export interface CheckExplanation extends AtRevision {
   readonly allowed: boolean;
   readonly modelId: string;
   readonly tree: TraceNode;
@@ -224,7 +243,7 @@ export interface CheckExplanation {
   readonly truncated: number;
 }
 
-export interface ExpandResult {
+export interface ExpandResult extends AtRevision {
   readonly tree: { readonly root: UsersetTreeNode };
   readonly modelId: string;
 }
@@ -402,6 +421,8 @@ export interface EngineConfig {
   readonly pollIntervalMs: number; // replication poll of the committed revisions, 0 = events only
   /** Permission index bounds (ring of events, build time, triples, lag); defaults in config.ts. */
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
+  /** Bounds of queries at a past revision (docs/audit.md); defaults in config.ts. */
+  readonly history?: Partial<HistoryLimits> | undefined;
 }
 
 // ---- Permission indexes (docs/permission-indexes.md) ----
@@ -422,6 +443,14 @@ export interface EventPoint {
   readonly revision: number;
   /** `Infinity`: the whole revision. */
   readonly position: number;
+}
+
+/** Bounds of queries at a past revision (docs/audit.md). */
+export interface HistoryLimits {
+  /** Changes one past view may undo (its memory: ≈ 200 B per change while it is built). */
+  readonly maxUndo: number;
+  /** Past views kept for reuse (each holds its overlay image and the base it was built over). */
+  readonly cachedViews: number;
 }
 
 export interface PermissionIndexLimits {

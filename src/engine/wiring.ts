@@ -6,7 +6,7 @@
 import type { Storage, PostgresOpenOptions } from '../storage/types.js';
 import { logger } from '../log.js';
 import type { EngineParts } from './commands/parts.js';
-import { DEFAULT_EXPIRY_SWEEP_MS, DEFAULT_PERMISSION_INDEX_LIMITS } from './config.js';
+import { DEFAULT_EXPIRY_SWEEP_MS, DEFAULT_HISTORY_LIMITS, DEFAULT_PERMISSION_INDEX_LIMITS } from './config.js';
 import type { EngineConfig, EngineLog } from './contract.js';
 import { createWalkerChecker } from './evaluation/walker/checker.js';
 import { PermissionIndexes } from './permission-index/manager.js';
@@ -15,6 +15,7 @@ import { RevisionFeed } from './state/revision-feed.js';
 import { WatchFeed } from './state/watch-feed.js';
 import { ListingCache } from './state/listing-cache.js';
 import { ModelCache } from './state/model-cache.js';
+import { PastViews } from './state/past-views.js';
 import { Preload } from './state/preload.js';
 import { ResultCache } from './state/result-cache.js';
 import { StoreIndexes } from './state/store-indexes.js';
@@ -83,6 +84,7 @@ export function wireEngine(
     listings: new ListingCache(),
     checker: createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth, now: clock }),
     permissionIndexes,
+    pastViews: new PastViews(storage, indexes, feed, { ...DEFAULT_HISTORY_LIMITS, ...config.history }),
   };
   const preload = new Preload(storage, indexes, startPermissionIndexes(permissionIndexes, engineLog), engineLog);
   const sweeper = new ExpirySweeper({

@@ -259,6 +259,11 @@ export class Channel {
         this.#answerOne(conn, errorAnswer(id, err, 'check'), 'Check', storeId, start);
         continue;
       }
+      // A check at a past revision (docs/audit.md) runs on its own, like any other op.
+      if (input.at !== undefined) {
+        void this.#runOne(conn, id, 'check', storeId, body, start, minRevision);
+        continue;
+      }
       // Checks sharing store, model and consistency (the usual case: all of them) form one group.
       if (
         !group ||

@@ -239,6 +239,8 @@ function register(
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
+    // Latch-At-Revision (docs/audit.md) is taken by the same endpoints as Latch-Min-Revision.
+    const atRevision = e.minRevision ? req.getHeader(REQ.latchAtRevision) : undefined;
     const origin = req.getHeader(REQ.origin);
     const crossRefused = origin !== '' && !shared.cors.admits(origin, () => req.getHeader('host'));
     const x = new Exchange(
@@ -262,7 +264,12 @@ function register(
     x.credential = credential;
     const gate = crossRefused ? { error: crossOriginRefused(origin) } : gateOf(credential, params.store_id, x, res);
     if (!hasBody)
-      return void run(x, e, { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision }, gate);
+      return void run(
+        x,
+        e,
+        { params, query: queryReader(req.getQuery() ?? ''), body: {}, headers, minRevision, atRevision },
+        gate,
+      );
     if (gate.error !== undefined) {
       // Refused before the body (D1): it is read and dropped as it comes, never buffered or decoded.
       return dropBody(res, discard, (complete) => {
@@ -277,9 +284,9 @@ function register(
       try {
         body = decodeBody(bytes, msgpack);
       } catch (err) {
-        return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate, err);
+        return void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision, atRevision }, gate, err);
       }
-      void run(x, e, { params, query: NO_QUERY, body, headers, minRevision }, gate);
+      void run(x, e, { params, query: NO_QUERY, body, headers, minRevision, atRevision }, gate);
     };
     readBody(res, announced, bodyLimit, discard, (bytes) => {
       if (bytes === undefined) {
@@ -294,7 +301,7 @@ function register(
       x.started = true; // from here the admission's outcome finishes the request
       gate.pending.then(
         () => decodeAndRun(kept),
-        () => void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision }, gate),
+        () => void run(x, e, { params, query: NO_QUERY, body: {}, headers, minRevision, atRevision }, gate),
       );
     });
   });

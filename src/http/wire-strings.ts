@@ -18,6 +18,7 @@ export const REQ = {
   contentLength: wireBytes('content-length'),
   contentType: wireBytes('content-type'),
   latchMinRevision: wireBytes('latch-min-revision'),
+  latchAtRevision: wireBytes('latch-at-revision'),
   origin: wireBytes('origin'),
   traceparent: wireBytes('traceparent'),
   tracestate: wireBytes('tracestate'),

@@ -158,6 +158,11 @@ export class OverlayImage {
     return r ? u32().subarray(r.ptr >>> 2, (r.ptr >>> 2) + count * 4) : new Uint32Array(0);
   }
 
+  /** Copies of the image's added and deleted record words (a past view starts from them). */
+  copyWords(): { adds: Uint32Array; dels: Uint32Array } {
+    return { adds: this.words(this.adds, this.addCount).slice(), dels: this.words(this.dels, this.delCount).slice() };
+  }
+
   get maps(): OverlayMaps {
     if (this.cached) return this.cached;
     const byKey = new Map<string, Rec[]>();
@@ -187,6 +192,15 @@ export class Overlay {
 
   get size(): number {
     return this.adds.length + this.dels.length;
+  }
+
+  /** An overlay over `base` holding exactly `image`'s records (its change log empty). */
+  static from(base: Base, image: OverlayImage): Overlay {
+    const o = new Overlay(base);
+    const w = image.copyWords();
+    o.adds.fill(w.adds);
+    o.dels.fill(w.dels);
+    return o;
   }
 
   /** Applies one change (deletes first within a write, as storage does). */

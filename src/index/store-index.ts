@@ -43,8 +43,8 @@ export const MAX_TAIL = 250_000;
 /** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
-/** Interned ids of one tuple key; `undefined` subject for a malformed user (never stored). */
-function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
+/** Interned ids of one tuple key (a past view interns the tuples it restores the same way). */
+export function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;

@@ -72,7 +72,32 @@ export function changesSince(kv: Kv, storeId: string, revision: number): AsyncIt
     [Symbol.asyncIterator]: () =>
       new FlatIterator(batches[Symbol.asyncIterator](), ([k, v]: KvTextEntry): RevisionChange => {
         const c = JSON.parse(v) as StoredChange;
-        return { revision: readUint(k, at, 6), operation: c.op, tuple: c.tuple };
+        const revision = readUint(k, at, 6);
+        if (c.was === undefined) return { revision, operation: c.op, tuple: c.tuple };
+        const { object, relation, user } = c.tuple;
+        return { revision, operation: c.op, tuple: c.tuple, prior: { object, relation, user, ...c.was } };
       }),
   };
+}
+
+/** Commit time of `revision` (the timestamp of its first change); undefined when not committed. */
+export async function revisionTime(kv: Kv, storeId: string, revision: number): Promise<number | undefined> {
+  if (revision < 1) return undefined;
+  const base = key.changes(storeId) + u48(revision);
+  for await (const [, v] of kv.entries({ gte: base, lt: prefixEnd(base), limit: 1 }))
+    return Date.parse(decodeJson<StoredChange>(v).timestamp);
+  return undefined;
+}
+
+/** The last revision committed at or before `ms`, from the time index (keys `u48(ms) u48(rev)`). */
+export async function revisionAt(
+  kv: Kv,
+  storeId: string,
+  ms: number,
+): Promise<{ revision: number; ms: number } | undefined> {
+  const times = key.times(storeId);
+  const upper = Math.min(Math.max(0, Math.floor(ms)) + 1, 2 ** 48 - 1);
+  for await (const k of kv.keys({ gte: times, lt: times + u48(upper), reverse: true, limit: 1 }))
+    return { revision: readUint(k, times.length + 6, 6), ms: readUint(k, times.length, 6) };
+  return undefined;
 }

@@ -232,4 +232,10 @@ export interface StoredChange {
   readonly op: 'write' | 'delete';
   readonly tuple: TupleKey;
   readonly timestamp: string;
+  /**
+   * A delete's tuple as it was stored (its condition and expiry; `{}` for a plain tuple), so a
+   * past view can restore it without searching the log for its write. Absent on deletes logged
+   * before it was recorded, and on writes.
+   */
+  readonly was?: { readonly condition?: RelationshipCondition; readonly expires_at?: string };
 }

@@ -18,7 +18,7 @@ import type {
   Tuple,
   TupleKey,
 } from '../domain/types.js';
-import { changesSince, readChanges } from './changes.js';
+import { changesSince, readChanges, revisionAt, revisionTime } from './changes.js';
 import { CheckpointGenerations, readCheckpoint, writeAllChunks } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -271,6 +271,16 @@ export class KvStorage implements Storage {
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange> {
     if (!this.stores.has(storeId)) return nothing();
     return changesSince(this.kv, storeId, revision);
+  }
+
+  async revisionTime(storeId: string, revision: number): Promise<number | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    return revisionTime(this.kv, storeId, revision);
+  }
+
+  async revisionAt(storeId: string, ms: number): Promise<{ revision: number; ms: number } | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    return revisionAt(this.kv, storeId, ms);
   }
 
   // ---- checkpoints ----

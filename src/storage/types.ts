@@ -80,6 +80,12 @@ export interface RevisionChange {
   readonly revision: number;
   readonly operation: 'write' | 'delete';
   readonly tuple: TupleKey;
+  /**
+   * Optional, deletes only: the tuple as it was deleted (condition and `expires_at` included),
+   * when the backend recorded it (memory and LevelDB do; PostgreSQL does not). Example: deleting
+   * `doc:1#viewer@user:anne` written with condition `office` → prior carries that condition.
+   */
+  readonly prior?: TupleKey | undefined;
 }
 
 export interface ChangeQuery extends PageRequest {
@@ -166,6 +172,20 @@ export interface Storage {
    * changesSince(s, 1) yields the changes of revisions 2 and 3.
    */
   changesSince(storeId: string, revision: number): AsyncIterable<RevisionChange>;
+
+  /**
+   * The commit time (ms since the epoch) of revision `revision` of the store; undefined for
+   * revision 0, a revision not committed yet, or an unknown store. Queries at a past revision
+   * evaluate tuple expiry at this instant. Example: a write committed revision 3 at 10:00:00.250 →
+   * revisionTime(s, 3) = Date.parse('…T10:00:00.250Z').
+   */
+  revisionTime(storeId: string, revision: number): Promise<number | undefined>;
+  /**
+   * The last revision committed at or before `ms` (ms since the epoch), with its commit time;
+   * undefined when none was (the store had no tuple write yet then, or is unknown). Example: writes
+   * at 10:00 (revision 1) and 10:05 (revision 2) → revisionAt(s, 10:03) = {revision: 1, ms: 10:00}.
+   */
+  revisionAt(storeId: string, ms: number): Promise<{ revision: number; ms: number } | undefined>;
 
   /**
    * Replaces the store's index checkpoint: an opaque image of the compact index at `revision`,

@@ -153,7 +153,11 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
     existing.set(k, null);
     ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
     if (stored.expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, stored.expires_at) });
-    changes.push({ op: 'delete', tuple: t, timestamp });
+    const was = {
+      ...(stored.condition ? { condition: stored.condition } : {}),
+      ...(stored.expires_at === undefined ? {} : { expires_at: stored.expires_at }),
+    };
+    changes.push({ op: 'delete', tuple: t, timestamp, was });
   }
   for (const t of adds) {
     const k = key.tuple(storeId, t);

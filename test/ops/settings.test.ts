@@ -116,6 +116,8 @@ describe('precedence', () => {
       '12',
       '--poll-interval',
       '17',
+      '--history-max-undo',
+      '19',
       '--log-level',
       'warn',
       '--log-format',
@@ -159,6 +161,7 @@ describe('precedence', () => {
       workers: 11,
       cacheSize: 12,
       pollIntervalMs: 17,
+      history: { maxUndo: 19 },
     });
     expect(c.shutdownTimeoutMs).toBe(3);
     expect(c.log).toEqual({ level: 'warn', format: 'text', requests: true });

@@ -200,6 +200,37 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(r1.timestamp <= r2.timestamp).toBe(true);
       });
 
+      it("a delete's change carries the deleted tuple's state where the backend records it", async () => {
+        const t = { ...tk('doc:1#viewer@user:anne'), condition: { name: 'office', context: { ip: '10.0.0.1' } } };
+        await s.writeTuples(id, { ...writes(), writes: [t] });
+        await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const log = await collect(s.changesSince(id, 0));
+        const del = log.find((c) => c.operation === 'delete');
+        expect(del?.tuple).toEqual(tk('doc:1#viewer@user:anne'));
+        // PostgreSQL does not record it (RevisionChange.prior is optional); memory and LevelDB do.
+        if (name === 'postgres') expect(del?.prior).toBeUndefined();
+        else expect(del?.prior).toEqual(t);
+        expect(log.find((c) => c.operation === 'write')?.prior).toBeUndefined();
+      });
+
+      it('revisionTime and revisionAt map revisions to commit times and back', async () => {
+        expect(await s.revisionTime(id, 0)).toBeUndefined();
+        expect(await s.revisionAt(id, Date.now())).toBeUndefined();
+        const r1 = await s.writeTuples(id, writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:anne'));
+        const r2 = await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const t1 = Date.parse(r1.timestamp);
+        const t2 = Date.parse(r2.timestamp);
+        expect(await s.revisionTime(id, 1)).toBe(t1);
+        expect(await s.revisionTime(id, 2)).toBe(t2);
+        expect(await s.revisionTime(id, 3)).toBeUndefined();
+        expect(await s.revisionAt(id, t1 - 1)).toBeUndefined();
+        expect(await s.revisionAt(id, t1)).toEqual({ revision: t1 === t2 ? 2 : 1, ms: t1 });
+        expect(await s.revisionAt(id, t2)).toEqual({ revision: 2, ms: t2 });
+        expect(await s.revisionAt(id, t2 + 60_000)).toEqual({ revision: 2, ms: t2 });
+        expect(await s.revisionTime('01ARZ3NDEKTSV4RRFFQ69G5FAV', 1)).toBeUndefined();
+        expect(await s.revisionAt('01ARZ3NDEKTSV4RRFFQ69G5FAV', t2)).toBeUndefined();
+      });
+
       if (shared)
         it('concurrent writers on two storage objects over one datastore: no gap, no duplicate revision', async () => {
           if (!h.second) throw new Error(`the ${name} harness opens no second storage object`);

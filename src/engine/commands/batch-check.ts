@@ -9,6 +9,7 @@ import type { BatchCheckInput, BatchCheckOutcome, BatchCheckResult } from '../co
 import type { CheckItem } from '../evaluation/walker/checker.js';
 import { cacheScope, checkItem } from './check.js';
 import type { EngineParts } from './parts.js';
+import { pastBatchCheck } from './past-queries.js';
 import { assertContextualLimit, assertKnownStore, freshIndex } from './request-steps.js';
 
 const ALLOWED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: true });
@@ -17,6 +18,7 @@ const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
 export async function batchCheck(e: EngineParts, input: BatchCheckInput): Promise<BatchCheckResult> {
   for (const c of input.checks) assertContextualLimit(e, c.contextualTuples.length);
   await assertKnownStore(e, input.storeId);
+  if (input.at) return pastBatchCheck(e, input, input.at);
   const deadline = input.deadline ?? Date.now() + e.config.checkDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await e.models.resolve(input.storeId, input.modelId);

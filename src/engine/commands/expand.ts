@@ -7,11 +7,13 @@ import type { ExpandInput, ExpandResult } from '../contract.js';
 import { expand as expandTree } from '../evaluation/list/expand.js';
 import { overlayView } from '../evaluation/semantics/view.js';
 import type { EngineParts } from './parts.js';
+import { pastExpand } from './past-queries.js';
 import { admit, freshIndex } from './request-steps.js';
 import { validateContextualTuples, validateObjectRelation } from './validate-request.js';
 
 export async function expand(e: EngineParts, input: ExpandInput): Promise<ExpandResult> {
   await admit(e, input);
+  if (input.at) return pastExpand(e, input, input.at);
   const index = await freshIndex(e, input, Date.now() + e.config.checkDeadlineMs);
   const model = await e.models.resolve(input.storeId, input.modelId);
   validateContextualTuples(model, input.contextualTuples, 'expand');

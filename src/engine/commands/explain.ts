@@ -9,10 +9,12 @@ import { RequestState } from '../evaluation/semantics/context.js';
 import { Trace } from '../evaluation/semantics/trace.js';
 import { checkItem } from './check.js';
 import type { EngineParts } from './parts.js';
+import { pastExplainCheck } from './past-queries.js';
 import { admit, evalContext, freshIndex } from './request-steps.js';
 
 export async function explainCheck(e: EngineParts, input: CheckInput): Promise<CheckExplanation> {
   await admit(e, input);
+  if (input.at) return pastExplainCheck(e, input, input.at);
   const deadline = Date.now() + e.config.checkDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await e.models.resolve(input.storeId, input.modelId);

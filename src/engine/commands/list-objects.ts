@@ -12,6 +12,7 @@ import { openObjectWalk, streamWalk } from '../evaluation/list/open.js';
 import { collectAll, firstAfter, listingKey, pageOf } from '../evaluation/list/pages.js';
 import type { ListingStamp } from '../state/listing-cache.js';
 import type { EngineParts } from './parts.js';
+import { pastListObjects, pastStreamedListObjects } from './past-queries.js';
 import { admit, freshIndex } from './request-steps.js';
 import {
   validateContextualTuples,
@@ -22,6 +23,7 @@ import {
 
 export async function listObjects(e: EngineParts, input: ListObjectsInput): Promise<ListObjectsResult> {
   await admit(e, input);
+  if (input.at) return pastListObjects(e, input, input.at);
   if (input.page) {
     const { model, keys } = await completeObjects(e, input);
     const page = pageOf(keys, input.page);
@@ -44,6 +46,7 @@ export async function* streamedListObjects(
   signal?: AbortSignal,
 ): AsyncIterable<string> {
   await admit(e, input);
+  if (input.at) return yield* pastStreamedListObjects(e, input, input.at, signal);
   if (input.page) {
     const { keys } = await completeObjects(e, input, signal);
     const from = firstAfter(keys, input.page.after);

@@ -13,11 +13,13 @@ import { listingKey, listingTimeout, pageOf, userKey, userOfKey } from '../evalu
 import type { EvalContext } from '../evaluation/semantics/context.js';
 import type { ListingStamp } from '../state/listing-cache.js';
 import type { EngineParts } from './parts.js';
+import { pastListUsers } from './past-queries.js';
 import { admit, evalContext, freshIndex } from './request-steps.js';
 import { validateContextualTuples, validateObjectRelation, validateRequestContext } from './validate-request.js';
 
 export async function listUsers(e: EngineParts, input: ListUsersInput): Promise<ListUsersResult> {
   await admit(e, input);
+  if (input.at) return pastListUsers(e, input, input.at);
   const deadline = Date.now() + (input.page ? e.config.listPageDeadlineMs : e.config.listUsersDeadlineMs);
   const index = await freshIndex(e, input, deadline);
   const model = await e.models.resolve(input.storeId, input.modelId);

@@ -9,6 +9,7 @@ import type { PermissionIndexes } from '../permission-index/manager.js';
 import type { RevisionFeed } from '../state/revision-feed.js';
 import type { ListingCache } from '../state/listing-cache.js';
 import type { ModelCache } from '../state/model-cache.js';
+import type { PastViews } from '../state/past-views.js';
 import type { ResultCache } from '../state/result-cache.js';
 import type { StoreIndexes } from '../state/store-indexes.js';
 import type { StoreWriter } from '../state/store-writer.js';
@@ -33,4 +34,6 @@ export interface EngineParts {
   /** The wasm walker, inline and on the worker pool. */
   readonly checker: WalkerChecker;
   readonly permissionIndexes: PermissionIndexes;
+  /** The cached views of past revisions, for queries with `at` (docs/audit.md). */
+  readonly pastViews: PastViews;
 }

@@ -23,4 +23,5 @@ export async function deleteStore(e: EngineParts, storeId: string): Promise<void
   e.feed.dropStore(storeId);
   e.listings.dropStore(storeId);
   e.permissionIndexes.dropStore(storeId);
+  e.pastViews.forgetStore(storeId);
 }

@@ -13,6 +13,8 @@ import { validateCheckTupleKey, validateQueryTarget, validateQueryUser } from '.
 import { findTupleProblem } from '../../model/tuple-validation.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { QueryApi } from '../../model/query-validation.js';
+import type { CheckTupleKey, QueryBase } from '../contract.js';
+import type { CheckItem } from '../evaluation/walker/checker.js';
 
 export type { QueryApi };
 
@@ -140,4 +142,27 @@ export function validateExpiries(writes: readonly TupleKey[], now: number): void
     if (problem)
       throw new AppError('validation_error', `Invalid tuple '${t.object}#${t.relation}@${t.user}'. Reason: ${problem}`);
   }
+}
+
+/**
+ * A Check key validated against the model with Check's codes (key, request context, contextual
+ * tuples), as the walker's item, with the key's parts the validation found (not parsed again).
+ * Fields spelled out: `{...key, more}` takes V8's slow clone path (≈ 1.5 µs on Node 20).
+ */
+export function checkItem(
+  model: CompiledModel,
+  k: CheckTupleKey,
+  q: Pick<QueryBase, 'context' | 'contextualTuples'>,
+): CheckItem {
+  const parts = validateCheckKey(model, k);
+  validateRequestContext(q.context);
+  validateContextualTuples(model, q.contextualTuples, 'check');
+  return {
+    object: k.object,
+    relation: k.relation,
+    user: k.user,
+    contextualTuples: q.contextualTuples,
+    context: q.context,
+    parts,
+  };
 }

@@ -372,6 +372,25 @@ export class PgStorage implements Storage {
     return changesSince(this.db, storeId, revision);
   }
 
+  async revisionTime(storeId: string, revision: number): Promise<number | undefined> {
+    const v = await this.db.value(
+      `SELECT r.ms FROM latch_revisions r JOIN latch_stores s ON s.id = r.store_id AND s.deleted_ms IS NULL
+        WHERE r.store_id = $1 AND r.revision = $2`,
+      [storeId, revision],
+    );
+    return v === undefined ? undefined : num(v);
+  }
+
+  async revisionAt(storeId: string, ms: number): Promise<{ revision: number; ms: number } | undefined> {
+    const rows = await this.db.rows(
+      `SELECT r.revision, r.ms FROM latch_revisions r JOIN latch_stores s ON s.id = r.store_id AND s.deleted_ms IS NULL
+        WHERE r.store_id = $1 AND r.ms <= $2 ORDER BY r.ms DESC, r.revision DESC LIMIT 1`,
+      [storeId, Math.floor(ms)],
+    );
+    const row = rows[0];
+    return row ? { revision: num(row[0]), ms: num(row[1]) } : undefined;
+  }
+
   // ---- checkpoints ----
 
   async writeCheckpoint(

@@ -1,0 +1,96 @@
+// A random history for the tests of queries at a past revision: a random model (and later
+// versions of it), random writes and deletes with conditions and expiring tuples, expiry sweeps,
+// and the oracle's side: the store's tuples at any revision folded from the changelog.
+
+import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
+import type { Latch } from '../../src/engine/contract.js';
+import { validateModel } from '../../src/model/validate.js';
+import type { Storage } from '../../src/storage/types.js';
+import { evolveModel, fittingTuple, randomModel, randomTuple, Rng } from '../oracle/generate.js';
+
+export const keyOf = (t: TupleKey): string => `${t.object}#${t.relation}@${t.user}`;
+
+/** A random model that validates (retrying the generator), and a valid later version of it. */
+export function models(rng: Rng): [AuthorizationModelInput, AuthorizationModelInput] {
+  for (;;) {
+    const m = randomModel(rng);
+    if (!valid(m)) continue;
+    for (let i = 0; i < 20; i++) {
+      const next = evolveModel(rng, m);
+      if (valid(next)) return [m, next];
+    }
+    return [m, m];
+  }
+}
+
+function valid(m: AuthorizationModelInput): boolean {
+  try {
+    validateModel(m);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes `steps` random writes (and an expiry sweep now and then). */
+export async function randomWrites(
+  latch: Latch,
+  storeId: string,
+  model: AuthorizationModelInput,
+  rng: Rng,
+  steps: number,
+): Promise<void> {
+  let live = await liveTuples(latch, storeId);
+  for (let i = 0; i < steps; i++) {
+    const writes: TupleKey[] = [];
+    const n = 1 + rng.int(3);
+    for (let j = 0; j < n; j++) {
+      const t = rng.chance(0.8) ? fittingTuple(rng, model) : randomTuple(rng, model);
+      if (!t || live.has(keyOf(t)) || writes.some((w) => keyOf(w) === keyOf(t))) continue;
+      // Some expire within a few milliseconds: later revisions are evaluated after their expiry.
+      const expiring = rng.chance(0.25) ? { expires_at: new Date(Date.now() + 2 + rng.int(30)).toISOString() } : {};
+      writes.push({ ...t, ...expiring });
+    }
+    const deletes = [...live.values()].filter(() => rng.chance(0.15)).slice(0, 3);
+    try {
+      await latch.write({ storeId, writes, deletes, onDuplicate: 'ignore', onMissing: 'ignore' });
+    } catch {
+      // An invalid random tuple: the write changed nothing (storage writes are atomic).
+      continue;
+    }
+    for (const d of deletes) live.delete(keyOf(d));
+    for (const w of writes) live.set(keyOf(w), w);
+    if (rng.chance(0.1) && latch.sweepExpired) {
+      await latch.sweepExpired();
+      live = await liveTuples(latch, storeId);
+    }
+  }
+}
+
+async function liveTuples(latch: Latch, storeId: string): Promise<Map<string, TupleKey>> {
+  const live = new Map<string, TupleKey>();
+  let after: string | undefined;
+  do {
+    const page = await latch.read({ storeId, filter: {}, pageSize: 100, after, consistency: 'UNSPECIFIED' });
+    for (const t of page.items) live.set(keyOf(t.key), t.key);
+    after = page.next;
+  } while (after);
+  return live;
+}
+
+/** The store's tuples after each revision, from the changelog: `states[r]` for r in 0..head. */
+export async function statesByRevision(storage: Storage, storeId: string): Promise<Map<string, TupleKey>[]> {
+  const states: Map<string, TupleKey>[] = [new Map()];
+  const cur = new Map<string, TupleKey>();
+  let at = 0;
+  for await (const c of storage.changesSince(storeId, 0)) {
+    while (at < c.revision) {
+      states[at] = new Map(cur);
+      at++;
+    }
+    if (c.operation === 'delete') cur.delete(keyOf(c.tuple));
+    else cur.set(keyOf(c.tuple), c.tuple);
+  }
+  states[at] = new Map(cur);
+  return states;
+}
