@@ -208,10 +208,19 @@ export function listUserCandidates(ctx: EvalContext, q: ListUsersQuery): Readonl
 
 /** Whether some relation of the model accepts the typed wildcard `type:*`. */
 export function admitsWildcard(model: CompiledModel, type: string): boolean {
-  for (const t of model.types.values())
-    for (const r of t.relations.values()) if (r.directTypes.some((d) => d.wildcard && d.type === type)) return true;
-  return false;
+  let types = wildcardTypes.get(model);
+  if (types === undefined) {
+    const found = new Set<string>();
+    for (const t of model.types.values())
+      for (const r of t.relations.values()) for (const d of r.directTypes) if (d.wildcard) found.add(d.type);
+    wildcardTypes.set(model, found);
+    types = found;
+  }
+  return types.has(type);
 }
+
+/** Per compiled model (immutable): the user types some relation accepts as `type:*`. */
+const wildcardTypes = new WeakMap<CompiledModel, ReadonlySet<string>>();
 
 /**
  * For a plain object `user` that Check accepts: whether ListUsers lists it, i.e. whether a path
