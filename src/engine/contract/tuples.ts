@@ -1,15 +1,12 @@
 // The tuple half of the engine's contract (src/engine/contract.ts): the inputs and answers of
 // Write, Read, ReadChanges, delete by filter and Watch, as plain data.
 
-import type { Consistency, PageRequest, TupleChange, TupleFilter, TupleKey } from '../../domain/types.js';
+import type { Consistency, PageRequest, TupleChange, TupleFilter, TupleKey, TupleWrite } from '../../domain/types.js';
 
-export interface WriteInput {
+/** A Write request: the tuple write (deletes, writes, duplicate and missing rules) on a store. */
+export interface WriteInput extends TupleWrite {
   readonly storeId: string;
   readonly modelId?: string | undefined;
-  readonly writes: readonly TupleKey[];
-  readonly deletes: readonly TupleKey[];
-  readonly onDuplicate: 'error' | 'ignore';
-  readonly onMissing: 'error' | 'ignore';
 }
 
 export interface WriteOutput {
