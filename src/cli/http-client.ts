@@ -83,6 +83,8 @@ export interface WriteBody {
   readonly writes?: { tuple_keys: TupleKey[]; on_duplicate?: 'error' | 'ignore' };
   readonly deletes?: { tuple_keys: Omit<TupleKey, 'condition'>[]; on_missing?: 'error' | 'ignore' };
   readonly authorization_model_id?: string;
+  /** Guarded write: docs/changing-models.md, "Guarded writes". */
+  readonly preconditions?: readonly Record<string, unknown>[];
 }
 
 export interface DeleteTuplesBody {

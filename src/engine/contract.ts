@@ -255,7 +255,28 @@ export interface WriteInput {
   readonly deletes: readonly TupleKey[];
   readonly onDuplicate: 'error' | 'ignore';
   readonly onMissing: 'error' | 'ignore';
+  /**
+   * Guarded write (docs/changing-models.md): every precondition is evaluated against the store's
+   * state under its write lock, and the write applies only if all hold; the first that fails, in
+   * order, answers 409 write_precondition_failed naming its 0-based index and nothing is written.
+   */
+  readonly preconditions?: readonly WritePrecondition[] | undefined;
 }
+
+/**
+ * One precondition of a guarded write. Examples: `{kind: 'check', tupleKey: doc:1#can_share@user:anne,
+ * expect: true}` holds when anne may share doc:1; `{kind: 'tuple_absent', tuple: doc:1#owner@user:bob}`
+ * holds while that exact tuple is not stored (an expired tuple is absent).
+ */
+export type WritePrecondition =
+  | {
+      readonly kind: 'check';
+      readonly tupleKey: CheckTupleKey;
+      readonly contextualTuples: readonly TupleKey[];
+      readonly context?: JsonObject | undefined;
+      readonly expect: boolean;
+    }
+  | { readonly kind: 'tuple_exists' | 'tuple_absent'; readonly tuple: TupleKey };
 
 export interface WriteOutput {
   readonly modelId: string;

@@ -41,7 +41,7 @@ import { writeAllChunks } from '../checkpoint.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
-import { expiredTuples, firstExpiry, readTuples, toKey, writeTuples } from './tuples.js';
+import { expiredTuples, firstExpiry, readTuples, toKey, writeGuarded, writeTuples } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -268,6 +268,18 @@ export class PgStorage implements Storage {
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
     const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, this.node));
+    if (result.deleted.length + result.written.length > 0)
+      this.emit({ kind: 'tuples', storeId, revision: result.revision });
+    return result;
+  }
+
+  /** See tuples.ts writeGuarded: one transaction holding the store's row lock across `guard`. */
+  async writeTuplesGuarded(
+    storeId: string,
+    write: TupleWrite,
+    guard: (revision: number) => Promise<void>,
+  ): Promise<WriteResult> {
+    const result = await this.mutex.run(storeId, () => writeGuarded(this.db, storeId, write, this.node, guard));
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
