@@ -358,6 +358,8 @@ export interface Latch {
 
   // tuples
   write(input: WriteInput): Promise<WriteOutput>;
+  /** One bounded step of a relation migration (latch extension; docs/changing-models.md). */
+  migrateRelations(input: MigrateInput): Promise<MigrateOutput>;
   read(input: ReadInput): Promise<Page<Tuple>>;
   readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
   /**
@@ -633,6 +635,56 @@ export type EngineLog = (level: 'warn' | 'error', msg: string, fields: Readonly<
 // relations, conditions, context-dependent relations), the stored tuples the candidate no longer
 // accepts, the access pairs (with progress lines), the assertions whose result changes, the summary.
 // Example: `{kind:'gained', object:'document:1', relation:'viewer', user:'user:anne'}`.
+
+/** One relation copied to another of the same object type: `document#reader=document#viewer`. */
+export interface RelationMap {
+  readonly objectType: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * One bounded step of a relation migration (docs/changing-models.md, "Migrating data"). Example:
+ * maps [document#reader→viewer], mode 'copy', no cursor → copies up to `limit` reader tuples as
+ * viewer tuples and answers a cursor; steps repeat until `done`, then later steps carry the
+ * changes made to reader meanwhile; mode 'finish' (the latest model has viewer, not reader)
+ * completes the copy and the carry, then deletes the reader tuples.
+ */
+export interface MigrateInput {
+  readonly storeId: string;
+  readonly maps: readonly RelationMap[];
+  readonly mode: 'dry_run' | 'copy' | 'finish';
+  /** The model the copies must fit, not written (validated as a model write); else `modelId`. */
+  readonly candidate?: AuthorizationModelInput | undefined;
+  /** The model the copies must fit when no candidate is given; absent → the latest. */
+  readonly modelId?: string | undefined;
+  /** The previous step's cursor; absent → from the start. */
+  readonly cursor?: string | undefined;
+  /** The most tuples (or carried changes) this step handles, in writes of at most 100. */
+  readonly limit: number;
+}
+
+export interface MigrateOutput {
+  /** Tuples of the old relations seen by this step's scan (a dry run's count). */
+  readonly matching: number;
+  /** Copies written (ignored duplicates, copies already present, not counted). */
+  readonly copied: number;
+  /** Changes to the old relations carried over to the new ones. */
+  readonly carried: number;
+  /** Old tuples deleted (finish). */
+  readonly deleted: number;
+  /** Dry run: tuples the target model does not accept as copies, and the first few. */
+  readonly rejected: number;
+  readonly rejectedSample: readonly TupleKey[];
+  /** Pass it to the next step; it survives restarts of the server (it names store revisions). */
+  readonly cursor: string;
+  /** Nothing left: the copy is complete and carried up to `revision` (finish: old tuples gone). */
+  readonly done: boolean;
+  /** The phase the cursor resumes in. */
+  readonly phase: 'copy' | 'carry' | 'delete' | 'done';
+  /** The store revision this step left. */
+  readonly revision: number;
+}
 
 export interface ImpactInput {
   readonly storeId: string;
