@@ -119,7 +119,7 @@ describe.each(BACKENDS)('relation migration on %s', (_name, open) => {
     const n = new LatchService(await open(), config, () => undefined);
     try {
       const s = (await n.createStore('migrate')).id;
-      const m1 = (await n.writeModel(s, OLD)).id;
+      const m1 = await n.writeModel(s, OLD);
       const tuples = seed();
       for (let i = 0; i < tuples.length; i += 50)
         await n.write({
@@ -202,7 +202,7 @@ describe.each(BACKENDS)('relation migration on %s', (_name, open) => {
 
       // Ship the new model, finish: the old tuples go, answers are those the old model gave.
       const liveBeforeFinish = await canRead(n, s, m1);
-      const m2 = (await n.writeModel(s, NEW)).id;
+      const m2 = await n.writeModel(s, NEW);
       const done = await run(n, { storeId: s, maps: MAP, mode: 'finish', limit: 20, cursor: again.at(-1)?.cursor });
       expect(done.at(-1)?.phase).toBe('done');
       const left = await n.read({
