@@ -100,6 +100,19 @@ export interface DeleteTuplesReply {
   revision: number;
 }
 
+export interface MigrateReply {
+  readonly matching: number;
+  readonly copied: number;
+  readonly carried: number;
+  readonly deleted: number;
+  readonly rejected: number;
+  readonly rejected_sample: TupleKey[];
+  readonly cursor: string;
+  readonly done: boolean;
+  readonly phase: string;
+  readonly revision: number;
+}
+
 export interface WriteCounts {
   readonly written: number;
   readonly deleted: number;
@@ -213,6 +226,10 @@ export class FgaHttpClient {
   /** Delete by filter (`POST /stores/{id}/delete-tuples`): one bounded, atomic request. */
   deleteTuples(storeId: string, body: DeleteTuplesBody): Promise<DeleteTuplesReply> {
     return this.send('POST', `/stores/${enc(storeId)}/delete-tuples`, body);
+  }
+  /** One step of a relation migration (docs/changing-models.md, "Migrating data"). */
+  migrateRelations(storeId: string, body: Record<string, unknown>): Promise<MigrateReply> {
+    return this.send('POST', `/stores/${enc(storeId)}/migrate-relations`, body);
   }
 
   // ---- queries ----
