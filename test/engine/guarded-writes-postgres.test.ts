@@ -73,6 +73,28 @@ describe.runIf(pgdb.run)('guarded writes across two PostgreSQL nodes', () => {
     expect(await b.readChanges({ storeId: s, pageSize: 100 }).then((p) => p.items.length)).toBe(2);
   });
 
+  it("guarded writes to many stores at once, each catching up, never starve the pool's catch-up reads", async () => {
+    const small = new LatchService(
+      nodeStorage(await openPostgresStorage({ url: pgdb.url, poolSize: 2 }), { events: false }),
+      config,
+      () => undefined,
+    );
+    try {
+      const stores = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => b.createStore(`pool-${i}`).then((x) => x.id)),
+      );
+      for (const s of stores) {
+        await b.writeModel(s, MODEL);
+        await small.write(plain(s, [key('doc:0', 'owner', 'user:carl')], []));
+        await b.write(plain(s, [key('doc:1', 'owner', 'user:anne')], [])); // unheard of on `small`
+      }
+      const outs = await Promise.all(stores.map((s) => small.write(guardedGrant(s, 'doc:1'))));
+      expect(outs.map((o) => o.revision)).toEqual(stores.map(() => 3));
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a guarded grant on A racing a revoke on B commits only before the revoke', async () => {
     const s = (await b.createStore('race')).id;
     await b.writeModel(s, MODEL);

@@ -169,6 +169,36 @@ export function writeGuarded(
   });
 }
 
+/**
+ * The guarded writes of one storage object: at most `slots` (one less than the pool's connections)
+ * hold a connection and a store's row lock at once, so the change-log reads their guards wait on
+ * (the index catching up) always find a free connection.
+ */
+export class GuardedWriter {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly node: string,
+    slots: number,
+  ) {
+    this.free = Math.max(1, slots);
+  }
+
+  async write(storeId: string, w: TupleWrite, guard: (revision: number) => Promise<void>): Promise<WriteResult> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await writeGuarded(this.db, storeId, w, this.node, guard);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
 // ---- reads ----
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
