@@ -131,6 +131,18 @@ export interface Storage {
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
   /**
+   * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
+   * store's write lock (held against every node), calls `guard` with the store's revision read
+   * under it, and applies `write` under the same lock only if `guard` resolves: no other write of
+   * the store can commit between the two. A guard that rejects → nothing written, its error thrown.
+   * Example: guard(7) sees revision 7; the write then commits revision 8, whoever else is writing.
+   */
+  writeTuplesGuarded?(
+    storeId: string,
+    write: TupleWrite,
+    guard: (revision: number) => Promise<void>,
+  ): Promise<WriteResult>;
+  /**
    * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest
    * expiry first. It bumps the revision once and records one delete change per tuple whose
