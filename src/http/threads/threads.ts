@@ -41,6 +41,9 @@ interface Thread {
   readonly exited: Promise<void>;
 }
 
+/** Threads asked to close: their exit is expected. */
+const closing = new WeakSet<Worker>();
+
 function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
   const worker = spawn(data);
   const host = new LatchHost(latch, worker);
@@ -56,8 +59,14 @@ function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
       logger.log('error', 'HTTP thread failed', { cause: err.message });
       reject(err);
     });
+    let listening = false;
+    worker.on('message', (m: unknown) => void (listening ||= (m as ThreadEvent).t === 'listening'));
     void exited.then(() => {
       host.closeAll();
+      if (listening && !closing.has(worker))
+        logger.log('error', 'an HTTP thread ended; its connections are gone, the others keep serving', {
+          thread: worker.threadId,
+        });
       reject(new Error('an HTTP thread ended during start-up'));
     });
   });
@@ -75,7 +84,10 @@ export async function startHttpThreads(
   const close = async (graceMs: number): Promise<void> => {
     clearInterval(timer);
     const msg: ToThread = { t: 'close', graceMs };
-    for (const t of threads) t.worker.postMessage(msg);
+    for (const t of threads) {
+      closing.add(t.worker);
+      t.worker.postMessage(msg);
+    }
     await Promise.all(threads.map((t) => t.exited));
     for (const t of threads) t.host.closeAll();
   };
