@@ -29,6 +29,7 @@ export const CALL_OPS = new Set([
   'readAssertions',
   'writeAssertions',
   'write',
+  'migrateRelations',
   'read',
   'readChanges',
   'createPermissionIndex',

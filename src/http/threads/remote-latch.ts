@@ -158,6 +158,7 @@ export class RemoteLatch implements Latch {
   readAssertions: Method<'readAssertions'> = (...a) => this.call('readAssertions', ...a);
   writeAssertions: Method<'writeAssertions'> = (...a) => this.call('writeAssertions', ...a);
   write: Method<'write'> = (...a) => this.call('write', ...a);
+  migrateRelations: Method<'migrateRelations'> = (...a) => this.call('migrateRelations', ...a);
   read: Method<'read'> = (...a) => this.call('read', ...a);
   readChanges: Method<'readChanges'> = (...a) => this.call('readChanges', ...a);
   createPermissionIndex: Method<'createPermissionIndex'> = (...a) => this.call('createPermissionIndex', ...a);
