@@ -36,7 +36,9 @@ const SCANS = Number(values.scans);
 
 async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
   const given = process.env.LATCH_TEST_POSTGRES_URL;
-  const server = given ? { url: given, stop: async () => undefined } : await startPostgres(process.env, { fsync: true });
+  const server = given
+    ? { url: given, stop: async () => undefined }
+    : await startPostgres(process.env, { fsync: true });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   await admin.query('DROP DATABASE IF EXISTS latch_bench_delete WITH (FORCE)');
@@ -97,7 +99,10 @@ const c0 = cpuMs();
 const t0 = performance.now();
 for (;;) {
   const a = performance.now();
-  const r = await post(`/stores/${store}/delete-tuples`, { filter: { object_type: 'doc', relation: 'viewer' }, limit: LIMIT });
+  const r = await post(`/stores/${store}/delete-tuples`, {
+    filter: { object_type: 'doc', relation: 'viewer' },
+    limit: LIMIT,
+  });
   slowest = Math.max(slowest, performance.now() - a);
   requests++;
   deleted += (r.tuple_keys as unknown[]).length;
@@ -121,7 +126,9 @@ async function writes(until: () => boolean): Promise<number[]> {
   const times: number[] = [];
   while (!until()) {
     const a = performance.now();
-    await post(`/stores/${wide}/write`, { writes: { tuple_keys: [{ object: `doc:x${n++}`, relation: 'owner', user: 'user:w' }] } });
+    await post(`/stores/${wide}/write`, {
+      writes: { tuple_keys: [{ object: `doc:x${n++}`, relation: 'owner', user: 'user:w' }] },
+    });
     times.push(performance.now() - a);
   }
   return times;
@@ -133,7 +140,10 @@ const beside = writes(() => !scanning);
 for (let i = 0; i < SCANS; i++) {
   const a = performance.now();
   // The index knows both names (owner tuples of user:w, user:u5 a viewer), so this is a full scan.
-  const r = await post(`/stores/${wide}/delete-tuples`, { filter: { relation: 'owner', user: 'user:u5' }, limit: LIMIT });
+  const r = await post(`/stores/${wide}/delete-tuples`, {
+    filter: { relation: 'owner', user: 'user:u5' },
+    limit: LIMIT,
+  });
   scanMs = Math.max(scanMs, performance.now() - a);
   if ((r.tuple_keys as unknown[]).length !== 0) throw new Error('owner@user:u5 matched');
 }
@@ -145,7 +155,11 @@ console.log(
     `one-tuple Writes beside ${SCANS} of them: ${during.length} writes, longest ${max(during).toFixed(0)} ms ` +
     `(alone, same run: longest ${max(alone).toFixed(0)} ms)`,
 );
-console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 await server.close();
 await pgs?.stop();
 await rm(dir, { recursive: true, force: true });
