@@ -63,11 +63,13 @@ function keyed(f: DeleteTuplesFilter): boolean {
 
 /**
  * True when the store's index has never seen a name the filter needs (its relation, its user's
- * node, its object or object type), so no stored tuple can match and nothing is scanned. Only on
- * a datastore one node owns, whose index holds every acknowledged write.
+ * node, its object or object type), so no stored tuple can match and nothing is scanned. Only when
+ * the index is at the datastore's revision, on a datastore whose writes this node orders.
  */
 async function namesUnknown(e: EngineParts, storeId: string, f: DeleteTuplesFilter): Promise<boolean> {
   const view = (await e.indexes.get(storeId)).snapshot();
+  // An index behind the datastore (another node's writes not yet applied) proves nothing.
+  if (view.revision !== (await e.storage.revision(storeId))) return false;
   if (f.relation !== undefined && view.nameId(f.relation) === undefined) return true;
   if (f.objectType !== undefined && view.nameId(f.objectType) === undefined) return true;
   if (f.object !== undefined && view.nodeId(f.object) === undefined) return true;
