@@ -92,8 +92,8 @@ const FILTER_FLAGS: FlagSpec[] = [
     kind: 'integer',
     min: 1,
     value: '<n>',
-    default: '1000',
-    help: 'With --filter: tuples per request (at most 1000)',
+    default: '10000',
+    help: 'With --filter: tuples per request (at most 10000)',
   },
 ];
 
@@ -119,7 +119,7 @@ async function deleteByFilter(args: Args, storeId: string): Promise<Record<strin
   if (args.string('file') !== undefined || args.arg('user') !== undefined)
     throw new UsageError('give either --filter or tuples, not both');
   const filter = parseFilter(args.list('filter'));
-  const limit = args.int('limit') ?? 1000;
+  const limit = args.int('limit') ?? 10_000;
   const client = clientFrom(args);
   if (args.bool('dry-run')) {
     const r = await client.deleteTuples(storeId, { filter, dry_run: true, limit });
