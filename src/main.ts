@@ -3,14 +3,17 @@
 
 import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
 import { resolveAuthConfig } from './api/auth/config.js';
+import { DecisionLog, type DecisionLogConfig } from './api/decisions/log.js';
 import type { EngineConfig, Latch } from './engine/contract.js';
 import { openLatch } from './engine/service.js';
 import { logger } from './log.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
+import { openDecisionRecords } from './storage/decisions.js';
+import { join } from 'node:path';
 
-export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'decisions'> {
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
   /** TCP port (default 8080; 0 → any free port). */
@@ -27,6 +30,8 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   readonly clock?: (() => number) | undefined;
   /** Milliseconds between background expiry sweeps (default 1,000; 0: none). */
   readonly expirySweepMs?: number | undefined;
+  /** The decision log (docs/audit.md): sampling (default 0, off), retention, size cap, queue. */
+  readonly decisionLog?: DecisionLogConfig | undefined;
 }
 
 export interface RunningServer {
@@ -36,6 +41,7 @@ export interface RunningServer {
   readonly metricsPort?: number | undefined;
   readonly latch: Latch;
   readonly auth: AuthService;
+  readonly decisions: DecisionLog;
   /** HTTP and channel requests being processed now. */
   inFlight(): number;
   /** Whether the playground is served at /playground/. */
@@ -63,10 +69,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let auth: AuthService;
   let latch: Latch;
   let tokenSecret = options.tokenSecret;
+  let decisions: DecisionLog;
   try {
     auth = await openAuth({ config: authConfig, host, dataDir: path, postgres });
   } catch (err) {
     await storage.close();
+    throw err;
+  }
+  try {
+    const records = await openDecisionRecords(path === undefined ? undefined : join(path, 'decisions'), postgres);
+    // On PostgreSQL several nodes share the stores' settings: each reads them again every 5 s.
+    decisions = await DecisionLog.open(records, options.decisionLog ?? {}, postgres ? 5000 : 0);
+  } catch (err) {
+    await storage.close();
+    await auth.close();
     throw err;
   }
   try {
@@ -82,9 +98,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (err) {
     await storage.close();
     await auth.close();
+    await decisions.close();
     throw err;
   }
-  const server = createHttpServer(latch, { ...options, tokenSecret, auth });
+  const server = createHttpServer(latch, { ...options, tokenSecret, auth, decisions });
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);
@@ -92,6 +109,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await server.close(0);
     await latch.close();
     await auth.close();
+    await decisions.close();
     throw err;
   }
   let closing: Promise<void> | undefined;
@@ -101,11 +119,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metricsPort: server.metricsPort(),
     latch,
     auth,
+    decisions,
     inFlight: server.inFlight,
     playground: server.playground,
     close(graceMs = 8000) {
       closing ??= server
         .close(graceMs)
+        .then(() => decisions.close())
         .then(() => latch.close())
         .then(() => auth.close());
       return closing;
