@@ -57,11 +57,11 @@ describe('recorded decisions replay exactly', () => {
     const created = await call(server.base, 'POST', '/stores', { name: `replay-${seed}` });
     const store = (created.json as { id: string }).id;
     let model = first;
-    await call(server.base, 'POST', `/stores/${store}/authorization-models`, model);
+    await call(server.base, 'POST', `/stores/${store}/authorization-models`, JSON.stringify(model));
     for (let round = 0; round < 8; round++) {
       if (round === 4) {
         model = next;
-        await call(server.base, 'POST', `/stores/${store}/authorization-models`, model);
+        await call(server.base, 'POST', `/stores/${store}/authorization-models`, JSON.stringify(model));
       }
       await randomWrites(server.latch, store, model, rng, 3);
       for (let i = 0; i < 10; i++) {

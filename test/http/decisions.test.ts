@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../../src/domain/ids.js';
+import { latch } from '../cli/helpers.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 interface Decision {
   id: string;
+  timestamp: string;
   operation: string;
   revision: number;
   authorization_model_id: string;
@@ -164,6 +166,35 @@ describe('the decision log', () => {
     expect((await decisions(other)).length).toBe(1);
     const gone = await call(server.base, 'PUT', `/stores/${ulid()}/decision-log`, { sampling: 1 });
     expect((gone.json as { code: string }).code).toBe('store_id_not_found');
+  });
+});
+
+describe('latch decisions', () => {
+  it('export prints NDJSON between two times; explain replays one; sampling reads and sets', async () => {
+    const env = { LATCH_API_URL: server.base, LATCH_STORE_ID: store };
+    const all = await decisions(store);
+    const since = all[1] as Decision;
+    const out = await latch(
+      ['decisions', 'export', '--since', since.timestamp, '--until', new Date().toISOString()],
+      env,
+    );
+    expect(out.code).toBe(0);
+    const lines = out.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Decision);
+    const expected = all.filter((d) => d.timestamp >= since.timestamp);
+    expect(expected.length).toBeGreaterThan(1);
+    expect(lines.map((d) => d.id)).toEqual(expected.map((d) => d.id));
+    const ex = await latch(['decisions', 'explain', all[0]?.id ?? ''], env);
+    expect(ex.code).toBe(0);
+    expect(JSON.parse(ex.out)).toMatchObject({ equal: true, replayed: { allowed: true } });
+    const unknown = await latch(['decisions', 'explain', ulid()], env);
+    expect(unknown.code).toBe(1);
+    const set = await latch(['decisions', 'sampling', '0.5'], env);
+    expect(JSON.parse(set.out)).toMatchObject({ sampling: 0.5 });
+    const reset = await latch(['decisions', 'sampling', 'default'], env);
+    expect(JSON.parse(reset.out)).toMatchObject({ sampling: null, effective_sampling: 1 });
   });
 });
 
