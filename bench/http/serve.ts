@@ -1,5 +1,7 @@
 // The latch server under benchmark, in its own process: in-memory store, random port.
 // LATCH_BENCH_PLAYGROUND=1 also serves the built playground (bench/http/playground.ts).
+// LATCH_BENCH_DECISION_LOG=<sampling> records decisions (bench/decisions.ts), with
+// LATCH_BENCH_DECISION_MAX_BYTES as the log's cap; LATCH_BENCH_DATA_DIR: LevelDB there instead of memory.
 // Prints {"port": n} on stdout when listening; SIGTERM closes it. LATCH_BENCH_LOOP_DELAY=1 also
 // prints {"maxLoopDelayMs": n} (the longest event-loop delay seen) when it closes.
 
@@ -7,7 +9,21 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startServer } from '../../src/main.js';
 
 const playground = process.env.LATCH_BENCH_PLAYGROUND === '1' ? { required: true } : undefined;
-const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory', playground });
+const env = process.env;
+const dataDir = env.LATCH_BENCH_DATA_DIR;
+const server = await startServer({
+  host: '127.0.0.1',
+  port: 0,
+  datastore: dataDir ? 'leveldb' : 'memory',
+  dataDir,
+  playground,
+  decisionLog: env.LATCH_BENCH_DECISION_LOG
+    ? {
+        sampling: Number(env.LATCH_BENCH_DECISION_LOG),
+        maxBytes: env.LATCH_BENCH_DECISION_MAX_BYTES ? Number(env.LATCH_BENCH_DECISION_MAX_BYTES) : undefined,
+      }
+    : undefined,
+});
 await server.latch.ready();
 process.stdout.write(JSON.stringify({ port: server.port }) + '\n');
 const loop = process.env.LATCH_BENCH_LOOP_DELAY === '1' ? monitorEventLoopDelay({ resolution: 10 }) : undefined;

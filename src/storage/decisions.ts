@@ -1,16 +1,21 @@
-// The decision log's records (one per recorded decision) in their own ordered key-value space —
-// `<dataDir>/decisions` on LevelDB, in memory, or the table latch_decisions on PostgreSQL —
-// keyed for the scans that matter: one store's decisions in time order (search, export), one
-// decision by store and id (explain), and every decision in age order (retention and size cap).
+// The decision log's records in their own ordered key-value space — `<dataDir>/decisions` on
+// LevelDB, in memory, or the table latch_decisions on PostgreSQL. Decisions are stored in
+// batches, one value per store per write (NDJSON, at most 1,024 lines), so that recording costs
+// one key-value write per batch, not per decision. Keys serve the scans that matter: one store's
+// decisions in time order (search, export), one decision by store and id (explain), and every
+// batch in age order (retention and size cap).
 //
-//   d \0 <store> \0 <id>   → the decision as JSON
-//   t \0 <id> \0 <store>   → its stored size in bytes (pruning index, oldest first)
-//   c \0 <store>           → the store's sampling setting, JSON `{"sampling": 0.25}`
-//   m \0 bytes             → the bytes the records hold (approximate on several nodes)
+//   d \0 <store> \0 <batch id>   → the batch: one decision (JSON) per line
+//   t \0 <batch id> \0 <store>   → the batch's bytes (pruning index, oldest first)
+//   c \0 <store>                 → the store's sampling setting, JSON `{"sampling": 0.25}`
+//   m \0 bytes                   → the bytes the records hold (approximate on several nodes)
 //
-// <id> is a ULID (time-ordered, unique across processes): a decision of another store is simply
-// absent under this store's prefix.
+// Ids are ULIDs: a batch id ends in `00`, and the decision on line i of the batch has the batch id
+// with i in those two base-32 digits (`decisionIds`). Example: batch `01JQ…K400` holds decisions
+// `01JQ…K400`, `01JQ…K401`, …; explaining `01JQ…K401` reads that one value, line 1. A decision of
+// another store is simply absent under this store's prefix.
 
+import { randomBytes } from 'node:crypto';
 import { encodeTime, isUlid } from '../domain/ids.js';
 import { openAuthKv, type AuthKv, type AuthKvOp } from './auth/kv.js';
 import type { PostgresOptions } from './postgres/db.js';
@@ -50,6 +55,51 @@ const SEP = '\u0000';
 /** The smallest id of millisecond `ms` (every id of that millisecond sorts at or after it). */
 const idFloor = (ms: number): string => encodeTime(Math.max(0, Math.floor(ms))) + '0'.repeat(16);
 
+const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** 6 random base-32 digits per process: ids of two nodes never collide. */
+const PROCESS_TAG = Array.from(randomBytes(6), (b) => B32[b % 32]).join('');
+/** How much later than its batch's id a decision of the batch may be (the writer cuts batches at it). */
+export const BATCH_SPAN_MS = 60_000;
+/** Lines of one batch at most: the two last base-32 digits of an id. */
+export const BATCH_LINES = 1024;
+let idMs = -1;
+let idPrefix = '';
+let batchSeq = 0;
+
+/** The batch of a decision id (its last two digits zeroed). */
+const batchOf = (id: string): string => id.slice(0, 24) + '00';
+
+/** Line of a decision id within its batch. */
+const lineOf = (id: string): number => B32.indexOf(id[24] ?? '0') * 32 + B32.indexOf(id[25] ?? '0');
+
+/**
+ * A new batch id made at `ms` (or at the last time used, if the clock went back): the ULID time,
+ * the process tag, an 8-digit counter and `00` — increasing within the process.
+ */
+export function batchId(ms: number): string {
+  if (ms > idMs) {
+    idMs = ms;
+    idPrefix = encodeTime(ms) + PROCESS_TAG;
+  }
+  let n = ++batchSeq;
+  let digits = '';
+  for (let i = 0; i < 8; i++) {
+    digits = B32[n % 32] + digits;
+    n = Math.floor(n / 32);
+  }
+  return idPrefix + digits + '00';
+}
+
+/** The id of line `i` of batch `batch`. */
+export function decisionIdOf(batch: string, i: number): string {
+  return batch.slice(0, 24) + (B32[i >> 5] as string) + (B32[i & 31] as string);
+}
+
+/** A stored batch's lines with their ids. */
+function lines(batch: string, value: string): { id: string; json: string }[] {
+  return value.split('\n').map((json, i) => ({ id: decisionIdOf(batch, i), json }));
+}
+
 export class DecisionRecords {
   #bytes = 0;
 
@@ -66,19 +116,23 @@ export class DecisionRecords {
     return this.#bytes;
   }
 
-  /** Stores decisions (already JSON) in one batch; returns the bytes they added. */
+  /**
+   * Stores batches in one write: `json[i]` of a batch is the decision whose id is
+   * `decisionIdOf(batch, i)` (at most BATCH_LINES; JSON.stringify never makes a newline).
+   * Returns the bytes they added.
+   */
   async append(
-    rows: readonly { readonly storeId: string; readonly id: string; readonly json: string }[],
+    batches: readonly { readonly storeId: string; readonly batch: string; readonly json: readonly string[] }[],
   ): Promise<number> {
     const ops: AuthKvOp[] = [];
     let added = 0;
-    for (const r of rows) {
-      const key = D + r.storeId + SEP + r.id;
-      // Both rows, keys and values (the index row's value is at most 8 digits).
-      const size = key.length + r.json.length + T.length + r.id.length + 1 + r.storeId.length + 8;
+    for (const b of batches) {
+      const key = D + b.storeId + SEP + b.batch;
+      const value = b.json.join('\n');
+      const index = T + b.batch + SEP + b.storeId;
+      const size = key.length + value.length + index.length + 8;
+      ops.push({ type: 'put', key, value }, { type: 'put', key: index, value: String(size) });
       added += size;
-      ops.push({ type: 'put', key, value: r.json });
-      ops.push({ type: 'put', key: T + r.id + SEP + r.storeId, value: String(size) });
     }
     ops.push({ type: 'put', key: BYTES, value: String(this.#bytes + added) });
     await this.kv.batch(ops, false);
@@ -88,47 +142,71 @@ export class DecisionRecords {
 
   async get(storeId: string, id: string): Promise<StoredDecision | undefined> {
     if (!isUlid(id)) return undefined;
-    const v = await this.kv.get(D + storeId + SEP + id);
-    return v === undefined ? undefined : (JSON.parse(v) as StoredDecision);
-  }
-
-  /** One store's decisions with times in [startMs, endMs), after `after`, in the requested order. */
-  async scan(q: DecisionScan): Promise<{ position: string; record: StoredDecision }[]> {
-    const base = D + q.storeId + SEP;
-    let lower: { gte?: string; gt?: string } = { gte: base + idFloor(q.startMs) };
-    let upper = { lt: base + idFloor(q.endMs) };
-    if (q.after !== undefined && !q.descending && base + q.after >= (lower.gte ?? '')) lower = { gt: base + q.after };
-    if (q.after !== undefined && q.descending && base + q.after < upper.lt) upper = { lt: base + q.after };
-    const rows = await this.kv.range({ ...lower, ...upper, reverse: q.descending, limit: q.limit });
-    return rows.map(([k, v]) => ({ position: k.slice(base.length), record: JSON.parse(v) as StoredDecision }));
+    const v = await this.kv.get(D + storeId + SEP + batchOf(id));
+    const line = v?.split('\n')[lineOf(id)];
+    return line === undefined ? undefined : (JSON.parse(line) as StoredDecision);
   }
 
   /**
-   * Deletes the oldest decisions, in bounded chunks, while one is older than `beforeMs` or the
-   * records hold more than `maxBytes`; returns how many.
+   * One store's decisions whose batches began in [startMs, endMs), after (ascending) or before
+   * (descending) the id `after`, in that order; at least `limit` when that many remain (whole
+   * batches are read, so a chunk may hold up to BATCH_LINES − 1 more).
    */
-  async prune(beforeMs: number, maxBytes: number, chunk = 1000): Promise<number> {
+  async scan(q: DecisionScan): Promise<{ position: string; record: StoredDecision }[]> {
+    const base = D + q.storeId + SEP;
+    // A batch's id carries its first decision's time: one begun a little earlier may hold later ones.
+    let lower: { gte?: string; gt?: string } = { gte: base + idFloor(q.startMs - BATCH_SPAN_MS) };
+    let upper = { lt: base + idFloor(q.endMs) };
+    const from = q.after === undefined ? undefined : batchOf(q.after);
+    if (from !== undefined && !q.descending && base + from >= (lower.gte ?? '')) lower = { gte: base + from };
+    if (from !== undefined && q.descending && base + from < upper.lt) upper = { lt: base + from + SEP };
+    const out: { position: string; record: StoredDecision }[] = [];
+    for (;;) {
+      const rows = await this.kv.range({ ...lower, ...upper, reverse: q.descending, limit: 16 });
+      for (const [k, v] of rows) {
+        const ls = lines(k.slice(base.length), v);
+        if (q.descending) ls.reverse();
+        for (const l of ls) {
+          if (q.after !== undefined && (q.descending ? l.id >= q.after : l.id <= q.after)) continue;
+          const record = JSON.parse(l.json) as StoredDecision;
+          const t = Date.parse(record.timestamp);
+          if (t >= q.startMs && t < q.endMs) out.push({ position: l.id, record });
+        }
+      }
+      const last = rows[rows.length - 1]?.[0];
+      if (out.length >= q.limit || rows.length < 16 || last === undefined) return out;
+      if (q.descending) upper = { lt: last };
+      else lower = { gt: last };
+    }
+  }
+
+  /**
+   * Deletes the oldest batches while one began before `beforeMs` or the records hold more than
+   * `maxBytes`; returns how many decisions went. Works in bounded chunks.
+   */
+  async prune(beforeMs: number, maxBytes: number, chunk = 256): Promise<number> {
     let total = 0;
     const floor = T + idFloor(beforeMs);
     for (;;) {
       const rows = await this.kv.range({ gte: T, lt: T + '\uffff', limit: chunk });
       const ops: AuthKvOp[] = [];
-      let freed = 0;
+      let bytes = this.#bytes;
       let n = 0;
       for (const [k, v] of rows) {
-        if (k >= floor && this.#bytes - freed <= maxBytes) break;
-        const [, id, store] = k.split(SEP);
-        ops.push({ type: 'del', key: k });
-        ops.push({ type: 'del', key: D + (store ?? '') + SEP + (id ?? '') });
-        freed += Number(v) || 0;
+        if (k >= floor && bytes <= maxBytes) break;
+        const [, batch = '', store = ''] = k.split(SEP);
+        const key = D + store + SEP + batch;
+        const value = await this.kv.get(key);
+        total += value === undefined ? 0 : value.split('\n').length;
+        ops.push({ type: 'del', key }, { type: 'del', key: k });
+        bytes = Math.max(0, bytes - (Number(v) || 0));
         n++;
       }
       if (n === 0) return total;
-      ops.push({ type: 'put', key: BYTES, value: String(Math.max(0, this.#bytes - freed)) });
+      ops.push({ type: 'put', key: BYTES, value: String(bytes) });
       await this.kv.batch(ops, false);
-      this.#bytes = Math.max(0, this.#bytes - freed);
-      total += n;
-      if (n < rows.length) return total;
+      this.#bytes = bytes;
+      if (n < rows.length || rows.length < chunk) return total;
     }
   }
 

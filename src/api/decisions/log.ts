@@ -16,9 +16,8 @@ import type {
   ListUsersResult,
 } from '../../engine/contract.js';
 import type { JsonObject, TupleKey } from '../../domain/types.js';
-import { ulid } from '../../domain/ids.js';
 import { logger } from '../../log.js';
-import type { DecisionRecords, StoredDecision } from '../../storage/decisions.js';
+import { BATCH_LINES, BATCH_SPAN_MS, batchId, decisionIdOf, type DecisionRecords } from '../../storage/decisions.js';
 
 export interface DecisionLogConfig {
   /** The share of decisions recorded on stores without their own setting, in [0, 1] (default 0: off). */
@@ -72,48 +71,71 @@ export function isSampling(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 }
 
-function checkRequest(q: CheckRequest, correlationId?: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    tuple_key: { user: q.tupleKey.user, relation: q.tupleKey.relation, object: q.tupleKey.object },
-    contextual_tuples: q.contextualTuples,
-    context: q.context ?? null,
-  };
-  if (correlationId !== undefined) out.correlation_id = correlationId;
-  return out;
+const json = JSON.stringify;
+
+/** A checked tuple's request as JSON, assembled (the writer makes one per recorded Check). */
+function checkRequest(q: CheckRequest, correlationId: string | undefined): string {
+  const k = q.tupleKey;
+  const key = `{"user":${json(k.user)},"relation":${json(k.relation)},"object":${json(k.object)}}`;
+  const contextual = q.contextualTuples.length === 0 ? '[]' : json(q.contextualTuples);
+  const corr = correlationId === undefined ? '' : `,"correlation_id":${json(correlationId)}`;
+  return `{"tuple_key":${key},"contextual_tuples":${contextual},"context":${q.context ? json(q.context) : 'null'}${corr}}`;
 }
 
-function listObjectsRequest(q: ListObjectsInput): Record<string, unknown> {
+function listObjectsRequest(q: ListObjectsInput): string {
   const base = { type: q.type, relation: q.relation, user: q.user };
-  return { ...base, contextual_tuples: q.contextualTuples, context: q.context ?? null, page: q.page ?? null };
+  return json({ ...base, contextual_tuples: q.contextualTuples, context: q.context ?? null, page: q.page ?? null });
 }
 
-function listUsersRequest(q: ListUsersInput): Record<string, unknown> {
+function listUsersRequest(q: ListUsersInput): string {
   const base = { object: q.object, relation: q.relation, user_filters: q.userFilters };
-  return { ...base, contextual_tuples: q.contextualTuples, context: q.context ?? null, page: q.page ?? null };
+  return json({ ...base, contextual_tuples: q.contextualTuples, context: q.context ?? null, page: q.page ?? null });
 }
 
-function render(d: Draft, id: string): StoredDecision {
+let isoMs = -1;
+let iso = '';
+
+/** The decision as stored (the StoredDecision shape, in its field order), assembled as text. */
+function render(d: Draft, id: string): string {
   const o = d.operation;
-  let request: Record<string, unknown>;
+  let request: string;
   if (o === 'ListObjects') request = listObjectsRequest(d.request as ListObjectsInput);
   else if (o === 'ListUsers') request = listUsersRequest(d.request as ListUsersInput);
   else request = checkRequest(d.request as CheckRequest, d.correlationId);
-  return {
-    id,
-    timestamp: new Date(d.time).toISOString(),
-    store_id: d.storeId,
-    client_id: d.clientId,
-    operation: o,
-    authorization_model_id: d.modelId,
-    revision: d.evaluated.revision ?? 0,
-    instant: d.evaluated.instant ?? 0,
-    request,
-    answer: d.answer as Record<string, unknown>,
-  };
+  if (d.time !== isoMs) {
+    isoMs = d.time;
+    iso = new Date(d.time).toISOString();
+  }
+  const answer = d.answer === ALLOWED ? ALLOWED_JSON : d.answer === DENIED ? DENIED_JSON : json(d.answer);
+  const head = `{"id":"${id}","timestamp":"${iso}","store_id":${json(d.storeId)},"client_id":${json(d.clientId)}`;
+  const model = `"operation":"${o}","authorization_model_id":${json(d.modelId)}`;
+  const at = `"revision":${d.evaluated.revision ?? 0},"instant":${d.evaluated.instant ?? 0}`;
+  return `${head},${model},${at},"request":${request},"answer":${answer}}`;
 }
 
 const ALLOWED = Object.freeze({ allowed: true });
 const DENIED = Object.freeze({ allowed: false });
+const ALLOWED_JSON = '{"allowed":true}';
+const DENIED_JSON = '{"allowed":false}';
+
+/**
+ * The drafts as stored batches: per store, in arrival order, a new batch every BATCH_LINES
+ * decisions or when a decision is BATCH_SPAN_MS later than its batch's first.
+ */
+function batches(drafts: readonly Draft[]): { storeId: string; batch: string; json: string[] }[] {
+  const out: { storeId: string; batch: string; json: string[]; first: number }[] = [];
+  const open = new Map<string, { storeId: string; batch: string; json: string[]; first: number }>();
+  for (const d of drafts) {
+    let b = open.get(d.storeId);
+    if (!b || b.json.length >= BATCH_LINES || d.time - b.first >= BATCH_SPAN_MS) {
+      b = { storeId: d.storeId, batch: batchId(d.time), json: [], first: d.time };
+      open.set(d.storeId, b);
+      out.push(b);
+    }
+    b.json.push(render(d, decisionIdOf(b.batch, b.json.length)));
+  }
+  return out;
+}
 
 export class DecisionLog {
   /** True while some store samples: the only thing a query reads when none does. */
@@ -217,8 +239,8 @@ export class DecisionLog {
   check(clientId: string, operation: Operation, q: CheckRequest, r: CheckResult): void {
     if (!this.#sampled(q.storeId)) return;
     const answer = r.allowed ? ALLOWED : DENIED;
-    const base = { time: Date.now(), clientId, operation, storeId: q.storeId, modelId: r.modelId };
-    this.#push({ ...base, evaluated: r, request: q, answer });
+    const time = Date.now();
+    this.#push({ time, clientId, operation, storeId: q.storeId, modelId: r.modelId, evaluated: r, request: q, answer });
   }
 
   /** The answered items of a BatchCheck (or of an AuthZEN evaluations request), each sampled. */
@@ -262,17 +284,23 @@ export class DecisionLog {
 
   async #write(batch: readonly Draft[]): Promise<void> {
     try {
-      const rows = batch.map((d) => {
-        const id = ulid(d.time);
-        return { storeId: d.storeId, id, json: JSON.stringify(render(d, id)) };
-      });
+      const rows = batches(batch);
+      let incoming = 0;
+      for (const b of rows) for (const j of b.json) incoming += j.length + 1;
+      // The cap holds at every moment: room is made before the batch is written.
+      if (this.records.bytes + incoming > this.#maxBytes) await this.#makeRoom(incoming);
       await this.records.append(rows);
-      this.#recorded += rows.length;
-      if (this.records.bytes > this.#maxBytes) await this.prune();
+      this.#recorded += batch.length;
     } catch (err) {
       this.#dropped += batch.length;
       logger.log('error', 'decision log write failed', { decisions: batch.length, cause: String(err) });
     }
+  }
+
+  async #makeRoom(incoming: number): Promise<void> {
+    // Each batch adds its two keys (≈ 130 bytes) to the lines' bytes.
+    const room = this.#maxBytes * CAP_SLACK - incoming - 256;
+    await this.records.prune(Date.now() - this.#retentionMs, Math.max(0, room));
   }
 
   /** Drops decisions past the retention, then the oldest while the records exceed the cap. */
