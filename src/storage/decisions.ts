@@ -5,8 +5,8 @@
 // decisions in time order (search, export), one decision by store and id (explain), and every
 // batch in age order (retention and size cap).
 //
-//   d \0 <store> \0 <batch id>   → the batch: one decision (JSON) per line
-//   t \0 <batch id> \0 <store>   → the batch's bytes (pruning index, oldest first)
+//   d \0 <store> \0 <batch id>   → the batch: one decision per line, in the compact form `DecisionLine`
+//   t \0 <batch id> \0 <store>   → `<bytes> <lines>` of the batch (pruning index, oldest first)
 //   c \0 <store>                 → the store's sampling setting, JSON `{"sampling": 0.25}`
 //   m \0 bytes                   → the bytes the records hold (approximate on several nodes)
 //
@@ -95,6 +95,39 @@ export function decisionIdOf(batch: string, i: number): string {
   return batch.slice(0, 24) + (B32[i >> 5] as string) + (B32[i & 31] as string);
 }
 
+/**
+ * One stored decision: a JSON array, about a quarter of the served form's bytes (the store, the
+ * id and the field names are implied). A checked tuple's request is
+ * `[user, relation, object, contextual tuples or 0, context or 0, correlation id?]` and its answer
+ * 1 or 0; a listing's request and answer are the served objects. Example:
+ * `[1773309600000,"","Check","01JQ…",41,0,["user:bob","viewer","document:contract",0,0],1]`.
+ */
+type DecisionLine = [
+  time: number,
+  clientId: string,
+  operation: string,
+  modelId: string,
+  revision: number,
+  instant: number,
+  request: unknown,
+  answer: unknown,
+];
+
+/** A stored line in the served form. */
+function expand(storeId: string, id: string, line: string): StoredDecision {
+  const [time, clientId, operation, modelId, revision, instant, req, ans] = JSON.parse(line) as DecisionLine;
+  let request = req as Record<string, unknown>;
+  if (Array.isArray(req)) {
+    const [user, relation, object, contextual, context, correlationId] = req as unknown[];
+    request = { tuple_key: { user, relation, object }, contextual_tuples: contextual || [], context: context || null };
+    if (correlationId !== undefined) request.correlation_id = correlationId;
+  }
+  const answer = typeof ans === 'number' ? { allowed: ans === 1 } : (ans as Record<string, unknown>);
+  const timestamp = new Date(time).toISOString();
+  const head = { id, timestamp, store_id: storeId, client_id: clientId, operation };
+  return { ...head, authorization_model_id: modelId, revision, instant, request, answer };
+}
+
 /** A stored batch's lines with their ids. */
 function lines(batch: string, value: string): { id: string; json: string }[] {
   return value.split('\n').map((json, i) => ({ id: decisionIdOf(batch, i), json }));
@@ -117,8 +150,8 @@ export class DecisionRecords {
   }
 
   /**
-   * Stores batches in one write: `json[i]` of a batch is the decision whose id is
-   * `decisionIdOf(batch, i)` (at most BATCH_LINES; JSON.stringify never makes a newline).
+   * Stores batches in one write: `json[i]` of a batch is the decision (a `DecisionLine`) whose id
+   * is `decisionIdOf(batch, i)` (at most BATCH_LINES; JSON.stringify never makes a newline).
    * Returns the bytes they added.
    */
   async append(
@@ -131,7 +164,7 @@ export class DecisionRecords {
       const value = b.json.join('\n');
       const index = T + b.batch + SEP + b.storeId;
       const size = key.length + value.length + index.length + 8;
-      ops.push({ type: 'put', key, value }, { type: 'put', key: index, value: String(size) });
+      ops.push({ type: 'put', key, value }, { type: 'put', key: index, value: `${size} ${b.json.length}` });
       added += size;
     }
     ops.push({ type: 'put', key: BYTES, value: String(this.#bytes + added) });
@@ -144,7 +177,7 @@ export class DecisionRecords {
     if (!isUlid(id)) return undefined;
     const v = await this.kv.get(D + storeId + SEP + batchOf(id));
     const line = v?.split('\n')[lineOf(id)];
-    return line === undefined ? undefined : (JSON.parse(line) as StoredDecision);
+    return line === undefined ? undefined : expand(storeId, id, line);
   }
 
   /**
@@ -168,7 +201,7 @@ export class DecisionRecords {
         if (q.descending) ls.reverse();
         for (const l of ls) {
           if (q.after !== undefined && (q.descending ? l.id >= q.after : l.id <= q.after)) continue;
-          const record = JSON.parse(l.json) as StoredDecision;
+          const record = expand(q.storeId, l.id, l.json);
           const t = Date.parse(record.timestamp);
           if (t >= q.startMs && t < q.endMs) out.push({ position: l.id, record });
         }
@@ -195,11 +228,10 @@ export class DecisionRecords {
       for (const [k, v] of rows) {
         if (k >= floor && bytes <= maxBytes) break;
         const [, batch = '', store = ''] = k.split(SEP);
-        const key = D + store + SEP + batch;
-        const value = await this.kv.get(key);
-        total += value === undefined ? 0 : value.split('\n').length;
-        ops.push({ type: 'del', key }, { type: 'del', key: k });
-        bytes = Math.max(0, bytes - (Number(v) || 0));
+        const [size = '0', count = '0'] = v.split(' ');
+        total += Number(count) || 0;
+        ops.push({ type: 'del', key: D + store + SEP + batch }, { type: 'del', key: k });
+        bytes = Math.max(0, bytes - (Number(size) || 0));
         n++;
       }
       if (n === 0) return total;

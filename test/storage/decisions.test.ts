@@ -8,13 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DecisionLog } from '../../src/api/decisions/log.js';
 import { ulid, ulidTime } from '../../src/domain/ids.js';
-import {
-  batchId,
-  decisionIdOf,
-  openDecisionRecords,
-  type DecisionRecords,
-  type StoredDecision,
-} from '../../src/storage/decisions.js';
+import { batchId, decisionIdOf, openDecisionRecords, type DecisionRecords } from '../../src/storage/decisions.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { databasePerFile } from '../support/postgres.js';
 
@@ -36,19 +30,17 @@ function decision(
 ): { storeId: string; batch: string; id: string; json: string[] } {
   const batch = batchId(time);
   const id = decisionIdOf(batch, 0);
-  const d: StoredDecision = {
-    id,
-    timestamp: new Date(time).toISOString(),
-    store_id: storeId,
-    client_id: 'c1',
-    operation: 'Check',
-    authorization_model_id: '01JMMMMMMMMMMMMMMMMMMMMMMM',
-    revision: 3,
-    instant: 0,
-    request: { tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' } },
-    answer: { allowed },
-  };
-  return { storeId, batch, id, json: [JSON.stringify(d)] };
+  const line = [
+    time,
+    'c1',
+    'Check',
+    '01JMMMMMMMMMMMMMMMMMMMMMMM',
+    3,
+    0,
+    ['user:anne', 'viewer', 'doc:1', 0, 0],
+    allowed ? 1 : 0,
+  ];
+  return { storeId, batch, id, json: [JSON.stringify(line)] };
 }
 
 interface Backend {
@@ -95,7 +87,22 @@ describe.each(backends)('decision records on $name', (b) => {
     expect(added).toBeGreaterThan(0);
     expect(r.bytes).toBe(added);
     const [a0, b0, a1] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
-    expect((await r.get(STORE_A, a0.id))?.answer).toEqual({ allowed: true });
+    expect(await r.get(STORE_A, a0.id)).toEqual({
+      id: a0.id,
+      timestamp: new Date(t0).toISOString(),
+      store_id: STORE_A,
+      client_id: 'c1',
+      operation: 'Check',
+      authorization_model_id: '01JMMMMMMMMMMMMMMMMMMMMMMM',
+      revision: 3,
+      instant: 0,
+      request: {
+        tuple_key: { user: 'user:anne', relation: 'viewer', object: 'doc:1' },
+        contextual_tuples: [],
+        context: null,
+      },
+      answer: { allowed: true },
+    });
     // Another store's id, an unknown one and a malformed one are all absent.
     expect(await r.get(STORE_A, b0.id)).toBeUndefined();
     expect(await r.get(STORE_A, ulid(t0 + 5))).toBeUndefined();

@@ -73,13 +73,12 @@ export function isSampling(v: unknown): v is number {
 
 const json = JSON.stringify;
 
-/** A checked tuple's request as JSON, assembled (the writer makes one per recorded Check). */
+/** A checked tuple's request in the stored line form (src/storage/decisions.ts): an array. */
 function checkRequest(q: CheckRequest, correlationId: string | undefined): string {
   const k = q.tupleKey;
-  const key = `{"user":${json(k.user)},"relation":${json(k.relation)},"object":${json(k.object)}}`;
-  const contextual = q.contextualTuples.length === 0 ? '[]' : json(q.contextualTuples);
-  const corr = correlationId === undefined ? '' : `,"correlation_id":${json(correlationId)}`;
-  return `{"tuple_key":${key},"contextual_tuples":${contextual},"context":${q.context ? json(q.context) : 'null'}${corr}}`;
+  const contextual = q.contextualTuples.length === 0 ? '0' : json(q.contextualTuples);
+  const corr = correlationId === undefined ? '' : `,${json(correlationId)}`;
+  return `[${json(k.user)},${json(k.relation)},${json(k.object)},${contextual},${q.context ? json(q.context) : '0'}${corr}]`;
 }
 
 function listObjectsRequest(q: ListObjectsInput): string {
@@ -92,31 +91,20 @@ function listUsersRequest(q: ListUsersInput): string {
   return json({ ...base, contextual_tuples: q.contextualTuples, context: q.context ?? null, page: q.page ?? null });
 }
 
-let isoMs = -1;
-let iso = '';
-
-/** The decision as stored (the StoredDecision shape, in its field order), assembled as text. */
-function render(d: Draft, id: string): string {
+/** The decision as one stored line (`DecisionLine` of src/storage/decisions.ts), assembled as text. */
+function render(d: Draft): string {
   const o = d.operation;
   let request: string;
   if (o === 'ListObjects') request = listObjectsRequest(d.request as ListObjectsInput);
   else if (o === 'ListUsers') request = listUsersRequest(d.request as ListUsersInput);
   else request = checkRequest(d.request as CheckRequest, d.correlationId);
-  if (d.time !== isoMs) {
-    isoMs = d.time;
-    iso = new Date(d.time).toISOString();
-  }
-  const answer = d.answer === ALLOWED ? ALLOWED_JSON : d.answer === DENIED ? DENIED_JSON : json(d.answer);
-  const head = `{"id":"${id}","timestamp":"${iso}","store_id":${json(d.storeId)},"client_id":${json(d.clientId)}`;
-  const model = `"operation":"${o}","authorization_model_id":${json(d.modelId)}`;
-  const at = `"revision":${d.evaluated.revision ?? 0},"instant":${d.evaluated.instant ?? 0}`;
-  return `${head},${model},${at},"request":${request},"answer":${answer}}`;
+  const answer = d.answer === ALLOWED ? '1' : d.answer === DENIED ? '0' : json(d.answer);
+  const at = `${d.evaluated.revision ?? 0},${d.evaluated.instant ?? 0}`;
+  return `[${d.time},${json(d.clientId)},"${o}",${json(d.modelId)},${at},${request},${answer}]`;
 }
 
 const ALLOWED = Object.freeze({ allowed: true });
 const DENIED = Object.freeze({ allowed: false });
-const ALLOWED_JSON = '{"allowed":true}';
-const DENIED_JSON = '{"allowed":false}';
 
 /**
  * The drafts as stored batches: per store, in arrival order, a new batch every BATCH_LINES
@@ -132,7 +120,7 @@ function batches(drafts: readonly Draft[]): { storeId: string; batch: string; js
       open.set(d.storeId, b);
       out.push(b);
     }
-    b.json.push(render(d, decisionIdOf(b.batch, b.json.length)));
+    b.json.push(render(d));
   }
   return out;
 }
