@@ -17,7 +17,7 @@ import type {
 } from '../../engine/contract.js';
 import type { JsonObject, TupleKey } from '../../domain/types.js';
 import { logger } from '../../log.js';
-import { BATCH_LINES, BATCH_SPAN_MS, batchId, decisionIdOf, type DecisionRecords } from '../../storage/decisions.js';
+import { BATCH_LINES, BATCH_SPAN_MS, batchId, type DecisionRecords } from '../../storage/decisions.js';
 
 export interface DecisionLogConfig {
   /** The share of decisions recorded on stores without their own setting, in [0, 1] (default 0: off). */
