@@ -4,8 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Timeouts only catch a hang, never measure speed: tests that start servers and child
+    // processes took over 60 s on two cores at load 25, so the bound is generous.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     pool: 'forks',
     // Test files in parallel. Vitest's default for a run is one worker fewer than the cores (one
     // on a 2-core machine: every file in turn); most files wait on servers, child processes and
