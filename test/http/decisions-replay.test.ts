@@ -17,7 +17,10 @@ type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
 
 beforeAll(async () => {
-  server = await start({ decisionLog: { sampling: 1 }, expirySweepMs: 0, engine: { workers: 0 } });
+  // Deadlines far above any query here: an answer cut short by a stalled machine is partial by
+  // definition and would not replay equal; this test is about exactness, not time limits.
+  const deadlines = { checkDeadlineMs: 120_000, listObjectsDeadlineMs: 120_000, listUsersDeadlineMs: 120_000 };
+  server = await start({ decisionLog: { sampling: 1 }, expirySweepMs: 0, engine: { workers: 0, ...deadlines } });
 });
 afterAll(() => server.close());
 
