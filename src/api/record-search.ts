@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { parseLogQuery } from './auth/log-query.js';
+import type { ApiRequest } from './endpoint.js';
+import { pageSize, tokenText } from './validate.js';
 
 export interface RecordSearch {
   readonly startTime?: string | undefined;
@@ -36,6 +38,23 @@ export interface SearchShape {
 }
 
 const MAX_PAGE = 100;
+
+function param(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'string' ? v : String(v);
+}
+
+/** The search's query parameters as sent; `message` names the request in page-size errors. */
+export function searchParams(req: ApiRequest, message: string): RecordSearch {
+  return {
+    startTime: param(req.query('start_time')),
+    endTime: param(req.query('end_time')),
+    sort: param(req.query('sort')),
+    query: param(req.query('query')),
+    continuationToken: tokenText(req.query('continuation_token'), message) || undefined,
+    pageSize: req.query('page_size') === undefined ? MAX_PAGE : pageSize(req.query('page_size'), message),
+  };
+}
 const MAX_SCAN = 10_000;
 
 const bad = (m: string): AppError => new AppError('validation_error', m);

@@ -7,9 +7,9 @@
 import { isUlid } from '../../domain/ids.js';
 import { AppError } from '../../errors.js';
 import { endpoint, ok, type Endpoint } from '../endpoint.js';
-import { searchRecords, type RecordSearch } from '../record-search.js';
+import { searchParams, searchRecords, type RecordSearch } from '../record-search.js';
 import { bodyObject } from '../stores.js';
-import { pageSize, storeId, tokenText } from '../validate.js';
+import { storeId } from '../validate.js';
 import { isSampling, type DecisionLog } from './log.js';
 import { replay } from './replay.js';
 
@@ -28,11 +28,6 @@ interface SettingInput {
 }
 
 const SEARCH = 'SearchDecisionsRequest';
-
-function param(v: unknown): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  return typeof v === 'string' ? v : String(v);
-}
 
 function decisionId(v: string | undefined): string {
   if (v === undefined || !isUlid(v))
@@ -53,17 +48,7 @@ export function decisionEndpoints(log: DecisionLog): Endpoint[] {
     op: 'search-decisions',
     method: 'get',
     path: '/stores/:store_id/decisions',
-    parse(req) {
-      return {
-        storeId: storeId(req.params.store_id, SEARCH),
-        startTime: param(req.query('start_time')),
-        endTime: param(req.query('end_time')),
-        sort: param(req.query('sort')),
-        query: param(req.query('query')),
-        continuationToken: tokenText(req.query('continuation_token'), SEARCH) || undefined,
-        pageSize: req.query('page_size') === undefined ? 100 : pageSize(req.query('page_size'), SEARCH),
-      };
-    },
+    parse: (req) => ({ storeId: storeId(req.params.store_id, SEARCH), ...searchParams(req, SEARCH) }),
     async handle(input, ctx) {
       await ctx.latch.getStore(input.storeId); // 404 store_id_not_found
       await log.flush();
