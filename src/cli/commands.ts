@@ -5,6 +5,7 @@
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
 import { changesCommand } from './changes-cmd.js';
+import { decisionCommands } from './decisions-cmd.js';
 import { devPostgresCommand } from './dev-postgres-cmd.js';
 import { clientCommands } from './client-cmd.js';
 import { indexCommands } from './index-cmd.js';
@@ -30,6 +31,10 @@ const GROUPS: Record<string, Group> = {
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
   index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },
+  decisions: {
+    summary: "Export, explain and sample a store's recorded decisions (docs/audit.md)",
+    commands: decisionCommands,
+  },
   client: {
     summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)",
     commands: clientCommands,

@@ -348,6 +348,28 @@ export class FgaHttpClient {
     return this.stream(`/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, signal);
   }
 
+  // ---- the decision log (docs/audit.md) ----
+  searchDecisions(
+    storeId: string,
+    q: Page & { startTime?: string | undefined; endTime?: string | undefined; query?: string | undefined },
+  ): Promise<{ decisions: Record<string, unknown>[]; continuation_token: string }> {
+    const params = {
+      start_time: q.startTime,
+      end_time: q.endTime,
+      query: q.query,
+      page_size: q.pageSize,
+      continuation_token: q.continuationToken,
+    };
+    return this.get(`/stores/${enc(storeId)}/decisions${query(params)}`);
+  }
+  explainDecision(storeId: string, decisionId: string): Promise<Record<string, unknown>> {
+    return this.get(`/stores/${enc(storeId)}/decisions/${enc(decisionId)}/explain`);
+  }
+  decisionLog(storeId: string, sampling?: number | null): Promise<Record<string, unknown>> {
+    const path = `/stores/${enc(storeId)}/decision-log`;
+    return sampling === undefined ? this.get(path) : this.send('PUT', path, { sampling });
+  }
+
   // ---- changes (ReadChanges, and Watch: docs/watch.md) ----
   readChanges(
     storeId: string,

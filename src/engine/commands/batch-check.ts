@@ -56,5 +56,5 @@ export async function batchCheck(e: EngineParts, input: BatchCheckInput): Promis
     const outcome = typeof slot === 'number' ? outcomes[slot] : slot;
     if (outcome) results.set(c.correlationId, outcome);
   });
-  return { modelId: model.id, results };
+  return { modelId: model.id, results, revision: snapshot.revision, instant: now };
 }

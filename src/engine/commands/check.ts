@@ -67,7 +67,7 @@ function checkOn(
   const now = e.checker.instant(snapshot);
   const scope = cacheScope(e, input.consistency, input, snapshot, model, now);
   const cached = scope === 0 ? undefined : e.results.get(scope, k);
-  if (cached !== undefined) return { allowed: cached, modelId: model.id };
+  if (cached !== undefined) return { allowed: cached, modelId: model.id, revision: snapshot.revision, instant: now };
   const item = checkItem(model, k, input);
   const outcome =
     deadline === undefined
@@ -75,7 +75,7 @@ function checkOn(
       : e.checker.checkInline(snapshot, model, item, deadline, now);
   if ('error' in outcome) throw outcome.error;
   if (scope !== 0) e.results.set(scope, k, outcome.allowed);
-  return { allowed: outcome.allowed, modelId: model.id };
+  return { allowed: outcome.allowed, modelId: model.id, revision: snapshot.revision, instant: now };
 }
 
 /**

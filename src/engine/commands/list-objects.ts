@@ -25,18 +25,18 @@ export async function listObjects(e: EngineParts, input: ListObjectsInput): Prom
   await admit(e, input);
   if (input.at) return pastListObjects(e, input, input.at);
   if (input.page) {
-    const { model, keys } = await completeObjects(e, input);
+    const { model, keys, revision, instant } = await completeObjects(e, input);
     const page = pageOf(keys, input.page);
-    return { objects: page.items, modelId: model.id, next: page.next };
+    return { objects: page.items, modelId: model.id, next: page.next, revision, instant };
   }
-  const { model, walk } = await openWalk(e, input);
+  const { model, walk, snapshot, instant } = await openWalk(e, input);
   const max = e.config.listObjectsMaxResults;
   const objects: string[] = [];
   for (const o of walk) {
     objects.push(o);
     if (objects.length >= max) break; // stops the walk: no later error can surface
   }
-  return { objects, modelId: model.id };
+  return { objects, modelId: model.id, revision: snapshot.revision, instant };
 }
 
 /** Objects as the walk confirms them, against one pinned snapshot (evaluation/list/open.ts `streamWalk`). */
@@ -74,13 +74,20 @@ async function validModel(e: EngineParts, input: ListObjectsInput): Promise<Comp
 async function openWalk(
   e: EngineParts,
   input: ListObjectsInput,
-): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+): Promise<{
+  model: CompiledModel;
+  walk: Generator<string, void>;
+  snapshot: IndexSnapshot;
+  deadline: number;
+  instant: number;
+}> {
   const deadline = Date.now() + e.config.listObjectsDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
   const snapshot = index.snapshot();
-  const walk = walkOf(e, input, model, snapshot, deadline, e.clock());
-  return { model, walk, snapshot, deadline };
+  const instant = e.clock();
+  const walk = walkOf(e, input, model, snapshot, deadline, instant);
+  return { model, walk, snapshot, deadline, instant };
 }
 
 /**
@@ -93,7 +100,7 @@ async function completeObjects(
   e: EngineParts,
   input: ListObjectsInput,
   signal?: AbortSignal,
-): Promise<{ model: CompiledModel; keys: readonly string[] }> {
+): Promise<{ model: CompiledModel; keys: readonly string[]; revision: number; instant: number }> {
   const deadline = Date.now() + e.config.listPageDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
@@ -107,7 +114,7 @@ async function completeObjects(
   };
   const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
   const hit = e.listings.get(key, stamp, now);
-  if (hit) return { model, keys: hit };
+  if (hit) return { model, keys: hit, revision: snapshot.revision, instant: now };
   const outcome = { stopped: false };
   snapshot.pin();
   try {
@@ -115,7 +122,7 @@ async function completeObjects(
     const keys = await collectAll(walk, outcome, signal);
     keys.sort();
     e.listings.set(key, stamp, keys);
-    return { model, keys };
+    return { model, keys, revision: snapshot.revision, instant: now };
   } finally {
     snapshot.unpin();
   }

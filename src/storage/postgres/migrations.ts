@@ -137,6 +137,14 @@ const MIGRATIONS: readonly string[] = [
     WRITE_FUNCTION_SQL +
     // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
     WRITE_ALL_FUNCTION_SQL,
+  `
+  -- the decision log (src/storage/decisions.ts): recorded decisions, their pruning index and the
+  -- per-store sampling settings, one ordered key-value space like latch_store_logs
+  CREATE TABLE latch_decisions (
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */
