@@ -15,6 +15,7 @@ import type {
   Page,
   PageRequest,
   PermissionIndexRecord,
+  ShadowSetting,
   Store,
   Tuple,
   TupleChange,
@@ -330,6 +331,19 @@ export interface Latch {
    * invalid candidate, 2001 / 2020 for the base model; the lines stop when `signal` aborts.
    */
   impact(input: ImpactInput, signal?: AbortSignal): Promise<ImpactStream>;
+  /**
+   * Attaches a written model to the store as its shadow (docs/changing-models.md): from now on a
+   * `sampling` share of Check, BatchCheck items and ListObjects is evaluated under it as well, off
+   * the request's path, and each disagreement is counted and recorded. Persisted: every node and a
+   * restart read it. Throws store_id_not_found, shadow_model_not_found (404) for an unknown model.
+   */
+  setShadow(input: ShadowInput): Promise<ShadowSetting>;
+  /** The store's shadow setting as stored; undefined when none is set. */
+  getShadow(storeId: string): Promise<ShadowSetting | undefined>;
+  /** Removes the shadow: no request is evaluated under it any more (the record stays readable). */
+  clearShadow(storeId: string): Promise<void>;
+  /** This node's counts and recent disagreements of the store's shadow evaluation. */
+  shadowReport(storeId: string): Promise<ShadowReport>;
 
   // assertions
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
@@ -423,6 +437,16 @@ export interface EngineConfig {
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
   /** Bounds of queries at a past revision (docs/audit.md); defaults in config.ts. */
   readonly history?: Partial<HistoryLimits> | undefined;
+  /** Bounds of shadow evaluation (queue, records per store); defaults in config.ts. */
+  readonly shadow?: Partial<ShadowLimits> | undefined;
+}
+
+/** Bounds of shadow evaluation (docs/changing-models.md). */
+export interface ShadowLimits {
+  /** Sampled requests waiting for their shadow evaluation on this node; more are dropped and counted. */
+  readonly queueSize: number;
+  /** Disagreements kept per store (the newest). */
+  readonly records: number;
 }
 
 // ---- Permission indexes (docs/permission-indexes.md) ----
@@ -601,6 +625,80 @@ export interface EngineStats {
   readonly writes: Histogram;
   /** Resolution depth of the Checks answered inline (values in hops, not ms). */
   readonly checkDepth: Histogram;
+  /** Shadow evaluation on this node (docs/changing-models.md), every store together. */
+  readonly shadow: ShadowStats;
+}
+
+/** The operations evaluated under a shadow model. */
+export type ShadowOperation = 'check' | 'batch-check' | 'list-objects';
+
+export interface ShadowStats {
+  readonly evaluated: Readonly<Record<ShadowOperation, number>>;
+  readonly disagreements: Readonly<Record<ShadowOperation, number>>;
+  /** Sampled requests dropped because the queue was full. */
+  readonly dropped: number;
+  /** Shadow evaluations that failed inside latch (not an error answer of the request). */
+  readonly failed: number;
+  /** Sampled requests waiting now. */
+  readonly queued: number;
+}
+
+// ---- shadow evaluation (docs/changing-models.md) ----
+
+export interface ShadowInput {
+  readonly storeId: string;
+  readonly modelId: string;
+  /** In [0, 1]: 0 evaluates nothing, 1 every request. */
+  readonly sampling: number;
+}
+
+/** One request's answer under one model: a Check's, or a ListObjects' object count, or an error. */
+export type ShadowAnswer =
+  | { readonly allowed: boolean }
+  | { readonly objects: number }
+  | { readonly error: { readonly code: string; readonly message: string } };
+
+/**
+ * One disagreement. Example: Check `doc:1#viewer@user:anne` at revision 7 answered
+ * `{allowed: true}` under the request's model and `{allowed: false}` under the shadow.
+ */
+export interface ShadowDisagreement {
+  readonly operation: ShadowOperation;
+  /** RFC 3339: when the request was answered. */
+  readonly time: string;
+  /** The store revision both answers were computed at. */
+  readonly revision: number;
+  readonly modelId: string;
+  readonly shadowModelId: string;
+  readonly request: ShadowRequest;
+  readonly answer: ShadowAnswer;
+  readonly shadowAnswer: ShadowAnswer;
+  /** ListObjects: objects only in the request's answer (lost under the shadow) and only under the shadow (gained), the first 100 of each. */
+  readonly lost?: readonly string[] | undefined;
+  readonly gained?: readonly string[] | undefined;
+}
+
+/** The request of a disagreement: a Check's tuple key, or ListObjects' type, relation and user. */
+export interface ShadowRequest {
+  readonly tupleKey?: CheckTupleKey | undefined;
+  readonly type?: string | undefined;
+  readonly relation?: string | undefined;
+  readonly user?: string | undefined;
+  readonly contextualTuples: readonly TupleKey[];
+  readonly context?: JsonObject | undefined;
+}
+
+export interface ShadowReport {
+  /** The current setting; undefined once cleared (the figures of the last shadow stay). */
+  readonly setting: ShadowSetting | undefined;
+  /** The shadow model the figures are about (the last one set on this node), and since when. */
+  readonly shadowModelId: string | undefined;
+  readonly since: string | undefined;
+  readonly evaluated: number;
+  readonly disagreements: number;
+  readonly dropped: number;
+  /** The newest disagreements, newest first (at most `ShadowLimits.records`). */
+  readonly records: readonly ShadowDisagreement[];
 }
 
 /** Where the engine reports what no caller is waiting for (a failed background checkpoint). */

@@ -137,6 +137,13 @@ const MIGRATIONS: readonly string[] = [
     WRITE_FUNCTION_SQL +
     // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
     WRITE_ALL_FUNCTION_SQL,
+  // step 2: the store's shadow model setting (docs/changing-models.md, shadow evaluation)
+  `
+  CREATE TABLE latch_shadows (
+    store_id text ${C} PRIMARY KEY,
+    setting  text NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */
