@@ -9,7 +9,7 @@
 import { AppError } from '../../../errors.js';
 import type { CompiledModel } from '../../../model/types.js';
 import type { IndexSnapshot } from '../../../index/snapshot.js';
-import { admitsWildcard, CandidateLister, listedByName } from '../list/list-users.js';
+import { admitsWildcard, listedByName, listUserCandidates } from '../list/list-users.js';
 import { checkStatus } from '../walker/checker.js';
 import type { EvalContext } from '../semantics/context.js';
 import type { EvalError, ImpactLine, RelationSummary } from '../../contract.js';
@@ -26,8 +26,6 @@ export interface Side {
    * the differential tests hold to the reference's TRUE / FALSE.
    */
   readonly confirm: (object: string, relation: string, user: string) => boolean;
-  /** ListUsers' candidates per user type, its expansions kept across the objects of the relation. */
-  readonly listers: Map<string, CandidateLister>;
 }
 
 /**
@@ -50,7 +48,7 @@ export function sideOf(
     if (user.endsWith(':*') || !wildcards.has(user.slice(0, user.indexOf(':')))) return true;
     return listedByName(ctx, object, relation, user);
   };
-  return { ctx, plain, confirm, listers: new Map() };
+  return { ctx, plain, confirm };
 }
 
 /** The users of `type` related to `object` by `relation` under the side's model, or its evaluation error. */
@@ -59,10 +57,9 @@ export function usersOf(side: Side, object: string, relation: string, type: stri
   const model = ctx.model;
   const objectType = object.slice(0, object.indexOf(':'));
   if (!model.types.get(objectType)?.relations.has(relation) || !model.types.has(type)) return NONE;
-  let lister = side.listers.get(type);
-  if (!lister) side.listers.set(type, (lister = new CandidateLister(ctx, { type })));
+  const q = { object, relation, filter: { type } };
   try {
-    const candidates = lister.candidates(object, relation);
+    const candidates = listUserCandidates(ctx, q);
     if (side.plain) return candidates;
     const out = new Set<string>();
     for (const user of candidates) if (side.confirm(object, relation, user)) out.add(user);

@@ -81,13 +81,10 @@ class Expansion {
   private readonly done = new Map<string, Found>();
   /** How many subtracts are being expanded around the current node (0: errors are final). */
   private subtracts = 0;
-  /** Users held by `done`'s entries: past `memoLimit` the memo starts over (it is only a memo). */
-  private held = 0;
 
   constructor(
     private readonly state: RequestState,
     private readonly filter: ListUsersQuery['filter'],
-    private readonly memoLimit = Infinity,
   ) {}
 
   node(object: string, relation: string, depth: number): Found {
@@ -106,20 +103,11 @@ class Expansion {
     this.path.add(key);
     try {
       merge(out, this.rewrite(object, relation, rel.rewrite, depth), false, true);
-      if (!out.cycle && !out.truncated) this.remember(key, out);
+      if (!out.cycle && !out.truncated) this.done.set(key, out);
       return out;
     } finally {
       this.path.delete(key);
     }
-  }
-
-  private remember(key: string, f: Found): void {
-    this.held += f.users.size + 1;
-    if (this.held > this.memoLimit) {
-      this.done.clear();
-      this.held = f.users.size + 1;
-    }
-    this.done.set(key, f);
   }
 
   /** An evaluation error: thrown when no subtract around could swallow it, else returned. */
@@ -194,13 +182,13 @@ class Expansion {
 }
 
 /** The expansion's candidates (undefined when the deadline passed); throws its error. */
-function expand(state: RequestState, q: ListUsersQuery, shared?: Expansion): Set<string> | undefined {
+function expand(state: RequestState, q: ListUsersQuery): Set<string> | undefined {
   const type = parseObject(q.object)?.type ?? '';
   const self = type === q.filter.type && q.relation === q.filter.relation;
   if (!self && !hasPossibleEdges(state.ctx.model, type, q.relation, q.filter.type, q.filter.relation)) return new Set();
   let root: Found;
   try {
-    root = (shared ?? new Expansion(state, q.filter)).node(q.object, q.relation, 0);
+    root = new Expansion(state, q.filter).node(q.object, q.relation, 0);
   } catch (e) {
     if (e instanceof AppError && e.code === 'deadline_exceeded') return undefined;
     throw e;
@@ -216,32 +204,6 @@ function expand(state: RequestState, q: ListUsersQuery, shared?: Expansion): Set
  */
 export function listUserCandidates(ctx: EvalContext, q: ListUsersQuery): ReadonlySet<string> {
   return expand(new RequestState(ctx), q) ?? new Set();
-}
-
-/**
- * `listUserCandidates` for many objects with one filter over one snapshot and model (the impact
- * of a model, every object of a type): the subtrees expanded completely (a group's members, a
- * parent folder's viewers) are kept across objects and expanded once, up to about `memoUsers`
- * users held (then the memo starts over, so memory stays bounded). The sets returned may be held
- * by the memo: callers must not change them.
- * Example: docs 1 and 2 both in folder:f → folder:f#viewer is expanded for doc 1 and reused for doc 2.
- */
-export class CandidateLister {
-  private readonly state: RequestState;
-  private readonly expansion: Expansion;
-
-  constructor(
-    ctx: EvalContext,
-    private readonly filter: ListUsersQuery['filter'],
-    memoUsers = 100_000,
-  ) {
-    this.state = new RequestState(ctx);
-    this.expansion = new Expansion(this.state, filter, memoUsers);
-  }
-
-  candidates(object: string, relation: string): ReadonlySet<string> {
-    return expand(this.state, { object, relation, filter: this.filter }, this.expansion) ?? new Set();
-  }
 }
 
 /** Whether some relation of the model accepts the typed wildcard `type:*`. */
