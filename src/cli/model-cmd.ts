@@ -12,6 +12,7 @@ import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, printJs
 import { loadModelFile, parseModelText } from './store-file.js';
 import { FileFormatError } from './tuple-file.js';
 import { modelImpactCommands } from './model-impact-cmd.js';
+import { migrateModelCommand } from './model-migrate-cmd.js';
 import { modelShadowCommands } from './model-shadow-cmd.js';
 
 const write: Command = {
@@ -182,5 +183,6 @@ export const modelCommands: readonly Command[] = [
   validate,
   transform,
   ...modelImpactCommands,
+  migrateModelCommand,
   ...modelShadowCommands,
 ];
