@@ -338,6 +338,20 @@ export class FgaHttpClient {
     await this.send('DELETE', `/stores/${enc(storeId)}/indexes/${enc(indexId)}`);
   }
 
+  // ---- shadow evaluation (docs/changing-models.md) ----
+  setShadow(
+    storeId: string,
+    body: { authorization_model_id: string; sampling: number },
+  ): Promise<Record<string, unknown>> {
+    return this.send('PUT', `/stores/${enc(storeId)}/shadow`, body);
+  }
+  async clearShadow(storeId: string): Promise<void> {
+    await this.send('DELETE', `/stores/${enc(storeId)}/shadow`);
+  }
+  shadowReport(storeId: string): Promise<Record<string, unknown>> {
+    return this.get(`/stores/${enc(storeId)}/shadow/report`);
+  }
+
   /** ReadExpansions: each `{"result": …}` line's result as it arrives; an error line or status throws ApiError. */
   expansions(
     storeId: string,

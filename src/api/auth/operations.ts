@@ -77,6 +77,13 @@ export const OPERATIONS = {
   ReadAuthorizationModel: rule('read:authorization_models', 'model-read'),
   // latch's impact of a candidate model: it shows who holds which relation on every object.
   ImpactAuthorizationModel: rule('read:tuples', 'read'),
+  // latch's shadow evaluation (docs/changing-models.md): setting or clearing the shadow changes
+  // which model sampled requests are also evaluated under, like a model write; the report names
+  // users and objects with their answers, so it needs what Read needs.
+  WriteShadowModel: rule('write:authorization_models', 'model-write'),
+  DeleteShadowModel: rule('write:authorization_models', 'model-write'),
+  ReadShadowModel: rule('read:authorization_models', 'model-read'),
+  ReadShadowReport: rule('read:tuples', 'read'),
   ReadAssertions: rule('read:assertions', 'assertions'),
   WriteAssertions: rule('write:assertions', 'assertions'),
   Write: rule('write:tuples', 'write'),

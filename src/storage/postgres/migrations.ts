@@ -145,6 +145,13 @@ const MIGRATIONS: readonly string[] = [
     value text NOT NULL
   );
   `,
+  // step 3: the store's shadow model setting (docs/changing-models.md, shadow evaluation)
+  `
+  CREATE TABLE latch_shadows (
+    store_id text ${C} PRIMARY KEY,
+    setting  text NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */
