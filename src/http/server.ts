@@ -28,7 +28,7 @@ import { LiveStreams, type LiveStreamLimits } from './live-streams.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { nextRequestId } from './reply-head.js';
-import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
+import { listenExclusive, metricsApp, metricsRoute, boundedRender, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { openTracing } from './tracing.js';
@@ -411,7 +411,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   }
   channel.mount(app, '/stream');
   const render = (): string => (metrics as Metrics).render(shared.latch.stats(), shared.inFlight);
-  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
+  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(boundedRender(render)));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
   const served = options.playground ? playground(app, options.playground) : false;
