@@ -28,17 +28,17 @@ describe('ReadExpansions from', () => {
       relations: [{ object_type: 'doc', relation: 'viewer' }],
     });
     await active(fx, info.record.id);
-    const open = (revision: number) =>
-      fx.latch
-        .expansions({
-          storeId: fx.storeId,
-          indexId: info.record.id,
-          modelId: fx.modelId,
-          heartbeatMs: 5000,
-          lifetimeMs: 60_000,
-          from: { revision, position: Infinity },
-        })
-        [Symbol.asyncIterator]();
+    const open = (revision: number) => {
+      const stream = fx.latch.expansions({
+        storeId: fx.storeId,
+        indexId: info.record.id,
+        modelId: fx.modelId,
+        heartbeatMs: 5000,
+        lifetimeMs: 60_000,
+        from: { revision, position: Infinity },
+      });
+      return stream[Symbol.asyncIterator]();
+    };
     await expect(open(w.revision + 1_000_000).next()).rejects.toMatchObject({
       code: 'revision_in_future',
       status: 400,
