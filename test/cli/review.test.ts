@@ -151,4 +151,16 @@ describe('latch review', () => {
     expect(future.code).not.toBe(0);
     expect(future.err).toContain('revision_in_future');
   });
+
+  it('latch query takes --at-revision and --at-time', async () => {
+    const q = (...argv: string[]) =>
+      latch(['query', ...argv, '--store-id', store, '--api-url', s.base]).then((r) => JSON.parse(r.out) as unknown);
+    const bob = ['user:bob', 'viewer', 'document:contract'];
+    expect(await q('check', ...bob, '--at-revision', '2')).toEqual({ allowed: true });
+    expect(await q('check', ...bob, '--at-revision', '3')).toEqual({ allowed: false });
+    expect(await q('check', ...bob, '--at-time', at['legal views'] as string)).toEqual({ allowed: true });
+    expect(await q('list-objects', 'user:bob', 'viewer', 'document', '--at-revision', '3')).toMatchObject({
+      objects: ['document:memo'],
+    });
+  });
 });
