@@ -78,6 +78,8 @@ const CATALOG = {
   revision_too_far_back: [2103, 400],
   // 409 — transaction conflict (docs/reference/decisions.md D4: the wire code is the string "10")
   transaction_conflict: [10, 409],
+  // latch's own: a guarded write whose precondition failed (docs/changing-models.md); nothing written
+  write_precondition_failed: [2110, 409],
   // 422 — throttling
   throttled_timeout_error: [3500, 422],
   // 429 — rate limits (seed)
@@ -110,10 +112,17 @@ export type ErrorCode = keyof typeof CATALOG;
 /** A failure with a stable wire code. `message` is sent to the client; `cause` is only logged. */
 export class AppError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** Extra wire fields beside code and message (write_precondition_failed: `precondition_index`). */
+  readonly fields: Readonly<Record<string, number | string>> | undefined;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; fields?: Readonly<Record<string, number | string>> },
+  ) {
     super(message, options);
     this.name = 'AppError';
     this.code = code;
+    this.fields = options?.fields;
   }
 
   /** HTTP status of this error's code. */
@@ -128,7 +137,8 @@ export class AppError extends Error {
 
   /** The wire body: `{code, message}`; a 409 carries the literal code "10" (D4). */
   toBody(): { code: string; message: string } {
-    return { code: this.code === 'transaction_conflict' ? '10' : this.code, message: this.message };
+    const body = { code: this.code === 'transaction_conflict' ? '10' : this.code, message: this.message };
+    return this.fields ? { ...this.fields, ...body } : body;
   }
 }
 

@@ -24,10 +24,11 @@ import type {
   TupleChange,
   TupleFilter,
   TupleKey,
+  TupleWrite,
 } from '../domain/types.js';
 
 // Defined in src/domain (the engine's contract uses them too); named here for storage's users.
-export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter };
+export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter, TupleWrite };
 
 /**
  * A page of changes. `cursors[i]` is the cursor that resumes right after `items[i]` (so the last
@@ -36,16 +37,6 @@ export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFi
  */
 export interface ChangePage extends Page<TupleChange> {
   readonly cursors: readonly string[];
-}
-
-export interface TupleWrite {
-  /** Deleted first, in order; a delete ignores any condition. */
-  readonly deletes: readonly TupleKey[];
-  readonly writes: readonly TupleKey[];
-  /** 'error': writing an existing key fails with write_failed_due_to_invalid_input; 'ignore': skipped if identical, 409 transaction_conflict if the condition differs. */
-  readonly onDuplicate: 'error' | 'ignore';
-  /** 'error': deleting a missing key fails with write_failed_due_to_invalid_input; 'ignore': skipped. */
-  readonly onMissing: 'error' | 'ignore';
 }
 
 export interface WriteResult {
@@ -139,6 +130,18 @@ export interface Storage {
 
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
+  /**
+   * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
+   * store's write lock (held against every node), calls `guard` with the store's revision read
+   * under it, and applies `write` under the same lock only if `guard` resolves: no other write of
+   * the store can commit between the two. A guard that rejects → nothing written, its error thrown.
+   * Example: guard(7) sees revision 7; the write then commits revision 8, whoever else is writing.
+   */
+  writeTuplesGuarded?(
+    storeId: string,
+    write: TupleWrite,
+    guard: (revision: number) => Promise<void>,
+  ): Promise<WriteResult>;
   /**
    * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest
