@@ -66,6 +66,8 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
   /** Which browser origins may call (./cors.ts). */
   readonly cors: CorsPolicy;
+  /** `--trusted-proxy` addresses whose X-Forwarded-For names the caller (./peer.ts). */
+  readonly trusted?: ReadonlySet<string> | undefined;
 }
 
 /**
