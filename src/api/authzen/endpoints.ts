@@ -4,7 +4,7 @@
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, CheckInput, ListedUser } from '../../engine/contract.js';
+import type { CheckInput, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import { clientOf, endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
@@ -200,30 +200,28 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
     const names = Object.keys(type.relations ?? {}).sort();
     const context = mergedContext(input.context, input.subject, input.resource, input.action);
     const permitted: { name: string }[] = [];
-    // One BatchCheck per server-sized slice (OpenFGA refuses a type with more relations than one
-    // BatchCheck takes), all under one deadline for the request, yielding between slices.
-    const size = ctx.latch.config.maxBatchCheckItems;
+    // One Check per relation, all under ONE deadline for the request, yielding to the event loop
+    // between relations: a type with many relations, or relations costly to walk, never holds
+    // the loop for more than one relation's walk. A relation whose check fails (its own error,
+    // or the deadline spent) is left out, as OpenFGA leaves it out.
     const deadline = Date.now() + ctx.latch.config.checkDeadlineMs;
-    for (let i = 0; i < names.length; i += size) {
+    for (let i = 0; i < names.length; i++) {
       if (i > 0) await yieldTurn();
-      const checks: BatchCheckItem[] = names.slice(i, i + size).map((name, j) => ({
-        correlationId: String(j),
-        tupleKey: checkKeyOf(input.subject, input.resource, { name }),
-        contextualTuples: [],
-        context,
-      }));
-      const r = await ctx.latch.batchCheck({
-        storeId: input.storeId,
-        modelId: model.id,
-        checks,
-        consistency: 'UNSPECIFIED',
-        deadline,
-      });
-      // A relation whose check fails is left out, as OpenFGA leaves it out.
-      for (const c of checks) {
-        const outcome = r.results.get(c.correlationId);
-        if (outcome !== undefined && 'allowed' in outcome && outcome.allowed)
-          permitted.push({ name: c.tupleKey.relation });
+      if (Date.now() >= deadline) break;
+      const name = names[i] as string;
+      try {
+        const r = await ctx.latch.check({
+          storeId: input.storeId,
+          modelId: model.id,
+          tupleKey: checkKeyOf(input.subject, input.resource, { name }),
+          contextualTuples: [],
+          context,
+          consistency: 'UNSPECIFIED',
+          deadline,
+        });
+        if (r.allowed) permitted.push({ name });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
       }
     }
     return ok({ results: permitted });
