@@ -17,8 +17,19 @@ const { values } = parseArgs({
 const N = Number(values.streams);
 const SECONDS = Number(values.seconds);
 
+// Every statement the node sends, counted at its client (the node runs in this process): exact at
+// once, where the database's own counters below lag while backends hold them.
+let nodeQueries = 0;
+const ours = new Set<unknown>();
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (!ours.has(this)) nodeQueries++;
+  return (query as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof query;
+
 const server = await startPostgres(process.env);
 const admin = new pg.Client({ connectionString: server.url });
+ours.add(admin);
 await admin.connect();
 await admin.query('DROP DATABASE IF EXISTS latch_watch_bench WITH (FORCE)');
 await admin.query('CREATE DATABASE latch_watch_bench');
@@ -36,20 +47,55 @@ const store = (
   (await (await fetch(`${base}/stores`, { method: 'POST', body: '{"name":"w"}' })).json()) as { id: string }
 ).id;
 
-const commits = async (): Promise<number> =>
-  Number(
-    (await admin.query("SELECT xact_commit FROM pg_stat_database WHERE datname = 'latch_watch_bench'")).rows[0]
-      .xact_commit,
-  );
+/**
+ * The database's committed transactions so far. A backend publishes its counters to the shared
+ * statistics at most once a second while busy, and an idle backend only when its idle-statistics
+ * timer fires, 10 s later (PostgreSQL ≥ 15); a reading is also cached for the rest of the reading
+ * transaction. So each reading first waits FLUSH_MS for every backend's pending counts to land,
+ * and drops any cached statistics snapshot. (Read at once, the counters lagged by up to 10 s: a
+ * window of a few seconds read 0 transactions/s with 2,000 streams open.)
+ */
+const FLUSH_MS = 12_000;
+/** The node's statements a second, per window, in the order measured. */
+const nodeRates: number[] = [];
+async function commits(): Promise<number> {
+  await new Promise((r) => setTimeout(r, FLUSH_MS));
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  const r = await admin.query("SELECT xact_commit FROM pg_stat_database WHERE datname = 'latch_watch_bench'");
+  return Number(r.rows[0].xact_commit);
+}
 
-/** Committed transactions per second in the database over the window. */
-async function rate(): Promise<number> {
+/** Committed transactions per second in the database over the window (`extra` runs meanwhile). */
+async function rate(extra?: (until: number) => Promise<void>): Promise<number> {
   const before = await commits();
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  return ((await commits()) - before) / SECONDS;
+  const q0 = nodeQueries;
+  const t0 = Date.now();
+  const until = t0 + SECONDS * 1000;
+  await Promise.all([new Promise((r) => setTimeout(r, SECONDS * 1000)), extra?.(until)]);
+  const after = await commits();
+  const seconds = (Date.now() - t0) / 1000;
+  nodeRates.push(+((nodeQueries - q0) / seconds).toFixed(2));
+  return (after - before) / seconds;
+}
+
+// The reading's control: CONTROL_RATE transactions a second from a client of our own must read
+// as about that many more than the idle database, or the reading is wrong.
+const CONTROL_RATE = 20;
+let controlSent = 0;
+const control = new pg.Client({ connectionString: url.toString() });
+ours.add(control);
+await control.connect();
+async function controlLoad(until: number): Promise<void> {
+  while (Date.now() < until) {
+    await control.query('SELECT 1');
+    controlSent++;
+    await new Promise((r) => setTimeout(r, 1000 / CONTROL_RATE));
+  }
 }
 
 const idle = await rate();
+const withControl = await rate(controlLoad);
+const controlExpected = idle + controlSent / (SECONDS + FLUSH_MS / 1000);
 const open: (() => void)[] = [];
 await Promise.all(
   Array.from(
@@ -69,9 +115,19 @@ await Promise.all(
 await new Promise((r) => setTimeout(r, 2000)); // the streams' first reads are done
 const withStreams = await rate();
 console.log(
-  JSON.stringify({ streams: N, seconds: SECONDS, txPerSecondIdle: idle, txPerSecondWithStreams: withStreams }),
+  JSON.stringify({
+    streams: N,
+    seconds: SECONDS,
+    txPerSecondIdle: +idle.toFixed(2),
+    txPerSecondControl: +withControl.toFixed(2),
+    txPerSecondControlExpected: +controlExpected.toFixed(2),
+    txPerSecondWithStreams: +withStreams.toFixed(2),
+    nodeQueriesPerSecondIdle: nodeRates[0],
+    nodeQueriesPerSecondWithStreams: nodeRates[2],
+  }),
 );
 for (const close of open) close();
 await latch.close();
+await control.end();
 await admin.end();
 await server.stop();
