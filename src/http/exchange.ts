@@ -304,8 +304,8 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(items: AsyncIterable<unknown>, live = false): Promise<void> {
-    if (!live) return this.#stream(items, Infinity, () => undefined);
+  async stream(items: AsyncIterable<unknown>, live = false, batched = false): Promise<void> {
+    if (!live) return this.#stream(items, batched, Infinity, () => undefined);
     let reason: AppError | undefined;
     let close: () => void;
     try {
@@ -323,7 +323,7 @@ export class Exchange implements CallContext, RequestIdParts {
       return this.#errorLine(reason, true);
     };
     try {
-      await this.#stream(items, this.shared.liveStallMs, endLine);
+      await this.#stream(items, batched, this.shared.liveStallMs, endLine);
     } finally {
       close();
     }
@@ -336,9 +336,15 @@ export class Exchange implements CallContext, RequestIdParts {
    * full chunk is written and the loop yields to the event loop before it reads on, so one stream
    * that the kernel keeps accepting cannot hold other requests up; a partial chunk is written as
    * soon as the loop yields (the items are waiting, or the turn ends). A refused write waits for the
-   * socket to drain, at most `maxStallMs`.
+   * socket to drain, at most `maxStallMs`. `batched`: each value is an array of items' JSON texts
+   * (StreamReply), taken a line at a time under the same bounds.
    */
-  async #stream(items: AsyncIterable<unknown>, maxStallMs: number, lastLine: () => string | undefined): Promise<void> {
+  async #stream(
+    items: AsyncIterable<unknown>,
+    batched: boolean,
+    maxStallMs: number,
+    lastLine: () => string | undefined,
+  ): Promise<void> {
     const it = items[Symbol.asyncIterator]();
     let next: IteratorResult<unknown>;
     try {
@@ -364,8 +370,14 @@ export class Exchange implements CallContext, RequestIdParts {
     };
     try {
       while (!next.done && !this.aborted) {
-        chunk += `{"result":${JSON.stringify(next.value)}}\n`;
-        if (waiting !== undefined || chunk.length >= STREAM_CHUNK_CHARS) {
+        const batch = batched ? (next.value as readonly string[]) : undefined;
+        const count = batch === undefined ? 1 : batch.length;
+        for (let i = 0; i < count && !this.aborted; i++) {
+          chunk += `{"result":${batch === undefined ? JSON.stringify(next.value) : batch[i]}}\n`;
+          if (waiting === undefined && chunk.length < STREAM_CHUNK_CHARS) {
+            deferred ??= setImmediate(later);
+            continue;
+          }
           if (deferred !== undefined) clearImmediate(deferred);
           deferred = undefined;
           if (waiting === undefined) send();
@@ -375,7 +387,8 @@ export class Exchange implements CallContext, RequestIdParts {
             if (!drained) return await this.#stalled(it, maxStallMs);
             if (chunk !== '') deferred = setImmediate(later);
           } else await nextTurn();
-        } else deferred ??= setImmediate(later);
+        }
+        if (this.aborted) break;
         next = await it.next();
       }
       if (deferred !== undefined) clearImmediate(deferred);
