@@ -67,5 +67,5 @@ if (long.length > 0) {
 const excused = commits.filter((c) => RECORDED.has(c.hash)).length;
 console.log(
   `commit subjects: ${commits.length} commits after ${BASE.slice(0, 10)}, each ≤ ${MAX_SUBJECT} characters` +
-    (excused > 0 ? ` but the ${excused} recorded before the check ran on their branch` : ''),
+    (excused > 0 ? ` but the ${excused} recorded exceptions` : ''),
 );
