@@ -110,10 +110,13 @@ export type ErrorCode = keyof typeof CATALOG;
 /** A failure with a stable wire code. `message` is sent to the client; `cause` is only logged. */
 export class AppError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** Seconds a client should wait before retrying, sent as `Retry-After` (rate limits, a store with no node ready). */
+  readonly retryAfter: number | undefined;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfter?: number }) {
     super(message, options);
     this.name = 'AppError';
     this.code = code;
+    this.retryAfter = options?.retryAfter;
   }
 
   /** HTTP status of this error's code. */

@@ -9,8 +9,10 @@ import { logger } from './log.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
+import type { Storage } from './storage/types.js';
+import { LateEdge, PlacementNode } from './cluster/node.js';
 
-export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'placement'> {
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
   /** TCP port (default 8080; 0 → any free port). */
@@ -27,6 +29,19 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth'> {
   readonly clock?: (() => number) | undefined;
   /** Milliseconds between background expiry sweeps (default 1,000; 0: none). */
   readonly expirySweepMs?: number | undefined;
+  /** Stores placed across nodes (PostgreSQL only; docs/deployment.md). */
+  readonly placement?: PlacementSettings | undefined;
+}
+
+export interface PlacementSettings {
+  /** Owners per store (K). */
+  readonly replicas: number;
+  readonly capacity: number;
+  /** Where other nodes reach this one (default http://host:port as bound). */
+  readonly advertiseUrl?: string | undefined;
+  /** Default: the advertise URL's host:port. */
+  readonly nodeId?: string | undefined;
+  readonly leaseMs: number;
 }
 
 export interface RunningServer {
@@ -74,6 +89,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tokenSecret ??= await storage.secret('continuation-tokens');
     latch = await openLatch({
       storage,
+      preload: options.placement === undefined,
       config: options.engine,
       clock: options.clock,
       expirySweepMs: options.expirySweepMs,
@@ -84,10 +100,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await auth.close();
     throw err;
   }
-  const server = createHttpServer(latch, { ...options, tokenSecret, auth });
+  const edge = options.placement ? new LateEdge() : undefined;
+  const server = createHttpServer(latch, { ...options, tokenSecret, auth, placement: edge });
   let port: number;
+  let node: PlacementNode | undefined;
   try {
     port = await server.listen(host, options.port ?? 8080);
+    if (edge && options.placement) node = edge.start(startPlacement(options.placement, storage, latch, host, port));
   } catch (err) {
     await server.close(0);
     await latch.close();
@@ -104,11 +123,33 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inFlight: server.inFlight,
     playground: server.playground,
     close(graceMs = 8000) {
-      closing ??= server
-        .close(graceMs)
+      closing ??= Promise.resolve(node?.stop())
+        .then(() => server.close(graceMs))
         .then(() => latch.close())
         .then(() => auth.close());
       return closing;
     },
   };
+}
+
+/** This node's placement, once the server listens (its URL names the bound port). */
+function startPlacement(
+  p: PlacementSettings,
+  storage: Storage,
+  latch: Latch,
+  host: string,
+  port: number,
+): PlacementNode {
+  if (!storage.cluster) throw new Error('--placement needs a datastore shared by the nodes (PostgreSQL)');
+  const url = p.advertiseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return new PlacementNode({
+    registry: storage.cluster,
+    engine: latch,
+    nodeId: p.nodeId ?? new URL(url).host,
+    url: url.replace(/\/+$/, ''),
+    capacity: p.capacity,
+    replicas: p.replicas,
+    leaseMs: p.leaseMs,
+    log: (level, msg, fields) => logger.log(level, msg, fields),
+  });
 }

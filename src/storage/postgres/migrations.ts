@@ -137,6 +137,19 @@ const MIGRATIONS: readonly string[] = [
     WRITE_FUNCTION_SQL +
     // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
     WRITE_ALL_FUNCTION_SQL,
+  // step 2: the placement registry of `latch serve --placement` (cluster.ts): one row per node,
+  // its lease timed by the database's clock, the stores it holds (ready) and is loading
+  `
+  CREATE TABLE latch_cluster_members (
+    node_id     text ${C} PRIMARY KEY,
+    url         text NOT NULL,
+    capacity    float8 NOT NULL,
+    draining    boolean NOT NULL DEFAULT false,
+    lease_until timestamptz NOT NULL,
+    ready       text[] NOT NULL DEFAULT '{}',
+    loading     text[] NOT NULL DEFAULT '{}'
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */
