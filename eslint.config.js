@@ -87,8 +87,24 @@ const engineRules = [
         {
           patterns: [
             {
-              group: ['../*', '!../domain', '../domain/*/**', '!../errors.js', './*', '!./contract.js'],
+              group: ['../*', '!../domain', '../domain/*/**', '!../errors.js', './*', '!./contract.js', '!./contract'],
               message: 'the contract and the config import only src/domain, src/errors and the contract',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/engine/contract/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '!../..', '../../*', '!../../domain', '../../domain/*/**', '!../../errors.js'],
+              message: 'the contract imports only src/domain, src/errors and its own parts',
             },
           ],
         },

@@ -7,45 +7,10 @@ import { stream, store } from './api.js';
 import { h } from './dom.js';
 import { clearError, showError, storeId } from './state.js';
 import type { ModelJson } from './types.js';
+import { impactLineText, text, type Line } from '../../src/cli/impact-text.js';
 
 /** Pairs shown in the page; the summary counts all of them. */
 const SHOWN = 200;
-
-type Line = Record<string, unknown>;
-const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
-
-function tupleText(t: unknown): string {
-  const k = (t ?? {}) as { object?: string; relation?: string; user?: string };
-  return `${k.object}#${k.relation}@${k.user}`;
-}
-
-/** The text of a line other than a pair, progress or summary. */
-function note(l: Line): string | undefined {
-  const name = `${text(l.object_type)}#${text(l.relation)}`;
-  switch (l.kind) {
-    case 'type_added':
-    case 'type_removed':
-      return `${l.kind === 'type_added' ? '+' : '-'} type ${text(l.type)}`;
-    case 'relation_added':
-      return `+ ${name}: ${text(l.after)}`;
-    case 'relation_removed':
-      return `- ${name}: ${text(l.before)}`;
-    case 'relation_changed':
-      return `~ ${name}: ${text(l.before)} → ${text(l.after)}`;
-    case 'condition_added':
-    case 'condition_removed':
-    case 'condition_changed':
-      return `${text(l.kind).replace('_', ' ')}: ${text(l.condition)}`;
-    case 'context_dependent':
-      return `${name} depends on the request context`;
-    case 'rejected_tuples':
-      return `${text(l.count)} stored tuple(s) read differently (${text(l.reason)}), e.g. ${(l.sample as unknown[]).map(tupleText).slice(0, 3).join(', ')}`;
-    case 'assertion':
-      return `assertion ${tupleText(l.tuple_key)} expecting ${text(l.expectation)} changes: ${l.passes ? 'still passes' : 'FAILS'}`;
-    default:
-      return undefined;
-  }
-}
 
 function summaryTable(s: Line): HTMLElement {
   const rows = (s.relations as Line[]).map((r) =>
@@ -132,7 +97,7 @@ export function impactView(
         table.replaceChildren(summaryTable(l));
         status.textContent = `${text(l.gained)} gained, ${text(l.lost)} lost, ${text(l.undetermined)} undetermined; ${text(l.rejected_tuples)} tuple(s) read differently; ${text(l.assertions_changed)} assertion(s) change${shown > SHOWN ? ` (first ${SHOWN} pairs shown)` : ''}`;
       } else {
-        const n = note(l);
+        const n = impactLineText(l);
         if (n !== undefined) notes.append(h('li', null, n));
       }
     };

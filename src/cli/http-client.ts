@@ -1,8 +1,9 @@
-// A small typed client of the OpenFGA HTTP API (docs/reference/http-api.md §4) on `fetch`, for the command line.
-// Credentials: a static bearer token (`--api-token`), or OAuth2 client credentials
-// (`--client-id`, `--client-secret`, `--api-token-issuer`, `--api-audience`, docs/reference/http-api.md §4.30):
-// the token is fetched on first use and reused until shortly before `expires_in` elapses.
-// Every non-2xx answer becomes an ApiError carrying the status and the `{code, message}` body.
+// The typed endpoints of the OpenFGA HTTP API (docs/reference/http-api.md §4) for the command line,
+// on the one JSON client src/client/json.ts (shared with the playground). Credentials: a static
+// bearer token (`--api-token`), or OAuth2 client credentials (`--client-id`, `--client-secret`,
+// `--api-token-issuer`, `--api-audience`, docs/reference/http-api.md §4.30): the token is fetched on
+// first use and reused until shortly before `expires_in` elapses. Every non-2xx answer becomes an
+// ApiError carrying the status and the `{code, message}` body.
 
 import type {
   Assertion,
@@ -14,16 +15,9 @@ import type {
   TupleKey,
 } from '../domain/types.js';
 import type { ListedUser, UsersetTreeNode } from '../engine/contract.js';
+import { ApiError, Credentials, JsonClient, queryString as query, tokenUrlOf } from '../client/json.js';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${status} ${code}: ${message}`);
-  }
-}
+export { ApiError };
 
 export interface ClientCredentials {
   readonly clientId: string;
@@ -104,11 +98,22 @@ export interface WriteCounts {
 }
 
 export class FgaHttpClient {
-  private readonly base: string;
-  private token: { value: string; expires: number } | undefined;
+  private readonly json: JsonClient;
 
-  constructor(private readonly options: ClientOptions) {
-    this.base = options.apiUrl.replace(/\/+$/, '');
+  constructor(options: ClientOptions) {
+    const c = options.credentials;
+    const credential = options.apiToken
+      ? ({ kind: 'token', token: options.apiToken } as const)
+      : c
+        ? ({
+            kind: 'client',
+            clientId: c.clientId,
+            clientSecret: c.clientSecret,
+            tokenUrl: tokenUrlOf(c.issuer),
+            audience: c.audience,
+          } as const)
+        : undefined;
+    this.json = new JsonClient({ baseUrl: options.apiUrl, credentials: new Credentials(credential) });
   }
 
   // ---- stores ----
@@ -342,179 +347,33 @@ export class FgaHttpClient {
     return this.stream(`/stores/${enc(storeId)}/watch${query(q)}`, signal);
   }
 
-  /** A streamed endpoint's `{"result": …}` lines; a refused request or an error line throws ApiError. */
-  private async *stream(path: string, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    const auth = await this.authorization();
-    if (auth) headers.authorization = auth;
-    const res = await fetch(`${this.base}${path}`, { headers, signal }).catch((err: unknown) => {
-      throw new ApiError(
-        0,
-        'connection_failed',
-        `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    });
-    yield* ndjson(res);
+  /** A streamed GET endpoint's `{"result": …}` lines; a refused request or an error line throws ApiError. */
+  private stream(path: string, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    return this.json.stream('GET', path, undefined, signal);
   }
 
   /**
    * ImpactAuthorizationModel (docs/changing-models.md): each line's result as it arrives. An error
    * before the first line is a plain error reply; one after it, an error line: both throw ApiError.
    */
-  async *impact(
+  impact(
     storeId: string,
     body: Record<string, unknown>,
     signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>> {
-    const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' };
-    const auth = await this.authorization();
-    if (auth) headers.authorization = auth;
-    const res = await fetch(`${this.base}/stores/${enc(storeId)}/authorization-models/impact`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-      signal,
-    }).catch((err: unknown) => {
-      throw new ApiError(
-        0,
-        'connection_failed',
-        `cannot reach ${this.base}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    });
-    yield* ndjson(res);
+    return this.json.stream('POST', `/stores/${enc(storeId)}/authorization-models/impact`, body, signal);
   }
 
   // ---- transport ----
   private get<T>(path: string): Promise<T> {
-    return this.send<T>('GET', path);
+    return this.json.call<T>('GET', path);
   }
 
-  private async send<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    onHeaders?: (headers: Headers) => void,
-  ): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const auth = await this.authorization();
-    if (auth) headers.authorization = auth;
-    let res: Response;
-    try {
-      res = await fetch(this.base + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      throw new ApiError(0, 'connection_failed', `cannot reach ${this.base}${cause}`);
-    }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : {};
-    } catch {
-      json = undefined;
-    }
-    if (!res.ok) {
-      const o = (typeof json === 'object' && json !== null ? json : {}) as { code?: unknown; message?: unknown };
-      throw new ApiError(
-        res.status,
-        typeof o.code === 'string' ? o.code : 'http_error',
-        typeof o.message === 'string' ? o.message : text.slice(0, 200),
-      );
-    }
-    if (json === undefined) throw new ApiError(res.status, 'invalid_response', `not JSON: ${text.slice(0, 200)}`);
-    onHeaders?.(res.headers);
-    return json as T;
+  private send<T>(method: string, path: string, body?: unknown, onHeaders?: (headers: Headers) => void): Promise<T> {
+    return this.json.call<T>(method, path, body, onHeaders);
   }
-
-  private async authorization(): Promise<string | undefined> {
-    if (this.options.apiToken) return `Bearer ${this.options.apiToken}`;
-    const c = this.options.credentials;
-    if (!c) return undefined;
-    if (!this.token || Date.now() > this.token.expires) this.token = await fetchToken(c);
-    return `Bearer ${this.token.value}`;
-  }
-}
-
-/** OAuth2 client-credentials grant, form-encoded as the official SDKs send it. */
-async function fetchToken(c: ClientCredentials): Promise<{ value: string; expires: number }> {
-  const url = /^https?:\/\//.test(c.issuer) ? c.issuer : `https://${c.issuer}`;
-  const endpoint = new URL(url).pathname === '/' ? new URL('/oauth/token', url).toString() : url;
-  const form = new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: c.clientId,
-    client_secret: c.clientSecret,
-  });
-  if (c.audience) form.set('audience', c.audience);
-  let res: Response;
-  try {
-    res = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form,
-    });
-  } catch {
-    throw new ApiError(0, 'connection_failed', `cannot reach token issuer ${endpoint}`);
-  }
-  const body = (await res.json().catch(() => ({}))) as {
-    access_token?: unknown;
-    expires_in?: unknown;
-    error?: unknown;
-    error_description?: unknown;
-  };
-  if (!res.ok || typeof body.access_token !== 'string') {
-    throw new ApiError(
-      res.status,
-      typeof body.error === 'string' ? body.error : 'token_request_failed',
-      typeof body.error_description === 'string' ? body.error_description : 'no access_token in the response',
-    );
-  }
-  const ttl = typeof body.expires_in === 'number' ? body.expires_in : 300;
-  return { value: body.access_token, expires: Date.now() + Math.max(0, ttl - 30) * 1000 };
-}
-
-/** The `{"result": …}` lines of a streamed reply; a plain error reply or an error line throws ApiError. */
-async function* ndjson(res: Response): AsyncGenerator<Record<string, unknown>> {
-  const dec = new TextDecoder();
-  let buf = '';
-  for await (const chunk of res.body as ReadableStream<Uint8Array>) {
-    buf += dec.decode(chunk, { stream: true });
-    for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
-      const line = JSON.parse(buf.slice(0, nl)) as StreamLine;
-      buf = buf.slice(nl + 1);
-      if (line.result) yield line.result;
-      else throw streamError(res.status, line);
-    }
-  }
-  // A plain (non-streamed) error reply is one JSON object without a final newline.
-  if (buf.trim() !== '') throw streamError(res.status, JSON.parse(buf) as StreamLine);
-}
-
-interface StreamLine {
-  result?: Record<string, unknown>;
-  error?: { code?: unknown; message?: string };
-  code?: string;
-  message?: string;
-}
-
-function streamError(status: number, line: StreamLine): ApiError {
-  return new ApiError(
-    status,
-    typeof line.code === 'string' ? line.code : typeof line.error?.code === 'string' ? line.error.code : 'stream_error',
-    line.error?.message ?? line.message ?? 'stream error',
-  );
 }
 
 function enc(s: string): string {
   return encodeURIComponent(s);
-}
-
-function query(params: Record<string, string | number | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
 }

@@ -167,6 +167,20 @@ export interface TupleFilter {
   readonly user?: string | undefined;
 }
 
+/**
+ * One tuple write as Write states it (the engine's WriteInput and the storage contract's
+ * writeTuples both take it): deletes first, in order, then writes.
+ */
+export interface TupleWrite {
+  /** A delete ignores any condition. */
+  readonly deletes: readonly TupleKey[];
+  readonly writes: readonly TupleKey[];
+  /** 'error': writing an existing key fails with write_failed_due_to_invalid_input; 'ignore': skipped if identical, 409 transaction_conflict if the condition differs. */
+  readonly onDuplicate: 'error' | 'ignore';
+  /** 'error': deleting a missing key fails with write_failed_due_to_invalid_input; 'ignore': skipped. */
+  readonly onMissing: 'error' | 'ignore';
+}
+
 /** One (object type, relation) pair a permission index materialises. */
 export interface IndexedRelation {
   readonly object_type: string;

@@ -42,14 +42,14 @@ export function readBody(
 ): void {
   let parts: Buffer[] | undefined;
   let size = 0;
-  const end = (): void => onBody(undefined);
-  let over: Discarding | undefined = announced > limit ? new Discarding(discard, end) : undefined;
+  // Only a body over the limit allocates the discarding state and its callback.
+  let over: Discarding | undefined = announced > limit ? new Discarding(discard, () => onBody(undefined)) : undefined;
   res.onData((chunk, isLast) => {
     if (over) return over.chunk(chunk.byteLength, isLast);
     size += chunk.byteLength;
     if (size > limit) {
       parts = undefined;
-      over = new Discarding(discard, end);
+      over = new Discarding(discard, () => onBody(undefined));
       return over.chunk(0, isLast);
     }
     // The common case, one chunk: decoded in place, before uWS reuses the memory.

@@ -24,10 +24,11 @@ import type {
   TupleChange,
   TupleFilter,
   TupleKey,
+  TupleWrite,
 } from '../domain/types.js';
 
 // Defined in src/domain (the engine's contract uses them too); named here for storage's users.
-export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter };
+export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter, TupleWrite };
 
 /**
  * A page of changes. `cursors[i]` is the cursor that resumes right after `items[i]` (so the last
@@ -36,16 +37,6 @@ export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFi
  */
 export interface ChangePage extends Page<TupleChange> {
   readonly cursors: readonly string[];
-}
-
-export interface TupleWrite {
-  /** Deleted first, in order; a delete ignores any condition. */
-  readonly deletes: readonly TupleKey[];
-  readonly writes: readonly TupleKey[];
-  /** 'error': writing an existing key fails with write_failed_due_to_invalid_input; 'ignore': skipped if identical, 409 transaction_conflict if the condition differs. */
-  readonly onDuplicate: 'error' | 'ignore';
-  /** 'error': deleting a missing key fails with write_failed_due_to_invalid_input; 'ignore': skipped. */
-  readonly onMissing: 'error' | 'ignore';
 }
 
 export interface WriteResult {

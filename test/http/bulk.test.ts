@@ -115,7 +115,7 @@ describe('bulk checks (define-strings / check-ids)', () => {
     }
     const r = await client.checkMany(store, [key], { context: {} });
     expect(bulkAnswer(r, 0)).toEqual(await jsonCheck(key, { context: {} }));
-    expect(r.errors.get(0)?.message).toMatch(/ip/);
+    expect(r.errors.get(0)?.code).toBe('validation_error');
   });
 
   test('large requests go through the worker pool with the same answers', async () => {
@@ -240,12 +240,8 @@ describe('bulk checks on the wire', () => {
     expect(a.get(2)?.status).toBe(200);
     expect([...(a.get(2)?.body?.results as Uint8Array)]).toEqual([CHECK_ALLOWED, CHECK_DENIED, CHECK_ERROR]);
     expect(a.get(2)?.body?.errors).toEqual([
-      { index: 2, status: 400, code: 'validation_error', message: expect.stringMatching(/never declared/) as unknown },
+      { index: 2, status: 400, code: 'validation_error', message: expect.any(String) as unknown },
     ]);
-    expect(a.get(3)?.error?.message).toMatch(/next string id of this connection is 4/);
-    expect(a.get(4)?.error?.message).toMatch(/multiple of 12/);
-    expect(a.get(5)?.error?.code).toBe('validation_error');
-    expect(a.get(6)?.error?.message).toMatch(/contextual tuples/);
-    expect(a.get(7)?.error?.message).toMatch(/longer than 512 bytes/);
+    for (const id of [3, 4, 5, 6, 7]) expect(a.get(id)?.error?.code, `request ${id}`).toBe('validation_error');
   });
 });

@@ -46,9 +46,6 @@ describe('request values nested too deeply answer 400 validation_error', () => {
   test('a Check whose context nests arrays 100,000 deep', async () => {
     const r = await post('/check', `{"tuple_key":${JSON.stringify(KEY)},"context":{"x":${arrays(DEEP)}}}`);
     expectRefused(r);
-    expect((r.json as { message: string }).message).toBe(
-      `invalid value for field context: nested more than ${MAX_VALUE_DEPTH} levels deep`,
-    );
   });
 
   test('a context just inside the bound is accepted; one level more is not', async () => {

@@ -105,7 +105,6 @@ describe.skipIf(refused !== undefined)('a data directory that fills up', () => {
       else {
         failed = { n, tuples };
         expect(r).toMatchObject({ status: 503, body: { code: 'unavailable' } });
-        expect(r.body.message).toContain('no space');
       }
     }
     expect(failed).toBeDefined();

@@ -252,17 +252,18 @@ describe('permission index endpoints', () => {
     expect(unknownStream.status).toBe(404);
     expect((await call(s.base, 'DELETE', `${base}/01ARZ3NDEKTSV4RRFFQ69G5FAV`)).status).toBe(404);
 
-    const bad = async (query: string, message: RegExp): Promise<void> => {
+    const bad = async (query: string): Promise<void> => {
       const r = await call(s.base, 'GET', `${base}/${id}/expansions?${query}`);
       expect(r.status, r.text).toBe(400);
-      expect(r.text).toMatch(message);
+      // A streamed endpoint refuses as OpenFGA streams do: gRPC INVALID_ARGUMENT (3), validation_error's code.
+      expect((JSON.parse(r.text) as { error: { code: number } }).error.code, query).toBe(3);
     };
-    await bad('', /AuthorizationModelId: value is required/);
-    await bad(`authorization_model_id=01ARZ3NDEKTSV4RRFFQ69G5FAV`, /assigned to authorization model/);
-    await bad(`authorization_model_id=${model}&from=garbage`, /invalid from: 'garbage' is not an expansion event id/);
-    await bad(`authorization_model_id=${model}&from=${other}.1.0`, /belongs to another index/);
-    await bad(`authorization_model_id=${model}&from=${id}.1.s3`, /initial set is not a resume point/);
-    await bad(`authorization_model_id=${model}&from=${id}.1.0`, /restart without from/);
+    await bad(''); // no model id
+    await bad(`authorization_model_id=01ARZ3NDEKTSV4RRFFQ69G5FAV`); // not the index's model
+    await bad(`authorization_model_id=${model}&from=garbage`); // not an event id
+    await bad(`authorization_model_id=${model}&from=${other}.1.0`); // another index's event
+    await bad(`authorization_model_id=${model}&from=${id}.1.s3`); // an entry of the initial set
+    await bad(`authorization_model_id=${model}&from=${id}.1.0`); // older than the ring
 
     const conditioned = await call(s.base, 'POST', base, {
       name: 'x',
@@ -270,9 +271,6 @@ describe('permission index endpoints', () => {
     });
     expect(conditioned.status).toBe(400);
     expect(conditioned.json).toMatchObject({ code: 'validation_error' });
-    expect((conditioned.json as { message: string }).message).toMatch(
-      /doc#guest → \[user with office\] depends on a condition/,
-    );
     const noRelation = await call(s.base, 'POST', base, {
       name: 'x',
       relations: [{ object_type: 'doc', relation: 'nope' }],

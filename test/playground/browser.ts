@@ -1,4 +1,4 @@
-// Shared fixtures of the browser tests: Debian's Chromium driven by playwright-core, a real latch
+// Shared fixtures of the browser tests: Debian's Chromium (one per run) driven by playwright-core, a real latch
 // server (LevelDB in a temp dir) serving the built playground, and screenshots saved for
 // docs/playground.md. Without Chromium the suites are skipped, except under CI=true where they fail.
 
@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { CHROMIUM, FLAGS } from '../support/chromium.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main.js';
 
 // timedClick's function runs in the page; its globals are declared for this module only (the
@@ -19,17 +21,6 @@ declare class MutationObserver {
   disconnect(): void;
 }
 declare function requestAnimationFrame(callback: () => void): number;
-
-export const CHROMIUM = process.env.LATCH_CHROMIUM ?? '/usr/bin/chromium';
-/** The launch flags these machines need (no sandbox, no GPU, no background traffic). */
-export const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** Under CI a missing browser is a failure, never a skip. */
@@ -48,8 +39,15 @@ export function requireChromium(): void {
     throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install chromium, or set LATCH_CHROMIUM)`);
 }
 
+/**
+ * The run's one Chromium (test/support/chromium-setup.ts): a connection to it, whose close()
+ * drops this file's contexts and leaves the browser to the other files. Launched here only when
+ * the run has no browser server (a config without the setup).
+ */
 export async function launch(): Promise<Browser> {
   requireChromium();
+  const endpoint = inject('latchChromiumEndpoint');
+  if (endpoint) return chromium.connect(endpoint);
   return chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 }
 

@@ -68,10 +68,8 @@ run('playground: impact of the unsaved model (Chromium)', () => {
     const notes = await page.locator('#impact-notes li').allTextContents();
     expect(notes).toContain('+ doc#blocked: [user]');
     expect(notes).toContain('~ doc#editor: [user, group#member] or owner → [user] or owner');
-    expect(notes).toContain(
-      '1 stored tuple(s) read differently (restriction_removed), e.g. doc:roadmap#editor@group:leads#member',
-    );
-    expect(notes).toContain('assertion doc:roadmap#editor@user:bob expecting true changes: FAILS');
+    expect(notes).toContain('rejected tuples (restriction_removed): 1, e.g. doc:roadmap#editor@group:leads#member');
+    expect(notes).toContain('assertion doc:roadmap#editor@user:bob expects true: allowed → denied (FAILS)');
     expect(await page.locator('#impact-pairs li').allTextContents()).toEqual(['− user:bob editor doc:roadmap']);
     const editorRow = await page
       .locator('#impact-summary tr', { hasText: 'doc#editor' })

@@ -47,15 +47,15 @@ describe('latch serve', () => {
   });
 
   it('serves /playground by default (auth mode none, loopback) and not in an authenticated mode unless asked', async () => {
-    const none = await startLatch(['--datastore', 'memory']);
-    procs.push(none);
+    // Both processes start at once (each start is mostly Node's and the wasm's load).
+    const [none, keyed] = await Promise.all([
+      startLatch(['--datastore', 'memory']),
+      startLatch(['--datastore', 'memory', '--auth-mode', 'preshared'], { LATCH_AUTH_PRESHARED_KEYS: KEY }),
+    ]);
+    procs.push(none, keyed);
     const page = await fetch(`${none.base}/playground`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<title>latch playground</title>');
-    const keyed = await startLatch(['--datastore', 'memory', '--auth-mode', 'preshared'], {
-      LATCH_AUTH_PRESHARED_KEYS: KEY,
-    });
-    procs.push(keyed);
     expect((await fetch(`${keyed.base}/playground`)).status).toBe(404);
   });
 

@@ -1,0 +1,85 @@
+// The tuple half of the engine's contract (src/engine/contract.ts): the inputs and answers of
+// Write, Read, ReadChanges, delete by filter and Watch, as plain data.
+
+import type { Consistency, PageRequest, TupleChange, TupleFilter, TupleKey, TupleWrite } from '../../domain/types.js';
+
+/** A Write request: the tuple write (deletes, writes, duplicate and missing rules) on a store. */
+export interface WriteInput extends TupleWrite {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+}
+
+export interface WriteOutput {
+  readonly modelId: string;
+  /** The store's revision once this write is applied (the `Latch-Revision` header). */
+  readonly revision: number;
+  /** Tuples actually written and deleted (ignored duplicates and missing deletes are not counted). */
+  readonly written: number;
+  readonly deleted: number;
+}
+
+export interface ReadInput extends PageRequest {
+  readonly storeId: string;
+  readonly filter: TupleFilter;
+  readonly consistency: Consistency;
+  /** Accepted for symmetry with the queries: Read always reads the datastore, fresh by nature. */
+  readonly minRevision?: number | undefined;
+}
+
+export interface ReadChangesInput extends PageRequest {
+  readonly storeId: string;
+  readonly type?: string | undefined;
+  readonly startTime?: string | undefined;
+}
+
+/** What delete-by-filter selects; at least one field is set (the API edge checks it). */
+export interface DeleteTuplesFilter {
+  /** Every object of this type (`document`). */
+  readonly objectType?: string | undefined;
+  /** One object (`document:roadmap`); its type equals `objectType` when both are set. */
+  readonly object?: string | undefined;
+  readonly relation?: string | undefined;
+  /** One user string exactly as stored: `user:anne`, `group:eng#member`, `user:*`. */
+  readonly user?: string | undefined;
+}
+
+export interface DeleteTuplesInput {
+  readonly storeId: string;
+  readonly filter: DeleteTuplesFilter;
+  /** Only report what would go; nothing is written. */
+  readonly dryRun: boolean;
+  /** At most this many tuples go in this request (1 … MAX_DELETE_BY_FILTER). */
+  readonly limit: number;
+}
+
+export interface DeleteTuplesOutput {
+  /** The tuples deleted (or, on a dry run, that would be), in the store's Read order. */
+  readonly tuples: readonly TupleKey[];
+  /** More tuples matched than `limit`: another request deletes the next ones. */
+  readonly more: boolean;
+  /** The store's revision after the request (unchanged on a dry run or when nothing matched). */
+  readonly revision: number;
+}
+
+// ---- Watch ----
+
+export interface WatchInput {
+  readonly storeId: string;
+  /** Only changes whose object type equals this. */
+  readonly type?: string | undefined;
+  /** A storage cursor: the stream starts right after it. Takes precedence over `startTime`. */
+  readonly after?: string | undefined;
+  /** RFC 3339: the stream starts at the first change at or after this time. */
+  readonly startTime?: string | undefined;
+  /** A heartbeat after this long without a change (ms). */
+  readonly heartbeatMs: number;
+}
+
+export type WatchEvent =
+  | { readonly kind: 'change'; readonly change: TupleChange; readonly cursor: string }
+  /**
+   * The first event of every stream, then one after each `heartbeatMs` without a change.
+   * `cursor`: where the stream stands; undefined while no change was read since a start at the
+   * beginning or at a start time (resume the same way).
+   */
+  | { readonly kind: 'heartbeat'; readonly cursor: string | undefined };
