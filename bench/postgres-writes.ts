@@ -4,7 +4,8 @@
 // functions alternately in the same run: `latch_write` (schema step 4, every rule) and
 // `latch_write_all` (step 5, the all-or-nothing Write the API sends by default); read from
 // /proc for the connection's backend, so only for an embedded server. PostgreSQL is a throwaway embedded server (fsync on, like LevelDB's synced batches)
-// unless LATCH_TEST_POSTGRES_URL names one.
+// unless LATCH_TEST_POSTGRES_URL names one. Also writes/s into one store by 8 concurrent writers,
+// 1-tuple and 100-tuple writes (the single-store rate: one store's writes queue on its row lock).
 //
 //   npx tsx bench/postgres-writes.ts [--writes 200]     (writes per store)
 
@@ -49,6 +50,32 @@ async function measure(s: Storage, stores: number): Promise<number> {
   return Math.round((stores * WRITES * TUPLES) / seconds);
 }
 
+/** Concurrent writers into one store (the API's case: many clients, one store). */
+const WRITERS = 8;
+
+/** Writes per second into ONE store by WRITERS concurrent writers, each `size` tuples per write. */
+async function oneStore(s: Storage, size: number, writes: number): Promise<number> {
+  const id = (await s.createStore(`one-${size}`)).id;
+  const w = (k: number, i: number): TupleWrite => ({
+    deletes: [],
+    writes: Array.from({ length: size }, (_, j) => ({
+      object: `doc:o${size}-${k}-${i}-${j}`,
+      relation: 'viewer',
+      user: `user:u${j % 5000}`,
+    })),
+    onDuplicate: 'error',
+    onMissing: 'error',
+  });
+  await s.writeTuples(id, w(99, 0)); // warm up
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: WRITERS }, async (_, k) => {
+      for (let i = 1; i <= writes; i++) await s.writeTuples(id, w(k, i));
+    }),
+  );
+  return Math.round((WRITERS * writes) / (Number(process.hrtime.bigint() - started) / 1e9));
+}
+
 const server = await startPostgres(process.env, { fsync: true });
 const admin = new pg.Client({ connectionString: server.url });
 await admin.connect();
@@ -59,6 +86,7 @@ const url = new URL(server.url);
 url.pathname = '/latch_bench';
 const dir = await mkdtemp(join(tmpdir(), 'latch-bench-level-'));
 const rows: string[] = [];
+const single: string[] = [];
 let cpu: { step4: number[]; step5: number[] } | undefined;
 
 /** CPU time (ms) the backend process `pid` has used, from /proc (the server runs on this machine). */
@@ -127,6 +155,15 @@ try {
     await postgres.close();
     rows.push(`${String(stores).padStart(6)} ${String(levelRate).padStart(14)} ${String(pgRate).padStart(14)}`);
   }
+  for (const size of [1, 100]) {
+    const level = await openLevelStorage(join(dir, `one-${size}`));
+    const levelRate = await oneStore(level, size, WRITES);
+    await level.close();
+    const postgres = await openPostgresStorage({ url: url.toString(), poolSize: 10 });
+    const pgRate = await oneStore(postgres, size, WRITES);
+    await postgres.close();
+    single.push(`${String(size).padStart(6)} ${String(levelRate).padStart(14)} ${String(pgRate).padStart(14)}`);
+  }
   if (server.embedded) cpu = await serverCpuPerWrite(url.toString());
 } finally {
   await rm(dir, { recursive: true, force: true });
@@ -134,6 +171,9 @@ try {
 }
 process.stdout.write(
   `100-tuple writes, ${WRITES} per store, tuples/s\nstores        LevelDB     PostgreSQL\n${rows.join('\n')}\n`,
+);
+process.stdout.write(
+  `one store, ${WRITERS} concurrent writers × ${WRITES} writes, writes/s\ntuples        LevelDB     PostgreSQL\n${single.join('\n')}\n`,
 );
 if (cpu)
   process.stdout.write(

@@ -78,6 +78,8 @@ const CATALOG = {
   revision_too_far_back: [2103, 400],
   // 409 — transaction conflict (docs/reference/decisions.md D4: the wire code is the string "10")
   transaction_conflict: [10, 409],
+  // latch's own: a guarded write whose precondition failed (docs/changing-models.md); nothing written
+  write_precondition_failed: [2110, 409],
   // 422 — throttling
   throttled_timeout_error: [3500, 422],
   // 429 — rate limits (seed)
@@ -110,12 +112,19 @@ export type ErrorCode = keyof typeof CATALOG;
 /** A failure with a stable wire code. `message` is sent to the client; `cause` is only logged. */
 export class AppError extends Error {
   readonly code: ErrorCode;
+  /** Extra wire fields beside code and message (write_precondition_failed: `precondition_index`). */
+  readonly fields: Readonly<Record<string, number | string>> | undefined;
   /** Seconds a client should wait before retrying, sent as `Retry-After` (rate limits, a store with no node ready). */
   readonly retryAfter: number | undefined;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfter?: number }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; fields?: Readonly<Record<string, number | string>>; retryAfter?: number },
+  ) {
     super(message, options);
     this.name = 'AppError';
     this.code = code;
+    this.fields = options?.fields;
     this.retryAfter = options?.retryAfter;
   }
 
@@ -131,7 +140,8 @@ export class AppError extends Error {
 
   /** The wire body: `{code, message}`; a 409 carries the literal code "10" (D4). */
   toBody(): { code: string; message: string } {
-    return { code: this.code === 'transaction_conflict' ? '10' : this.code, message: this.message };
+    const body = { code: this.code === 'transaction_conflict' ? '10' : this.code, message: this.message };
+    return this.fields ? { ...this.fields, ...body } : body;
   }
 }
 

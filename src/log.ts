@@ -36,7 +36,15 @@ class Logger {
   private pending = '';
   private scheduled = false;
 
+  private settings: LogSettings = {};
+
+  /** What `configure` was last given (an HTTP thread's logger is configured the same). */
+  current(): LogSettings {
+    return this.settings;
+  }
+
   configure(s: LogSettings): void {
+    this.settings = { level: s.level, format: s.format, requests: s.requests };
     this.rank = RANK[s.level ?? 'info'];
     this.format = s.format ?? 'json';
     this.requests = (s.requests ?? false) && this.rank <= RANK.info;

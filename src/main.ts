@@ -7,12 +7,25 @@ import type { EngineConfig, Latch } from './engine/contract.js';
 import { openLatch } from './engine/service.js';
 import { logger } from './log.js';
 import { createHttpServer, type HttpServerOptions } from './http/server.js';
+import { reservePort } from './http/listen.js';
+import { startHttpThreads, threadsRefusal, type HttpThreads } from './http/threads/threads.js';
 import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
 import type { Storage } from './storage/types.js';
 import { LateEdge, PlacementNode } from './cluster/node.js';
 
-export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'placement'> {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedPort' | 'placement'> {
+  /**
+   * Threads serving HTTP and the channel on the one API port (default 1): the main thread and
+   * N − 1 worker threads, over this process's one engine (docs/operations.md, HTTP threads).
+   */
+  readonly httpThreads?: number | undefined;
+  /**
+   * With `httpThreads` above 1: whether the main thread's app also accepts API connections
+   * (default true). False leaves them all to the worker threads, the main thread running the
+   * engine (and the metrics address) only.
+   */
+  readonly mainThreadServes?: boolean | undefined;
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
   /** TCP port (default 8080; 0 → any free port). */
@@ -71,7 +84,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const path = options.datastore === 'memory' || postgres ? undefined : options.dataDir;
   const authConfig = options.auth ?? { mode: 'none' };
   // A refused auth configuration stops the server before storage is touched.
-  resolveAuthConfig(authConfig, host);
+  const resolvedAuth = resolveAuthConfig(authConfig, host);
+  const threadCount = Math.max(1, options.httpThreads ?? 1);
+  const mainServes = options.mainThreadServes !== false;
+  // Worker threads serving HTTP: N − 1 beside the main thread's app, or N when it serves none.
+  const workers = mainServes ? threadCount - 1 : threadCount;
+  const refusal = workers > 0 ? threadsRefusal(resolvedAuth) : undefined;
+  if (refusal) throw new Error(refusal);
+  // Forwarding runs on the main thread's app only: placement serves on one HTTP thread.
+  if (options.placement && workers > 0) throw new Error('--placement runs with one HTTP thread (--http-threads 1)');
   const onError = (message: string): void => logger.log('warn', message);
   // Storage before auth: on PostgreSQL, opening it creates or checks the schema auth's tables live in.
   const storage = await openStorage({ path, postgres: postgres && { onError, ...postgres } });
@@ -100,12 +121,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await auth.close();
     throw err;
   }
+  const sharedPort = workers === 0 ? undefined : mainServes ? 'bind' : 'none';
   const edge = options.placement ? new LateEdge() : undefined;
-  const server = createHttpServer(latch, { ...options, tokenSecret, auth, placement: edge });
-  let port: number;
+  const server = createHttpServer(latch, { ...options, tokenSecret, auth, sharedPort, placement: edge });
+  let port = options.port ?? 8080;
+  let threads: HttpThreads | undefined;
   let node: PlacementNode | undefined;
   try {
-    port = await server.listen(host, options.port ?? 8080);
+    if (workers > 0) port = await reservePort(host, port);
+    port = await server.listen(host, port);
+    if (workers > 0)
+      threads = await startHttpThreads(latch, workers, {
+        host,
+        port,
+        auth: authConfig,
+        http: threadOptions(options, tokenSecret),
+      });
     if (edge && options.placement) node = edge.start(startPlacement(options.placement, storage, latch, host, port));
   } catch (err) {
     await server.close(0);
@@ -124,7 +155,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     playground: server.playground,
     close(graceMs = 8000) {
       closing ??= Promise.resolve(node?.stop())
-        .then(() => server.close(graceMs))
+        .then(() => Promise.all([server.close(graceMs), threads?.close(graceMs)]))
         .then(() => latch.close())
         .then(() => auth.close());
       return closing;
@@ -152,4 +183,21 @@ function startPlacement(
     leaseMs: p.leaseMs,
     log: (level, msg, fields) => logger.log(level, msg, fields),
   });
+}
+
+/** The HTTP options an HTTP thread runs with (plain data); /metrics stays on the main thread's side address. */
+function threadOptions(o: ServerOptions, tokenSecret: string): Parameters<typeof startHttpThreads>[2]['http'] {
+  return {
+    bodyLimit: o.bodyLimit,
+    bodyDiscard: o.bodyDiscard,
+    tokenSecret,
+    channel: o.channel,
+    metrics: o.metricsAddress ? false : o.metrics,
+    watchStallMs: o.watchStallMs,
+    liveStreams: o.liveStreams,
+    corsOrigins: o.corsOrigins,
+    authzenBaseUrl: o.authzenBaseUrl,
+    playground: o.playground,
+    tracing: o.tracing,
+  };
 }

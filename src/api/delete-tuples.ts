@@ -1,9 +1,10 @@
 // Delete by filter, a latch extension (docs/reference/decisions.md D15): `POST /stores/{store_id}/delete-tuples`
-// deletes the tuples a filter selects, at most 1000 per request, in one atomic write.
+// deletes the tuples a filter selects, at most 10,000 per request (1000 unless `limit` says), in
+// one atomic write.
 // Example: {"filter":{"object_type":"document","relation":"viewer"},"limit":500} →
 // {"tuple_keys":[…500 keys…],"more":true,"dry_run":false,"revision":42}.
 
-import { MAX_DELETE_BY_FILTER } from '../engine/commands/delete-tuples.js';
+import { DEFAULT_DELETE_BY_FILTER, MAX_DELETE_BY_FILTER } from '../engine/commands/delete-tuples.js';
 import type { DeleteTuplesFilter, DeleteTuplesInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, ok, type Endpoint } from './endpoint.js';
@@ -53,10 +54,10 @@ function filterOf(f: Obj): DeleteTuplesFilter {
   };
 }
 
-/** `limit`: absent → the maximum; else 1 … MAX_DELETE_BY_FILTER. */
+/** `limit`: absent → DEFAULT_DELETE_BY_FILTER; else 1 … MAX_DELETE_BY_FILTER. */
 function limitOf(body: Obj): number {
   const n = int32(body.limit, 'limit');
-  if (n === undefined) return MAX_DELETE_BY_FILTER;
+  if (n === undefined) return DEFAULT_DELETE_BY_FILTER;
   if (n < 1 || n > MAX_DELETE_BY_FILTER) throw violation(MESSAGE, 'Limit', REASON.range(1, MAX_DELETE_BY_FILTER));
   return n;
 }

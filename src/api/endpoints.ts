@@ -3,6 +3,7 @@
 
 import { AUTHZEN_ENDPOINTS } from './authzen/endpoints.js';
 import { DELETE_TUPLES_ENDPOINTS } from './delete-tuples.js';
+import { MIGRATE_ENDPOINTS } from './migrate-relations.js';
 import type { Endpoint } from './endpoint.js';
 import { EXPLAIN_CHECK } from './explain.js';
 import { IMPACT_MODEL } from './impact.js';
@@ -21,6 +22,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...PERMISSION_INDEX_ENDPOINTS,
   ...QUERY_ENDPOINTS,
   ...DELETE_TUPLES_ENDPOINTS,
+  ...MIGRATE_ENDPOINTS,
   ...AUTHZEN_ENDPOINTS,
   EXPLAIN_CHECK,
   IMPACT_MODEL,

@@ -7,6 +7,7 @@ import { rejectDuplicateTuples } from '../engine/commands/validate-request.js';
 import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';
+import { preconditions } from './preconditions.js';
 import { deleteKey, tupleKey } from './tuple-key-parsers.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
@@ -82,7 +83,8 @@ const write = endpoint<WriteInput>({
     }
     const onDuplicate = mode(writes?.mode ?? '', 'on_duplicate');
     const onMissing = mode(deletes?.mode ?? '', 'on_missing');
-    return { storeId: store, modelId: model, writes: w, deletes: d, onDuplicate, onMissing };
+    const guards = preconditions(body);
+    return { storeId: store, modelId: model, writes: w, deletes: d, onDuplicate, onMissing, preconditions: guards };
   },
   async handle(input, ctx) {
     const out = await ctx.latch.write(input);

@@ -149,12 +149,20 @@ export async function writeInChunks(
     ignore?: boolean;
     chunkSize?: number | undefined;
     onProgress?: (done: number, total: number) => void;
+    /** Wire preconditions: the tuples then go as ONE guarded write (at most one chunk). */
+    preconditions?: readonly Record<string, unknown>[] | undefined;
   } = {},
 ): Promise<ChunkedWrite> {
   let done = 0;
   let applied: number | undefined = 0;
-  for (const chunk of chunks(tuples, Math.min(options.chunkSize ?? 100, 100))) {
-    const model = options.modelId ? { authorization_model_id: options.modelId } : {};
+  const size = Math.min(options.chunkSize ?? 100, 100);
+  if (options.preconditions?.length && tuples.length > size)
+    throw new UsageError(`a guarded write is one request: at most ${size} tuples with --precondition`);
+  for (const chunk of chunks(tuples, size)) {
+    const model = {
+      ...(options.modelId ? { authorization_model_id: options.modelId } : {}),
+      ...(options.preconditions?.length ? { preconditions: options.preconditions } : {}),
+    };
     const counts = options.delete
       ? await client.write(storeId, {
           deletes: {

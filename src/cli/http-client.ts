@@ -77,6 +77,8 @@ export interface WriteBody {
   readonly writes?: { tuple_keys: TupleKey[]; on_duplicate?: 'error' | 'ignore' };
   readonly deletes?: { tuple_keys: Omit<TupleKey, 'condition'>[]; on_missing?: 'error' | 'ignore' };
   readonly authorization_model_id?: string;
+  /** Guarded write: docs/changing-models.md, "Guarded writes". */
+  readonly preconditions?: readonly Record<string, unknown>[];
 }
 
 export interface DeleteTuplesBody {
@@ -90,6 +92,19 @@ export interface DeleteTuplesReply {
   more: boolean;
   dry_run: boolean;
   revision: number;
+}
+
+export interface MigrateReply {
+  readonly matching: number;
+  readonly copied: number;
+  readonly carried: number;
+  readonly deleted: number;
+  readonly rejected: number;
+  readonly rejected_sample: TupleKey[];
+  readonly cursor: string;
+  readonly done: boolean;
+  readonly phase: string;
+  readonly revision: number;
 }
 
 export interface WriteCounts {
@@ -216,6 +231,10 @@ export class FgaHttpClient {
   /** Delete by filter (`POST /stores/{id}/delete-tuples`): one bounded, atomic request. */
   deleteTuples(storeId: string, body: DeleteTuplesBody): Promise<DeleteTuplesReply> {
     return this.send('POST', `/stores/${enc(storeId)}/delete-tuples`, body);
+  }
+  /** One step of a relation migration (docs/changing-models.md, "Migrating data"). */
+  migrateRelations(storeId: string, body: Record<string, unknown>): Promise<MigrateReply> {
+    return this.send('POST', `/stores/${enc(storeId)}/migrate-relations`, body);
   }
 
   // ---- queries ----

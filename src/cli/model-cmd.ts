@@ -12,6 +12,7 @@ import { type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientFrom, printJs
 import { loadModelFile, parseModelText } from './store-file.js';
 import { FileFormatError } from './tuple-file.js';
 import { modelImpactCommands } from './model-impact-cmd.js';
+import { migrateModelCommand } from './model-migrate-cmd.js';
 
 const write: Command = {
   spec: {
@@ -174,4 +175,12 @@ const transform: Command = {
   },
 };
 
-export const modelCommands: readonly Command[] = [write, get, list, validate, transform, ...modelImpactCommands];
+export const modelCommands: readonly Command[] = [
+  write,
+  get,
+  list,
+  validate,
+  transform,
+  ...modelImpactCommands,
+  migrateModelCommand,
+];

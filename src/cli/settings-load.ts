@@ -8,6 +8,7 @@ import { AuthConfigError, isLoopback, resolveAuthConfig, type AuthConfig, type A
 import type { EngineConfig } from '../engine/contract.js';
 import type { LogFormat, LogLevel, LogSettings } from '../log.js';
 import type { ServerOptions } from '../main.js';
+import { threadsRefusal } from '../http/threads/threads.js';
 import { parseArgs, UsageError, type CommandSpec, type FlagSpec } from './args.js';
 import { latchVersion } from './version.js';
 import type { OtelExporter, OtelSettings } from './otel.js';
@@ -277,6 +278,8 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
     source === 'env' ? 'LATCH_RATE_LIMITS' : source === 'file' ? 'config file: rate-limits' : '--rate-limits',
   );
   try {
+    const refusal = r.int('http-threads') > 1 ? threadsRefusal(resolveAuthConfig(auth, host)) : undefined;
+    if (refusal) throw new UsageError(refusal);
     resolveAuthConfig(auth, host);
   } catch (err) {
     if (err instanceof AuthConfigError) throw new UsageError(err.message);
@@ -286,6 +289,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
     server: {
       host,
       port: r.int('port'),
+      httpThreads: r.int('http-threads'),
       datastore,
       dataDir: datastore === 'leveldb' ? r.str('data-dir') : undefined,
       postgres:

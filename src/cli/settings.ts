@@ -356,6 +356,16 @@ export const SETTINGS: readonly Setting[] = [
   },
 
   {
+    name: 'http-threads',
+    group: 'Server',
+    kind: 'integer',
+    value: '<n>',
+    default: 1,
+    min: 1,
+    max: 256,
+    help: 'Threads serving HTTP and the channel on the one port, over one engine (auth none, preshared or oidc; no rate limits or store logs)',
+  },
+  {
     name: 'workers',
     group: 'Engine',
     kind: 'integer',

@@ -92,8 +92,8 @@ const FILTER_FLAGS: FlagSpec[] = [
     kind: 'integer',
     min: 1,
     value: '<n>',
-    default: '1000',
-    help: 'With --filter: tuples per request (at most 1000)',
+    default: '10000',
+    help: 'With --filter: tuples per request (at most 10000)',
   },
 ];
 
@@ -119,7 +119,7 @@ async function deleteByFilter(args: Args, storeId: string): Promise<Record<strin
   if (args.string('file') !== undefined || args.arg('user') !== undefined)
     throw new UsageError('give either --filter or tuples, not both');
   const filter = parseFilter(args.list('filter'));
-  const limit = args.int('limit') ?? 1000;
+  const limit = args.int('limit') ?? 10_000;
   const client = clientFrom(args);
   if (args.bool('dry-run')) {
     const r = await client.deleteTuples(storeId, { filter, dry_run: true, limit });
@@ -132,6 +132,44 @@ async function deleteByFilter(args: Args, storeId: string): Promise<Record<strin
     deleted += r.tuple_keys.length;
     requests++;
     if (!r.more) return { deleted, requests };
+  }
+}
+
+const PRECONDITION_FLAG: FlagSpec = {
+  name: 'precondition',
+  kind: 'list',
+  value: "'<check|not-check|exists|absent> <user> <relation> <object>'",
+  help: 'Write only if this holds, checked atomically with the write (repeatable; or a JSON precondition)',
+};
+
+/**
+ * `--precondition 'check user:anne can_share document:1'` → the wire precondition: `check` (expect
+ * true), `not-check` (expect false), `exists`, `absent`; a value starting with `{` is sent as is.
+ */
+export function parsePrecondition(text: string): Record<string, unknown> {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new UsageError(`--precondition: not valid JSON: ${text}`);
+    }
+  }
+  const [kind, user, relation, object, ...rest] = text.trim().split(/\s+/);
+  if (!kind || !user || !relation || !object || rest.length > 0)
+    throw new UsageError(
+      `--precondition takes '<check|not-check|exists|absent> <user> <relation> <object>'; got '${text}'`,
+    );
+  const key = { user, relation, object };
+  switch (kind) {
+    case 'check':
+    case 'not-check':
+      return { check: { tuple_key: key }, expect: kind === 'check' };
+    case 'exists':
+      return { tuple_exists: key };
+    case 'absent':
+      return { tuple_absent: key };
+    default:
+      throw new UsageError(`--precondition: unknown kind '${kind}' (check, not-check, exists, absent)`);
   }
 }
 
@@ -164,6 +202,7 @@ function writer(path: string, summary: string, remove: boolean): Command {
           help: remove ? 'Skip tuples that do not exist' : 'Skip tuples that already exist',
         },
         CHUNK,
+        PRECONDITION_FLAG,
         ...(remove ? FILTER_FLAGS : []),
         ...SERVER_FLAGS,
       ],
@@ -177,6 +216,7 @@ function writer(path: string, summary: string, remove: boolean): Command {
             'latch tuple write --store-id 01J… user:anne viewer document:roadmap',
             'latch tuple write --store-id 01J… --file tuples.yaml',
             'latch tuple write --store-id 01J… user:guest viewer document:roadmap --expires-at 2027-01-01T00:00:00Z',
+            "latch tuple write --store-id 01J… user:bob viewer document:roadmap --precondition 'check user:anne can_share document:roadmap'",
           ],
     },
     async run(args, io) {
@@ -194,6 +234,7 @@ function writer(path: string, summary: string, remove: boolean): Command {
         ignore: args.bool(remove ? 'ignore-missing' : 'ignore-duplicates'),
         chunkSize: args.int('chunk-size'),
         onProgress: (d, t) => bar.update(d, t),
+        preconditions: args.list('precondition').map(parsePrecondition),
       });
       printJson(io, writeReport(io, remove ? 'deleted' : 'written', done));
       return 0;

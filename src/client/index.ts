@@ -237,11 +237,12 @@ export class LatchChannelClient {
 
   /**
    * Write (deletes then writes, one transaction); resolves with the store revision it left, to
-   * pass as `min_revision` to later queries on any node. An error answer rejects with a ChannelError.
+   * pass as `min_revision` to later queries on any node. An error answer rejects with a ChannelError
+   * (a failed `preconditions` entry: status 409, code write_precondition_failed).
    */
   async write(
     storeId: string,
-    body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string },
+    body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string; preconditions?: unknown[] },
   ): Promise<{ revision: number }> {
     const a = await this.request('write', storeId, body);
     if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);

@@ -49,7 +49,7 @@ import type {
   CreatePermissionIndex,
 } from './contract/permission-indexes.js';
 import type { EngineConfig, EngineStats, HeldStore } from './contract/operations.js';
-import type { ImpactInput, ImpactStream } from './contract/impact.js';
+import type { ImpactInput, ImpactStream, MigrateInput, MigrateOutput } from './contract/impact.js';
 
 export * from './contract/queries.js';
 export * from './contract/tuples.js';
@@ -85,6 +85,8 @@ export interface Latch {
 
   // tuples
   write(input: WriteInput): Promise<WriteOutput>;
+  /** One bounded step of a relation migration (latch extension; docs/changing-models.md). */
+  migrateRelations(input: MigrateInput): Promise<MigrateOutput>;
   read(input: ReadInput): Promise<Page<Tuple>>;
   readChanges(input: ReadChangesInput): Promise<Page<TupleChange>>;
   /**

@@ -20,6 +20,7 @@ import { batchCheck } from './commands/batch-check.js';
 import { checkIds } from './commands/check-ids.js';
 import { check, checkSync } from './commands/check.js';
 import { deleteTuples } from './commands/delete-tuples.js';
+import { migrateRelations } from './commands/migrate-relations.js';
 import { expand } from './commands/expand.js';
 import { explainCheck } from './commands/explain.js';
 import { impact } from './commands/impact.js';
@@ -102,6 +103,7 @@ export class LatchService implements C.Latch {
     assertions.writeAssertions(this.e, storeId, modelId, list);
 
   write = (input: C.WriteInput): Promise<C.WriteOutput> => write(this.e, input);
+  migrateRelations = (input: C.MigrateInput): Promise<C.MigrateOutput> => migrateRelations(this.e, input);
   deleteTuples = (input: C.DeleteTuplesInput): Promise<C.DeleteTuplesOutput> => deleteTuples(this.e, input);
   read = (input: C.ReadInput): Promise<Page<Tuple>> => read(this.e, input);
   readChanges = (input: C.ReadChangesInput): Promise<Page<TupleChange>> => readChanges(this.e, input);

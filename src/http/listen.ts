@@ -17,8 +17,38 @@ export interface Listening {
   close(): void;
 }
 
+/**
+ * Binds `app` with SO_REUSEPORT, for the HTTP threads of one process (`--http-threads`): the
+ * kernel spreads connections across the apps bound to the port, which `reservePort` chose.
+ */
+export function listenShared(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  return listenOn(uws, app, host, port, 0);
+}
+
+/**
+ * The port the HTTP threads will share: `port` once no other process listens there (as an
+ * exclusive bind would check), or for port 0 a free one. uSockets sets SO_REUSEPORT only on a bind
+ * to a given port, so port 0 is resolved here first.
+ */
+export async function reservePort(host: string, port: number): Promise<number> {
+  if (port === 0) return freePort(host);
+  const code = await probe(host, port);
+  if (code !== '') throw bindError(host, port, code);
+  return port;
+}
+
 /** Binds `app` exclusively; resolves with the bound port (port 0 → a free one) and a closer. */
 export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  return listenOn(
+    uws,
+    app,
+    host,
+    port,
+    (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1,
+  );
+}
+
+function listenOn(uws: Uws, app: TemplatedApp, host: string, port: number, options: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
     // The binary takes (host, port, options, cb); its typings name only (port, options, cb).
     const listen = app.listen.bind(app) as unknown as (
@@ -27,22 +57,17 @@ export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port:
       o: number,
       cb: (s: us_listen_socket | false) => void,
     ) => void;
-    listen(
-      host,
-      port,
-      (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1,
-      (socket) => {
-        if (!socket) return void listenFailure(host, port).then(reject);
-        let open = true;
-        resolve({
-          port: uws.us_socket_local_port(socket as unknown as us_socket),
-          close: () => {
-            if (open) uws.us_listen_socket_close(socket);
-            open = false;
-          },
-        });
-      },
-    );
+    listen(host, port, options, (socket) => {
+      if (!socket) return void listenFailure(host, port).then(reject);
+      let open = true;
+      resolve({
+        port: uws.us_socket_local_port(socket as unknown as us_socket),
+        close: () => {
+          if (open) uws.us_listen_socket_close(socket);
+          open = false;
+        },
+      });
+    });
   });
 }
 
@@ -51,16 +76,37 @@ export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port:
  * node:net for the system's reason (off the hot path: start-up only).
  */
 async function listenFailure(host: string, port: number): Promise<Error> {
-  const code = await new Promise<string>((resolve) => {
-    const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('')));
-  });
+  return bindError(host, port, await probe(host, port));
+}
+
+function bindError(host: string, port: number, code: string): Error {
   if (code === 'EADDRINUSE')
     return new Error(
       `cannot listen on ${host}:${port}: the address is already in use (another latch or another program listens there)`,
     );
   return new Error(`cannot listen on ${host}:${port}${code ? `: ${code}` : ''}`);
+}
+
+/** A port free on `host` now (the system's choice for port 0). */
+function freePort(host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host, port: 0, exclusive: true }, () => {
+      const a = server.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The system's error code of an exclusive bind of `host:port` ('' when it binds). */
+function probe(host: string, port: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve('')));
+  });
 }
 
 /** GET /metrics: the Prometheus text exposition, `render` read now. */

@@ -29,7 +29,7 @@ import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { FORWARDED_FROM, Forwarder, type PlacementEdge } from './forward.js';
 import { nextRequestId } from './reply-head.js';
-import { listenExclusive, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
+import { listenExclusive, listenShared, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
 import { Metrics } from './metrics.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { openTracing } from './tracing.js';
@@ -77,6 +77,12 @@ export interface HttpServerOptions {
    * forwarded (./forward.ts), replies carry `Latch-Served-By`, and /readyz follows `ready`.
    */
   readonly placement?: (PlacementEdge & { ready(): boolean }) | undefined;
+  /**
+   * The API port is shared by this process's HTTP threads (`--http-threads`, a port `reservePort`
+   * chose): `'bind'` binds it with SO_REUSEPORT, `'none'` leaves it to the other threads (this app
+   * then serves only the metrics address, if any). Unset: an exclusive bind.
+   */
+  readonly sharedPort?: 'bind' | 'none' | undefined;
 }
 
 export interface LatchHttpServer {
@@ -464,16 +470,19 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   let sideListening: Listening | undefined;
   return {
     async listen(host, port) {
-      api = await listenExclusive(uws, app, host, port);
+      if (options.sharedPort !== 'none')
+        api = options.sharedPort
+          ? await listenShared(uws, app, host, port)
+          : await listenExclusive(uws, app, host, port);
       if (side) {
         try {
           sideListening = await listenExclusive(uws, side.app, side.at.host, side.at.port);
         } catch (err) {
-          api.close();
+          api?.close();
           throw err;
         }
       }
-      return api.port;
+      return api?.port ?? port;
     },
     metricsPort: () => sideListening?.port,
     async close(graceMs = 10_000) {

@@ -25,11 +25,21 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
-import { expiredTuples, firstExpiry, loadState, planWrite, type StoreState } from './write-plan.js';
+import { findMatching } from './delete-matching.js';
+import {
+  expiredTuples,
+  firstExpiry,
+  loadState,
+  planDeletes,
+  planWrite,
+  type PlannedWrite,
+  type StoreState,
+} from './write-plan.js';
 import type {
   ChangePage,
   ChangeQuery,
   CheckpointWriter,
+  DeletedMatching,
   Page,
   PageRequest,
   PermissionIndexRecord,
@@ -219,12 +229,28 @@ export class KvStorage implements Storage {
     const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
     this.states.set(storeId, state);
     const plan = await planWrite(this.kv, storeId, state, write);
-    if (plan.ops.length === 0) return plan.result;
+    if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+    return plan.result;
+  }
+
+  /** Commits a planned write; the caller holds the store's mutex. */
+  private async commitPlan(storeId: string, state: StoreState, plan: PlannedWrite): Promise<void> {
     await this.kv.batch(plan.ops, true);
     state.revision = plan.result.revision;
     state.lastMs = plan.ms;
     this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
-    return plan.result;
+  }
+
+  /** Scan and delete under the store's mutex (delete-matching.ts). */
+  async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
+    return this.exclusive(storeId, async () => {
+      const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
+      this.states.set(storeId, state);
+      const { found, more } = await findMatching(this.kv, storeId, filter, limit);
+      const plan = planDeletes(storeId, state, found);
+      if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+      return { result: plan.result, more };
+    });
   }
 
   async deleteExpired(storeId: string, now: number, limit: number): Promise<WriteResult> {

@@ -49,6 +49,13 @@ export interface WriteResult {
   readonly written: readonly TupleKey[];
 }
 
+/** What `Storage.deleteMatching` did. */
+export interface DeletedMatching {
+  readonly result: WriteResult;
+  /** At least one more tuple matched beyond the limit. */
+  readonly more: boolean;
+}
+
 /** What `Storage.subscribe` reports. */
 export type StorageEvent =
   | {
@@ -176,6 +183,25 @@ export interface Storage {
 
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
+  /**
+   * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
+   * store's write lock (held against every node), calls `guard` with the store's revision read
+   * under it, and applies `write` under the same lock only if `guard` resolves: no other write of
+   * the store can commit between the two. A guard that rejects → nothing written, its error thrown.
+   * Example: guard(7) sees revision 7; the write then commits revision 8, whoever else is writing.
+   */
+  writeTuplesGuarded?(
+    storeId: string,
+    write: TupleWrite,
+    guard: (revision: number) => Promise<void>,
+  ): Promise<WriteResult>;
+  /**
+   * Delete by filter in one step (optional: where absent the engine reads the matches, then
+   * deletes them through `writeTuples`): the first `limit` tuples `filter` selects, in Read order,
+   * deleted as one write (one revision, one delete change each, as `writeTuples` records them);
+   * `more` when at least one more matched. Nothing matched → nothing changes.
+   */
+  deleteMatching?(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching>;
   /**
    * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest

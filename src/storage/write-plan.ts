@@ -96,7 +96,7 @@ export function clean(t: TupleKey, withCondition: boolean): TupleKey {
   return { ...base, condition: context === undefined ? { name } : { name, context }, ...exp };
 }
 
-interface Stored {
+export interface Stored {
   readonly condition: RelationshipCondition | undefined;
   readonly expires_at: string | undefined;
 }
@@ -130,6 +130,49 @@ function expiryKey(storeId: string, t: TupleKey, expiresAt: string): string {
   return key.expiry(storeId, Date.parse(expiresAt), t);
 }
 
+/** The ops removing one stored tuple (its key `k`, by-user and expiry entries) and its changelog entry. */
+function deleteOps(
+  storeId: string,
+  k: string,
+  t: TupleKey,
+  stored: Stored,
+  timestamp: string,
+  ops: KvOp[],
+  changes: StoredChange[],
+): void {
+  ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
+  if (stored.expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, stored.expires_at) });
+  const was = {
+    ...(stored.condition ? { condition: stored.condition } : {}),
+    ...(stored.expires_at === undefined ? {} : { expires_at: stored.expires_at }),
+  };
+  changes.push({ op: 'delete', tuple: t, timestamp, was });
+}
+
+/** A tuple found by a scan under the store's mutex: its primary key, key and stored value. */
+export interface FoundTuple {
+  readonly key: string;
+  readonly tuple: TupleKey;
+  readonly stored: Stored;
+}
+
+/**
+ * The batch deleting tuples just read under the store's mutex (delete by filter): the same ops
+ * and changelog as `planWrite` with these deletes and onMissing 'ignore', without reading them again.
+ */
+export function planDeletes(storeId: string, state: StoreState, found: readonly FoundTuple[]): PlannedWrite {
+  const ms = Math.max(Date.now(), state.lastMs);
+  const timestamp = new Date(ms).toISOString();
+  const ops: KvOp[] = [];
+  const changes: StoredChange[] = [];
+  for (const f of found) deleteOps(storeId, f.key, f.tuple, f.stored, timestamp, ops, changes);
+  const deleted = changes.map((c) => c.tuple);
+  if (changes.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted, written: [] } };
+  const rev = state.revision + 1;
+  logOps(ops, storeId, rev, ms, changes);
+  return { ops, ms, result: { revision: rev, timestamp, deleted, written: [] } };
+}
+
 /** Checks the existence rules and builds the batch; throws (changing nothing) on any failure. */
 export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: TupleWrite): Promise<PlannedWrite> {
   const dels = w.deletes.map((t) => clean(t, false));
@@ -151,13 +194,7 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
       throw writeErrors.missing(t);
     }
     existing.set(k, null);
-    ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
-    if (stored.expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, stored.expires_at) });
-    const was = {
-      ...(stored.condition ? { condition: stored.condition } : {}),
-      ...(stored.expires_at === undefined ? {} : { expires_at: stored.expires_at }),
-    };
-    changes.push({ op: 'delete', tuple: t, timestamp, was });
+    deleteOps(storeId, k, t, stored, timestamp, ops, changes);
   }
   for (const t of adds) {
     const k = key.tuple(storeId, t);
@@ -177,22 +214,22 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
   const written = changes.filter((c) => c.op === 'write').map((c) => c.tuple);
   if (changes.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted, written } };
   const rev = state.revision + 1;
-  ops.push(...logOps(storeId, rev, ms, changes));
+  logOps(ops, storeId, rev, ms, changes);
   return { ops, ms, result: { revision: rev, timestamp, deleted, written } };
 }
 
 /** Changelog entries (deletes first, request order), their type index, time index and revision. */
-function logOps(storeId: string, rev: number, ms: number, changes: readonly StoredChange[]): KvOp[] {
+function logOps(ops: KvOp[], storeId: string, rev: number, ms: number, changes: readonly StoredChange[]): void {
   const empty = new Uint8Array(0);
-  const ops: KvOp[] = [];
+  const revision = u48(rev);
+  const log = key.changes(storeId);
   changes.forEach((c, seq) => {
-    const position = u48(rev) + u32(seq);
-    ops.push({ type: 'put', key: key.changes(storeId) + position, value: encodeJson(c) });
+    const position = revision + u32(seq);
+    ops.push({ type: 'put', key: log + position, value: encodeJson(c) });
     ops.push({ type: 'put', key: key.changesOfType(storeId, typeOf(c.tuple.object)) + position, value: empty });
   });
   ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
   ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
-  return ops;
 }
 
 /**

@@ -223,6 +223,28 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
     body: { filter: { object: 'doc:scope-delete' } },
     ok: 200,
   },
+  {
+    op: 'MigrateRelations',
+    scope: 'write:tuples',
+    method: 'POST',
+    path: '/stores/{S}/migrate-relations',
+    body: {
+      maps: ['doc#viewer=doc#reader'],
+      mode: 'dry_run',
+      candidate: {
+        schema_version: '1.1',
+        type_definitions: [
+          { type: 'user' },
+          {
+            type: 'doc',
+            relations: { reader: { this: {} } },
+            metadata: { relations: { reader: { directly_related_user_types: [{ type: 'user' }] } } },
+          },
+        ],
+      },
+    },
+    ok: 200,
+  },
   ...authzenCases(),
   { op: 'SearchStoreLogs', scope: 'search:logs', method: 'GET', path: '/stores/{S}/logs', ok: 200 },
 ];

@@ -154,7 +154,14 @@ export function driver(send: Send, client?: LatchChannelClient): ConformanceDriv
 
 /** One wire mode: starts its own in-memory server for the run and closes it afterwards. */
 export async function runHttp(mode: 'json' | 'msgpack', dir: string, options: RunOptions): Promise<FileResult[]> {
-  const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory' });
+  // LATCH_CONFORMANCE_HTTP_THREADS=1: every connection served by an HTTP worker thread (--http-threads).
+  const threads = process.env.LATCH_CONFORMANCE_HTTP_THREADS === '1';
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    datastore: 'memory',
+    ...(threads ? { httpThreads: 1, mainThreadServes: false } : {}),
+  });
   const client =
     mode === 'msgpack' ? await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`) : undefined;
   try {

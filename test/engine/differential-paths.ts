@@ -85,6 +85,8 @@ export class BulkPaths {
           port: 0,
           datastore: 'memory',
           engine: { resolveDepth: depth, workers: 0 },
+          // LATCH_DIFF_HTTP_THREADS=1: the channel served by an HTTP worker thread (--http-threads).
+          ...(process.env.LATCH_DIFF_HTTP_THREADS === '1' ? { httpThreads: 1, mainThreadServes: false } : {}),
         });
         const client = await LatchChannelClient.connect(`ws://127.0.0.1:${server.port}/stream`);
         return { server, client };

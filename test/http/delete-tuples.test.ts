@@ -303,12 +303,12 @@ describe.each(BACKENDS)('delete by filter on %s: filter shapes, limit and refusa
     [
       'limit 0',
       { filter: { relation: 'viewer' }, limit: 0 },
-      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]',
+      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 10000]',
     ],
     [
-      'limit 1001',
-      { filter: { relation: 'viewer' }, limit: 1001 },
-      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 1000]',
+      'limit 10001',
+      { filter: { relation: 'viewer' }, limit: 10_001 },
+      'invalid DeleteTuplesRequest.Limit: value must be inside range [1, 10000]',
     ],
     [
       'dry_run not a bool',

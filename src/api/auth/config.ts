@@ -92,7 +92,7 @@ export class AuthConfigError extends Error {
 }
 
 /** One client on one store at 10M req/s: above what one latch process serves, channel included. */
-const DEFAULT_BUCKET: Bucket = { perSecond: 10_000_000, burst: 10_000_000 };
+export const DEFAULT_BUCKET: Bucket = { perSecond: 10_000_000, burst: 10_000_000 };
 export const OP_CLASSES: readonly OpClass[] = [
   'stores',
   'model-read',

@@ -79,6 +79,8 @@ export const OPERATIONS = {
   WriteAssertions: rule('write:assertions', 'assertions'),
   Write: rule('write:tuples', 'write'),
   DeleteTuples: rule('write:tuples', 'write'),
+  // latch's relation migrations: ordinary tuple writes, in steps.
+  MigrateRelations: rule('write:tuples', 'write'),
   Read: rule('read:tuples', 'read'),
   ReadChanges: rule('read:changes', 'read-changes'),
   Watch: rule('read:changes', 'read-changes'),

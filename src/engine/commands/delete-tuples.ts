@@ -12,15 +12,43 @@ import type { EngineParts } from './parts.js';
 import { storeOf } from './request-steps.js';
 
 export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Promise<DeleteTuplesOutput> {
-  const { storeId } = input;
+  const { storeId, filter, limit } = input;
   await storeOf(e, storeId);
+  const none = async (): Promise<DeleteTuplesOutput> => ({
+    tuples: [],
+    more: false,
+    revision: await e.storage.revision(storeId),
+  });
   if (input.dryRun) {
-    const found = await matching(e.storage, storeId, input.filter, input.limit);
+    const found = await matching(e.storage, storeId, filter, limit);
     return { tuples: found.keys, more: found.more, revision: await e.storage.revision(storeId) };
   }
+  if (!e.storage.ordersWrites && (await namesUnknown(e, storeId, filter))) return none();
+  if (!keyed(filter)) {
+    // No key range serves the filter: read it without holding the store's write order, so a
+    // scan of the whole store never holds up other writes; delete what it found in one step.
+    const found = await matching(e.storage, storeId, filter, limit);
+    if (found.keys.length === 0) return none();
+    return e.writer.write(storeId, async (commit) => {
+      const res = await commit((storage) =>
+        storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' }),
+      );
+      return { tuples: res.deleted, more: found.more, revision: res.revision };
+    });
+  }
   return e.writer.write(storeId, async (commit) => {
-    const found = await matching(e.storage, storeId, input.filter, input.limit);
-    if (found.keys.length === 0) return { tuples: [], more: false, revision: await e.storage.revision(storeId) };
+    const { deleteMatching } = e.storage;
+    if (deleteMatching) {
+      let more = false;
+      const res = await commit(async (storage) => {
+        const d = await deleteMatching.call(storage, storeId, readFilterOf(filter), limit);
+        more = d.more;
+        return d.result;
+      });
+      return { tuples: res.deleted, more, revision: res.revision };
+    }
+    const found = await matching(e.storage, storeId, filter, limit);
+    if (found.keys.length === 0) return none();
     const res = await commit((storage) =>
       storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' }),
     );
@@ -28,11 +56,34 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
   });
 }
 
-/** The most tuples one delete-by-filter request removes; a request's `limit` may lower it. */
-export const MAX_DELETE_BY_FILTER = 1000;
+/** True when a key range of the store serves the filter: it names an object or an object type. */
+function keyed(f: DeleteTuplesFilter): boolean {
+  return f.object !== undefined || f.objectType !== undefined;
+}
+
+/**
+ * True when the store's index has never seen a name the filter needs (its relation, its user's
+ * node, its object or object type), so no stored tuple can match and nothing is scanned. Only when
+ * the index is at the datastore's revision, on a datastore whose writes this node orders.
+ */
+async function namesUnknown(e: EngineParts, storeId: string, f: DeleteTuplesFilter): Promise<boolean> {
+  const view = (await e.indexes.get(storeId)).snapshot();
+  // An index behind the datastore (another node's writes not yet applied) proves nothing.
+  if (view.revision !== (await e.storage.revision(storeId))) return false;
+  if (f.relation !== undefined && view.nameId(f.relation) === undefined) return true;
+  if (f.objectType !== undefined && view.nameId(f.objectType) === undefined) return true;
+  if (f.object !== undefined && view.nodeId(f.object) === undefined) return true;
+  return f.user !== undefined && view.nodeId(f.user.split('#')[0] ?? '') === undefined;
+}
+
+/** The most tuples one delete-by-filter request removes. */
+export const MAX_DELETE_BY_FILTER = 10_000;
+
+/** The tuples a request without `limit` removes (the reply lists each one). */
+export const DEFAULT_DELETE_BY_FILTER = 1000;
 
 /** The storage contract's page bound for `readTuples`. */
-const READ_PAGE = 100;
+const READ_PAGE = 1000;
 
 /**
  * The Read filter that serves a delete filter: an object names itself, an object type alone is

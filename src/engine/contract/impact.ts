@@ -1,5 +1,6 @@
-// The impact of a candidate model in the engine's contract (src/engine/contract.ts,
-// docs/changing-models.md): its validated input and the lines of its stream.
+// Changing a model in the engine's contract (src/engine/contract.ts, docs/changing-models.md):
+// the impact of a candidate model (its validated input and the lines of its stream) and the steps
+// of a relation migration.
 
 import type { AuthorizationModelInput, TupleKey } from '../../domain/types.js';
 
@@ -126,4 +127,54 @@ export type ImpactLine =
 export interface ImpactStream {
   readonly baseModelId: string;
   readonly lines: AsyncIterable<ImpactLine>;
+}
+
+/** One relation copied to another of the same object type: `document#reader=document#viewer`. */
+export interface RelationMap {
+  readonly objectType: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * One bounded step of a relation migration (docs/changing-models.md, "Migrating data"). Example:
+ * maps [document#reader→viewer], mode 'copy', no cursor → copies up to `limit` reader tuples as
+ * viewer tuples and answers a cursor; steps repeat until `done`, then later steps carry the
+ * changes made to reader meanwhile; mode 'finish' (the latest model has viewer, not reader)
+ * completes the copy and the carry, then deletes the reader tuples.
+ */
+export interface MigrateInput {
+  readonly storeId: string;
+  readonly maps: readonly RelationMap[];
+  readonly mode: 'dry_run' | 'copy' | 'finish';
+  /** The model the copies must fit, not written (validated as a model write); else `modelId`. */
+  readonly candidate?: AuthorizationModelInput | undefined;
+  /** The model the copies must fit when no candidate is given; absent → the latest. */
+  readonly modelId?: string | undefined;
+  /** The previous step's cursor; absent → from the start. */
+  readonly cursor?: string | undefined;
+  /** The most tuples (or carried changes) this step handles, in writes of at most 100. */
+  readonly limit: number;
+}
+
+export interface MigrateOutput {
+  /** Tuples of the old relations seen by this step's scan (a dry run's count). */
+  readonly matching: number;
+  /** Copies written (ignored duplicates, copies already present, not counted). */
+  readonly copied: number;
+  /** Changes to the old relations carried over to the new ones. */
+  readonly carried: number;
+  /** Old tuples deleted (finish). */
+  readonly deleted: number;
+  /** Dry run: tuples the target model does not accept as copies, and the first few. */
+  readonly rejected: number;
+  readonly rejectedSample: readonly TupleKey[];
+  /** Pass it to the next step; it survives restarts of the server (it names store revisions). */
+  readonly cursor: string;
+  /** Nothing left: the copy is complete and carried up to `revision` (finish: old tuples gone). */
+  readonly done: boolean;
+  /** The phase the cursor resumes in. */
+  readonly phase: 'copy' | 'carry' | 'delete' | 'done';
+  /** The store revision this step left. */
+  readonly revision: number;
 }

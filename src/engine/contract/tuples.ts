@@ -1,13 +1,43 @@
 // The tuple half of the engine's contract (src/engine/contract.ts): the inputs and answers of
 // Write, Read, ReadChanges, delete by filter and Watch, as plain data.
 
-import type { Consistency, PageRequest, TupleChange, TupleFilter, TupleKey, TupleWrite } from '../../domain/types.js';
+import type {
+  Consistency,
+  JsonObject,
+  PageRequest,
+  TupleChange,
+  TupleFilter,
+  TupleKey,
+  TupleWrite,
+} from '../../domain/types.js';
+import type { CheckTupleKey } from './queries.js';
 
 /** A Write request: the tuple write (deletes, writes, duplicate and missing rules) on a store. */
 export interface WriteInput extends TupleWrite {
   readonly storeId: string;
   readonly modelId?: string | undefined;
+  /**
+   * Guarded write (docs/changing-models.md): every precondition is evaluated against the store's
+   * state under its write lock, and the write applies only if all hold; the first that fails, in
+   * order, answers 409 write_precondition_failed naming its 0-based index and nothing is written.
+   */
+  readonly preconditions?: readonly WritePrecondition[] | undefined;
 }
+
+/**
+ * One precondition of a guarded write. Examples: `{kind: 'check', tupleKey: doc:1#can_share@user:anne,
+ * expect: true}` holds when anne may share doc:1; `{kind: 'tuple_absent', tuple: doc:1#owner@user:bob}`
+ * holds while that exact tuple is not stored (an expired tuple is absent).
+ */
+export type WritePrecondition =
+  | {
+      readonly kind: 'check';
+      readonly tupleKey: CheckTupleKey;
+      readonly contextualTuples: readonly TupleKey[];
+      readonly context?: JsonObject | undefined;
+      readonly expect: boolean;
+    }
+  | { readonly kind: 'tuple_exists' | 'tuple_absent'; readonly tuple: TupleKey };
 
 export interface WriteOutput {
   readonly modelId: string;

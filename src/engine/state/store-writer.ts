@@ -8,7 +8,8 @@
 // answer comes first (`applyLocal` catches up from the change log); elsewhere each write of a
 // store waits until every earlier one of this node has settled (commit order = revision order).
 
-import type { Storage, WriteResult } from '../../storage/types.js';
+import type { StoreIndex } from '../../index/store-index.js';
+import type { Storage, TupleWrite, WriteResult } from '../../storage/types.js';
 import type { RevisionFeed } from './revision-feed.js';
 import type { StoreIndexes } from './store-indexes.js';
 import { Timings } from '../stats.js';
@@ -43,6 +44,33 @@ export class StoreWriter {
       return result;
     };
     return this.storage.ordersWrites ? txn(commit) : this.queued(storeId, () => txn(commit));
+  }
+
+  /**
+   * A guarded tuple write: `guard` sees the store's index holding every revision committed before
+   * the write, and the write applies only if `guard` returns (a throw → nothing written, thrown).
+   * Memory and LevelDB: in the store's write order, where the index holds every earlier
+   * acknowledged write. PostgreSQL: under the store's row lock (Storage.writeTuplesGuarded) the
+   * index first catches up to the locked revision from the change log (this node may lag other
+   * nodes), waiting at most until `deadline` (Date.now() ms; past it throttled_timeout_error).
+   */
+  guardedWrite(
+    storeId: string,
+    write: TupleWrite,
+    deadline: number,
+    guard: (index: StoreIndex) => void,
+  ): Promise<WriteResult> {
+    return this.write(storeId, (commit) =>
+      commit(async (storage) => {
+        if (!storage.writeTuplesGuarded) {
+          guard(await this.indexes.get(storeId));
+          return storage.writeTuples(storeId, write);
+        }
+        return storage.writeTuplesGuarded(storeId, write, async (revision) =>
+          guard(await this.feed.waitFor(storeId, revision, deadline)),
+        );
+      }),
+    );
   }
 
   /** Resolves when every write queued now has settled (close). */

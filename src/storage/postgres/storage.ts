@@ -42,7 +42,7 @@ import { PgClusterRegistry } from './cluster.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
-import { expiredTuples, firstExpiry, readTuples, toKey, writeTuples } from './tuples.js';
+import { expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey, writeTuples } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -73,10 +73,12 @@ export class PgStorage implements Storage {
   /** The LISTEN connection, from `init` on; `node` tags this object's NOTIFY payloads (delivered locally, not twice). */
   private listenerNode: Listener | undefined;
   private readonly node = randomBytes(6).toString('base64url');
+  private readonly guarded: GuardedWriter;
 
   constructor(private readonly options: PgStorageOptions) {
     this.db = new Db(options);
     this.reclaimer = new PgReclaimer(this.db);
+    this.guarded = new GuardedWriter(this.db, this.node, (options.poolSize ?? 10) - 1);
     this.cluster = new PgClusterRegistry(this.db);
   }
 
@@ -271,6 +273,18 @@ export class PgStorage implements Storage {
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
     const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, this.node));
+    if (result.deleted.length + result.written.length > 0)
+      this.emit({ kind: 'tuples', storeId, revision: result.revision });
+    return result;
+  }
+
+  /** tuples.ts writeGuarded: one transaction holding the store's row lock across `guard`. */
+  async writeTuplesGuarded(
+    storeId: string,
+    write: TupleWrite,
+    guard: (revision: number) => Promise<void>,
+  ): Promise<WriteResult> {
+    const result = await this.mutex.run(storeId, () => this.guarded.write(storeId, write, guard));
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;

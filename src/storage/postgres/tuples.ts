@@ -19,7 +19,7 @@ import { part } from '../codec.js';
 import { scanFor } from '../tuples.js';
 import { clean, writeErrors } from '../write-plan.js';
 import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
-import { classify, dec, enc, num, type Db, type Row } from './db.js';
+import { classify, dec, enc, num, type Client, type Db, type Row } from './db.js';
 
 const expiresMs = (t: TupleKey): number | null => (t.expires_at === undefined ? null : Date.parse(t.expires_at));
 const expiryText = (v: unknown): string | undefined =>
@@ -111,12 +111,13 @@ export function writeArguments(w: TupleWrite): {
 }
 
 /**
- * One Write as one statement, `latch_write_all` or `latch_write` (its own transaction, one round trip): under the
+ * One Write as one statement, `latch_write_all` or `latch_write` (its own transaction, one round
+ * trip; or, given a Client, inside that client's open transaction: a guarded write): under the
  * store's row lock it applies the existence rules in request order, writes the tuples and the
  * changelog, allocates the revision and NOTIFYs with `node` as the payload's sender. The store's
  * row lock is held only while the function runs in the server, never across a round trip.
  */
-export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: string): Promise<WriteResult> {
+export async function writeTuples(db: Db | Client, storeId: string, w: TupleWrite, node: string): Promise<WriteResult> {
   const { dels, adds, deletes, writes, distinct, whole } = writeArguments(w);
   let row: Row | undefined;
   try {
@@ -125,7 +126,7 @@ export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: 
       : [storeId, Date.now(), w.onDuplicate === 'error', w.onMissing === 'error', node, distinct];
     const values = [...head, ...deletes, ...writes];
     const query = { ...(whole ? WRITE_ALL : WRITE), values };
-    row = (await db.pool.query<Row>(query)).rows[0];
+    row = (await ('pool' in db ? db.pool : db).query<Row>(query)).rows[0];
   } catch (err) {
     const rule = ruleError(err, dels, adds);
     if (rule) throw rule;
@@ -139,6 +140,63 @@ export async function writeTuples(db: Db, storeId: string, w: TupleWrite, node: 
     deleted: whole ? dels : (row[2] as number[]).map((i) => dels[i - 1] as TupleKey),
     written: whole ? adds : (row[3] as number[]).map((i) => adds[i - 1] as TupleKey),
   };
+}
+
+/**
+ * A guarded write as one transaction: the store's row lock (FOR NO KEY UPDATE, the lock latch_write
+ * takes, so every node's writes of the store wait behind it), the revision read under it, `guard`,
+ * then latch_write on the same connection (the lock is the transaction's: taking it again is free).
+ * The lock is held across the guard's round trips, so the store's writes wait that long (a guard
+ * is a few Checks on a node's index); a guard that throws rolls back and nothing is written.
+ */
+export function writeGuarded(
+  db: Db,
+  storeId: string,
+  w: TupleWrite,
+  node: string,
+  guard: (revision: number) => Promise<void>,
+): Promise<WriteResult> {
+  return db.tx(async (c) => {
+    const rows = await c.query<Row>({
+      text: 'SELECT revision FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR NO KEY UPDATE',
+      values: [storeId],
+      rowMode: 'array',
+    });
+    const row = rows.rows[0];
+    if (!row) throw fail.storeNotFound();
+    await guard(num(row[0]));
+    return writeTuples(c, storeId, w, node);
+  });
+}
+
+/**
+ * The guarded writes of one storage object: at most `slots` (one less than the pool's connections)
+ * hold a connection and a store's row lock at once, so the change-log reads their guards wait on
+ * (the index catching up) always find a free connection.
+ */
+export class GuardedWriter {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly node: string,
+    slots: number,
+  ) {
+    this.free = Math.max(1, slots);
+  }
+
+  async write(storeId: string, w: TupleWrite, guard: (revision: number) => Promise<void>): Promise<WriteResult> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await writeGuarded(this.db, storeId, w, this.node, guard);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
 }
 
 // ---- reads ----

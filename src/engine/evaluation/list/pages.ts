@@ -22,8 +22,11 @@ export interface ListPage<T> {
   readonly next?: string | undefined;
 }
 
-/** Page sizes a request may ask for. */
-export const MAX_LIST_PAGE_SIZE = 1000;
+/**
+ * Page sizes a request may ask for: up to 100,000 results, a reply of a few MB (the complete
+ * answer is computed once per store state and cached, so a page costs its own rendering).
+ */
+export const MAX_LIST_PAGE_SIZE = 100_000;
 export const DEFAULT_LIST_PAGE_SIZE = 100;
 
 /** The first index of the sorted `keys` whose key is greater than `after` (binary search). */

@@ -1,0 +1,186 @@
+// `--http-threads`: Check over HTTP JSON (wrk, on the same cores) against one server process
+// with 1 thread, 2 threads (main + 1 HTTP thread) and 2 HTTP threads beside an engine-only main
+// thread, interleaved rounds in one run. Reports req/s (median of the rounds) and the ratio to
+// 1 thread, RSS after the rounds, the server's CPU µs per request split into its main thread and
+// every other thread, and a projection to 16 cores from that split. Every answer is checked first
+// (allowed and denied, on fresh connections so that every thread answers), and wrk's non-2xx count
+// must be 0.
+//
+//   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0]
+
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { child, round1, round2, setup, wrk, type WrkRun } from './scenario.js';
+import { median } from '../harness.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '3' },
+    tuples: { type: 'string', default: '0' },
+  },
+});
+const SECONDS = Number(values.seconds);
+const CONNECTIONS = Number(values.connections);
+const ROUNDS = Number(values.rounds);
+/** Extra tuples written into the store first (RSS with a larger index: the threads share it). */
+const TUPLES = Number(values.tuples);
+
+interface Config {
+  readonly name: string;
+  readonly env: Record<string, string>;
+}
+const CONFIGS: readonly Config[] = [
+  { name: '1 thread', env: { LATCH_BENCH_HTTP_THREADS: '1' } },
+  { name: '2 threads', env: { LATCH_BENCH_HTTP_THREADS: '2' } },
+  { name: '2 HTTP threads + engine thread', env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0' } },
+];
+
+/** user + system ticks of one thread (/proc/<pid>/task/<tid>/stat fields 14 and 15). */
+function ticks(path: string): number {
+  const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** CPU ticks of the process's main thread and of all its other threads. */
+function threadTicks(pid: number): { main: number; other: number } {
+  let main = 0;
+  let other = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let t = 0;
+    try {
+      t = ticks(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (Number(tid) === pid) main += t;
+    else other += t;
+  }
+  return { main, other };
+}
+
+function rssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+async function verify(base: string, store: string): Promise<void> {
+  const ask = async (user: string): Promise<unknown> => {
+    const r = await fetch(`${base}/stores/${store}/check`, {
+      method: 'POST',
+      headers: { connection: 'close' },
+      body: JSON.stringify({ tuple_key: { user, relation: 'viewer', object: 'doc:107' } }),
+    });
+    return ((await r.json()) as { allowed?: unknown }).allowed;
+  };
+  for (let i = 0; i < 32; i++) {
+    if ((await ask('user:u7')) !== true || (await ask('user:u8')) !== false)
+      throw new Error('a thread answers wrongly');
+  }
+}
+
+async function grow(base: string, store: string): Promise<void> {
+  const lane = async (first: number): Promise<void> => {
+    for (let at = first; at < TUPLES; at += 400) {
+      const tuple_keys = Array.from({ length: Math.min(100, TUPLES - at) }, (_, k) => ({
+        user: `user:g${(at + k) % 5000}`,
+        relation: 'viewer',
+        object: `doc:g${at + k}`,
+      }));
+      const r = await fetch(`${base}/stores/${store}/write`, {
+        method: 'POST',
+        body: JSON.stringify({ writes: { tuple_keys } }),
+      });
+      if (r.status !== 200) throw new Error(`write: ${r.status} ${await r.text()}`);
+    }
+  };
+  await Promise.all([0, 100, 200, 300].map(lane));
+}
+
+interface Server {
+  readonly config: Config;
+  readonly proc: ChildProcess;
+  readonly url: string;
+  readonly body: string;
+  readonly runs: WrkRun[];
+  main: number;
+  other: number;
+  requests: number;
+}
+
+async function open(config: Config): Promise<Server> {
+  const { proc, port } = await child('serve.ts', { ...config.env, LATCH_BENCH_WORKERS: '0' });
+  const base = `http://127.0.0.1:${port}`;
+  const store = await setup(base);
+  await grow(base, store);
+  await verify(base, store);
+  const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
+  return { config, proc, url: `${base}/stores/${store}/check`, body, runs: [], main: 0, other: 0, requests: 0 };
+}
+
+const load0 = loadavg()[0] ?? 0;
+const servers: Server[] = [];
+for (const c of CONFIGS) servers.push(await open(c));
+try {
+  for (const s of servers) await wrk(s.url, s.body, 1, CONNECTIONS); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const s of servers) {
+      const t0 = threadTicks(s.proc.pid as number);
+      const run = await wrk(s.url, s.body, SECONDS, CONNECTIONS);
+      const t1 = threadTicks(s.proc.pid as number);
+      if (run.non2xx !== 0) throw new Error(`${s.config.name}: ${run.non2xx} non-2xx answers`);
+      s.runs.push(run);
+      s.main += t1.main - t0.main;
+      s.other += t1.other - t0.other;
+      s.requests += run.requests;
+    }
+  }
+  const base = median(servers[0]?.runs.map((r) => r.rps) ?? []);
+  const rows = servers.map((s) => {
+    const rps = median(s.runs.map((r) => r.rps));
+    const us = (t: number): number => round2((t * 1e4) / s.requests); // 100 ticks/s
+    return {
+      config: s.config.name,
+      rps: Math.round(rps),
+      ratio: round2(rps / base),
+      p99_ms: round2(median(s.runs.map((r) => r.p99))),
+      rss_mb: round1(rssMb(s.proc.pid as number)),
+      cpu_us_per_request: us(s.main + s.other),
+      main_thread_us: us(s.main),
+      other_threads_us: us(s.other),
+    };
+  });
+  const one = rows[0];
+  const rssBase = one?.rss_mb ?? NaN;
+  for (const row of rows) Object.assign(row, { rss_ratio: round2(row.rss_mb / rssBase) });
+  // 16 cores: the main thread runs every forwarded operation once, so it caps the process at
+  // 1e6 / main_thread_us req/s; the HTTP threads' share scales with the cores given to them.
+  const projections = rows.slice(1).map((row) => {
+    const http = row.other_threads_us;
+    const engine = row.main_thread_us;
+    const cores = 16;
+    const linear = (cores * 1e6) / (http + engine);
+    const engineCap = engine > 0 ? 1e6 / engine : Infinity;
+    return { config: row.config, linear_16: Math.round(linear), main_thread_cap: Math.round(engineCap) };
+  });
+  console.log(
+    JSON.stringify(
+      {
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+        rounds: ROUNDS,
+        load_before: round2(load0),
+        load_after: round2(loadavg()[0] ?? 0),
+        rows,
+        projections,
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  for (const s of servers) s.proc.kill('SIGTERM');
+}

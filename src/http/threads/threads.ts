@@ -1,0 +1,123 @@
+// `--http-threads N`: the N − 1 HTTP threads beside the main thread's app, each a worker thread
+// with its own uWS app on the shared API port, every one forwarding its operations to this
+// process's one engine through a LatchHost. Started after the main app is listening (the port is
+// known then, port 0 included); closed before the engine.
+
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { DEFAULT_BUCKET, type Bucket, type ResolvedAuthConfig } from '../../api/auth/config.js';
+import type { Latch } from '../../engine/contract.js';
+import { logger } from '../../log.js';
+import { LatchHost } from './latch-host.js';
+import type { ToMain, ToThread } from './protocol.js';
+import type { ThreadData, ThreadEvent } from './worker.js';
+
+/** How often each thread's copy of the engine figures (`stats()`, a metrics scrape) is refreshed. */
+const STATS_MS = 1000;
+
+export interface HttpThreads {
+  /** Threads started (N − 1). */
+  readonly count: number;
+  /** Each thread stops accepting, finishes its in-flight requests within `graceMs`, and ends. */
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * The thread's entry: the built worker.js, or (running from the TypeScript sources, as the tests
+ * do) a bootstrap that registers tsx in the thread first.
+ */
+function spawn(data: ThreadData): Worker {
+  const ts = import.meta.url.endsWith('.ts');
+  if (!ts) return new Worker(fileURLToPath(new URL('./worker.js', import.meta.url)), { workerData: data });
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  const api = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
+
+interface Thread {
+  readonly worker: Worker;
+  readonly host: LatchHost;
+  readonly exited: Promise<void>;
+}
+
+/** Threads asked to close: their exit is expected. */
+const closing = new WeakSet<Worker>();
+
+function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
+  const worker = spawn(data);
+  const host = new LatchHost(latch, worker);
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  return new Promise<Thread>((resolve, reject) => {
+    worker.on('message', (m: readonly ToMain[] | ThreadEvent) => {
+      if (Array.isArray(m)) return host.receive(m);
+      const e = m as ThreadEvent;
+      if (e.t === 'listening') resolve({ worker, host, exited });
+      else if (e.t === 'failed') reject(new Error(`an HTTP thread could not start: ${e.message}`));
+    });
+    worker.once('error', (err) => {
+      logger.log('error', 'HTTP thread failed', { cause: err.message });
+      reject(err);
+    });
+    let listening = false;
+    worker.on('message', (m: unknown) => void (listening ||= (m as ThreadEvent).t === 'listening'));
+    void exited.then(() => {
+      host.closeAll();
+      if (listening && !closing.has(worker))
+        logger.log('error', 'an HTTP thread ended; its connections are gone, the others keep serving', {
+          thread: worker.threadId,
+        });
+      reject(new Error('an HTTP thread ended during start-up'));
+    });
+  });
+}
+
+/** Starts `count` HTTP threads on `host:port` (already bound by the main app with a shared bind). */
+export async function startHttpThreads(
+  latch: Latch,
+  count: number,
+  data: Omit<ThreadData, 'config' | 'stats' | 'log'>,
+): Promise<HttpThreads> {
+  const full: ThreadData = { ...data, config: latch.config, stats: latch.stats(), log: logger.current() };
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startOne(latch, full)));
+  const threads = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const close = async (graceMs: number): Promise<void> => {
+    clearInterval(timer);
+    const msg: ToThread = { t: 'close', graceMs };
+    for (const t of threads) {
+      closing.add(t.worker);
+      t.worker.postMessage(msg);
+    }
+    await Promise.all(threads.map((t) => t.exited));
+    for (const t of threads) t.host.closeAll();
+  };
+  const timer = setInterval(() => {
+    const stats: ToThread = { t: 'stats', v: latch.stats() };
+    for (const t of threads) t.host.send(stats);
+  }, STATS_MS);
+  timer.unref();
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await close(0);
+    throw failed.reason;
+  }
+  return { count, close };
+}
+
+/**
+ * Why `--http-threads` above 1 cannot run with this auth configuration, or undefined. Rate limits,
+ * store logs and client-credentials' client and key stores are state of one thread; until they are
+ * shared, a process whose threads would each keep their own copy refuses to start.
+ */
+export function threadsRefusal(auth: ResolvedAuthConfig): string | undefined {
+  if (auth.mode === 'client-credentials')
+    return '--http-threads above 1 needs auth mode none, preshared or oidc (client-credentials keeps its clients and keys on one thread)';
+  // The default buckets (10M/s) never limit one process, so per-thread copies of them behave the same.
+  const limited = Object.values(auth.rateLimits ?? {}).some(
+    (b: Bucket) => b.perSecond !== DEFAULT_BUCKET.perSecond || b.burst !== DEFAULT_BUCKET.burst,
+  );
+  if (limited) return '--http-threads above 1 cannot run with --rate-limits (the buckets are per thread)';
+  if (auth.logRetentionDays > 0)
+    return '--http-threads above 1 needs --log-retention-days 0 (store logs are written by one thread)';
+  return undefined;
+}

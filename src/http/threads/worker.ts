@@ -1,0 +1,71 @@
+// An HTTP thread of `latch serve --http-threads N`: its own uWS app on the shared API port (the
+// kernel spreads connections across the threads), the same routes, parsers, renderers, auth gate
+// and channel as the main thread's app, over a `RemoteLatch` that forwards every operation to the
+// main thread's one engine. It ends when the main thread asks it to close.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { openAuth, type AuthConfig } from '../../api/auth/index.js';
+import type { EngineConfig, EngineStats } from '../../engine/contract.js';
+import { configureLogging, logger, type LogSettings } from '../../log.js';
+import { createHttpServer, type HttpServerOptions } from '../server.js';
+import type { ToThread } from './protocol.js';
+import { RemoteLatch } from './remote-latch.js';
+
+/** What the main thread hands each HTTP thread (plain data: it is cloned). */
+export interface ThreadData {
+  readonly host: string;
+  readonly port: number;
+  readonly http: Omit<HttpServerOptions, 'auth' | 'metricsAddress' | 'sharedPort'>;
+  readonly auth: AuthConfig;
+  readonly config: EngineConfig;
+  readonly stats: EngineStats;
+  readonly log: LogSettings;
+}
+
+/** Sent to the main thread: listening, failed to start, or closed. */
+export type ThreadEvent =
+  { readonly t: 'listening' } | { readonly t: 'failed'; readonly message: string } | { readonly t: 'closed' };
+
+async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
+  configureLogging(data.log);
+  const latch = new RemoteLatch(port, data.config, data.stats);
+  let closing = false;
+  port.on('message', (m: readonly ToThread[] | ToThread) => {
+    if (!Array.isArray(m)) {
+      if ((m as ToThread).t === 'close' && !closing) {
+        closing = true;
+        void close((m as { graceMs: number }).graceMs);
+      }
+      return;
+    }
+    latch.receive(m);
+  });
+  const auth = await openAuth({ config: data.auth, host: data.host });
+  const server = createHttpServer(latch, { ...data.http, auth, sharedPort: 'bind' });
+  try {
+    await server.listen(data.host, data.port);
+  } catch (err) {
+    await auth.close();
+    throw err;
+  }
+  const event: ThreadEvent = { t: 'listening' };
+  port.postMessage(event);
+
+  async function close(graceMs: number): Promise<void> {
+    await server.close(graceMs);
+    await auth.close();
+    logger.flush();
+    const done: ThreadEvent = { t: 'closed' };
+    port.postMessage(done);
+    port.close();
+  }
+}
+
+if (parentPort) {
+  const port = parentPort;
+  main(port, workerData as ThreadData).catch((err: unknown) => {
+    const failed: ThreadEvent = { t: 'failed', message: err instanceof Error ? err.message : String(err) };
+    port.postMessage(failed);
+    port.close();
+  });
+}

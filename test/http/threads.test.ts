@@ -1,0 +1,252 @@
+// `--http-threads`: HTTP and the channel served from worker threads over the main thread's one
+// engine. A server whose API connections all land on a worker thread (`mainThreadServes: false`)
+// answers a scripted sequence exactly as a one-thread server does (status, catalog code, body,
+// Latch-Revision), streams past the forwarding window, follows Watch live, serves the msgpack
+// channel, enforces auth; configurations with per-thread auth state are refused.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LatchChannelClient } from '../../src/client/index.js';
+import { parseServeArgs } from '../../src/cli/serve.js';
+import { UsageError } from '../../src/cli/args.js';
+import { STREAM_WINDOW } from '../../src/http/threads/protocol.js';
+import { call, MODEL, start } from './helpers.js';
+
+type Server = Awaited<ReturnType<typeof start>>;
+
+/** One request of the script; `$store` / `$model` in the path or body are the created ids. */
+interface Step {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: Record<string, unknown> | string;
+  readonly headers?: Record<string, string>;
+}
+
+const key = (user: string, relation: string, object: string): { user: string; relation: string; object: string } => ({
+  user,
+  relation,
+  object,
+});
+const MANY = STREAM_WINDOW * 2 + 17;
+
+const SCRIPT: readonly Step[] = [
+  {
+    method: 'POST',
+    path: '/stores/$store/write',
+    body: { writes: { tuple_keys: [key('user:anne', 'owner', 'doc:1')] } },
+  },
+  {
+    method: 'POST',
+    path: '/stores/$store/write',
+    body: {
+      writes: {
+        tuple_keys: [
+          key('group:eng#member', 'viewer', 'doc:2'),
+          key('user:bob', 'member', 'group:eng'),
+          { ...key('user:cid', 'viewer', 'doc:3'), condition: { name: 'office' } },
+        ],
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/stores/$store/write',
+    body: { writes: { tuple_keys: [key('user:anne', 'owner', 'doc:1')] } },
+  },
+  { method: 'POST', path: '/stores/$store/check', body: { tuple_key: key('user:anne', 'viewer', 'doc:1') } },
+  { method: 'POST', path: '/stores/$store/check', body: { tuple_key: key('user:bob', 'viewer', 'doc:2') } },
+  { method: 'POST', path: '/stores/$store/check', body: { tuple_key: key('user:bob', 'viewer', 'doc:1') } },
+  { method: 'POST', path: '/stores/$store/check', body: { tuple_key: key('user:cid', 'viewer', 'doc:3') } },
+  {
+    method: 'POST',
+    path: '/stores/$store/check',
+    body: { tuple_key: key('user:cid', 'viewer', 'doc:3'), context: { ip: '10.0.0.1' } },
+  },
+  { method: 'POST', path: '/stores/$store/check', body: { tuple_key: key('user:anne', 'nope', 'doc:1') } },
+  {
+    method: 'POST',
+    path: '/stores/$store/check',
+    body: { tuple_key: key('user:anne', 'viewer', 'doc:1'), consistency: 'HIGHER_CONSISTENCY' },
+    headers: { 'Latch-Min-Revision': '3' },
+  },
+  { method: 'POST', path: '/stores/$store/check', body: '{"tuple_key":' },
+  {
+    method: 'POST',
+    path: '/stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check',
+    body: { tuple_key: key('user:a', 'viewer', 'doc:1') },
+  },
+  {
+    method: 'POST',
+    path: '/stores/$store/batch-check',
+    body: {
+      checks: [
+        { tuple_key: key('user:anne', 'viewer', 'doc:1'), correlation_id: 'a' },
+        { tuple_key: key('user:anne', 'nope', 'doc:1'), correlation_id: 'b' },
+        { tuple_key: key('user:bob', 'viewer', 'doc:9'), correlation_id: 'c' },
+      ],
+    },
+  },
+  { method: 'POST', path: '/stores/$store/list-objects', body: { type: 'doc', relation: 'viewer', user: 'user:bob' } },
+  {
+    method: 'POST',
+    path: '/stores/$store/streamed-list-objects',
+    body: { type: 'doc', relation: 'viewer', user: 'user:many' },
+  },
+  {
+    method: 'POST',
+    path: '/stores/$store/list-users',
+    body: { object: { type: 'doc', id: '2' }, relation: 'viewer', user_filters: [{ type: 'user' }] },
+  },
+  { method: 'POST', path: '/stores/$store/expand', body: { tuple_key: { relation: 'viewer', object: 'doc:2' } } },
+  { method: 'POST', path: '/stores/$store/read', body: { tuple_key: { object: 'doc:' } } },
+  { method: 'GET', path: '/stores/$store/changes?page_size=2' },
+  { method: 'GET', path: '/stores/$store/authorization-models/$model' },
+  { method: 'GET', path: '/stores/$store' },
+  { method: 'DELETE', path: '/stores/$store/check' },
+  { method: 'GET', path: '/no/such/path' },
+];
+
+/** Runs the script on `base` in a fresh store; each answer with the store's and model's ids made neutral. */
+async function runScript(base: string): Promise<string[]> {
+  const created = await call(base, 'POST', '/stores', { name: 'threads' });
+  const store = (created.json as { id: string }).id;
+  const model = await call(base, 'POST', `/stores/${store}/authorization-models`, MODEL);
+  const modelId = (model.json as { authorization_model_id: string }).authorization_model_id;
+  const many = Array.from({ length: MANY }, (_, i) => key('user:many', 'owner', `doc:m${i}`));
+  for (let i = 0; i < many.length; i += 100)
+    await call(base, 'POST', `/stores/${store}/write`, { writes: { tuple_keys: many.slice(i, i + 100) } });
+  const out: string[] = [];
+  const fill = (s: string): string => s.replaceAll('$store', store).replaceAll('$model', modelId);
+  for (const step of SCRIPT) {
+    const body = typeof step.body === 'string' ? step.body : step.body && JSON.parse(fill(JSON.stringify(step.body)));
+    const r = await call(base, step.method, fill(step.path), body, step.headers);
+    const text = r.text.replaceAll(store, '<store>').replaceAll(modelId, '<model>');
+    // Times and continuation tokens differ per run; everything else must be byte-identical.
+    const stable = text
+      .replace(/"(created_at|updated_at|timestamp)":"[^"]*"/g, '"$1":"<t>"')
+      .replace(/"continuation_token":"[^"]*"/g, '"continuation_token":"<c>"');
+    out.push(`${step.method} ${step.path} → ${r.status} ${r.headers.get('latch-revision') ?? '-'} ${stable}`);
+  }
+  return out;
+}
+
+describe('--http-threads', () => {
+  let single: Server;
+  let threaded: Server;
+
+  beforeAll(async () => {
+    single = await start({ engine: { workers: 0 } });
+    threaded = await start({ engine: { workers: 0 }, httpThreads: 1, mainThreadServes: false });
+  });
+  afterAll(async () => {
+    await single?.close();
+    await threaded?.close();
+  });
+
+  it('answers every request of the script exactly as one thread does', async () => {
+    const want = await runScript(single.base);
+    const got = await runScript(threaded.base);
+    expect(got).toEqual(want);
+    // The script reaches what it means to: errors, a stream longer than the window, the revision header.
+    expect(want.some((l) => l.includes('→ 400') && l.includes('validation_error'))).toBe(true);
+    expect(want.some((l) => l.includes('→ 404'))).toBe(true);
+    const streamed = want.find((l) => l.startsWith('POST /stores/$store/streamed-list-objects')) ?? '';
+    expect(streamed.split('\n').filter((l) => l.includes('"object"'))).toHaveLength(MANY);
+    expect(want[0]).toMatch(/→ 200 \d+ /);
+  }, 60_000);
+
+  it('follows live writes in a Watch served by a worker thread, and ends it on abort', async () => {
+    const created = await call(threaded.base, 'POST', '/stores', { name: 'threads-watch' });
+    const store = (created.json as { id: string }).id;
+    await call(threaded.base, 'POST', `/stores/${store}/authorization-models`, MODEL);
+    const abort = new AbortController();
+    const r = await fetch(`${threaded.base}/stores/${store}/watch?heartbeat_ms=5000`, { signal: abort.signal });
+    expect(r.status).toBe(200);
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    await call(threaded.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [key('user:zoe', 'owner', 'doc:9')] },
+    });
+    let text = '';
+    while (!text.includes('user:zoe')) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += new TextDecoder().decode(chunk.value);
+    }
+    expect(text).toContain('"object":"doc:9"');
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+  });
+
+  it('serves the msgpack channel (checks as ids) from a worker thread', async () => {
+    const created = await call(threaded.base, 'POST', '/stores', { name: 'threads-channel' });
+    const store = (created.json as { id: string }).id;
+    await call(threaded.base, 'POST', `/stores/${store}/authorization-models`, MODEL);
+    await call(threaded.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [key('user:anne', 'owner', 'doc:1')] },
+    });
+    const client = await LatchChannelClient.connect(`ws://127.0.0.1:${threaded.port}/stream`);
+    try {
+      expect(await client.check(store, key('user:anne', 'viewer', 'doc:1'))).toBe(true);
+      expect(await client.check(store, key('user:bob', 'viewer', 'doc:1'))).toBe(false);
+      // Strings sent before are known to the main thread's copy of the connection's table.
+      expect(await client.check(store, key('user:anne', 'owner', 'doc:1'))).toBe(true);
+      await expect(client.check(store, key('user:anne', 'nope', 'doc:1'))).rejects.toMatchObject({
+        code: 'validation_error',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('--http-threads with the main thread serving too', () => {
+  it('binds the one port from both threads and answers on every connection', async () => {
+    const server = await start({ engine: { workers: 0 }, httpThreads: 2 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, () => call(server.base, 'GET', '/stores', undefined, { connection: 'close' })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a second process on the port, as one thread does', async () => {
+    const server = await start({ httpThreads: 2 });
+    try {
+      await expect(start({ port: server.port, httpThreads: 2 })).rejects.toThrow(/already in use/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('--http-threads and auth', () => {
+  const preshared = 'p'.repeat(24);
+
+  it('enforces preshared keys on a worker thread', async () => {
+    const server = await start({
+      httpThreads: 1,
+      mainThreadServes: false,
+      auth: { mode: 'preshared', presharedKeys: [preshared], logRetentionDays: 0 },
+    });
+    try {
+      const denied = await call(server.base, 'GET', '/stores');
+      expect(denied.status).toBe(401);
+      expect((denied.json as { code: string }).code).toBe('bearer_token_missing');
+      const ok = await call(server.base, 'GET', '/stores', undefined, { authorization: `Bearer ${preshared}` });
+      expect(ok.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses auth state that would be per thread (store logs, rate limits, client-credentials)', async () => {
+    await expect(start({ httpThreads: 2, auth: { mode: 'preshared', presharedKeys: [preshared] } })).rejects.toThrow(
+      /log-retention-days/,
+    );
+    expect(() => parseServeArgs(['--http-threads', '2', '--rate-limits', 'check=200:400'], {})).toThrow(UsageError);
+    expect(() => parseServeArgs(['--http-threads', '2'], {})).not.toThrow();
+    expect(parseServeArgs(['--http-threads', '3'], {}).server.httpThreads).toBe(3);
+  });
+});
