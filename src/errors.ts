@@ -105,6 +105,10 @@ const CATALOG = {
   unimplemented: [5004, 404],
   // latch's own (permission indexes, docs/permission-indexes.md)
   index_id_not_found: [5100, 404],
+  // latch's own (shadow evaluation, docs/changing-models.md): the shadow names no model of the store
+  shadow_model_not_found: [5101, 404],
+  // latch's own (the decision log, docs/audit.md)
+  decision_not_found: [5110, 404],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type ErrorCode = keyof typeof CATALOG;

@@ -3,6 +3,7 @@
 
 import { openAuth, type AuthConfig, type AuthService } from './api/auth/index.js';
 import { resolveAuthConfig } from './api/auth/config.js';
+import { DecisionLog, type DecisionLogConfig } from './api/decisions/log.js';
 import type { EngineConfig, Latch } from './engine/contract.js';
 import { openLatch } from './engine/service.js';
 import { logger } from './log.js';
@@ -13,8 +14,10 @@ import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
 import type { Storage } from './storage/types.js';
 import { LateEdge, PlacementNode } from './cluster/node.js';
+import { openDecisionRecords } from './storage/decisions.js';
+import { join } from 'node:path';
 
-export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedPort' | 'placement'> {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedPort' | 'decisions' | 'placement'> {
   /**
    * Threads serving HTTP and the channel on the one API port (default 1): the main thread and
    * N − 1 worker threads, over this process's one engine (docs/operations.md, HTTP threads).
@@ -42,6 +45,8 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedP
   readonly clock?: (() => number) | undefined;
   /** Milliseconds between background expiry sweeps (default 1,000; 0: none). */
   readonly expirySweepMs?: number | undefined;
+  /** The decision log (docs/audit.md): sampling (default 0, off), retention, size cap, queue. */
+  readonly decisionLog?: DecisionLogConfig | undefined;
   /** Stores placed across nodes (PostgreSQL only; docs/deployment.md). */
   readonly placement?: PlacementSettings | undefined;
 }
@@ -64,6 +69,7 @@ export interface RunningServer {
   readonly metricsPort?: number | undefined;
   readonly latch: Latch;
   readonly auth: AuthService;
+  readonly decisions: DecisionLog;
   /** HTTP and channel requests being processed now. */
   inFlight(): number;
   /** Whether the playground is served at /playground/. */
@@ -89,7 +95,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const mainServes = options.mainThreadServes !== false;
   // Worker threads serving HTTP: N − 1 beside the main thread's app, or N when it serves none.
   const workers = mainServes ? threadCount - 1 : threadCount;
-  const refusal = workers > 0 ? threadsRefusal(resolvedAuth) : undefined;
+  const refusal =
+    workers === 0
+      ? undefined
+      : (threadsRefusal(resolvedAuth) ??
+        (options.decisionLog?.sampling
+          ? '--http-threads above 1 cannot run with --decision-log (decisions are recorded by one thread)'
+          : undefined));
   if (refusal) throw new Error(refusal);
   // Forwarding runs on the main thread's app only: placement serves on one HTTP thread.
   if (options.placement && workers > 0) throw new Error('--placement runs with one HTTP thread (--http-threads 1)');
@@ -99,10 +111,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let auth: AuthService;
   let latch: Latch;
   let tokenSecret = options.tokenSecret;
+  let decisions: DecisionLog;
   try {
     auth = await openAuth({ config: authConfig, host, dataDir: path, postgres });
   } catch (err) {
     await storage.close();
+    throw err;
+  }
+  try {
+    const records = await openDecisionRecords(path === undefined ? undefined : join(path, 'decisions'), postgres);
+    // On PostgreSQL several nodes share the stores' settings: each reads them again every 5 s.
+    decisions = await DecisionLog.open(records, options.decisionLog ?? {}, postgres ? 5000 : 0);
+  } catch (err) {
+    await storage.close();
+    await auth.close();
     throw err;
   }
   try {
@@ -119,11 +141,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (err) {
     await storage.close();
     await auth.close();
+    await decisions.close();
     throw err;
   }
   const sharedPort = workers === 0 ? undefined : mainServes ? 'bind' : 'none';
   const edge = options.placement ? new LateEdge() : undefined;
-  const server = createHttpServer(latch, { ...options, tokenSecret, auth, sharedPort, placement: edge });
+  // With HTTP threads the decision log is off everywhere (its endpoints too): the worker threads
+  // have no recorder, and a store's answers must not depend on the thread that serves them.
+  const server = createHttpServer(latch, {
+    ...options,
+    tokenSecret,
+    auth,
+    sharedPort,
+    decisions: workers === 0 ? decisions : undefined,
+    placement: edge,
+  });
   let port = options.port ?? 8080;
   let threads: HttpThreads | undefined;
   let node: PlacementNode | undefined;
@@ -142,6 +174,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await server.close(0);
     await latch.close();
     await auth.close();
+    await decisions.close();
     throw err;
   }
   let closing: Promise<void> | undefined;
@@ -151,11 +184,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metricsPort: server.metricsPort(),
     latch,
     auth,
+    decisions,
     inFlight: server.inFlight,
     playground: server.playground,
     close(graceMs = 8000) {
       closing ??= Promise.resolve(node?.stop())
         .then(() => Promise.all([server.close(graceMs), threads?.close(graceMs)]))
+        .then(() => decisions.close())
         .then(() => latch.close())
         .then(() => auth.close());
       return closing;

@@ -11,6 +11,7 @@ import { highlightInto, type Mark } from './highlight.js';
 import { clearError, dsl, latestModel, modelChanged, onModelShown, onStoreShown, showError, storeId } from './state.js';
 import type { ModelJson } from './types.js';
 import { impactView } from './impact.js';
+import { shadowBox } from './shadow.js';
 
 const STARTER = `model
   schema 1.1
@@ -285,6 +286,7 @@ export function modelPanel(): HTMLElement {
     h('div', { class: 'editor' }, gutter, h('div', { class: 'editor-body' }, backdrop, text)),
     diagnostics,
     impact.view,
+    shadowBox(error),
     h(
       'details',
       { class: 'history-box', ontoggle: () => void 0 },

@@ -1,8 +1,10 @@
 // The store log (SearchStoreLogs, where the server records it: authenticated modes with
 // --log-retention-days above 0): the most recent calls on the store, newest first, as a table,
-// with the search box's query (the server's Lucene subset, e.g. `request.operation:Write`).
+// with the search box's query (the server's Lucene subset, e.g. `request.operation:Write`); then the
+// store's recorded decisions, each linked to its explanation (decisions.ts).
 
 import { ApiError, call, store } from './api.js';
+import { decisionsSection } from './decisions.js';
 import { field, h, live } from './dom.js';
 import { clearError, showError, storeId } from './state.js';
 
@@ -45,8 +47,10 @@ export function storeLogSection(): { element: HTMLElement; reload: () => Promise
   const error = h('div', { class: 'error', role: 'alert', hidden: true, id: 'store-log-error' });
   /** Bumped by every reload: an answer to an older request is dropped. */
   let generation = 0;
+  const decisions = decisionsSection();
 
   const reload = async (): Promise<void> => {
+    void decisions.reload();
     const id = storeId();
     const gen = ++generation;
     body.replaceChildren();
@@ -125,6 +129,7 @@ export function storeLogSection(): { element: HTMLElement; reload: () => Promise
         body,
       ),
     ),
+    decisions.element,
   );
   return { element, reload };
 }

@@ -2,6 +2,7 @@
 // an untyped request to a validated input, and a handler that calls the service with it.
 
 import type { Principal } from './auth/principal.js';
+import type { DecisionLog } from './decisions/log.js';
 import type { Latch } from '../engine/contract.js';
 import type { TokenCodec } from './tokens.js';
 
@@ -43,6 +44,13 @@ export interface CallContext {
   revision: number | undefined;
   /** The admitted caller (undefined where no authentication ran: embedded use). */
   readonly principal?: Principal | undefined;
+  /** The decision log (docs/audit.md); handlers record only while it is `active`. */
+  readonly decisions?: DecisionLog | undefined;
+}
+
+/** The caller's client id as the decision log records it ('' where no authentication ran). */
+export function clientOf(ctx: CallContext): string {
+  return ctx.principal?.clientId ?? '';
 }
 
 /** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */

@@ -10,6 +10,7 @@ import { IMPACT_MODEL } from './impact.js';
 import { MODEL_ENDPOINTS } from './models.js';
 import { PERMISSION_INDEX_ENDPOINTS } from './permission-indexes.js';
 import { QUERY_ENDPOINTS } from './queries.js';
+import { SHADOW_ENDPOINTS } from './shadow.js';
 import { STORE_ENDPOINTS } from './stores.js';
 import { TUPLE_ENDPOINTS } from './tuples.js';
 import { WATCH_ENDPOINTS } from './watch.js';
@@ -26,6 +27,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...AUTHZEN_ENDPOINTS,
   EXPLAIN_CHECK,
   IMPACT_MODEL,
+  ...SHADOW_ENDPOINTS,
 ];
 
 export const ENDPOINTS_BY_OP: ReadonlyMap<string, Endpoint> = new Map(ENDPOINTS.map((e) => [e.op, e]));

@@ -16,7 +16,7 @@ import type {
   ListUsersInput,
   UserFilter,
 } from '../engine/contract.js';
-import { constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
+import { clientOf, constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
 import { pastPoint } from './at.js';
@@ -86,12 +86,16 @@ const check = endpoint<CheckInput>({
     const r = await ctx.latch.check(input);
     ctx.modelId = r.modelId;
     if (r.atRevision !== undefined) ctx.revision = r.atRevision;
+    const d = ctx.decisions;
+    if (d?.active) d.check(clientOf(ctx), 'Check', input, r);
     return r.allowed ? ALLOWED : DENIED;
   },
   handleSync(input, ctx) {
     const r = ctx.latch.checkSync(input);
     if (r === undefined) return undefined;
     ctx.modelId = r.modelId;
+    const d = ctx.decisions;
+    if (d?.active) d.check(clientOf(ctx), 'Check', input, r);
     return r.allowed ? ALLOWED : DENIED;
   },
 });
@@ -172,6 +176,8 @@ const batchCheck = endpoint<BatchCheckInput>({
     const r = await ctx.latch.batchCheck(input);
     ctx.modelId = r.modelId;
     if (r.atRevision !== undefined) ctx.revision = r.atRevision;
+    const d = ctx.decisions;
+    if (d?.active) d.batch(clientOf(ctx), 'BatchCheck', input, r);
     const result: Record<string, unknown> = {};
     for (const [id, outcome] of r.results) result[id] = outcomeOut(outcome);
     return ok({ result });
@@ -303,9 +309,12 @@ const listObjects = endpoint<ListObjectsRequest>({
     parseListObjects(req.params.store_id, bodyObject(req), 'ListObjectsRequest', req.minRevision, req.atRevision),
   async handle(input, ctx) {
     const after = cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token);
-    const r = await ctx.latch.listObjects(withCursor(input, after));
+    const q = withCursor(input, after);
+    const r = await ctx.latch.listObjects(q);
     ctx.modelId = r.modelId;
     if (r.atRevision !== undefined) ctx.revision = r.atRevision;
+    const d = ctx.decisions;
+    if (d?.active) d.listObjects(clientOf(ctx), q, r);
     if (!input.page) return ok({ objects: r.objects });
     const token =
       r.next === undefined
@@ -439,11 +448,12 @@ const listUsers = endpoint<ListUsersRequest>({
     };
   },
   async handle(input, ctx) {
-    const r = await ctx.latch.listUsers(
-      withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token)),
-    );
+    const q = withCursor(input, cursorOf(ctx, 'list-users', input.storeId, input.listingKey, input.token));
+    const r = await ctx.latch.listUsers(q);
     ctx.modelId = r.modelId;
     if (r.atRevision !== undefined) ctx.revision = r.atRevision;
+    const d = ctx.decisions;
+    if (d?.active) d.listUsers(clientOf(ctx), q, r);
     if (!input.page) return ok({ users: r.users });
     const token =
       r.next === undefined

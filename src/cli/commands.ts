@@ -5,6 +5,7 @@
 import { Args, helpText, parseArgs, UsageError, wantsHelp } from './args.js';
 import { benchCommand } from './bench-cmd.js';
 import { changesCommand } from './changes-cmd.js';
+import { decisionCommands } from './decisions-cmd.js';
 import { devPostgresCommand } from './dev-postgres-cmd.js';
 import { clientCommands } from './client-cmd.js';
 import { clusterCommands } from './cluster-cmd.js';
@@ -31,6 +32,10 @@ const GROUPS: Record<string, Group> = {
   tuple: { summary: 'Write, delete, read and import relationship tuples', commands: tupleCommands },
   query: { summary: 'Check, batch-check, list objects/users/relations, expand', commands: queryCommands },
   index: { summary: "Create, list, inspect, delete and watch a store's permission indexes", commands: indexCommands },
+  decisions: {
+    summary: "Export, explain and sample a store's recorded decisions (docs/audit.md)",
+    commands: decisionCommands,
+  },
   client: {
     summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)",
     commands: clientCommands,
@@ -70,8 +75,21 @@ export function findCommand(argv: readonly string[]): { command: Command; rest: 
   const [name = '', sub, ...subRest] = argv;
   const single = SINGLE[name];
   if (single) return { command: single, rest: argv.slice(1) };
-  const command = GROUPS[name]?.commands.find((c) => c.spec.path === `${name} ${sub}`);
-  return command ? { command, rest: subRest } : undefined;
+  const group = GROUPS[name];
+  return group ? subCommand(group, name, sub, subRest) : undefined;
+}
+
+/** The group's command named by `sub` (`model impact`), or by `sub` and the next word (`model shadow set`). */
+function subCommand(
+  group: Group,
+  name: string,
+  sub: string | undefined,
+  rest: readonly string[],
+): { command: Command; rest: readonly string[] } | undefined {
+  const three = group.commands.find((c) => c.spec.path === `${name} ${sub} ${rest[0]}`);
+  if (three) return { command: three, rest: rest.slice(1) };
+  const two = group.commands.find((c) => c.spec.path === `${name} ${sub}`);
+  return two ? { command: two, rest } : undefined;
 }
 
 /** Runs `latch <argv…>` for a tool command; returns the exit code. */
@@ -86,18 +104,18 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   }
   const [sub, ...subRest] = rest;
   const groupHelp = `Usage: latch ${name} <command> [options]\n\n${group.summary}.\n\nCommands:\n${group.commands
-    .map((c) => `  ${c.spec.path.split(' ')[1]?.padEnd(16)}${c.spec.summary}`)
+    .map((c) => `  ${c.spec.path.split(' ').slice(1).join(' ').padEnd(16)}${c.spec.summary}`)
     .join('\n')}\n\nRun 'latch ${name} <command> --help' for a command's options.\n`;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     (sub === undefined ? io.err : io.out)(groupHelp);
     return sub === undefined ? 2 : 0;
   }
-  const command = group.commands.find((c) => c.spec.path === `${name} ${sub}`);
-  if (!command) {
+  const found = subCommand(group, name, sub, subRest);
+  if (!found) {
     io.err(`latch ${name}: unknown command '${sub}'\n\n${groupHelp}`);
     return 2;
   }
-  return runCommand(command, subRest, io);
+  return runCommand(found.command, found.rest, io);
 }
 
 async function runCommand(command: Command, argv: readonly string[], io: CliIo): Promise<number> {

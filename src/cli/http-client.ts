@@ -338,6 +338,20 @@ export class FgaHttpClient {
     await this.send('DELETE', `/stores/${enc(storeId)}/indexes/${enc(indexId)}`);
   }
 
+  // ---- shadow evaluation (docs/changing-models.md) ----
+  setShadow(
+    storeId: string,
+    body: { authorization_model_id: string; sampling: number },
+  ): Promise<Record<string, unknown>> {
+    return this.send('PUT', `/stores/${enc(storeId)}/shadow`, body);
+  }
+  async clearShadow(storeId: string): Promise<void> {
+    await this.send('DELETE', `/stores/${enc(storeId)}/shadow`);
+  }
+  shadowReport(storeId: string): Promise<Record<string, unknown>> {
+    return this.get(`/stores/${enc(storeId)}/shadow/report`);
+  }
+
   /** ReadExpansions: each `{"result": …}` line's result as it arrives; an error line or status throws ApiError. */
   expansions(
     storeId: string,
@@ -346,6 +360,28 @@ export class FgaHttpClient {
     signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>> {
     return this.stream(`/stores/${enc(storeId)}/indexes/${enc(indexId)}/expansions${query(q)}`, signal);
+  }
+
+  // ---- the decision log (docs/audit.md) ----
+  searchDecisions(
+    storeId: string,
+    q: Page & { startTime?: string | undefined; endTime?: string | undefined; query?: string | undefined },
+  ): Promise<{ decisions: Record<string, unknown>[]; continuation_token: string }> {
+    const params = {
+      start_time: q.startTime,
+      end_time: q.endTime,
+      query: q.query,
+      page_size: q.pageSize,
+      continuation_token: q.continuationToken,
+    };
+    return this.get(`/stores/${enc(storeId)}/decisions${query(params)}`);
+  }
+  explainDecision(storeId: string, decisionId: string): Promise<Record<string, unknown>> {
+    return this.get(`/stores/${enc(storeId)}/decisions/${enc(decisionId)}/explain`);
+  }
+  decisionLog(storeId: string, sampling?: number | null): Promise<Record<string, unknown>> {
+    const path = `/stores/${enc(storeId)}/decision-log`;
+    return sampling === undefined ? this.get(path) : this.send('PUT', path, { sampling });
   }
 
   // ---- changes (ReadChanges, and Watch: docs/watch.md) ----

@@ -13,6 +13,7 @@ import { loadModelFile, parseModelText } from './store-file.js';
 import { FileFormatError } from './tuple-file.js';
 import { modelImpactCommands } from './model-impact-cmd.js';
 import { migrateModelCommand } from './model-migrate-cmd.js';
+import { modelShadowCommands } from './model-shadow-cmd.js';
 
 const write: Command = {
   spec: {
@@ -183,4 +184,5 @@ export const modelCommands: readonly Command[] = [
   transform,
   ...modelImpactCommands,
   migrateModelCommand,
+  ...modelShadowCommands,
 ];

@@ -195,6 +195,14 @@ function authConfig(r: Reader, rateLimitsFrom: string): AuthConfig {
   };
 }
 
+/** --decision-log: a number in [0, 1]. */
+function sampling(text: string): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || v < 0 || v > 1)
+    throw new UsageError(`--decision-log: '${text}' is not a sampling rate in [0, 1]`);
+  return v;
+}
+
 /** `host:port` or `[v6]:port` of --metrics-addr; `where` names the source in errors. */
 function address(text: string, where: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
@@ -317,6 +325,11 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       playground: playgroundOption(resolved, auth.mode, host),
       engine: engineConfig(r),
       auth,
+      decisionLog: {
+        sampling: sampling(r.str('decision-log') ?? '0'),
+        retentionDays: r.int('decision-log-retention-days'),
+        maxBytes: r.int('decision-log-max-bytes'),
+      },
     },
     otel: {
       exporter: (r.str('otel-exporter') ?? 'none') as OtelExporter,

@@ -9,7 +9,8 @@ export const ULID_PATTERN = /^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$/;
 let lastTime = -1;
 let lastRandom: number[] = [];
 
-function encodeTime(ms: number): string {
+/** The ten-character time prefix of a ULID made at `ms`: the lower bound of that millisecond's ids. */
+export function encodeTime(ms: number): string {
   let out = '';
   for (let i = 0; i < 10; i++) {
     out = ALPHABET[ms % 32] + out;

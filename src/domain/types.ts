@@ -188,6 +188,20 @@ export interface IndexedRelation {
 }
 
 /**
+ * A store's shadow model (docs/changing-models.md, shadow evaluation): a written model that a
+ * sampled share of the store's Check, BatchCheck and ListObjects requests is also answered under,
+ * off the request's path. Example: `{modelId: '01J…', sampling: 0.1, updatedAt: '2026-…Z'}`:
+ * about one request in ten is evaluated under model 01J… as well.
+ */
+export interface ShadowSetting {
+  readonly modelId: string;
+  /** The share of requests evaluated under the shadow as well, in [0, 1]. */
+  readonly sampling: number;
+  /** RFC 3339: when the setting was made. */
+  readonly updatedAt: string;
+}
+
+/**
  * A permission index's definition (docs/permission-indexes.md). Its materialised state is per
  * node and in memory; only this record is stored. Example: `{id: '01J…', name: 'document#viewer',
  * relations: [{object_type: 'document', relation: 'viewer'}], modelId: '01H…', createdAt: '2026-…Z'}`.

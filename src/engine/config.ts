@@ -1,6 +1,6 @@
 // The one set of engine defaults: the limits of EngineConfig (OpenFGA's where it has one) and the
 // bounds of permission indexes. Everything that needs a default reads it here.
-import type { EngineConfig, HistoryLimits, PermissionIndexLimits } from './contract.js';
+import type { EngineConfig, HistoryLimits, PermissionIndexLimits, ShadowLimits } from './contract.js';
 
 /** Every EngineConfig field; the limits are OpenFGA's defaults, `listPageDeadlineMs` latch's own. */
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -30,6 +30,9 @@ export const DEFAULT_PERMISSION_INDEX_LIMITS: PermissionIndexLimits = {
 
 /** Bounds of queries at a past revision unless `EngineConfig.history` overrides one. */
 export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxUndo: 250_000, cachedViews: 4 };
+
+/** Shadow evaluation bounds unless `EngineConfig.shadow` overrides one. */
+export const DEFAULT_SHADOW_LIMITS: ShadowLimits = { queueSize: 1024, records: 100 };
 
 /** Milliseconds between two background passes of the expiry sweeper (LatchOptions.expirySweepMs). */
 export const DEFAULT_EXPIRY_SWEEP_MS = 1000;

@@ -4,7 +4,7 @@
 // interface. Inputs have passed shape validation (patterns, lengths, counts) at the edge; the
 // engine does every model-dependent validation and throws AppError with the per-API codes of
 // docs/reference/semantics.md Appendix A.3. The types live by role in contract/ (queries, tuples,
-// permission indexes, impact, operations) and are re-exported here, so callers import this one
+// permission indexes, impact, shadow, operations) and are re-exported here, so callers import this one
 // module. The contract imports only src/domain, src/errors and its own parts.
 
 import type {
@@ -13,6 +13,7 @@ import type {
   AuthorizationModelInput,
   Page,
   PageRequest,
+  ShadowSetting,
   Store,
   Tuple,
   TupleChange,
@@ -50,12 +51,14 @@ import type {
 } from './contract/permission-indexes.js';
 import type { EngineConfig, EngineStats, HeldStore } from './contract/operations.js';
 import type { ImpactInput, ImpactStream, MigrateInput, MigrateOutput } from './contract/impact.js';
+import type { ShadowInput, ShadowReport } from './contract/shadow.js';
 
 export * from './contract/queries.js';
 export * from './contract/tuples.js';
 export * from './contract/permission-indexes.js';
 export * from './contract/operations.js';
 export * from './contract/impact.js';
+export * from './contract/shadow.js';
 
 export interface Latch {
   // stores
@@ -78,6 +81,19 @@ export interface Latch {
    * invalid candidate, 2001 / 2020 for the base model; the lines stop when `signal` aborts.
    */
   impact(input: ImpactInput, signal?: AbortSignal): Promise<ImpactStream>;
+  /**
+   * Attaches a written model to the store as its shadow (docs/changing-models.md): from now on a
+   * `sampling` share of Check, BatchCheck items and ListObjects is evaluated under it as well, off
+   * the request's path, and each disagreement is counted and recorded. Persisted: every node and a
+   * restart read it. Throws store_id_not_found, shadow_model_not_found (404) for an unknown model.
+   */
+  setShadow(input: ShadowInput): Promise<ShadowSetting>;
+  /** The store's shadow setting as stored; undefined when none is set. */
+  getShadow(storeId: string): Promise<ShadowSetting | undefined>;
+  /** Removes the shadow: no request is evaluated under it any more (the record stays readable). */
+  clearShadow(storeId: string): Promise<void>;
+  /** This node's counts and recent disagreements of the store's shadow evaluation. */
+  shadowReport(storeId: string): Promise<ShadowReport>;
 
   // assertions
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;

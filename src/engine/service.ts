@@ -9,6 +9,7 @@ import type {
   AuthorizationModelInput,
   Page,
   PageRequest,
+  ShadowSetting,
   Store,
   Tuple,
   TupleChange,
@@ -32,6 +33,7 @@ import * as pis from './commands/permission-indexes.js';
 import * as placement from './commands/placement.js';
 import { readChanges } from './commands/read-changes.js';
 import { read } from './commands/read.js';
+import * as shadow from './commands/shadow.js';
 import { stats } from './commands/stats.js';
 import * as stores from './commands/stores.js';
 import { watch } from './commands/watch.js';
@@ -96,6 +98,13 @@ export class LatchService implements C.Latch {
   listModels = (storeId: string, page: PageRequest): Promise<Page<AuthorizationModel>> =>
     models.listModels(this.e, storeId, page);
   impact = (input: C.ImpactInput, signal?: AbortSignal): Promise<C.ImpactStream> => impact(this.e, input, signal);
+  setShadow = (input: C.ShadowInput): Promise<ShadowSetting> => shadow.setShadow(this.e, input);
+  getShadow = (storeId: string): Promise<ShadowSetting | undefined> => shadow.getShadow(this.e, storeId);
+  clearShadow = (storeId: string): Promise<void> => shadow.clearShadow(this.e, storeId);
+  shadowReport = (storeId: string): Promise<C.ShadowReport> => shadow.shadowReport(this.e, storeId);
+
+  /** Resolves once every shadow evaluation queued so far has run (tests, tools). */
+  shadowIdle = (): Promise<void> => this.e.shadow.idle();
 
   readAssertions = (storeId: string, modelId: string): Promise<Assertion[]> =>
     assertions.readAssertions(this.e, storeId, modelId);

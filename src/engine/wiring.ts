@@ -6,7 +6,13 @@
 import type { Storage, PostgresOpenOptions } from '../storage/types.js';
 import { logger } from '../log.js';
 import type { EngineParts } from './commands/parts.js';
-import { DEFAULT_EXPIRY_SWEEP_MS, DEFAULT_HISTORY_LIMITS, DEFAULT_PERMISSION_INDEX_LIMITS } from './config.js';
+import {
+  DEFAULT_EXPIRY_SWEEP_MS,
+  DEFAULT_HISTORY_LIMITS,
+  DEFAULT_PERMISSION_INDEX_LIMITS,
+  DEFAULT_SHADOW_LIMITS,
+} from './config.js';
+import { evaluateShadow } from './commands/shadow-evaluation.js';
 import type { EngineConfig, EngineLog } from './contract.js';
 import { createWalkerChecker } from './evaluation/walker/checker.js';
 import { PermissionIndexes } from './permission-index/manager.js';
@@ -20,6 +26,9 @@ import { Preload } from './state/preload.js';
 import { ResultCache } from './state/result-cache.js';
 import { StoreIndexes } from './state/store-indexes.js';
 import { StoreWriter } from './state/store-writer.js';
+import { ShadowQueue } from './state/shadow-queue.js';
+import { ShadowRecords } from './state/shadow-records.js';
+import { ShadowSettings } from './state/shadow-settings.js';
 
 export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */
@@ -73,6 +82,9 @@ export function wireEngine(
   feed.observer = permissionIndexes;
   indexes.onLoaded = (storeId, index) => feed.loaded(storeId, index);
   const writer = new StoreWriter(storage, indexes, feed);
+  const shadowLimits = { ...DEFAULT_SHADOW_LIMITS, ...config.shadow };
+  const shadowSettings = new ShadowSettings(storage, config.pollIntervalMs, engineLog);
+  const shadowRecords = new ShadowRecords(shadowLimits.records);
   const parts: EngineParts = {
     storage,
     config,
@@ -87,7 +99,11 @@ export function wireEngine(
     checker: createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth, now: clock }),
     permissionIndexes,
     pastViews: new PastViews(storage, indexes, feed, { ...DEFAULT_HISTORY_LIMITS, ...config.history }),
+    shadowSettings,
+    shadow: new ShadowQueue(shadowSettings, shadowRecords, shadowLimits.queueSize),
+    shadowRecords,
   };
+  parts.shadow.runner = (job) => evaluateShadow(parts, job);
   const preload = new Preload(
     storage,
     indexes,
@@ -119,6 +135,8 @@ export function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): 
 /** Stops the background work, lets queued writes and catch-ups settle, then closes each part and the storage. */
 export async function closeEngine({ parts: e, preload, sweeper }: Engine): Promise<void> {
   await sweeper.stop();
+  e.shadowSettings.close();
+  e.shadow.close();
   await preload.close();
   await e.writer.settled();
   e.feed.close();

@@ -418,6 +418,7 @@ export class Channel {
       modelId: undefined,
       revision: undefined,
       authzenBaseUrl: this.shared.authzenBaseUrl,
+      decisions: this.shared.decisions,
     };
     let input: unknown;
     try {

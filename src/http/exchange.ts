@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { Principal } from '../api/auth/principal.js';
 import { retryAfterOf } from '../api/auth/ratelimit.js';
 import type { AuthService } from '../api/auth/service.js';
+import type { DecisionLog } from '../api/decisions/log.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/contract.js';
@@ -50,6 +51,8 @@ export interface ServerShared {
   inFlight: number;
   /** Authentication, rate limits and the store-log recorder (absent: embedded use). */
   readonly auth?: AuthService | undefined;
+  /** The decision log (absent: not served). */
+  readonly decisions?: DecisionLog | undefined;
   /** Request counts and latency per (endpoint, status), served at /metrics (absent: off). */
   readonly metrics?: Metrics | undefined;
   /** Set at shutdown: new requests on kept-alive connections get `unavailable` and a closed connection. */
@@ -144,6 +147,10 @@ export class Exchange implements CallContext, RequestIdParts {
 
   get authzenBaseUrl(): string | undefined {
     return this.shared.authzenBaseUrl;
+  }
+
+  get decisions(): DecisionLog | undefined {
+    return this.shared.decisions;
   }
 
   /**

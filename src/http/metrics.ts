@@ -10,7 +10,8 @@
 import { constants, performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 import { Timings } from '../engine/stats.js';
-import type { EngineStats, Histogram } from '../engine/contract.js';
+import type { EngineStats, Histogram, ShadowStats } from '../engine/contract.js';
+import type { DecisionStats } from '../api/decisions/log.js';
 
 /** Label for requests that matched no endpoint (unknown paths): keeps the series set bounded. */
 export const UNMATCHED = 'unmatched';
@@ -86,10 +87,11 @@ export class Metrics {
   }
 
   /** The whole exposition; `engine` is read now (scrape time). */
-  render(engine: EngineStats | undefined, inFlight: number): string {
+  render(engine: EngineStats | undefined, inFlight: number, decisions?: DecisionStats): string {
     const out: string[] = [];
     this.renderHttp(out, inFlight);
     if (engine) renderEngine(out, engine);
+    if (decisions) renderDecisions(out, decisions);
     renderProcess(out, this.started);
     header(
       out,
@@ -250,6 +252,43 @@ function renderEngine(out: string[], e: EngineStats): void {
     'Deepest hop of each Check the walker answered on the main thread (pool batches not counted).',
   );
   histogram(out, 'latch_check_resolution_depth', '', e.checkDepth, 1);
+  renderShadow(out, e.shadow);
+}
+
+/** Shadow evaluation (docs/changing-models.md): per operation, never per store. */
+function renderShadow(out: string[], s: ShadowStats): void {
+  header(out, 'latch_shadow_evaluations_total', 'counter', 'Sampled requests evaluated under the store shadow model.');
+  for (const [op, n] of Object.entries(s.evaluated)) out.push(`latch_shadow_evaluations_total{operation="${op}"} ${n}`);
+  header(
+    out,
+    'latch_shadow_disagreements_total',
+    'counter',
+    'Sampled requests whose answer under the shadow model differed (each is recorded in the store shadow report).',
+  );
+  for (const [op, n] of Object.entries(s.disagreements))
+    out.push(`latch_shadow_disagreements_total{operation="${op}"} ${n}`);
+  gauge(
+    out,
+    'latch_shadow_dropped_total',
+    'Sampled requests dropped because the shadow queue was full.',
+    s.dropped,
+    'counter',
+  );
+  gauge(out, 'latch_shadow_failures_total', 'Shadow evaluations that failed inside latch.', s.failed, 'counter');
+  gauge(out, 'latch_shadow_queue_length', 'Sampled requests waiting for their shadow evaluation.', s.queued);
+}
+
+function renderDecisions(out: string[], d: DecisionStats): void {
+  gauge(out, 'latch_decisions_recorded_total', 'Decisions written to the decision log.', d.recorded, 'counter');
+  gauge(
+    out,
+    'latch_decisions_dropped_total',
+    'Sampled decisions not recorded (queue full or write failed).',
+    d.dropped,
+    'counter',
+  );
+  gauge(out, 'latch_decisions_bytes', 'Bytes the stored decisions hold (keys and values).', d.bytes);
+  gauge(out, 'latch_decisions_queued', 'Decisions waiting to be written.', d.queued);
 }
 
 function renderProcess(out: string[], started: number): void {

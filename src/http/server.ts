@@ -6,6 +6,8 @@ import { statusLine } from './status-line.js';
 import { admitted, routeGate, type Admission } from '../api/auth/gate.js';
 import { clientEndpoints } from '../api/auth/clients-endpoint.js';
 import { logsEndpoint } from '../api/auth/logs-endpoint.js';
+import { decisionEndpoints } from '../api/decisions/endpoints.js';
+import type { DecisionLog } from '../api/decisions/log.js';
 import type { AuthService } from '../api/auth/service.js';
 import { ENDPOINTS, paramNames } from '../api/endpoints.js';
 import type { ApiRequest, Endpoint, Reply } from '../api/endpoint.js';
@@ -47,6 +49,8 @@ export interface HttpServerOptions {
   readonly channel?: Partial<ChannelOptions> | undefined;
   /** Authentication, rate limits and store logs; omitted → every call passes (embedded use). */
   readonly auth?: AuthService | undefined;
+  /** The decision log (docs/audit.md): its endpoints are served and queries record into it. */
+  readonly decisions?: DecisionLog | undefined;
   /** Serve Prometheus metrics at GET /metrics (default true; unauthenticated, see docs/operations.md). */
   readonly metrics?: boolean | undefined;
   /** A Watch consumer that reads nothing for this long is told why and disconnected (default 30 s). */
@@ -422,13 +426,12 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     () => void (readyFlag = true),
     (err: unknown) => logger.log('error', 'index load failed', { cause: String(err) }),
   );
-  const endpoints = options.auth
-    ? [
-        ...ENDPOINTS,
-        logsEndpoint(options.auth.logs),
-        ...(options.auth.clients ? clientEndpoints(options.auth.clients) : []),
-      ]
-    : ENDPOINTS;
+  const endpoints = [
+    ...ENDPOINTS,
+    ...(options.auth ? [logsEndpoint(options.auth.logs)] : []),
+    ...(options.auth?.clients ? clientEndpoints(options.auth.clients) : []),
+    ...(options.decisions ? decisionEndpoints(options.decisions) : []),
+  ];
   const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
   const tracing = options.tracing === false ? undefined : openTracing(latch);
   const shared: ServerShared = {
@@ -437,6 +440,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     ready: options.placement ? () => readyFlag && (options.placement as { ready(): boolean }).ready() : () => readyFlag,
     inFlight: 0,
     auth: options.auth,
+    decisions: options.decisions,
     metrics,
     tracing,
     live: new LiveStreams(options.liveStreams, options.auth),
@@ -459,7 +463,8 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   }
   channel.mount(app, '/stream');
   const render = (): string =>
-    (metrics as Metrics).render(shared.latch.stats(), shared.inFlight) + (forwarder?.metricsText() ?? '');
+    (metrics as Metrics).render(shared.latch.stats(), shared.inFlight, options.decisions?.stats) +
+    (forwarder?.metricsText() ?? '');
   if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;

@@ -16,6 +16,7 @@
 //   D <storeId> m <modelId>          model (JSON), newest = greatest id
 //   D <storeId> a <modelId>          assertions of a model (JSON)
 //   D <storeId> p <indexId>          permission index definition (JSON)
+//   D <storeId> h                    the shadow model setting (JSON)
 //   D <storeId> k                    checkpoint head (JSON)           see checkpoint.ts
 //   D <storeId> k <gen u32><i u32>   chunk i of checkpoint generation gen
 //   D <storeId> k <i u32>            chunk i of a format-1 checkpoint (head without generation)
@@ -128,6 +129,7 @@ export const key = {
   models: (id: string): string => DATA + id + 'm',
   model: (id: string, modelId: string): string => DATA + id + 'm' + modelId,
   assertions: (id: string, modelId: string): string => DATA + id + 'a' + modelId,
+  shadow: (id: string): string => DATA + id + 'h',
   permissionIndexes: (id: string): string => DATA + id + 'p',
   permissionIndex: (id: string, indexId: string): string => DATA + id + 'p' + indexId,
   checkpoint: (id: string): string => DATA + id + 'k',

@@ -43,6 +43,7 @@ import type {
   Page,
   PageRequest,
   PermissionIndexRecord,
+  ShadowSetting,
   RevisionChange,
   Storage,
   StorageEvent,
@@ -374,6 +375,27 @@ export class KvStorage implements Storage {
       await this.kv.batch([{ type: 'del', key: k }], true);
       return true;
     });
+  }
+
+  // ---- the shadow model setting ----
+
+  async readShadow(storeId: string): Promise<ShadowSetting | undefined> {
+    if (!this.stores.has(storeId)) return undefined;
+    const v = await this.kv.get(key.shadow(storeId));
+    return v ? decodeJson<ShadowSetting>(v) : undefined;
+  }
+
+  async writeShadow(storeId: string, setting: ShadowSetting | undefined): Promise<void> {
+    await this.exclusive(storeId, () =>
+      this.kv.batch(
+        [
+          setting
+            ? { type: 'put', key: key.shadow(storeId), value: encodeJson(setting) }
+            : { type: 'del', key: key.shadow(storeId) },
+        ],
+        true,
+      ),
+    );
   }
 
   // ---- assertions ----

@@ -19,6 +19,7 @@ import type {
   Page,
   PageRequest,
   PermissionIndexRecord,
+  ShadowSetting,
   Store,
   Tuple,
   TupleChange,
@@ -28,7 +29,7 @@ import type {
 } from '../domain/types.js';
 
 // Defined in src/domain (the engine's contract uses them too); named here for storage's users.
-export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, TupleFilter, TupleWrite };
+export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, ShadowSetting, TupleFilter, TupleWrite };
 
 /**
  * A page of changes. `cursors[i]` is the cursor that resumes right after `items[i]` (so the last
@@ -291,6 +292,15 @@ export interface Storage {
   listPermissionIndexes(storeId: string): Promise<PermissionIndexRecord[]>;
   /** False when the store or the index is unknown. */
   deletePermissionIndex(storeId: string, id: string): Promise<boolean>;
+
+  /** The store's shadow model setting; undefined when none is set or the store is unknown or deleted. */
+  readShadow(storeId: string): Promise<ShadowSetting | undefined>;
+  /**
+   * Sets (or, with undefined, clears) the store's shadow model setting; every node reads the same
+   * one. Throws store_id_not_found for an unknown or deleted store. Example: writeShadow(s,
+   * {modelId: m, sampling: 0.5, updatedAt}) → readShadow(s) returns it on any node, after a restart too.
+   */
+  writeShadow(storeId: string, setting: ShadowSetting | undefined): Promise<void>;
 
   readAssertions(storeId: string, modelId: string): Promise<Assertion[]>;
   /** Replaces the model's assertions. */

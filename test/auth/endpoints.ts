@@ -141,6 +141,15 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
     },
     ok: 200,
   },
+  { op: 'ReadShadowModel', scope: 'read:authorization_models', method: 'GET', path: '/stores/{S}/shadow', ok: 200 },
+  {
+    op: 'DeleteShadowModel',
+    scope: 'write:authorization_models',
+    method: 'DELETE',
+    path: '/stores/{S}/shadow',
+    ok: 204,
+  },
+  { op: 'ReadShadowReport', scope: 'read:tuples', method: 'GET', path: '/stores/{S}/shadow/report', ok: 200 },
   { op: 'ReadAssertions', scope: 'read:assertions', method: 'GET', path: '/stores/{S}/assertions/{M}', ok: 200 },
   {
     op: 'WriteAssertions',

@@ -73,9 +73,10 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
           modelId: model.id,
           createdAt: '2026-01-01T00:00:00.000Z',
         });
+        await s.writeShadow(id, { modelId: model.id, sampling: 0.5, updatedAt: '2026-01-01T00:00:00.000Z' });
         const other = (await s.createStore('other')).id;
         await s.writeTuples(other, writes('doc:1#viewer@user:anne'));
-        expect(await s.countStoreKeys(id)).toBeGreaterThan(8);
+        expect(await s.countStoreKeys(id)).toBeGreaterThan(9);
 
         expect(await s.deleteStore(id)).toBe(true);
         expect(await s.deleteStore(id)).toBe(false);
@@ -90,6 +91,8 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(await s.readCheckpoint(id)).toBeUndefined();
         expect(await s.listPermissionIndexes(id)).toEqual([]);
         expect(await s.getPermissionIndex(id, '01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+        expect(await s.readShadow(id)).toBeUndefined();
+        await rejectsWith(s.writeShadow(id, undefined), 'store_id_not_found');
         await rejectsWith(
           s.putPermissionIndex(id, {
             id: '01ARZ3NDEKTSV4RRFFQ69G5FAW',
@@ -122,6 +125,53 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         await s.settled();
         expect(await s.countStoreKeys(id)).toBe(0);
       });
+    });
+
+    describe('the shadow model setting', () => {
+      it('is set, replaced and cleared per store', async () => {
+        const at = '2026-05-01T08:00:00.000Z';
+        const other = (await s.createStore('other')).id;
+        expect(await s.readShadow(id)).toBeUndefined();
+        await s.writeShadow(id, { modelId: '01H000000000000000000000MM', sampling: 0.25, updatedAt: at });
+        expect(await s.readShadow(id)).toEqual({
+          modelId: '01H000000000000000000000MM',
+          sampling: 0.25,
+          updatedAt: at,
+        });
+        expect(await s.readShadow(other)).toBeUndefined();
+        await s.writeShadow(id, { modelId: '01H000000000000000000000MN', sampling: 1, updatedAt: at });
+        expect(await s.readShadow(id)).toEqual({ modelId: '01H000000000000000000000MN', sampling: 1, updatedAt: at });
+        await s.writeShadow(id, undefined);
+        await s.writeShadow(id, undefined);
+        expect(await s.readShadow(id)).toBeUndefined();
+        await rejectsWith(
+          s.writeShadow('01ARZ3NDEKTSV4RRFFQ69G5FAV', {
+            modelId: '01H000000000000000000000MM',
+            sampling: 0,
+            updatedAt: at,
+          }),
+          'store_id_not_found',
+        );
+      });
+
+      if (shared)
+        it('a setting made through one storage object is read through another', async () => {
+          if (!h.second) throw new Error(`the ${name} harness opens no second storage object`);
+          const other = await h.second();
+          try {
+            const setting = {
+              modelId: '01H000000000000000000000MM',
+              sampling: 0.1,
+              updatedAt: '2026-05-01T08:00:00.000Z',
+            };
+            await s.writeShadow(id, setting);
+            expect(await other.readShadow(id)).toEqual(setting);
+            await other.writeShadow(id, undefined);
+            expect(await s.readShadow(id)).toBeUndefined();
+          } finally {
+            await other.close();
+          }
+        });
     });
 
     describe('permission index definitions', () => {

@@ -5,8 +5,6 @@
 // error code, latency — built from the parsed input by picking named string fields, so request
 // secrets, tokens and condition contexts never reach the log.
 
-import { createHash } from 'node:crypto';
-import { AppError } from '../../errors.js';
 import {
   isPosition,
   type LogRecord,
@@ -15,7 +13,7 @@ import {
   type StoredLog,
 } from '../../storage/auth/logs.js';
 import { FailureTally, type FailedCall } from './failure-tally.js';
-import { parseLogQuery } from './log-query.js';
+import { searchRecords, type RecordScan, type RecordSearch } from '../record-search.js';
 import { logger } from '../../log.js';
 
 /** What the HTTP layer reports per call. `input` is the endpoint's parsed input (optional). */
@@ -35,25 +33,13 @@ export interface CallReport {
   readonly requestId?: string | undefined;
 }
 
-export interface LogSearch {
-  readonly startTime?: string | undefined;
-  readonly endTime?: string | undefined;
-  readonly sort?: string | undefined;
-  readonly query?: string | undefined;
-  readonly continuationToken?: string | undefined;
-  readonly pageSize?: number | undefined;
-}
+export type LogSearch = RecordSearch;
 
 const DAY_MS = 86_400_000;
-const MAX_PAGE = 100;
-const MAX_SCAN = 10_000;
 const FLUSH_AT = 256;
 /** Calls that failed authentication are written as one tally record per key per window. */
 const FAILURE_WINDOW_MS = 60_000;
 const STORE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
-const bad = (m: string): AppError => new AppError('validation_error', m);
-const badToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
 
 function text(v: unknown): string | undefined {
   return typeof v === 'string' ? v.slice(0, 512) : undefined;
@@ -103,13 +89,6 @@ function render(s: StoredLog): Record<string, unknown> {
     },
     response: { status: r.status, error_code: r.errorCode, latency_ms: r.latencyMs },
   };
-}
-
-function time(v: string | undefined, what: string, fallback: number): number {
-  if (v === undefined || v === '') return fallback;
-  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw bad(`invalid ${what}: '${v}' is not an RFC 3339 time`);
-  return ms;
 }
 
 export class StoreLogs {
@@ -215,65 +194,16 @@ export class StoreLogs {
     storeId: string,
     q: LogSearch,
   ): Promise<{ logs: Record<string, unknown>[]; continuation_token: string }> {
-    const now = Date.now();
-    const sort = q.sort || 'timestamp:1';
-    if (sort !== 'timestamp:1' && sort !== 'timestamp:-1')
-      throw bad(`invalid sort '${sort}': use timestamp:1 or timestamp:-1`);
-    const pageSize = q.pageSize ?? MAX_PAGE;
-    if (!(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= MAX_PAGE)) {
-      throw new AppError(
-        'page_size_invalid',
-        `invalid SearchStoreLogsRequest.PageSize: value must be inside range [1, ${MAX_PAGE}]`,
-      );
-    }
-    const startMs = time(q.startTime, 'start_time', now - this.retentionDays * DAY_MS);
-    const endMs = time(q.endTime, 'end_time', now) + 1;
-    if (startMs >= endMs) throw bad('start_time must be before end_time');
-    const predicate = parseLogQuery(q.query ?? '');
-    const fingerprint = createHash('sha256')
-      .update(`${sort}\u0000${q.query ?? ''}`)
-      .digest('base64url')
-      .slice(0, 8);
-    const descending = sort === 'timestamp:-1';
-    let after = q.continuationToken ? this.#decode(q.continuationToken, fingerprint) : undefined;
     await this.flush();
-    const logs: Record<string, unknown>[] = [];
-    let last: string | undefined;
-    for (let scanned = 0; logs.length < pageSize && scanned < MAX_SCAN;) {
-      const chunk = this.records
-        ? await this.records.scan({
-            storeId,
-            startMs,
-            endMs,
-            after,
-            descending,
-            limit: Math.min(500, MAX_SCAN - scanned),
-          })
-        : [];
-      for (const s of chunk) {
-        last = s.position;
-        scanned++;
-        const entry = render(s);
-        if (predicate(entry)) logs.push(entry);
-        if (logs.length === pageSize) break;
-      }
-      if (chunk.length === 0 || logs.length === pageSize) break;
-      after = last;
-    }
-    const token = last !== undefined ? this.#encode(last, fingerprint) : descending ? '' : (q.continuationToken ?? '');
-    return { logs, continuation_token: token };
-  }
-
-  #encode(position: string, fingerprint: string): string {
-    return Buffer.from(`v1\u0000${fingerprint}\u0000${position}`, 'utf8').toString('base64url');
-  }
-
-  #decode(token: string, fingerprint: string): string {
-    if (!/^[A-Za-z0-9_-]+={0,2}$/.test(token) || token.length > 5120) throw bad('invalid continuation_token');
-    const [v, f, t, u] = Buffer.from(token, 'base64url').toString('utf8').split('\u0000');
-    const position = `${t ?? ''}\u0000${u ?? ''}`;
-    if (v !== 'v1' || f !== fingerprint || !isPosition(position)) throw badToken();
-    return position;
+    const records = this.records;
+    const scan: RecordScan = async (s) =>
+      records ? (await records.scan({ storeId, ...s })).map((r) => ({ position: r.position, entry: render(r) })) : [];
+    const page = await searchRecords(scan, q, {
+      message: 'SearchStoreLogsRequest',
+      retentionMs: this.retentionDays * DAY_MS,
+      isPosition,
+    });
+    return { logs: page.entries, continuation_token: page.continuation_token };
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ export const SCOPES = [
   'list:objects',
   'list:users',
   'manage:clients',
+  'manage:decisions',
   'manage:indexes',
   'read:assertions',
   'read:authorization_models',
@@ -20,6 +21,7 @@ export const SCOPES = [
   'read:indexes',
   'read:stores',
   'read:tuples',
+  'search:decisions',
   'search:logs',
   'write:assertions',
   'write:authorization_models',
@@ -75,6 +77,13 @@ export const OPERATIONS = {
   ReadAuthorizationModel: rule('read:authorization_models', 'model-read'),
   // latch's impact of a candidate model: it shows who holds which relation on every object.
   ImpactAuthorizationModel: rule('read:tuples', 'read'),
+  // latch's shadow evaluation (docs/changing-models.md): setting or clearing the shadow changes
+  // which model sampled requests are also evaluated under, like a model write; the report names
+  // users and objects with their answers, so it needs what Read needs.
+  WriteShadowModel: rule('write:authorization_models', 'model-write'),
+  DeleteShadowModel: rule('write:authorization_models', 'model-write'),
+  ReadShadowModel: rule('read:authorization_models', 'model-read'),
+  ReadShadowReport: rule('read:tuples', 'read'),
   ReadAssertions: rule('read:assertions', 'assertions'),
   WriteAssertions: rule('write:assertions', 'assertions'),
   Write: rule('write:tuples', 'write'),
@@ -98,6 +107,11 @@ export const OPERATIONS = {
   ActionSearch: rule('check:tuples', 'check'),
   GetConfiguration: rule('read:stores', 'stores'),
   SearchStoreLogs: rule('search:logs', 'logs'),
+  // latch's decision log (docs/audit.md): the recorded requests hold tuple keys and contexts.
+  SearchDecisions: rule('search:decisions', 'logs'),
+  ExplainDecision: rule('search:decisions', 'logs'),
+  ReadDecisionLog: rule('search:decisions', 'logs'),
+  WriteDecisionLog: rule('manage:decisions', 'logs'),
   ListIndexes: rule('read:indexes', 'indexes'),
   GetIndex: rule('read:indexes', 'indexes'),
   ReadExpansions: rule('read:expansions', 'indexes'),

@@ -4,12 +4,13 @@
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, ListedUser } from '../../engine/contract.js';
+import type { BatchCheckItem, CheckInput, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
-import { endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
+import { clientOf, endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
 import { storeId, type Obj } from '../validate.js';
 import { evaluate, parseEvaluations, yieldTurn, type EvaluationsInput } from './evaluations.js';
+import { reasonFor, wantsReason } from './reasons.js';
 import {
   MODEL_HEADER,
   checkKeyOf,
@@ -68,23 +69,30 @@ function accessInput<S, R, A>(
   return input;
 }
 
-const evaluation = endpoint<AccessInput<Subject, Resource, Action>>({
+const evaluation = endpoint<AccessInput<Subject, Resource, Action> & { readonly reason: boolean }>({
   ...base,
   name: 'Evaluation',
   op: 'evaluation',
   path: '/stores/:store_id/access/v1/evaluation',
-  parse: (req) => accessInput(req, 'EvaluationRequest', requiredSubject, requiredResource, requiredAction, false),
+  parse: (req) => ({
+    ...accessInput(req, 'EvaluationRequest', requiredSubject, requiredResource, requiredAction, false),
+    reason: wantsReason(bodyObject(req)),
+  }),
   async handle(input, ctx) {
-    const r = await ctx.latch.check({
+    const q: CheckInput = {
       storeId: input.storeId,
       modelId: input.modelId,
       tupleKey: checkKeyOf(input.subject, input.resource, input.action),
       contextualTuples: [],
       context: mergedContext(input.context, input.subject, input.resource, input.action),
       consistency: 'UNSPECIFIED',
-    });
+    };
+    const r = await ctx.latch.check(q);
     ctx.modelId = r.modelId;
-    return ok({ decision: r.allowed });
+    const d = ctx.decisions;
+    if (d?.active) d.check(clientOf(ctx), 'Evaluation', q, r);
+    if (!input.reason) return ok({ decision: r.allowed });
+    return ok({ decision: r.allowed, context: { reason: await reasonFor(ctx, q, r) } });
   },
 });
 

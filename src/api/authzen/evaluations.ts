@@ -6,9 +6,11 @@
 // Per-item errors are embedded as `{decision: false, context: {error: {status, message}}}`.
 
 import type { JsonObject } from '../../domain/types.js';
-import type { BatchCheckItem, CheckInput } from '../../engine/contract.js';
+import type { BatchCheckInput, BatchCheckItem, CheckInput, CheckResult } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
-import type { CallContext } from '../endpoint.js';
+import { clientOf, type CallContext } from '../endpoint.js';
+import type { Reason } from '../decisions/replay.js';
+import { reasonFor, wantsReason } from './reasons.js';
 import {
   actionOf,
   checkKeyOf,
@@ -42,11 +44,14 @@ export interface EvaluationsInput {
   /** Empty: the request is one evaluation of its top-level fields (spec §7.1). */
   readonly items: readonly Item[];
   readonly defaults: Item;
+  /** `options.reason`: each decision carries `context.reason` (./reasons.ts). */
+  readonly reason: boolean;
 }
 
 export interface Decision {
   readonly decision: boolean;
-  readonly context?: { readonly error: { readonly status: number; readonly message: string } };
+  readonly context?:
+    { readonly error: { readonly status: number; readonly message: string } } | { readonly reason: Reason };
 }
 
 /** `options.evaluations_semantic`: a name, or the proto enum number OpenFGA also takes. */
@@ -89,7 +94,7 @@ export function parseEvaluations(storeId: string, modelId: string | undefined, b
       context: own.context ?? defaults.context,
     };
   });
-  return { storeId, modelId, semantic: semanticOf(body), items, defaults };
+  return { storeId, modelId, semantic: semanticOf(body), items, defaults, reason: wantsReason(body) };
 }
 
 /** The first part an item lacks, as the message names it; undefined when it is complete. */
@@ -143,19 +148,43 @@ async function executeAll(input: EvaluationsInput, ctx: CallContext, deadline: n
     const c = checkOf(input, item);
     return { correlationId: String(i), tupleKey: c.tupleKey, contextualTuples: [], context: c.context };
   });
-  const r = await ctx.latch.batchCheck({
+  const batch: BatchCheckInput = {
     storeId: input.storeId,
     modelId: input.modelId,
     checks,
     consistency: 'UNSPECIFIED',
     deadline,
-  });
+  };
+  const r = await ctx.latch.batchCheck(batch);
   ctx.modelId = r.modelId;
-  return checks.map((c) => {
+  const d = ctx.decisions;
+  if (d?.active) d.batch(clientOf(ctx), 'Evaluations', batch, r);
+  const out: Decision[] = [];
+  for (const c of checks) {
     const outcome = r.results.get(c.correlationId);
     if (outcome === undefined) throw new AppError('internal_error', `no result for evaluation ${c.correlationId}`);
-    return 'error' in outcome ? failed(outcome.error.status, outcome.error.message) : { decision: outcome.allowed };
-  });
+    if ('error' in outcome) out.push(failed(outcome.error.status, outcome.error.message));
+    else if (!input.reason) out.push({ decision: outcome.allowed });
+    else {
+      const q: CheckInput = { ...c, storeId: input.storeId, modelId: input.modelId, consistency: 'UNSPECIFIED' };
+      out.push(await decided(ctx, input, q, { ...r, allowed: outcome.allowed }));
+    }
+  }
+  return out;
+}
+
+/** A decision made, recorded when `record`, with its reason when the request asks. */
+async function decided(
+  ctx: CallContext,
+  input: EvaluationsInput,
+  q: CheckInput,
+  r: CheckResult,
+  record = false,
+): Promise<Decision> {
+  const d = ctx.decisions;
+  if (record && d?.active) d.check(clientOf(ctx), 'Evaluations', q, r);
+  if (!input.reason) return { decision: r.allowed };
+  return { decision: r.allowed, context: { reason: await reasonFor(ctx, q, r) } };
 }
 
 /**
@@ -179,9 +208,10 @@ async function shortCircuit(input: EvaluationsInput, ctx: CallContext, deadline:
     if (gap) d = failed(400, `evaluation ${i}: missing ${gap}`);
     else {
       try {
-        const r = await ctx.latch.check({ ...checkOf(input, item), deadline });
+        const q = { ...checkOf(input, item), deadline };
+        const r = await ctx.latch.check(q);
         ctx.modelId = r.modelId;
-        d = { decision: r.allowed };
+        d = await decided(ctx, input, q, r, true);
       } catch (err) {
         d = embedded(err);
       }
@@ -202,9 +232,10 @@ export async function evaluate(input: EvaluationsInput, ctx: CallContext): Promi
         'validation_error',
         `invalid EvaluationsRequest.${gap[0]?.toUpperCase()}${gap.slice(1)}: value is required`,
       );
-    const r = await ctx.latch.check(checkOf(input, input.defaults));
+    const q = checkOf(input, input.defaults);
+    const r = await ctx.latch.check(q);
     ctx.modelId = r.modelId;
-    return [{ decision: r.allowed }];
+    return [await decided(ctx, input, q, r, true)];
   }
   assertBatchSize(input, ctx);
   const deadline = Date.now() + ctx.latch.config.checkDeadlineMs;

@@ -2,7 +2,7 @@
 // and the model; then ONE snapshot and ONE instant for the whole batch (every item sees the same
 // tuples expired), each item's cached answer or validation, and the walker on the items that run
 // (inline or on the pool). One deadline for the whole batch: the items it cuts short answer
-// throttled_timeout_error.
+// throttled_timeout_error. Each answered item may be sampled for shadow evaluation (commands/shadow.ts).
 
 import { toAppError } from '../../errors.js';
 import type { BatchCheckInput, BatchCheckOutcome, BatchCheckResult } from '../contract.js';
@@ -11,6 +11,7 @@ import { cacheScope, checkItem } from './check.js';
 import type { EngineParts } from './parts.js';
 import { pastBatchCheck } from './past-queries.js';
 import { assertContextualLimit, assertKnownStore, freshIndex } from './request-steps.js';
+import { offerCheck } from './shadow.js';
 
 const ALLOWED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: true });
 const DENIED_ITEM: BatchCheckOutcome = Object.freeze({ allowed: false });
@@ -54,7 +55,9 @@ export async function batchCheck(e: EngineParts, input: BatchCheckInput): Promis
   input.checks.forEach((c, i) => {
     const slot = slots[i] as BatchCheckOutcome | number;
     const outcome = typeof slot === 'number' ? outcomes[slot] : slot;
-    if (outcome) results.set(c.correlationId, outcome);
+    if (!outcome) return;
+    results.set(c.correlationId, outcome);
+    if ('allowed' in outcome) offerCheck(e, 'batch-check', input.storeId, model.id, snapshot, now, c, outcome.allowed);
   });
-  return { modelId: model.id, results };
+  return { modelId: model.id, results, revision: snapshot.revision, instant: now };
 }

@@ -2,7 +2,8 @@
 // without a promise) or the store, its index at the asked freshness and the model; then ONE index
 // snapshot, the result cache, the key validated against the model with Check's codes, and the
 // walker at ONE instant of the injected clock (tuple expiry). Past `checkDeadlineMs` a Check
-// answers 422 throttled_timeout_error (docs/reference/decisions.md D8).
+// answers 422 throttled_timeout_error (docs/reference/decisions.md D8). A sampled answer is queued
+// for shadow evaluation after it is known (commands/shadow.ts).
 
 import type { Consistency } from '../../domain/types.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
@@ -12,6 +13,7 @@ import { ResultCache } from '../state/result-cache.js';
 import type { EngineParts } from './parts.js';
 import { pastCheck } from './past-queries.js';
 import { assertContextualLimit, freshIndex, storeOf } from './request-steps.js';
+import { offerCheck } from './shadow.js';
 import { checkItem } from './validate-request.js';
 
 export { checkItem } from './validate-request.js';
@@ -66,16 +68,19 @@ function checkOn(
   // The request's instant: the clock is read only for a snapshot with expiring tuples (≈ 70 ns otherwise saved).
   const now = e.checker.instant(snapshot);
   const scope = cacheScope(e, input.consistency, input, snapshot, model, now);
-  const cached = scope === 0 ? undefined : e.results.get(scope, k);
-  if (cached !== undefined) return { allowed: cached, modelId: model.id };
-  const item = checkItem(model, k, input);
-  const outcome =
-    deadline === undefined
-      ? e.checker.checkStarting(snapshot, model, item, e.config.checkDeadlineMs, now)
-      : e.checker.checkInline(snapshot, model, item, deadline, now);
-  if ('error' in outcome) throw outcome.error;
-  if (scope !== 0) e.results.set(scope, k, outcome.allowed);
-  return { allowed: outcome.allowed, modelId: model.id };
+  let allowed = scope === 0 ? undefined : e.results.get(scope, k);
+  if (allowed === undefined) {
+    const item = checkItem(model, k, input);
+    const outcome =
+      deadline === undefined
+        ? e.checker.checkStarting(snapshot, model, item, e.config.checkDeadlineMs, now)
+        : e.checker.checkInline(snapshot, model, item, deadline, now);
+    if ('error' in outcome) throw outcome.error;
+    allowed = outcome.allowed;
+    if (scope !== 0) e.results.set(scope, k, allowed);
+  }
+  offerCheck(e, 'check', input.storeId, model.id, snapshot, now, input, allowed);
+  return { allowed, modelId: model.id, revision: snapshot.revision, instant: now };
 }
 
 /**

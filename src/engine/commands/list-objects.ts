@@ -25,18 +25,58 @@ export async function listObjects(e: EngineParts, input: ListObjectsInput): Prom
   await admit(e, input);
   if (input.at) return pastListObjects(e, input, input.at);
   if (input.page) {
-    const { model, keys } = await completeObjects(e, input);
+    const { model, keys, revision, instant } = await completeObjects(e, input);
     const page = pageOf(keys, input.page);
-    return { objects: page.items, modelId: model.id, next: page.next };
+    return { objects: page.items, modelId: model.id, next: page.next, revision, instant };
   }
-  const { model, walk } = await openWalk(e, input);
+  const { model, walk, snapshot, instant, outcome } = await openWalk(e, input);
   const max = e.config.listObjectsMaxResults;
   const objects: string[] = [];
   for (const o of walk) {
     objects.push(o);
     if (objects.length >= max) break; // stops the walk: no later error can surface
   }
-  return { objects, modelId: model.id };
+  if (objects.length < max && !outcome.stopped) offerList(e, input, model.id, snapshot, instant, objects);
+  return { objects, modelId: model.id, revision: snapshot.revision, instant };
+}
+
+/**
+ * The request's objects under another model (a shadow, commands/shadow-evaluation.ts) over the
+ * same snapshot and instant, with ListObjects' validation; `complete` false when the deadline or
+ * the result limit cut the walk short.
+ */
+export function shadowObjects(
+  e: EngineParts,
+  input: ListObjectsInput,
+  model: CompiledModel,
+  snapshot: IndexSnapshot,
+  now: number,
+): { objects: string[]; complete: boolean } {
+  validateUnder(model, input);
+  const outcome = { stopped: false };
+  const max = e.config.listObjectsMaxResults;
+  const walk = walkOf(e, input, model, snapshot, Date.now() + e.config.listObjectsDeadlineMs, now, outcome);
+  const objects: string[] = [];
+  for (const o of walk) {
+    objects.push(o);
+    if (objects.length >= max) break;
+  }
+  return { objects, complete: objects.length < max && !outcome.stopped };
+}
+
+/** Queues the sampled shadow evaluation of a complete ListObjects answer (commands/shadow.ts). */
+function offerList(
+  e: EngineParts,
+  input: ListObjectsInput,
+  modelId: string,
+  snapshot: IndexSnapshot,
+  now: number,
+  objects: readonly string[],
+): void {
+  const shadowModelId = e.shadow.sample(input.storeId, modelId);
+  if (shadowModelId === undefined) return;
+  const job = { storeId: input.storeId, snapshot, now, modelId, shadowModelId, at: Date.now() };
+  e.shadow.offer({ ...job, operation: 'list-objects', request: input, objects });
 }
 
 /** Objects as the walk confirms them, against one pinned snapshot (evaluation/list/open.ts `streamWalk`). */
@@ -64,23 +104,36 @@ export async function* streamedListObjects(
 /** The model of a ListObjects request, after every model-dependent check with ListObjects' codes. */
 async function validModel(e: EngineParts, input: ListObjectsInput): Promise<CompiledModel> {
   const model = await e.models.resolve(input.storeId, input.modelId);
+  validateUnder(model, input);
+  return model;
+}
+
+function validateUnder(model: CompiledModel, input: ListObjectsInput): void {
   validateRequestContext(input.context);
   validateContextualTuples(model, input.contextualTuples, 'listObjects');
   validateObjectRelation(model, input.type, input.relation, 'listObjects');
   validateSubject(model, input.user);
-  return model;
 }
 
-async function openWalk(
-  e: EngineParts,
-  input: ListObjectsInput,
-): Promise<{ model: CompiledModel; walk: Generator<string, void>; snapshot: IndexSnapshot; deadline: number }> {
+interface OpenWalk {
+  readonly model: CompiledModel;
+  readonly walk: Generator<string, void>;
+  readonly snapshot: IndexSnapshot;
+  readonly deadline: number;
+  readonly instant: number;
+  /** Set when the deadline stopped the walk. */
+  readonly outcome: { stopped: boolean };
+}
+
+async function openWalk(e: EngineParts, input: ListObjectsInput): Promise<OpenWalk> {
   const deadline = Date.now() + e.config.listObjectsDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
   const snapshot = index.snapshot();
-  const walk = walkOf(e, input, model, snapshot, deadline, e.clock());
-  return { model, walk, snapshot, deadline };
+  const instant = e.clock();
+  const outcome = { stopped: false };
+  const walk = walkOf(e, input, model, snapshot, deadline, instant, outcome);
+  return { model, walk, snapshot, deadline, instant, outcome };
 }
 
 /**
@@ -93,7 +146,7 @@ async function completeObjects(
   e: EngineParts,
   input: ListObjectsInput,
   signal?: AbortSignal,
-): Promise<{ model: CompiledModel; keys: readonly string[] }> {
+): Promise<{ model: CompiledModel; keys: readonly string[]; revision: number; instant: number }> {
   const deadline = Date.now() + e.config.listPageDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
@@ -107,7 +160,7 @@ async function completeObjects(
   };
   const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
   const hit = e.listings.get(key, stamp, now);
-  if (hit) return { model, keys: hit };
+  if (hit) return { model, keys: hit, revision: snapshot.revision, instant: now };
   const outcome = { stopped: false };
   snapshot.pin();
   try {
@@ -115,7 +168,7 @@ async function completeObjects(
     const keys = await collectAll(walk, outcome, signal);
     keys.sort();
     e.listings.set(key, stamp, keys);
-    return { model, keys };
+    return { model, keys, revision: snapshot.revision, instant: now };
   } finally {
     snapshot.unpin();
   }

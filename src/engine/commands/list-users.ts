@@ -42,9 +42,14 @@ export async function listUsers(e: EngineParts, input: ListUsersInput): Promise<
   const ctx = evalContext(e, input, model, index.snapshot(), deadline);
   if (input.page) {
     const page = pageOf(completeUsers(e, input, index, ctx, q), input.page);
-    return { users: page.items.map(userOfKey), modelId: model.id, next: page.next };
+    return { users: page.items.map(userOfKey), modelId: model.id, next: page.next, ...evaluated(ctx) };
   }
-  return { users: walkUsers(ctx, q, e.config.listUsersMaxResults), modelId: model.id };
+  return { users: walkUsers(ctx, q, e.config.listUsersMaxResults), modelId: model.id, ...evaluated(ctx) };
+}
+
+/** The revision and instant the listing read (the decision log replays them). */
+function evaluated(ctx: EvalContext & { readonly now: number }): { revision: number; instant: number } {
+  return { revision: ctx.view.revision, instant: ctx.now };
 }
 
 /** The complete, sorted users of a paged ListUsers (cached like ListObjects' complete answers). */

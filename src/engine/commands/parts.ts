@@ -11,6 +11,9 @@ import type { ListingCache } from '../state/listing-cache.js';
 import type { ModelCache } from '../state/model-cache.js';
 import type { PastViews } from '../state/past-views.js';
 import type { ResultCache } from '../state/result-cache.js';
+import type { ShadowQueue } from '../state/shadow-queue.js';
+import type { ShadowRecords } from '../state/shadow-records.js';
+import type { ShadowSettings } from '../state/shadow-settings.js';
 import type { StoreIndexes } from '../state/store-indexes.js';
 import type { StoreWriter } from '../state/store-writer.js';
 import type { WatchFeed } from '../state/watch-feed.js';
@@ -36,4 +39,8 @@ export interface EngineParts {
   readonly permissionIndexes: PermissionIndexes;
   /** The cached views of past revisions, for queries with `at` (docs/audit.md). */
   readonly pastViews: PastViews;
+  /** Shadow evaluation (docs/changing-models.md): each store's setting on this node, the sampled requests' queue, the figures. */
+  readonly shadowSettings: ShadowSettings;
+  readonly shadow: ShadowQueue;
+  readonly shadowRecords: ShadowRecords;
 }

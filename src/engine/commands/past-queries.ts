@@ -41,13 +41,19 @@ interface Target {
 
 export async function pastCheck(e: EngineParts, input: CheckInput, at: PastPoint): Promise<CheckResult> {
   const f = await frame(e, input, at, e.config.checkDeadlineMs);
-  return { allowed: await checkOnFrame(f, e.checker, input), modelId: f.model.id, atRevision: f.revision };
+  return {
+    allowed: await checkOnFrame(f, e.checker, input),
+    modelId: f.model.id,
+    atRevision: f.revision,
+    revision: f.revision,
+    instant: f.instant,
+  };
 }
 
 export async function pastBatchCheck(e: EngineParts, input: BatchCheckInput, at: PastPoint): Promise<BatchCheckResult> {
   const f = await frame(e, input, at, e.config.checkDeadlineMs);
   const results = await batchCheckOnFrame(f, e.checker, input.checks);
-  return { results, modelId: f.model.id, atRevision: f.revision };
+  return { results, modelId: f.model.id, atRevision: f.revision, revision: f.revision, instant: f.instant };
 }
 
 export async function pastListObjects(
@@ -56,7 +62,13 @@ export async function pastListObjects(
   at: PastPoint,
 ): Promise<ListObjectsResult> {
   const f = await frame(e, input, at, input.page ? e.config.listPageDeadlineMs : e.config.listObjectsDeadlineMs);
-  return { ...(await listObjectsOnFrame(f, e.config, input)), modelId: f.model.id, atRevision: f.revision };
+  return {
+    ...(await listObjectsOnFrame(f, e.config, input)),
+    modelId: f.model.id,
+    atRevision: f.revision,
+    revision: f.revision,
+    instant: f.instant,
+  };
 }
 
 /** The listing computed first, then streamed (a past view is not pinned for a slow consumer). */
@@ -75,7 +87,13 @@ export async function* pastStreamedListObjects(
 
 export async function pastListUsers(e: EngineParts, input: ListUsersInput, at: PastPoint): Promise<ListUsersResult> {
   const f = await frame(e, input, at, input.page ? e.config.listPageDeadlineMs : e.config.listUsersDeadlineMs);
-  return { ...listUsersOnFrame(f, e.config, input), modelId: f.model.id, atRevision: f.revision };
+  return {
+    ...listUsersOnFrame(f, e.config, input),
+    modelId: f.model.id,
+    atRevision: f.revision,
+    revision: f.revision,
+    instant: f.instant,
+  };
 }
 
 export async function pastExpand(e: EngineParts, input: ExpandInput, at: PastPoint): Promise<ExpandResult> {

@@ -16,5 +16,6 @@ export function stats(e: EngineParts): EngineStats {
     sharedMemoryBytes: allocatedBytes(),
     writes: e.writer.timings,
     checkDepth: checkDepths,
+    shadow: e.shadowRecords.stats(e.shadow.length),
   };
 }

@@ -2,6 +2,7 @@
 // the figures `stats()` reports, and where it logs what no caller waits for.
 
 import type { PermissionIndexLimits } from './permission-indexes.js';
+import type { ShadowLimits, ShadowStats } from './shadow.js';
 
 /** A loaded store as `Latch.heldStores` reports it. */
 export interface HeldStore {
@@ -30,6 +31,8 @@ export interface EngineConfig {
   readonly permissionIndex?: Partial<PermissionIndexLimits> | undefined;
   /** Bounds of queries at a past revision (docs/audit.md); defaults in config.ts. */
   readonly history?: Partial<HistoryLimits> | undefined;
+  /** Bounds of shadow evaluation (queue, records per store); defaults in config.ts. */
+  readonly shadow?: Partial<ShadowLimits> | undefined;
 }
 
 /** Bounds of queries at a past revision (docs/audit.md). */
@@ -107,6 +110,8 @@ export interface EngineStats {
   readonly writes: Histogram;
   /** Resolution depth of the Checks answered inline (values in hops, not ms). */
   readonly checkDepth: Histogram;
+  /** Shadow evaluation on this node (docs/changing-models.md), every store together. */
+  readonly shadow: ShadowStats;
 }
 
 /** Where the engine reports what no caller is waiting for (a failed background checkpoint). */

@@ -40,7 +40,17 @@ export interface QueryBase {
  * 10:00 (revision 1) and 10:05 (revision 2): `{time: 10:03}` reads revision 1 with tuple expiry
  * judged at 10:03; `{revision: 1}` reads it with expiry judged at 10:00.
  */
-export type PastPoint = { readonly revision: number } | { readonly time: number };
+export type PastPoint =
+  | {
+      readonly revision: number;
+      /**
+       * With a revision, the instant tuple expiry is judged at instead of the revision's commit
+       * time: how a recorded decision is replayed (a live answer read revision r at the instant
+       * of the request). Not a wire field.
+       */
+      readonly time?: number | undefined;
+    }
+  | { readonly time: number };
 
 /** What a query at a past point reports with its answer: the revision it read. */
 export interface AtRevision {
@@ -48,11 +58,22 @@ export interface AtRevision {
   readonly atRevision?: number | undefined;
 }
 
+/**
+ * The state a live answer was computed on, so that the decision log can replay it exactly
+ * (docs/audit.md): the index snapshot's revision and the instant tuple expiry was judged at.
+ * Example: a Check read revision 41 at 10:03:07.250 → `{revision: 41, instant: <that ms>}`.
+ */
+export interface Evaluated {
+  readonly revision?: number | undefined;
+  /** ms since the epoch; 0 when no clock was read (no tuple of the snapshot expires). */
+  readonly instant?: number | undefined;
+}
+
 export interface CheckInput extends QueryBase {
   readonly tupleKey: CheckTupleKey;
 }
 
-export interface CheckResult extends AtRevision {
+export interface CheckResult extends AtRevision, Evaluated {
   readonly allowed: boolean;
   /** The resolved model id (for the Openfga-Authorization-Model-Id header). */
   readonly modelId: string;
@@ -80,7 +101,7 @@ export interface BatchCheckInput {
 
 export type BatchCheckOutcome = { readonly allowed: boolean } | { readonly error: AppError };
 
-export interface BatchCheckResult extends AtRevision {
+export interface BatchCheckResult extends AtRevision, Evaluated {
   readonly modelId: string;
   /** correlationId → outcome; one entry per input item. */
   readonly results: ReadonlyMap<string, BatchCheckOutcome>;
@@ -145,7 +166,7 @@ export interface ListObjectsInput extends QueryBase {
   readonly page?: ListPageRequest | undefined;
 }
 
-export interface ListObjectsResult extends AtRevision {
+export interface ListObjectsResult extends AtRevision, Evaluated {
   readonly objects: string[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last object; absent when it was the last page. */
@@ -171,7 +192,7 @@ export type ListedUser =
   | { readonly userset: { readonly type: string; readonly id: string; readonly relation: string } }
   | { readonly wildcard: { readonly type: string } };
 
-export interface ListUsersResult extends AtRevision {
+export interface ListUsersResult extends AtRevision, Evaluated {
   readonly users: ListedUser[];
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */

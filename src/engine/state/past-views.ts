@@ -89,11 +89,11 @@ export class PastViews {
       const head = await this.storage.revision(store.id);
       if (at.revision > head)
         throw new AppError('revision_in_future', `revision ${at.revision} is after the store's revision ${head}`);
-      if (at.revision === 0) return { revision: 0, instant: created };
+      if (at.revision === 0) return { revision: 0, instant: at.time ?? created };
       const ms = await this.storage.revisionTime(store.id, at.revision);
       if (ms === undefined)
         throw new AppError('revision_not_retained', `revision ${at.revision} is not in the store's changelog`);
-      return { revision: at.revision, instant: ms };
+      return { revision: at.revision, instant: at.time ?? ms };
     }
     if (at.time > Date.now()) throw new AppError('revision_in_future', 'at_time is in the future');
     if (at.time < created)

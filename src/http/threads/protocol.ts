@@ -50,6 +50,8 @@ export type ToMain = CallMsg | OpenMsg | AckMsg | CancelMsg | TableMsg | DropTab
 export interface WireError {
   readonly code?: string | undefined;
   readonly message: string;
+  /** The AppError's extra wire fields (write_precondition_failed: `precondition_index`). */
+  readonly fields?: Readonly<Record<string, number | string>> | undefined;
 }
 export interface OkMsg {
   readonly t: 'ok';
@@ -82,12 +84,14 @@ export interface CloseMsg {
 export type ToThread = OkMsg | ErrMsg | ItemsMsg | StatsMsg | CloseMsg;
 
 export function toWire(err: unknown): WireError {
-  if (err instanceof AppError) return { code: err.code, message: err.message };
+  if (err instanceof AppError) return { code: err.code, message: err.message, fields: err.fields };
   return { message: err instanceof Error ? err.message : String(err) };
 }
 
 export function fromWire(e: WireError): Error {
-  return e.code !== undefined && isErrorCode(e.code) ? new AppError(e.code, e.message) : new Error(e.message);
+  return e.code !== undefined && isErrorCode(e.code)
+    ? new AppError(e.code, e.message, e.fields && { fields: e.fields })
+    : new Error(e.message);
 }
 
 /** A value with AppErrors inside (BatchCheck outcomes, checkIds errors), made cloneable: each error as its wire form. */

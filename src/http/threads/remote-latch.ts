@@ -160,6 +160,10 @@ export class RemoteLatch implements Latch {
   writeAssertions: Method<'writeAssertions'> = (...a) => this.call('writeAssertions', ...a);
   write: Method<'write'> = (...a) => this.call('write', ...a);
   migrateRelations: Method<'migrateRelations'> = (...a) => this.call('migrateRelations', ...a);
+  setShadow: Method<'setShadow'> = (...a) => this.call('setShadow', ...a);
+  getShadow: Method<'getShadow'> = (...a) => this.call('getShadow', ...a);
+  clearShadow: Method<'clearShadow'> = (...a) => this.call('clearShadow', ...a);
+  shadowReport: Method<'shadowReport'> = (...a) => this.call('shadowReport', ...a);
   read: Method<'read'> = (...a) => this.call('read', ...a);
   readChanges: Method<'readChanges'> = (...a) => this.call('readChanges', ...a);
   createPermissionIndex: Method<'createPermissionIndex'> = (...a) => this.call('createPermissionIndex', ...a);

@@ -1,12 +1,12 @@
 // The auth DB and the store-log DB of src/storage/auth on PostgreSQL: the same ordered
-// key-value contract (AuthKv) as on LevelDB, one table each (latch_auth, latch_store_logs), so
+// key-value contract (AuthKv) as on LevelDB, one table each (latch_auth, latch_store_logs, latch_decisions), so
 // every node reads and writes one authentication state. Keys are stored with the NUL-free code
 // of ./db.ts (`enc`), which keeps their byte order; a batch is one transaction.
 
 import type { AuthKv, AuthKvOp, AuthKvRange } from '../auth/kv-contract.js';
 import { dec, Db, enc, q, type PostgresOptions } from './db.js';
 
-export type AuthTable = 'latch_auth' | 'latch_store_logs';
+export type AuthTable = 'latch_auth' | 'latch_store_logs' | 'latch_decisions';
 
 export class PgAuthKv implements AuthKv {
   private readonly db: Db;

@@ -137,7 +137,22 @@ const MIGRATIONS: readonly string[] = [
     WRITE_FUNCTION_SQL +
     // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
     WRITE_ALL_FUNCTION_SQL,
-  // step 2: the placement registry of `latch serve --placement` (cluster.ts): one row per node,
+  `
+  -- the decision log (src/storage/decisions.ts): recorded decisions, their pruning index and the
+  -- per-store sampling settings, one ordered key-value space like latch_store_logs
+  CREATE TABLE latch_decisions (
+    key   text ${C} PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
+  // step 3: the store's shadow model setting (docs/changing-models.md, shadow evaluation)
+  `
+  CREATE TABLE latch_shadows (
+    store_id text ${C} PRIMARY KEY,
+    setting  text NOT NULL
+  );
+  `,
+  // step 4: the placement registry of `latch serve --placement` (cluster.ts): one row per node,
   // its lease timed by the database's clock, the stores it holds (ready) and is loading
   `
   CREATE TABLE latch_cluster_members (

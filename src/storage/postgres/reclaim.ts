@@ -13,6 +13,7 @@ const TABLES = [
   'latch_models',
   'latch_assertions',
   'latch_permission_indexes',
+  'latch_shadows',
   'latch_checkpoint_chunks',
   'latch_checkpoints',
   'latch_checkpoint_writers',

@@ -28,6 +28,7 @@ import type {
   PageRequest,
   PermissionIndexRecord,
   RevisionChange,
+  ShadowSetting,
   Storage,
   StorageEvent,
   StoreQuery,
@@ -42,6 +43,7 @@ import { PgClusterRegistry } from './cluster.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
+import { readShadow, writeShadow } from './shadow.js';
 import { expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey, writeTuples } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
@@ -116,6 +118,7 @@ export class PgStorage implements Storage {
       'latch_models',
       'latch_assertions',
       'latch_permission_indexes',
+      'latch_shadows',
       'latch_checkpoint_chunks',
       'latch_checkpoints',
     ];
@@ -484,6 +487,10 @@ export class PgStorage implements Storage {
     ]);
     return n > 0;
   }
+
+  readShadow = (storeId: string): Promise<ShadowSetting | undefined> => readShadow(this.db, storeId);
+  writeShadow = (storeId: string, setting: ShadowSetting | undefined): Promise<void> =>
+    writeShadow(this.db, storeId, setting);
 
   // ---- assertions ----
 

@@ -1,0 +1,64 @@
+// This node's copy of each store's shadow model setting (docs/changing-models.md): read from the
+// datastore the first time a request of the store asks, refreshed every `refreshMs` (another node
+// may set or clear it) and at once when this node sets, clears or reads it. `get` never waits: a
+// store whose setting is still loading is answered without a shadow.
+
+import type { ShadowSetting } from '../../domain/types.js';
+import type { Storage } from '../../storage/types.js';
+import type { EngineLog } from '../contract.js';
+
+export class ShadowSettings {
+  /** Per store seen: its setting, or null when it has none. */
+  private readonly known = new Map<string, ShadowSetting | null>();
+  /** Bumped by every local `put`: a load that started before it must not overwrite it. */
+  private readonly versions = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly storage: Storage,
+    refreshMs: number,
+    private readonly log: EngineLog,
+  ) {
+    if (refreshMs > 0) {
+      this.timer = setInterval(() => void this.refresh(), refreshMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The store's setting as this node knows it; the first call for a store starts loading it (undefined meanwhile). */
+  get(storeId: string): ShadowSetting | undefined {
+    const s = this.known.get(storeId);
+    if (s !== undefined) return s ?? undefined;
+    this.known.set(storeId, null);
+    void this.load(storeId);
+    return undefined;
+  }
+
+  /** What the datastore now holds for the store (this node's own change, or one just read). */
+  put(storeId: string, setting: ShadowSetting | undefined): void {
+    this.versions.set(storeId, (this.versions.get(storeId) ?? 0) + 1);
+    this.known.set(storeId, setting ?? null);
+  }
+
+  /** Reloads every store this node has seen (a deleted store is forgotten). */
+  async refresh(): Promise<void> {
+    await Promise.all([...this.known.keys()].map((id) => this.load(id)));
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async load(storeId: string): Promise<void> {
+    const version = this.versions.get(storeId) ?? 0;
+    try {
+      const setting = await this.storage.readShadow(storeId);
+      if ((this.versions.get(storeId) ?? 0) !== version) return;
+      if (setting) this.known.set(storeId, setting);
+      else if ((await this.storage.getStore(storeId)) === undefined) this.known.delete(storeId);
+      else this.known.set(storeId, null);
+    } catch (err) {
+      this.log('warn', 'shadow setting not read', { store_id: storeId, cause: String(err) });
+    }
+  }
+}

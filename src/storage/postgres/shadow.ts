@@ -1,0 +1,28 @@
+// The store's shadow model setting on PostgreSQL (Storage.readShadow / writeShadow): one row per
+// store in latch_shadows (schema step 2), read by every node; reclaimed with the store's rows.
+
+import { fail } from '../../errors.js';
+import type { ShadowSetting } from '../../domain/types.js';
+import { q, type Db } from './db.js';
+
+const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
+
+export async function readShadow(db: Db, storeId: string): Promise<ShadowSetting | undefined> {
+  const v = await db.value(`SELECT setting FROM latch_shadows WHERE store_id = $1 AND ${LIVE}`, [storeId]);
+  return typeof v === 'string' ? (JSON.parse(v) as ShadowSetting) : undefined;
+}
+
+/** Under the store row's key-share lock, so a concurrent store deletion cannot leave a row behind. */
+export async function writeShadow(db: Db, storeId: string, setting: ShadowSetting | undefined): Promise<void> {
+  await db.tx(async (c) => {
+    const live = await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]);
+    if (live.length === 0) throw fail.storeNotFound();
+    if (!setting) await q(c, 'DELETE FROM latch_shadows WHERE store_id = $1', [storeId]);
+    else
+      await q(
+        c,
+        'INSERT INTO latch_shadows (store_id, setting) VALUES ($1, $2) ON CONFLICT (store_id) DO UPDATE SET setting = EXCLUDED.setting',
+        [storeId, JSON.stringify(setting)],
+      );
+  });
+}
