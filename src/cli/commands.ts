@@ -14,6 +14,7 @@ import { migrateCommand } from './migrate-cmd.js';
 import { type CliIo, type Command, describeError, processIo } from './common.js';
 import { modelCommands } from './model-cmd.js';
 import { queryCommands } from './query-cmd.js';
+import { reviewCommand } from './review-cmd.js';
 import { storeCommands } from './store-cmd.js';
 import { testCommand } from './test-cmd.js';
 import { tupleCommands } from './tuple-cmd.js';
@@ -56,6 +57,7 @@ const SINGLE: Record<string, Command> = {
   bench: benchCommand,
   migrate: migrateCommand,
   changes: changesCommand,
+  review: reviewCommand,
   'dev-postgres': devPostgresCommand,
 };
 

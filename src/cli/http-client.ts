@@ -55,7 +55,13 @@ export interface BatchCheckBody {
 export type BatchCheckItemResult =
   { allowed: boolean } | { error: { input_error?: string; internal_error?: string; message: string } };
 
-export interface ListObjectsBody {
+/** A past point of a query (docs/audit.md): one of the two, or neither for now. */
+export interface AtPoint {
+  readonly at_revision?: number;
+  readonly at_time?: string;
+}
+
+export interface ListObjectsBody extends AtPoint {
   readonly type: string;
   readonly relation: string;
   readonly user: string;
@@ -64,7 +70,7 @@ export interface ListObjectsBody {
   readonly authorization_model_id?: string;
 }
 
-export interface ListUsersBody {
+export interface ListUsersBody extends AtPoint {
   readonly object: { type: string; id: string };
   readonly relation: string;
   readonly user_filters: { type: string; relation?: string }[];
@@ -257,7 +263,12 @@ export class FgaHttpClient {
     return (await this.send<{ users: ListedUser[] }>('POST', `/stores/${enc(storeId)}/list-users`, body)).users;
   }
   /** Every object, page after page (latch's paged ListObjects): complete and in order, whatever the server's result cap. */
-  async listAllObjects(storeId: string, body: ListObjectsBody, pageSize = 1000): Promise<string[]> {
+  async listAllObjects(
+    storeId: string,
+    body: ListObjectsBody,
+    pageSize = 1000,
+    onRevision?: (revision: number) => void,
+  ): Promise<string[]> {
     const out: string[] = [];
     let token = '';
     do {
@@ -265,6 +276,7 @@ export class FgaHttpClient {
         'POST',
         `/stores/${enc(storeId)}/list-objects`,
         { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) },
+        revisionHeader(onRevision),
       );
       out.push(...page.objects);
       token = page.continuation_token ?? '';
@@ -272,7 +284,12 @@ export class FgaHttpClient {
     return out;
   }
   /** Every user, page after page (latch's paged ListUsers). */
-  async listAllUsers(storeId: string, body: ListUsersBody, pageSize = 1000): Promise<ListedUser[]> {
+  async listAllUsers(
+    storeId: string,
+    body: ListUsersBody,
+    pageSize = 1000,
+    onRevision?: (revision: number) => void,
+  ): Promise<ListedUser[]> {
     const out: ListedUser[] = [];
     let token = '';
     do {
@@ -280,6 +297,7 @@ export class FgaHttpClient {
         'POST',
         `/stores/${enc(storeId)}/list-users`,
         { ...body, page_size: pageSize, ...(token ? { continuation_token: token } : {}) },
+        revisionHeader(onRevision),
       );
       out.push(...page.users);
       token = page.continuation_token ?? '';
@@ -431,4 +449,13 @@ export class FgaHttpClient {
 
 function enc(s: string): string {
   return encodeURIComponent(s);
+}
+
+/** Reads `Latch-Revision` (the revision a past query read) into `onRevision`. */
+function revisionHeader(onRevision?: (revision: number) => void): ((h: Headers) => void) | undefined {
+  if (!onRevision) return undefined;
+  return (h) => {
+    const v = h.get('latch-revision');
+    if (v !== null && /^\d+$/.test(v)) onRevision(Number(v));
+  };
 }

@@ -31,6 +31,14 @@ const QUERY_FLAGS: FlagSpec[] = [
     choices: ['MINIMIZE_LATENCY', 'HIGHER_CONSISTENCY'],
     help: 'Consistency preference',
   },
+  {
+    name: 'at-revision',
+    kind: 'integer',
+    min: 0,
+    value: '<n>',
+    help: 'Evaluate as of this store revision (docs/audit.md)',
+  },
+  { name: 'at-time', kind: 'string', value: '<rfc3339>', help: 'Evaluate as of this instant (docs/audit.md)' },
   ...SERVER_FLAGS,
 ];
 
@@ -58,16 +66,25 @@ function contextualTuples(args: Args): TupleKey[] {
 
 interface Common {
   authorization_model_id?: string;
+  at_revision?: number;
+  at_time?: string;
   consistency?: string;
   context?: JsonObject;
   contextual_tuples?: { tuple_keys: TupleKey[] };
 }
 
-/** Request-level fields: model id and consistency. */
-function requestFields(args: Args): Pick<Common, 'authorization_model_id' | 'consistency'> {
+/** Request-level fields: model id, consistency and the past point (at_revision / at_time). */
+function requestFields(args: Args): Pick<Common, 'authorization_model_id' | 'consistency' | 'at_revision' | 'at_time'> {
   const model = args.string('model-id');
   const consistency = args.string('consistency');
-  return { ...(model ? { authorization_model_id: model } : {}), ...(consistency ? { consistency } : {}) };
+  const atRevision = args.int('at-revision');
+  const atTime = args.string('at-time');
+  return {
+    ...(model ? { authorization_model_id: model } : {}),
+    ...(consistency ? { consistency } : {}),
+    ...(atRevision !== undefined ? { at_revision: atRevision } : {}),
+    ...(atTime ? { at_time: atTime } : {}),
+  };
 }
 
 /** Per-check fields: context and contextual tuples (in the `{tuple_keys}` wrapper). */

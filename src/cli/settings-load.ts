@@ -315,6 +315,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
       tokenSecret: r.str('token-secret'),
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),
       corsOrigins: r.list('cors-origin'),
+      trustedProxies: r.list('trusted-proxy'),
       liveStreams: {
         perClient: r.int('stream-max-per-client'),
         total: r.int('stream-max'),

@@ -173,6 +173,14 @@ export const SETTINGS: readonly Setting[] = [
     help: 'Browser origins allowed to call the API (https://app.example.com, or * for any); other origins get 403 forbidden',
   },
   {
+    name: 'trusted-proxy',
+    group: 'Server',
+    kind: 'list',
+    value: '<address,…>',
+    defaultNote: 'none: the socket peer is the caller',
+    help: 'Reverse proxies whose X-Forwarded-For names the caller, for the failed-credential budgets (docs/auth.md)',
+  },
+  {
     name: 'authzen-base-url',
     group: 'Server',
     kind: 'string',

@@ -3,6 +3,7 @@
 // feeds the failed-request budget. Token replies are `Cache-Control: no-store` (RFC 6749 §5.1:
 // they carry a secret), the error replies written here too.
 
+import { callerAddress } from './peer.js';
 import type { AuthService } from '../api/auth/service.js';
 import type { RawReply } from '../api/auth/token-endpoint.js';
 import { logger } from '../log.js';
@@ -33,14 +34,23 @@ const TOO_LARGE: RawReply = {
   headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
 };
 
-export function mountAuthRoutes(app: TemplatedApp, auth: AuthService, discard: DiscardBound): void {
+export function mountAuthRoutes(
+  app: TemplatedApp,
+  auth: AuthService,
+  discard: DiscardBound,
+  trusted?: ReadonlySet<string>,
+): void {
   app.get('/.well-known/jwks.json', (res) => write(res, { aborted: false }, auth.jwks()));
   app.post('/oauth/token', (res, req) => {
     const state = { aborted: false };
     res.onAborted(() => void (state.aborted = true));
     const contentType = req.getHeader('content-type');
     const authorization = req.getHeader('authorization') || undefined;
-    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
+    const remoteAddress = callerAddress(
+      Buffer.from(res.getRemoteAddressAsText()).toString('latin1'),
+      trusted ? req.getHeader('x-forwarded-for') : '',
+      trusted,
+    );
     readBody(res, Number(req.getHeader('content-length') || 0), TOKEN_BODY_LIMIT, discard, (bytes) => {
       if (bytes === undefined) return write(res, state, TOO_LARGE, true);
       // Copied: the bytes may be uWS's memory, and the token work is asynchronous.

@@ -5,6 +5,7 @@
 // working mid-connection).
 
 import { ChannelLog } from '../api/auth/channel-log.js';
+import type { Peer } from '../api/auth/authenticator.js';
 import type { AuthService } from '../api/auth/service.js';
 import { toAppError } from '../errors.js';
 import { statusLine } from './status-line.js';
@@ -29,13 +30,14 @@ export function refuseUpgrade(res: HttpResponse, err: unknown): void {
 export function authenticateUpgrade(
   auth: AuthService | undefined,
   authorization: string | undefined,
+  peer: Peer,
   res: HttpResponse,
   upgrade: (log: ChannelLog | undefined, clientId: string) => void,
 ): void {
   if (!auth) return upgrade(undefined, '');
   let verified;
   try {
-    verified = auth.authenticator.verify(authorization, res);
+    verified = auth.authenticator.verify(authorization, peer);
   } catch (err) {
     return refuseUpgrade(res, err);
   }

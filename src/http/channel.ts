@@ -10,6 +10,7 @@
 
 import type { ChannelLog } from '../api/auth/channel-log.js';
 import { authenticateUpgrade, refuseUpgrade } from './channel-upgrade.js';
+import { peerOf } from './peer.js';
 import { crossOriginRefused } from './cors.js';
 import { admit } from '../api/auth/gate.js';
 import type { CallContext } from '../api/endpoint.js';
@@ -105,11 +106,17 @@ export class Channel {
         conn.authorization = req.getHeader('authorization') || undefined;
         const key = req.getHeader('sec-websocket-key');
         const extensions = req.getHeader('sec-websocket-extensions');
-        authenticateUpgrade(this.shared.auth, conn.authorization, res, (log, clientId) => {
-          conn.log = log;
-          conn.clientId = clientId;
-          res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context);
-        });
+        authenticateUpgrade(
+          this.shared.auth,
+          conn.authorization,
+          peerOf(res, req, this.shared.trusted),
+          res,
+          (log, clientId) => {
+            conn.log = log;
+            conn.clientId = clientId;
+            res.upgrade(conn, key, conn.records ? RECORDS_PROTOCOL : '', extensions, context);
+          },
+        );
       },
       open: (ws) => {
         const conn = ws.getUserData();

@@ -69,6 +69,8 @@ export interface ServerShared {
   readonly cors: CorsPolicy;
   /** Under placement: this node, named in `Latch-Served-By` on every reply it answers (./forward.ts). */
   readonly servedBy?: { readonly nodeId: string } | undefined;
+  /** `--trusted-proxy` addresses whose X-Forwarded-For names the caller (./peer.ts). */
+  readonly trusted?: ReadonlySet<string> | undefined;
 }
 
 /**

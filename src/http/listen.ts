@@ -122,6 +122,34 @@ export function metricsRoute(render: () => string) {
   };
 }
 
+/**
+ * `render` for the API port, where anyone who reaches the port may ask for `/metrics` (an
+ * unauthenticated flood rendering on every request took Check's p50 from 2.6 to 54 ms). Fresh
+ * renders come from a bucket (`burst`, refilled at `perSecond`); past it the last text is served
+ * again, so a flood costs one render per 1/`perSecond` s and never locks a scraper out, while a
+ * scraper asking every few seconds always sees fresh figures. `--metrics-addr` renders every
+ * scrape, on an address the operator keeps private.
+ */
+export function boundedRender(
+  render: () => string,
+  { burst = 10, perSecond = 2 } = {},
+  now: () => number = Date.now,
+): () => string {
+  let body = '';
+  let tokens = burst;
+  let last = now();
+  return () => {
+    const t = now();
+    tokens = Math.min(burst, tokens + ((t - last) / 1000) * perSecond);
+    last = t;
+    if (tokens >= 1 || body === '') {
+      tokens -= 1;
+      body = render();
+    }
+    return body;
+  };
+}
+
 /** A second app serving only GET /metrics (everything else 404), for `--metrics-addr`. */
 export function metricsApp(uws: Uws, render: () => string): TemplatedApp {
   const app = uws.App();

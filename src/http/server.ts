@@ -24,6 +24,7 @@ import {
   type DiscardBound,
 } from './body.js';
 import { mountAuthRoutes } from './auth-routes.js';
+import { peerOf, trustedProxies } from './peer.js';
 import { Channel, type ChannelOptions } from './channel.js';
 import { CorsPolicy, crossOriginRefused } from './cors.js';
 import { LiveStreams, type LiveStreamLimits } from './live-streams.js';
@@ -31,7 +32,15 @@ import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
 import { FORWARDED_FROM, Forwarder, type PlacementEdge } from './forward.js';
 import { nextRequestId } from './reply-head.js';
-import { listenExclusive, listenShared, metricsApp, metricsRoute, type Address, type Listening } from './listen.js';
+import {
+  listenExclusive,
+  listenShared,
+  metricsApp,
+  metricsRoute,
+  boundedRender,
+  type Address,
+  type Listening,
+} from './listen.js';
 import { Metrics } from './metrics.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { openTracing } from './tracing.js';
@@ -64,6 +73,11 @@ export interface HttpServerOptions {
    * requests are authenticated, none in auth mode `none` (./cors.ts).
    */
   readonly corsOrigins?: readonly string[] | undefined;
+  /**
+   * Reverse proxies (`--trusted-proxy`) whose X-Forwarded-For names the caller for the
+   * failed-credential budgets (./peer.ts). Unset: the socket's peer is the caller.
+   */
+  readonly trustedProxies?: readonly string[] | undefined;
   /** Origin named by the AuthZEN metadata (`https://authz.example.com`); unset → `http://<Host>`. */
   readonly authzenBaseUrl?: string | undefined;
   /**
@@ -294,7 +308,9 @@ function register(
     const credential =
       shared.auth && shared.auth.config.mode !== 'none' ? req.getHeader(REQ.authorization) || undefined : undefined;
     x.credential = credential;
-    const gate = crossRefused ? { error: crossOriginRefused(origin) } : gateOf(credential, params.store_id, x, res);
+    const gate = crossRefused
+      ? { error: crossOriginRefused(origin) }
+      : gateOf(credential, params.store_id, x, peerOf(res, req, shared.trusted));
     if (!hasBody)
       return void run(
         x,
@@ -448,6 +464,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     authzenBaseUrl: options.authzenBaseUrl,
     cors: new CorsPolicy(options.corsOrigins, options.auth !== undefined && options.auth.config.mode !== 'none'),
     servedBy: options.placement,
+    trusted: trustedProxies(options.trustedProxies),
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
@@ -455,7 +472,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
   const forwarder = options.placement && new Forwarder(options.placement);
   for (const e of endpoints) register(app, e, shared, bodyLimit, discard, forwarder);
-  if (options.auth) mountAuthRoutes(app, options.auth, discard);
+  if (options.auth) mountAuthRoutes(app, options.auth, discard, shared.trusted);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
     app.options(path, preflight(shared.cors));
@@ -465,7 +482,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const render = (): string =>
     (metrics as Metrics).render(shared.latch.stats(), shared.inFlight, options.decisions?.stats) +
     (forwarder?.metricsText() ?? '');
-  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(render));
+  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(boundedRender(render)));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
   const served = options.playground ? playground(app, options.playground) : false;

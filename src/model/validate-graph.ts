@@ -3,12 +3,17 @@
 // Example: `define a: b` / `define b: a` on one type → a has no entrypoint, flagged as a loop.
 
 import type { RelationReferenceJson, TypeDefinitionJson, UsersetJson } from '../domain/types.js';
+import { components } from './scc.js';
 
 /** Fast lookup of a model's rewrites and type restrictions. */
 export class ModelIndex {
   private readonly types = new Map<string, TypeDefinitionJson>();
   constructor(typeDefs: readonly TypeDefinitionJson[]) {
     for (const t of typeDefs) if (!this.types.has(t.type)) this.types.set(t.type, t);
+  }
+
+  type(type: string): TypeDefinitionJson | undefined {
+    return this.types.get(type);
   }
 
   hasType(type: string): boolean {
@@ -56,18 +61,55 @@ export function relationsWithEntrypoints(m: ModelIndex, typeDefs: readonly TypeD
       return holds(type, relation, rw.difference.base) && holds(type, relation, rw.difference.subtract);
     return false;
   };
-  for (let changed = true; changed;) {
-    changed = false;
-    for (const t of typeDefs) {
-      for (const [r, rw] of Object.entries(t.relations ?? {})) {
-        if (!known.has(key(t.type, r)) && holds(t.type, r, rw)) {
-          known.add(key(t.type, r));
-          changed = true;
-        }
+  // A worklist over the relations that read each key: a relation is looked at again only when
+  // something it reads became known (sweeping every relation until nothing changed was
+  // quadratic on a long chain written in reverse order).
+  const readers = new Map<string, Entry[]>();
+  const queue: Entry[] = [];
+  for (const t of typeDefs) {
+    for (const [r, rw] of Object.entries(t.relations ?? {})) {
+      const entry = { type: t.type, relation: r, rw };
+      queue.push(entry);
+      for (const k of readKeys(m, t.type, r, rw)) {
+        const list = readers.get(k);
+        if (list) list.push(entry);
+        else readers.set(k, [entry]);
       }
     }
   }
+  while (queue.length > 0) {
+    const { type, relation, rw } = queue.pop() as Entry;
+    const k = key(type, relation);
+    if (known.has(k) || !holds(type, relation, rw)) continue;
+    known.add(k);
+    for (const reader of readers.get(k) ?? []) if (!known.has(key(reader.type, reader.relation))) queue.push(reader);
+  }
   return known;
+}
+
+interface Entry {
+  readonly type: string;
+  readonly relation: string;
+  readonly rw: UsersetJson;
+}
+
+/** The `T#R` keys whose being known can change `holds` for `type#relation`. */
+function readKeys(m: ModelIndex, type: string, relation: string, rw: UsersetJson, out: string[] = []): string[] {
+  if (rw.this) {
+    for (const r of m.restrictions(type, relation))
+      if (r.relation && r.wildcard === undefined) out.push(key(r.type, r.relation));
+  }
+  if (rw.computedUserset) out.push(key(type, rw.computedUserset.relation ?? ''));
+  if (rw.tupleToUserset) {
+    const computed = rw.tupleToUserset.computedUserset.relation ?? '';
+    for (const r of m.restrictions(type, rw.tupleToUserset.tupleset.relation ?? '')) out.push(key(r.type, computed));
+  }
+  for (const c of rw.union?.child ?? rw.intersection?.child ?? []) readKeys(m, type, relation, c, out);
+  if (rw.difference) {
+    readKeys(m, type, relation, rw.difference.base, out);
+    readKeys(m, type, relation, rw.difference.subtract, out);
+  }
+  return out;
 }
 
 /**
@@ -100,21 +142,27 @@ export function computedTargets(rw: UsersetJson, out: string[] = []): string[] {
   return out;
 }
 
-/** True when `type#relation` reaches itself through computed usersets alone (R15). */
-export function hasComputedCycle(m: ModelIndex, type: string, relation: string): boolean {
-  const stack = [relation];
-  const done = new Set<string>();
-  while (stack.length > 0) {
-    const r = stack.pop() as string;
+/**
+ * Relations of `type` that reach themselves through computed usersets alone (R15): the members of
+ * the type's cyclic components, found once per type (a walk per relation was quadratic).
+ */
+export function computedCycles(m: ModelIndex, type: string): Set<string> {
+  const names = Object.keys(m.type(type)?.relations ?? {});
+  const numbers = new Map(names.map((r, i) => [r, i]));
+  const next = names.map((r) => {
     const rw = m.rewrite(type, r);
-    if (!rw) continue;
-    for (const next of computedTargets(rw)) {
-      if (next === relation) return true;
-      if (!done.has(next)) {
-        done.add(next);
-        stack.push(next);
-      }
+    const out: number[] = [];
+    for (const target of rw ? computedTargets(rw) : []) {
+      const n = numbers.get(target);
+      if (n !== undefined) out.push(n);
     }
+    return out;
+  });
+  const cyclic = new Set<string>();
+  for (const comp of components(names.length, (i) => next[i] as number[])) {
+    const only = comp[0] as number;
+    if (comp.length > 1 || (next[only] as number[]).includes(only))
+      for (const i of comp) cyclic.add(names[i] as string);
   }
-  return false;
+  return cyclic;
 }

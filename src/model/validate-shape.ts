@@ -24,6 +24,13 @@ const TYPE_PATTERN = '"^[^:#@\\\\s]{1,254}$"';
 const NAME_PATTERN = '"^[^:#@\\\\s]{1,50}$"';
 export const MAX_TYPES = 100;
 export const MAX_MODEL_BYTES = 262_144;
+/**
+ * latch's own bounds on the work one model costs (docs/configuration.md): validating and compiling
+ * run on the event loop in time linear in the relations and rewrite operands, so these cap the
+ * longest stall a model write or its first Check can cause.
+ */
+export const MAX_MODEL_RELATIONS = 1_000;
+export const MAX_REWRITE_OPERANDS = 100;
 
 const TYPE_NAMES: readonly ConditionTypeName[] = [
   'TYPE_NAME_UNSPECIFIED',
@@ -101,7 +108,41 @@ export function normalizeModel(input: unknown): AuthorizationModelInput {
   const size = wireSize(model);
   if (size > MAX_MODEL_BYTES)
     fail('exceeded_entity_limit', `model exceeds size limit: ${size} bytes vs ${MAX_MODEL_BYTES} bytes`);
+  limitWork(type_definitions); // after OpenFGA's own limits, which keep their precedence
   return model;
+}
+
+/** Relations in the whole model, then operands (leaves) in each relation's rewrite. */
+function limitWork(typeDefs: readonly TypeDefinitionJson[]): void {
+  let relations = 0;
+  for (const t of typeDefs) relations += Object.keys(t.relations ?? {}).length;
+  if (relations > MAX_MODEL_RELATIONS) {
+    fail(
+      'exceeded_entity_limit',
+      `The number of relations in an authorization model exceeds the allowed limit of ${MAX_MODEL_RELATIONS}`,
+    );
+  }
+  for (const t of typeDefs) {
+    for (const [name, rw] of Object.entries(t.relations ?? {})) {
+      if (operands(rw) > MAX_REWRITE_OPERANDS) {
+        fail(
+          'exceeded_entity_limit',
+          `The rewrite of relation '${name}' in type '${t.type}' exceeds the allowed limit of ${MAX_REWRITE_OPERANDS} operands`,
+        );
+      }
+    }
+  }
+}
+
+function operands(rw: UsersetJson): number {
+  const children =
+    rw.union?.child ??
+    rw.intersection?.child ??
+    (rw.difference ? [rw.difference.base, rw.difference.subtract] : undefined);
+  if (!children) return 1;
+  let n = 0;
+  for (const c of children) n += operands(c);
+  return n;
 }
 
 function normalizeTypeDef(raw: unknown): TypeDefinitionJson {

@@ -10,7 +10,7 @@ import { compileCondition } from './conditions.js';
 import {
   ModelIndex,
   computedTargets,
-  hasComputedCycle,
+  computedCycles,
   reachesComputedCycle,
   relationsWithEntrypoints,
 } from './validate-graph.js';
@@ -55,7 +55,13 @@ export function validateModel(input: unknown): AuthorizationModelInput {
   each((t, r, rw) => validateRewrite(index, t.type, r, rw));
   each((t, r, rw) => validateRestrictions(index, model, t, r, rw));
   const withEntry = relationsWithEntrypoints(index, model.type_definitions);
-  each((t, r, rw) => validateGraph(index, withEntry, t.type, r, rw));
+  const cycles = new Map<string, Set<string>>();
+  const cyclic = (type: string, relation: string): boolean => {
+    let set = cycles.get(type);
+    if (!set) cycles.set(type, (set = computedCycles(index, type)));
+    return set.has(relation);
+  };
+  each((t, r, rw) => validateGraph(index, withEntry, cyclic, t.type, r, rw));
   for (const key of Object.keys(model.conditions ?? {}).sort(cmp)) {
     try {
       compileCondition(key, model.conditions?.[key] ?? { name: '', expression: '' });
@@ -175,8 +181,14 @@ function containsThis(rw: UsersetJson): boolean {
 }
 
 /** Relations of a type used as the tupleset (`Y` in `X from Y`) of some rewrite of that type. */
+const tuplesetsOf = new WeakMap<TypeDefinitionJson, Set<string>>();
+
+/** Found once per type (once per relation was quadratic in the relations of a type). */
 function tuplesets(t: TypeDefinitionJson): Set<string> {
+  const known = tuplesetsOf.get(t);
+  if (known) return known;
   const out = new Set<string>();
+  tuplesetsOf.set(t, out);
   const walk = (rw: UsersetJson): void => {
     if (rw.tupleToUserset) out.add(rw.tupleToUserset.tupleset.relation ?? '');
     for (const c of rw.union?.child ?? rw.intersection?.child ?? []) walk(c);
@@ -244,6 +256,7 @@ function validateRestrictions(
 function validateGraph(
   m: ModelIndex,
   withEntry: ReadonlySet<string>,
+  cyclic: (type: string, relation: string) => boolean,
   type: string,
   relation: string,
   rw: UsersetJson,
@@ -266,7 +279,7 @@ function validateGraph(
       loop ? 'invalid relation: potential loop' : 'invalid relation: no entrypoints defined',
     );
   }
-  if (computedTargets(rw).length > 0 && hasComputedCycle(m, type, relation)) {
+  if (computedTargets(rw).length > 0 && cyclic(type, relation)) {
     throw invalid('validation_error', type, relation, 'invalid relation: the model cannot contain a cycle');
   }
 }

@@ -3,6 +3,7 @@
 // current set, then live events), each after the store is known to exist. The indexes themselves
 // live in ../permission-index/.
 
+import { AppError } from '../../errors.js';
 import type { CreatePermissionIndex, ExpansionsInput, ExpansionStreamEvent, PermissionIndexInfo } from '../contract.js';
 import type { PermissionIndex } from '../permission-index/permission-index.js';
 import { expansionStream } from '../permission-index/stream.js';
@@ -48,6 +49,14 @@ export async function* expansions(
 ): AsyncIterable<ExpansionStreamEvent> {
   await storeOf(e, input.storeId);
   const pi = await e.permissionIndexes.get(input.storeId, input.indexId);
+  // A cursor past the store's last commit names no event yet: resuming from it would silently
+  // skip every event up to that revision. (Past the index's own revision is fine: it lags.)
+  if (input.from && input.from.revision > (await e.storage.revision(input.storeId))) {
+    throw new AppError(
+      'revision_in_future',
+      `invalid from: revision ${input.from.revision} is after the store's revision`,
+    );
+  }
   yield* expansionStream(pi, input, () => e.permissionIndexes.stillDefined(input.storeId, input.indexId), signal);
 }
 
