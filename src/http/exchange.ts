@@ -28,6 +28,7 @@ import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdP
 const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
 const JSON_TYPE = 'application/json';
+const SERVED_BY = wireBytes('Latch-Served-By');
 
 /** gRPC code carried in stream error chunks: by HTTP status (§4.18), and RESOURCE_EXHAUSTED (8) by name. */
 function grpcCode(e: AppError): number {
@@ -66,6 +67,8 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
   /** Which browser origins may call (./cors.ts). */
   readonly cors: CorsPolicy;
+  /** Under placement: this node, named in `Latch-Served-By` on every reply it answers (./forward.ts). */
+  readonly servedBy?: { readonly nodeId: string } | undefined;
   /** `--trusted-proxy` addresses whose X-Forwarded-For names the caller (./peer.ts). */
   readonly trusted?: ReadonlySet<string> | undefined;
 }
@@ -85,6 +88,8 @@ export class Exchange implements CallContext, RequestIdParts {
   aborted = false;
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
+  /** Forwarded to another node (placement): that node answers, and records the call. */
+  forwarded = false;
   modelId: string | undefined = undefined;
   /** A Write's resulting store revision: sent as `Latch-Revision`. */
   revision: number | undefined = undefined;
@@ -179,6 +184,13 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /** Marks the request finished exactly once (the in-flight counter is exact). */
+  /** The answer of the node this request was forwarded to was passed back with `status` (./forward.ts). */
+  passedBack(status: number): void {
+    this.forwarded = true;
+    this.#status = status;
+    this.#end = performance.now();
+  }
+
   finish(): void {
     if (this.#finished) return;
     this.#finished = true;
@@ -186,7 +198,9 @@ export class Exchange implements CallContext, RequestIdParts {
     const status = this.#status || 499;
     if (this.span) this.shared.tracing?.endRequest(this.span, status, this.#status ? this.#errorCode : 'cancelled');
     // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
-    const storeLogs = this.storeId && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
+    // A forwarded request is recorded in the store log by the node that answered it.
+    const storeLogs =
+      this.storeId && !this.forwarded && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
     if (!this.shared.metrics && !logger.requests && !storeLogs) return;
     const ms = (this.#end || performance.now()) - this.#start;
     this.shared.metrics?.observe(this.route, status, ms);
@@ -227,6 +241,7 @@ export class Exchange implements CallContext, RequestIdParts {
     if (status !== 200) res.writeStatus(statusLine(status));
     if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
+    if (this.shared.servedBy !== undefined) res.writeHeader(SERVED_BY, this.shared.servedBy.nodeId);
     if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
     // binding crossing costs ≈ 0.5 µs (five of them were the largest self-time item of a Check
