@@ -6,6 +6,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TokenCodec } from '../../src/api/tokens.js';
+import { LatchChannelClient } from '../../src/client/index.js';
 import { SHA256_IV, compress, digestInto, pad } from '../../src/api/sha256.js';
 import { call, start, storeWithModel } from './helpers.js';
 
@@ -128,5 +129,18 @@ describe('paged StreamedListObjects over several batches', () => {
     const rest = await lines({ ...LO, page_size: 1500, continuation_token: first[1499]?.continuation_token });
     expect(rest.map((l) => l.object)).toEqual(ids.slice(1500));
     expect(rest[rest.length - 1]?.continuation_token).toBe('');
+  });
+
+  test('the msgpack channel answers the same lines as results', async () => {
+    const body = { ...LO, page_size: 1500 };
+    const http = await lines(body);
+    const client = await LatchChannelClient.connect(`${server.base.replace('http', 'ws')}/stream`);
+    try {
+      const a = await client.request('streamed-list-objects', store, body);
+      expect(a.status).toBe(200);
+      expect((a.body as { results: unknown[] }).results).toEqual(http);
+    } finally {
+      await client.close();
+    }
   });
 });
