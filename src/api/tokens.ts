@@ -22,7 +22,10 @@ export interface TokenContent {
 const MAC_BYTES = 16;
 const BLOCK = 64;
 
-/** The SHA-256 state after one 64-byte block: the key XOR `fill` (HMAC's ipad/opad, RFC 2104). */
+/**
+ * The SHA-256 state after one 64-byte block: the key XOR `fill` (HMAC's ipad/opad, RFC 2104). The
+ * key is 32 bytes (a SHA-256 digest or 32 random bytes), so it is never hashed down first.
+ */
 function keyedState(key: Buffer, fill: number): Int32Array {
   const block = new Uint8Array(BLOCK).fill(fill);
   for (let i = 0; i < key.length; i++) block[i] = (block[i] as number) ^ (key[i] as number);
@@ -55,8 +58,7 @@ export class TokenCodec {
    * `encode(kind, {storeId, filter, cursor})` for many cursors of one listing, byte for byte, at
    * a fraction of the cost (every line of a resumable stream carries one): the HMAC's key blocks
    * and the whole blocks of the fixed payload prefix are hashed once, in JavaScript (./sha256.ts),
-   * and each cursor reuses one buffer. The returned function is not reentrant-safe across codecs
-   * only in that it owns its buffer: call it from one stream.
+   * and each cursor reuses one buffer (the function owns it: one signer per stream).
    */
   signer(kind: TokenKind, storeId: string, filter: string): (cursor: string) => string {
     const prefix = Buffer.from([kind, storeId, filter, ''].join(SEP), 'utf8');
