@@ -7,6 +7,8 @@ const forbidden = {
   'src/storage': ['http', 'api', 'engine', 'index', 'cli'],
   'src/index': ['http', 'api', 'engine', 'cli'],
   'src/engine': ['http', 'api', 'cli'],
+  // Placement across nodes: drives the engine (its contract) over the storage's registry; the HTTP edge asks it.
+  'src/cluster': ['http', 'api', 'index', 'cli'],
   'src/api': ['http', 'cli'],
   'src/model': ['http', 'api', 'engine', 'index', 'storage', 'cli'],
   'src/domain': ['http', 'api', 'engine', 'index', 'storage', 'model', 'cli', 'client'],

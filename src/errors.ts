@@ -118,15 +118,18 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   /** Extra wire fields beside code and message (write_precondition_failed: `precondition_index`). */
   readonly fields: Readonly<Record<string, number | string>> | undefined;
+  /** Seconds a client should wait before retrying, sent as `Retry-After` (rate limits, a store with no node ready). */
+  readonly retryAfter: number | undefined;
   constructor(
     code: ErrorCode,
     message: string,
-    options?: { cause?: unknown; fields?: Readonly<Record<string, number | string>> },
+    options?: { cause?: unknown; fields?: Readonly<Record<string, number | string>>; retryAfter?: number },
   ) {
     super(message, options);
     this.name = 'AppError';
     this.code = code;
     this.fields = options?.fields;
+    this.retryAfter = options?.retryAfter;
   }
 
   /** HTTP status of this error's code. */

@@ -12,10 +12,12 @@ import { reservePort } from './http/listen.js';
 import { startHttpThreads, threadsRefusal, type HttpThreads } from './http/threads/threads.js';
 import { loadUws } from './http/uws.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
+import type { Storage } from './storage/types.js';
+import { LateEdge, PlacementNode } from './cluster/node.js';
 import { openDecisionRecords } from './storage/decisions.js';
 import { join } from 'node:path';
 
-export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedPort' | 'decisions'> {
+export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedPort' | 'decisions' | 'placement'> {
   /**
    * Threads serving HTTP and the channel on the one API port (default 1): the main thread and
    * N − 1 worker threads, over this process's one engine (docs/operations.md, HTTP threads).
@@ -45,6 +47,19 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedP
   readonly expirySweepMs?: number | undefined;
   /** The decision log (docs/audit.md): sampling (default 0, off), retention, size cap, queue. */
   readonly decisionLog?: DecisionLogConfig | undefined;
+  /** Stores placed across nodes (PostgreSQL only; docs/deployment.md). */
+  readonly placement?: PlacementSettings | undefined;
+}
+
+export interface PlacementSettings {
+  /** Owners per store (K). */
+  readonly replicas: number;
+  readonly capacity: number;
+  /** Where other nodes reach this one (default http://host:port as bound). */
+  readonly advertiseUrl?: string | undefined;
+  /** Default: the advertise URL's host:port. */
+  readonly nodeId?: string | undefined;
+  readonly leaseMs: number;
 }
 
 export interface RunningServer {
@@ -88,6 +103,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           ? '--http-threads above 1 cannot run with --decision-log (decisions are recorded by one thread)'
           : undefined));
   if (refusal) throw new Error(refusal);
+  // Forwarding runs on the main thread's app only: placement serves on one HTTP thread.
+  if (options.placement && workers > 0) throw new Error('--placement runs with one HTTP thread (--http-threads 1)');
   const onError = (message: string): void => logger.log('warn', message);
   // Storage before auth: on PostgreSQL, opening it creates or checks the schema auth's tables live in.
   const storage = await openStorage({ path, postgres: postgres && { onError, ...postgres } });
@@ -115,6 +132,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tokenSecret ??= await storage.secret('continuation-tokens');
     latch = await openLatch({
       storage,
+      preload: options.placement === undefined,
       config: options.engine,
       clock: options.clock,
       expirySweepMs: options.expirySweepMs,
@@ -127,6 +145,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw err;
   }
   const sharedPort = workers === 0 ? undefined : mainServes ? 'bind' : 'none';
+  const edge = options.placement ? new LateEdge() : undefined;
   // With HTTP threads the decision log is off everywhere (its endpoints too): the worker threads
   // have no recorder, and a store's answers must not depend on the thread that serves them.
   const server = createHttpServer(latch, {
@@ -135,9 +154,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     auth,
     sharedPort,
     decisions: workers === 0 ? decisions : undefined,
+    placement: edge,
   });
   let port = options.port ?? 8080;
   let threads: HttpThreads | undefined;
+  let node: PlacementNode | undefined;
   try {
     if (workers > 0) port = await reservePort(host, port);
     port = await server.listen(host, port);
@@ -148,6 +169,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         auth: authConfig,
         http: threadOptions(options, tokenSecret),
       });
+    if (edge && options.placement) node = edge.start(startPlacement(options.placement, storage, latch, host, port));
   } catch (err) {
     await server.close(0);
     await latch.close();
@@ -166,13 +188,36 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inFlight: server.inFlight,
     playground: server.playground,
     close(graceMs = 8000) {
-      closing ??= Promise.all([server.close(graceMs), threads?.close(graceMs)])
+      closing ??= Promise.resolve(node?.stop())
+        .then(() => Promise.all([server.close(graceMs), threads?.close(graceMs)]))
         .then(() => decisions.close())
         .then(() => latch.close())
         .then(() => auth.close());
       return closing;
     },
   };
+}
+
+/** This node's placement, once the server listens (its URL names the bound port). */
+function startPlacement(
+  p: PlacementSettings,
+  storage: Storage,
+  latch: Latch,
+  host: string,
+  port: number,
+): PlacementNode {
+  if (!storage.cluster) throw new Error('--placement needs a datastore shared by the nodes (PostgreSQL)');
+  const url = p.advertiseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return new PlacementNode({
+    registry: storage.cluster,
+    engine: latch,
+    nodeId: p.nodeId ?? new URL(url).host,
+    url: url.replace(/\/+$/, ''),
+    capacity: p.capacity,
+    replicas: p.replicas,
+    leaseMs: p.leaseMs,
+    log: (level, msg, fields) => logger.log(level, msg, fields),
+  });
 }
 
 /** The HTTP options an HTTP thread runs with (plain data); /metrics stays on the main thread's side address. */

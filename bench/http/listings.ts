@@ -133,11 +133,16 @@ async function stream(body: unknown): Promise<{ objects: string[]; last: string 
     const text = rest + decoder.decode(bytes, { stream: true });
     const lines = text.split('\n');
     rest = lines.pop() ?? '';
-    for (const line of lines) {
-      const parsed = JSON.parse(line) as { result?: { object: string; continuation_token?: string }; error?: unknown };
-      if (!parsed.result) throw new Error(`stream error: ${line}`);
-      objects.push(parsed.result.object);
-      last = parsed.result.continuation_token ?? '';
+    if (lines.length === 0) continue;
+    // The lines received so far parsed as one JSON array: one parse per read, not per line.
+    const parsed = JSON.parse(`[${lines.join(',')}]`) as {
+      result?: { object: string; continuation_token?: string };
+      error?: unknown;
+    }[];
+    for (const line of parsed) {
+      if (!line.result) throw new Error(`stream error: ${JSON.stringify(line)}`);
+      objects.push(line.result.object);
+      last = line.result.continuation_token ?? '';
     }
   }
   return { objects, last };

@@ -12,12 +12,17 @@ const BASE = '0dd1b9837ddb23b059e4b2f893f2ede2850073c3';
 const BASE_TIME = 1795777481;
 const MAX_SUBJECT = 72;
 /**
- * Commits already in main's history whose subjects are too long (74 and 75 characters), merged
- * before this check ran on their branch. Rewording them would rewrite every commit after them
- * (merges included) that other branches had already merged; they are named here instead, and no
- * other commit is excused.
+ * Commits already in main's history whose subjects are too long (74, 75 and 73 characters): the
+ * first two merged before this check ran on their branch, the third (86057b8, a CHANGELOG commit)
+ * merged into a work branch before the check ran on main. Rewording them would rewrite every
+ * commit after them (merges included) that other branches had already merged; they are named
+ * here instead, and no other commit is excused.
  */
-const RECORDED = new Set(['0ad780f4f6b64ccbd8b6b0dffb70aede5c9f4488', '968a292d44e6fa7da533c41eb4100d6916769c9c']);
+const RECORDED = new Set([
+  '0ad780f4f6b64ccbd8b6b0dffb70aede5c9f4488',
+  '968a292d44e6fa7da533c41eb4100d6916769c9c',
+  '86057b8776120b46b84458e57e37fe5adc57baf8',
+]);
 
 /** Runs git with `args`; null when git or the repository is not there. */
 function git(args) {
@@ -62,5 +67,5 @@ if (long.length > 0) {
 const excused = commits.filter((c) => RECORDED.has(c.hash)).length;
 console.log(
   `commit subjects: ${commits.length} commits after ${BASE.slice(0, 10)}, each ≤ ${MAX_SUBJECT} characters` +
-    (excused > 0 ? ` but the ${excused} recorded before the check ran on their branch` : ''),
+    (excused > 0 ? ` but the ${excused} recorded exceptions` : ''),
 );

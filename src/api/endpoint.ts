@@ -72,6 +72,12 @@ export interface Reply {
 export interface StreamReply {
   readonly stream: AsyncIterable<unknown>;
   /**
+   * Each value of `stream` is an array of items already as JSON text, one line each: a listing
+   * hands over its lines a batch per async step, rendered without an object per line, instead of
+   * one step per line. The transport still writes them in bounded chunks and yields between.
+   */
+  readonly batched?: boolean | undefined;
+  /**
    * A live stream (Watch) does not end by itself: a consumer that reads nothing for the server's
    * stall limit is sent an error line saying why and disconnected (the stream waits meanwhile,
    * holding one line, so a slow consumer never makes the server buffer more).

@@ -328,37 +328,30 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
   for await (const object of items) yield { object };
 }
 
+/** Lines per batch handed to the transport: one async step per batch, not per line. */
+const STREAM_BATCH = 1024;
+
 /**
- * A resumable stream's lines: each result carries the token that resumes after it, '' on the
- * listing's last object (so a client can tell a finished listing from a cut stream).
+ * A resumable stream's lines, in batches: the page (the same as paged ListObjects answers), each
+ * result carrying the token that resumes after it, '' on the listing's last object (so a client
+ * can tell a finished listing from a cut stream). The tokens are `TokenCodec.encode`'s, made by
+ * one `signer` for the page; a batch's lines (as JSON text) are made only when the transport asks
+ * for it.
  */
-async function* resumableLines(
-  items: AsyncIterable<string>,
-  ctx: CallContext,
-  input: ListObjectsRequest,
-): AsyncIterable<unknown> {
-  let prev: string | undefined;
-  for await (const object of items) {
-    if (prev !== undefined)
-      yield {
-        object: prev,
-        continuation_token: ctx.tokens.encode('list-objects', {
-          storeId: input.storeId,
-          filter: input.listingKey,
-          cursor: prev,
-        }),
-      };
-    prev = object;
+async function* resumableLines(ctx: CallContext, input: ListObjectsRequest): AsyncIterable<readonly string[]> {
+  const r = await ctx.latch.listObjects(input);
+  const objects = r.objects;
+  const sign = ctx.tokens.signer('list-objects', input.storeId, input.listingKey);
+  const last = r.next === undefined ? objects.length - 1 : -1;
+  for (let at = 0; at < objects.length; at += STREAM_BATCH) {
+    const lines: string[] = [];
+    for (let i = at; i < Math.min(objects.length, at + STREAM_BATCH); i++) {
+      const object = objects[i] as string;
+      // A token is URL-safe base64: nothing in it needs escaping.
+      lines.push(`{"object":${JSON.stringify(object)},"continuation_token":"${i === last ? '' : sign(object)}"}`);
+    }
+    yield lines;
   }
-  if (prev === undefined) return;
-  // Whether anything follows the last object of this stream is known only from the complete listing.
-  const more = (await ctx.latch.listObjects({ ...input, page: { size: 1, after: prev } })).objects.length > 0;
-  yield {
-    object: prev,
-    continuation_token: more
-      ? ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: prev })
-      : '',
-  };
 }
 
 const streamedListObjects = endpoint<ListObjectsRequest>({
@@ -382,7 +375,7 @@ const streamedListObjects = endpoint<ListObjectsRequest>({
     ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
     if (!input.page) return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
     const paged = withCursor(input, cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token));
-    return { stream: resumableLines(ctx.latch.streamedListObjects(paged, ctx.signal), ctx, paged) };
+    return { stream: resumableLines(ctx, paged), batched: true };
   },
 });
 

@@ -8,6 +8,7 @@ import { changesCommand } from './changes-cmd.js';
 import { decisionCommands } from './decisions-cmd.js';
 import { devPostgresCommand } from './dev-postgres-cmd.js';
 import { clientCommands } from './client-cmd.js';
+import { clusterCommands } from './cluster-cmd.js';
 import { indexCommands } from './index-cmd.js';
 import { migrateCommand } from './migrate-cmd.js';
 import { type CliIo, type Command, describeError, processIo } from './common.js';
@@ -39,6 +40,10 @@ const GROUPS: Record<string, Group> = {
   client: {
     summary: "Manage the built-in token issuer's OAuth clients (--api-url: a running server)",
     commands: clientCommands,
+  },
+  cluster: {
+    summary: 'Nodes placed across a cluster (--placement): status, drain (--postgres-url)',
+    commands: clusterCommands,
   },
 };
 

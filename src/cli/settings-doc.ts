@@ -18,7 +18,15 @@ function placeholder(s: Setting): string {
   return ` ${s.value ?? '<value>'}`;
 }
 
-const GROUPS: readonly Setting['group'][] = ['Server', 'PostgreSQL', 'Limits', 'Engine', 'Logging', 'Authentication'];
+const GROUPS: readonly Setting['group'][] = [
+  'Server',
+  'PostgreSQL',
+  'Placement',
+  'Limits',
+  'Engine',
+  'Logging',
+  'Authentication',
+];
 
 /** `latch serve --help`: every setting with its flag, environment variable and default. */
 export function serveHelp(): string {

@@ -247,6 +247,31 @@ function playgroundOption(resolved: ResolvedSettings, mode: AuthMode, host: stri
   return v === true ? { required: true } : undefined;
 }
 
+/** `--placement` and its settings; only on PostgreSQL (the registry lives there). */
+function placementConfig(r: Reader, datastore: string): ServerOptions['placement'] {
+  if (!r.bool('placement')) return undefined;
+  if (datastore !== 'postgres')
+    throw new UsageError('--placement needs --datastore postgres (the membership lives there)');
+  const advertiseUrl = r.str('advertise-url');
+  if (advertiseUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(advertiseUrl);
+    } catch {
+      url = undefined;
+    }
+    if (url?.protocol !== 'http:' || url.pathname !== '/' || url.search !== '')
+      throw new UsageError(`advertise-url must be an http URL of the node (http://host:port), got '${advertiseUrl}'`);
+  }
+  return {
+    replicas: r.int('replicas'),
+    capacity: r.int('capacity'),
+    advertiseUrl,
+    nodeId: r.str('node-id'),
+    leaseMs: r.int('placement-lease'),
+  };
+}
+
 /** The server options of resolved settings; an auth configuration that cannot start is a UsageError. */
 export function serveConfig(resolved: ResolvedSettings): ServeConfig {
   const r = new Reader(resolved.values);
@@ -285,6 +310,7 @@ export function serveConfig(resolved: ResolvedSettings): ServeConfig {
               startTimeoutMs: r.int('postgres-start-timeout'),
             }
           : undefined,
+      placement: placementConfig(r, datastore),
       bodyLimit: r.int('body-limit'),
       tokenSecret: r.str('token-secret'),
       authzenBaseUrl: baseUrl(r.str('authzen-base-url')),

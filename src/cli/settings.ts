@@ -7,6 +7,7 @@
 
 import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
 import { DEFAULT_ENGINE_CONFIG as E, DEFAULT_HISTORY_LIMITS } from '../engine/config.js';
+import { PLACEMENT_SETTINGS } from './settings-placement.js';
 
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
 export type SettingValue = string | number | boolean | readonly string[];
@@ -14,7 +15,7 @@ export type SettingValue = string | number | boolean | readonly string[];
 export interface Setting {
   /** Flag name (`--list-objects-max-results`) and config-file key. */
   readonly name: string;
-  readonly group: 'Server' | 'PostgreSQL' | 'Limits' | 'Engine' | 'Logging' | 'Authentication';
+  readonly group: 'Server' | 'PostgreSQL' | 'Placement' | 'Limits' | 'Engine' | 'Logging' | 'Authentication';
   readonly kind: SettingKind;
   readonly help: string;
   /** Applied when no source sets it; undefined = unset (the help says what that means). */
@@ -249,6 +250,7 @@ export const SETTINGS: readonly Setting[] = [
     max: MS_MAX,
     help: 'At start, how long an unreachable database is retried (with backoff) before latch exits 1; wrong credentials or schema exit at once',
   },
+  ...PLACEMENT_SETTINGS,
 
   {
     name: 'resolve-depth',

@@ -49,7 +49,7 @@ import type {
   ExpansionsInput,
   CreatePermissionIndex,
 } from './contract/permission-indexes.js';
-import type { EngineConfig, EngineStats } from './contract/operations.js';
+import type { EngineConfig, EngineStats, HeldStore } from './contract/operations.js';
 import type { ImpactInput, ImpactStream, MigrateInput, MigrateOutput } from './contract/impact.js';
 import type { ShadowInput, ShadowReport } from './contract/shadow.js';
 
@@ -157,8 +157,17 @@ export interface Latch {
 
   /** The limits this service runs with (the API edge enforces some of them, e.g. BatchCheck items). */
   readonly config: EngineConfig;
-  /** Resolves when every store's index is loaded (readiness). */
+  /** Resolves when every store's index is loaded (readiness); at once when opened with `preload: false`. */
   ready(): Promise<void>;
+  /**
+   * Loads the store's index (and starts its permission indexes) and keeps it: placement's "this
+   * node holds the store". Rejects like a query would (store_id_not_found, unavailable).
+   */
+  holdStore(storeId: string): Promise<void>;
+  /** Drops the store's index and permission indexes (placement moved it away); a later query loads it again. */
+  releaseStore(storeId: string): void;
+  /** The stores whose index is loaded, with their tuples and bytes of index. */
+  heldStores(): HeldStore[];
   /**
    * One pass of the expiry sweeper now: deletes every stored tuple whose `expires_at` has passed,
    * each deletion in the changelog; resolves with how many. A background pass runs anyway.

@@ -30,6 +30,7 @@ import { listUsers } from './commands/list-users.js';
 import * as models from './commands/models.js';
 import type { EngineParts } from './commands/parts.js';
 import * as pis from './commands/permission-indexes.js';
+import * as placement from './commands/placement.js';
 import { readChanges } from './commands/read-changes.js';
 import { read } from './commands/read.js';
 import * as shadow from './commands/shadow.js';
@@ -57,13 +58,16 @@ export class LatchService implements C.Latch {
     storage: Storage,
     readonly config: C.EngineConfig,
     log?: C.EngineLog,
-    options: Pick<LatchOptions, 'clock' | 'expirySweepMs'> = {},
+    options: Pick<LatchOptions, 'clock' | 'expirySweepMs' | 'preload'> = {},
   ) {
     this.engine = wireEngine(storage, config, log, options);
     this.e = this.engine.parts;
   }
 
   ready = (): Promise<void> => this.engine.preload.done;
+  holdStore = (storeId: string): Promise<void> => placement.holdStore(this.e, storeId);
+  releaseStore = (storeId: string): void => placement.releaseStore(this.e, storeId);
+  heldStores = (): C.HeldStore[] => placement.heldStores(this.e);
   stats = (): C.EngineStats => stats(this.e);
   close = (): Promise<void> => closeEngine(this.engine);
 

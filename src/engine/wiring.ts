@@ -47,6 +47,8 @@ export interface LatchOptions {
   readonly clock?: (() => number) | undefined;
   /** Milliseconds between two background passes of the expiry sweeper (default 1,000; 0: only `sweepExpired()`). */
   readonly expirySweepMs?: number | undefined;
+  /** Load every store's index at open (default true); false under placement (`holdStore` per store). */
+  readonly preload?: boolean | undefined;
 }
 
 /** The wired engine: the parts commands use, and the background work the facade starts and stops. */
@@ -63,7 +65,7 @@ export function wireEngine(
   storage: Storage,
   config: EngineConfig,
   log: EngineLog | undefined,
-  options: Pick<LatchOptions, 'clock' | 'expirySweepMs'>,
+  options: Pick<LatchOptions, 'clock' | 'expirySweepMs' | 'preload'>,
 ): Engine {
   const clock = options.clock ?? Date.now;
   const engineLog = log ?? processLog;
@@ -102,7 +104,13 @@ export function wireEngine(
     shadowRecords,
   };
   parts.shadow.runner = (job) => evaluateShadow(parts, job);
-  const preload = new Preload(storage, indexes, startPermissionIndexes(permissionIndexes, engineLog), engineLog);
+  const preload = new Preload(
+    storage,
+    indexes,
+    startPermissionIndexes(permissionIndexes, engineLog),
+    engineLog,
+    options.preload !== false,
+  );
   const sweeper = new ExpirySweeper({
     storage,
     indexes,
@@ -115,7 +123,7 @@ export function wireEngine(
 }
 
 /** After a store's index is loaded: its permission indexes start (a failure is logged, not thrown). */
-function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): (storeId: string) => Promise<void> {
+export function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): (storeId: string) => Promise<void> {
   return (storeId) =>
     pis
       .loadStore(storeId)

@@ -441,7 +441,9 @@ export class Channel {
         this.#answerOne(conn, last, e.name, storeId, start, ctx.modelId, input);
       } else if ('stream' in reply) {
         const results: unknown[] = [];
-        for await (const item of reply.stream) results.push(item);
+        for await (const item of reply.stream)
+          if (reply.batched) for (const one of item as readonly string[]) results.push(JSON.parse(one));
+          else results.push(item);
         this.#answerOne(conn, { id, status: 200, body: { results } }, e.name, storeId, start, ctx.modelId, input);
       } else {
         const answer: Answer =

@@ -28,6 +28,7 @@ import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdP
 const CONTENT_TYPE = wireBytes('Content-Type');
 const X_REQUEST_ID = wireBytes('X-Request-Id');
 const JSON_TYPE = 'application/json';
+const SERVED_BY = wireBytes('Latch-Served-By');
 
 /** gRPC code carried in stream error chunks: by HTTP status (§4.18), and RESOURCE_EXHAUSTED (8) by name. */
 function grpcCode(e: AppError): number {
@@ -66,6 +67,8 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
   /** Which browser origins may call (./cors.ts). */
   readonly cors: CorsPolicy;
+  /** Under placement: this node, named in `Latch-Served-By` on every reply it answers (./forward.ts). */
+  readonly servedBy?: { readonly nodeId: string } | undefined;
   /** `--trusted-proxy` addresses whose X-Forwarded-For names the caller (./peer.ts). */
   readonly trusted?: ReadonlySet<string> | undefined;
 }
@@ -85,6 +88,8 @@ export class Exchange implements CallContext, RequestIdParts {
   aborted = false;
   /** Set when the handler starts; from then on the handler's `finally` finishes the request. */
   started = false;
+  /** Forwarded to another node (placement): that node answers, and records the call. */
+  forwarded = false;
   modelId: string | undefined = undefined;
   /** A Write's resulting store revision: sent as `Latch-Revision`. */
   revision: number | undefined = undefined;
@@ -179,6 +184,13 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /** Marks the request finished exactly once (the in-flight counter is exact). */
+  /** The answer of the node this request was forwarded to was passed back with `status` (./forward.ts). */
+  passedBack(status: number): void {
+    this.forwarded = true;
+    this.#status = status;
+    this.#end = performance.now();
+  }
+
   finish(): void {
     if (this.#finished) return;
     this.#finished = true;
@@ -186,7 +198,9 @@ export class Exchange implements CallContext, RequestIdParts {
     const status = this.#status || 499;
     if (this.span) this.shared.tracing?.endRequest(this.span, status, this.#status ? this.#errorCode : 'cancelled');
     // Store logs are searched per store: calls without one (ListStores, unknown routes) are not kept.
-    const storeLogs = this.storeId && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
+    // A forwarded request is recorded in the store log by the node that answered it.
+    const storeLogs =
+      this.storeId && !this.forwarded && this.shared.auth?.logs.enabled ? this.shared.auth.logs : undefined;
     if (!this.shared.metrics && !logger.requests && !storeLogs) return;
     const ms = (this.#end || performance.now()) - this.#start;
     this.shared.metrics?.observe(this.route, status, ms);
@@ -227,6 +241,7 @@ export class Exchange implements CallContext, RequestIdParts {
     if (status !== 200) res.writeStatus(statusLine(status));
     if (extra !== undefined) for (const name in extra) res.writeHeader(name, extra[name] as string);
     if (this.#retryAfter !== undefined) res.writeHeader('Retry-After', String(this.#retryAfter));
+    if (this.shared.servedBy !== undefined) res.writeHeader(SERVED_BY, this.shared.servedBy.nodeId);
     if (this.span) res.writeHeader('traceparent', this.shared.tracing?.traceparent(this.span) ?? '');
     // Content-Type and the D11 headers in one call: uWS writes `name: value\r\n` verbatim, and each
     // binding crossing costs ≈ 0.5 µs (five of them were the largest self-time item of a Check
@@ -304,8 +319,8 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(items: AsyncIterable<unknown>, live = false): Promise<void> {
-    if (!live) return this.#stream(items, Infinity, () => undefined);
+  async stream(items: AsyncIterable<unknown>, live = false, batched = false): Promise<void> {
+    if (!live) return this.#stream(items, batched, Infinity, () => undefined);
     let reason: AppError | undefined;
     let close: () => void;
     try {
@@ -323,7 +338,7 @@ export class Exchange implements CallContext, RequestIdParts {
       return this.#errorLine(reason, true);
     };
     try {
-      await this.#stream(items, this.shared.liveStallMs, endLine);
+      await this.#stream(items, batched, this.shared.liveStallMs, endLine);
     } finally {
       close();
     }
@@ -336,9 +351,15 @@ export class Exchange implements CallContext, RequestIdParts {
    * full chunk is written and the loop yields to the event loop before it reads on, so one stream
    * that the kernel keeps accepting cannot hold other requests up; a partial chunk is written as
    * soon as the loop yields (the items are waiting, or the turn ends). A refused write waits for the
-   * socket to drain, at most `maxStallMs`.
+   * socket to drain, at most `maxStallMs`. `batched`: each value is an array of items' JSON texts
+   * (StreamReply), taken a line at a time under the same bounds.
    */
-  async #stream(items: AsyncIterable<unknown>, maxStallMs: number, lastLine: () => string | undefined): Promise<void> {
+  async #stream(
+    items: AsyncIterable<unknown>,
+    batched: boolean,
+    maxStallMs: number,
+    lastLine: () => string | undefined,
+  ): Promise<void> {
     const it = items[Symbol.asyncIterator]();
     let next: IteratorResult<unknown>;
     try {
@@ -364,8 +385,14 @@ export class Exchange implements CallContext, RequestIdParts {
     };
     try {
       while (!next.done && !this.aborted) {
-        chunk += `{"result":${JSON.stringify(next.value)}}\n`;
-        if (waiting !== undefined || chunk.length >= STREAM_CHUNK_CHARS) {
+        const batch = batched ? (next.value as readonly string[]) : undefined;
+        const count = batch === undefined ? 1 : batch.length;
+        for (let i = 0; i < count && !this.aborted; i++) {
+          chunk += `{"result":${batch === undefined ? JSON.stringify(next.value) : batch[i]}}\n`;
+          if (waiting === undefined && chunk.length < STREAM_CHUNK_CHARS) {
+            deferred ??= setImmediate(later);
+            continue;
+          }
           if (deferred !== undefined) clearImmediate(deferred);
           deferred = undefined;
           if (waiting === undefined) send();
@@ -375,7 +402,8 @@ export class Exchange implements CallContext, RequestIdParts {
             if (!drained) return await this.#stalled(it, maxStallMs);
             if (chunk !== '') deferred = setImmediate(later);
           } else await nextTurn();
-        } else deferred ??= setImmediate(later);
+        }
+        if (this.aborted) break;
         next = await it.next();
       }
       if (deferred !== undefined) clearImmediate(deferred);

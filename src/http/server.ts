@@ -30,6 +30,7 @@ import { CorsPolicy, crossOriginRefused } from './cors.js';
 import { LiveStreams, type LiveStreamLimits } from './live-streams.js';
 import { isMsgpackType } from '../domain/msgpack.js';
 import { Exchange, type ServerShared } from './exchange.js';
+import { FORWARDED_FROM, Forwarder, type PlacementEdge } from './forward.js';
 import { nextRequestId } from './reply-head.js';
 import {
   listenExclusive,
@@ -89,6 +90,11 @@ export interface HttpServerOptions {
    * (default true: a no-op without one); false turns them off even then.
    */
   readonly tracing?: boolean | undefined;
+  /**
+   * Stores placed across nodes (`--placement`): requests for a store this node does not serve are
+   * forwarded (./forward.ts), replies carry `Latch-Served-By`, and /readyz follows `ready`.
+   */
+  readonly placement?: (PlacementEdge & { ready(): boolean }) | undefined;
   /**
    * The API port is shared by this process's HTTP threads (`--http-threads`, a port `reservePort`
    * chose): `'bind'` binds it with SO_REUSEPORT, `'none'` leaves it to the other threads (this app
@@ -191,7 +197,7 @@ async function runAsync(
           e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)),
         )
       : await e.handle(input, x);
-    if ('stream' in reply) await x.stream(reply.stream, reply.live === true);
+    if ('stream' in reply) await x.stream(reply.stream, reply.live === true, reply.batched === true);
     else x.send(reply);
   } catch (err) {
     if (e.streaming) x.streamFail(err);
@@ -250,6 +256,7 @@ function register(
   shared: ServerShared,
   bodyLimit: number,
   discard: DiscardBound,
+  forwarder: Forwarder | undefined,
 ): void {
   const e = new Route(endpoint);
   const readParams = paramReader(paramNames(endpoint.path));
@@ -260,6 +267,21 @@ function register(
   const gateOf = routeGate(shared.auth, e.name);
   app[endpoint.method](endpoint.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
+    if (forwarder !== undefined && endpoint.path.startsWith('/stores/:store_id')) {
+      const storeId = req.getParameter(0);
+      const route = forwarder.placement.route(storeId, req.getHeader(FORWARDED_FROM) !== '');
+      if (route.kind !== 'local') {
+        const x = new Exchange(res, shared, e.name, storeId, req.getHeader(REQ.accept).includes('msgpack'));
+        return forwarder.take(x, req, route, {
+          method,
+          name: e.name,
+          streaming: endpoint.streaming === true,
+          hasBody,
+          bodyLimit,
+          discard,
+        });
+      }
+    }
     // Everything read from `req` must be read now: it is invalid after this callback returns.
     const params = readParams(req);
     const minRevision = e.minRevision ? req.getHeader(REQ.latchMinRevision) : undefined;
@@ -431,7 +453,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   const shared: ServerShared = {
     latch: tracing ? tracing.latch : latch,
     tokens: new TokenCodec(options.tokenSecret),
-    ready: () => readyFlag,
+    ready: options.placement ? () => readyFlag && (options.placement as { ready(): boolean }).ready() : () => readyFlag,
     inFlight: 0,
     auth: options.auth,
     decisions: options.decisions,
@@ -441,13 +463,15 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     liveStallMs: options.watchStallMs ?? 30_000,
     authzenBaseUrl: options.authzenBaseUrl,
     cors: new CorsPolicy(options.corsOrigins, options.auth !== undefined && options.auth.config.mode !== 'none'),
+    servedBy: options.placement,
     trusted: trustedProxies(options.trustedProxies),
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const channel = new Channel(shared, options.channel);
 
   const discard = options.bodyDiscard ?? DEFAULT_DISCARD;
-  for (const e of endpoints) register(app, e, shared, bodyLimit, discard);
+  const forwarder = options.placement && new Forwarder(options.placement);
+  for (const e of endpoints) register(app, e, shared, bodyLimit, discard, forwarder);
   if (options.auth) mountAuthRoutes(app, options.auth, discard, shared.trusted);
   // Known path, other method → 404 unimplemented (method-specific routes take precedence in uWS).
   for (const path of new Set(endpoints.map((e) => e.path))) {
@@ -456,7 +480,8 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   }
   channel.mount(app, '/stream');
   const render = (): string =>
-    (metrics as Metrics).render(shared.latch.stats(), shared.inFlight, options.decisions?.stats);
+    (metrics as Metrics).render(shared.latch.stats(), shared.inFlight, options.decisions?.stats) +
+    (forwarder?.metricsText() ?? '');
   if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(boundedRender(render)));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
@@ -492,6 +517,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
       const deadline = Date.now() + graceMs;
       while (shared.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       channel.closeAll();
+      forwarder?.close();
       metrics?.close();
       sideListening?.close();
       // Present in the native binary, missing from the package's typings.

@@ -99,6 +99,50 @@ export interface StoreQuery extends PageRequest {
   readonly name?: string | undefined;
 }
 
+/** One member row of the placement registry (ClusterRegistry), as every node reads it. */
+export interface ClusterMember {
+  readonly nodeId: string;
+  /** The URL other nodes forward requests to (`--advertise-url`). */
+  readonly url: string;
+  /** The member's weight in placement (`--capacity`). */
+  readonly capacity: number;
+  /** Set by `latch cluster drain`: the member owns no store from then on. */
+  readonly draining: boolean;
+  /** Milliseconds until the lease lapses, by the database's clock (≤ 0: lapsed, the member is out). */
+  readonly leaseLeftMs: number;
+  /** Stores the member answers for now, and stores it is loading. */
+  readonly ready: readonly string[];
+  readonly loading: readonly string[];
+}
+
+/** What a node reports on each heartbeat. */
+export interface ClusterHeartbeat {
+  readonly nodeId: string;
+  readonly url: string;
+  readonly capacity: number;
+  /** The lease granted from now, by the database's clock. */
+  readonly leaseMs: number;
+  readonly ready: readonly string[];
+  readonly loading: readonly string[];
+}
+
+/**
+ * Membership and held stores of nodes placed across a cluster (`latch serve --placement`), kept
+ * in the shared datastore (PostgreSQL): the one source every node reads, no consensus of its own.
+ */
+export interface ClusterRegistry {
+  /** Registers or renews the node's lease with what it holds; then every member row (lapsed ones included). */
+  heartbeat(beat: ClusterHeartbeat): Promise<ClusterMember[]>;
+  /** Every member row. */
+  members(): Promise<ClusterMember[]>;
+  /** The ids of every store not deleted. */
+  storeIds(): Promise<string[]>;
+  /** Marks a member as draining; false when there is no such member. */
+  drain(nodeId: string): Promise<boolean>;
+  /** Removes the node's row (a clean shutdown: its lease ends now). */
+  leave(nodeId: string): Promise<void>;
+}
+
 export interface Storage {
   /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
@@ -109,6 +153,8 @@ export interface Storage {
    * LevelDB: one process owns the data and a queue costs nothing).
    */
   readonly ordersWrites: boolean;
+  /** The placement registry, on a datastore shared by nodes (PostgreSQL); absent elsewhere. */
+  readonly cluster?: ClusterRegistry | undefined;
   close(): Promise<void>;
 
   /**

@@ -11,16 +11,16 @@ import type { Principal } from './principal.js';
 
 /** A 429 with the seconds a client should wait before retrying (`Retry-After`). */
 export class RateLimitError extends AppError {
-  readonly retryAfter: number;
+  override readonly retryAfter: number;
   constructor(code: 'rate_limit_exceeded' | 'auth_rate_limit_exceeded', message: string, retryAfter: number) {
     super(code, message);
     this.retryAfter = retryAfter;
   }
 }
 
-/** `Retry-After` of any thrown value, when it is a rate-limit refusal. */
+/** `Retry-After` of any thrown value, when it is a rate-limit refusal or an AppError carrying one (placement's 503). */
 export function retryAfterOf(err: unknown): number | undefined {
-  return err instanceof RateLimitError ? err.retryAfter : undefined;
+  return err instanceof AppError ? err.retryAfter : undefined;
 }
 
 interface State {

@@ -4,6 +4,13 @@
 import type { PermissionIndexLimits } from './permission-indexes.js';
 import type { ShadowLimits, ShadowStats } from './shadow.js';
 
+/** A loaded store as `Latch.heldStores` reports it. */
+export interface HeldStore {
+  readonly storeId: string;
+  readonly tuples: number;
+  readonly bytes: number;
+}
+
 /** Engine limits; every field has the OpenFGA default. */
 export interface EngineConfig {
   readonly resolveDepth: number; // 25

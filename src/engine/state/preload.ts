@@ -2,7 +2,8 @@
 // unreachable, a pool exhausted) never rejects: it is logged and retried with backoff
 // (config.ts PRELOAD_RETRY_MS) until it succeeds or the engine closes; meanwhile queries on a
 // store not loaded yet try the load themselves and get its error (503 `unavailable` when the
-// datastore is down), and readiness waits.
+// datastore is down), and readiness waits. Under placement (`preload: false`) nothing is
+// preloaded: the placement node holds and releases stores one by one (Latch.holdStore).
 
 import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/types.js';
@@ -23,8 +24,10 @@ export class Preload {
     /** Called once a store's index is loaded (starts its permission indexes). */
     private readonly loaded: (storeId: string) => Promise<void>,
     private readonly log: EngineLog,
+    /** False: nothing is preloaded (placement decides which stores this node loads). */
+    all = true,
   ) {
-    this.done = this.run();
+    this.done = all ? this.run() : Promise.resolve();
   }
 
   /** Stops retrying; `done` resolves soon after. */

@@ -191,6 +191,17 @@ export class RevisionFeed {
     this.failWaiters(storeId, new AppError('store_id_not_found', 'Store ID not found'));
   }
 
+  /**
+   * A store this node stops holding (placement moved it elsewhere): its index goes; waiters fail
+   * with `unavailable` (the store is answered by its other owners).
+   */
+  releaseStore(storeId: string): void {
+    this.heard.delete(storeId);
+    this.heardAt.delete(storeId);
+    this.indexes.drop(storeId);
+    this.failWaiters(storeId, new AppError('unavailable', 'the store moved to another node'));
+  }
+
   /** Called by StoreIndexes when a store's index finished loading: applies what was heard meanwhile. */
   loaded(storeId: string, index: StoreIndex): void {
     this.applied(storeId, index.currentRevision, false);

@@ -9,6 +9,7 @@ import type {
   CheckIdsInput,
   EngineConfig,
   EngineStats,
+  HeldStore,
   ImpactInput,
   ImpactStream,
   Latch,
@@ -179,6 +180,10 @@ export class RemoteLatch implements Latch {
   explainCheck: Method<'explainCheck'> = (...a) => this.call('explainCheck', ...a);
   ready: Method<'ready'> = () => this.call('ready');
   sweepExpired: Method<'sweepExpired'> = () => this.call('sweepExpired');
+  // Placement (--placement) drives the main thread's engine only; an HTTP thread holds no store itself.
+  holdStore = (): Promise<void> => Promise.reject(new Error('placement runs on the main thread'));
+  releaseStore = (): void => undefined;
+  heldStores = (): HeldStore[] => [];
 
   /** Always the async path: the answer comes from the main thread. */
   checkSync(): undefined {

@@ -7,6 +7,7 @@ import { checkSchema, migrate, SchemaTooNewError, SchemaTooOldError } from './mi
 import { PgStorage, type PgStorageOptions } from './storage.js';
 
 export { PgStorage, type PgStorageOptions } from './storage.js';
+export { PgClusterRegistry } from './cluster.js';
 export { Db, isUnavailable, type PostgresOptions } from './db.js';
 export { migrate, schemaVersion, SCHEMA_VERSION, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
 

@@ -152,6 +152,19 @@ const MIGRATIONS: readonly string[] = [
     setting  text NOT NULL
   );
   `,
+  // step 4: the placement registry of `latch serve --placement` (cluster.ts): one row per node,
+  // its lease timed by the database's clock, the stores it holds (ready) and is loading
+  `
+  CREATE TABLE latch_cluster_members (
+    node_id     text ${C} PRIMARY KEY,
+    url         text NOT NULL,
+    capacity    float8 NOT NULL,
+    draining    boolean NOT NULL DEFAULT false,
+    lease_until timestamptz NOT NULL,
+    ready       text[] NOT NULL DEFAULT '{}',
+    loading     text[] NOT NULL DEFAULT '{}'
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -39,6 +39,7 @@ import type {
 import { changesSince, readChanges } from './changes.js';
 import { openCheckpoint, readCheckpoint } from './checkpoint.js';
 import { writeAllChunks } from '../checkpoint.js';
+import { PgClusterRegistry } from './cluster.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
@@ -67,6 +68,7 @@ export class PgStorage implements Storage {
   /** latch_write takes the store's row lock inside the statement (docs/architecture.md). */
   readonly ordersWrites = true;
   readonly db: Db;
+  readonly cluster: PgClusterRegistry;
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: PgReclaimer;
   private readonly listeners = new Set<(event: StorageEvent) => void>();
@@ -79,6 +81,7 @@ export class PgStorage implements Storage {
     this.db = new Db(options);
     this.reclaimer = new PgReclaimer(this.db);
     this.guarded = new GuardedWriter(this.db, this.node, (options.poolSize ?? 10) - 1);
+    this.cluster = new PgClusterRegistry(this.db);
   }
 
   /** Starts listening for other nodes' commits and resumes the reclamation of tombstoned stores. */
