@@ -289,7 +289,7 @@ export function modelPanel(): HTMLElement {
     shadowBox(error),
     h(
       'details',
-      { class: 'history-box', ontoggle: () => void 0 },
+      { class: 'history-box', id: 'model-versions', ontoggle: () => void 0 },
       h('summary', null, 'Version history and diff'),
       history,
       h(

@@ -188,7 +188,7 @@ run('playground flows (Chromium)', () => {
     );
     await page.click('#save-model');
     await page.waitForFunction(() => document.querySelectorAll('#model-history li').length === 2);
-    await page.click('.history-box summary');
+    await page.click('#model-versions summary');
     await page.click('#show-diff');
     await page.locator('#model-diff .add').first().waitFor();
     expect(await page.locator('#model-diff .add').allTextContents()).toEqual(['+     define commenter: [user]']);
