@@ -13,6 +13,7 @@ export class ShadowSettings {
   /** Bumped by every local `put`: a load that started before it must not overwrite it. */
   private readonly versions = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
+  private refreshing = false;
 
   constructor(
     private readonly storage: Storage,
@@ -40,9 +41,21 @@ export class ShadowSettings {
     this.known.set(storeId, setting ?? null);
   }
 
-  /** Reloads every store this node has seen (a deleted store is forgotten). */
+  /**
+   * Reloads every store this node has seen (a deleted store is forgotten), one store at a time,
+   * and never two refreshes at once: the refresh holds at most one datastore connection, so a node
+   * that has seen hundreds of stores does not take the pool from requests (it did, with every
+   * store read at once each second: PostgreSQL requests then timed out waiting for a connection).
+   * With many stores a round simply takes longer than the interval.
+   */
   async refresh(): Promise<void> {
-    await Promise.all([...this.known.keys()].map((id) => this.load(id)));
+    if (this.refreshing) return;
+    this.refreshing = true;
+    try {
+      for (const id of [...this.known.keys()]) await this.load(id);
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   close(): void {
