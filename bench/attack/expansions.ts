@@ -7,9 +7,9 @@
 // Run: `npx tsx bench/attack/expansions.ts` (TRIPLES, STREAMS, HOLD_MS override).
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jsonCaller, statusMb } from './process.js';
 
 const TRIPLES = Number(process.env.TRIPLES ?? 200_000);
 const STREAMS = Number(process.env.STREAMS ?? 200);
@@ -29,21 +29,8 @@ const port = await new Promise<number>((resolve) => {
   });
 });
 const base = `http://127.0.0.1:${port}`;
-const status = (field: string): number =>
-  Number(
-    /(\d+) kB/.exec(
-      readFileSync(`/proc/${server.pid}/status`, 'utf8')
-        .split('\n')
-        .find((l) => l.startsWith(field)) ?? '',
-    )?.[1] ?? 0,
-  ) / 1024;
-
-async function call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-}
+const status = (field: string): number => statusMb(server.pid, field);
+const call = jsonCaller(base);
 
 const store = (await call('POST', '/stores', { name: 'attack' })).id as string;
 const modelBody = {

@@ -8,7 +8,7 @@
 // Run: `npx tsx bench/attack/unauthenticated-bodies.ts` (ROUNDS, CONCURRENCY, BODY_BYTES override).
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { jsonCaller, statusMb } from './process.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 20);
@@ -31,25 +31,8 @@ const { port, token } = await new Promise<{ port: number; token: string }>((reso
 });
 const base = `http://127.0.0.1:${port}`;
 const auth = { authorization: `Bearer ${token}` };
-const status = (field: string): number =>
-  Number(
-    /(\d+) kB/.exec(
-      readFileSync(`/proc/${server.pid}/status`, 'utf8')
-        .split('\n')
-        .find((l) => l.startsWith(field)) ?? '',
-    )?.[1] ?? 0,
-  ) / 1024;
-
-async function call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(base + path, {
-    method,
-    headers: auth,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-}
+const status = (field: string): number => statusMb(server.pid, field);
+const call = jsonCaller(base, auth);
 
 const store = (await call('POST', '/stores', { name: 'bodies' })).id as string;
 await call('POST', `/stores/${store}/authorization-models`, {
