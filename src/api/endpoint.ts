@@ -83,6 +83,12 @@ export interface StreamReply {
    * holding one line, so a slow consumer never makes the server buffer more).
    */
   readonly live?: boolean | undefined;
+  /**
+   * A finite stream that a consumer must keep reading (export): one that reads nothing for the
+   * server's stall limit is sent an error line and cut off, as a live stream is, so a stopped
+   * client holds no more than what was written. Not counted against the live-stream caps.
+   */
+  readonly bounded?: boolean | undefined;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
@@ -109,6 +115,13 @@ export interface Endpoint<I = unknown> {
    * Transport: a PDP echoes the PEP's request identifier); otherwise latch's own id as always.
    */
   readonly echoRequestId?: boolean;
+  /**
+   * A larger request body limit than the server's (bulk import): the route takes bodies up to
+   * the greater of the two.
+   */
+  readonly bodyLimit?: number;
+  /** The body may be NDJSON (`Content-Type: application/x-ndjson`): `body` is then the array of its lines' values. */
+  readonly ndjson?: boolean;
   /** The endpoint takes Latch-Min-Revision (the queries and Read): transports pass it in `ApiRequest.minRevision`. */
   readonly minRevision?: boolean;
   /** `unknown` → validated input; throws AppError at the first violation (proto field order). */

@@ -6,6 +6,7 @@ import { DELETE_TUPLES_ENDPOINTS } from './delete-tuples.js';
 import { MIGRATE_ENDPOINTS } from './migrate-relations.js';
 import type { Endpoint } from './endpoint.js';
 import { EXPLAIN_CHECK } from './explain.js';
+import { IMPORT_EXPORT_ENDPOINTS } from './import-export.js';
 import { IMPACT_MODEL } from './impact.js';
 import { MODEL_ENDPOINTS } from './models.js';
 import { PERMISSION_INDEX_ENDPOINTS } from './permission-indexes.js';
@@ -23,6 +24,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...PERMISSION_INDEX_ENDPOINTS,
   ...QUERY_ENDPOINTS,
   ...DELETE_TUPLES_ENDPOINTS,
+  ...IMPORT_EXPORT_ENDPOINTS,
   ...MIGRATE_ENDPOINTS,
   ...AUTHZEN_ENDPOINTS,
   EXPLAIN_CHECK,

@@ -208,6 +208,21 @@ export class FgaHttpClient {
     });
     return counts;
   }
+  /** One chunk of a bulk import (latch's `POST /stores/{id}/tuples/import`). */
+  importTuples(
+    storeId: string,
+    tupleKeys: readonly TupleKey[],
+    modelId?: string,
+  ): Promise<{ written: number; revision: number }> {
+    return this.send('POST', `/stores/${enc(storeId)}/tuples/import`, {
+      tuple_keys: tupleKeys,
+      ...(modelId ? { authorization_model_id: modelId } : {}),
+    });
+  }
+  /** Every tuple of the store at one revision (latch's `GET /stores/{id}/tuples/export`), as it streams. */
+  exportTuples(storeId: string, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    return this.stream(`/stores/${enc(storeId)}/tuples/export`, signal);
+  }
   read(
     storeId: string,
     body: {

@@ -1,4 +1,4 @@
-// `latch tuple write|delete|read|import` against a server. One tuple from the arguments
+// `latch tuple write|delete|read` against a server (import and export: ./import-cmd.ts). One tuple from the arguments
 // (`<user> <relation> <object>`, optional `--condition-name`/`--condition-context`) or many from a
 // YAML/JSON/CSV file, written in chunks of ≤100 with a progress bar on a terminal; or, for
 // delete, every tuple a `--filter` selects, in bounded requests until none is left.
@@ -17,6 +17,7 @@ import {
   writeReport,
 } from './common.js';
 import type { DeleteTuplesBody } from './http-client.js';
+import { bulkCommands } from './import-cmd.js';
 import { cleanTuple, isObject, readTupleFile, toCsv, toYaml } from './tuple-file.js';
 
 const TUPLE_ARGS = [
@@ -242,40 +243,6 @@ function writer(path: string, summary: string, remove: boolean): Command {
   };
 }
 
-const importCmd: Command = {
-  spec: {
-    path: 'tuple import',
-    summary: 'Write every tuple of a YAML/JSON/CSV file, in chunks, with progress',
-    positionals: [],
-    flags: [
-      STORE_FLAG,
-      MODEL_FLAG,
-      { ...FILE, help: FILE.help + ' (required)' },
-      { name: 'ignore-duplicates', kind: 'boolean', help: 'Skip tuples that already exist' },
-      CHUNK,
-      ...SERVER_FLAGS,
-    ],
-    details:
-      'CSV header: user_type,user_id,user_relation,relation,object_type,object_id,condition_name,condition_context',
-    examples: ['latch tuple import --store-id 01J… --file tuples.csv'],
-  },
-  async run(args, io) {
-    const storeId = args.require('store-id', 'or set LATCH_STORE_ID');
-    const tuples = await readTupleFile(args.require('file'));
-    const client = clientFrom(args);
-    const bar = new ProgressBar(io, 'importing');
-    const started = Date.now();
-    const done = await writeInChunks(client, storeId, tuples, {
-      modelId: args.string('model-id'),
-      ignore: args.bool('ignore-duplicates'),
-      chunkSize: args.int('chunk-size'),
-      onProgress: (d, t) => bar.update(d, t),
-    });
-    printJson(io, { ...writeReport(io, 'written', done), seconds: (Date.now() - started) / 1000 });
-    return 0;
-  },
-};
-
 const read: Command = {
   spec: {
     path: 'tuple read',
@@ -317,5 +284,5 @@ export const tupleCommands: readonly Command[] = [
   writer('tuple write', 'Write tuples (one from arguments, or a file)', false),
   writer('tuple delete', 'Delete tuples (one from arguments, or a file)', true),
   read,
-  importCmd,
+  ...bulkCommands,
 ];

@@ -42,6 +42,10 @@ import type {
   DeleteTuplesOutput,
   WatchInput,
   WatchEvent,
+  ImportTuplesInput,
+  ImportTuplesOutput,
+  ExportTuplesInput,
+  ExportBatch,
 } from './contract/tuples.js';
 import type {
   PermissionIndexInfo,
@@ -132,6 +136,17 @@ export interface Latch {
    * change-log entry per tuple); `dryRun` only lists them. Throws store_id_not_found.
    */
   deleteTuples(input: DeleteTuplesInput): Promise<DeleteTuplesOutput>;
+  /**
+   * One chunk of a bulk import (ImportTuplesInput): validated like Write (a bad tuple rejects the
+   * chunk, its 0-based index in the error's `tuple_index`), then one atomic write through the
+   * store writer. Throws store_id_not_found.
+   */
+  importTuples(input: ImportTuplesInput): Promise<ImportTuplesOutput>;
+  /**
+   * Every tuple of the store at one revision, in batches, read from one storage snapshot. Throws
+   * store_id_not_found before the first batch; stops when `signal` aborts.
+   */
+  exportTuples(input: ExportTuplesInput, signal?: AbortSignal): AsyncIterable<ExportBatch>;
 
   // queries
   check(input: CheckInput): Promise<CheckResult>;

@@ -21,6 +21,7 @@ import { batchCheck } from './commands/batch-check.js';
 import { checkIds } from './commands/check-ids.js';
 import { check, checkSync } from './commands/check.js';
 import { deleteTuples } from './commands/delete-tuples.js';
+import { exportTuples, importTuples } from './commands/import-tuples.js';
 import { migrateRelations } from './commands/migrate-relations.js';
 import { expand } from './commands/expand.js';
 import { explainCheck } from './commands/explain.js';
@@ -114,6 +115,9 @@ export class LatchService implements C.Latch {
   write = (input: C.WriteInput): Promise<C.WriteOutput> => write(this.e, input);
   migrateRelations = (input: C.MigrateInput): Promise<C.MigrateOutput> => migrateRelations(this.e, input);
   deleteTuples = (input: C.DeleteTuplesInput): Promise<C.DeleteTuplesOutput> => deleteTuples(this.e, input);
+  importTuples = (input: C.ImportTuplesInput): Promise<C.ImportTuplesOutput> => importTuples(this.e, input);
+  exportTuples = (input: C.ExportTuplesInput, signal?: AbortSignal): AsyncIterable<C.ExportBatch> =>
+    exportTuples(this.e, input, signal);
   read = (input: C.ReadInput): Promise<Page<Tuple>> => read(this.e, input);
   readChanges = (input: C.ReadChangesInput): Promise<Page<TupleChange>> => readChanges(this.e, input);
   watch = (input: C.WatchInput, signal?: AbortSignal): AsyncIterable<C.WatchEvent> => watch(this.e, input, signal);

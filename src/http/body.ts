@@ -104,10 +104,45 @@ class Discarding {
  */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** How a body is encoded: JSON, msgpack, or (endpoints that take it) NDJSON, one value per line. */
+export type BodyFormat = 'json' | 'msgpack' | 'ndjson';
+
+/**
+ * An NDJSON body as the array of its lines' values (blank lines skipped). One JSON.parse of the
+ * lines joined into an array; only when that fails are the lines parsed one by one, to name the
+ * first bad one (validation_error, its 0-based position among the values in `tuple_index`).
+ */
+function decodeNdjson(bytes: ArrayBuffer | Uint8Array): unknown[] {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new AppError('validation_error', 'request body is not valid UTF-8');
+  }
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  try {
+    return JSON.parse(`[${lines.join(',')}]`) as unknown[];
+  } catch {
+    lines.forEach((line, i) => {
+      try {
+        JSON.parse(line);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new AppError('validation_error', `line ${i + 1} of the NDJSON body is not JSON: ${message}`, {
+          fields: { tuple_index: i },
+        });
+      }
+    });
+    // Every line parses alone but not joined: a line holds more than one value.
+    throw new AppError('validation_error', 'malformed NDJSON: one JSON value per line');
+  }
+}
+
 /** The request body as an untyped value; throws validation_error on malformed input. */
-export function decodeBody(bytes: ArrayBuffer | Uint8Array, msgpack: boolean): unknown {
+export function decodeBody(bytes: ArrayBuffer | Uint8Array, msgpack: boolean | BodyFormat): unknown {
+  if (msgpack === 'ndjson') return decodeNdjson(bytes);
   if (bytes.byteLength === 0) return {};
-  if (msgpack) {
+  if (msgpack === true || msgpack === 'msgpack') {
     try {
       return decodeMsgpack(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
     } catch (err) {

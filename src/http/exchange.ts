@@ -319,8 +319,8 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(items: AsyncIterable<unknown>, live = false, batched = false): Promise<void> {
-    if (!live) return this.#stream(items, batched, Infinity, () => undefined);
+  async stream(items: AsyncIterable<unknown>, live = false, batched = false, bounded = false): Promise<void> {
+    if (!live) return this.#stream(items, batched, bounded ? this.shared.liveStallMs : Infinity, () => undefined);
     let reason: AppError | undefined;
     let close: () => void;
     try {

@@ -19,6 +19,7 @@ import {
   DEFAULT_DISCARD,
   decodeBody,
   dropBody,
+  type BodyFormat,
   readBody,
   tooLarge,
   type DiscardBound,
@@ -197,7 +198,8 @@ async function runAsync(
           e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)),
         )
       : await e.handle(input, x);
-    if ('stream' in reply) await x.stream(reply.stream, reply.live === true, reply.batched === true);
+    if ('stream' in reply)
+      await x.stream(reply.stream, reply.live === true, reply.batched === true, reply.bounded === true);
     else x.send(reply);
   } catch (err) {
     if (e.streaming) x.streamFail(err);
@@ -265,6 +267,7 @@ function register(
   const method = endpoint.method === 'del' ? 'DELETE' : endpoint.method.toUpperCase();
   const route = endpoint.path.replace(/:([a-z_]+)/g, '{$1}');
   const gateOf = routeGate(shared.auth, e.name);
+  const limit = Math.max(bodyLimit, endpoint.bodyLimit ?? 0);
   app[endpoint.method](endpoint.path, (res: HttpResponse, req: HttpRequest) => {
     if (shared.draining) return shuttingDown(res, shared, e.name);
     if (forwarder !== undefined && endpoint.path.startsWith('/stores/:store_id')) {
@@ -277,7 +280,7 @@ function register(
           name: e.name,
           streaming: endpoint.streaming === true,
           hasBody,
-          bodyLimit,
+          bodyLimit: limit,
           discard,
         });
       }
@@ -325,13 +328,18 @@ function register(
         x.finish();
       });
     }
-    const msgpack = isMsgpackType(req.getHeader(REQ.contentType));
+    const type = req.getHeader(REQ.contentType);
+    const msgpack: BodyFormat = isMsgpackType(type)
+      ? 'msgpack'
+      : endpoint.ndjson === true && type.includes('ndjson')
+        ? 'ndjson'
+        : 'json';
     const announced = Number(req.getHeader(REQ.contentLength) || 0);
     const parts: BodyRequest = { params, headers, minRevision, atRevision };
-    readBody(res, announced, bodyLimit, discard, (bytes) => {
+    readBody(res, announced, limit, discard, (bytes) => {
       if (bytes === undefined) {
         // Over the limit (D9): the rest was dropped as it came, never buffered; the connection closes.
-        x.fail(gate.error ?? tooLarge(bodyLimit), true);
+        x.fail(gate.error ?? tooLarge(limit), true);
         return x.finish();
       }
       if (gate.pending === undefined) return decodeAndRun(x, e, parts, gate, bytes, msgpack);
@@ -361,7 +369,7 @@ function decodeAndRun(
   p: BodyRequest,
   gate: Admission,
   bytes: ArrayBuffer | Uint8Array,
-  msgpack: boolean,
+  msgpack: BodyFormat,
 ): void {
   const { params, headers, minRevision, atRevision } = p;
   let body: unknown;

@@ -227,7 +227,11 @@ export class StoreIndex {
 
   /** Starts a background merge once the overlay reaches the threshold (one at a time). */
   private mergeIfDue(): void {
-    if (this.overlay.size >= this.threshold && !this.merging)
+    // At least a quarter of the base: a merge rebuilds the whole base, so a store growing by bulk
+    // imports rebuilds ≈ 4 entries per change in all (≈ 2.5 µs), not O(store size) per threshold's
+    // worth of changes (measured: 6 µs per tuple at 300k tuples imported in 10k chunks, growing
+    // with the store, 1.9 s of buildBase; a 10M import would rebuild ≈ 5·10⁹ entries).
+    if (this.overlay.size >= Math.max(this.threshold, this.base.layout.entries >>> 2) && !this.merging)
       this.merging = this.merge().finally(() => (this.merging = undefined));
   }
 

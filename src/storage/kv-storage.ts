@@ -31,6 +31,7 @@ import {
   firstExpiry,
   loadState,
   planDeletes,
+  planImport,
   planWrite,
   type PlannedWrite,
   type StoreState,
@@ -223,6 +224,16 @@ export class KvStorage implements Storage {
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
     return this.exclusive(storeId, () => this.commitWrite(storeId, write));
+  }
+
+  async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
+    return this.exclusive(storeId, async () => {
+      const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
+      this.states.set(storeId, state);
+      const plan = await planImport(this.kv, storeId, state, tuples);
+      if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+      return plan.result;
+    });
   }
 
   /** Plans and commits one tuple write; the caller holds the store's mutex. */

@@ -185,6 +185,15 @@ export interface Storage {
   /** Applies deletes then writes atomically; see TupleWrite for the duplicate/missing rules. */
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
   /**
+   * One chunk of a bulk import: writes only, as one atomic batch (one revision, one write change
+   * per new tuple, in input order). A tuple already stored identically (condition and expiry) is
+   * skipped, so re-sending a chunk changes nothing; one stored with another condition or expiry
+   * throws transaction_conflict (nothing written), as `writeTuples` with onDuplicate 'ignore'.
+   * Inputs are validated by the caller and hold no key twice. Example: importTuples(s, [a, b])
+   * with `a` stored → revision + 1, one change (write b), `written` = [b].
+   */
+  importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult>;
+  /**
    * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
    * store's write lock (held against every node), calls `guard` with the store's revision read
    * under it, and applies `write` under the same lock only if `guard` resolves: no other write of

@@ -16,7 +16,7 @@ export interface EndpointCase {
 }
 
 /** Streaming endpoints report every error, a refused credential included, as a stream line (§4.18). */
-export const STREAMING_OPS: ReadonlySet<string> = new Set(['StreamedListObjects', 'Watch']);
+export const STREAMING_OPS: ReadonlySet<string> = new Set(['StreamedListObjects', 'Watch', 'ExportTuples']);
 
 const tk = { user: 'user:anne', relation: 'viewer', object: 'doc:1' };
 
@@ -232,6 +232,15 @@ export const ENDPOINT_CASES: readonly EndpointCase[] = [
     body: { filter: { object: 'doc:scope-delete' } },
     ok: 200,
   },
+  {
+    op: 'ImportTuples',
+    scope: 'write:tuples',
+    method: 'POST',
+    path: '/stores/{S}/tuples/import',
+    body: { tuple_keys: [{ user: 'user:scope-import', relation: 'viewer', object: 'doc:scope-import' }] },
+    ok: 200,
+  },
+  { op: 'ExportTuples', scope: 'read:tuples', method: 'GET', path: '/stores/{S}/tuples/export', ok: 200 },
   {
     op: 'MigrateRelations',
     scope: 'write:tuples',

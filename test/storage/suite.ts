@@ -510,6 +510,47 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(read.items[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       });
 
+      it('importTuples: one revision per chunk, stored tuples skipped, a conflict writes nothing', async () => {
+        const cond = { name: 'c', context: { a: 1 } };
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        const chunk = [
+          tk('doc:1#viewer@user:anne'),
+          tk('doc:2#viewer@user:\u{1F600}'),
+          tk('doc:3#viewer@user:bob', cond),
+          tk('group:\u0000x#member@user:é'),
+        ];
+        const r = await s.importTuples(id, chunk);
+        expect(r.revision).toBe(2);
+        expect(r.deleted).toEqual([]);
+        expect(r.written.map(str)).toEqual(chunk.slice(1).map(str));
+        // Sent again: nothing changes, no revision, no change.
+        const again = await s.importTuples(id, chunk);
+        expect(again.revision).toBe(2);
+        expect(again.written).toEqual([]);
+        const changes = (await s.readChanges(id, { pageSize: 100 })).items;
+        expect(changes.map((c) => [c.operation, str(c.tuple_key)])).toEqual(
+          [chunk[0], ...chunk.slice(1)].map((t) => ['TUPLE_OPERATION_WRITE', str(t as TupleKey)]),
+        );
+        expect(changes[2]?.tuple_key.condition).toEqual(cond);
+        expect((await s.readChanges(id, { pageSize: 100, type: 'group' })).items.map((c) => str(c.tuple_key))).toEqual([
+          'group:\u0000x#member@user:é',
+        ]);
+        // The same tuple with another condition: a conflict, and the chunk's new tuple is not written.
+        await rejectsWith(
+          s.importTuples(id, [tk('doc:4#viewer@user:new'), tk('doc:3#viewer@user:bob', { name: 'other' })]),
+          'transaction_conflict',
+        );
+        expect(await s.revision(id)).toBe(2);
+        expect((await allTuples(s, id)).length).toBe(4);
+        const since: string[] = [];
+        for await (const c of s.changesSince(id, 1)) since.push(`${c.revision} ${c.operation} ${str(c.tuple)}`);
+        expect(since).toEqual(chunk.slice(1).map((t) => `2 write ${str(t)}`));
+        await rejectsWith(
+          s.importTuples('01JAAAAAAAAAAAAAAAAAAAAAAA', [tk('doc:1#viewer@user:anne')]),
+          'store_id_not_found',
+        );
+      });
+
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
         const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
         await s.writeTuples(id, writes(...odd));

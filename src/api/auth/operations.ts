@@ -90,6 +90,9 @@ export const OPERATIONS = {
   DeleteTuples: rule('write:tuples', 'write'),
   // latch's relation migrations: ordinary tuple writes, in steps.
   MigrateRelations: rule('write:tuples', 'write'),
+  // latch's bulk import and export (docs/operations.md): a tuple write, and a read of every tuple.
+  ImportTuples: rule('write:tuples', 'write'),
+  ExportTuples: rule('read:tuples', 'read'),
   Read: rule('read:tuples', 'read'),
   ReadChanges: rule('read:changes', 'read-changes'),
   Watch: rule('read:changes', 'read-changes'),

@@ -113,3 +113,42 @@ export type WatchEvent =
    * beginning or at a start time (resume the same way).
    */
   | { readonly kind: 'heartbeat'; readonly cursor: string | undefined };
+
+// ---- bulk import and export (docs/operations.md, "Bulk loading") ----
+
+/** At most this many tuples in one import chunk (one request, one revision). */
+export const MAX_IMPORT_CHUNK = 50_000;
+
+/**
+ * One chunk of a bulk import: tuples to write, validated like Write's (same codes), applied as
+ * one atomic write, one revision, one changelog entry per new tuple. A tuple already stored
+ * identically is skipped (so a chunk sent twice is harmless); one stored with another condition
+ * or expiry is a 409 conflict, as Write's `on_duplicate: "ignore"`.
+ */
+export interface ImportTuplesInput {
+  readonly storeId: string;
+  readonly modelId?: string | undefined;
+  /** 1 … MAX_IMPORT_CHUNK tuples, no (object, relation, user) twice. */
+  readonly tuples: readonly TupleKey[];
+}
+
+export interface ImportTuplesOutput {
+  readonly modelId: string;
+  /** The store's revision once the chunk is applied (unchanged when every tuple was already stored). */
+  readonly revision: number;
+  /** Tuples written by this chunk (already stored ones not counted). */
+  readonly written: number;
+}
+
+export interface ExportTuplesInput {
+  readonly storeId: string;
+}
+
+/**
+ * The store's tuples at one revision, in batches (the store's Read order): `revision` is the
+ * revision every batch was read at (the same in each).
+ */
+export interface ExportBatch {
+  readonly revision: number;
+  readonly tuples: readonly TupleKey[];
+}

@@ -52,7 +52,7 @@ export const CALL_OPS = new Set([
   'ready',
   'sweepExpired',
 ]);
-export const STREAM_OPS = new Set(['watch', 'expansions', 'streamedListObjects', 'impact']);
+export const STREAM_OPS = new Set(['watch', 'expansions', 'streamedListObjects', 'impact', 'exportTuples']);
 
 type Port = Pick<MessagePort, 'postMessage'> | Pick<Worker, 'postMessage'>;
 

@@ -173,6 +173,8 @@ export class RemoteLatch implements Latch {
   permissionIndexesCaughtUp: Method<'permissionIndexesCaughtUp'> = (...a) =>
     this.call('permissionIndexesCaughtUp', ...a);
   deleteTuples: Method<'deleteTuples'> = (...a) => this.call('deleteTuples', ...a);
+  importTuples: Method<'importTuples'> = (...a) => this.call('importTuples', ...a);
+  exportTuples: Method<'exportTuples'> = (input, signal) => this.stream('exportTuples', input, signal);
   check: Method<'check'> = (...a) => this.call('check', ...a);
   listObjects: Method<'listObjects'> = (...a) => this.call('listObjects', ...a);
   listUsers: Method<'listUsers'> = (...a) => this.call('listUsers', ...a);

@@ -281,6 +281,11 @@ export class PgStorage implements Storage {
     return result;
   }
 
+  /** One import chunk: `latch_write` with onDuplicate 'ignore' (one statement, the store's row lock). */
+  async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
+    return this.writeTuples(storeId, { writes: tuples, deletes: [], onDuplicate: 'ignore', onMissing: 'error' });
+  }
+
   /** tuples.ts writeGuarded: one transaction holding the store's row lock across `guard`. */
   async writeTuplesGuarded(
     storeId: string,

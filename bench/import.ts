@@ -1,0 +1,424 @@
+// Bulk import over HTTP (`POST /stores/{id}/tuples/import`, docs/operations.md "Bulk loading") on
+// a real server: a generated NDJSON file of a realistic model (users, nested groups, a folder
+// tree, documents with parent/owner/editor/viewer), written once to /tmp, imported in chunks
+// while a client sends one Check after another (their latency percentiles during the import);
+// then 1,000 random Checks against the reference evaluator over the generator's own tuples (a
+// view computed from the generator, not read back from latch); then the export stream. A
+// same-run baseline imports the first `--baseline` tuples of the file as plain 100-tuple Writes.
+// CPU per tuple is this process's (server and client) user+system time from /proc/self/stat.
+//
+//   npx tsx bench/import.ts                                  # 10M on LevelDB
+//   npx tsx bench/import.ts --tuples 1000000                 # 1M
+//   npx tsx bench/import.ts --backend postgres --tuples 1000000
+//
+// PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
+
+import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { startServer } from '../src/main.js';
+import { compileModel } from '../src/model/compile.js';
+import { dslToModel } from '../src/model/dsl.js';
+import type { AuthorizationModel, TupleKey } from '../src/domain/types.js';
+import type { TupleEntry, TupleView } from '../src/index/types.js';
+import { evalCheck } from '../test/oracle/reference.js';
+import { startPostgres } from '../test/support/postgres-server.js';
+
+const { values } = parseArgs({
+  options: {
+    tuples: { type: 'string', default: '10000000' },
+    backend: { type: 'string', default: 'leveldb' },
+    chunk: { type: 'string', default: '50000' },
+    inflight: { type: 'string', default: '2' },
+    baseline: { type: 'string', default: '100000' },
+    samples: { type: 'string', default: '1000' },
+    out: { type: 'string' },
+  },
+});
+const N = Number(values.tuples);
+const CHUNK = Number(values.chunk);
+const INFLIGHT = Number(values.inflight);
+const BASELINE = Math.min(Number(values.baseline), N);
+const SAMPLES = Number(values.samples);
+
+export const DSL = `model
+  schema 1.1
+type user
+type group
+  relations
+    define member: [user, group#member]
+type folder
+  relations
+    define parent: [folder]
+    define viewer: [user, group#member] or viewer from parent
+type document
+  relations
+    define parent: [folder]
+    define owner: [user]
+    define editor: [user, group#member] or owner
+    define viewer: [user, group#member] or editor or viewer from parent
+`;
+
+/**
+ * The data set, a pure function of N: per 100 tuples ≈ 80 document tuples (4 per document),
+ * 16 group memberships (15 users per group, every tenth group nested in the next), 4 folder
+ * tuples (a tree of fan-out 10 and one group viewer each). Every tuple is computable from its
+ * object, which the oracle's view below relies on.
+ */
+class DataSet {
+  readonly users: number;
+  readonly groups: number;
+  readonly folders: number;
+  readonly documents: number;
+  static readonly MEMBERS = 15;
+  constructor(n: number) {
+    this.documents = Math.max(1, Math.floor((n * 0.8) / 4));
+    this.groups = Math.max(2, Math.floor((n * 0.16) / 15.1));
+    this.folders = Math.max(2, Math.floor((n * 0.04) / 2));
+    this.users = Math.max(1000, Math.floor(n / 10));
+  }
+  member(g: number, j: number): number {
+    return (g * 7919 + j * 104729) % this.users;
+  }
+  *tuples(): Generator<TupleKey> {
+    const { groups, folders, documents } = this;
+    for (let g = 0; g < groups; g++) {
+      for (let j = 0; j < DataSet.MEMBERS; j++)
+        yield { object: `group:${g}`, relation: 'member', user: `user:${this.member(g, j)}` };
+      if (g % 10 === 0) yield { object: `group:${g}`, relation: 'member', user: `group:${(g + 1) % groups}#member` };
+    }
+    for (let f = 0; f < folders; f++) {
+      if (f > 0) yield { object: `folder:${f}`, relation: 'parent', user: `folder:${Math.floor((f - 1) / 10)}` };
+      yield { object: `folder:${f}`, relation: 'viewer', user: `group:${(f * 31) % groups}#member` };
+    }
+    for (let d = 0; d < documents; d++) {
+      yield { object: `document:${d}`, relation: 'parent', user: `folder:${d % folders}` };
+      yield { object: `document:${d}`, relation: 'owner', user: `user:${(d * 13) % this.users}` };
+      yield { object: `document:${d}`, relation: 'editor', user: `group:${(d * 7) % groups}#member` };
+      yield { object: `document:${d}`, relation: 'viewer', user: `user:${(d * 17 + 1) % this.users}` };
+    }
+  }
+  /** The tuples of `object#relation`, from the formulas above. */
+  users_(object: string, relation: string): TupleEntry[] {
+    const colon = object.indexOf(':');
+    const type = object.slice(0, colon);
+    const id = Number(object.slice(colon + 1));
+    const e = (user: string): TupleEntry => ({ object, relation, user });
+    if (type === 'group' && relation === 'member' && id < this.groups) {
+      const out: TupleEntry[] = [];
+      for (let j = 0; j < DataSet.MEMBERS; j++) out.push(e(`user:${this.member(id, j)}`));
+      if (id % 10 === 0) out.push(e(`group:${(id + 1) % this.groups}#member`));
+      return out;
+    }
+    if (type === 'folder' && id < this.folders) {
+      if (relation === 'parent') return id > 0 ? [e(`folder:${Math.floor((id - 1) / 10)}`)] : [];
+      if (relation === 'viewer') return [e(`group:${(id * 31) % this.groups}#member`)];
+    }
+    if (type === 'document' && id < this.documents) {
+      if (relation === 'parent') return [e(`folder:${id % this.folders}`)];
+      if (relation === 'owner') return [e(`user:${(id * 13) % this.users}`)];
+      if (relation === 'editor') return [e(`group:${(id * 7) % this.groups}#member`)];
+      if (relation === 'viewer') return [e(`user:${(id * 17 + 1) % this.users}`)];
+    }
+    return [];
+  }
+}
+
+const data = new DataSet(N);
+const file = join('/tmp', `latch-import-${N}.ndjson`);
+
+/** Writes the file once (kept for later runs); its line count. */
+async function ensureFile(): Promise<number> {
+  if (existsSync(file)) return Number(readFileSync(`${file}.count`, 'utf8'));
+  const out = createWriteStream(`${file}.tmp`);
+  let n = 0;
+  let buf = '';
+  for (const t of data.tuples()) {
+    buf += `{"user":"${t.user}","relation":"${t.relation}","object":"${t.object}"}\n`;
+    n++;
+    if (buf.length > 1 << 20) {
+      if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+      buf = '';
+    }
+  }
+  out.end(buf);
+  await new Promise<void>((r) => out.on('finish', () => r()));
+  const { rename, writeFile } = await import('node:fs/promises');
+  await writeFile(`${file}.count`, String(n));
+  await rename(`${file}.tmp`, file);
+  return n;
+}
+
+/** The file's lines in chunks of `size` lines, as NDJSON bytes, read as a stream. */
+async function* chunksOf(path: string, size: number, limit = Infinity): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = [];
+  let lines = 0;
+  let total = 0;
+  for await (const raw of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    let buf = raw as Buffer;
+    let from = 0;
+    for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) {
+      lines++;
+      total++;
+      if (lines === size || total === limit) {
+        pending.push(buf.subarray(from, i + 1));
+        yield Buffer.concat(pending);
+        pending = [];
+        from = i + 1;
+        lines = 0;
+        if (total === limit) return;
+      }
+    }
+    buf = buf.subarray(from);
+    if (buf.length > 0) pending.push(buf);
+  }
+  if (pending.length > 0) yield Buffer.concat(pending);
+}
+
+function cpuMs(): number {
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const tick = 100; // USER_HZ
+  return ((Number(f[11]) + Number(f[12])) * 1000) / tick;
+}
+
+async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const given = process.env.LATCH_TEST_POSTGRES_URL;
+  const server = given
+    ? { url: given, stop: async () => undefined }
+    : await startPostgres(process.env, { fsync: true });
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS latch_bench_import WITH (FORCE)');
+  await admin.query('CREATE DATABASE latch_bench_import');
+  await admin.end();
+  const url = new URL(server.url);
+  url.pathname = '/latch_bench_import';
+  return { url: url.toString(), stop: () => server.stop() };
+}
+
+const t0 = performance.now();
+const lines = await ensureFile();
+console.error(`file ${file}: ${lines} tuples (${((performance.now() - t0) / 1000).toFixed(1)} s to make or find)`);
+
+const dir = await mkdtemp(join(tmpdir(), 'latch-bench-import-'));
+const pgs = values.backend === 'postgres' ? await postgresUrl() : undefined;
+const server = await startServer({
+  host: '127.0.0.1',
+  port: 0,
+  datastore: pgs ? 'postgres' : values.backend === 'memory' ? 'memory' : 'leveldb',
+  dataDir: dir,
+  postgres: pgs ? { url: pgs.url, poolSize: 4, startTimeoutMs: 0 } : undefined,
+});
+const base = `http://127.0.0.1:${server.port}`;
+
+async function post(path: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body) });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+const modelInput = dslToModel(DSL);
+async function newStore(name: string): Promise<{ id: string; modelId: string }> {
+  const id = (await post('/stores', { name })).id as string;
+  const modelId = (await post(`/stores/${id}/authorization-models`, modelInput)).authorization_model_id as string;
+  return { id, modelId };
+}
+
+/** Imports the file's first `limit` tuples; returns [ms, cpu ms]. */
+async function importFile(storeId: string, limit = Infinity): Promise<{ ms: number; cpuMs: number; chunks: number }> {
+  const c0 = cpuMs();
+  const s0 = performance.now();
+  const inflight = new Set<Promise<void>>();
+  let chunks = 0;
+  for await (const body of chunksOf(file, CHUNK, limit)) {
+    const p: Promise<void> = fetch(`${base}/stores/${storeId}/tuples/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body,
+    }).then(async (r) => {
+      const text = await r.text();
+      if (r.status !== 200) throw new Error(`import: ${r.status} ${text}`);
+      inflight.delete(p);
+    });
+    inflight.add(p);
+    chunks++;
+    if (inflight.size >= INFLIGHT) await Promise.race(inflight);
+    if (chunks % 20 === 0)
+      console.error(`  ${chunks * CHUNK} tuples, ${((performance.now() - s0) / 1000).toFixed(1)} s`);
+  }
+  await Promise.all(inflight);
+  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0, chunks };
+}
+
+/** The first `count` tuples of the file as plain 100-tuple Writes, one after another. */
+async function baselineWrites(storeId: string, count: number): Promise<{ ms: number; cpuMs: number }> {
+  const c0 = cpuMs();
+  const s0 = performance.now();
+  let batch: unknown[] = [];
+  const flush = async (): Promise<void> => {
+    await post(`/stores/${storeId}/write`, { writes: { tuple_keys: batch } });
+    batch = [];
+  };
+  for await (const body of chunksOf(file, 10_000, count)) {
+    for (const line of body.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      batch.push(JSON.parse(line));
+      if (batch.length === 100) await flush();
+    }
+  }
+  if (batch.length > 0) await flush();
+  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0 };
+}
+
+function pct(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+}
+
+/** Checks one after another until `stop` resolves; their latencies (ms). */
+async function checksUntil(storeId: string, done: { stop: boolean }): Promise<number[]> {
+  const out: number[] = [];
+  let i = 0;
+  while (!done.stop) {
+    const d = i++ % data.documents;
+    const body = JSON.stringify({
+      tuple_key: { user: `user:${(d * 13) % data.users}`, relation: 'viewer', object: `document:${d}` },
+    });
+    const s = performance.now();
+    const r = await fetch(`${base}/stores/${storeId}/check`, { method: 'POST', body });
+    await r.text();
+    out.push(performance.now() - s);
+    if (r.status !== 200 && r.status !== 404) throw new Error(`check ${r.status}`);
+  }
+  return out;
+}
+
+const load = (): string => loadavg()[0]?.toFixed(1) ?? '?';
+const result: Record<string, unknown> = { tuples: lines, backend: values.backend, chunk: CHUNK, inflight: INFLIGHT };
+
+// Baseline: plain 100-tuple Writes of the first BASELINE tuples.
+const b = await newStore('bench-import-baseline');
+const baseline = await baselineWrites(b.id, BASELINE);
+result.baseline = {
+  tuples: BASELINE,
+  tuplesPerSecond: Math.round(BASELINE / (baseline.ms / 1000)),
+  cpuMicrosPerTuple: +((baseline.cpuMs * 1000) / BASELINE).toFixed(2),
+  load: load(),
+};
+console.error('baseline', result.baseline);
+
+// The import, with Checks throughout.
+const store = await newStore('bench-import');
+const done = { stop: false };
+const checks = checksUntil(store.id, done);
+const imp = await importFile(store.id);
+done.stop = true;
+const latencies = (await checks).sort((x, y) => x - y);
+result.import = {
+  seconds: +(imp.ms / 1000).toFixed(1),
+  tuplesPerSecond: Math.round(lines / (imp.ms / 1000)),
+  cpuMicrosPerTuple: +((imp.cpuMs * 1000) / lines).toFixed(2),
+  chunks: imp.chunks,
+  checksDuring: latencies.length,
+  checkP50Ms: +pct(latencies, 0.5).toFixed(2),
+  checkP99Ms: +pct(latencies, 0.99).toFixed(2),
+  checkMaxMs: +(latencies[latencies.length - 1] ?? 0).toFixed(2),
+  load: load(),
+};
+console.error('import', result.import);
+
+// Differential: random Checks against the reference evaluator over the generator's own tuples.
+const stored: AuthorizationModel = { id: store.modelId, ...modelInput } as AuthorizationModel;
+const compiled = compileModel(stored);
+const view: TupleView = {
+  revision: 0,
+  users: (object, relation) => data.users_(object, relation),
+  objects: () => {
+    throw new Error('the oracle view answers forward lookups only');
+  },
+};
+let seed = 42;
+const rand = (n: number): number => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed % n;
+};
+let mismatches = 0;
+let allowed = 0;
+for (let i = 0; i < SAMPLES; i++) {
+  const kind = rand(3);
+  const object =
+    kind === 0
+      ? `document:${rand(data.documents)}`
+      : kind === 1
+        ? `folder:${rand(data.folders)}`
+        : `group:${rand(data.groups)}`;
+  const relation = kind === 0 ? ['viewer', 'editor', 'owner'][rand(3)]! : kind === 1 ? 'viewer' : 'member';
+  // Half the samples ask about a user the data relates to the object (directly, through a group,
+  // or through the folder it sits in), half about a random user.
+  const id = Number(object.slice(object.indexOf(':') + 1));
+  const group =
+    kind === 0
+      ? [(id * 7) % data.groups, ((id % data.folders) * 31) % data.groups][rand(2)]!
+      : kind === 1
+        ? (id * 31) % data.groups
+        : id;
+  const near = [data.member(group, rand(DataSet.MEMBERS)), (id * 13) % data.users, (id * 17 + 1) % data.users][
+    kind === 0 ? rand(3) : 0
+  ]!;
+  const user = `user:${rand(2) === 0 ? near : rand(data.users)}`;
+  const want = evalCheck(
+    { model: compiled, view, resolveDepth: 25, deadline: Date.now() + 60_000 },
+    object,
+    relation,
+    user,
+  );
+  const got = await server.latch.check({
+    storeId: store.id,
+    tupleKey: { object, relation, user },
+    contextualTuples: [],
+    consistency: 'HIGHER_CONSISTENCY',
+  } as never);
+  if (got.allowed) allowed++;
+  if (got.allowed !== want) mismatches++;
+}
+result.differential = { samples: SAMPLES, allowed, mismatches };
+console.error('differential', result.differential);
+
+// Export: the whole store as one stream.
+{
+  const c0 = cpuMs();
+  const s0 = performance.now();
+  const r = await fetch(`${base}/stores/${store.id}/tuples/export`);
+  let n = 0;
+  const reader = r.body!.getReader();
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    for (let i = value.indexOf(10); i !== -1; i = value.indexOf(10, i + 1)) n++;
+  }
+  const ms = performance.now() - s0;
+  result.export = {
+    tuples: n,
+    seconds: +(ms / 1000).toFixed(1),
+    tuplesPerSecond: Math.round(n / (ms / 1000)),
+    cpuMicrosPerTuple: +(((cpuMs() - c0) * 1000) / n).toFixed(2),
+    load: load(),
+  };
+  console.error('export', result.export);
+}
+
+result.ratio = +(
+  (result.import as { tuplesPerSecond: number }).tuplesPerSecond /
+  (result.baseline as { tuplesPerSecond: number }).tuplesPerSecond
+).toFixed(1);
+console.log(JSON.stringify(result, null, 2));
+if (values.out) {
+  const { writeFile } = await import('node:fs/promises');
+  await writeFile(values.out, JSON.stringify(result, null, 2) + '\n');
+}
+await server.close();
+await pgs?.stop();
+await rm(dir, { recursive: true, force: true });
