@@ -25,7 +25,7 @@ export interface PlacementOptions {
   readonly replicas: number;
   /** Lease length; renewed every third of it. */
   readonly leaseMs: number;
-  /** Stores loaded at once (default 4: one decodes while the others' images stream from the database). */
+  /** Stores loaded at once (default 2). */
   readonly loadConcurrency?: number | undefined;
   /**
    * On a fresh cluster (no other live member holds or loads a store at this node's first
@@ -243,7 +243,7 @@ export class PlacementNode {
   }
 
   private pump(): void {
-    while (this.loadsRunning < (this.o.loadConcurrency ?? 4) && this.queue.length > 0 && !this.stopped) {
+    while (this.loadsRunning < (this.o.loadConcurrency ?? 2) && this.queue.length > 0 && !this.stopped) {
       const id = this.queue.shift() as string;
       this.loadsRunning++;
       this.o.engine
