@@ -56,12 +56,20 @@ interface Node {
   base: string;
 }
 
+/** Every node started, killed when the bench ends however it ends. */
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) p.kill('SIGKILL');
+});
+
 function start(args: string[]): Promise<Node> {
   const proc = spawn(
     process.execPath,
     [...NODE_FLAGS, entry, 'serve', '--port', '0', '--datastore', 'postgres', '--postgres-url', dbUrl, ...args],
     { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LATCH_NO_REEXEC: '1' } },
   );
+  started.add(proc);
+  proc.on('exit', () => started.delete(proc));
   let err = '';
   return new Promise((resolve, reject) => {
     proc.stderr?.on('data', (d: Buffer) => {
@@ -77,10 +85,15 @@ const rssMb = (n: Node): number =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${n.proc.pid}/status`, 'utf8'))?.[1]) / 1024;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => Promise<boolean>, ms = 600_000): Promise<void> {
+async function until(
+  what: string,
+  fn: () => Promise<boolean>,
+  ms = 600_000,
+  why: () => Promise<string> = () => Promise.resolve(''),
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await fn().catch(() => false))) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    if (Date.now() > end) throw new Error(`timed out: ${what} ${await why().catch(String)}`);
     await sleep(50);
   }
 }
@@ -280,7 +293,16 @@ async function main(): Promise<void> {
     return r.every((s) => s === 200);
   };
   const tp = performance.now();
-  await until('placed nodes settled', settled);
+  /** Live members with their ready and loading counts (why a settle timed out). */
+  const members = async (): Promise<string> =>
+    JSON.stringify(
+      (
+        await db.query(
+          'SELECT node_id, lease_until > now() AS live, cardinality(ready) AS ready, cardinality(loading) AS loading FROM latch_cluster_members',
+        )
+      ).rows,
+    );
+  await until('placed nodes settled', settled, 600_000, members);
   console.log(`${NODES} placed nodes settled in ${((performance.now() - tp) / 1000).toFixed(1)} s`);
   const held = await readyHolders();
   const rss = nodes.map((n) => ({
@@ -325,7 +347,7 @@ async function main(): Promise<void> {
     );
     if (k + 1 < Number(a.kills)) {
       nodes.push(await start(flags));
-      await until('settled after a join', settled);
+      await until('settled after a join', settled, 600_000, members);
     }
   }
   const sorted = kills.map((x) => x.seconds).sort((x, y) => x - y);
