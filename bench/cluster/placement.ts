@@ -331,7 +331,7 @@ async function main(): Promise<void> {
 
   // kill -9 of a node → every store served by K live nodes again; then a new node joins and the
   // cluster settles before the next kill.
-  const kills: { seconds: number; storesLost: number; load1: number }[] = [];
+  const kills: { seconds: number; lapsed: number; fewestLive: number; storesLost: number; load1: number }[] = [];
   for (let k = 0; k < Number(a.kills); k++) {
     const victim = nodes.pop() as Node;
     const lost = (await readyHolders()).entries();
@@ -339,11 +339,24 @@ async function main(): Promise<void> {
     for (const [, ns] of lost) if (ns.includes(idOf(victim))) storesLost++;
     const tk = performance.now();
     victim.proc.kill('SIGKILL');
-    await until('re-replicated', () => everyStoreAtK(idOf(victim)));
+    // Where the time goes: the victim's lease lapsing, then the loads; and whether another
+    // member's lease lapsed meanwhile (its heartbeats delayed by the loading).
+    let lapsed = NaN;
+    let fewestLive = NODES;
+    await until('re-replicated', async () => {
+      const live = (
+        (await db.query('SELECT node_id FROM latch_cluster_members WHERE lease_until > now()')).rows as {
+          node_id: string;
+        }[]
+      ).map((r) => r.node_id);
+      if (Number.isNaN(lapsed) && !live.includes(idOf(victim))) lapsed = (performance.now() - tk) / 1000;
+      fewestLive = Math.min(fewestLive, live.filter((n) => n !== idOf(victim)).length);
+      return everyStoreAtK(idOf(victim));
+    });
     const seconds = (performance.now() - tk) / 1000;
-    kills.push({ seconds, storesLost, load1: loadavg()[0] as number });
+    kills.push({ seconds, lapsed, fewestLive, storesLost, load1: loadavg()[0] as number });
     console.log(
-      `kill -9 of a node holding ${storesLost} stores → every store on ${K} live nodes: ${seconds.toFixed(2)} s (lease ${LEASE / 1000} s, load ${loadavg()[0]?.toFixed(1)})`,
+      `kill -9 of a node holding ${storesLost} stores → every store on ${K} live nodes: ${seconds.toFixed(2)} s (its lease lapsed after ${lapsed.toFixed(2)} s; fewest other live members meanwhile ${fewestLive} of ${NODES - 1}; lease ${LEASE / 1000} s, load ${loadavg()[0]?.toFixed(1)})`,
     );
     if (k + 1 < Number(a.kills)) {
       nodes.push(await start(flags));
