@@ -80,6 +80,9 @@ const CATALOG = {
   transaction_conflict: [10, 409],
   // latch's own: a guarded write whose precondition failed (docs/changing-models.md); nothing written
   write_precondition_failed: [2110, 409],
+  // 421 — latch's own (placement, docs/deployment.md): a msgpack channel request for a store another
+  // node serves; `node_url` names it (HTTP requests are forwarded instead)
+  store_served_elsewhere: [2120, 421],
   // 422 — throttling
   throttled_timeout_error: [3500, 422],
   // 429 — rate limits (seed)

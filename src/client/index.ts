@@ -53,7 +53,12 @@ export interface ChannelAnswer {
   readonly body?: unknown;
   /** A write's resulting store revision (the HTTP `Latch-Revision` header). */
   readonly revision?: number;
-  readonly error?: { readonly code: string; readonly message: string };
+  readonly error?: {
+    readonly code: string;
+    readonly message: string;
+    /** store_served_elsewhere: the URL of a node that serves the store. */
+    readonly node_url?: string;
+  };
   /** Set on every answer of a live stream but its last. */
   readonly more?: boolean;
 }
@@ -146,10 +151,28 @@ export class ChannelError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /**
+     * With code `store_served_elsewhere` (status 421, stores placed across nodes): the URL of a
+     * node that serves the store. The channel is not forwarded between nodes: open one there
+     * (`channelUrlOf(nodeUrl)`) for that store's requests.
+     */
+    readonly nodeUrl?: string | undefined,
   ) {
     super(message);
     this.name = 'ChannelError';
   }
+
+  /** The error of an answer. */
+  static of(status: number, error: NonNullable<ChannelAnswer['error']>, prefix = ''): ChannelError {
+    return new ChannelError(status, error.code, prefix + error.message, error.node_url);
+  }
+}
+
+/** The channel URL (`ws://host:port/stream`) of a node's HTTP URL, e.g. a ChannelError's `nodeUrl`. */
+export function channelUrlOf(nodeUrl: string): string {
+  const u = new URL('/stream', nodeUrl);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.toString();
 }
 
 /**
@@ -220,7 +243,7 @@ export class LatchChannelClient {
         page_size: pageSize,
         ...(token ? { continuation_token: token } : {}),
       });
-      if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+      if (a.error) throw ChannelError.of(a.status, a.error);
       const page = a.body as { objects: string[]; continuation_token?: string };
       yield* page.objects;
       token = page.continuation_token ?? '';
@@ -245,7 +268,7 @@ export class LatchChannelClient {
     body: { writes?: unknown; deletes?: unknown; authorization_model_id?: string; preconditions?: unknown[] },
   ): Promise<{ revision: number }> {
     const a = await this.request('write', storeId, body);
-    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    if (a.error) throw ChannelError.of(a.status, a.error);
     return { revision: a.revision ?? 0 };
   }
 
@@ -322,7 +345,7 @@ export class LatchChannelClient {
         const value = queue.shift();
         if (value !== undefined) return { done: false, value };
         if (end instanceof Error) throw end;
-        if (end?.error) throw new ChannelError(end.status, end.error.code, end.error.message);
+        if (end?.error) throw ChannelError.of(end.status, end.error);
         return { done: true, value: undefined };
       },
       return: async (): Promise<IteratorResult<T>> => {
@@ -345,7 +368,7 @@ export class LatchChannelClient {
     }
     const { min_revision, ...rest } = options;
     const a = await this.request('check', storeId, { ...rest, tuple_key: key }, min_revision);
-    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    if (a.error) throw ChannelError.of(a.status, a.error);
     return (a.body as { allowed: boolean }).allowed;
   }
 
@@ -379,7 +402,7 @@ export class LatchChannelClient {
   async checkIds(storeId: string, triples: Uint32Array, options: BulkOptions = {}): Promise<BulkResult> {
     const { min_revision, ...rest } = options;
     const a = await this.request('check-ids', storeId, { ...rest, checks: littleEndian(triples) }, min_revision);
-    if (a.error) throw new ChannelError(a.status, a.error.code, a.error.message);
+    if (a.error) throw ChannelError.of(a.status, a.error);
     const body = a.body as {
       results: Uint8Array;
       errors: { index: number; status: number; code: string; message: string }[];
@@ -422,7 +445,7 @@ export class LatchChannelClient {
       const i = text[j] as number;
       if (a.error) {
         results[i] = CHECK_ERROR;
-        errors.set(i, new ChannelError(a.status, a.error.code, a.error.message));
+        errors.set(i, ChannelError.of(a.status, a.error));
       } else results[i] = (a.body as { allowed: boolean }).allowed ? CHECK_ALLOWED : CHECK_DENIED;
     });
     if (text.length === keys.length) return { results, errors };
@@ -526,7 +549,7 @@ export class LatchChannelClient {
     for (const a of answers as ChannelAnswer[]) {
       if (typeof a.id !== 'number') {
         // A frame-level error (id null) concerns requests we cannot identify: fail them all.
-        if (a.error) this.#rejectAll(new ChannelError(a.status, a.error.code, a.error.message));
+        if (a.error) this.#rejectAll(ChannelError.of(a.status, a.error));
         continue;
       }
       const w = this.#pending.get(a.id);
@@ -547,7 +570,7 @@ export class LatchChannelClient {
 
   /** A refused declaration leaves the two dictionaries apart: nothing sent by id can be trusted. */
   #defined(a: ChannelAnswer): void {
-    if (a.error) this.#fail(new ChannelError(a.status, a.error.code, `string declaration refused: ${a.error.message}`));
+    if (a.error) this.#fail(ChannelError.of(a.status, a.error, 'string declaration refused: '));
   }
 
   #fail(err: Error): void {

@@ -27,6 +27,15 @@ export interface PlacementOptions {
   readonly leaseMs: number;
   /** Stores loaded at once (default 2). */
   readonly loadConcurrency?: number | undefined;
+  /**
+   * On a fresh cluster (no other live member holds or loads a store at this node's first
+   * heartbeat), how long the node waits before loading the stores it owns (default one lease):
+   * the nodes starting with it register meanwhile, so it loads its share of the final membership,
+   * not stores it would hand off a moment later. A request for a store meanwhile still loads it.
+   */
+  readonly settleMs?: number | undefined;
+  /** The clock the settle wait reads (default Date.now). */
+  readonly clock?: (() => number) | undefined;
   readonly log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -43,6 +52,8 @@ export type Route =
   | { readonly kind: 'none' };
 
 const LOCAL: Route = { kind: 'local' };
+/** A lapse is looked for this long after the lease's end (the read and the database's clock step). */
+const LAPSE_MARGIN_MS = 20;
 const NONE: Route = { kind: 'none' };
 
 export class PlacementNode {
@@ -63,6 +74,11 @@ export class PlacementNode {
   private loadsRunning = 0;
   private storeIds: string[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** A heartbeat due when the next other member's lease lapses, or when the settle wait ends. */
+  private wake: NodeJS.Timeout | undefined;
+  /** Proactive loads wait until this instant (the clock's ms; set at the first heartbeat). */
+  private loadFrom: number | undefined;
+  private readonly clock: () => number;
   private beating: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -73,6 +89,7 @@ export class PlacementNode {
   readonly counts = { loads: 0, loadFailures: 0, released: 0, heartbeatFailures: 0 };
 
   constructor(private readonly o: PlacementOptions) {
+    this.clock = o.clock ?? Date.now;
     this.started = this.beat();
     this.timer = setInterval(() => void this.beat(), Math.max(50, Math.floor(o.leaseMs / 3)));
     this.timer.unref();
@@ -118,8 +135,13 @@ export class PlacementNode {
       });
       this.storeIds = await this.o.registry.storeIds();
       this.beats++;
+      if (this.loadFrom === undefined) {
+        const fresh = rows.every((m) => m.nodeId === this.o.nodeId || (m.ready.length === 0 && m.loading.length === 0));
+        this.loadFrom = this.clock() + (fresh ? (this.o.settleMs ?? this.o.leaseMs) : 0);
+      }
       this.membership(rows);
       this.reconcile();
+      this.schedule();
     } catch (err) {
       this.counts.heartbeatFailures++;
       this.o.log('warn', 'placement heartbeat failed', { cause: err instanceof Error ? err.message : String(err) });
@@ -159,13 +181,18 @@ export class PlacementNode {
     for (const id of loaded) if (!this.held.has(id)) this.held.set(id, 'ready');
     let mine = 0;
     let readyMine = 0;
+    const settling = this.clock() < (this.loadFrom ?? Infinity);
+    const toLoad: { id: string; servedBy: number }[] = [];
     for (const id of this.storeIds) {
       if (!this.ownersOf(id).includes(me)) continue;
       mine++;
       const state = this.held.get(id);
       if (state === 'ready') readyMine++;
-      else if (state === undefined) this.hold(id);
+      else if (state === undefined && !settling) toLoad.push({ id, servedBy: this.servedBy(id) });
     }
+    // The stores fewest live nodes serve first (those a dead node left with one owner, or none).
+    toLoad.sort((x, y) => x.servedBy - y.servedBy);
+    for (const t of toLoad) this.hold(t.id);
     const known = new Set(this.storeIds);
     for (const [id, state] of this.held) {
       if (state !== 'ready' || !known.has(id)) continue;
@@ -182,6 +209,31 @@ export class PlacementNode {
       else if (this.beats - since >= 2) this.release(id);
     }
     this.isReady = this.candidates.some((m) => m.nodeId === me) ? readyMine === mine : true;
+  }
+
+  /** Live nodes that report the store ready. */
+  private servedBy(storeId: string): number {
+    let n = 0;
+    for (const set of this.readyAt.values()) if (set.has(storeId)) n++;
+    return n;
+  }
+
+  /**
+   * Heartbeats again as soon as something may have changed between the regular ones: the
+   * earliest lease of another member lapses (a dead node is noticed then, not up to a third of a
+   * lease later), or the settle wait ends.
+   */
+  private schedule(): void {
+    if (this.stopped) return;
+    const now = this.clock();
+    let next = Infinity;
+    for (const m of this.live) if (m.nodeId !== this.o.nodeId) next = Math.min(next, m.leaseLeftMs + LAPSE_MARGIN_MS);
+    if (this.loadFrom !== undefined && this.loadFrom > now) next = Math.min(next, this.loadFrom - now);
+    if (this.wake) clearTimeout(this.wake);
+    this.wake = undefined;
+    if (!Number.isFinite(next)) return;
+    this.wake = setTimeout(() => void this.beat(), Math.max(0, next));
+    this.wake.unref();
   }
 
   private hold(storeId: string): void {
@@ -266,6 +318,7 @@ export class PlacementNode {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.wake) clearTimeout(this.wake);
     await this.beating;
     await this.o.registry.leave(this.o.nodeId).catch(() => undefined);
   }

@@ -254,6 +254,7 @@ export class Channel {
       }
       let input: CheckInput;
       try {
+        this.#mustServe(storeId);
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         // Check's own parser from the endpoint table, as over HTTP; only the call is grouped.
         input = CHECK.parse({
@@ -346,6 +347,7 @@ export class Channel {
     }
     const run = async (): Promise<void> => {
       try {
+        this.#mustServe(storeId);
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         const input = parseCheckIds(storeId, body, dict, minRevision);
         const { modelId } = await this.shared.latch.checkIds(input);
@@ -368,6 +370,27 @@ export class Channel {
         this.#answerOne(conn, errorAnswer(id, err, 'Check'), 'Check', storeId, start),
       );
     void run();
+  }
+
+  /**
+   * Under placement the channel is not forwarded: a request for a store another node serves is
+   * refused with 421 `store_served_elsewhere` and that node's URL in `node_url` (the client opens
+   * a channel there; the JSON API forwards instead), and with 503 `unavailable` when no live node
+   * serves it. A store this node owns is answered here (loaded first when it is not yet).
+   */
+  #mustServe(storeId: string | undefined): void {
+    const edge = this.shared.servedBy;
+    if (edge === undefined || storeId === undefined) return;
+    const route = edge.route(storeId, false);
+    if (route.kind === 'local') return;
+    const peer = route.kind === 'forward' ? route.peers[0] : undefined;
+    if (peer === undefined)
+      throw new AppError('unavailable', 'no node serves this store now; retry shortly', { retryAfter: 1 });
+    throw new AppError(
+      'store_served_elsewhere',
+      `node ${edge.nodeId} does not serve this store: open the channel at ${peer.url}`,
+      { fields: { node_url: peer.url, node_id: peer.nodeId } },
+    );
   }
 
   #begin(conn: Connection): void {
@@ -407,6 +430,11 @@ export class Channel {
         storeId,
         start,
       );
+    try {
+      this.#mustServe(storeId);
+    } catch (err) {
+      return this.#answerOne(conn, errorAnswer(id, err, e.name), e.name, storeId, start);
+    }
     const fields = isObj(body) ? body : {};
     const params = {
       store_id: storeId,

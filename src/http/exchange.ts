@@ -10,6 +10,7 @@ import type { DecisionLog } from '../api/decisions/log.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/contract.js';
+import type { Route } from '../cluster/node.js';
 import { AppError, toAppError } from '../errors.js';
 import { MSGPACK_TYPE, encodeMsgpack } from '../domain/msgpack.js';
 import { logFailure } from './log.js';
@@ -67,8 +68,11 @@ export interface ServerShared {
   readonly tracing?: Tracing | undefined;
   /** Which browser origins may call (./cors.ts). */
   readonly cors: CorsPolicy;
-  /** Under placement: this node, named in `Latch-Served-By` on every reply it answers (./forward.ts). */
-  readonly servedBy?: { readonly nodeId: string } | undefined;
+  /**
+   * Under placement: this node, named in `Latch-Served-By` on every reply it answers, and where a
+   * store's requests go (./forward.ts; the msgpack channel refuses those it does not serve).
+   */
+  readonly servedBy?: { readonly nodeId: string; route(storeId: string, forwarded: boolean): Route } | undefined;
   /** `--trusted-proxy` addresses whose X-Forwarded-For names the caller (./peer.ts). */
   readonly trusted?: ReadonlySet<string> | undefined;
 }

@@ -12,6 +12,7 @@ const STATUS_LINE: Readonly<Record<number, string>> = {
   404: '404 Not Found',
   409: '409 Conflict',
   413: '413 Content Too Large',
+  421: '421 Misdirected Request',
   422: '422 Unprocessable Entity',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',

@@ -1,7 +1,7 @@
 // PlacementNode over an in-memory registry (the PostgreSQL one is exercised by placement.test.ts):
 // a store moves to a new owner without a gap — the old owner keeps answering until the new one
 // has loaded it and two heartbeats have passed — and with no node able to answer, route says none.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PlacementNode, type HoldingEngine } from '../../src/cluster/node.js';
 import { owners } from '../../src/cluster/rendezvous.js';
 import type { ClusterHeartbeat, ClusterMember, ClusterRegistry } from '../../src/storage/types.js';
@@ -61,6 +61,7 @@ const opts = (registry: ClusterRegistry, engine: HoldingEngine, nodeId: string) 
   capacity: 1,
   replicas: 1,
   leaseMs: 3_600_000, // heartbeats are driven by the test
+  settleMs: 0,
   log: () => undefined,
 });
 
@@ -116,6 +117,97 @@ describe('PlacementNode', () => {
     await a.stop();
     await b.stop();
     expect(registry.rows.size).toBe(0);
+  });
+
+  it('on a fresh cluster waits one settle time before loading its stores, a queried one at once', async () => {
+    const registry = new MemoryRegistry(['S1', 'S2']);
+    const engine = new Engine();
+    let now = 1000;
+    const a = new PlacementNode({ ...opts(registry, engine, 'a'), settleMs: 500, clock: () => now });
+    await a.started;
+    await settle();
+    expect(engine.loaded.size).toBe(0);
+    expect(a.ready()).toBe(false);
+    // A request meanwhile loads its store (K = 1, a owns both).
+    expect(a.route('S1', false)).toEqual({ kind: 'local' });
+    await settle();
+    expect([...engine.loaded]).toEqual(['S1']);
+    now = 1500;
+    await a.beat();
+    await settle();
+    expect([...engine.loaded].sort()).toEqual(['S1', 'S2']);
+    await a.beat();
+    expect(a.ready()).toBe(true);
+    // A node joining a cluster that already holds stores loads at once.
+    const eb = new Engine();
+    const b = new PlacementNode({ ...opts(registry, eb, 'b'), settleMs: 500, clock: () => now });
+    await b.started;
+    await settle();
+    const bOwns = ['S1', 'S2'].filter(
+      (s) =>
+        owners(
+          s,
+          [
+            { nodeId: 'a', capacity: 1 },
+            { nodeId: 'b', capacity: 1 },
+          ],
+          1,
+        )[0] === 'b',
+    );
+    expect([...eb.loaded].sort()).toEqual(bOwns);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('loads first the stores the fewest live nodes serve', async () => {
+    const stores = Array.from({ length: 40 }, (_, i) => `S${i}`);
+    const registry = new MemoryRegistry(stores);
+    // b reports half of the stores ready: a (K = 2, so a owns all) loads the other half first.
+    registry.rows.set('b', {
+      nodeId: 'b',
+      url: 'http://b',
+      capacity: 1,
+      draining: false,
+      leaseLeftMs: 3_600_000,
+      ready: stores.slice(0, 20),
+      loading: [],
+    });
+    const order: string[] = [];
+    const engine = new Engine(true);
+    const hold = engine.holdStore.bind(engine);
+    engine.holdStore = (id: string) => (order.push(id), hold(id));
+    const a = new PlacementNode({ ...opts(registry, engine, 'a'), replicas: 2, loadConcurrency: 1 });
+    await a.started;
+    // One load at a time: each finishes when the test opens it, and the next one starts.
+    for (let opened = 0; opened < stores.length; opened++) {
+      expect(order.length).toBe(opened + 1);
+      engine.open(order[opened] as string);
+      await settle();
+    }
+    expect(order.length).toBe(40);
+    expect(new Set(order.slice(0, 20))).toEqual(new Set(stores.slice(20)));
+    await a.stop();
+  });
+
+  it("heartbeats when another member's lease lapses, not a third of a lease later", async () => {
+    const registry = new MemoryRegistry(['S1']);
+    const engine = new Engine();
+    registry.rows.set('b', {
+      nodeId: 'b',
+      url: 'http://b',
+      capacity: 1,
+      draining: false,
+      leaseLeftMs: 30, // b stops renewing: its lease lapses in 30 ms
+      ready: [],
+      loading: [],
+    });
+    const a = new PlacementNode(opts(registry, engine, 'a'));
+    await a.started;
+    expect(a.status().members).toBe(2);
+    registry.rows.set('b', { ...(registry.rows.get('b') as ClusterMember), leaseLeftMs: 0 });
+    // No regular heartbeat comes for an hour; the lapse wakes the node.
+    await vi.waitFor(() => expect(a.status().members).toBe(1));
+    await a.stop();
   });
 
   it('says none when no live node can answer the store', async () => {

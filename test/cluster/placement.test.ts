@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { owners } from '../../src/cluster/rendezvous.js';
 import { runCli } from '../../src/cli/commands.js';
+import { ChannelError, LatchChannelClient, channelUrlOf } from '../../src/client/index.js';
 import { Db, PgClusterRegistry } from '../../src/storage/postgres/index.js';
 import type { ClusterMember } from '../../src/storage/types.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
@@ -174,6 +175,47 @@ describe.runIf(run)('stores placed across four latch processes (K = 2)', () => {
         { 'Latch-Min-Revision': revision },
       );
       expect(r.body.allowed).toBe(true);
+    }
+  }, 120_000);
+
+  it('the msgpack channel: a store another node serves is refused with its URL, answered the same there', async () => {
+    const members = await settled(4);
+    const entry = nodes[0] as LatchProcess;
+    const client = await LatchChannelClient.connect(channelUrlOf(entry.base));
+    const clients = [client];
+    try {
+      let refused = 0;
+      for (const store of stores) {
+        const [first] = [...(truth.get(store) ?? [])];
+        const [object, user] = (first as string).split('|') as [string, string];
+        const key = { object, relation: 'viewer', user };
+        const here = members.find((m) => m.nodeId === idOf(entry))?.ready.includes(store) === true;
+        if (here) {
+          expect(await client.check(store, key)).toBe(true);
+          continue;
+        }
+        refused++;
+        // Plain checks (grouped, dictionary form) and the general request form are refused alike.
+        const err = await client.check(store, key).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ChannelError);
+        const e = err as ChannelError;
+        expect([e.status, e.code]).toEqual([421, 'store_served_elsewhere']);
+        const owner = members.find((m) => m.url === e.nodeUrl);
+        expect(owner?.ready).toContain(store);
+        const read = await client.request('read', store, {});
+        expect([read.status, read.error?.code, read.error?.node_url]).toEqual([
+          421,
+          'store_served_elsewhere',
+          e.nodeUrl,
+        ]);
+        const there = await LatchChannelClient.connect(channelUrlOf(e.nodeUrl as string));
+        clients.push(there);
+        expect(await there.check(store, key)).toBe(true);
+        expect(await there.check(store, { ...key, user: 'user:nobody' })).toBe(false);
+      }
+      expect(refused).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
     }
   }, 120_000);
 
