@@ -14,12 +14,15 @@ import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 import { openLevelStorage } from '../../src/storage/level.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { KvStorage } from '../../src/storage/kv-storage.js';
+import { openPostgresStorage } from '../../src/storage/postgres/index.js';
+import { databasePerFile } from '../support/postgres.js';
 import type { RevisionChange, Storage, TupleFilter } from '../../src/storage/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 const EXPIRES = '2999-01-01T00:00:00.000Z';
 
+const pgdb = databasePerFile();
 const dirs: string[] = [];
 const closers: (() => Promise<void>)[] = [];
 
@@ -351,5 +354,50 @@ describe.each(['leveldb', 'memory'] as const)('the bulk changelog record on %s',
       expect(after.allowed).toBe(t.relation === 'member');
       expect(after.revision).toBe(d.revision);
     }
+  });
+});
+
+// PostgreSQL: one function call (latch_delete_matching) selects, deletes and logs under the
+// store's row lock; it must leave exactly what latch_write leaves for the same keys.
+describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
+  const filters: [string, TupleFilter][] = [
+    ['an object type', { object: 'doc:' }],
+    ['an object type and relation', { object: 'doc:', relation: 'owner' }],
+    ['one object', { object: 'doc:d1' }],
+    ['one object and relation', { object: 'doc:d2', relation: 'viewer' }],
+    ['an object type and user (Read order: relation, object)', { object: 'doc:', user: 'user:u4' }],
+    ['a userset user', { object: 'doc:', user: 'group:g1#member' }],
+  ];
+
+  it.each(filters)('%s: the same rows, order and changelog as latch_write with the same keys', async (_n, filter) => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(() => storage.close());
+    vi.useFakeTimers({ toFake: ['Date'] });
+    closers.push(async () => void vi.useRealTimers());
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:00.000Z'));
+    const [sa, sb] = [await fill(storage), await fill(storage)];
+    const before = await storage.revision(sa);
+    const expected = await everything(storage, sb, filter);
+    expect(expected.length).toBeGreaterThan(0);
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:01.000Z'));
+    // In two requests: the first bounded, saying more remain.
+    const cut = Math.max(1, expected.length >> 1);
+    const first = await storage.deleteMatching?.(sa, filter, cut);
+    const rest = await storage.deleteMatching?.(sa, filter, 10_000);
+    const none = await storage.deleteMatching?.(sa, filter, 10);
+    const plain = expected.map((t) => ({ user: t.user, relation: t.relation, object: t.object }));
+    for (const part of [plain.slice(0, cut), plain.slice(cut)])
+      if (part.length > 0)
+        await storage.writeTuples(sb, { writes: [], deletes: part, onDuplicate: 'error', onMissing: 'error' });
+
+    expect(first?.more).toBe(cut < expected.length);
+    expect(rest?.more).toBe(false);
+    expect([...(first?.result.deleted ?? []), ...(rest?.result.deleted ?? [])]).toEqual(plain);
+    expect(first?.result.revision).toBe(before + 1);
+    expect(none?.result).toMatchObject({ deleted: [], revision: await storage.revision(sa) });
+    expect(await changesAfter(storage, sa, before)).toEqual(await changesAfter(storage, sb, before));
+    expect(await pagedChanges(storage, sa, 7)).toEqual(await pagedChanges(storage, sb, 7));
+    expect(await everything(storage, sa)).toEqual(await everything(storage, sb));
+    expect(await everything(storage, sa, filter)).toEqual([]);
   });
 });

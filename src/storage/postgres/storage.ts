@@ -24,6 +24,7 @@ import type {
   ChangePage,
   ChangeQuery,
   CheckpointWriter,
+  DeletedMatching,
   Page,
   PageRequest,
   PermissionIndexRecord,
@@ -44,7 +45,7 @@ import { classify, Db, num, q, type Client, type PostgresOptions, type Row } fro
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
 import { readShadow, writeShadow } from './shadow.js';
-import { expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey, writeTuples } from './tuples.js';
+import { deleteMatching, expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey, writeTuples } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -291,6 +292,13 @@ export class PgStorage implements Storage {
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
+  }
+
+  /** Delete by filter as one statement under the store's row lock (tuples.ts deleteMatching). */
+  async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
+    const done = await this.mutex.run(storeId, () => deleteMatching(this.db, storeId, filter, limit, this.node));
+    if (done.result.deleted.length > 0) this.emit({ kind: 'tuples', storeId, revision: done.result.revision });
+    return done;
   }
 
   /**
