@@ -12,6 +12,7 @@ import { num, q, type Db } from './db.js';
 import { DELETE_MATCHING_FUNCTION_SQL } from './delete-matching-function.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
+import { WRITE_GROUP_FUNCTION_SQL } from './write-group-function.js';
 
 const C = 'COLLATE "C"';
 
@@ -168,6 +169,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // step 5: delete by filter as one statement (delete-matching-function.ts)
   DELETE_MATCHING_FUNCTION_SQL,
+  // step 6: group commit of one store's concurrent Writes (write-group-function.ts)
+  WRITE_GROUP_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */

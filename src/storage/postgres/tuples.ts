@@ -69,9 +69,19 @@ export const WRITE_ALL = {
 /** The error `latch_write` raised for a broken rule, as the key-value backends word it; undefined for any other. */
 function ruleError(err: unknown, dels: readonly TupleKey[], adds: readonly TupleKey[]): AppError | undefined {
   if (!(err instanceof pg.DatabaseError) || err.code !== 'P0001') return undefined;
-  const [at, what] = (err.detail ?? '').split(':');
+  return ruleErrorOf(err.message, err.detail, dels, adds);
+}
+
+/** ruleError from the MESSAGE and DETAIL of a raised 'latch:…' exception (SQLSTATE P0001). */
+export function ruleErrorOf(
+  message: string,
+  detail: string | undefined,
+  dels: readonly TupleKey[],
+  adds: readonly TupleKey[],
+): AppError | undefined {
+  const [at, what] = (detail ?? '').split(':');
   const i = Number(at) - 1;
-  switch (err.message) {
+  switch (message) {
     case 'latch:store_not_found':
       return fail.storeNotFound();
     case 'latch:missing':
