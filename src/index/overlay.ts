@@ -94,6 +94,50 @@ export class SortedRecords {
     this.length = 0;
   }
 
+  /**
+   * `remove` of every key in `keys` and then `put` of every record in `puts` (both as record
+   * words sorted by key, unique per key; a key's sr is `meta & SR_MASK`) in ONE merge pass over
+   * the records: O(records + batch) where one call per change memmoves the tail each time
+   * (quadratic for a bulk delete of thousands).
+   */
+  mergeBatch(keys: Uint32Array, puts: Uint32Array): void {
+    const w = u32();
+    const b = this.at;
+    const n = this.length;
+    const out = new Uint32Array((n + (puts.length >>> 2)) * 4);
+    const cmp = (x: Uint32Array | Uint32Array, i: number, y: Uint32Array, j: number): number =>
+      (x[i] ?? 0) - (y[j] ?? 0) ||
+      (x[i + 1] ?? 0) - (y[j + 1] ?? 0) ||
+      ((x[i + 3] ?? 0) & SR_MASK) - ((y[j + 3] ?? 0) & SR_MASK) ||
+      (x[i + 2] ?? 0) - (y[j + 2] ?? 0);
+    const cur = w.subarray(b, b + n * 4);
+    let o = 0;
+    let k = 0;
+    let q = 0;
+    for (let i = 0; i < cur.length; i += 4) {
+      while (k < keys.length && cmp(keys, k, cur, i) < 0) k += 4;
+      while (q < puts.length && cmp(puts, q, cur, i) < 0) {
+        out.set(puts.subarray(q, q + 4), o);
+        o += 4;
+        q += 4;
+      }
+      if (q < puts.length && cmp(puts, q, cur, i) === 0) {
+        out.set(puts.subarray(q, q + 4), o); // replaces the record with its key
+        o += 4;
+        q += 4;
+        continue;
+      }
+      if (k < keys.length && cmp(keys, k, cur, i) === 0) continue; // removed
+      out.set(cur.subarray(i, i + 4), o);
+      o += 4;
+    }
+    if (q < puts.length) {
+      out.set(puts.subarray(q), o);
+      o += puts.length - q;
+    }
+    this.fill(out.subarray(0, o));
+  }
+
   /** Replaces the content with `words` (records already sorted and unique per key). */
   fill(words: Uint32Array): void {
     const n = words.length >>> 2;
@@ -214,6 +258,55 @@ export class Overlay {
     } else {
       this.adds.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: c.meta });
     }
+  }
+
+  /**
+   * The same state as `apply` of each change in order for the deletes of one write (a delete by
+   * filter: thousands): one sort of the batch and one merge pass over each record list instead
+   * of a memmove per change. Deletes commute (each removes its key from the adds and masks it in
+   * the base when the base holds it), so their order within the write does not matter.
+   */
+  deleteAll(changes: readonly Change[]): void {
+    if (changes.length < 64) {
+      for (const c of changes) this.apply(c);
+      return;
+    }
+    const words = new Uint32Array(changes.length * 4);
+    changes.forEach((c, i) => {
+      this.log.push(c);
+      words[i * 4] = c.obj;
+      words[i * 4 + 1] = c.rel;
+      words[i * 4 + 2] = c.subj;
+      words[i * 4 + 3] = c.meta & SR_MASK;
+    });
+    const order = Array.from({ length: changes.length }, (_, i) => i * 4);
+    const w = (i: number): number => words[i] ?? 0;
+    order.sort((a, b) => w(a) - w(b) || w(a + 1) - w(b + 1) || w(a + 3) - w(b + 3) || w(a + 2) - w(b + 2) || a - b);
+    const sorted = new Uint32Array(words.length);
+    const inBase = new Uint32Array(words.length);
+    let n = 0;
+    let m = 0;
+    let prev = -1;
+    for (const at of order) {
+      // a key twice in one batch: once is enough
+      if (
+        prev >= 0 &&
+        w(prev) === w(at) &&
+        w(prev + 1) === w(at + 1) &&
+        w(prev + 2) === w(at + 2) &&
+        w(prev + 3) === w(at + 3)
+      )
+        continue;
+      prev = at;
+      sorted.set(words.subarray(at, at + 4), n);
+      n += 4;
+      if (this.base.find(w(at), w(at + 1), w(at + 3), w(at + 2)) >= 0) {
+        inBase.set(words.subarray(at, at + 4), m);
+        m += 4;
+      }
+    }
+    this.adds.mergeBatch(sorted.subarray(0, n), new Uint32Array(0));
+    this.dels.mergeBatch(new Uint32Array(0), inBase.subarray(0, m));
   }
 
   /**

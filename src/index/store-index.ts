@@ -218,8 +218,18 @@ export class StoreIndex {
   /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
   apply(result: WriteResult): void {
     if (result.revision <= this.revision) return;
-    for (const t of result.deleted) this.change(result.revision, true, t);
-    for (const t of result.written) this.change(result.revision, false, t);
+    if (result.written.length === 0 && result.deleted.length >= 64) {
+      // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll).
+      const changes: Change[] = [];
+      for (const t of result.deleted) {
+        const c = this.intern(result.revision, true, t);
+        if (c) changes.push(c);
+      }
+      this.overlay.deleteAll(changes);
+    } else {
+      for (const t of result.deleted) this.change(result.revision, true, t);
+      for (const t of result.written) this.change(result.revision, false, t);
+    }
     this.applied += result.deleted.length + result.written.length;
     this.publish(result.revision);
     this.mergeIfDue();

@@ -229,6 +229,42 @@ export function decodeRevision(v: Uint8Array | string): number {
   return n;
 }
 
+/**
+ * A bulk changelog record: every change of one revision made by delete by filter, stored as ONE
+ * value at the position of its last change (revision + seq n-1), instead of n entries. Text: the
+ * JSON array `["bulk-delete", timestamp, o1, r1, u1, w1, o2, …]` where `w` is the tuple as stored
+ * (`was`, see StoredChange) or 0 for a plain tuple. A single change's value is a JSON object, so
+ * the first character tells them apart. changes.ts reads it back as n changes at positions
+ * revision + seq 0 … n-1, so ReadChanges, Watch, cursors and past views see no difference. All
+ * its tuples share one object type (one per-type index entry, at the same position).
+ */
+export const BULK_DELETE = 'bulk-delete';
+
+/** The fields per change in a bulk record after its two-element head. */
+export const BULK_STRIDE = 4;
+
+/** True when a changelog value (as text) is a bulk record rather than one change. */
+export function isBulkRecord(text: string): boolean {
+  return text.charCodeAt(0) === 0x5b; // '['
+}
+
+/**
+ * The changes of a bulk record in seq order, `from` (seq) on, at most `max` of them, each as
+ * StoredChange (field order as write-plan.ts gives a single change: byte-identical output).
+ */
+export function bulkChanges(flat: readonly unknown[], from: number, max: number): StoredChange[] {
+  const timestamp = flat[1] as string;
+  const n = (flat.length - 2) / BULK_STRIDE;
+  const out: StoredChange[] = [];
+  for (let seq = from; seq < n && out.length < max; seq++) {
+    const at = 2 + seq * BULK_STRIDE;
+    const tuple = { user: flat[at + 2] as string, relation: flat[at + 1] as string, object: flat[at] as string };
+    const w = flat[at + 3];
+    out.push({ op: 'delete', tuple, timestamp, was: w === 0 ? {} : (w as StoredChange['was']) });
+  }
+  return out;
+}
+
 /** One changelog entry as stored. */
 export interface StoredChange {
   readonly op: 'write' | 'delete';

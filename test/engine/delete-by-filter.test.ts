@@ -13,12 +13,16 @@ import { LatchService } from '../../src/engine/service.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 import { openLevelStorage } from '../../src/storage/level.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
+import type { KvStorage } from '../../src/storage/kv-storage.js';
+import { openPostgresStorage } from '../../src/storage/postgres/index.js';
+import { databasePerFile } from '../support/postgres.js';
 import type { RevisionChange, Storage, TupleFilter } from '../../src/storage/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
 const EXPIRES = '2999-01-01T00:00:00.000Z';
 
+const pgdb = databasePerFile();
 const dirs: string[] = [];
 const closers: (() => Promise<void>)[] = [];
 
@@ -27,7 +31,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function open(kind: 'leveldb' | 'memory'): Promise<Storage> {
+async function open(kind: 'leveldb' | 'memory'): Promise<KvStorage> {
   if (kind === 'memory') return openMemoryStorage();
   const dir = mkdtempSync(path.join(tmpdir(), 'latch-delete-matching-'));
   dirs.push(dir);
@@ -215,5 +219,185 @@ describe('relation-only delete filters (LevelDB)', () => {
     expect(r.tuples.every((t) => t.relation === 'member')).toBe(true);
     expect(r.more).toBe(true);
     expect(r.revision).toBe(w.revision + 1);
+  });
+});
+
+/** Every ReadChanges page of `pageSize` from the start (or `startTime`), items and cursors. */
+async function pagedChanges(
+  storage: Storage,
+  storeId: string,
+  pageSize: number,
+  q: { type?: string; startTime?: string } = {},
+): Promise<{ items: unknown[]; cursors: string[] }> {
+  const items: unknown[] = [];
+  const cursors: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await storage.readChanges(storeId, { pageSize, after, ...(after ? {} : q) });
+    items.push(...page.items);
+    cursors.push(...page.cursors);
+    if (page.items.length < pageSize) return { items, cursors };
+    after = page.next;
+  }
+}
+
+// Delete by filter logs a revision as ONE bulk changelog record (src/storage/codec.ts BULK_DELETE);
+// every reader must see the same changes, positions and cursors as one entry per change gives.
+describe.each(['leveldb', 'memory'] as const)('the bulk changelog record on %s', (kind) => {
+  it('ReadChanges pages (with and without a type), cursors, start times and revision times read as per-change entries', async () => {
+    const a = await open(kind);
+    const b = await open(kind);
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    // One clock for both stores, so their changes carry the same timestamps.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    closers.push(async () => void vi.useRealTimers());
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:00.000Z'));
+    const [sa, sb] = [await fill(a), await fill(b)];
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:01.000Z'));
+    const plainFiltered = (await everything(b, sb, { object: 'doc:' })).map((t) => ({
+      user: t.user,
+      relation: t.relation,
+      object: t.object,
+    }));
+    const keysBefore = [await a.countStoreKeys(sa), await b.countStoreKeys(sb)];
+    const bulk = await a.deleteMatching?.(sa, { object: 'doc:' }, 10_000);
+    await b.writeTuples(sb, { writes: [], deletes: plainFiltered, onDuplicate: 'error', onMissing: 'error' });
+    expect(bulk?.result.deleted).toHaveLength(plainFiltered.length);
+    // One changelog value and one per-type index entry instead of one of each per tuple.
+    const n = plainFiltered.length;
+    expect((await b.countStoreKeys(sb)) - keysBefore[1]! - ((await a.countStoreKeys(sa)) - keysBefore[0]!)).toBe(
+      2 * (n - 1),
+    );
+    // A write after the bulk record: paging runs through and past it.
+    const later = { object: 'doc:late', relation: 'viewer', user: 'user:late' };
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:02.000Z'));
+    for (const [s, id] of [
+      [a, sa],
+      [b, sb],
+    ] as const)
+      await s.writeTuples(id, { writes: [later], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+
+    for (const pageSize of [1, 3, 7, 50, 1000])
+      for (const type of [undefined, 'doc', 'group']) {
+        const q = type === undefined ? {} : { type };
+        const got = await pagedChanges(a, sa, pageSize, q);
+        const want = await pagedChanges(b, sb, pageSize, q);
+        expect(got).toEqual(want);
+      }
+    const all = await pagedChanges(b, sb, 1000);
+    expect(all.items.length).toBe(content().length + n + 1);
+    // A cursor inside the bulk record resumes right after its change.
+    for (const at of [content().length, content().length + 5, content().length + n - 1]) {
+      const page = await a.readChanges(sa, { pageSize: 4, after: all.cursors[at - 1] });
+      expect(page.items).toEqual(all.items.slice(at, at + 4));
+      expect(page.cursors).toEqual(all.cursors.slice(at, at + 4));
+    }
+    const ts = bulk?.result.timestamp as string;
+    for (const pageSize of [2, 100])
+      expect(await pagedChanges(a, sa, pageSize, { startTime: ts })).toEqual(
+        await pagedChanges(b, sb, pageSize, { startTime: ts }),
+      );
+    for (const rev of [1, 2, 3]) expect(await a.revisionTime(sa, rev)).toBe(await b.revisionTime(sb, rev));
+    expect(await a.revisionTime(sa, 2)).toBe(Date.parse(ts));
+  });
+
+  it('Watch streams every change of a bulk delete in order; a check at a past revision across it is exact', async () => {
+    const storage = await open(kind);
+    const latch = new LatchService(storage, { ...DEFAULT_ENGINE_CONFIG, maxTuplesPerWrite: 1000 });
+    closers.push(() => latch.close());
+    const store = (await latch.createStore('bulk-watch')).id;
+    await latch.writeModel(store, MODEL);
+    const tuples = content().filter((t) => t.condition === undefined && t.expires_at === undefined);
+    const w = await latch.write({
+      storeId: store,
+      writes: tuples,
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
+    const d = await latch.deleteTuples({
+      storeId: store,
+      filter: { objectType: 'doc', relation: 'viewer' },
+      dryRun: false,
+      limit: 10_000,
+    });
+    expect(d.revision).toBe(w.revision + 1);
+    const gone = tuples.filter((t) => t.object.startsWith('doc:') && t.relation === 'viewer');
+    expect(d.tuples).toHaveLength(gone.length);
+
+    const expected = await pagedChanges(storage, store, 1000);
+    expect(expected.items).toHaveLength(tuples.length + gone.length);
+    const abort = new AbortController();
+    const seen: { change: unknown; cursor: string }[] = [];
+    for await (const e of latch.watch({ storeId: store, heartbeatMs: 60_000 }, abort.signal)) {
+      if (e.kind !== 'change') continue;
+      seen.push({ change: e.change, cursor: e.cursor });
+      if (seen.length === expected.items.length) abort.abort();
+    }
+    expect(seen.map((e) => e.change)).toEqual(expected.items);
+    expect(seen.map((e) => e.cursor)).toEqual(expected.cursors);
+    // The deletes are the last changes, in the reply's order.
+    const deletes = expected.items.slice(tuples.length) as { tuple_key: TupleKey; operation: string }[];
+    expect(deletes.map((c) => c.tuple_key)).toEqual(d.tuples);
+    expect(deletes.every((c) => c.operation === 'TUPLE_OPERATION_DELETE')).toBe(true);
+
+    const base = { storeId: store, contextualTuples: [], consistency: 'MINIMIZE_LATENCY' as const };
+    const probes = [...gone.slice(0, 5), ...tuples.filter((t) => t.relation === 'member').slice(0, 3)];
+    for (const t of probes) {
+      const tupleKey = { user: t.user, relation: t.relation, object: t.object };
+      const before = await latch.check({ ...base, tupleKey, at: { revision: w.revision } });
+      const after = await latch.check({ ...base, tupleKey, at: { revision: d.revision } });
+      expect(before.allowed).toBe(true);
+      expect(after.allowed).toBe(t.relation === 'member');
+      expect(after.revision).toBe(d.revision);
+    }
+  });
+});
+
+// PostgreSQL: one function call (latch_delete_matching) selects, deletes and logs under the
+// store's row lock; it must leave exactly what latch_write leaves for the same keys.
+describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
+  const filters: [string, TupleFilter][] = [
+    ['an object type', { object: 'doc:' }],
+    ['an object type and relation', { object: 'doc:', relation: 'owner' }],
+    ['one object', { object: 'doc:d1' }],
+    ['one object and relation', { object: 'doc:d2', relation: 'viewer' }],
+    ['an object type and user (Read order: relation, object)', { object: 'doc:', user: 'user:u4' }],
+    ['a userset user', { object: 'doc:', user: 'group:g1#member' }],
+  ];
+
+  it.each(filters)('%s: the same rows, order and changelog as latch_write with the same keys', async (_n, filter) => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(() => storage.close());
+    vi.useFakeTimers({ toFake: ['Date'] });
+    closers.push(async () => void vi.useRealTimers());
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:00.000Z'));
+    const [sa, sb] = [await fill(storage), await fill(storage)];
+    const before = await storage.revision(sa);
+    const expected = await everything(storage, sb, filter);
+    expect(expected.length).toBeGreaterThan(0);
+    vi.setSystemTime(Date.parse('2026-01-01T10:00:01.000Z'));
+    // In two requests: the first bounded, saying more remain.
+    const cut = Math.max(1, expected.length >> 1);
+    const first = await storage.deleteMatching?.(sa, filter, cut);
+    const rest = await storage.deleteMatching?.(sa, filter, 10_000);
+    const none = await storage.deleteMatching?.(sa, filter, 10);
+    const plain = expected.map((t) => ({ user: t.user, relation: t.relation, object: t.object }));
+    for (const part of [plain.slice(0, cut), plain.slice(cut)])
+      if (part.length > 0)
+        await storage.writeTuples(sb, { writes: [], deletes: part, onDuplicate: 'error', onMissing: 'error' });
+
+    expect(first?.more).toBe(cut < expected.length);
+    expect(rest?.more).toBe(false);
+    expect([...(first?.result.deleted ?? []), ...(rest?.result.deleted ?? [])]).toEqual(plain);
+    expect(first?.result.revision).toBe(before + 1);
+    expect(none?.result).toMatchObject({ deleted: [], revision: await storage.revision(sa) });
+    expect(await changesAfter(storage, sa, before)).toEqual(await changesAfter(storage, sb, before));
+    expect(await pagedChanges(storage, sa, 7)).toEqual(await pagedChanges(storage, sb, 7));
+    expect(await everything(storage, sa)).toEqual(await everything(storage, sb));
+    expect(await everything(storage, sa, filter)).toEqual([]);
   });
 });

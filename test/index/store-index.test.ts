@@ -201,6 +201,37 @@ describe('StoreIndex', () => {
   });
 });
 
+describe('a bulk delete (one write of many deletes)', () => {
+  it('leaves the same overlay records and answers as the same deletes applied one by one', () => {
+    // Base tuples, then writes into the overlay, then one write deleting a mix of base tuples,
+    // overlay tuples and conditioned ones (>= 64: the batched merge), against the same deletes in
+    // writes of fewer than 64 (one change at a time).
+    const base: string[] = [];
+    for (let i = 0; i < 300; i++) base.push(`doc:${i % 40}#viewer@user:u${i}`);
+    for (let i = 0; i < 30; i++) base.push(`doc:${i}#viewer@group:g${i % 5}#member[c]`);
+    const added: string[] = [];
+    for (let i = 0; i < 200; i++) added.push(`doc:${i % 50}#viewer@user:a${i}`);
+    const bulk = [...base.filter((_, i) => i % 3 !== 1), ...added.filter((_, i) => i % 2 === 0)]
+      .map((t) => t.replace('[c]', ''))
+      .reverse();
+    const [x, y] = [StoreIndex.build(base.map(tk), 1), StoreIndex.build(base.map(tk), 1)];
+    for (const ix of [x, y]) ix.apply(write(2, added));
+    x.apply(write(3, [], bulk));
+    for (let i = 0; i < bulk.length; i += 50) y.apply(write(3 + i / 50, [], bulk.slice(i, i + 50)));
+    const [sx, sy] = [x.snapshot(), y.snapshot()];
+    expect(sx.overlay.copyWords()).toEqual(sy.overlay.copyWords());
+    expect(sx.overlay.delCount).toBeGreaterThan(100);
+    for (let d = 0; d < 50; d++) expect(users(sx, `doc:${d}`, 'viewer')).toEqual(users(sy, `doc:${d}`, 'viewer'));
+    const gone = new Set(bulk);
+    const left = [...base, ...added].filter((t) => t.startsWith('doc:1#') && !gone.has(t.replace('[c]', '')));
+    expect(users(sx, 'doc:1', 'viewer')).toEqual(left.sort());
+    expect(left).toHaveLength(8);
+    // A later write re-adds a deleted tuple on top of the batched state.
+    x.apply(write(100, ['doc:1#viewer@user:u1']));
+    expect(users(x.snapshot(), 'doc:1', 'viewer')).toContain('doc:1#viewer@user:u1');
+  });
+});
+
 describe('snapshot retirement', () => {
   it('a superseded snapshot is released after retireAfterMs, a pinned one only once unpinned', async () => {
     const ix = StoreIndex.build(seed.map(tk), 1, { retireAfterMs: 20 });

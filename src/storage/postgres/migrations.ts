@@ -9,8 +9,10 @@
 // order of LevelDB's keys, so pagination and ordering are the same on both backends.
 
 import { num, q, type Db } from './db.js';
+import { DELETE_MATCHING_FUNCTION_SQL } from './delete-matching-function.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
+import { WRITE_GROUP_FUNCTION_SQL } from './write-group-function.js';
 
 const C = 'COLLATE "C"';
 
@@ -165,6 +167,10 @@ const MIGRATIONS: readonly string[] = [
     loading     text[] NOT NULL DEFAULT '{}'
   );
   `,
+  // step 5: delete by filter as one statement (delete-matching-function.ts)
+  DELETE_MATCHING_FUNCTION_SQL,
+  // step 6: group commit of one store's concurrent Writes (write-group-function.ts)
+  WRITE_GROUP_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */

@@ -24,6 +24,7 @@ import type {
   ChangePage,
   ChangeQuery,
   CheckpointWriter,
+  DeletedMatching,
   Page,
   PageRequest,
   PermissionIndexRecord,
@@ -44,7 +45,8 @@ import { classify, Db, num, q, type Client, type PostgresOptions, type Row } fro
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
 import { readShadow, writeShadow } from './shadow.js';
-import { expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey, writeTuples } from './tuples.js';
+import { GroupWriter } from './group-writer.js';
+import { deleteMatching, expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey } from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -76,11 +78,14 @@ export class PgStorage implements Storage {
   private listenerNode: Listener | undefined;
   private readonly node = randomBytes(6).toString('base64url');
   private readonly guarded: GuardedWriter;
+  /** Group commit of the Writes of one store queued on this object (group-writer.ts). */
+  private readonly groups: GroupWriter;
 
   constructor(private readonly options: PgStorageOptions) {
     this.db = new Db(options);
     this.reclaimer = new PgReclaimer(this.db);
     this.guarded = new GuardedWriter(this.db, this.node, (options.poolSize ?? 10) - 1);
+    this.groups = new GroupWriter(this.db, this.node, this.mutex);
     this.cluster = new PgClusterRegistry(this.db);
   }
 
@@ -275,7 +280,7 @@ export class PgStorage implements Storage {
   // ---- tuples and changes ----
 
   async writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult> {
-    const result = await this.mutex.run(storeId, () => writeTuples(this.db, storeId, write, this.node));
+    const result = await this.groups.write(storeId, write);
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
@@ -296,6 +301,13 @@ export class PgStorage implements Storage {
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
+  }
+
+  /** Delete by filter as one statement under the store's row lock (tuples.ts deleteMatching). */
+  async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
+    const done = await this.mutex.run(storeId, () => deleteMatching(this.db, storeId, filter, limit, this.node));
+    if (done.result.deleted.length > 0) this.emit({ kind: 'tuples', storeId, revision: done.result.revision });
+    return done;
   }
 
   /**

@@ -18,7 +18,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import { part } from '../codec.js';
 import { scanFor } from '../tuples.js';
 import { clean, writeErrors } from '../write-plan.js';
-import type { Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
+import type { DeletedMatching, Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
 import { classify, dec, enc, num, type Client, type Db, type Row } from './db.js';
 
 const expiresMs = (t: TupleKey): number | null => (t.expires_at === undefined ? null : Date.parse(t.expires_at));
@@ -69,9 +69,19 @@ export const WRITE_ALL = {
 /** The error `latch_write` raised for a broken rule, as the key-value backends word it; undefined for any other. */
 function ruleError(err: unknown, dels: readonly TupleKey[], adds: readonly TupleKey[]): AppError | undefined {
   if (!(err instanceof pg.DatabaseError) || err.code !== 'P0001') return undefined;
-  const [at, what] = (err.detail ?? '').split(':');
+  return ruleErrorOf(err.message, err.detail, dels, adds);
+}
+
+/** ruleError from the MESSAGE and DETAIL of a raised 'latch:…' exception (SQLSTATE P0001). */
+export function ruleErrorOf(
+  message: string,
+  detail: string | undefined,
+  dels: readonly TupleKey[],
+  adds: readonly TupleKey[],
+): AppError | undefined {
+  const [at, what] = (detail ?? '').split(':');
   const i = Number(at) - 1;
-  switch (err.message) {
+  switch (message) {
     case 'latch:store_not_found':
       return fail.storeNotFound();
     case 'latch:missing':
@@ -197,6 +207,50 @@ export class GuardedWriter {
       else this.free++;
     }
   }
+}
+
+/** `latch_delete_matching` (delete-matching-function.ts) as a prepared statement. */
+const DELETE_MATCHING = {
+  name: 'latch_delete_matching',
+  text: `SELECT out_revision, out_ms, out_more, out_o, out_r, out_u
+           FROM latch_delete_matching($1, $2, $3, $4, $5, $6, $7, $8)`,
+  rowMode: 'array' as const,
+};
+
+/**
+ * Delete by filter as one statement: the first `limit` tuples `filter` selects (an object or an
+ * object type, optionally a relation and a user), in Read order, deleted and logged as one
+ * revision under the store's row lock; `more` when at least one more matched.
+ */
+export async function deleteMatching(
+  db: Db,
+  storeId: string,
+  filter: TupleFilter,
+  limit: number,
+  node: string,
+): Promise<DeletedMatching> {
+  const o = filter.object;
+  const type = o !== undefined && o.endsWith(':') && o.indexOf(':') === o.length - 1 ? o.slice(0, -1) : undefined;
+  const object = type === undefined ? o : undefined;
+  const opt = (v: string | undefined): string | null => (v ? enc(v) : null);
+  let row: Row | undefined;
+  try {
+    const values = [storeId, Date.now(), node, opt(type), opt(object), opt(filter.relation), opt(filter.user), limit];
+    row = (await db.pool.query<Row>({ ...DELETE_MATCHING, values })).rows[0];
+  } catch (err) {
+    const rule = ruleError(err, [], []);
+    if (rule) throw rule;
+    return classify(err);
+  }
+  if (!row) throw new Error('latch_delete_matching returned no row');
+  const [os, rs, us] = [row[3] as string[], row[4] as string[], row[5] as string[]];
+  const deleted: TupleKey[] = os.map((x, i) => ({
+    user: dec(us[i] as string),
+    relation: dec(rs[i] as string),
+    object: dec(x),
+  }));
+  const result = { revision: num(row[0]), timestamp: new Date(num(row[1])).toISOString(), deleted, written: [] };
+  return { result, more: row[2] === true };
 }
 
 // ---- reads ----
