@@ -1,9 +1,10 @@
 // Bottom-up member sets for the impact: what ListUsers answers for `object#relation` and one user
 // type U (docs/changing-models.md, "How the impact is computed"), computed as set arithmetic over
 // the sets of the nodes below it instead of a fresh expansion and a Check per candidate. Each
-// (object, relation) node's sets are computed once, kept in a cache bounded by size (least
-// recently used evicted) and, for a relation whose dependency closure is identical in both
-// models, shared by both sides. Sets are sorted arrays of node ids (plain users `U:i`); the
+// (object, relation) node's sets are computed once and, for a relation whose dependency closure is
+// identical in both models, shared by both sides. Nodes other objects reach (through userset
+// tuples or tuple-to-userset) stay in a cache bounded by size, least recently used evicted; nodes
+// only reached as computed usersets of the same object stay while that object is the root. Sets are sorted arrays of node ids (plain users `U:i`); the
 // wildcard `U:*` is a flag beside them.
 //
 // Per node and U, as the reference evaluators define them (docs/reference/semantics.md §5, §6.3):
@@ -187,11 +188,17 @@ export class MemberSets {
   /** `type#relation` of either model → dense index (part of the cache key). */
   private readonly relIndex = new Map<string, number>();
   /**
-   * Relation object (of either model) → its index, whether both sides share its sets, and whether
-   * some relation reads it (else its sets are only ever a root's and are not cached).
+   * Relation object (of either model) → its index, whether both sides share its sets, and how
+   * other relations read it: `cross` through userset tuples or tuple-to-userset (other objects
+   * reuse its sets: kept in the bounded cache), `local` only as a computed userset of the same
+   * object (reused only while that object is the root: kept until the root object changes), or
+   * not at all (a root's only: not kept).
    */
-  private readonly relOf = new Map<CompiledRelation, { index: number; shared: boolean; read: boolean }>();
+  private readonly relOf = new Map<CompiledRelation, { index: number; shared: boolean; read: Reading }>();
   private readonly cache = new Map<number, Members>();
+  /** Sets of `local` relations of the current root object (both sides). */
+  private readonly local = new Map<number, Members>();
+  private rootObject = '';
   private bytes = 0;
   private peak = 0;
   private readonly givenUp = new Set<number>();
@@ -237,12 +244,12 @@ export class MemberSets {
             index = this.relIndex.size;
             this.relIndex.set(key, index);
           }
-          this.relOf.set(rel, { index, shared: unchanged(t, r), read: false });
+          this.relOf.set(rel, { index, shared: unchanged(t, r), read: 'none' });
         }
     for (const model of [base, candidate])
-      for (const rel of readRelations(model)) {
+      for (const [rel, read] of readRelations(model)) {
         const info = this.relOf.get(rel);
-        if (info) info.read = true;
+        if (info && info.read !== 'cross') info.read = read;
       }
   }
 
@@ -276,6 +283,10 @@ export class MemberSets {
       side.edges.set(edgeKey, edges);
     }
     if (!edges) return NO_ANSWER;
+    if (object !== this.rootObject) {
+      this.local.clear();
+      this.rootObject = object;
+    }
     this.side = side;
     this.userType = userType;
     this.userIndex = userIndex;
@@ -328,7 +339,11 @@ export class MemberSets {
     // Every relation of either model is indexed, and objects reached through tuples are interned.
     if (info === undefined || id === undefined) throw STICKY;
     const key = this.keyOf(id, info.index, info.shared ? SHARED : this.side.scope);
-    const hit = this.cache.get(key);
+    const hit = info.read === 'local' ? this.local.get(key) : this.cache.get(key);
+    if (hit !== undefined && info.read === 'local') {
+      if (depth + hit.height >= this.limit) throw TOO_DEEP;
+      return hit;
+    }
     if (hit !== undefined) {
       // Reused where its deepest node stays under the limit, as the expansion's own memo does.
       if (depth + hit.height >= this.limit) throw TOO_DEEP;
@@ -353,7 +368,8 @@ export class MemberSets {
     } finally {
       this.path.delete(key);
     }
-    if (info.read) this.remember(key, m);
+    if (info.read === 'cross') this.remember(key, m);
+    else if (info.read === 'local') this.local.set(key, m);
     return m;
   }
 
@@ -591,23 +607,25 @@ export class MemberSets {
   }
 }
 
+type Reading = 'none' | 'local' | 'cross';
+
 /**
- * The relations some relation of `model` reads: computed usersets (same type), the parent types'
- * relation of a tuple-to-userset, and userset restrictions' relations.
+ * How the relations of `model` are read by others: `local` as a computed userset (same object),
+ * `cross` as the parent types' relation of a tuple-to-userset or a userset restriction's relation.
  */
-function readRelations(model: CompiledModel): Set<CompiledRelation> {
-  const out = new Set<CompiledRelation>();
-  const add = (type: string, relation: string): void => {
+function readRelations(model: CompiledModel): Map<CompiledRelation, Reading> {
+  const out = new Map<CompiledRelation, Reading>();
+  const add = (type: string, relation: string, read: Reading): void => {
     const r = model.types.get(type)?.relations.get(relation);
-    if (r) out.add(r);
+    if (r && out.get(r) !== 'cross') out.set(r, read);
   };
   for (const [t, def] of model.types)
     for (const rel of def.relations.values()) {
-      for (const d of rel.directTypes) if (d.relation !== undefined) add(d.type, d.relation);
+      for (const d of rel.directTypes) if (d.relation !== undefined) add(d.type, d.relation, 'cross');
       const visit = (rw: Rewrite): void => {
-        if (rw.kind === 'computed') add(t, rw.relation);
+        if (rw.kind === 'computed') add(t, rw.relation, 'local');
         else if (rw.kind === 'ttu')
-          for (const d of def.relations.get(rw.tupleset)?.directTypes ?? []) add(d.type, rw.computed);
+          for (const d of def.relations.get(rw.tupleset)?.directTypes ?? []) add(d.type, rw.computed, 'cross');
         else if (rw.kind === 'union' || rw.kind === 'intersection') rw.children.forEach(visit);
         else if (rw.kind === 'difference') {
           visit(rw.base);
