@@ -2,7 +2,9 @@
 // store of ~1M tuples, for a one-relation edit (doc#viewer gains `but not blocked`: one relation
 // evaluated, the rest proven unchanged) and for a rewrite of every relation (each restriction
 // list gains `user:*`: everything evaluated). Reports the time to the summary line, the lines
-// streamed, and the process RSS: after the store loaded and the highest seen while streaming.
+// streamed, the CPU time the process spent meanwhile (user + system: on a loaded machine a steadier
+// figure than the wall time), and the process RSS: after the store loaded and the highest seen
+// while streaming.
 // Before timing, each case's summary is checked against what the data implies.
 //
 //   npx tsx bench/impact.ts                    # ~1M tuples
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
     ['every relation rewritten', EVERY_RELATION, (s: Summary) => s.gained === 0 && s.lost === 0],
   ] as const) {
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     let peak = process.memoryUsage().rss;
     let lines = 0;
     let summary: Summary | undefined;
@@ -121,11 +124,12 @@ async function main(): Promise<void> {
       if (line.kind === 'summary') summary = line;
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     peak = Math.max(peak, process.memoryUsage().rss);
     if (!summary || !check(summary)) throw new Error(`${name}: unexpected summary ${JSON.stringify(summary)}`);
     const evaluated = summary.relations.filter((r) => r.evaluated).map((r) => `${r.object_type}#${r.relation}`);
     console.log(
-      `${name}: ${(ms / 1000).toFixed(1)} s, ${lines} lines, evaluated ${evaluated.join(' ')}; ` +
+      `${name}: ${(ms / 1000).toFixed(1)} s (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s), ${lines} lines, evaluated ${evaluated.join(' ')}; ` +
         `peak RSS ${mb(peak)} (+${mb(peak - loaded)} over the loaded store)`,
     );
   }

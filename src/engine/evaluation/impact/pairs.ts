@@ -13,6 +13,7 @@ import { admitsWildcard, listedByName, listUserCandidates } from '../list/list-u
 import { checkStatus } from '../walker/checker.js';
 import type { EvalContext } from '../semantics/context.js';
 import type { EvalError, ImpactLine, RelationSummary } from '../../contract.js';
+import type { MemberSets } from './members.js';
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -77,19 +78,37 @@ export function userTypes(base: CompiledModel, candidate: CompiledModel): string
 
 const isError = (v: ReadonlySet<string> | EvalError): v is EvalError => !(v instanceof Set);
 
-/** The lines of one object for one relation, counted into `summary`; users sorted per type. */
+/**
+ * The lines of one object for one relation, counted into `summary`; users sorted per type. Each
+ * side's users come from the member sets (`fast`) where they can be exact, else from `usersOf`.
+ */
 export function objectLines(
   base: Side,
   candidate: Side,
   types: readonly string[],
   object: string,
   summary: RelationSummary,
+  fast: MemberSets,
 ): ImpactLine[] {
   const relation = summary.relation;
   const out: ImpactLine[] = [];
-  for (const type of types) {
-    const a = usersOf(base, object, relation, type);
-    const b = usersOf(candidate, object, relation, type);
+  for (let ti = 0; ti < types.length; ti++) {
+    const type = types[ti] ?? '';
+    const fa = fast.answer(0, object, relation, ti, base.plain);
+    const fb = fast.answer(1, object, relation, ti, candidate.plain);
+    if (fa && fb) {
+      for (const user of fast.usersNotIn(fb, fa, ti)) {
+        summary.gained++;
+        out.push({ kind: 'gained', object, relation, user });
+      }
+      for (const user of fast.usersNotIn(fa, fb, ti)) {
+        summary.lost++;
+        out.push({ kind: 'lost', object, relation, user });
+      }
+      continue;
+    }
+    const a = fa ? fast.userSet(fa, ti) : usersOf(base, object, relation, type);
+    const b = fb ? fast.userSet(fb, ti) : usersOf(candidate, object, relation, type);
     if (isError(a) || isError(b)) {
       summary.undetermined++;
       out.push({

@@ -1,7 +1,11 @@
 // The impact stream of a candidate model against one pinned snapshot of the store: structural
 // lines, rejected tuples, then per evaluated relation and per object of its type the pairs that
 // gain or lose access, the changed assertions and the summary (line order: ./types.ts).
-// Memory is bounded by one object's users (nothing of the difference is kept but counts). The work
+// Each object's users come from the member sets of ./members.ts (computed once per node, shared by
+// both sides where the relation is unchanged, in a cache bounded by MEMBER_CACHE_BYTES), falling
+// back per object to an expansion and a Check per candidate (./pairs.ts) where they cannot be exact.
+// Memory is bounded by that cache and one object's users (nothing of the difference is kept but
+// counts). The work
 // runs in slices of about 10 ms between which the event loop runs; the stream stops at `signal`.
 
 import type { Assertion } from '../../../domain/types.js';
@@ -11,6 +15,7 @@ import { diffModels } from '../../../model/diff.js';
 import type { CompiledModel } from '../../../model/types.js';
 import type { EvalContext } from '../semantics/context.js';
 import { assertionLine } from './assertions.js';
+import { MemberSets } from './members.js';
 import { objectLines, sideOf, userTypes, type Side } from './pairs.js';
 import { isPlainUnion, planRelations, type PlannedRelation } from './plan.js';
 import { RejectedTally } from './rejected.js';
@@ -31,6 +36,11 @@ export interface ImpactWorld {
 }
 
 const SLICE_MS = 10;
+/**
+ * The member sets' cache bound (./members.ts): 64 MB of ids and entries, whatever the store's
+ * size; what it cannot hold is computed again when needed.
+ */
+const MEMBER_CACHE_BYTES = 64 * 1024 * 1024;
 const REASONS: readonly RejectReason[] = [
   'type_removed',
   'relation_removed',
@@ -152,12 +162,26 @@ async function* run(w: ImpactWorld, signal: AbortSignal | undefined): AsyncGener
   const every = w.progressEvery ?? 1000;
   let done = 0;
   yield { kind: 'progress', evaluated: 0, total };
+  // Relations whose closure is identical in both models (not evaluated) share their sets.
+  const unchanged = new Set(
+    plan.filter((p) => !p.summary.evaluated).map((p) => `${p.summary.object_type}#${p.summary.relation}`),
+  );
+  const fast = new MemberSets(
+    w.snapshot,
+    view,
+    w.base,
+    w.candidate,
+    (t, r) => unchanged.has(`${t}#${r}`),
+    types,
+    w.resolveDepth,
+    MEMBER_CACHE_BYTES,
+  );
   for (const s of evaluated) {
     const side = (c: EvalContext): Side =>
       sideOf(c, w.snapshot, w.now, isPlainUnion(c.model, s.object_type, s.relation), types);
     const [a, b] = [side(base), side(candidate)];
     for (const object of objectsOf(w.snapshot, s.object_type)) {
-      yield* objectLines(a, b, types, object, s);
+      yield* objectLines(a, b, types, object, s, fast);
       if (++done % every === 0) yield { kind: 'progress', evaluated: done, total };
       if (!(await pacer.pause())) return;
     }
