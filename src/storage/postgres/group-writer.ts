@@ -107,6 +107,18 @@ export class GroupWriter {
     private readonly mutex: KeyedMutex,
   ) {}
 
+  /**
+   * Runs `fn` under the store's mutex, after every Write queued before this call and before every
+   * Write queued after it: the open queue is closed first, so a later Write starts a queue of its
+   * own behind `fn`. Every other operation that takes the store's mutex (store deletion, model
+   * writes, guarded writes, delete by filter, imports) goes through here, so call order is
+   * commit order on this node, as it was before Writes were grouped.
+   */
+  exclusive<T>(storeId: string, fn: () => Promise<T>): Promise<T> {
+    this.queues.delete(storeId);
+    return this.mutex.run(storeId, fn);
+  }
+
   /** Resolves with the Write's own result once its group has committed; rejects with its own error. */
   write(storeId: string, write: TupleWrite): Promise<WriteResult> {
     return new Promise<WriteResult>((resolve, reject) => {

@@ -202,7 +202,7 @@ export class PgStorage implements Storage {
   }
 
   async deleteStore(id: string): Promise<boolean> {
-    const deleted = await this.mutex.run(id, () =>
+    const deleted = await this.groups.exclusive(id, () =>
       this.db.tx(async (c) => {
         if (
           (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR UPDATE', [id])).length === 0
@@ -227,7 +227,7 @@ export class PgStorage implements Storage {
   // ---- models ----
 
   async writeModel(storeId: string, model: AuthorizationModelInput): Promise<AuthorizationModel> {
-    const stored = await this.mutex.run(storeId, () =>
+    const stored = await this.groups.exclusive(storeId, () =>
       this.db.tx(async (c) => {
         // The row lock orders model writes across nodes, so each new id is above every earlier one.
         if (
@@ -297,7 +297,7 @@ export class PgStorage implements Storage {
     write: TupleWrite,
     guard: (revision: number) => Promise<void>,
   ): Promise<WriteResult> {
-    const result = await this.mutex.run(storeId, () => this.guarded.write(storeId, write, guard));
+    const result = await this.groups.exclusive(storeId, () => this.guarded.write(storeId, write, guard));
     if (result.deleted.length + result.written.length > 0)
       this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
@@ -305,7 +305,7 @@ export class PgStorage implements Storage {
 
   /** Delete by filter as one statement under the store's row lock (tuples.ts deleteMatching). */
   async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
-    const done = await this.mutex.run(storeId, () => deleteMatching(this.db, storeId, filter, limit, this.node));
+    const done = await this.groups.exclusive(storeId, () => deleteMatching(this.db, storeId, filter, limit, this.node));
     if (done.result.deleted.length > 0) this.emit({ kind: 'tuples', storeId, revision: done.result.revision });
     return done;
   }
@@ -520,7 +520,7 @@ export class PgStorage implements Storage {
   }
 
   async writeAssertions(storeId: string, modelId: string, assertions: readonly Assertion[]): Promise<void> {
-    await this.mutex.run(storeId, () =>
+    await this.groups.exclusive(storeId, () =>
       this.db.tx(async (c) => {
         if (
           (await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]))
