@@ -17,6 +17,8 @@ const playground = process.env.LATCH_BENCH_PLAYGROUND === '1' ? { required: true
 const env = process.env;
 const httpThreads = Number(env.LATCH_BENCH_HTTP_THREADS ?? 1);
 const mainThreadServes = env.LATCH_BENCH_MAIN_SERVES !== '0';
+// LATCH_BENCH_THREAD_CHECKS=0: HTTP threads forward Check to the main thread (the baseline).
+const threadChecks = env.LATCH_BENCH_THREAD_CHECKS !== '0';
 const engine = env.LATCH_BENCH_WORKERS ? { workers: Number(env.LATCH_BENCH_WORKERS) } : undefined;
 const dataDir = env.LATCH_BENCH_DATA_DIR;
 const withAuth = env.LATCH_BENCH_AUTH === 'client-credentials';
@@ -38,6 +40,7 @@ const server = await startServer({
   dataDir,
   playground,
   httpThreads,
+  threadChecks,
   mainThreadServes,
   engine,
   decisionLog: env.LATCH_BENCH_DECISION_LOG
