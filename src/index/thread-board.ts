@@ -3,7 +3,7 @@
 // asking the main thread. One SharedArrayBuffer of Int32 words:
 //
 //   MEM          the shared memory's size in bytes (a reader re-creates its views when it grew)
-//   HAZARD + t   the snapshot record thread t is reading right now, 0 when none
+//   HAZARD + 16t the snapshot record thread t is reading right now, 0 when none (a cache line each)
 //   slot s       (SLOT + s * SLOT_WORDS) RECORD: address of the store's current snapshot record
 //                (snapshot.ts `R`), 0 when the store is not served from the board; GEN: bumped
 //                when the slot changes hands; MODELS: bumped when the store's latest model may
@@ -29,10 +29,17 @@ export const MAX_BOARD_THREADS = 64;
 export const MAX_BOARD_STORES = 1024;
 const MAX_ID = 32;
 
+/**
+ * Words per hazard: one 64-byte cache line each, so that threads setting and clearing their own
+ * hazard twice per Check never write to a line another thread's hazard is on (false sharing).
+ */
+const HAZARD_WORDS = 16;
+
 export const B = {
   MEM: 0,
-  HAZARD: 8,
-  SLOT: 8 + MAX_BOARD_THREADS,
+  HAZARD: HAZARD_WORDS,
+  HAZARD_WORDS,
+  SLOT: HAZARD_WORDS * (1 + MAX_BOARD_THREADS),
   SLOT_WORDS: 8 + MAX_ID / 2,
 } as const;
 export const SLOT = { RECORD: 0, GEN: 1, MODELS: 2, FORWARD: 3, ID_LEN: 4, ID: 8 } as const;
@@ -152,7 +159,8 @@ export class ThreadBoard {
   }
 
   private anyReader(): boolean {
-    for (let t = 0; t < MAX_BOARD_THREADS; t++) if (Atomics.load(this.w, B.HAZARD + t) !== 0) return true;
+    for (let t = 0; t < MAX_BOARD_THREADS; t++)
+      if (Atomics.load(this.w, B.HAZARD + t * B.HAZARD_WORDS) !== 0) return true;
     return false;
   }
 
@@ -167,7 +175,8 @@ export class ThreadBoard {
     let keep = 0;
     for (const s of this.retired) {
       let held = false;
-      for (let t = 0; t < MAX_BOARD_THREADS && !held; t++) held = Atomics.load(w, B.HAZARD + t) === s.record;
+      for (let t = 0; t < MAX_BOARD_THREADS && !held; t++)
+        held = Atomics.load(w, B.HAZARD + t * B.HAZARD_WORDS) === s.record;
       if (held) this.retired[keep++] = s;
       else s.unpin();
     }
@@ -194,7 +203,7 @@ export class BoardReader {
   constructor(buffer: SharedArrayBuffer, thread: number) {
     this.w = new Int32Array(buffer);
     this.ids = new Uint16Array(buffer);
-    this.hazard = B.HAZARD + thread;
+    this.hazard = B.HAZARD + thread * B.HAZARD_WORDS;
   }
 
   /** The memory's size as last published (`syncViews` with it before reading a record). */
