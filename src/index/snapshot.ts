@@ -32,8 +32,16 @@ export const R = {
   ARENA: 8,
   NODE_TYPE: 9,
   EXPIRING: 10,
+  /**
+   * A number no other record of this process had (block addresses are reused once a record is
+   * released): a reader that keeps a view of a record knows it by its address AND this.
+   */
+  SERIAL: 11,
   WORDS: 12,
 } as const;
+
+/** The last SERIAL given (wraps after 2^32 records; a reader compares it together with the address). */
+let serials = 0;
 
 function* filter(entries: Iterable<TupleEntry>, keep: (t: TupleEntry) => boolean): Iterable<TupleEntry> {
   for (const t of entries) if (keep(t)) yield t;
@@ -104,6 +112,8 @@ export class IndexSnapshot implements TupleView {
       w[r + R.ARENA] = at.arena;
       w[r + R.NODE_TYPE] = dict.nodeTypes.region.ptr;
       w[r + R.EXPIRING] = this.expiring ? 1 : 0;
+      serials = (serials + 1) >>> 0;
+      w[r + R.SERIAL] = serials;
       held.push(record, ...dict.shared.regions());
     }
     this.record = record?.ptr ?? 0;

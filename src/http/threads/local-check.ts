@@ -76,6 +76,7 @@ const NO_STRINGS: readonly string[] = [];
 /** A published snapshot as the walker preparation reads it (`WalkView`), from its record's words. */
 class RecordView implements WalkView {
   readonly record: number;
+  readonly serial: number;
   readonly header: number;
   readonly revision: number;
   readonly nodeCount: number;
@@ -91,6 +92,7 @@ class RecordView implements WalkView {
     const w = u32();
     const r = record >>> 2;
     this.record = record;
+    this.serial = w[r + R.SERIAL] as number;
     this.header = w[r + R.HEADER] as number;
     this.revision = (w[r + R.REV_LO] as number) + (w[r + R.REV_HI] as number) * 2 ** 32;
     this.nodeCount = w[r + R.NODE_COUNT] as number;
@@ -295,7 +297,9 @@ export class LocalChecker {
     }
     syncViews(board.memoryBytes);
     let view = store.view;
-    if (view?.record !== record) store.view = view = new RecordView(record, store);
+    // The address alone is not enough: a released record's block is reused for a later one.
+    if (view?.record !== record || view.serial !== u32()[(record >>> 2) + R.SERIAL])
+      store.view = view = new RecordView(record, store);
     if (view.expiring || (minRevision !== undefined && view.revision < minRevision)) {
       board.leave();
       return undefined;
