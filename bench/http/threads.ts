@@ -7,7 +7,7 @@
 // (allowed and denied, on fresh connections so that every thread answers), and wrk's non-2xx count
 // must be 0.
 //
-//   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache]
+//   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache] [--dist]
 
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     tuples: { type: 'string', default: '0' },
     // --no-cache: every server without a result cache, so that every Check walks the index.
     'no-cache': { type: 'boolean', default: false },
+    // --dist: the compiled server (npm run build:ts first): RSS without a TypeScript loader per thread.
+    dist: { type: 'boolean', default: false },
   },
 });
 const NO_CACHE = values['no-cache'];
@@ -122,7 +124,7 @@ interface Server {
 }
 
 async function open(config: Config): Promise<Server> {
-  const { proc, port } = await child('serve.ts', {
+  const { proc, port } = await child(values.dist ? 'serve-dist.mjs' : 'serve.ts', {
     ...config.env,
     LATCH_BENCH_WORKERS: '0',
     ...(NO_CACHE ? { LATCH_BENCH_CACHE_SIZE: '0' } : {}),
@@ -188,6 +190,7 @@ try {
         connections: CONNECTIONS,
         rounds: ROUNDS,
         result_cache: !NO_CACHE,
+        compiled: values.dist,
         load_before: round2(load0),
         load_after: round2(loadavg()[0] ?? 0),
         rows,
