@@ -11,6 +11,8 @@ import { createHttpServer, type HttpServerOptions } from './http/server.js';
 import { reservePort } from './http/listen.js';
 import { startHttpThreads, threadsRefusal, type HttpThreads } from './http/threads/threads.js';
 import { loadUws } from './http/uws.js';
+import { shareNodeTables } from './index/shared-nodes.js';
+import { ThreadBoard } from './index/thread-board.js';
 import { openStorage, type PostgresOpenOptions } from './storage/index.js';
 import type { Storage } from './storage/types.js';
 import { LateEdge, PlacementNode } from './cluster/node.js';
@@ -29,6 +31,12 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedP
    * engine (and the metrics address) only.
    */
   readonly mainThreadServes?: boolean | undefined;
+  /**
+   * With `httpThreads` above 1: whether the worker threads answer Check and BatchCheck themselves
+   * from the shared index (default true). False forwards them to the main thread like every other
+   * operation (what benchmarks compare against).
+   */
+  readonly threadChecks?: boolean | undefined;
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
   /** TCP port (default 8080; 0 → any free port). */
@@ -127,10 +135,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await auth.close();
     throw err;
   }
+  // Worker threads answering Check read the one index: its node tables live in shared memory
+  // (from the first store loaded) and every snapshot is published on the board.
+  const board = workers > 0 && options.threadChecks !== false ? new ThreadBoard() : undefined;
+  if (board) shareNodeTables(true);
   try {
     // Continuation tokens stay valid across restarts and nodes: the key is kept in the datastore.
     tokenSecret ??= await storage.secret('continuation-tokens');
     latch = await openLatch({
+      board,
       storage,
       preload: options.placement === undefined,
       config: options.engine,
@@ -142,6 +155,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await storage.close();
     await auth.close();
     await decisions.close();
+    closeBoard(board);
     throw err;
   }
   const sharedPort = workers === 0 ? undefined : mainServes ? 'bind' : 'none';
@@ -163,16 +177,23 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (workers > 0) port = await reservePort(host, port);
     port = await server.listen(host, port);
     if (workers > 0)
-      threads = await startHttpThreads(latch, workers, {
-        host,
-        port,
-        auth: authConfig,
-        http: threadOptions(options, tokenSecret),
-      });
+      threads = await startHttpThreads(
+        latch,
+        workers,
+        {
+          host,
+          port,
+          auth: authConfig,
+          http: threadOptions(options, tokenSecret),
+        },
+        board,
+      );
     if (edge && options.placement) node = edge.start(startPlacement(options.placement, storage, latch, host, port));
   } catch (err) {
     await server.close(0);
+    await threads?.close(0);
     await latch.close();
+    closeBoard(board);
     await auth.close();
     await decisions.close();
     throw err;
@@ -192,6 +213,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         .then(() => Promise.all([server.close(graceMs), threads?.close(graceMs)]))
         .then(() => decisions.close())
         .then(() => latch.close())
+        .then(() => closeBoard(board))
         .then(() => auth.close());
       return closing;
     },
@@ -235,4 +257,11 @@ function threadOptions(o: ServerOptions, tokenSecret: string): Parameters<typeof
     playground: o.playground,
     tracing: o.tracing,
   };
+}
+
+/** After the engine closed: the board releases what it still holds; stores stop sharing their node tables. */
+function closeBoard(board: ThreadBoard | undefined): void {
+  if (!board) return;
+  board.close();
+  shareNodeTables(false);
 }

@@ -120,7 +120,9 @@ export async function child(
   // (src/cli/node-flags.ts). LATCH_BENCH_NODE_FLAGS: extra V8/Node flags (e.g. --trace-gc, whose
   // lines on stdout are passed through).
   const flags = [...SERVE_NODE_FLAGS, ...(process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], {
+  // A plain JavaScript entry (serve-dist.mjs) runs without the TypeScript loader.
+  const loader = file.endsWith('.mjs') ? [] : ['--import', 'tsx'];
+  const proc = spawn(process.execPath, [...flags, ...loader, path.join(here, file)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -17,7 +17,16 @@ const playground = process.env.LATCH_BENCH_PLAYGROUND === '1' ? { required: true
 const env = process.env;
 const httpThreads = Number(env.LATCH_BENCH_HTTP_THREADS ?? 1);
 const mainThreadServes = env.LATCH_BENCH_MAIN_SERVES !== '0';
-const engine = env.LATCH_BENCH_WORKERS ? { workers: Number(env.LATCH_BENCH_WORKERS) } : undefined;
+// LATCH_BENCH_THREAD_CHECKS=0: HTTP threads forward Check to the main thread (the baseline).
+const threadChecks = env.LATCH_BENCH_THREAD_CHECKS !== '0';
+// LATCH_BENCH_CACHE_SIZE=0: no result cache (every Check walks).
+const engine =
+  env.LATCH_BENCH_WORKERS || env.LATCH_BENCH_CACHE_SIZE
+    ? {
+        ...(env.LATCH_BENCH_WORKERS ? { workers: Number(env.LATCH_BENCH_WORKERS) } : {}),
+        ...(env.LATCH_BENCH_CACHE_SIZE ? { cacheSize: Number(env.LATCH_BENCH_CACHE_SIZE) } : {}),
+      }
+    : undefined;
 const dataDir = env.LATCH_BENCH_DATA_DIR;
 const withAuth = env.LATCH_BENCH_AUTH === 'client-credentials';
 // The issuer names the port, so an authenticated server takes a free one chosen first.
@@ -38,6 +47,7 @@ const server = await startServer({
   dataDir,
   playground,
   httpThreads,
+  threadChecks,
   mainThreadServes,
   engine,
   decisionLog: env.LATCH_BENCH_DECISION_LOG

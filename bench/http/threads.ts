@@ -1,12 +1,13 @@
 // `--http-threads`: Check over HTTP JSON (wrk, on the same cores) against one server process
 // with 1 thread, 2 threads (main + 1 HTTP thread) and 2 HTTP threads beside an engine-only main
-// thread, interleaved rounds in one run. Reports req/s (median of the rounds) and the ratio to
+// thread, each of the two-thread layouts with Checks answered on the threads from the shared
+// index and with every Check forwarded to the main thread, interleaved rounds in one run. Reports req/s (median of the rounds) and the ratio to
 // 1 thread, RSS after the rounds, the server's CPU µs per request split into its main thread and
 // every other thread, and a projection to 16 cores from that split. Every answer is checked first
 // (allowed and denied, on fresh connections so that every thread answers), and wrk's non-2xx count
 // must be 0.
 //
-//   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0]
+//   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache] [--dist]
 
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,8 +22,13 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     rounds: { type: 'string', default: '3' },
     tuples: { type: 'string', default: '0' },
+    // --no-cache: every server without a result cache, so that every Check walks the index.
+    'no-cache': { type: 'boolean', default: false },
+    // --dist: the compiled server (npm run build:ts first): RSS without a TypeScript loader per thread.
+    dist: { type: 'boolean', default: false },
   },
 });
+const NO_CACHE = values['no-cache'];
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const ROUNDS = Number(values.rounds);
@@ -37,6 +43,12 @@ const CONFIGS: readonly Config[] = [
   { name: '1 thread', env: { LATCH_BENCH_HTTP_THREADS: '1' } },
   { name: '2 threads', env: { LATCH_BENCH_HTTP_THREADS: '2' } },
   { name: '2 HTTP threads + engine thread', env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0' } },
+  // The same two layouts with every Check forwarded to the main thread (before Checks ran on the threads).
+  { name: '2 threads, forwarded', env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_THREAD_CHECKS: '0' } },
+  {
+    name: '2 HTTP threads + engine thread, forwarded',
+    env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0', LATCH_BENCH_THREAD_CHECKS: '0' },
+  },
 ];
 
 /** user + system ticks of one thread (/proc/<pid>/task/<tid>/stat fields 14 and 15). */
@@ -112,7 +124,11 @@ interface Server {
 }
 
 async function open(config: Config): Promise<Server> {
-  const { proc, port } = await child('serve.ts', { ...config.env, LATCH_BENCH_WORKERS: '0' });
+  const { proc, port } = await child(values.dist ? 'serve-dist.mjs' : 'serve.ts', {
+    ...config.env,
+    LATCH_BENCH_WORKERS: '0',
+    ...(NO_CACHE ? { LATCH_BENCH_CACHE_SIZE: '0' } : {}),
+  });
   const base = `http://127.0.0.1:${port}`;
   const store = await setup(base);
   await grow(base, store);
@@ -157,7 +173,8 @@ try {
   const rssBase = one?.rss_mb ?? NaN;
   for (const row of rows) Object.assign(row, { rss_ratio: round2(row.rss_mb / rssBase) });
   // 16 cores: the main thread runs every forwarded operation once, so it caps the process at
-  // 1e6 / main_thread_us req/s; the HTTP threads' share scales with the cores given to them.
+  // 1e6 / main_thread_us req/s; the HTTP threads' share scales with the cores given to them. With
+  // Checks answered on the threads the main thread's share of a Check is ≈ 0 (it applies writes).
   const projections = rows.slice(1).map((row) => {
     const http = row.other_threads_us;
     const engine = row.main_thread_us;
@@ -172,6 +189,8 @@ try {
         seconds: SECONDS,
         connections: CONNECTIONS,
         rounds: ROUNDS,
+        result_cache: !NO_CACHE,
+        compiled: values.dist,
         load_before: round2(load0),
         load_after: round2(loadavg()[0] ?? 0),
         rows,

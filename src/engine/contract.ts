@@ -25,6 +25,7 @@ import type {
   BatchCheckResult,
   CheckIdsInput,
   CheckIdsResult,
+  ThreadModel,
   ListObjectsInput,
   ListObjectsResult,
   ListUsersInput,
@@ -158,6 +159,12 @@ export interface Latch {
   batchCheck(input: BatchCheckInput): Promise<BatchCheckResult>;
   /** Bulk Check on interned strings: fills `input.outcomes` (CHECK_*) and `input.errors`. */
   checkIds(input: CheckIdsInput): Promise<CheckIdsResult>;
+  /**
+   * For the HTTP threads (`--http-threads`): the model `modelId` (or the latest) of a store served
+   * from the threads' board, with its walker program; undefined when the store is not on a board.
+   * Only an engine opened with a board has it.
+   */
+  threadModel?(storeId: string, modelId: string | undefined): Promise<ThreadModel | undefined>;
   /** With `input.page`: one page of the complete, ordered listing (422 throttled_timeout_error when it cannot finish in time). */
   listObjects(input: ListObjectsInput): Promise<ListObjectsResult>;
   /**

@@ -19,6 +19,7 @@ import type { Storage } from '../storage/types.js';
 import * as assertions from './commands/assertions.js';
 import { batchCheck } from './commands/batch-check.js';
 import { checkIds } from './commands/check-ids.js';
+import { threadModel } from './commands/thread-model.js';
 import { check, checkSync } from './commands/check.js';
 import { deleteTuples } from './commands/delete-tuples.js';
 import { exportTuples, importTuples } from './commands/import-tuples.js';
@@ -138,6 +139,8 @@ export class LatchService implements C.Latch {
   checkSync = (input: C.CheckInput): C.CheckResult | undefined => checkSync(this.e, input);
   batchCheck = (input: C.BatchCheckInput): Promise<C.BatchCheckResult> => batchCheck(this.e, input);
   checkIds = (input: C.CheckIdsInput): Promise<C.CheckIdsResult> => checkIds(this.e, input);
+  threadModel = (storeId: string, modelId: string | undefined): Promise<C.ThreadModel | undefined> =>
+    threadModel(this.e, storeId, modelId);
   listObjects = (input: C.ListObjectsInput): Promise<C.ListObjectsResult> => listObjects(this.e, input);
   streamedListObjects = (input: C.ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> =>
     streamedListObjects(this.e, input, signal);

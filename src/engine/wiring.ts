@@ -3,6 +3,7 @@
 // in dependency order. The facade (./service.ts) holds what this returns; commands receive
 // `parts`.
 
+import type { ThreadBoard } from '../index/thread-board.js';
 import type { Storage, PostgresOpenOptions } from '../storage/types.js';
 import { logger } from '../log.js';
 import type { EngineParts } from './commands/parts.js';
@@ -49,6 +50,11 @@ export interface LatchOptions {
   readonly expirySweepMs?: number | undefined;
   /** Load every store's index at open (default true); false under placement (`holdStore` per store). */
   readonly preload?: boolean | undefined;
+  /**
+   * The HTTP threads' board (`--http-threads` above 1): each loaded store is published on it and
+   * the threads answer Check from it. Open it after `shareNodeTables(true)`.
+   */
+  readonly board?: ThreadBoard | undefined;
 }
 
 /** The wired engine: the parts commands use, and the background work the facade starts and stops. */
@@ -65,12 +71,13 @@ export function wireEngine(
   storage: Storage,
   config: EngineConfig,
   log: EngineLog | undefined,
-  options: Pick<LatchOptions, 'clock' | 'expirySweepMs' | 'preload'>,
+  options: Pick<LatchOptions, 'clock' | 'expirySweepMs' | 'preload' | 'board'>,
 ): Engine {
   const clock = options.clock ?? Date.now;
   const engineLog = log ?? processLog;
   const models = new ModelCache(storage);
-  const indexes = new StoreIndexes(storage, { log });
+  const board = options.board;
+  const indexes = new StoreIndexes(storage, { log, board });
   const feed = new RevisionFeed(storage, indexes, models, { pollIntervalMs: config.pollIntervalMs, log: engineLog });
   const permissionIndexes = new PermissionIndexes(
     storage,
@@ -85,6 +92,13 @@ export function wireEngine(
   const shadowLimits = { ...DEFAULT_SHADOW_LIMITS, ...config.shadow };
   const shadowSettings = new ShadowSettings(storage, config.pollIntervalMs, engineLog);
   const shadowRecords = new ShadowRecords(shadowLimits.records);
+  if (board) {
+    // HTTP threads answer a store's Checks from the board unless the main thread must see them:
+    // a shadow model samples them (its queue is here); "latest" moves are announced to them.
+    models.onLatestMoved = (storeId) => board.modelsMoved(storeId);
+    shadowSettings.onChange = (storeId, s) => board.forward(storeId, s !== undefined && s.sampling > 0);
+    board.onAttach = (storeId) => void shadowSettings.reload(storeId);
+  }
   const parts: EngineParts = {
     storage,
     config,
@@ -102,6 +116,7 @@ export function wireEngine(
     shadowSettings,
     shadow: new ShadowQueue(shadowSettings, shadowRecords, shadowLimits.queueSize),
     shadowRecords,
+    board,
   };
   parts.shadow.runner = (job) => evaluateShadow(parts, job);
   const preload = new Preload(

@@ -8,6 +8,7 @@ import type { JsonObject, RelationshipCondition } from '../domain/types.js';
 import { MAX_CONDS, MAX_NAMES, NO_COND_NAME, WILDCARD_BIT } from '../abi.js';
 import { Region, u32 } from './memory.js';
 import { NodeTable } from './node-table.js';
+import { SharedNodeTable, sharingNodeTables } from './shared-nodes.js';
 
 /** A growable u32 array in shared memory; growth copies into a new Region (old readers keep theirs). */
 export class SharedU32 {
@@ -51,7 +52,9 @@ export class StoreDictionary {
   readonly nameList: string[] = [];
   readonly nodeList: string[] = [];
   /** Node string → id (`nodeList` is its inverse). */
-  readonly nodes: NodeTable;
+  readonly nodes: NodeTable | SharedNodeTable;
+  /** The same table when it lives in shared memory (HTTP threads read it), else undefined. */
+  readonly shared: SharedNodeTable | undefined;
   /** Node id → type name id | WILDCARD_BIT. */
   readonly nodeTypes: SharedU32;
   private readonly condKeys = new Map<string, number>();
@@ -69,7 +72,8 @@ export class StoreDictionary {
   private pendingExpiries: number[] = [];
 
   constructor(nodeCapacity = 1024) {
-    this.nodes = new NodeTable(this.nodeList, nodeCapacity);
+    this.shared = sharingNodeTables() ? new SharedNodeTable(this.nodeList, nodeCapacity) : undefined;
+    this.nodes = this.shared ?? new NodeTable(this.nodeList, nodeCapacity);
     this.nodeTypes = new SharedU32(nodeCapacity);
     this.condNames = new SharedU32(16);
     this.condNames.push(0);

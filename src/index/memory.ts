@@ -10,7 +10,12 @@ const PAGE = 65536;
 const HEAP_START = PAGE;
 const MAX_PAGES = 65536;
 
-export const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
+// `let`: an HTTP thread adopts the main thread's memory (`adoptMemory`); importers see the live binding.
+export let memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
+/** True in a thread that adopted another thread's memory: it reads, never allocates. */
+let reader = false;
+/** Told the memory's new size after every grow (the HTTP threads' board publishes it). */
+let onGrow: ((bytes: number) => void) | undefined;
 
 let top = HEAP_START;
 /** Free blocks sorted by address, coalesced. */
@@ -31,6 +36,34 @@ function refresh(): void {
   u8View = new Uint8Array(buf);
 }
 
+/**
+ * Makes this thread read the memory `m` of the thread that allocates (an HTTP thread reading the
+ * main thread's index): the views cover it and `alloc` refuses. Call before any view is read.
+ */
+export function adoptMemory(m: WebAssembly.Memory): void {
+  memory = m;
+  reader = true;
+  refresh();
+}
+
+/**
+ * A reader's views after the allocating thread grew the memory to `bytes` (read from wherever that
+ * thread published it): re-created only when they are shorter, so a request pays one compare.
+ */
+export function syncViews(bytes: number): void {
+  if (u8View.byteLength < bytes) refresh();
+}
+
+/** Sets the listener told the memory's size after every grow (one: the HTTP threads' board). */
+export function setGrowListener(fn: ((bytes: number) => void) | undefined): void {
+  onGrow = fn;
+}
+
+/** The memory's current size in bytes (as this thread's views see it). */
+export function memoryBytes(): number {
+  return u8View.byteLength;
+}
+
 /** The current u32 view of the whole memory (call again after any allocation). */
 export function u32(): Uint32Array {
   return u32View;
@@ -48,6 +81,7 @@ function round(n: number): number {
  * every byte). Throws RangeError when memory is exhausted.
  */
 export function alloc(bytes: number, zero = true): number {
+  if (reader) throw new Error('latch: only the main thread allocates in the shared index memory');
   const size = round(bytes);
   if (size <= SMALL) {
     const bin = bins.get(size);
@@ -80,6 +114,7 @@ export function alloc(bytes: number, zero = true): number {
     if (grow < need) throw new RangeError('latch: shared index memory exhausted (4 GiB)');
     memory.grow(grow);
     refresh();
+    onGrow?.(u8View.byteLength);
   }
   top = end;
   allocated += size;

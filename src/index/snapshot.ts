@@ -16,6 +16,33 @@ import { overlayKey, type OverlayImage, type Rec } from './overlay.js';
 
 const NO_RECS: readonly Rec[] = [];
 
+/**
+ * The words of a snapshot's thread record (a store whose node table is shared: HTTP threads read
+ * the snapshot through it, `thread-board.ts`): immutable once written, held with the snapshot.
+ */
+export const R = {
+  HEADER: 0,
+  REV_LO: 1,
+  REV_HI: 2,
+  NODE_COUNT: 3,
+  NAME_COUNT: 4,
+  TABLE: 5,
+  MASK: 6,
+  SPANS: 7,
+  ARENA: 8,
+  NODE_TYPE: 9,
+  EXPIRING: 10,
+  /**
+   * A number no other record of this process had (block addresses are reused once a record is
+   * released): a reader that keeps a view of a record knows it by its address AND this.
+   */
+  SERIAL: 11,
+  WORDS: 12,
+} as const;
+
+/** The last SERIAL given (wraps after 2^32 records; a reader compares it together with the address). */
+let serials = 0;
+
 function* filter(entries: Iterable<TupleEntry>, keep: (t: TupleEntry) => boolean): Iterable<TupleEntry> {
   for (const t of entries) if (keep(t)) yield t;
 }
@@ -30,6 +57,8 @@ export class IndexSnapshot implements TupleView {
   readonly condCount: number;
   /** Some binding of this snapshot carries an expiry: queries read the clock and pass their instant. */
   readonly expiring: boolean;
+  /** Address of the thread record (`R`), 0 when the store's node table is not shared. */
+  readonly record: number;
   private readonly hold: Hold;
   private pins = 0;
   private retired = false;
@@ -66,7 +95,30 @@ export class IndexSnapshot implements TupleView {
     const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region, dict.condExpiry.region];
     if (overlay.adds) held.push(overlay.adds);
     if (overlay.dels) held.push(overlay.dels);
+    let record: Region | undefined;
+    if (dict.shared) {
+      record = new Region(R.WORDS * 4);
+      const at = dict.shared.at;
+      const w = u32();
+      const r = record.ptr >>> 2;
+      w[r + R.HEADER] = header.ptr;
+      w[r + R.REV_LO] = revision % 2 ** 32;
+      w[r + R.REV_HI] = Math.floor(revision / 2 ** 32);
+      w[r + R.NODE_COUNT] = this.nodeCount;
+      w[r + R.NAME_COUNT] = this.nameCount;
+      w[r + R.TABLE] = at.words;
+      w[r + R.MASK] = at.mask;
+      w[r + R.SPANS] = at.spans;
+      w[r + R.ARENA] = at.arena;
+      w[r + R.NODE_TYPE] = dict.nodeTypes.region.ptr;
+      w[r + R.EXPIRING] = this.expiring ? 1 : 0;
+      serials = (serials + 1) >>> 0;
+      w[r + R.SERIAL] = serials;
+      held.push(record, ...dict.shared.regions());
+    }
+    this.record = record?.ptr ?? 0;
     this.hold = holdUntilCollected(this, held);
+    record?.drop();
     // The header and the overlay image's regions were made for this snapshot alone: drop their
     // creation references so the snapshot's hold is the only one (freed when it is collected).
     header.drop();

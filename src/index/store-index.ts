@@ -213,7 +213,15 @@ export class StoreIndex {
   private publish(revision: number): void {
     this.revision = revision;
     this.stale = true;
+    if (this.onPublish) this.onPublish(this.snapshot());
   }
+
+  /**
+   * Told every snapshot as soon as it is published, built at once instead of by the next reader
+   * (the HTTP threads' board: a thread reads the index without asking this thread, so a write
+   * is visible to it when acknowledged).
+   */
+  onPublish: ((snapshot: IndexSnapshot) => void) | undefined;
 
   /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
   apply(result: WriteResult): void {
@@ -452,6 +460,7 @@ export class StoreIndex {
     this.overlay.drop();
     this.dict.nodeTypes.region.drop();
     this.dict.condNames.region.drop();
+    this.dict.shared?.drop();
   }
 
   /** Bytes of shared memory held by the base (for benchmarks). */

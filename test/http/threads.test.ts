@@ -4,7 +4,7 @@
 // Latch-Revision), streams past the forwarding window, follows Watch live, serves the msgpack
 // channel, enforces auth; configurations with per-thread auth state are refused.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LatchChannelClient } from '../../src/client/index.js';
 import { parseServeArgs } from '../../src/cli/serve.js';
 import { UsageError } from '../../src/cli/args.js';
@@ -249,4 +249,266 @@ describe('--http-threads and auth', () => {
     expect(() => parseServeArgs(['--http-threads', '2'], {})).not.toThrow();
     expect(parseServeArgs(['--http-threads', '3'], {}).server.httpThreads).toBe(3);
   });
+});
+
+/** Nesting, a wildcard, a tuple-to-userset, an exclusion and a condition: every walker path a Check can take. */
+const LOCAL_MODEL = {
+  schema_version: '1.1',
+  type_definitions: [
+    { type: 'user' },
+    {
+      type: 'group',
+      relations: { member: { this: {} } },
+      metadata: {
+        relations: {
+          member: {
+            directly_related_user_types: [
+              { type: 'user' },
+              { type: 'user', wildcard: {} },
+              { type: 'group', relation: 'member' },
+            ],
+          },
+        },
+      },
+    },
+    {
+      type: 'folder',
+      relations: { viewer: { this: {} } },
+      metadata: {
+        relations: {
+          viewer: { directly_related_user_types: [{ type: 'user' }, { type: 'group', relation: 'member' }] },
+        },
+      },
+    },
+    {
+      type: 'doc',
+      relations: {
+        parent: { this: {} },
+        owner: { this: {} },
+        blocked: { this: {} },
+        viewer: {
+          union: {
+            child: [
+              { this: {} },
+              { computedUserset: { relation: 'owner' } },
+              { tupleToUserset: { tupleset: { relation: 'parent' }, computedUserset: { relation: 'viewer' } } },
+            ],
+          },
+        },
+        can_view: {
+          difference: {
+            base: { computedUserset: { relation: 'viewer' } },
+            subtract: { computedUserset: { relation: 'blocked' } },
+          },
+        },
+      },
+      metadata: {
+        relations: {
+          parent: { directly_related_user_types: [{ type: 'folder' }] },
+          owner: { directly_related_user_types: [{ type: 'user' }] },
+          blocked: { directly_related_user_types: [{ type: 'user' }] },
+          viewer: {
+            directly_related_user_types: [
+              { type: 'user' },
+              { type: 'user', wildcard: {} },
+              { type: 'group', relation: 'member' },
+              { type: 'user', condition: 'office' },
+            ],
+          },
+        },
+      },
+    },
+  ],
+  conditions: {
+    office: { name: 'office', expression: 'ip == "10.0.0.1"', parameters: { ip: { type_name: 'TYPE_NAME_STRING' } } },
+  },
+};
+
+/** A deterministic pseudo-random sequence (the same tuples and checks on both servers). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+
+function localTuples(): Record<string, unknown>[] {
+  const rnd = lcg(7);
+  const pick = (n: number): number => Math.floor(rnd() * n);
+  const out: Record<string, unknown>[] = [];
+  const seen = new Set<string>();
+  const add = (t: Record<string, unknown>): void => {
+    const k = JSON.stringify(t);
+    if (seen.has(k)) return;
+    seen.add(k);
+    out.push(t);
+  };
+  for (let i = 0; i < 60; i++) add(key(`user:u${pick(12)}`, 'member', `group:g${pick(5)}`));
+  for (let i = 0; i < 6; i++) add(key(`group:g${i % 4}#member`, 'member', `group:g${(i % 4) + 1}`));
+  add(key('user:*', 'member', 'group:g4'));
+  for (let i = 0; i < 20; i++) add(key(`group:g${pick(5)}#member`, 'viewer', `folder:f${pick(6)}`));
+  for (let i = 0; i < 40; i++) add(key(`folder:f${pick(6)}`, 'parent', `doc:d${pick(30)}`));
+  for (let i = 0; i < 40; i++)
+    add(key(`user:u${pick(12)}`, ['owner', 'viewer', 'blocked'][pick(3)] as string, `doc:d${pick(30)}`));
+  add(key('user:*', 'viewer', 'doc:d29'));
+  add({ ...key('user:cond', 'viewer', 'doc:cond'), condition: { name: 'office' } });
+  return out;
+}
+
+/** Plain Checks (answered on the thread) across every path, unseen strings and invalid keys included. */
+function localChecks(): Record<string, unknown>[] {
+  const rnd = lcg(11);
+  const pick = (n: number): number => Math.floor(rnd() * n);
+  const users = ['user:u0', 'user:u5', 'user:u11', 'user:new', 'user:*', 'group:g1#member', 'group:g4#member'];
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < 150; i++)
+    out.push({
+      tuple_key: key(
+        users[pick(users.length)] as string,
+        ['viewer', 'can_view', 'owner'][pick(3)] as string,
+        `doc:d${pick(32)}`,
+      ),
+    });
+  out.push({ tuple_key: key('user:u1', 'nope', 'doc:d1') });
+  out.push({ tuple_key: key('user:u1', 'viewer', 'nosuch:1') });
+  out.push({ tuple_key: key('user:u1', 'member', 'group:g9') });
+  return out;
+}
+
+describe('--http-threads: Check from the shared index', () => {
+  let single: Server;
+  let threaded: Server;
+  /** Check, checkSync and batchCheck calls that reached the threaded server's main-thread engine. */
+  let forwarded = 0;
+
+  beforeAll(async () => {
+    single = await start({ engine: { workers: 0 } });
+    threaded = await start({ engine: { workers: 0 }, httpThreads: 1, mainThreadServes: false });
+    const latch = threaded.latch as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const op of ['check', 'checkSync', 'batchCheck']) {
+      const fn = latch[op] as (...a: unknown[]) => unknown;
+      latch[op] = (...a: unknown[]) => {
+        forwarded++;
+        return fn(...a);
+      };
+    }
+  });
+  afterAll(async () => {
+    await single?.close();
+    await threaded?.close();
+  });
+
+  /** The store on both servers with the same tuples; the answers of `path` for `bodies` on each, side by side. */
+  async function both(
+    stores: readonly [string, string],
+    path: string,
+    bodies: readonly Record<string, unknown>[],
+  ): Promise<{ want: string[]; got: string[] }> {
+    const want: string[] = [];
+    const got: string[] = [];
+    for (const body of bodies) {
+      for (const [server, store, into] of [
+        [single, stores[0], want],
+        [threaded, stores[1], got],
+      ] as const) {
+        const r = await call(server.base, 'POST', `/stores/${store}${path}`, body);
+        into.push(`${r.status} ${r.headers.get('latch-revision') ?? '-'} ${r.text.replaceAll(store, '<store>')}`);
+      }
+    }
+    return { want, got };
+  }
+
+  async function storeOn(server: Server): Promise<string> {
+    const created = await call(server.base, 'POST', '/stores', { name: 'local' });
+    const store = (created.json as { id: string }).id;
+    const m = await call(server.base, 'POST', `/stores/${store}/authorization-models`, LOCAL_MODEL);
+    expect(m.status).toBe(201);
+    const tuples = localTuples();
+    for (let i = 0; i < tuples.length; i += 50) {
+      const w = await call(server.base, 'POST', `/stores/${store}/write`, {
+        writes: { tuple_keys: tuples.slice(i, i + 50) },
+      });
+      expect(w.text).toBe('{}');
+    }
+    return store;
+  }
+
+  it('answers plain Checks and BatchChecks on the worker thread, identical to one thread', async () => {
+    const stores = [await storeOn(single), await storeOn(threaded)] as const;
+    const probe = { tuple_key: key('user:u0', 'viewer', 'doc:d0') };
+    // The thread fetches the model once (forwarding meanwhile); then it answers alone.
+    await vi.waitFor(async () => {
+      const before = forwarded;
+      const r = await call(threaded.base, 'POST', `/stores/${stores[1]}/check`, probe);
+      expect(r.status).toBe(200);
+      expect(forwarded).toBe(before);
+    });
+    const before = forwarded;
+    const checks = await both(stores, '/check', localChecks());
+    expect(checks.got).toEqual(checks.want);
+    expect(checks.want.filter((l) => l.includes('"allowed":true')).length).toBeGreaterThan(10);
+    expect(checks.want.filter((l) => l.includes('"allowed":false')).length).toBeGreaterThan(10);
+    expect(checks.want.filter((l) => l.startsWith('400')).length).toBe(2);
+    const batch = localChecks().map((c, i) => ({ ...c, correlation_id: `c${i}` }));
+    const batches = await both(stores, '/batch-check', [{ checks: batch.slice(0, 50) }, { checks: batch.slice(50) }]);
+    expect(batches.got).toEqual(batches.want);
+    expect(forwarded).toBe(before);
+  }, 60_000);
+
+  it('forwards what needs the main thread, with the same answers', async () => {
+    const stores = [await storeOn(single), await storeOn(threaded)] as const;
+    const probe = { tuple_key: key('user:u0', 'viewer', 'doc:d0') };
+    await vi.waitFor(async () => {
+      const before = forwarded;
+      await call(threaded.base, 'POST', `/stores/${stores[1]}/check`, probe);
+      expect(forwarded).toBe(before);
+    });
+    const needMain = [
+      // a tuple condition met on the walk, with and without its parameter
+      { tuple_key: key('user:cond', 'viewer', 'doc:cond'), context: { ip: '10.0.0.1' } },
+      { tuple_key: key('user:cond', 'viewer', 'doc:cond') },
+      { tuple_key: key('user:u0', 'viewer', 'doc:d0'), consistency: 'HIGHER_CONSISTENCY' },
+      {
+        tuple_key: key('user:u0', 'viewer', 'doc:d0'),
+        contextual_tuples: { tuple_keys: [key('user:u0', 'owner', 'doc:d0')] },
+      },
+    ];
+    for (const body of needMain) {
+      const before = forwarded;
+      const r = await both(stores, '/check', [body]);
+      expect(r.got).toEqual(r.want);
+      expect(forwarded, JSON.stringify(body)).toBeGreaterThan(before);
+    }
+  }, 60_000);
+
+  it('sees an acknowledged write at once, and a deleted store is gone', async () => {
+    const store = await storeOn(threaded);
+    const ask = { tuple_key: key('user:fresh', 'viewer', 'doc:fresh') };
+    await vi.waitFor(async () => {
+      const before = forwarded;
+      await call(threaded.base, 'POST', `/stores/${store}/check`, ask);
+      expect(forwarded).toBe(before);
+    });
+    for (let i = 0; i < 20; i++) {
+      const user = `user:fresh${i}`;
+      const denied = await call(threaded.base, 'POST', `/stores/${store}/check`, {
+        tuple_key: key(user, 'viewer', `doc:new${i}`),
+      });
+      expect(denied.json).toEqual({ allowed: false, resolution: '' });
+      const w = await call(threaded.base, 'POST', `/stores/${store}/write`, {
+        writes: { tuple_keys: [key(user, 'owner', `doc:new${i}`)] },
+      });
+      expect(w.status).toBe(200);
+      const before = forwarded;
+      const allowed = await call(threaded.base, 'POST', `/stores/${store}/check`, {
+        tuple_key: key(user, 'viewer', `doc:new${i}`),
+      });
+      expect(allowed.json).toEqual({ allowed: true, resolution: '' });
+      expect(forwarded).toBe(before);
+    }
+    const revision = await call(threaded.base, 'POST', `/stores/${store}/check`, ask, { 'Latch-Min-Revision': '1' });
+    expect(revision.status).toBe(200);
+    expect(await call(threaded.base, 'DELETE', `/stores/${store}`)).toMatchObject({ status: 204 });
+    const gone = await call(threaded.base, 'POST', `/stores/${store}/check`, ask);
+    expect(gone.status).toBe(404);
+    expect((gone.json as { code: string }).code).toBe('store_id_not_found');
+  }, 60_000);
 });

@@ -2,6 +2,7 @@
 // the state of this node (per-store indexes, the revision feed, the store writer, the caches), the
 // evaluators and the permission indexes. Commands receive them as one read-only record.
 
+import type { ThreadBoard } from '../../index/thread-board.js';
 import type { Storage } from '../../storage/types.js';
 import type { EngineConfig } from '../contract.js';
 import type { WalkerChecker } from '../evaluation/walker/checker.js';
@@ -20,6 +21,8 @@ import type { WatchFeed } from '../state/watch-feed.js';
 
 export interface EngineParts {
   readonly storage: Storage;
+  /** The HTTP threads' board, when threads answer Check from the shared index (`threadModel`). */
+  readonly board?: ThreadBoard | undefined;
   readonly config: EngineConfig;
   /** The clock of tuple expiry (ms since the epoch); tests inject one. */
   readonly clock: () => number;

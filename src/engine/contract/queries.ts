@@ -2,7 +2,7 @@
 // Check, BatchCheck, the bulk check on interned strings, ListObjects, ListUsers, Expand and
 // ExplainCheck (with its trace), as plain data.
 
-import type { Consistency, JsonObject, TupleKey } from '../../domain/types.js';
+import type { AuthorizationModel, Consistency, JsonObject, TupleKey } from '../../domain/types.js';
 import type { AppError } from '../../errors.js';
 
 export interface CheckTupleKey {
@@ -248,4 +248,20 @@ export interface TraceNode {
   outcome: TraceOutcome;
   error?: string;
   children?: TraceNode[];
+}
+
+/**
+ * What an HTTP thread needs to answer Check on a model from the shared index (`--http-threads`):
+ * the model (compiled again on the thread), its walker program in shared memory (kept while the
+ * store is on the threads' board) and the store's names as the program interned them.
+ */
+export interface ThreadModel {
+  readonly modelId: string;
+  readonly json: AuthorizationModel;
+  /** Address of the program header, its name stride, and its subject kinds (key → kind index). */
+  readonly program: number;
+  readonly stride: number;
+  readonly kinds: readonly (readonly [number, number])[];
+  /** Name id → name (types, relations, conditions) at least as far as the program uses them. */
+  readonly names: readonly string[];
 }

@@ -29,6 +29,9 @@ export class ModelCache {
    */
   private readonly generation = new Map<string, number>();
 
+  /** Told whenever a store's "latest" entry is replaced or dropped (the HTTP threads' board). */
+  onLatestMoved: ((storeId: string) => void) | undefined;
+
   constructor(private readonly storage: Storage) {}
 
   /** The model `modelId` of the store, or its latest when `modelId` is empty; throws 2001 / 2020. */
@@ -75,6 +78,7 @@ export class ModelCache {
     if (known !== undefined && known > model.id) return compiled; // a later one is known already
     this.latest.set(storeId, model.id);
     this.latestCompiled.set(storeId, compiled);
+    if (known !== model.id) this.onLatestMoved?.(storeId);
     return compiled;
   }
 
@@ -103,12 +107,14 @@ export class ModelCache {
     this.generation.set(storeId, (this.generation.get(storeId) ?? 0) + 1);
     this.latest.delete(storeId);
     this.latestCompiled.delete(storeId);
+    this.onLatestMoved?.(storeId);
   }
 
   forgetStore(storeId: string): void {
     this.generation.set(storeId, (this.generation.get(storeId) ?? 0) + 1);
     this.latest.delete(storeId);
     this.latestCompiled.delete(storeId);
+    this.onLatestMoved?.(storeId);
     for (const [id, e] of this.compiled) if (e.storeId === storeId) this.compiled.delete(id);
   }
 

@@ -14,6 +14,8 @@ export class ShadowSettings {
   private readonly versions = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
   private refreshing = false;
+  /** Told each store's setting as this node learns it (the HTTP threads' board forwards shadowed stores' Checks). */
+  onChange: ((storeId: string, setting: ShadowSetting | undefined) => void) | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -39,6 +41,7 @@ export class ShadowSettings {
   put(storeId: string, setting: ShadowSetting | undefined): void {
     this.versions.set(storeId, (this.versions.get(storeId) ?? 0) + 1);
     this.known.set(storeId, setting ?? null);
+    this.onChange?.(storeId, setting);
   }
 
   /**
@@ -58,6 +61,11 @@ export class ShadowSettings {
     }
   }
 
+  /** Reads the store's setting now (`onChange` follows once it is read). */
+  reload(storeId: string): Promise<void> {
+    return this.load(storeId);
+  }
+
   close(): void {
     if (this.timer) clearInterval(this.timer);
   }
@@ -70,6 +78,7 @@ export class ShadowSettings {
       if (setting) this.known.set(storeId, setting);
       else if ((await this.storage.getStore(storeId)) === undefined) this.known.delete(storeId);
       else this.known.set(storeId, null);
+      this.onChange?.(storeId, setting);
     } catch (err) {
       this.log('warn', 'shadow setting not read', { store_id: storeId, cause: String(err) });
     }

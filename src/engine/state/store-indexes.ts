@@ -19,6 +19,7 @@ import type { Storage } from '../../storage/types.js';
 import { Timings } from '../stats.js';
 import { logger } from '../../log.js';
 import type { EngineLog } from '../contract.js';
+import type { ThreadBoard } from '../../index/thread-board.js';
 
 /** A load that replayed at least this many changes of the log tail is followed by a checkpoint. */
 const LONG_TAIL = 10_000;
@@ -30,6 +31,8 @@ export interface StoreIndexesOptions {
   /** Options for every store index (tests lower the merge and checkpoint thresholds). */
   readonly index?: Omit<StoreIndexOptions, 'onCheckpointDue'> | undefined;
   readonly log?: EngineLog | undefined;
+  /** The HTTP threads' board (`--http-threads`): every loaded index is published on it. */
+  readonly board?: ThreadBoard | undefined;
 }
 
 export class StoreIndexes {
@@ -93,6 +96,7 @@ export class StoreIndexes {
             throw fail.storeNotFound();
           }
           this.loaded.set(storeId, index);
+          this.options.board?.attach(storeId, index);
           // A load that scanned or replayed a long tail saves its base in the background while
           // the index serves (a checkpoint never blocks the thread for long); a long tail is
           // first folded into the base by the merge the load started.
@@ -156,6 +160,7 @@ export class StoreIndexes {
 
   /** Forgets a deleted store's index (its memory is released with the last snapshot reader); its running checkpoint stops. */
   drop(storeId: string): void {
+    this.options.board?.detach(storeId, this.loaded.get(storeId));
     this.loaded.get(storeId)?.close();
     this.loaded.delete(storeId);
     // A load under way read the store before it was deleted: its index is discarded when it ends.
@@ -165,6 +170,7 @@ export class StoreIndexes {
   /** Saves a checkpoint of every loaded index (each stops its background one first), then releases them. */
   async close(): Promise<void> {
     for (const [storeId, index] of this.loaded) {
+      this.options.board?.detach(storeId, index);
       await this.record(storeId, () => index.checkpoint(this.storage, storeId));
       index.close();
     }

@@ -45,6 +45,7 @@ export const CALL_OPS = new Set([
   'check',
   'batchCheck',
   'checkIds',
+  'threadModel',
   'listObjects',
   'listUsers',
   'expand',

@@ -1,12 +1,15 @@
-// The `Latch` an HTTP thread serves (`--http-threads`): every operation is forwarded to the main
-// thread's one engine (one index, one write path), so answers, errors, revisions and consistency
-// tokens are the ones the main thread gives. Calls leave in batches, one message per turn of the
+// The `Latch` an HTTP thread serves (`--http-threads`): Check and BatchCheck are answered on this
+// thread from the shared index when they can be (`local-check.ts`, which says when they cannot);
+// everything else is forwarded to the main thread's one engine (one index, one write path), so
+// answers, errors, revisions and consistency tokens are the ones the main thread gives. Calls leave in batches, one message per turn of the
 // event loop; streams arrive within a window of STREAM_WINDOW items, acknowledged as consumed.
 
 import type { MessagePort } from 'node:worker_threads';
 import type {
   BatchCheckResult,
   CheckIdsInput,
+  CheckInput,
+  CheckResult,
   EngineConfig,
   EngineStats,
   HeldStore,
@@ -16,6 +19,7 @@ import type {
   StringTable,
 } from '../../engine/contract.js';
 import type { AppError } from '../../errors.js';
+import { LocalChecker, type LocalCheckData } from './local-check.js';
 import {
   errorsFromWire,
   errorsToWire,
@@ -61,12 +65,18 @@ export class RemoteLatch implements Latch {
   private readonly tableGone = new FinalizationRegistry<number>((table) => this.post({ t: 'drop-table', table }));
   private lastStats: EngineStats;
 
+  /** Check and BatchCheck answered on this thread from the shared index, when the main thread offers it. */
+  readonly local: LocalChecker | undefined;
+
   constructor(
     private readonly port: Pick<MessagePort, 'postMessage'>,
     readonly config: EngineConfig,
     stats: EngineStats,
+    local?: LocalCheckData,
   ) {
     this.lastStats = stats;
+    this.local =
+      local && new LocalChecker(local, config, (storeId, modelId) => this.call('threadModel', storeId, modelId));
   }
 
   /** Messages from the main thread (answers, stream items, figures). */
@@ -175,7 +185,16 @@ export class RemoteLatch implements Latch {
   deleteTuples: Method<'deleteTuples'> = (...a) => this.call('deleteTuples', ...a);
   importTuples: Method<'importTuples'> = (...a) => this.call('importTuples', ...a);
   exportTuples: Method<'exportTuples'> = (input, signal) => this.stream('exportTuples', input, signal);
-  check: Method<'check'> = (...a) => this.call('check', ...a);
+  /** Answered on this thread when the shared index serves it (`LocalChecker`), else by the main thread. */
+  check: Method<'check'> = (input) => {
+    let r: CheckResult | undefined;
+    try {
+      r = this.local?.check(input);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return r ? Promise.resolve(r) : this.call('check', input);
+  };
   listObjects: Method<'listObjects'> = (...a) => this.call('listObjects', ...a);
   listUsers: Method<'listUsers'> = (...a) => this.call('listUsers', ...a);
   expand: Method<'expand'> = (...a) => this.call('expand', ...a);
@@ -187,12 +206,14 @@ export class RemoteLatch implements Latch {
   releaseStore = (): void => undefined;
   heldStores = (): HeldStore[] => [];
 
-  /** Always the async path: the answer comes from the main thread. */
-  checkSync(): undefined {
-    return undefined;
+  /** This thread's answer from the shared index, or undefined: `check` forwards it. */
+  checkSync(input: CheckInput): CheckResult | undefined {
+    return this.local?.check(input);
   }
 
   batchCheck: Method<'batchCheck'> = async (input) => {
+    const here = this.local?.batchCheck(input);
+    if (here) return here;
     const r = await this.call<BatchCheckResult>('batchCheck', input);
     return { ...r, results: errorsFromWire(r.results) as BatchCheckResult['results'] };
   };

@@ -9,6 +9,11 @@ import { DEFAULT_BUCKET, type Bucket, type ResolvedAuthConfig } from '../../api/
 import type { Latch } from '../../engine/contract.js';
 import { logger } from '../../log.js';
 import { LatchHost } from './latch-host.js';
+import type { LocalCheckData } from './local-check.js';
+import { Scratch } from '../../engine/evaluation/walker/request.js';
+import { walkerModule } from '../../engine/evaluation/walker/wasm.js';
+import { memory } from '../../index/memory.js';
+import { MAX_BOARD_THREADS, type ThreadBoard } from '../../index/thread-board.js';
 import type { ToMain, ToThread } from './protocol.js';
 import type { ThreadData, ThreadEvent } from './worker.js';
 
@@ -72,14 +77,26 @@ function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
   });
 }
 
-/** Starts `count` HTTP threads on `host:port` (already bound by the main app with a shared bind). */
+/**
+ * Starts `count` HTTP threads on `host:port` (already bound by the main app with a shared bind).
+ * With `board` (the engine publishes its stores there), each thread answers Check from the shared
+ * index: it gets the board, the memory, the walker module and a scratch area allocated here.
+ */
 export async function startHttpThreads(
   latch: Latch,
   count: number,
-  data: Omit<ThreadData, 'config' | 'stats' | 'log'>,
+  data: Omit<ThreadData, 'config' | 'stats' | 'log' | 'local'>,
+  board?: ThreadBoard,
 ): Promise<HttpThreads> {
   const full: ThreadData = { ...data, config: latch.config, stats: latch.stats(), log: logger.current() };
-  const started = await Promise.allSettled(Array.from({ length: count }, () => startOne(latch, full)));
+  const scratches = board ? Array.from({ length: Math.min(count, MAX_BOARD_THREADS) }, () => new Scratch()) : [];
+  const local = (i: number): LocalCheckData | undefined => {
+    const s = scratches[i];
+    return board && s && { board: board.buffer, slot: i, memory, module: walkerModule(), scratch: s.ctx };
+  };
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, local: local(i) })),
+  );
   const threads = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const close = async (graceMs: number): Promise<void> => {
     clearInterval(timer);
@@ -90,6 +107,9 @@ export async function startHttpThreads(
     }
     await Promise.all(threads.map((t) => t.exited));
     for (const t of threads) t.host.closeAll();
+    // No thread reads the index any more.
+    for (const s of scratches) s.region?.drop();
+    scratches.length = 0;
   };
   const timer = setInterval(() => {
     const stats: ToThread = { t: 'stats', v: latch.stats() };

@@ -10,6 +10,8 @@ import { configureLogging, logger, type LogSettings } from '../../log.js';
 import { createHttpServer, type HttpServerOptions } from '../server.js';
 import type { ToThread } from './protocol.js';
 import { RemoteLatch } from './remote-latch.js';
+import type { LocalCheckData } from './local-check.js';
+import { adoptMemory } from '../../index/memory.js';
 
 /** What the main thread hands each HTTP thread (plain data: it is cloned). */
 export interface ThreadData {
@@ -20,6 +22,8 @@ export interface ThreadData {
   readonly config: EngineConfig;
   readonly stats: EngineStats;
   readonly log: LogSettings;
+  /** Check from the shared index on this thread (absent: every operation is forwarded). */
+  readonly local?: LocalCheckData | undefined;
 }
 
 /** Sent to the main thread: listening, failed to start, or closed. */
@@ -28,7 +32,9 @@ export type ThreadEvent =
 
 async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
   configureLogging(data.log);
-  const latch = new RemoteLatch(port, data.config, data.stats);
+  // Before anything reads the shared memory: this thread reads the main thread's, never allocates.
+  if (data.local) adoptMemory(data.local.memory);
+  const latch = new RemoteLatch(port, data.config, data.stats, data.local);
   let closing = false;
   port.on('message', (m: readonly ToThread[] | ToThread) => {
     if (!Array.isArray(m)) {

@@ -159,7 +159,7 @@ export class CheckPool {
 
   async close(): Promise<void> {
     await this.piscina.destroy();
-    for (const s of this.spare) s.region.drop();
+    for (const s of this.spare) s.region?.drop();
     this.spare.length = 0;
   }
 }

@@ -31,20 +31,45 @@ const TEMP_AT = RECS_AT + MAX_CTX * 16;
 const TCOND_AT = TEMP_AT + MAX_TEMP * 4;
 export const SCRATCH_BYTES = TCOND_AT + MAX_CTX * 4;
 
+/**
+ * What preparing a request reads of a snapshot: the `IndexSnapshot`, or an HTTP thread's view of
+ * one published on the threads' board (`src/http/threads/local-check.ts`).
+ */
+export interface WalkView {
+  /** Address of the walker's snapshot header. */
+  readonly header: number;
+  readonly nodeCount: number;
+  readonly condCount: number;
+  readonly dict: {
+    readonly names: ReadonlyMap<string, number>;
+    readonly nameList: readonly string[];
+    readonly nodeList: readonly string[];
+    readonly conds: readonly (RelationshipCondition | undefined)[];
+  };
+  nodeId(s: string): number | undefined;
+  nameId(s: string): number | undefined;
+  wildcardOf(type: number): number;
+  nodeType(n: number): number;
+}
+
 /** One thread-call scratch area: context header, path stack, memo, contextual records. */
 export class Scratch {
-  readonly region = new Region(SCRATCH_BYTES);
-  get ctx(): number {
-    return this.region.ptr;
+  /** The area's own Region, undefined for one allocated by another thread (`at`). */
+  readonly region: Region | undefined;
+  readonly ctx: number;
+  /** A new area, or (`at`) one the main thread allocated for a thread that cannot allocate. */
+  constructor(at?: number) {
+    this.region = at === undefined ? new Region(SCRATCH_BYTES) : undefined;
+    this.ctx = this.region?.ptr ?? (at as number);
   }
   /**
    * Writes the fixed words (areas, snapshot, program, limit, the request's instant `now` in ms:
    * stored tuples expired at it grant nothing) and clears the per-request parts.
    */
-  bind(snapshot: IndexSnapshot, program: Program, depthLimit: number, now = 0): void {
+  bind(snapshot: WalkView, program: Pick<Program, 'ptr'>, depthLimit: number, now = 0): void {
     const m = u32();
-    const c = this.region.ptr >>> 2;
-    const p = this.region.ptr;
+    const c = this.ctx >>> 2;
+    const p = this.ctx;
     m[c + C.DEPTH_LIMIT] = depthLimit;
     m[c + C.NOW_LO] = now % 2 ** 32;
     m[c + C.NOW_HI] = Math.floor(now / 2 ** 32);
@@ -98,14 +123,14 @@ function userParts(user: string): UserParts {
  * thread is reused across calls (`reset`), so a plain check allocates nothing here.
  */
 export class CallState {
-  snapshot!: IndexSnapshot;
+  snapshot!: WalkView;
   context: JsonObject | undefined;
   readonly tempNodes: string[] = [];
   private readonly tempIds = new Map<string, number>();
   readonly tempConds: RelationshipCondition[] = [];
   private ctxWord = 0;
 
-  reset(snapshot: IndexSnapshot, scratch: Scratch, context: JsonObject | undefined): void {
+  reset(snapshot: WalkView, scratch: Scratch, context: JsonObject | undefined): void {
     this.snapshot = snapshot;
     this.context = context;
     this.ctxWord = scratch.ctx >>> 2;
@@ -172,7 +197,7 @@ export function subjectKind(program: Program, names: ReadonlyMap<string, number>
   return kindOf(program, names, userParts(user));
 }
 
-function kindOf(program: Program, names: ReadonlyMap<string, number>, u: UserParts): number {
+function kindOf(program: Pick<Program, 'kinds'>, names: ReadonlyMap<string, number>, u: UserParts): number {
   const type = names.get(u.userType);
   if (type === undefined) return NONE;
   let form = u.userWildcard ? FORM_WILDCARD : FORM_OBJECT;
@@ -225,7 +250,7 @@ export function encodeQuery(
  * Writes the query and the contextual tuples of `req` into `scratch` (already bound) and resets
  * `state` for it. Contextual records are sorted (obj, rel, subjRel, subj) like overlay records.
  */
-export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, program: Program): void {
+export function prepare(scratch: Scratch, state: CallState, req: CheckRequest, program: Pick<Program, 'kinds'>): void {
   state.reset(state.snapshot, scratch, req.context);
   const snap = state.snapshot;
   const names = snap.dict.names;
