@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { encodeTime, isUlid } from '../domain/ids.js';
 import { openAuthKv, type AuthKv, type AuthKvOp } from './auth/kv.js';
 import type { PostgresOptions } from './postgres/db.js';
+import type { TimeScan } from './time-scan.js';
 
 /** A decision as stored and served (the JSON of `GET /stores/{id}/decisions`). */
 export interface StoredDecision {
@@ -35,16 +36,8 @@ export interface StoredDecision {
   readonly answer: Readonly<Record<string, unknown>>;
 }
 
-export interface DecisionScan {
-  readonly storeId: string;
-  readonly startMs: number;
-  /** Exclusive. */
-  readonly endMs: number;
-  /** Exclusive id to continue after (ascending) or before (descending). */
-  readonly after?: string | undefined;
-  readonly descending: boolean;
-  readonly limit: number;
-}
+/** A scan of one store's decisions; `after` is a decision id. */
+export type DecisionScan = TimeScan;
 
 const D = 'd\u0000';
 const T = 't\u0000';

@@ -10,6 +10,7 @@
 // Contract: records hold no secret and no token; the recorder builds them from parsed inputs.
 
 import { randomBytes } from 'node:crypto';
+import type { TimeScan } from '../time-scan.js';
 import type { AuthKv, AuthKvOp } from './kv.js';
 
 export interface LogTupleKey {
@@ -44,16 +45,8 @@ export interface StoredLog {
   readonly record: LogRecord;
 }
 
-export interface LogScan {
-  readonly storeId: string;
-  readonly startMs: number;
-  /** Exclusive. */
-  readonly endMs: number;
-  /** Exclusive position to continue after (ascending) or before (descending). */
-  readonly after?: string | undefined;
-  readonly descending: boolean;
-  readonly limit: number;
-}
+/** A scan of one store's records; `after` is a record's position. */
+export type LogScan = TimeScan;
 
 const S = 's\u0000';
 const T = 't\u0000';
