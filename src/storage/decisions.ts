@@ -36,9 +36,6 @@ export interface StoredDecision {
   readonly answer: Readonly<Record<string, unknown>>;
 }
 
-/** A scan of one store's decisions; `after` is a decision id. */
-export type DecisionScan = TimeScan;
-
 const D = 'd\u0000';
 const T = 't\u0000';
 const C = 'c\u0000';
@@ -178,7 +175,7 @@ export class DecisionRecords {
    * (descending) the id `after`, in that order; at least `limit` when that many remain (whole
    * batches are read, so a chunk may hold up to BATCH_LINES − 1 more).
    */
-  async scan(q: DecisionScan): Promise<{ position: string; record: StoredDecision }[]> {
+  async scan(q: TimeScan): Promise<{ position: string; record: StoredDecision }[]> {
     const base = D + q.storeId + SEP;
     // A batch's id carries its first decision's time: one begun a little earlier may hold later ones.
     let lower: { gte?: string; gt?: string } = { gte: base + idFloor(q.startMs - BATCH_SPAN_MS) };

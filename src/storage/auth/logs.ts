@@ -45,9 +45,6 @@ export interface StoredLog {
   readonly record: LogRecord;
 }
 
-/** A scan of one store's records; `after` is a record's position. */
-export type LogScan = TimeScan;
-
 const S = 's\u0000';
 const T = 't\u0000';
 const SEP = '\u0000';
@@ -84,7 +81,7 @@ export class LogRecords {
   }
 
   /** One store's records in [startMs, endMs), after `after`, in the requested order. */
-  async scan(q: LogScan): Promise<StoredLog[]> {
+  async scan(q: TimeScan): Promise<StoredLog[]> {
     const base = S + q.storeId + SEP;
     let lower = { gte: base + timeKey(q.startMs) } as { gte?: string; gt?: string };
     let upper = { lt: base + timeKey(q.endMs) };
