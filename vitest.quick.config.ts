@@ -20,6 +20,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // In-process files only: no per-file isolation, so each worker imports src/ once (the `unit`
+    // project of vitest.config.ts runs the same files the same way).
+    isolate: false,
     // Vitest's default is one worker fewer than the cores (one on two cores: every file in turn);
     // these files compute, so one worker per core. LATCH_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.LATCH_TEST_WORKERS) || Math.max(2, availableParallelism()),

@@ -107,18 +107,3 @@ export function diffModels(a: CompiledModel, b: CompiledModel): ModelDiff {
     conditionsChanged: ca.filter((c) => b.conditions.has(c) && conditionSignature(a, c) !== conditionSignature(b, c)),
   };
 }
-
-/** True when the two models differ in nothing `diffModels` reports. */
-export function sameModel(d: ModelDiff): boolean {
-  return (
-    d.typesAdded.length +
-      d.typesRemoved.length +
-      d.relationsAdded.length +
-      d.relationsRemoved.length +
-      d.relationsChanged.length +
-      d.conditionsAdded.length +
-      d.conditionsRemoved.length +
-      d.conditionsChanged.length ===
-    0
-  );
-}

@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { encodeTime, isUlid } from '../domain/ids.js';
 import { openAuthKv, type AuthKv, type AuthKvOp } from './auth/kv.js';
 import type { PostgresOptions } from './postgres/db.js';
+import type { TimeScan } from './time-scan.js';
 
 /** A decision as stored and served (the JSON of `GET /stores/{id}/decisions`). */
 export interface StoredDecision {
@@ -33,17 +34,6 @@ export interface StoredDecision {
   readonly instant: number;
   readonly request: Readonly<Record<string, unknown>>;
   readonly answer: Readonly<Record<string, unknown>>;
-}
-
-export interface DecisionScan {
-  readonly storeId: string;
-  readonly startMs: number;
-  /** Exclusive. */
-  readonly endMs: number;
-  /** Exclusive id to continue after (ascending) or before (descending). */
-  readonly after?: string | undefined;
-  readonly descending: boolean;
-  readonly limit: number;
 }
 
 const D = 'd\u0000';
@@ -185,7 +175,7 @@ export class DecisionRecords {
    * (descending) the id `after`, in that order; at least `limit` when that many remain (whole
    * batches are read, so a chunk may hold up to BATCH_LINES − 1 more).
    */
-  async scan(q: DecisionScan): Promise<{ position: string; record: StoredDecision }[]> {
+  async scan(q: TimeScan): Promise<{ position: string; record: StoredDecision }[]> {
     const base = D + q.storeId + SEP;
     // A batch's id carries its first decision's time: one begun a little earlier may hold later ones.
     let lower: { gte?: string; gt?: string } = { gte: base + idFloor(q.startMs - BATCH_SPAN_MS) };

@@ -2,7 +2,6 @@
 // the oidc JWKS failure (a real JWKS server that is down) and the configuration refusals.
 
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openAuth, type AuthService } from '../../src/api/auth/service.js';
 import { OPERATIONS, type Operation } from '../../src/api/auth/operations.js';
@@ -10,6 +9,7 @@ import { AuthConfigError } from '../../src/api/auth/config.js';
 import { AppError } from '../../src/errors.js';
 import { ATTACKS, goodClaims, type AttackContext } from './attacks.js';
 import { nowS, sign, startIssuer, type TestIssuer } from './helpers.js';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const STORE_A = '01JAAAAAAAAAAAAAAAAAAAAAAA';
 const STORE_B = '01JBBBBBBBBBBBBBBBBBBBBBBB';
@@ -233,13 +233,12 @@ describe('configuration refusals', () => {
     await refuses({ mode: 'client-credentials', issuer: ISSUER }, undefined, /needs an audience/);
   });
   it('the latch serve process refuses to start (exit 2) without issuer or audience', async () => {
-    const entry = fileURLToPath(new URL('../cli/latch-entry.ts', import.meta.url));
     const serve = (...flags: string[]) =>
       new Promise<{ code: number | null; err: string }>((resolve) => {
         execFile(
           process.execPath,
-          ['--import', 'tsx', entry, 'serve', '--datastore', 'memory', '--port', '0', ...flags],
-          { timeout: 30_000 },
+          [...LATCH_ENTRY, 'serve', '--datastore', 'memory', '--port', '0', ...flags],
+          { timeout: 120_000 }, // a hang guard, not a speed limit: three starts at once on a loaded machine
           (error, _out, err) => {
             resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, err });
           },

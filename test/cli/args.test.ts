@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseArgs, UsageError, type CommandSpec } from '../../src/cli/args.js';
 import { latch } from './helpers.js';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const COMMANDS = [
   'test',
@@ -170,8 +171,7 @@ describe('parseArgs', () => {
 
 describe('the latch process', () => {
   it('routes every tool command through the shared parser (client included)', () => {
-    const run = (...argv: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+    const run = (...argv: string[]) => spawnSync(process.execPath, [...LATCH_ENTRY, ...argv], { encoding: 'utf8' });
     const bogus = run('client', 'list', '--bogus');
     expect(bogus.stderr).toContain("latch client list: unknown option '--bogus'");
     expect(bogus.status).toBe(2);
@@ -226,8 +226,7 @@ describe('every command without its required input', () => {
 });
 
 describe('latch serve and the top level, as processes', () => {
-  const run = (...argv: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', ...argv], { encoding: 'utf8' });
+  const run = (...argv: string[]) => spawnSync(process.execPath, [...LATCH_ENTRY, ...argv], { encoding: 'utf8' });
   const cases: [string[], number, string, 'stdout' | 'stderr'][] = [
     [['serve', '--help'], 0, 'env LATCH_SHUTDOWN_TIMEOUT; default 8000', 'stdout'],
     [['serve', '--bogus'], 2, "latch serve: unknown option '--bogus'", 'stderr'],

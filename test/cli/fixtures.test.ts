@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { latch } from './helpers.js';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const FIXTURES = readdirSync('test/fixtures')
   .filter((f) => f.endsWith('.fga.yaml'))
@@ -99,8 +100,7 @@ describe('latch test on a deliberately wrong copy', () => {
   });
 
   it('exits 1 as a real process, and 0 on a passing file', () => {
-    const run = (file: string) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'test/cli/latch-entry.ts', 'test', file], { encoding: 'utf8' });
+    const run = (file: string) => spawnSync(process.execPath, [...LATCH_ENTRY, 'test', file], { encoding: 'utf8' });
     const bad = run(WRONG);
     expect(bad.stdout).toContain('FAIL:');
     expect(bad.status).toBe(1);

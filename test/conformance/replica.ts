@@ -59,6 +59,7 @@ export async function runReplicated(
   dir: string,
   options: RunOptions,
 ): Promise<FileResult[]> {
-  const results = await engineTarget(driver(replicaSender(writer, reader)), 'replica').run(dir, options);
+  // Eight tests at once: each one mostly waits on the two nodes and the database.
+  const results = await engineTarget(driver(replicaSender(writer, reader)), 'replica', 8).run(dir, options);
   return results.map((r) => ({ ...r, file: `replica:${r.file}` }));
 }

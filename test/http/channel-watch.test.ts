@@ -56,8 +56,7 @@ describe('Watch on the channel', () => {
     ]);
     expect((seen[2] as { continuation_token: string }).continuation_token).toBe(http);
     // Leaving the loop cancelled the stream on the server: nothing is in flight there any more.
-    for (let i = 0; i < 200 && server.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(server.inFlight()).toBe(0);
+    await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 30_000, interval: 10 });
     const answers = await client.batch([{ op: 'read-changes', store_id: store, body: { continuation_token: http } }]);
     expect((answers[0]?.body as { changes: unknown[] }).changes).toHaveLength(1);
   });
@@ -137,18 +136,18 @@ describe('Watch on the channel', () => {
     await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
     await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
     socket.resume();
-    const last = async (): Promise<
-      { id: number; status: number; error?: { code: string; message: string }; more?: boolean } | undefined
-    > => {
-      for (;;) {
-        const all = frames.flatMap((f) => decodeMsgpack(f) as { id: number; status: number; more?: boolean }[]);
-        const end = all.find((a) => a.more === undefined);
-        if (end) return { ...end, count: all.length } as never;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    const end = (await last()) as
-      { status: number; error?: { code: string; message: string }; count: number } | undefined;
+    // The last answer is the one without `more`.
+    const end = await vi.waitFor(
+      () => {
+        const all = frames.flatMap(
+          (f) => decodeMsgpack(f) as { status: number; error?: { code: string; message: string }; more?: boolean }[],
+        );
+        const found = all.find((a) => a.more === undefined);
+        expect(found).toBeDefined();
+        return { ...found, count: all.length };
+      },
+      { timeout: 120_000, interval: 20 },
+    );
     expect(end?.error?.code).toBe('resource_exhausted');
     expect(end?.count).toBeLessThan(20_000); // stopped long before the end of the backlog
     ws.close(1000);

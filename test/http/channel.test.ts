@@ -1,7 +1,7 @@
 // The msgpack batch channel (/stream) and `application/msgpack` on the HTTP routes, against a real
 // server: same parsers, same answers, same error codes as JSON.
 
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { decodeMsgpack, encodeMsgpack } from '../../src/domain/msgpack.js';
@@ -132,7 +132,7 @@ describe('msgpack channel', () => {
         },
       ]),
     );
-    for (let i = 0; i < 200 && frames.flat().length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(frames.flat().length).toBeGreaterThanOrEqual(3), { timeout: 30_000, interval: 10 });
     const all = frames.flat() as { id: unknown; status: number }[];
     expect(all.filter((a) => a.id === null).map((a) => a.status)).toEqual([400, 400]);
     expect(all.find((a) => a.id === 9)).toEqual({ id: 9, status: 200, body: { allowed: true, resolution: '' } });

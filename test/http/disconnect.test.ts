@@ -2,7 +2,7 @@
 // every in-flight request is accounted for (counter back to 0) and nothing crashes.
 
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { MiniWebSocket } from '../../src/client/ws.js';
 import { encodeMsgpack } from '../../src/domain/msgpack.js';
 import { call, start, storeWithModel } from './helpers.js';
@@ -43,8 +43,7 @@ function post(path: string, body: string, contentLength = Buffer.byteLength(body
 }
 
 async function settled(): Promise<void> {
-  for (let i = 0; i < 300 && server.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(server.inFlight()).toBe(0);
+  await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 30_000, interval: 10 });
   expect((await call(server.base, 'GET', '/healthz')).status).toBe(200);
 }
 

@@ -2,12 +2,9 @@
 // lets the in-flight request finish and exits 0.
 
 import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { untilInFlight } from '../support/wait.js';
-
-const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), 'serve-entry.ts');
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 function latch(args: string[]): {
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
@@ -16,7 +13,7 @@ function latch(args: string[]): {
   /** Resolves once stderr contains `text`. */
   stderrUntil: (text: string) => Promise<void>;
 } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...LATCH_ENTRY, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters: ((line: string) => void)[] = [];

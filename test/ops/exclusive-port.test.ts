@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { startServer } from '../../src/main.js';
 import { startLatch, type LatchProcess } from './process.js';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const running: LatchProcess[] = [];
@@ -21,11 +22,10 @@ afterAll(async () => {
 
 /** `latch serve` to its exit: code and stderr. */
 function serveToExit(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(root, 'test/cli/latch-entry.ts'), 'serve', ...args],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const proc = spawn(process.execPath, [...LATCH_ENTRY, 'serve', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   proc.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
   return new Promise((resolve) => proc.on('exit', (code) => resolve({ code, stderr })));

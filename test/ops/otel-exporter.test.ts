@@ -5,9 +5,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const root = join(import.meta.dirname, '../..');
-const entry = ['--import', 'tsx', join(root, 'test/cli/latch-entry.ts')];
+const entry = LATCH_ENTRY;
 const require = createRequire(import.meta.url);
 const resolvable = (name: string): boolean => {
   try {

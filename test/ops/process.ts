@@ -1,12 +1,14 @@
-// A real `latch serve` process for the operations tests: spawned through test/cli/latch-entry.ts,
-// its port read from the "latch listening" log line, its stderr kept for assertions.
+// A real `latch serve` process for the operations tests: spawned through the test entry
+// (test/support/latch-process.ts), its port read from the "latch listening" log line, its stderr
+// kept for assertions.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect, vi } from 'vitest';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const entry = path.join(root, 'test/cli/latch-entry.ts');
 
 export interface LatchProcess {
   readonly proc: ChildProcess;
@@ -38,7 +40,7 @@ export async function startLatch(
   env: Record<string, string> = {},
   port?: number,
 ): Promise<LatchProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry, 'serve', '--port', String(port ?? 0), ...args], {
+  const proc = spawn(process.execPath, [...LATCH_ENTRY, 'serve', '--port', String(port ?? 0), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,15 +60,12 @@ export async function startLatch(
 }
 
 async function poll(port: number): Promise<number> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return port;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
+  // Connection refused (not listening yet) rejects, and vi.waitFor retries.
+  await vi.waitFor(
+    async () => expect((await fetch(`http://127.0.0.1:${port}/healthz`)).ok, `nothing listens on ${port}`).toBe(true),
+    { timeout: 60_000, interval: 50 },
+  );
+  return port;
 }
 
 /** POST/GET JSON; resolves with the status and parsed body (network errors reject). */

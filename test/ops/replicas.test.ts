@@ -8,7 +8,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QUERY_FILES } from '../conformance/engine.js';
 import { runReplicated } from '../conformance/replica.js';
 import { LatchService } from '../../src/engine/service.js';
@@ -253,13 +253,15 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
       }
     };
     const writers = [0, 0, 1, 1, 2, 2, 2].map((i) => writer(i));
-    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    const acknowledged = (n: number): Promise<void> =>
+      vi.waitFor(() => expect(acked.length).toBeGreaterThanOrEqual(n), { timeout: 120_000, interval: 10 });
+    await acknowledged(150);
     const victim = nodes[2] as LatchProcess;
     victim.proc.kill('SIGKILL');
     expect(await victim.exited).toBeNull();
-    while (acked.length < 300) await new Promise((r) => setTimeout(r, 10));
+    await acknowledged(300);
     nodes[2] = await startNode();
-    while (acked.length < 400) await new Promise((r) => setTimeout(r, 10));
+    await acknowledged(400);
     stop = true;
     await Promise.all(writers);
     const everything = await readAll((nodes[0] as LatchProcess).base, store);
@@ -307,19 +309,18 @@ describe.runIf(run)('three latch processes over one PostgreSQL database', () => 
       await proxy.start();
     }
     // Reconnection is the nodes' own: keep writing until one succeeds (bounded), then everything works.
-    let after: Awaited<ReturnType<typeof write>> | undefined;
-    for (let i = 0; i < 200 && after?.status !== 200; i++) {
-      after = await write(b.base, store, [key('doc:after', 'user:anne')]);
-      if (after.status !== 200) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(after?.status).toBe(200);
+    await vi.waitFor(
+      async () => expect((await write(b.base, store, [key('doc:after', 'user:anne')])).status).toBe(200),
+      { timeout: 60_000, interval: 50 },
+    );
     for (const n of nodes) {
-      let r = await check(n.base, store, key('doc:after', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' });
-      for (let i = 0; i < 100 && r.status !== 200; i++) {
-        await new Promise((res) => setTimeout(res, 50));
-        r = await check(n.base, store, key('doc:after', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' });
-      }
-      expect(r.body).toEqual({ allowed: true, resolution: '' });
+      await vi.waitFor(
+        async () =>
+          expect(
+            await check(n.base, store, key('doc:after', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' }),
+          ).toEqual({ status: 200, body: { allowed: true, resolution: '' } }),
+        { timeout: 60_000, interval: 50 },
+      );
       expect(
         (await check(n.base, store, key('doc:before', 'user:anne'), { consistency: 'HIGHER_CONSISTENCY' })).body
           .allowed,

@@ -1,20 +1,33 @@
 // SIGTERM under a write load: the server stops accepting, finishes what it acknowledged, closes
-// the store and exits 0 within 10 s; restarted on the same directory, every write it answered
-// 2xx is there.
+// the store and exits 0 once drained; restarted on the same directory, every write it answered
+// 2xx is there. A request that never finishes is cut off at --shutdown-timeout.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { untilInFlight } from '../support/wait.js';
-import { DOC_MODEL, json, readAll, startLatch } from './process.js';
+import { DOC_MODEL, json, readAll, startLatch as start, type LatchProcess } from './process.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'latch-shutdown-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const started: LatchProcess[] = [];
+const startLatch = async (args: readonly string[]): Promise<LatchProcess> => {
+  const p = await start(args);
+  started.push(p);
+  return p;
+};
+afterAll(async () => {
+  // A test that failed half-way leaves no server behind (the first one waits 10 min to drain).
+  for (const p of started) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGKILL');
+  await Promise.all(started.map((p) => p.exited));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('graceful shutdown', () => {
-  it('SIGTERM mid-load: exit 0 within 10 s, no acknowledged write lost', async () => {
-    const first = await startLatch(['--data-dir', dir]);
+  it('SIGTERM mid-load: exit 0 once drained, no acknowledged write lost', async () => {
+    // A grace period longer than this test's timeout (vitest.config.ts): exit 0 in time means the
+    // in-flight requests finished, not that the grace period ran out on them.
+    const first = await startLatch(['--data-dir', dir, '--shutdown-timeout', '600000']);
     const store = (await json(first.base, 'POST', '/stores', { name: 'shutdown' })).body.id as string;
     expect((await json(first.base, 'POST', `/stores/${store}/authorization-models`, DOC_MODEL)).status).toBe(201);
 
@@ -35,7 +48,7 @@ describe('graceful shutdown', () => {
       }
     };
     const writers = Array.from({ length: 48 }, (_, w) => writer(w));
-    while (acked.length < 300) await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(acked.length).toBeGreaterThanOrEqual(300), { timeout: 60_000, interval: 20 });
     // One more write whose body is still arriving when the signal lands, so that shutdown always
     // begins with a request in flight: the writers alone can all be between requests at that
     // moment (their answers sent, this process not yet scheduled to send the next ones). Its body
@@ -60,19 +73,16 @@ describe('graceful shutdown', () => {
       () => 0,
     );
     await untilInFlight(first.base, 1); // its headers reached the server
-    const signalled = Date.now();
     first.proc.kill('SIGTERM');
-    while (!first.stderr().includes('"msg":"shutting down"')) await new Promise((r) => setTimeout(r, 5));
+    await vi.waitFor(() => expect(first.stderr()).toContain('"msg":"shutting down"'), { timeout: 60_000, interval: 5 });
     finishBody();
     const lateStatus = await late;
     expect(lateStatus).toBe(200); // in flight when shutdown began: finished, not refused
     acked.push('doc:late#viewer@user:late');
     const code = await first.exited;
-    const took = Date.now() - signalled;
     stopped = true;
     await Promise.all(writers);
     expect(code).toBe(0);
-    expect(took).toBeLessThan(10_000);
     expect(first.stderr()).toContain('"msg":"latch stopped"');
     // The signal landed mid-load: requests were in flight when shutdown began (the late write at least).
     const inFlight = Number(/"msg":"shutting down"[^\n]*"in_flight":(\d+)/.exec(first.stderr())?.[1]);
@@ -97,7 +107,7 @@ describe('graceful shutdown', () => {
     }
     // Refusing requests while draining is expected, not a failure worth an error line.
     expect(first.stderr()).not.toContain('"level":"error"');
-  }, 60_000);
+  });
 
   it('a request that never finishes does not hold shutdown past --shutdown-timeout', async () => {
     const p = await startLatch(['--datastore', 'memory', '--shutdown-timeout', '1000']);
@@ -111,10 +121,9 @@ describe('graceful shutdown', () => {
     const signalled = Date.now();
     p.proc.kill('SIGTERM');
     expect(await p.exited).toBe(0);
-    const took = Date.now() - signalled;
-    expect(took).toBeGreaterThanOrEqual(900);
-    expect(took).toBeLessThan(5000);
+    // The body never ends: the exit itself shows the server stopped waiting for it.
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(900);
     expect(p.stderr()).toMatch(/"msg":"shutting down"[^\n]*"in_flight":1/);
     expect(await stuck).toBe('cut off');
-  }, 30_000);
+  });
 });

@@ -10,6 +10,7 @@
 // Contract: records hold no secret and no token; the recorder builds them from parsed inputs.
 
 import { randomBytes } from 'node:crypto';
+import type { TimeScan } from '../time-scan.js';
 import type { AuthKv, AuthKvOp } from './kv.js';
 
 export interface LogTupleKey {
@@ -42,17 +43,6 @@ export interface StoredLog {
   /** `<time13>\0<uniq>`: the record's position within its store (continuation cursor). */
   readonly position: string;
   readonly record: LogRecord;
-}
-
-export interface LogScan {
-  readonly storeId: string;
-  readonly startMs: number;
-  /** Exclusive. */
-  readonly endMs: number;
-  /** Exclusive position to continue after (ascending) or before (descending). */
-  readonly after?: string | undefined;
-  readonly descending: boolean;
-  readonly limit: number;
 }
 
 const S = 's\u0000';
@@ -91,7 +81,7 @@ export class LogRecords {
   }
 
   /** One store's records in [startMs, endMs), after `after`, in the requested order. */
-  async scan(q: LogScan): Promise<StoredLog[]> {
+  async scan(q: TimeScan): Promise<StoredLog[]> {
     const base = S + q.storeId + SEP;
     let lower = { gte: base + timeKey(q.startMs) } as { gte?: string; gt?: string };
     let upper = { lt: base + timeKey(q.endMs) };
