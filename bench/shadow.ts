@@ -7,18 +7,29 @@
 //
 //   npx tsx bench/shadow.ts                      # 5 rounds of 4 s per setting
 //   npx tsx bench/shadow.ts --rounds 2 --seconds 2
+//
+// `--instructions`: instead, user-space instructions per JSON Check under callgrind
+// (bench/http/callgrind.ts; load-independent) of two servers of the same tree, one with no shadow
+// and one with a shadow attached at sampling 0 — "at sampling 0 nothing measurable" — each the
+// lowest of 3 counted windows of `--requests` Checks.
+//
+//   npx tsx bench/shadow.ts --instructions [--requests 1500]
 
 import { execFile } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import { median } from './harness.js';
 import { child, setup, wrk } from './http/scenario.js';
+import { countInstructions } from './http/callgrind.js';
+import { fileURLToPath } from 'node:url';
 
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '64' },
+    instructions: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '1500' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -36,6 +47,45 @@ async function call(base: string, method: string, path: string, body?: unknown):
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
+/** The model written again (a second id): the first is the shadow. Returns the shadow's id. */
+async function shadowModel(base: string, store: string): Promise<string> {
+  const models = (await call(base, 'GET', `/stores/${store}/authorization-models`)).authorization_models as {
+    id: string;
+  }[];
+  const shadowId = models[0]?.id as string;
+  const model = (await call(base, 'GET', `/stores/${store}/authorization-models/${shadowId}`))
+    .authorization_model as Record<string, unknown>;
+  await call(base, 'POST', `/stores/${store}/authorization-models`, { ...model, id: undefined });
+  return shadowId;
+}
+
+if (values.instructions) {
+  const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const counted: Record<string, unknown> = {};
+  const before = loadavg()[0];
+  for (const sampling of [undefined, 0]) {
+    counted[sampling === undefined ? 'no shadow' : `sampling ${sampling}`] = await countInstructions({
+      dir: root,
+      file: 'bench/http/serve.ts',
+      seconds: 0,
+      requests: Number(values.requests),
+      windows: 3,
+      connections: 16,
+      body,
+      prepare: async (base) => {
+        const store = await setup(base);
+        const shadowId = await shadowModel(base, store);
+        if (sampling !== undefined)
+          await call(base, 'PUT', `/stores/${store}/shadow`, { authorization_model_id: shadowId, sampling });
+        return `${base}/stores/${store}/check`;
+      },
+    });
+  }
+  console.log(JSON.stringify({ instructions: counted, loadavg: [before, loadavg()[0]] }, null, 2));
+  process.exit(0);
+}
+
 const server = await child('serve.ts');
 const pin = process.env.LATCH_BENCH_PIN !== '0' && availableParallelism() >= 2;
 if (pin) await run('taskset', ['-a', '-p', '-c', '0', String(server.proc.pid)]);
@@ -44,13 +94,7 @@ try {
   const store = await setup(base);
   // The shadow: the same model written again makes a second id; the first stays the shadow (an
   // identical model evaluates the same walk, so the cost is the shadow's, not a different model's).
-  const models = (await call(base, 'GET', `/stores/${store}/authorization-models`)).authorization_models as {
-    id: string;
-  }[];
-  const shadowId = models[0]?.id as string;
-  const model = (await call(base, 'GET', `/stores/${store}/authorization-models/${shadowId}`))
-    .authorization_model as Record<string, unknown>;
-  await call(base, 'POST', `/stores/${store}/authorization-models`, { ...model, id: undefined });
+  const shadowId = await shadowModel(base, store);
   const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
   const url = `${base}/stores/${store}/check`;
   const apply = async (s: number | undefined): Promise<void> => {

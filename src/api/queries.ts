@@ -14,8 +14,10 @@ import type {
   ListObjectsInput,
   ListPageRequest,
   ListUsersInput,
+  StreamEvaluated,
   UserFilter,
 } from '../engine/contract.js';
+import { MAX_STREAMED_OBJECTS, type DecisionLog } from './decisions/log.js';
 import { clientOf, constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
@@ -328,6 +330,25 @@ async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown
   for await (const object of items) yield { object };
 }
 
+/**
+ * A sampled stream's objects as they are sent, recorded as a StreamedListObjects decision when
+ * the stream ends (a stream cut by the client or by an error is not a decision): at most
+ * MAX_STREAMED_OBJECTS objects, then the record is marked truncated.
+ */
+async function* recordedObjects(ctx: CallContext, log: DecisionLog, input: ListObjectsInput): AsyncIterable<unknown> {
+  const evaluated: StreamEvaluated = { modelId: '', revision: 0, instant: 0 };
+  const objects: string[] = [];
+  let truncated = false;
+  for await (const object of ctx.latch.streamedListObjects(input, ctx.signal, evaluated)) {
+    if (objects.length < MAX_STREAMED_OBJECTS) objects.push(object);
+    else truncated = true;
+    yield { object };
+  }
+  if (ctx.signal.aborted) return;
+  const answer = truncated ? { objects, truncated } : { objects };
+  log.streamedListObjects(clientOf(ctx), input, evaluated.modelId, evaluated, answer);
+}
+
 /** Lines per batch handed to the transport: one async step per batch, not per line. */
 const STREAM_BATCH = 1024;
 
@@ -340,6 +361,9 @@ const STREAM_BATCH = 1024;
  */
 async function* resumableLines(ctx: CallContext, input: ListObjectsRequest): AsyncIterable<readonly string[]> {
   const r = await ctx.latch.listObjects(input);
+  const d = ctx.decisions;
+  if (d?.active && d.sample(input.storeId))
+    d.streamedListObjects(clientOf(ctx), input, r.modelId, r, { objects: r.objects, next: r.next });
   const objects = r.objects;
   const sign = ctx.tokens.signer('list-objects', input.storeId, input.listingKey);
   const last = r.next === undefined ? objects.length - 1 : -1;
@@ -373,7 +397,11 @@ const streamedListObjects = endpoint<ListObjectsRequest>({
     // The header needs the resolved model before the first line; the stream itself reports
     // latest_authorization_model_not_found when the store has none.
     ctx.modelId = input.modelId ?? (await ctx.latch.listModels(input.storeId, { pageSize: 1 })).items[0]?.id;
-    if (!input.page) return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+    if (!input.page) {
+      const d = ctx.decisions;
+      if (d?.active && d.sample(input.storeId)) return { stream: recordedObjects(ctx, d, input) };
+      return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+    }
     const paged = withCursor(input, cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token));
     return { stream: resumableLines(ctx, paged), batched: true };
   },

@@ -33,6 +33,7 @@ import type {
   ExpandInput,
   CheckExplanation,
   ExpandResult,
+  StreamEvaluated,
 } from './contract/queries.js';
 import type {
   WriteInput,
@@ -171,7 +172,11 @@ export interface Latch {
    * Objects as they are found; ends at the deadline; an evaluation error is thrown mid-stream.
    * With `input.page`: the complete listing's objects after the cursor, in order, at most `size`.
    */
-  streamedListObjects(input: ListObjectsInput, signal?: AbortSignal): AsyncIterable<string>;
+  streamedListObjects(
+    input: ListObjectsInput,
+    signal?: AbortSignal,
+    evaluated?: StreamEvaluated,
+  ): AsyncIterable<string>;
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
   /** Check on the reference evaluator with its trace (a debugging tool, not the hot path). */

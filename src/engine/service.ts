@@ -142,8 +142,11 @@ export class LatchService implements C.Latch {
   threadModel = (storeId: string, modelId: string | undefined): Promise<C.ThreadModel | undefined> =>
     threadModel(this.e, storeId, modelId);
   listObjects = (input: C.ListObjectsInput): Promise<C.ListObjectsResult> => listObjects(this.e, input);
-  streamedListObjects = (input: C.ListObjectsInput, signal?: AbortSignal): AsyncIterable<string> =>
-    streamedListObjects(this.e, input, signal);
+  streamedListObjects = (
+    input: C.ListObjectsInput,
+    signal?: AbortSignal,
+    evaluated?: C.StreamEvaluated,
+  ): AsyncIterable<string> => streamedListObjects(this.e, input, signal, evaluated);
   listUsers = (input: C.ListUsersInput): Promise<C.ListUsersResult> => listUsers(this.e, input);
   expand = (input: C.ExpandInput): Promise<C.ExpandResult> => expand(this.e, input);
   explainCheck = (input: C.CheckInput): Promise<C.CheckExplanation> => explainCheck(this.e, input);

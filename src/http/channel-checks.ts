@@ -4,6 +4,7 @@
 import type { BatchCheckItem, CheckInput, Latch } from '../engine/contract.js';
 import type { Consistency } from '../domain/types.js';
 import { ALLOWED, DENIED } from '../api/queries.js';
+import type { DecisionLog } from '../api/decisions/log.js';
 import { errorAnswer, type Answer, type RequestId } from './channel-answer.js';
 
 export interface CheckGroup {
@@ -25,11 +26,16 @@ export const MAX_GROUP = 8192;
 /** Correlation ids "0" … "8191", made once: a frame of checks allocates no id strings. */
 const CORRELATION: readonly string[] = Array.from({ length: MAX_GROUP }, (_, i) => String(i));
 
-/** Answers every check of `g`; resolves with the model id the service used (undefined on failure). */
+/**
+ * Answers every check of `g`; resolves with the model id the service used (undefined on failure).
+ * With a decision log that samples, each answered check is a Check decision of `clientId`.
+ */
 export async function runCheckGroup(
   latch: Latch,
   g: CheckGroup,
   answer: (a: Answer) => void,
+  decisions?: DecisionLog | undefined,
+  clientId = '',
 ): Promise<string | undefined> {
   const checks: BatchCheckItem[] = new Array<BatchCheckItem>(g.inputs.length);
   for (let i = 0; i < g.inputs.length; i++) {
@@ -42,13 +48,16 @@ export async function runCheckGroup(
     };
   }
   try {
-    const r = await latch.batchCheck({
+    const input = {
       storeId: g.storeId,
       modelId: g.modelId,
       checks,
       consistency: g.consistency,
       minRevision: g.minRevision,
-    });
+    };
+    const r = await latch.batchCheck(input);
+    // The correlation ids are the group's own ("0", "1", …), not the client's: not recorded.
+    if (decisions?.active) decisions.batch(clientId, 'Check', input, r, false);
     for (let i = 0; i < g.ids.length; i++) {
       const id = g.ids[i] as RequestId;
       const outcome = r.results.get(CORRELATION[i] as string);

@@ -313,12 +313,14 @@ export class Channel {
         g.ids.length === 1 ? g.inputs[0]?.tupleKey : undefined,
         start,
       );
-      if (!tally) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a));
+      const decisions = this.shared.decisions;
+      if (!tally) void runCheckGroup(this.shared.latch, g, (a) => this.#answer(conn, a), decisions, conn.clientId);
       else {
-        void runCheckGroup(this.shared.latch, g, (a) => {
+        const see = (a: Answer): void => {
           tally.see(a.status, a.error?.code);
           this.#answer(conn, a);
-        }).then((modelId) => tally.done(modelId));
+        };
+        void runCheckGroup(this.shared.latch, g, see, decisions, conn.clientId).then((modelId) => tally.done(modelId));
       }
     }
   }
@@ -350,7 +352,10 @@ export class Channel {
         this.#mustServe(storeId);
         if (!isObj(body)) throw new AppError('validation_error', 'invalid value for message field body');
         const input = parseCheckIds(storeId, body, dict, minRevision);
-        const { modelId } = await this.shared.latch.checkIds(input);
+        const r = await this.shared.latch.checkIds(input);
+        const modelId = r.modelId;
+        const decisions = this.shared.decisions;
+        if (decisions?.active) decisions.checkIds(conn.clientId, input, r);
         // One store-log record for the request, like a check group (docs/auth.md).
         if (conn.log) {
           const tally = conn.log.group(input.storeId, input.triples.length / 3, undefined, start);

@@ -396,6 +396,17 @@ export class KvStorage implements Storage {
     return v ? decodeJson<ShadowSetting>(v) : undefined;
   }
 
+  async readShadows(storeIds: readonly string[]): Promise<Map<string, ShadowSetting | null>> {
+    const live = storeIds.filter((id) => this.stores.has(id));
+    const values = await this.kv.getMany(live.map((id) => key.shadow(id)));
+    const out = new Map<string, ShadowSetting | null>();
+    live.forEach((id, i) => {
+      const v = values[i];
+      out.set(id, v ? decodeJson<ShadowSetting>(v) : null);
+    });
+    return out;
+  }
+
   async writeShadow(storeId: string, setting: ShadowSetting | undefined): Promise<void> {
     await this.exclusive(storeId, () =>
       this.kv.batch(

@@ -305,6 +305,13 @@ export interface Storage {
   /** The store's shadow model setting; undefined when none is set or the store is unknown or deleted. */
   readShadow(storeId: string): Promise<ShadowSetting | undefined>;
   /**
+   * The shadow settings of several stores in ONE datastore read (the settings refresh of a node
+   * holding many stores): each live store of `storeIds` maps to its setting, or to null when it
+   * has none; unknown and deleted stores are absent. Example: stores a (setting x), b (none), c
+   * (deleted) → {a: x, b: null}.
+   */
+  readShadows(storeIds: readonly string[]): Promise<Map<string, ShadowSetting | null>>;
+  /**
    * Sets (or, with undefined, clears) the store's shadow model setting; every node reads the same
    * one. Throws store_id_not_found for an unknown or deleted store. Example: writeShadow(s,
    * {modelId: m, sampling: 0.5, updatedAt}) → readShadow(s) returns it on any node, after a restart too.

@@ -154,6 +154,25 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         );
       });
 
+      it('readShadows reads many stores at once: a setting, null for none, deleted and unknown absent', async () => {
+        const at = '2026-05-01T08:00:00.000Z';
+        const none = (await s.createStore('none')).id;
+        const gone = (await s.createStore('gone')).id;
+        const setting = { modelId: '01H000000000000000000000MM', sampling: 0.5, updatedAt: at };
+        await s.writeShadow(id, setting);
+        await s.writeShadow(gone, setting);
+        await s.deleteStore(gone);
+        const unknown = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+        const read = await s.readShadows([id, none, gone, unknown]);
+        expect([...read.entries()].sort()).toEqual(
+          [
+            [id, setting],
+            [none, null],
+          ].sort(),
+        );
+        expect((await s.readShadows([])).size).toBe(0);
+      });
+
       if (shared)
         it('a setting made through one storage object is read through another', async () => {
           if (!h.second) throw new Error(`the ${name} harness opens no second storage object`);

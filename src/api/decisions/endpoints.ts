@@ -86,6 +86,7 @@ export function decisionEndpoints(log: DecisionLog): Endpoint[] {
         equal: r.equal,
         reason: r.reason ?? null,
         tree: r.tree ?? null,
+        ...(r.whys ? { whys: r.whys } : {}),
       });
     },
   });

@@ -300,7 +300,7 @@ async function checkAll(
     };
     record(outcomes, errors, i, slowCheck(checker, snap, model, key, context, deadline, now));
   }
-  return { modelId: model.id };
+  return { modelId: model.id, revision: snap.revision, instant: now };
 }
 
 function record(outcomes: Uint8Array, errors: Map<number, AppError>, i: number, o: CheckOutcome): void {

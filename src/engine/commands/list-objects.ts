@@ -7,7 +7,7 @@
 
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
-import type { ListObjectsInput, ListObjectsResult } from '../contract.js';
+import type { ListObjectsInput, ListObjectsResult, StreamEvaluated } from '../contract.js';
 import { openObjectWalk, streamWalk } from '../evaluation/list/open.js';
 import { collectAll, firstAfter, listingKey, pageOf } from '../evaluation/list/pages.js';
 import type { ListingStamp } from '../state/listing-cache.js';
@@ -84,11 +84,13 @@ export async function* streamedListObjects(
   e: EngineParts,
   input: ListObjectsInput,
   signal?: AbortSignal,
+  evaluated?: StreamEvaluated,
 ): AsyncIterable<string> {
   await admit(e, input);
-  if (input.at) return yield* pastStreamedListObjects(e, input, input.at, signal);
+  if (input.at) return yield* pastStreamedListObjects(e, input, input.at, signal, evaluated);
   if (input.page) {
-    const { keys } = await completeObjects(e, input, signal);
+    const { keys, model, revision, instant } = await completeObjects(e, input, signal);
+    if (evaluated) Object.assign(evaluated, { modelId: model.id, revision, instant });
     const from = firstAfter(keys, input.page.after);
     const to = Math.min(keys.length, from + input.page.size);
     for (let i = from; i < to; i++) {
@@ -97,7 +99,8 @@ export async function* streamedListObjects(
     }
     return;
   }
-  const { walk, snapshot, deadline } = await openWalk(e, input);
+  const { walk, snapshot, deadline, model, instant } = await openWalk(e, input);
+  if (evaluated) Object.assign(evaluated, { modelId: model.id, revision: snapshot.revision, instant });
   yield* streamWalk(walk, snapshot, deadline, signal);
 }
 

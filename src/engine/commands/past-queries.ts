@@ -20,6 +20,7 @@ import type {
   ListUsersInput,
   ListUsersResult,
   PastPoint,
+  StreamEvaluated,
 } from '../contract.js';
 import {
   batchCheckOnFrame,
@@ -77,8 +78,10 @@ export async function* pastStreamedListObjects(
   input: ListObjectsInput,
   at: PastPoint,
   signal?: AbortSignal,
+  evaluated?: StreamEvaluated,
 ): AsyncIterable<string> {
   const r = await pastListObjects(e, input, at);
+  if (evaluated) Object.assign(evaluated, { modelId: r.modelId, revision: r.revision ?? 0, instant: r.instant ?? 0 });
   for (const o of r.objects) {
     if (signal?.aborted) return;
     yield o;

@@ -144,7 +144,18 @@ export const CHECK_DENIED = 0;
 export const CHECK_ALLOWED = 1;
 export const CHECK_ERROR = 2;
 
-export interface CheckIdsResult {
+/**
+ * Filled in by StreamedListObjects once it has chosen its model, snapshot and instant (before
+ * the first object): what the decision log records of a stream. Example: a stream read at
+ * revision 41 → `{modelId: "01J…", revision: 41, instant: <ms>}`.
+ */
+export interface StreamEvaluated {
+  modelId: string;
+  revision: number;
+  instant: number;
+}
+
+export interface CheckIdsResult extends Evaluated {
   readonly modelId: string;
 }
 

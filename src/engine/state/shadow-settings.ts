@@ -1,7 +1,8 @@
 // This node's copy of each store's shadow model setting (docs/changing-models.md): read from the
 // datastore the first time a request of the store asks, refreshed every `refreshMs` (another node
-// may set or clear it) and at once when this node sets, clears or reads it. `get` never waits: a
-// store whose setting is still loading is answered without a shadow.
+// may set or clear it) with ONE datastore read for every store seen, and at once when this node
+// sets, clears or reads it. `get` never waits: a store whose setting is still loading is answered
+// without a shadow.
 
 import type { ShadowSetting } from '../../domain/types.js';
 import type { Storage } from '../../storage/types.js';
@@ -45,17 +46,28 @@ export class ShadowSettings {
   }
 
   /**
-   * Reloads every store this node has seen (a deleted store is forgotten), one store at a time,
-   * and never two refreshes at once: the refresh holds at most one datastore connection, so a node
-   * that has seen hundreds of stores does not take the pool from requests (it did, with every
-   * store read at once each second: PostgreSQL requests then timed out waiting for a connection).
-   * With many stores a round simply takes longer than the interval.
+   * Reloads every store this node has seen in ONE datastore read (`Storage.readShadows`: one
+   * query on PostgreSQL, one multi-get on LevelDB), a deleted store forgotten, and never two
+   * refreshes at once: a node holding hundreds of stores costs the datastore one query per
+   * interval and holds at most one connection (one query per store, or all at once, took the
+   * pool from requests). A store this node set meanwhile keeps its own newer setting.
    */
   async refresh(): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      for (const id of [...this.known.keys()]) await this.load(id);
+      const ids = [...this.known.keys()];
+      if (ids.length === 0) return;
+      const versions = ids.map((id) => this.versions.get(id) ?? 0);
+      const read = await this.storage.readShadows(ids);
+      ids.forEach((id, i) => {
+        if ((this.versions.get(id) ?? 0) !== versions[i]) return;
+        const setting = read.get(id);
+        if (setting === undefined) this.known.delete(id);
+        else this.known.set(id, setting);
+      });
+    } catch (err) {
+      this.log('warn', 'shadow settings not read', { stores: this.known.size, cause: String(err) });
     } finally {
       this.refreshing = false;
     }

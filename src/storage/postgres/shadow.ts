@@ -12,6 +12,20 @@ export async function readShadow(db: Db, storeId: string): Promise<ShadowSetting
   return typeof v === 'string' ? (JSON.parse(v) as ShadowSetting) : undefined;
 }
 
+/** Every live store of `storeIds` with its setting (null: none), in one query; others absent. */
+export async function readShadows(db: Db, storeIds: readonly string[]): Promise<Map<string, ShadowSetting | null>> {
+  const out = new Map<string, ShadowSetting | null>();
+  if (storeIds.length === 0) return out;
+  const rows = await db.rows(
+    `SELECT s.id, sh.setting FROM latch_stores s LEFT JOIN latch_shadows sh ON sh.store_id = s.id
+      WHERE s.id = ANY($1::text[]) AND s.deleted_ms IS NULL`,
+    [storeIds],
+  );
+  for (const [id, setting] of rows)
+    out.set(String(id), typeof setting === 'string' ? (JSON.parse(setting) as ShadowSetting) : null);
+  return out;
+}
+
 /** Under the store row's key-share lock, so a concurrent store deletion cannot leave a row behind. */
 export async function writeShadow(db: Db, storeId: string, setting: ShadowSetting | undefined): Promise<void> {
   await db.tx(async (c) => {

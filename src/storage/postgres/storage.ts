@@ -44,7 +44,7 @@ import { PgClusterRegistry } from './cluster.js';
 import { classify, Db, num, q, type Client, type PostgresOptions, type Row } from './db.js';
 import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
-import { readShadow, writeShadow } from './shadow.js';
+import { readShadow, readShadows, writeShadow } from './shadow.js';
 import { GroupWriter } from './group-writer.js';
 import { deleteMatching, expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey } from './tuples.js';
 
@@ -506,6 +506,8 @@ export class PgStorage implements Storage {
   }
 
   readShadow = (storeId: string): Promise<ShadowSetting | undefined> => readShadow(this.db, storeId);
+  readShadows = (storeIds: readonly string[]): Promise<Map<string, ShadowSetting | null>> =>
+    readShadows(this.db, storeIds);
   writeShadow = (storeId: string, setting: ShadowSetting | undefined): Promise<void> =>
     writeShadow(this.db, storeId, setting);
 
