@@ -77,12 +77,15 @@ function base64(buf: Buffer, at: number, lead: Buffer, src: Uint8Array, from: nu
 export class ObjectPageLines implements LineSource {
   readonly maxLineBytes: number;
   #next = 0;
+  /** `","continuation_token":"` and the tokens' head: one copy per line. */
+  readonly #tokenHead: Buffer;
 
   constructor(
     private readonly objects: readonly string[],
     private readonly tokens: ListingTokens,
     private readonly last: number,
   ) {
+    this.#tokenHead = Buffer.concat([TOKEN_HEAD, tokens.head]);
     let longest = 0;
     for (const o of objects) if (o.length > longest) longest = o.length;
     // JSON escapes a UTF-16 unit in at most 6 bytes; the id's UTF-8 (≤ 3 bytes a unit) in base64 is 4/3 as long.
@@ -110,8 +113,10 @@ export class ObjectPageLines implements LineSource {
         continue;
       }
       put(buf, at, LINE_HEAD);
-      p = put(buf, p, TOKEN_HEAD);
-      if (i !== last) p = base64(buf, put(buf, p, tokens.head), tokens.tail, buf, start, start + object.length);
+      if (i !== last) {
+        buf.set(this.#tokenHead, p);
+        p = base64(buf, p + this.#tokenHead.length, tokens.tail, buf, start, start + object.length);
+      } else p = put(buf, p, TOKEN_HEAD);
       at = put(buf, p, LINE_END);
     }
     this.#next = i;

@@ -427,7 +427,7 @@ export class Exchange implements CallContext, RequestIdParts {
 
   /**
    * Writes the lines of `source` (already NDJSON) a buffer of `STREAM_BUFFER_BYTES` at a time: the
-   * source renders into one buffer reused for the whole stream, each buffer goes out in one cork
+   * source renders into one buffer reused for the whole stream, each buffer goes out in slices
    * (`#writeBytes`), and the loop yields to the event loop after each, so other requests run
    * between. A refused write waits for the socket to drain; a consumer that takes nothing for
    * `maxStallMs` is cut off: the stream ends with a `resource_exhausted` line (it resumes from the
@@ -453,13 +453,17 @@ export class Exchange implements CallContext, RequestIdParts {
     }
   }
 
-  /** Writes `buf[0, end)` in one cork, in slices of at most `STREAM_SLICE_BYTES` (see there); false when refused. */
+  /**
+   * Writes `buf[0, end)` in slices of at most `STREAM_SLICE_BYTES`, each in a cork of its own (with
+   * the whole 64 KB in one cork, a stalled consumer once read a body whose chunked framing did not
+   * parse, as STREAM_CHUNK_CHARS warns); false when a write was refused.
+   */
   #writeBytes(buf: Buffer, end: number): boolean {
     let ok = true;
-    this.res.cork(() => {
-      for (let at = 0; at < end; at += STREAM_SLICE_BYTES)
-        ok = this.res.write(buf.subarray(at, Math.min(end, at + STREAM_SLICE_BYTES)));
-    });
+    for (let at = 0; at < end; at += STREAM_SLICE_BYTES) {
+      const slice = buf.subarray(at, Math.min(end, at + STREAM_SLICE_BYTES));
+      this.res.cork(() => (ok = this.res.write(slice) && ok));
+    }
     return ok;
   }
 
