@@ -174,11 +174,16 @@ for (const [name, run] of ways) {
   complete(await run(), name);
 }
 const times = new Map<string, number[]>(ways.map(([name]) => [name, []]));
+// CPU time of this process (server and client), which moves less with other processes' load than the wall clock.
+const cpu = new Map<string, number[]>(ways.map(([name]) => [name, []]));
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, run] of ways) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const items = await run();
     times.get(name)?.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.get(name)?.push(c.user + c.system);
     complete(items, name);
   }
 }
@@ -186,7 +191,8 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 for (const [name, xs] of times) {
   const ms = median(xs);
   console.log(
-    `${name}: ${N} results in ${ms.toFixed(0)} ms = ${Math.round((N / ms) * 1000)} results/s (median of ${ROUNDS}; pages of ${PAGE})`,
+    `${name}: ${N} results in ${ms.toFixed(0)} ms = ${Math.round((N / ms) * 1000)} results/s, ` +
+      `${(median(cpu.get(name) ?? []) / N).toFixed(2)} µs CPU per result (median of ${ROUNDS}; pages of ${PAGE})`,
   );
 }
 console.log(

@@ -5,6 +5,7 @@ import type { Principal } from './auth/principal.js';
 import type { DecisionLog } from './decisions/log.js';
 import type { Latch } from '../engine/contract.js';
 import type { TokenCodec } from './tokens.js';
+import type { LineSource } from './listing-lines.js';
 
 /** What a transport hands to a parser: path parameters, query parameters and the decoded body. */
 export interface ApiRequest {
@@ -77,6 +78,11 @@ export interface StreamReply {
    * one step per line. The transport still writes them in bounded chunks and yields between.
    */
   readonly batched?: boolean | undefined;
+  /**
+   * The same lines as NDJSON rendered straight into the transport's buffer (`{"result":…}` and
+   * the newline included): HTTP writes these and never reads `stream`, the channel reads `stream`.
+   */
+  readonly lines?: LineSource | undefined;
   /**
    * A live stream (Watch) does not end by itself: a consumer that reads nothing for the server's
    * stall limit is sent an error line saying why and disconnected (the stream waits meanwhile,

@@ -18,7 +18,17 @@ import type {
   UserFilter,
 } from '../engine/contract.js';
 import { MAX_STREAMED_OBJECTS, type DecisionLog } from './decisions/log.js';
-import { clientOf, constantReply, endpoint, ok, type Endpoint, type Reply, type CallContext } from './endpoint.js';
+import {
+  clientOf,
+  constantReply,
+  endpoint,
+  ok,
+  type Endpoint,
+  type Reply,
+  type CallContext,
+  type StreamReply,
+} from './endpoint.js';
+import { ObjectPageLines } from './listing-lines.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
 import { pastPoint } from './at.js';
@@ -349,33 +359,34 @@ async function* recordedObjects(ctx: CallContext, log: DecisionLog, input: ListO
   log.streamedListObjects(clientOf(ctx), input, evaluated.modelId, evaluated, answer);
 }
 
-/** Lines per batch handed to the transport: one async step per batch, not per line. */
-const STREAM_BATCH = 1024;
-
 /**
- * A resumable stream's lines, in batches: the page (the same as paged ListObjects answers), each
- * result carrying the token that resumes after it, '' on the listing's last object (so a client
- * can tell a finished listing from a cut stream). The tokens are `TokenCodec.encode`'s, made by
- * one `signer` for the page; a batch's lines (as JSON text) are made only when the transport asks
- * for it.
+ * A resumable stream: the page (the same as paged ListObjects answers), each result carrying the
+ * token that resumes after it, '' on the listing's last object (so a client can tell a finished
+ * listing from a cut stream). HTTP renders the lines into its buffer (`ObjectPageLines`, tokens
+ * signed once per page); the msgpack channel reads them as batches of JSON text.
  */
-async function* resumableLines(ctx: CallContext, input: ListObjectsRequest): AsyncIterable<readonly string[]> {
+async function resumable(ctx: CallContext, input: ListObjectsRequest): Promise<StreamReply> {
   const r = await ctx.latch.listObjects(input);
   const d = ctx.decisions;
   if (d?.active && d.sample(input.storeId))
     d.streamedListObjects(clientOf(ctx), input, r.modelId, r, { objects: r.objects, next: r.next });
   const objects = r.objects;
-  const sign = ctx.tokens.signer('list-objects', input.storeId, input.listingKey);
+  const tokens = ctx.tokens.listingTokens('list-objects', input.storeId, input.listingKey);
   const last = r.next === undefined ? objects.length - 1 : -1;
-  for (let at = 0; at < objects.length; at += STREAM_BATCH) {
-    const lines: string[] = [];
-    for (let i = at; i < Math.min(objects.length, at + STREAM_BATCH); i++) {
-      const object = objects[i] as string;
-      // A token is URL-safe base64: nothing in it needs escaping.
-      lines.push(`{"object":${JSON.stringify(object)},"continuation_token":"${i === last ? '' : sign(object)}"}`);
+  const lines = new ObjectPageLines(objects, tokens, last);
+  async function* batches(): AsyncIterable<readonly string[]> {
+    const buf = Buffer.allocUnsafe(Math.max(64 * 1024, 2 * lines.maxLineBytes));
+    const copy = new ObjectPageLines(objects, tokens, last);
+    for (let end = copy.render(buf, 0); end > 0; end = copy.render(buf, 0)) {
+      // Each line as the JSON text of its result: the channel parses them one by one.
+      yield buf
+        .toString('utf8', 0, end)
+        .slice(0, -1)
+        .split('\n')
+        .map((l) => l.slice('{"result":'.length, -1));
     }
-    yield lines;
   }
+  return { stream: batches(), batched: true, lines };
 }
 
 const streamedListObjects = endpoint<ListObjectsRequest>({
@@ -403,7 +414,7 @@ const streamedListObjects = endpoint<ListObjectsRequest>({
       return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
     }
     const paged = withCursor(input, cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token));
-    return { stream: resumableLines(ctx, paged), batched: true };
+    return resumable(ctx, paged);
   },
 });
 

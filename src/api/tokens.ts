@@ -3,12 +3,20 @@
 //
 // Wire form: URL-safe base64 (no padding, so it matches `^[A-Za-z0-9-_]+={0,2}$`) of
 //   mac[16] ‖ utf8(kind \0 storeId \0 filter \0 cursor)
-// where mac = first 16 bytes of HMAC-SHA256(key, payload). The key is random per process unless
-// a secret is configured (tokens then survive restarts and work across replicas).
+// where mac = first 16 bytes of HMAC-SHA256(key, signed part). The key is random per process
+// unless a secret is configured (tokens then survive restarts and work across replicas).
+//
+// The signed part is the whole payload, except for complete listings ('list-objects',
+// 'list-users'): there it is `kind \0 storeId \0 filter \0`, the listing, and the cursor is a
+// position in it that any holder of a token of that listing may move. The cursor of a complete
+// listing is only ever compared with its sorted results (a forged one skips or repeats results the
+// same request may list anyway), and a resumable stream carries a token on every line: signing the
+// listing once per page, not every line, is what lets the stream run at the engine's speed.
+// `decode` still accepts the whole-payload MAC on listing tokens (made by earlier versions).
 
+import { Buffer } from 'node:buffer';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
-import { SHA256_IV, compress, digestInto, pad } from './sha256.js';
 
 export type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users' | 'indexes';
 
@@ -20,20 +28,28 @@ export interface TokenContent {
 }
 
 const MAC_BYTES = 16;
-const BLOCK = 64;
-
-/**
- * The SHA-256 state after one 64-byte block: the key XOR `fill` (HMAC's ipad/opad, RFC 2104). The
- * key is 32 bytes (a SHA-256 digest or 32 random bytes), so it is never hashed down first.
- */
-function keyedState(key: Buffer, fill: number): Int32Array {
-  const block = new Uint8Array(BLOCK).fill(fill);
-  for (let i = 0; i < key.length; i++) block[i] = (block[i] as number) ^ (key[i] as number);
-  const state = Int32Array.from(SHA256_IV);
-  compress(state, block, 0, BLOCK);
-  return state;
-}
 const SEP = '\u0000';
+
+/** The kinds whose MAC signs the listing, not the cursor (see the head of this file). */
+const LISTINGS: ReadonlySet<TokenKind> = new Set(['list-objects', 'list-users']);
+
+/** The payload up to and including its third separator (`kind \0 storeId \0 filter \0`); all of it without three. */
+function listingPart(payload: Buffer): Buffer {
+  let at = -1;
+  for (let n = 0; n < 3; n++) {
+    at = payload.indexOf(0, at + 1);
+    if (at === -1) return payload;
+  }
+  return payload.subarray(0, at + 1);
+}
+
+/** See `TokenCodec.listingTokens`. */
+export interface ListingTokens {
+  /** URL-safe base64 (ASCII bytes) of the token's fixed bytes up to a multiple of 3. */
+  readonly head: Buffer;
+  /** The 0–2 fixed bytes that the cursor's bytes continue in the next base64 group. */
+  readonly tail: Buffer;
+}
 
 export const invalidToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
 
@@ -51,63 +67,23 @@ export class TokenCodec {
 
   encode(kind: TokenKind, content: TokenContent): string {
     const payload = Buffer.from([kind, content.storeId, content.filter, content.cursor].join(SEP), 'utf8');
-    return Buffer.concat([this.#mac(payload), payload]).toString('base64url');
+    const signed = LISTINGS.has(kind)
+      ? payload.subarray(0, payload.length - Buffer.byteLength(content.cursor, 'utf8'))
+      : payload;
+    return Buffer.concat([this.#mac(signed), payload]).toString('base64url');
   }
 
   /**
-   * `encode(kind, {storeId, filter, cursor})` for many cursors of one listing, byte for byte, at
-   * a fraction of the cost (every line of a resumable stream carries one): the HMAC's key blocks
-   * and the whole blocks of the fixed payload prefix are hashed once, in JavaScript (./sha256.ts),
-   * and each cursor reuses one buffer (the function owns it: one signer per stream).
+   * The tokens of one complete listing in parts, for a renderer that writes them straight into
+   * its output (a resumable stream's lines): the token of cursor `c` is `head` followed by the
+   * URL-safe base64 of `tail ‖ utf8(c)`, byte for byte `encode(kind, {storeId, filter, cursor: c})`.
+   * `head` is the base64 of the token's fixed bytes up to a multiple of 3, `tail` the 0–2 left.
    */
-  signer(kind: TokenKind, storeId: string, filter: string): (cursor: string) => string {
+  listingTokens(kind: 'list-objects' | 'list-users', storeId: string, filter: string): ListingTokens {
     const prefix = Buffer.from([kind, storeId, filter, ''].join(SEP), 'utf8');
-    const whole = prefix.length - (prefix.length % BLOCK);
-    const inner = keyedState(this.#key, 0x36);
-    compress(inner, prefix, 0, whole);
-    const outer = keyedState(this.#key, 0x5c);
-    const work = new Int32Array(8);
-    // The outer message is the 32-byte inner digest: its padding is the same every time.
-    const outerBlock = new Uint8Array(BLOCK);
-    pad(outerBlock, 0, 32, BLOCK + 32);
-    // out = mac ‖ prefix ‖ cursor, then the inner hash's padding (not part of the token).
-    const start = MAC_BYTES + prefix.length;
-    const from = MAC_BYTES + whole;
-    // The block that the cursor's first `lead` bytes complete is hashed once per distinct lead:
-    // a listing's cursors all begin with its type (`doc:`), so mostly once per stream.
-    const lead = BLOCK - (prefix.length - whole);
-    const leadState = new Int32Array(8);
-    const leadBytes = new Uint8Array(lead);
-    let leadKnown = false;
-    let out = Buffer.alloc(start + 256 + 2 * BLOCK);
-    prefix.copy(out, MAC_BYTES);
-    return (cursor) => {
-      if (out.length < start + cursor.length * 3 + 2 * BLOCK) {
-        const grown = Buffer.alloc(start + cursor.length * 3 + 2 * BLOCK);
-        out.copy(grown, 0, 0, start);
-        out = grown;
-      }
-      const end = start + out.write(cursor, start, 'utf8');
-      let at = from;
-      if (end - start >= lead) {
-        let same = leadKnown;
-        for (let i = 0; same && i < lead; i++) same = leadBytes[i] === out[start + i];
-        if (!same) {
-          leadState.set(inner);
-          compress(leadState, out, from, from + BLOCK);
-          for (let i = 0; i < lead; i++) leadBytes[i] = out[start + i] as number;
-          leadKnown = true;
-        }
-        work.set(leadState);
-        at = from + BLOCK;
-      } else work.set(inner);
-      compress(work, out, at, pad(out, at, end, BLOCK + end - MAC_BYTES));
-      digestInto(work, outerBlock, 0, 8);
-      work.set(outer);
-      compress(work, outerBlock, 0, BLOCK);
-      digestInto(work, out, 0, MAC_BYTES / 4);
-      return out.toString('base64url', 0, end);
-    };
+    const fixed = Buffer.concat([this.#mac(prefix), prefix]);
+    const whole = fixed.length - (fixed.length % 3);
+    return { head: Buffer.from(fixed.toString('base64url', 0, whole), 'latin1'), tail: fixed.subarray(whole) };
   }
 
   /**
@@ -119,7 +95,11 @@ export class TokenCodec {
     const raw = Buffer.from(token, 'base64url');
     if (raw.length <= MAC_BYTES) throw invalidToken();
     const payload = raw.subarray(MAC_BYTES);
-    if (!timingSafeEqual(raw.subarray(0, MAC_BYTES), this.#mac(payload))) throw invalidToken();
+    const mac = raw.subarray(0, MAC_BYTES);
+    const signed = LISTINGS.has(kind) ? listingPart(payload) : payload;
+    // A listing token made before listings were signed without their cursor: the whole payload.
+    if (!timingSafeEqual(mac, this.#mac(signed)) && (signed === payload || !timingSafeEqual(mac, this.#mac(payload))))
+      throw invalidToken();
     const parts = payload.toString('utf8').split(SEP);
     if (parts.length !== 4 || parts[0] !== kind || parts[1] !== storeId) throw invalidToken();
     return { storeId, filter: parts[2] ?? '', cursor: parts[3] ?? '' };

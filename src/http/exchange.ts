@@ -8,6 +8,7 @@ import { retryAfterOf } from '../api/auth/ratelimit.js';
 import type { AuthService } from '../api/auth/service.js';
 import type { DecisionLog } from '../api/decisions/log.js';
 import type { CallContext, Reply } from '../api/endpoint.js';
+import type { LineSource } from '../api/listing-lines.js';
 import type { TokenCodec } from '../api/tokens.js';
 import type { Latch } from '../engine/contract.js';
 import type { Route } from '../cluster/node.js';
@@ -85,6 +86,11 @@ export interface ServerShared {
  * terminator).
  */
 const STREAM_CHUNK_CHARS = 4 * 1024;
+
+/** A rendered stream's buffer (`Exchange.#lines`): about 650 listing lines. */
+const STREAM_BUFFER_BYTES = 64 * 1024;
+/** The most bytes of one write of a rendered stream, under uWS's 16 KB cork buffer (see STREAM_CHUNK_CHARS). */
+const STREAM_SLICE_BYTES = 12 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -323,7 +329,14 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(items: AsyncIterable<unknown>, live = false, batched = false, bounded = false): Promise<void> {
+  async stream(
+    items: AsyncIterable<unknown>,
+    live = false,
+    batched = false,
+    bounded = false,
+    lines?: LineSource,
+  ): Promise<void> {
+    if (lines !== undefined) return this.#lines(lines, this.shared.liveStallMs);
     if (!live) return this.#stream(items, batched, bounded ? this.shared.liveStallMs : Infinity, () => undefined);
     let reason: AppError | undefined;
     let close: () => void;
@@ -422,6 +435,48 @@ export class Exchange implements CallContext, RequestIdParts {
     }
   }
 
+  /**
+   * Writes the lines of `source` (already NDJSON) a buffer of `STREAM_BUFFER_BYTES` at a time: the
+   * source renders into one buffer reused for the whole stream, each buffer goes out in slices
+   * (`#writeBytes`), and the loop yields to the event loop after each, so other requests run
+   * between. A refused write waits for the socket to drain; a consumer that takes nothing for
+   * `maxStallMs` is cut off: the stream ends with a `resource_exhausted` line (it resumes from the
+   * last token it read), holding at most one buffer more than the socket's.
+   */
+  async #lines(source: LineSource, maxStallMs: number): Promise<void> {
+    if (this.aborted) return;
+    this.#streamLine(200, undefined, false);
+    const buf = Buffer.allocUnsafe(Math.max(STREAM_BUFFER_BYTES, 2 * source.maxLineBytes));
+    try {
+      for (;;) {
+        if (this.aborted) return;
+        const end = source.render(buf, 0);
+        if (end === 0) break;
+        if (this.#writeBytes(buf, end)) await nextTurn();
+        else if (!(await this.#writable(maxStallMs))) return await this.#stalled(undefined, maxStallMs);
+      }
+      if (!this.aborted) this.res.cork(() => this.res.end());
+    } catch (err) {
+      const e = toAppError(err);
+      logFailure(this.requestId, this.route, e);
+      if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
+    }
+  }
+
+  /**
+   * Writes `buf[0, end)` in slices of at most `STREAM_SLICE_BYTES`, each in a cork of its own (with
+   * the whole 64 KB in one cork, a stalled consumer once read a body whose chunked framing did not
+   * parse, as STREAM_CHUNK_CHARS warns); false when a write was refused.
+   */
+  #writeBytes(buf: Buffer, end: number): boolean {
+    let ok = true;
+    for (let at = 0; at < end; at += STREAM_SLICE_BYTES) {
+      const slice = buf.subarray(at, Math.min(end, at + STREAM_SLICE_BYTES));
+      this.res.cork(() => (ok = this.res.write(slice) && ok));
+    }
+    return ok;
+  }
+
   /** An error before the first stream line: its HTTP status and one `{"error":…}` line (`why`: see #errorLine). */
   streamFail(err: unknown, why = false): void {
     const e = toAppError(err);
@@ -482,8 +537,8 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /** The consumer read nothing for `ms`: stop the stream and say why in its last line. */
-  async #stalled(it: AsyncIterator<unknown>, ms: number): Promise<void> {
-    await it.return?.();
+  async #stalled(it: AsyncIterator<unknown> | undefined, ms: number): Promise<void> {
+    await it?.return?.();
     const e = new AppError(
       'resource_exhausted',
       `the consumer read nothing for ${ms} ms; resume from its last continuation_token`,

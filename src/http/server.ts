@@ -199,7 +199,7 @@ async function runAsync(
         )
       : await e.handle(input, x);
     if ('stream' in reply)
-      await x.stream(reply.stream, reply.live === true, reply.batched === true, reply.bounded === true);
+      await x.stream(reply.stream, reply.live === true, reply.batched === true, reply.bounded === true, reply.lines);
     else x.send(reply);
   } catch (err) {
     if (e.streaming) x.streamFail(err);

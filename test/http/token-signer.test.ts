@@ -1,13 +1,14 @@
-// The per-listing token signer (src/api/tokens.ts `signer`, over src/api/sha256.ts) makes exactly
-// the tokens `encode` makes, which `decode` accepts and a changed byte breaks; and a paged
-// StreamedListObjects longer than one batch of lines, over object ids that need JSON escaping,
+// Listing tokens (src/api/tokens.ts): the parts `listingTokens` gives make exactly the tokens
+// `encode` makes, which `decode` accepts; the MAC signs the listing (kind, store, filter), so a
+// changed byte there or in the MAC is refused while the cursor is a position the holder may move;
+// a token signed over its whole payload (earlier versions) still decodes. And a paged
+// StreamedListObjects longer than one buffer of lines, over object ids that need JSON escaping,
 // carries on every line a token that resumes right after it.
 
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TokenCodec } from '../../src/api/tokens.js';
 import { LatchChannelClient } from '../../src/client/index.js';
-import { SHA256_IV, compress, digestInto, pad } from '../../src/api/sha256.js';
 import { call, start, storeWithModel } from './helpers.js';
 
 const cursors = [
@@ -26,63 +27,70 @@ const cursors = [
   'doc:3',
 ];
 
-describe('token signer', () => {
-  test('SHA-256 blocks agree with node:crypto across padding boundaries', () => {
-    for (const n of [0, 1, 55, 56, 63, 64, 65, 119, 120, 200]) {
-      const bytes = new Uint8Array(n + 72 + 64);
-      for (let i = 0; i < n; i++) bytes[i] = (i * 31 + 7) & 0xff;
-      const state = Int32Array.from(SHA256_IV);
-      compress(state, bytes, 0, pad(bytes, n - (n % 64), n, n));
-      const out = new Uint8Array(32);
-      digestInto(state, out, 0, 8);
-      const want = createHash('sha256').update(bytes.subarray(0, n)).digest();
-      expect(Buffer.from(out).toString('hex'), `length ${n}`).toBe(want.toString('hex'));
-    }
-  });
+/** The token of `cursor` from `listingTokens`' parts, as the stream renderer composes it. */
+function composed(codec: TokenCodec, storeId: string, filter: string, cursor: string): string {
+  const { head, tail } = codec.listingTokens('list-objects', storeId, filter);
+  return head.toString('latin1') + Buffer.concat([tail, Buffer.from(cursor, 'utf8')]).toString('base64url');
+}
 
-  test('the same tokens as encode, for any store, filter and cursor; decode accepts them', () => {
+describe('listing tokens', () => {
+  test('listingTokens composes the tokens encode makes, for any store, filter and cursor; decode accepts them', () => {
     for (const codec of [new TokenCodec(), new TokenCodec('a configured secret')]) {
       for (const [storeId, filter] of [
         ['01JABCDEFGHJKMNPQRSTVWXYZ0', 'abcdefghijklmnopqrstuv'],
         ['s', ''],
+        ['s1', ''],
+        ['s12', ''],
         ['x'.repeat(60), 'y'.repeat(130)],
         ['x'.repeat(26), 'y'.repeat(23)],
       ] as const) {
-        const sign = codec.signer('list-objects', storeId, filter);
         for (const cursor of cursors) {
-          const token = sign(cursor);
-          expect(token).toBe(codec.encode('list-objects', { storeId, filter, cursor }));
+          const token = codec.encode('list-objects', { storeId, filter, cursor });
+          expect(composed(codec, storeId, filter, cursor)).toBe(token);
           expect(codec.decode('list-objects', storeId, token)).toEqual({ storeId, filter, cursor });
         }
       }
     }
   });
 
-  test('a token with any byte changed is invalid_continuation_token', () => {
+  test('a changed byte of the MAC or the listing is invalid_continuation_token; the cursor is a position', () => {
     const codec = new TokenCodec('k');
-    const sign = codec.signer('list-objects', 'store', 'filter');
-    const raw = Buffer.from(sign('doc:abc'), 'base64url');
-    // The MAC is HMAC-SHA256 under the codec's key, truncated to 16 bytes (tokens.ts wire form).
+    const token = codec.encode('list-objects', { storeId: 'store', filter: 'filter', cursor: 'doc:abc' });
+    const raw = Buffer.from(token, 'base64url');
+    const listing = Buffer.from('list-objects\0store\0filter\0', 'utf8');
+    // The MAC is HMAC-SHA256 of the listing under the codec's key, truncated to 16 bytes (tokens.ts wire form).
     const key = createHmac('sha256', 'latch continuation tokens').update('k').digest();
-    expect(raw.subarray(0, 16)).toEqual(createHmac('sha256', key).update(raw.subarray(16)).digest().subarray(0, 16));
-    for (let i = 0; i < raw.length; i++) {
+    expect(raw.subarray(0, 16)).toEqual(createHmac('sha256', key).update(listing).digest().subarray(0, 16));
+    const decodes = (bytes: Buffer): string => {
+      try {
+        return codec.decode('list-objects', 'store', bytes.toString('base64url')).cursor;
+      } catch (err) {
+        return (err as { code: string }).code;
+      }
+    };
+    for (let i = 0; i < 16 + listing.length; i++) {
       const bad = Buffer.from(raw);
       bad[i] = (bad[i] as number) ^ 0x01;
-      let code = '';
-      try {
-        codec.decode('list-objects', 'store', bad.toString('base64url'));
-      } catch (err) {
-        code = (err as { code: string }).code;
-      }
-      expect(code, `byte ${i}`).toBe('invalid_continuation_token');
+      expect(decodes(bad), `byte ${i}`).toBe('invalid_continuation_token');
     }
+    const moved = Buffer.from(raw);
+    moved[moved.length - 1] = 'd'.charCodeAt(0);
+    expect(decodes(moved)).toBe('doc:abd');
+    // Another kind's token (its MAC signs the whole payload) is refused here, and the reverse.
+    const read = codec.encode('read', { storeId: 'store', filter: 'filter', cursor: 'doc:abc' });
+    expect(decodes(Buffer.from(read, 'base64url'))).toBe('invalid_continuation_token');
+    expect(() => codec.decode('read', 'store', token)).toThrow();
+    // A listing token signed over its whole payload, as earlier versions made them, still decodes.
+    const payload = Buffer.concat([listing, Buffer.from('doc:abc', 'utf8')]);
+    const old = Buffer.concat([createHmac('sha256', key).update(payload).digest().subarray(0, 16), payload]);
+    expect(decodes(old)).toBe('doc:abc');
   });
 });
 
 type Server = Awaited<ReturnType<typeof start>>;
 let server: Server;
 let store = '';
-// More than one batch of lines (1,024), ids that JSON escapes, sorted as the listing is.
+// More than one buffer of lines (≈ 650), ids that JSON escapes, sorted as the listing is.
 const ids = Array.from(
   { length: 2500 },
   (_, i) => `doc:${String(i).padStart(4, '0')}${i % 7 === 0 ? '"é\\' : ''}`,
@@ -102,7 +110,7 @@ afterAll(async () => {
   await server.close();
 });
 
-describe('paged StreamedListObjects over several batches', () => {
+describe('paged StreamedListObjects over several buffers', () => {
   const LO = { type: 'doc', relation: 'viewer', user: 'user:anne' };
   const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token: string }[]> => {
     const r = await call(server.base, 'POST', `/stores/${store}/streamed-list-objects`, body);

@@ -1,0 +1,147 @@
+// The resumable StreamedListObjects as rendered into the transport's buffer (src/api/listing-lines.ts,
+// Exchange's rendered streams): its body is byte for byte the lines clients have always read,
+// `{"result":` + JSON.stringify({object, continuation_token}) + `}\n` with `TokenCodec.encode`'s
+// tokens, over ids that JSON escapes or writes as multi-byte UTF-8 and across buffers; and a
+// consumer that reads nothing is cut off with a resource_exhausted line after the stall limit,
+// the server holding no more than one buffer beyond the socket's.
+
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { TokenCodec } from '../../src/api/tokens.js';
+import { call, start, storeWithModel } from './helpers.js';
+
+const SECRET = 'listing stream test secret';
+type Server = Awaited<ReturnType<typeof start>>;
+let server: Server;
+let store = '';
+const LO = { type: 'doc', relation: 'viewer', user: 'user:anne' };
+// Ids that JSON writes as they are, that it escapes, that are multi-byte UTF-8; sorted as listed.
+const ids = Array.from({ length: 3000 }, (_, i) => {
+  const n = String(i).padStart(4, '0');
+  if (i % 11 === 0) return `doc:${n}"q\\t`;
+  if (i % 13 === 0) return `doc:${n}é✓😀`;
+  if (i % 17 === 0) return `doc:${n}${'x'.repeat(200 + (i % 3))}`;
+  return `doc:${n}`;
+}).sort();
+
+async function writeAll(storeId: string, objects: readonly string[]): Promise<void> {
+  for (let i = 0; i < objects.length; i += 100)
+    await server.latch.write({
+      storeId,
+      writes: objects.slice(i, i + 100).map((object) => ({ object, relation: 'owner', user: 'user:anne' })),
+      deletes: [],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
+}
+
+beforeAll(async () => {
+  server = await start({ tokenSecret: SECRET, watchStallMs: 300 });
+  store = await storeWithModel(server.base, 'listing-stream');
+  await writeAll(store, ids);
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+/** The body of a raw chunked HTTP/1.1 response (`Transfer-Encoding: chunked`) as text. */
+function dechunk(raw: Buffer): string {
+  const parts: Buffer[] = [];
+  let at = raw.indexOf('\r\n\r\n') + 4;
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    const size = parseInt(raw.toString('latin1', at, eol), 16);
+    if (!(size > 0)) break;
+    parts.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** The body clients read: each line as JSON.stringify renders it, with `encode`'s tokens. */
+function expected(objects: readonly string[], filter: string, endsListing: boolean): string {
+  const codec = new TokenCodec(SECRET);
+  return objects
+    .map((object, i) => {
+      const last = endsListing && i === objects.length - 1;
+      const continuation_token = last ? '' : codec.encode('list-objects', { storeId: store, filter, cursor: object });
+      return `{"result":${JSON.stringify({ object, continuation_token })}}\n`;
+    })
+    .join('');
+}
+
+describe('rendered StreamedListObjects', () => {
+  test('the body is byte for byte the JSON lines with encode’s tokens, page by page to the end', async () => {
+    const codec = new TokenCodec(SECRET);
+    let token = '';
+    let from = 0;
+    for (const size of [1, 999, 1500, 100_000]) {
+      const r = await call(server.base, 'POST', `/stores/${store}/streamed-list-objects`, {
+        ...LO,
+        page_size: size,
+        ...(token ? { continuation_token: token } : {}),
+      });
+      expect(r.status, r.text).toBe(200);
+      const page = ids.slice(from, from + size);
+      const firstToken = (
+        JSON.parse(r.text.slice(0, r.text.indexOf('\n'))) as { result: { continuation_token: string } }
+      ).result.continuation_token;
+      const filter = codec.decode('list-objects', store, firstToken || token).filter;
+      const endsListing = from + size >= ids.length;
+      expect(r.text).toBe(expected(page, filter, endsListing));
+      from += page.length;
+      if (endsListing) break;
+      const lines = r.text.trim().split('\n');
+      token = (JSON.parse(lines[lines.length - 1] ?? '') as { result: { continuation_token: string } }).result
+        .continuation_token;
+    }
+    expect(from).toBe(ids.length);
+  });
+
+  test('a consumer that reads nothing is cut off with resource_exhausted, then resumes from its last line', async () => {
+    // ≈ 14 MB of lines: more than the loopback socket buffers hold.
+    const big = await storeWithModel(server.base, 'listing-stream-stall');
+    const long = Array.from({ length: 24_000 }, (_, i) => `doc:${String(i).padStart(5, '0')}${'y'.repeat(200)}`);
+    await writeAll(big, long);
+    const body = JSON.stringify({ ...LO, page_size: 100_000 });
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write(
+      `POST /stores/${big}/streamed-list-objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    socket.pause(); // reads nothing
+    await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
+    await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
+    const chunks: Buffer[] = [];
+    const ended = new Promise<void>((r) =>
+      socket.on('data', (c: Buffer) => {
+        chunks.push(c);
+        if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
+      }),
+    );
+    socket.resume();
+    await ended;
+    socket.destroy();
+    const lines = dechunk(Buffer.concat(chunks)).split('\n').filter(Boolean);
+    const last = JSON.parse(lines[lines.length - 1] ?? '{}') as { error?: { code: number } };
+    expect(last.error?.code).toBe(8); // gRPC RESOURCE_EXHAUSTED
+    const results = lines.slice(0, -1).map((l) => (JSON.parse(l) as { result: { object: string } }).result);
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.length).toBeLessThan(long.length); // cut off long before the end
+    expect(results.map((r) => r.object)).toEqual(long.slice(0, results.length));
+    // The last line read resumes the listing right after it, to the end.
+    const lastToken = (JSON.parse(lines[lines.length - 2] ?? '') as { result: { continuation_token: string } }).result
+      .continuation_token;
+    const rest = await call(server.base, 'POST', `/stores/${big}/streamed-list-objects`, {
+      ...LO,
+      page_size: 100_000,
+      continuation_token: lastToken,
+    });
+    const objects = rest.text
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { result: { object: string } }).result.object);
+    expect(objects).toEqual(long.slice(results.length));
+  }, 180_000);
+});
