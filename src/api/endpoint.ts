@@ -45,13 +45,18 @@ export interface CallContext {
   revision: number | undefined;
   /** The admitted caller (undefined where no authentication ran: embedded use). */
   readonly principal?: Principal | undefined;
+  /**
+   * The caller's client id where the transport admitted it once for many calls (the msgpack
+   * channel, authenticated at its upgrade) and attaches no principal to each call.
+   */
+  readonly clientId?: string | undefined;
   /** The decision log (docs/audit.md); handlers record only while it is `active`. */
   readonly decisions?: DecisionLog | undefined;
 }
 
 /** The caller's client id as the decision log records it ('' where no authentication ran). */
 export function clientOf(ctx: CallContext): string {
-  return ctx.principal?.clientId ?? '';
+  return ctx.principal?.clientId ?? ctx.clientId ?? '';
 }
 
 /** A complete response. `json`, when present, is the pre-encoded JSON form of `body`. */

@@ -459,6 +459,7 @@ export class Channel {
       revision: undefined,
       authzenBaseUrl: this.shared.authzenBaseUrl,
       decisions: this.shared.decisions,
+      clientId: conn.clientId,
     };
     let input: unknown;
     try {

@@ -12,6 +12,7 @@ import { call, start, storeWithModel } from './helpers.js';
 type Server = Awaited<ReturnType<typeof start>>;
 interface Decision {
   id: string;
+  client_id: string;
   operation: string;
   revision: number;
   request: Record<string, unknown>;
@@ -75,6 +76,27 @@ describe('decisions of the msgpack channel', () => {
     );
     expect(all.map((d) => d.answer)).toEqual([{ allowed: true }, { allowed: false }, { allowed: true }]);
     for (const d of all) expect((await explained(store, d.id)).equal).toBe(true);
+  });
+
+  it("records the connection's client id on every channel decision, BatchCheck items included", async () => {
+    const store = await storeWithModel(server.base, 'channel-client');
+    const w = await call(server.base, 'POST', `/stores/${store}/write`, {
+      writes: { tuple_keys: [key('user:anne', 'doc:1')] },
+    });
+    expect(w.status).toBe(200);
+    const [grouped, batch] = await client.batch([
+      { op: 'check', store_id: store, body: { tuple_key: key('user:anne', 'doc:1') } },
+      {
+        op: 'batch-check',
+        store_id: store,
+        body: { checks: [{ tuple_key: key('user:bob', 'doc:1'), correlation_id: 'b' }] },
+      },
+    ]);
+    expect([grouped?.status, batch?.status]).toEqual([200, 200]);
+    const all = await decisions(store);
+    expect(all.map((d) => d.operation).sort()).toEqual(['BatchCheck', 'Check']);
+    // Mode none admits every caller as `anonymous`, on HTTP and at the channel's upgrade alike.
+    expect(all.map((d) => d.client_id)).toEqual(['anonymous', 'anonymous']);
   });
 
   it('records each answered check of a check-ids request; a failed check is no decision', async () => {
