@@ -1,6 +1,8 @@
 // Shared fixtures of the HTTP tests: a real latch server on 127.0.0.1 (random port, in-memory
 // store) and a small fetch wrapper that returns status, headers and the parsed body.
 
+import { connect } from 'node:net';
+import { expect, vi } from 'vitest';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main.js';
 
 export async function start(options: ServerOptions = {}): Promise<RunningServer & { base: string }> {
@@ -83,3 +85,32 @@ export const MODEL = {
     office: { name: 'office', expression: 'ip == "10.0.0.1"', parameters: { ip: { type_name: 'TYPE_NAME_STRING' } } },
   },
 };
+
+/**
+ * Sends `request` (raw HTTP/1.1) to a streaming endpoint and reads nothing until the server has
+ * ended the stream (its in-flight count back to 0: the stall cut-off), then reads the whole
+ * response to the chunked terminator; its raw bytes.
+ */
+export async function stalledResponse(
+  server: { readonly port: number; inFlight(): number },
+  request: string,
+): Promise<Buffer> {
+  const socket = connect(server.port, '127.0.0.1');
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  socket.write(request);
+  socket.pause(); // reads nothing
+  await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
+  await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
+  const chunks: Buffer[] = [];
+  // The response ends (the chunked terminator) once the consumer reads again.
+  const ended = new Promise<void>((r) =>
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
+    }),
+  );
+  socket.resume();
+  await ended;
+  socket.destroy();
+  return Buffer.concat(chunks);
+}

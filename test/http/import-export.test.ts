@@ -6,13 +6,12 @@
 // cut off.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
-import { call, start, storeWithModel } from './helpers.js';
+import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 
@@ -276,23 +275,8 @@ describe('export to a consumer that stops reading', () => {
           object: `doc:${i}_${k}`,
         })),
       );
-    const socket = connect(s.port, '127.0.0.1');
-    await new Promise<void>((r) => socket.once('connect', () => r()));
-    socket.write(`GET /stores/${store}/tuples/export HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    socket.pause(); // reads nothing
-    await vi.waitFor(() => expect(s.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
-    await vi.waitFor(() => expect(s.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
-    const chunks: Buffer[] = [];
-    const ended = new Promise<void>((r) =>
-      socket.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
-      }),
-    );
-    socket.resume();
-    await ended;
-    socket.destroy();
-    const lines = Buffer.concat(chunks)
+    const raw = await stalledResponse(s, `GET /stores/${store}/tuples/export HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const lines = raw
       .toString('latin1')
       .split('\n')
       .filter((l) => l.startsWith('{"'));

@@ -5,10 +5,9 @@
 // consumer that reads nothing is cut off with a resource_exhausted line after the stall limit,
 // the server holding no more than one buffer beyond the socket's.
 
-import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TokenCodec } from '../../src/api/tokens.js';
-import { call, start, storeWithModel } from './helpers.js';
+import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
 const SECRET = 'listing stream test secret';
 type Server = Awaited<ReturnType<typeof start>>;
@@ -105,25 +104,11 @@ describe('rendered StreamedListObjects', () => {
     const long = Array.from({ length: 24_000 }, (_, i) => `doc:${String(i).padStart(5, '0')}${'y'.repeat(200)}`);
     await writeAll(big, long);
     const body = JSON.stringify({ ...LO, page_size: 100_000 });
-    const socket = connect(server.port, '127.0.0.1');
-    await new Promise<void>((r) => socket.once('connect', () => r()));
-    socket.write(
+    const raw = await stalledResponse(
+      server,
       `POST /stores/${big}/streamed-list-objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );
-    socket.pause(); // reads nothing
-    await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
-    await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
-    const chunks: Buffer[] = [];
-    const ended = new Promise<void>((r) =>
-      socket.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
-      }),
-    );
-    socket.resume();
-    await ended;
-    socket.destroy();
-    const lines = dechunk(Buffer.concat(chunks)).split('\n').filter(Boolean);
+    const lines = dechunk(raw).split('\n').filter(Boolean);
     const last = JSON.parse(lines[lines.length - 1] ?? '{}') as { error?: { code: number } };
     expect(last.error?.code).toBe(8); // gRPC RESOURCE_EXHAUSTED
     const results = lines.slice(0, -1).map((l) => (JSON.parse(l) as { result: { object: string } }).result);

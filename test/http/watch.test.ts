@@ -2,9 +2,8 @@
 // each with a token that resumes right after it; live changes; filters; heartbeats; reconnects
 // during a write burst; a slow consumer; shutdown; bad input.
 
-import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, start, storeWithModel } from './helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
 interface Line {
@@ -273,25 +272,9 @@ describe('Watch', () => {
         onMissing: 'error',
       });
     }
-    const socket = connect(server.port, '127.0.0.1');
-    await new Promise<void>((r) => socket.once('connect', () => r()));
-    socket.write(`GET /stores/${store}/watch HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    socket.pause(); // reads nothing
     // The stream is in flight, then the server ends it once the consumer stalled for 300 ms.
-    await vi.waitFor(() => expect(server.inFlight()).toBe(1), { timeout: 60_000, interval: 5 });
-    await vi.waitFor(() => expect(server.inFlight()).toBe(0), { timeout: 120_000, interval: 20 });
-    const chunks: Buffer[] = [];
-    // The response ends (the chunked terminator) once the consumer reads again.
-    const ended = new Promise<void>((r) =>
-      socket.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) r();
-      }),
-    );
-    socket.resume();
-    await ended;
-    socket.destroy();
-    const text = Buffer.concat(chunks).toString('latin1');
+    const raw = await stalledResponse(server, `GET /stores/${store}/watch HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const text = raw.toString('latin1');
     const lines = text.split('\n').filter((l) => l.startsWith('{"'));
     const lastLine = JSON.parse(lines[lines.length - 1] ?? '{}') as Line;
     expect(lastLine.error?.code).toBe(8); // gRPC RESOURCE_EXHAUSTED, as docs/watch.md names it
