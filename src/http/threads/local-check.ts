@@ -227,8 +227,9 @@ export class LocalChecker {
       this.budgetMs = NaN;
       const results = new Map<string, BatchCheckOutcome>();
       let over = false;
+      // One snapshot and model for the whole batch: one cache scope.
+      const scope = this.results.capacity > 0 ? ResultCache.scope(view, model.compiled, 0) : 0;
       for (const c of input.checks) {
-        const scope = this.results.capacity > 0 ? ResultCache.scope(view, model.compiled, 0) : 0;
         const cached = scope === 0 ? undefined : this.results.get(scope, c.tupleKey);
         if (cached !== undefined) {
           results.set(c.correlationId, { allowed: cached });
