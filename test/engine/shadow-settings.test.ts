@@ -36,6 +36,9 @@ describe('shadow settings refresh', () => {
       const settings = new ShadowSettings(storage, 0, () => undefined);
       for (const id of ids) settings.get(id); // every store seen: each first read starts a load
       await vi.waitFor(() => expect(settings.get(ids[0] as string)).toBeDefined());
+      await settings.refresh(); // every first load has settled: the round below sees only the changes
+      const told: [string, unknown][] = [];
+      settings.onChange = (id, setting) => told.push([id, setting]);
       const y = { ...x, sampling: 1 };
       // Another node's changes: a new setting on store 1, store 0's cleared, store 2 deleted.
       await base.writeShadow(ids[1] as string, y);
@@ -48,6 +51,13 @@ describe('shadow settings refresh', () => {
       expect(settings.get(ids[1] as string)).toEqual(y);
       expect(settings.get(ids[0] as string)).toBeUndefined();
       expect(settings.get(ids[3] as string)).toBeUndefined();
+      // The listeners (the HTTP threads' board) hear exactly the changes made elsewhere.
+      expect(told.sort()).toEqual(
+        [
+          [ids[0], undefined],
+          [ids[1], y],
+        ].sort(),
+      );
       settings.close();
     } finally {
       await base.close();

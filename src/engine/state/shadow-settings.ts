@@ -62,9 +62,12 @@ export class ShadowSettings {
       const read = await this.storage.readShadows(ids);
       ids.forEach((id, i) => {
         if ((this.versions.get(id) ?? 0) !== versions[i]) return;
+        const before = this.known.get(id);
         const setting = read.get(id);
         if (setting === undefined) this.known.delete(id);
         else this.known.set(id, setting);
+        // A setting another node made or cleared reaches the listeners as a local one does.
+        if (!sameSetting(before ?? null, setting ?? null)) this.onChange?.(id, setting ?? undefined);
       });
     } catch (err) {
       this.log('warn', 'shadow settings not read', { stores: this.known.size, cause: String(err) });
@@ -95,4 +98,10 @@ export class ShadowSettings {
       this.log('warn', 'shadow setting not read', { store_id: storeId, cause: String(err) });
     }
   }
+}
+
+/** Equal settings: each read of the datastore makes new objects, so compare what they say. */
+function sameSetting(a: ShadowSetting | null, b: ShadowSetting | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.modelId === b.modelId && a.sampling === b.sampling && a.updatedAt === b.updatedAt;
 }
