@@ -89,17 +89,12 @@ export interface StreamReply {
    */
   readonly lines?: LineSource | undefined;
   /**
-   * A live stream (Watch) does not end by itself: a consumer that reads nothing for the server's
+   * A live stream (Watch, ReadExpansions, a tuple export) may run long: it counts against the
+   * live-stream caps, ends at its lifetime and when its credential is revoked or expires, and a consumer that reads nothing for the server's
    * stall limit is sent an error line saying why and disconnected (the stream waits meanwhile,
    * holding one line, so a slow consumer never makes the server buffer more).
    */
   readonly live?: boolean | undefined;
-  /**
-   * A finite stream that a consumer must keep reading (export): one that reads nothing for the
-   * server's stall limit is sent an error line and cut off, as a live stream is, so a stopped
-   * client holds no more than what was written. Not counted against the live-stream caps.
-   */
-  readonly bounded?: boolean | undefined;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';

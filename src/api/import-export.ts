@@ -87,7 +87,7 @@ const exportTuples = endpoint<ExportTuplesInput>({
   streaming: true,
   parse: (req) => ({ storeId: storeId(req.params.store_id, 'ExportTuplesRequest') }),
   async handle(input, ctx) {
-    return { stream: lines(ctx.latch.exportTuples(input, ctx.signal)), batched: true, bounded: true };
+    return { stream: lines(ctx.latch.exportTuples(input, ctx.signal)), batched: true, live: true };
   },
 });
 

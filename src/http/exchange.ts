@@ -329,15 +329,9 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(
-    items: AsyncIterable<unknown>,
-    live = false,
-    batched = false,
-    bounded = false,
-    lines?: LineSource,
-  ): Promise<void> {
+  async stream(items: AsyncIterable<unknown>, live = false, batched = false, lines?: LineSource): Promise<void> {
     if (lines !== undefined) return this.#lines(lines, this.shared.liveStallMs);
-    if (!live) return this.#stream(items, batched, bounded ? this.shared.liveStallMs : Infinity, () => undefined);
+    if (!live) return this.#stream(items, batched, Infinity, () => undefined);
     let reason: AppError | undefined;
     let close: () => void;
     try {

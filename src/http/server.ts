@@ -198,8 +198,7 @@ async function runAsync(
           e.handle(input, x).then((r) => (x.modelId && span.setAttribute('latch.model_id', x.modelId), r)),
         )
       : await e.handle(input, x);
-    if ('stream' in reply)
-      await x.stream(reply.stream, reply.live === true, reply.batched === true, reply.bounded === true, reply.lines);
+    if ('stream' in reply) await x.stream(reply.stream, reply.live === true, reply.batched === true, reply.lines);
     else x.send(reply);
   } catch (err) {
     if (e.streaming) x.streamFail(err);

@@ -63,6 +63,37 @@ describe('live streams and their credential', () => {
     expect(reasonOf(lines)).toBe('unauthorized_principal');
   });
 
+  it("attack: a revoked client's tuple export ends with a reason, not at its last tuple", async () => {
+    const admin = bearer(await s.mint('*', ALL_SCOPES));
+    // More than loopback's socket buffers hold, so the export is still running when the client goes.
+    for (let chunk = 0; chunk < 3; chunk++) {
+      const tuple_keys = Array.from({ length: 50_000 }, (_, i) => ({
+        user: 'user:anne',
+        relation: 'viewer',
+        object: `doc:${chunk}_${i}`,
+      }));
+      const r = await call(s.base, 'POST', `/stores/${store}/tuples/import`, { tuple_keys }, admin);
+      expect(r.status).toBe(200);
+    }
+    const c = await clientToken(['read:tuples']);
+    const r = await fetch(`${s.base}/stores/${store}/tuples/export`, { headers: bearer(c.token) });
+    expect(r.status).toBe(200);
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    const first = await reader.read(); // the stream is running; the rest waits unread
+    if (first.value) chunks.push(first.value);
+    await s.auth.clients!.revoke(c.id);
+    for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+    const lines = Buffer.concat(chunks)
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Line);
+    expect(lines[0]?.result).toBeDefined();
+    expect(lines.length).toBeLessThan(150_000);
+    expect(reasonOf(lines)).toBe('unauthorized_principal');
+  });
+
   it('attack: a Watch stream ends when the token that opened it expires', async () => {
     const token = await s.mint(store, ['read:changes'], { exp: Math.floor(Date.now() / 1000) + 1 });
     const w = await watch(bearer(token));
