@@ -11,6 +11,8 @@ import { call, start } from './helpers.js';
 import { probeLoop } from '../support/stall.js';
 
 const RELATIONS = 201;
+/** Attempts at a wall-clock bound before it fails (a sliced search fails every one). */
+const ATTEMPTS = 3;
 /** Groups in the clique of the costly case: each relation a short walk (10 groups made the search take 98 s alone, over 180 s in a full run). */
 const GROUPS_COSTLY = 8;
 const names = Array.from({ length: RELATIONS - 1 }, (_, i) => `r${String(i).padStart(3, '0')}`);
@@ -87,37 +89,45 @@ describe('AuthZEN ActionSearch on a 201-relation type', () => {
       await call(s.base, 'POST', `/stores/${store}/check`, {
         tuple_key: { user: 'user:nobody', relation: 'r000', object: 'doc:1' },
       });
-      const one = probeLoop();
-      const single = await call(s.base, 'POST', `/stores/${store}/check`, {
-        tuple_key: { user: 'user:nobody', relation: 'r199', object: 'doc:1' },
-      });
-      const oneRelation = one.stop();
-      expect(single.json, single.text).toMatchObject({ allowed: false });
-
-      const probe = probeLoop();
-      let searchDone = false;
-      const searching = search(s.base, store, 'nobody').then((r) => ((searchDone = true), r));
-      // Cheap Checks one after another while the search runs: each is answered between two
-      // relations. Yielding only between slices of 50 relations gave them four turns in all.
-      let answered = 0;
-      let cheapWrong = 0;
-      while (!searchDone) {
-        const cheap = await call(s.base, 'POST', `/stores/${store}/check`, {
-          tuple_key: { user: 'user:nobody', relation: 'owner', object: 'doc:1' },
+      // The stall bound is wall-clock, so a descheduled process (2 shared cores at load 30+)
+      // reads as a stall. A search that slices its relations stalls on EVERY attempt; the
+      // bound is held by the least stall of up to three attempts, each with its own baseline.
+      let best = { maxStallMs: Infinity, bound: 0 };
+      for (let attempt = 0; attempt < ATTEMPTS && best.maxStallMs >= best.bound; attempt++) {
+        const one = probeLoop();
+        const single = await call(s.base, 'POST', `/stores/${store}/check`, {
+          tuple_key: { user: 'user:nobody', relation: 'r199', object: 'doc:1' },
         });
-        if (searchDone) break;
-        answered++;
-        if ((cheap.json as { allowed?: boolean }).allowed !== true) cheapWrong++;
+        const oneRelation = one.stop();
+        expect(single.json, single.text).toMatchObject({ allowed: false });
+
+        const probe = probeLoop();
+        let searchDone = false;
+        const searching = search(s.base, store, 'nobody').then((r) => ((searchDone = true), r));
+        // Cheap Checks one after another while the search runs: each is answered between two
+        // relations. Yielding only between slices of 50 relations gave them four turns in all.
+        let answered = 0;
+        let cheapWrong = 0;
+        while (!searchDone) {
+          const cheap = await call(s.base, 'POST', `/stores/${store}/check`, {
+            tuple_key: { user: 'user:nobody', relation: 'owner', object: 'doc:1' },
+          });
+          if (searchDone) break;
+          answered++;
+          if ((cheap.json as { allowed?: boolean }).allowed !== true) cheapWrong++;
+        }
+        const r = await searching;
+        const load = probe.stop();
+        expect(r.status, r.text).toBe(200);
+        // Every relation evaluated: only the direct one is permitted.
+        expect(r.json).toEqual({ results: [{ name: 'owner' }] });
+        expect(cheapWrong).toBe(0);
+        expect(answered).toBeGreaterThanOrEqual(10);
+        // A slice of 50 relations on one turn stalled ~50 relations' walk; now about one.
+        const bound = 4 * oneRelation.activeMs + 50;
+        if (load.maxStallMs - bound < best.maxStallMs - best.bound) best = { maxStallMs: load.maxStallMs, bound };
       }
-      const r = await searching;
-      const load = probe.stop();
-      expect(r.status, r.text).toBe(200);
-      // Every relation evaluated: only the direct one is permitted.
-      expect(r.json).toEqual({ results: [{ name: 'owner' }] });
-      expect(cheapWrong).toBe(0);
-      expect(answered).toBeGreaterThanOrEqual(10);
-      // A slice of 50 relations on one turn stalled ~50 relations' walk; now about one.
-      expect(load.maxStallMs).toBeLessThan(4 * oneRelation.activeMs + 50);
+      expect(best.maxStallMs).toBeLessThan(best.bound);
     });
 
     it('a user in the groups is permitted every relation', async () => {
@@ -138,15 +148,25 @@ describe('AuthZEN ActionSearch on a 201-relation type', () => {
     afterAll(() => s.close());
 
     it('attack: the whole search runs under one deadline, not one per slice of relations', async () => {
-      const probe = probeLoop();
-      const r = await search(s.base, store, 'nobody');
-      const load = probe.stop();
-      expect(r.status, r.text).toBe(200);
-      // The relations the deadline cut are left out, as a failed check is.
-      expect((r.json as { results: unknown[] }).results).toEqual([{ name: 'owner' }]);
+      // Busy time and stall are wall-clock; a deadline per 50 relations costs five deadlines on
+      // every attempt, so the least of up to three attempts holds the bound (see above).
+      let best = { activeMs: Infinity, maxStallMs: Infinity };
+      for (
+        let attempt = 0;
+        attempt < ATTEMPTS && (best.activeMs >= 3 * DEADLINE_MS || best.maxStallMs >= 2 * DEADLINE_MS + 50);
+        attempt++
+      ) {
+        const probe = probeLoop();
+        const r = await search(s.base, store, 'nobody');
+        const load = probe.stop();
+        expect(r.status, r.text).toBe(200);
+        // The relations the deadline cut are left out, as a failed check is.
+        expect((r.json as { results: unknown[] }).results).toEqual([{ name: 'owner' }]);
+        if (load.activeMs + load.maxStallMs < best.activeMs + best.maxStallMs) best = load;
+      }
       // A deadline per 50 relations kept the loop busy five deadlines; one deadline is one.
-      expect(load.activeMs).toBeLessThan(3 * DEADLINE_MS);
-      expect(load.maxStallMs).toBeLessThan(2 * DEADLINE_MS + 50);
+      expect(best.activeMs).toBeLessThan(3 * DEADLINE_MS);
+      expect(best.maxStallMs).toBeLessThan(2 * DEADLINE_MS + 50);
     });
   });
 });
