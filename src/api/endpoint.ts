@@ -98,7 +98,7 @@ export interface StreamReply {
   readonly live?: boolean | undefined;
 }
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
+type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
 
 export interface Endpoint<I = unknown> {
   /** The OpenFGA operation id, e.g. `Check`. */
@@ -151,7 +151,7 @@ export function endpoint<I>(e: Endpoint<I>): Endpoint<unknown> {
 }
 
 /** The input of an endpoint that reads nothing but the store of its path. */
-export interface StoreInput {
+interface StoreInput {
   readonly storeId: string;
 }
 

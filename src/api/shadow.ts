@@ -14,7 +14,7 @@ import { REASON, modelId, storeId, typeError, violation } from './validate.js';
 const MESSAGE = 'WriteShadowModelRequest';
 const FIELDS = new Set(['authorization_model_id', 'sampling']);
 
-export function shadowOut(s: ShadowSetting): Record<string, unknown> {
+function shadowOut(s: ShadowSetting): Record<string, unknown> {
   return { authorization_model_id: s.modelId, sampling: s.sampling, updated_at: s.updatedAt };
 }
 
@@ -46,7 +46,7 @@ function recordOut(d: ShadowDisagreement): Record<string, unknown> {
   };
 }
 
-export function reportOut(r: ShadowReport): Record<string, unknown> {
+function reportOut(r: ShadowReport): Record<string, unknown> {
   return {
     shadow: r.setting ? shadowOut(r.setting) : null,
     shadow_model_id: r.shadowModelId ?? null,
