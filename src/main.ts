@@ -59,7 +59,7 @@ export interface ServerOptions extends Omit<HttpServerOptions, 'auth' | 'sharedP
   readonly placement?: PlacementSettings | undefined;
 }
 
-export interface PlacementSettings {
+interface PlacementSettings {
   /** Owners per store (K). */
   readonly replicas: number;
   readonly capacity: number;

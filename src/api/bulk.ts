@@ -32,7 +32,7 @@ import {
 } from './validate.js';
 
 /** Checks per check-ids request (3 MiB of triples). */
-export const MAX_ID_CHECKS = 262_144;
+const MAX_ID_CHECKS = 262_144;
 
 const UNKNOWN = 0;
 const VALID = 1;

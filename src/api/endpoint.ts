@@ -6,6 +6,7 @@ import type { DecisionLog } from './decisions/log.js';
 import type { Latch } from '../engine/contract.js';
 import type { TokenCodec } from './tokens.js';
 import type { LineSource } from './listing-lines.js';
+import { storeId } from './validate.js';
 
 /** What a transport hands to a parser: path parameters, query parameters and the decoded body. */
 export interface ApiRequest {
@@ -97,7 +98,7 @@ export interface StreamReply {
   readonly live?: boolean | undefined;
 }
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
+type HttpMethod = 'get' | 'post' | 'put' | 'del' | 'patch';
 
 export interface Endpoint<I = unknown> {
   /** The OpenFGA operation id, e.g. `Check`. */
@@ -147,6 +148,20 @@ export interface Endpoint<I = unknown> {
 /** Helper that keeps the input type of each endpoint while storing them in one table. */
 export function endpoint<I>(e: Endpoint<I>): Endpoint<unknown> {
   return e as unknown as Endpoint<unknown>;
+}
+
+/** The input of an endpoint that reads nothing but the store of its path. */
+interface StoreInput {
+  readonly storeId: string;
+}
+
+/**
+ * An endpoint whose only input is the `:store_id` of its path, validated as a field of the
+ * `<name>Request` message (the message its violations name).
+ */
+export function storeEndpoint(e: Omit<Endpoint<StoreInput>, 'parse'>): Endpoint<unknown> {
+  const message = `${e.name}Request`;
+  return endpoint<StoreInput>({ ...e, parse: (req) => ({ storeId: storeId(req.params.store_id, message) }) });
 }
 
 export const EMPTY: readonly never[] = Object.freeze([]);

@@ -13,8 +13,8 @@ import { REASON, boolValue, int32, isObj, modelId, storeId, typeError, violation
 
 const MESSAGE = 'ImpactAuthorizationModelRequest';
 /** Rejected tuples listed per reason by default, and at most. */
-export const DEFAULT_SAMPLE = 10;
-export const MAX_SAMPLE = 1000;
+const DEFAULT_SAMPLE = 10;
+const MAX_SAMPLE = 1000;
 const OPTIONS = new Set(['sample_size', 'assertions']);
 
 function options(body: Obj): { sampleSize: number; assertions: boolean } {

@@ -14,11 +14,11 @@ import { P, REASON, int32, isObj, list, modelId, storeId, str, typeError, violat
 
 const MESSAGE = 'MigrateRelationsRequest';
 /** The most tuples (or changes) one step handles, and the default. */
-export const MAX_MIGRATE_STEP = 1000;
+const MAX_MIGRATE_STEP = 1000;
 const MODES = new Set(['dry_run', 'copy', 'finish']);
 
 /** `type#from=type#to`: both sides one object type. */
-export function parseRelationMap(text: string): RelationMap {
+function parseRelationMap(text: string): RelationMap {
   const m = /^([^#=\s]+)#([^#=\s]+)=([^#=\s]+)#([^#=\s]+)$/.exec(text);
   const [, type, from, toType, to] = m ?? [];
   if (!type || !from || !toType || !to)
@@ -37,7 +37,7 @@ function candidateOf(body: Obj): MigrateInput['candidate'] {
   return modelInput(v);
 }
 
-export function parseMigrate(store: string | undefined, body: Obj): MigrateInput {
+function parseMigrate(store: string | undefined, body: Obj): MigrateInput {
   const id = storeId(store, MESSAGE);
   const maps = list(body, 'maps').map((v) => {
     if (typeof v !== 'string') throw typeError('maps', 'string', v);

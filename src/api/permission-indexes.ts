@@ -13,13 +13,13 @@ import { HEARTBEAT_MS } from './watch.js';
 import { P, int32, isObj, list, match, pageSize, storeId, str, tokenText, typeError, violation } from './validate.js';
 
 /** How long one ReadExpansions stream lives before it is closed (clients reconnect with `from`). */
-export const STREAM_LIFETIME_MS = { min: 1000, max: 86_400_000, default: 3_600_000 } as const;
+const STREAM_LIFETIME_MS = { min: 1000, max: 86_400_000, default: 3_600_000 } as const;
 /** Relations one index may hold. */
 const MAX_RELATIONS = 20;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function indexOut(i: PermissionIndexInfo): Record<string, unknown> {
+function indexOut(i: PermissionIndexInfo): Record<string, unknown> {
   const r = i.record;
   return {
     index_id: r.id,
@@ -48,7 +48,7 @@ function indexId(v: string | undefined, message: string): string {
 const FROM = /^([0-9A-HJKMNP-TV-Z]{26})\.(\d{1,15})\.(\d{1,9}|e|s\d{1,12})$/;
 
 /** A `from` cursor of index `id`: 400 validation_error when malformed, of another index, or an initial-set entry. */
-export function parseFrom(text: string, id: string): EventPoint | undefined {
+function parseFrom(text: string, id: string): EventPoint | undefined {
   if (text === '') return undefined;
   const m = FROM.exec(text);
   if (!m)

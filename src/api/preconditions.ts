@@ -11,7 +11,7 @@ import { checkKey, contextualTuples } from './tuple-key-parsers.js';
 import { isObj, REASON, structValue, typeError, violation, type Obj } from './validate.js';
 
 /** At most this many preconditions per Write (each is evaluated while the store's writes wait). */
-export const MAX_PRECONDITIONS = 10;
+const MAX_PRECONDITIONS = 10;
 
 const SHAPES = ['check', 'tuple_exists', 'tuple_absent'] as const;
 

@@ -28,7 +28,7 @@ export type RecordScan = (q: {
   readonly limit: number;
 }) => Promise<readonly { readonly position: string; readonly entry: Record<string, unknown> }[]>;
 
-export interface SearchShape {
+interface SearchShape {
   /** The request message named by a page-size error (`SearchStoreLogsRequest`). */
   readonly message: string;
   /** How far back a search without `start_time` reaches (ms). */
@@ -61,7 +61,7 @@ const bad = (m: string): AppError => new AppError('validation_error', m);
 const badToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
 
 /** Unix ms of an RFC 3339 time with an offset; `fallback` when absent. */
-export function rfc3339(v: string | undefined, what: string, fallback: number): number {
+function rfc3339(v: string | undefined, what: string, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) ? Date.parse(v) : NaN;
   if (Number.isNaN(ms)) throw bad(`invalid ${what}: '${v}' is not an RFC 3339 time`);

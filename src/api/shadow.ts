@@ -6,7 +6,7 @@
 import type { ShadowSetting } from '../domain/types.js';
 import type { ShadowAnswer, ShadowDisagreement, ShadowReport } from '../engine/contract.js';
 import { AppError } from '../errors.js';
-import { NO_CONTENT, endpoint, ok, type Endpoint } from './endpoint.js';
+import { NO_CONTENT, endpoint, ok, storeEndpoint, type Endpoint } from './endpoint.js';
 import { tupleKeyOut } from './render.js';
 import { bodyObject } from './stores.js';
 import { REASON, modelId, storeId, typeError, violation } from './validate.js';
@@ -14,7 +14,7 @@ import { REASON, modelId, storeId, typeError, violation } from './validate.js';
 const MESSAGE = 'WriteShadowModelRequest';
 const FIELDS = new Set(['authorization_model_id', 'sampling']);
 
-export function shadowOut(s: ShadowSetting): Record<string, unknown> {
+function shadowOut(s: ShadowSetting): Record<string, unknown> {
   return { authorization_model_id: s.modelId, sampling: s.sampling, updated_at: s.updatedAt };
 }
 
@@ -46,7 +46,7 @@ function recordOut(d: ShadowDisagreement): Record<string, unknown> {
   };
 }
 
-export function reportOut(r: ShadowReport): Record<string, unknown> {
+function reportOut(r: ShadowReport): Record<string, unknown> {
   return {
     shadow: r.setting ? shadowOut(r.setting) : null,
     shadow_model_id: r.shadowModelId ?? null,
@@ -84,36 +84,33 @@ const setShadow = endpoint<{ storeId: string; modelId: string; sampling: number 
   },
 });
 
-const readShadow = endpoint<{ storeId: string }>({
+const readShadow = storeEndpoint({
   name: 'ReadShadowModel',
   op: 'read-shadow-model',
   method: 'get',
   path: '/stores/:store_id/shadow',
-  parse: (req) => ({ storeId: storeId(req.params.store_id, 'ReadShadowModelRequest') }),
   async handle(input, ctx) {
     const s = await ctx.latch.getShadow(input.storeId);
     return ok({ shadow: s ? shadowOut(s) : null });
   },
 });
 
-const clearShadow = endpoint<{ storeId: string }>({
+const clearShadow = storeEndpoint({
   name: 'DeleteShadowModel',
   op: 'delete-shadow-model',
   method: 'del',
   path: '/stores/:store_id/shadow',
-  parse: (req) => ({ storeId: storeId(req.params.store_id, 'DeleteShadowModelRequest') }),
   async handle(input, ctx) {
     await ctx.latch.clearShadow(input.storeId);
     return NO_CONTENT;
   },
 });
 
-const report = endpoint<{ storeId: string }>({
+const report = storeEndpoint({
   name: 'ReadShadowReport',
   op: 'read-shadow-report',
   method: 'get',
   path: '/stores/:store_id/shadow/report',
-  parse: (req) => ({ storeId: storeId(req.params.store_id, 'ReadShadowReportRequest') }),
   async handle(input, ctx) {
     return ok(reportOut(await ctx.latch.shadowReport(input.storeId)));
   },

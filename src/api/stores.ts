@@ -6,13 +6,14 @@ import {
   constantReply,
   endpoint,
   ok,
+  storeEndpoint,
   type ApiRequest,
   type CallContext,
   type Endpoint,
   type Reply,
 } from './endpoint.js';
 import { storeOut } from './render.js';
-import { P, isObj, match, pageSize, storeId, str, tokenText, typeError, type Obj } from './validate.js';
+import { P, isObj, match, pageSize, str, tokenText, typeError, type Obj } from './validate.js';
 
 /** A POST body as an object; `{}` for an empty body (the transport already mapped that). */
 export function bodyObject(req: ApiRequest): Obj {
@@ -75,27 +76,21 @@ const createStore = endpoint<{ name: string }>({
   },
 });
 
-interface StoreInput {
-  readonly storeId: string;
-}
-
-const getStore = endpoint<StoreInput>({
+const getStore = storeEndpoint({
   name: 'GetStore',
   op: 'get-store',
   method: 'get',
   path: '/stores/:store_id',
-  parse: (req) => ({ storeId: storeId(req.params.store_id, 'GetStoreRequest') }),
   async handle(input, ctx) {
     return ok(storeOut(await ctx.latch.getStore(input.storeId)));
   },
 });
 
-const deleteStore = endpoint<StoreInput>({
+const deleteStore = storeEndpoint({
   name: 'DeleteStore',
   op: 'delete-store',
   method: 'del',
   path: '/stores/:store_id',
-  parse: (req) => ({ storeId: storeId(req.params.store_id, 'DeleteStoreRequest') }),
   async handle(input, ctx) {
     await ctx.latch.deleteStore(input.storeId);
     return NO_CONTENT;

@@ -18,9 +18,9 @@ import { Buffer } from 'node:buffer';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-export type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users' | 'indexes';
+type TokenKind = 'stores' | 'models' | 'read' | 'changes' | 'list-objects' | 'list-users' | 'indexes';
 
-export interface TokenContent {
+interface TokenContent {
   readonly storeId: string;
   /** The filter the cursor is valid for (Read: object/relation/user; ReadChanges: the type). */
   readonly filter: string;
@@ -51,7 +51,7 @@ export interface ListingTokens {
   readonly tail: Buffer;
 }
 
-export const invalidToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
+const invalidToken = (): AppError => new AppError('invalid_continuation_token', 'Invalid continuation token');
 
 export class TokenCodec {
   readonly #key: Buffer;

@@ -30,11 +30,11 @@ import {
   type Obj,
 } from './validate.js';
 
-export const MAX_TUPLES_PER_WRITE = 100;
+const MAX_TUPLES_PER_WRITE = 100;
 
 /** Write's reply headers: how many tuples the request actually wrote and deleted. */
-export const WRITTEN_HEADER = 'Latch-Tuples-Written';
-export const DELETED_HEADER = 'Latch-Tuples-Deleted';
+const WRITTEN_HEADER = 'Latch-Tuples-Written';
+const DELETED_HEADER = 'Latch-Tuples-Deleted';
 
 type Mode = 'error' | 'ignore';
 

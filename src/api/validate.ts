@@ -7,7 +7,7 @@ import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { Consistency, JsonObject } from '../domain/types.js';
 
 /** A proto string pattern: the JS regex that enforces it and the text quoted in messages. */
-export interface Pattern {
+interface Pattern {
   readonly re: RegExp;
   /** As OpenFGA's validators print it: backslashes doubled (docs/reference/http-api.md §6.4 quirk). */
   readonly text: string;

@@ -6,7 +6,7 @@
 
 export class UsageError extends Error {}
 
-export type FlagKind = 'string' | 'boolean' | 'integer' | 'list';
+type FlagKind = 'string' | 'boolean' | 'integer' | 'list';
 
 export interface FlagSpec {
   /** Long name without dashes: `api-url`. */
@@ -25,7 +25,7 @@ export interface FlagSpec {
   readonly min?: number;
 }
 
-export interface PositionalSpec {
+interface PositionalSpec {
   readonly name: string;
   readonly help: string;
   readonly optional?: boolean;
@@ -96,7 +96,7 @@ export class Args {
 }
 
 /** The help flag, accepted by every command. */
-export const HELP_FLAG: FlagSpec = { name: 'help', short: 'h', kind: 'boolean', help: 'Show this help' };
+const HELP_FLAG: FlagSpec = { name: 'help', short: 'h', kind: 'boolean', help: 'Show this help' };
 
 /** True when argv asks for help (before a `--` terminator). */
 export function wantsHelp(argv: readonly string[]): boolean {

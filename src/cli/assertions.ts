@@ -9,11 +9,11 @@ import type { StoreTest } from './store-file.js';
 import { cleanTuple } from './tuple-file.js';
 
 /** The API's limits on one model's assertions (docs/reference/http-api.md §4.10, §3.7). */
-export const MAX_ASSERTIONS = 100;
-export const MAX_ASSERTION_CONTEXTUAL_TUPLES = 20;
-export const MAX_ASSERTIONS_BYTES = 64_000;
+const MAX_ASSERTIONS = 100;
+const MAX_ASSERTION_CONTEXTUAL_TUPLES = 20;
+const MAX_ASSERTIONS_BYTES = 64_000;
 
-export interface Conversion {
+interface Conversion {
   readonly assertions: Assertion[];
   /** Expectations left out, with why (too many contextual tuples, over the count or size limit). */
   readonly skipped: { readonly count: number; readonly reasons: string[] };

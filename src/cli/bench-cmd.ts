@@ -317,7 +317,7 @@ async function runBench(args: Args, io: CliIo): Promise<number> {
   }
 }
 
-export function renderReport(r: BenchReport, batchSize: number, concurrency: number): string {
+function renderReport(r: BenchReport, batchSize: number, concurrency: number): string {
   const lines = [
     `latch bench — ${r.source}`,
     `load: ${fmtInt(r.tuples)} tuples in ${r.load.seconds.toFixed(2)} s (${fmtInt(r.load.tuplesPerSecond)} tuples/s); memory ${fmtBytes(r.load.bytes)} ≈ ${fmtInt(r.load.bytesPerTuple)} bytes/tuple`,

@@ -77,7 +77,7 @@ export function slowestPaths(samples: readonly Sample[], top: number): PathStats
 let gc: (() => void) | undefined;
 
 /** Runs a full garbage collection when possible (exposes V8's gc once; no-op if refused). */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   if (gc === undefined) {
     try {
       setFlagsFromString('--expose-gc');

@@ -132,7 +132,7 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
  * What a chunked write did: `applied` counts the tuples the server wrote (or deleted), without
  * ignored duplicates or missing deletes; undefined when the server does not report it (not latch).
  */
-export interface ChunkedWrite {
+interface ChunkedWrite {
   readonly requested: number;
   readonly applied: number | undefined;
 }

@@ -19,7 +19,7 @@ import { ApiError, Credentials, JsonClient, queryString as query, tokenUrlOf } f
 
 export { ApiError };
 
-export interface ClientCredentials {
+interface ClientCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
   /** Host (`auth.fga.dev`) or URL of the token endpoint; a bare host gets `https://` and `/oauth/token`. */
@@ -33,12 +33,12 @@ export interface ClientOptions {
   readonly credentials?: ClientCredentials | undefined;
 }
 
-export interface Page {
+interface Page {
   readonly pageSize?: number | undefined;
   readonly continuationToken?: string | undefined;
 }
 
-export interface CheckBody {
+interface CheckBody {
   readonly tuple_key: { user: string; relation: string; object: string };
   readonly contextual_tuples?: { tuple_keys: TupleKey[] };
   readonly context?: JsonObject;
@@ -46,7 +46,7 @@ export interface CheckBody {
   readonly consistency?: string;
 }
 
-export interface BatchCheckBody {
+interface BatchCheckBody {
   readonly checks: (Omit<CheckBody, 'authorization_model_id' | 'consistency'> & { correlation_id: string })[];
   readonly authorization_model_id?: string;
   readonly consistency?: string;
@@ -56,12 +56,12 @@ export type BatchCheckItemResult =
   { allowed: boolean } | { error: { input_error?: string; internal_error?: string; message: string } };
 
 /** A past point of a query (docs/audit.md): one of the two, or neither for now. */
-export interface AtPoint {
+interface AtPoint {
   readonly at_revision?: number;
   readonly at_time?: string;
 }
 
-export interface ListObjectsBody extends AtPoint {
+interface ListObjectsBody extends AtPoint {
   readonly type: string;
   readonly relation: string;
   readonly user: string;
@@ -70,7 +70,7 @@ export interface ListObjectsBody extends AtPoint {
   readonly authorization_model_id?: string;
 }
 
-export interface ListUsersBody extends AtPoint {
+interface ListUsersBody extends AtPoint {
   readonly object: { type: string; id: string };
   readonly relation: string;
   readonly user_filters: { type: string; relation?: string }[];
@@ -79,7 +79,7 @@ export interface ListUsersBody extends AtPoint {
   readonly authorization_model_id?: string;
 }
 
-export interface WriteBody {
+interface WriteBody {
   readonly writes?: { tuple_keys: TupleKey[]; on_duplicate?: 'error' | 'ignore' };
   readonly deletes?: { tuple_keys: Omit<TupleKey, 'condition'>[]; on_missing?: 'error' | 'ignore' };
   readonly authorization_model_id?: string;
@@ -93,7 +93,7 @@ export interface DeleteTuplesBody {
   limit?: number;
 }
 
-export interface DeleteTuplesReply {
+interface DeleteTuplesReply {
   tuple_keys: TupleKey[];
   more: boolean;
   dry_run: boolean;
@@ -113,7 +113,7 @@ export interface MigrateReply {
   readonly revision: number;
 }
 
-export interface WriteCounts {
+interface WriteCounts {
   readonly written: number;
   readonly deleted: number;
 }

@@ -39,7 +39,7 @@ function table(rows: readonly RelationRow[]): string {
   return [row(head), ...cells.map(row)].join('\n');
 }
 
-export interface ImpactReport {
+interface ImpactReport {
   line(l: Line): void;
   /** Prints the summary; true when anything changes (access, tuples read, assertions). */
   finish(output: string | undefined, pairs: number | undefined): boolean;

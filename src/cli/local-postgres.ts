@@ -34,7 +34,7 @@ export interface LocalPostgresOptions {
 }
 
 /** What kept the server from starting: the binaries, the user it runs as, initdb, or the server itself. */
-export type LocalPostgresFailure = 'not-installed' | 'unreachable' | 'user' | 'initdb' | 'start';
+type LocalPostgresFailure = 'not-installed' | 'unreachable' | 'user' | 'initdb' | 'start';
 
 export class LocalPostgresError extends Error {
   constructor(

@@ -22,12 +22,12 @@ export interface Telemetry {
 }
 
 /** The packages each exporter needs, for the error message and docs/operations.md. */
-export function otelPackages(exporter: Exclude<OtelExporter, 'none'>): string[] {
+function otelPackages(exporter: Exclude<OtelExporter, 'none'>): string[] {
   const base = ['@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks', '@opentelemetry/resources'];
   return exporter === 'otlp' ? [...base, '@opentelemetry/exporter-trace-otlp-http'] : base;
 }
 
-export class OtelMissingError extends Error {}
+class OtelMissingError extends Error {}
 
 // Minimal shapes of what is used from the SDK packages (they are optional, so not typed here).
 interface SdkTraceBase {

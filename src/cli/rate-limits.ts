@@ -11,7 +11,7 @@ import { OP_CLASSES } from '../api/auth/config.js';
 import type { OpClass } from '../api/auth/operations.js';
 import { UsageError } from './args.js';
 
-export interface RateLimitSettings {
+interface RateLimitSettings {
   readonly rateLimits?: Partial<Record<OpClass, Bucket>> | undefined;
   readonly authFailures?: Bucket | undefined;
   readonly tokenFailures?: Bucket | undefined;

@@ -14,7 +14,7 @@ import { type CliIo, type Command, MODEL_FLAG, SERVER_FLAGS, STORE_FLAG, clientF
 import type { FgaHttpClient } from './http-client.js';
 
 /** One held relation: `user` has `relation` on `object`. */
-export interface Access {
+interface Access {
   readonly object: string;
   readonly relation: string;
   readonly user: string;
@@ -123,7 +123,7 @@ async function snapshot(client: FgaHttpClient, q: Question, at: string): Promise
 const key = (a: Access): string => `${a.object}\u0000${a.relation}\u0000${a.user}`;
 
 /** Rows held at `to` and not at `from` (gained), and the reverse (lost). */
-export function compare(from: readonly Access[], to: readonly Access[]): { gained: Access[]; lost: Access[] } {
+function compare(from: readonly Access[], to: readonly Access[]): { gained: Access[]; lost: Access[] } {
   const before = new Set(from.map(key));
   const after = new Set(to.map(key));
   return { gained: to.filter((a) => !before.has(key(a))), lost: from.filter((a) => !after.has(key(a))) };

@@ -35,7 +35,7 @@ export interface ListResult {
   readonly passed: boolean;
 }
 
-export interface TestResult {
+interface TestResult {
   readonly name: string;
   readonly description?: string | undefined;
   readonly passed: boolean;

@@ -15,15 +15,15 @@ import type { OtelExporter, OtelSettings } from './otel.js';
 import { parseRateLimits } from './rate-limits.js';
 import { envName, SETTINGS, SETTINGS_BY_NAME, type Setting, type SettingValue } from './settings.js';
 
-export type Source = 'flag' | 'env' | 'file' | 'default';
+type Source = 'flag' | 'env' | 'file' | 'default';
 
-export interface ResolvedSettings {
+interface ResolvedSettings {
   readonly values: ReadonlyMap<string, SettingValue>;
   readonly sources: ReadonlyMap<string, Source>;
 }
 
 /** The flags of the table for the shared argv parser (values are checked here, not there). */
-export const SERVE_SPEC: CommandSpec = {
+const SERVE_SPEC: CommandSpec = {
   path: 'serve',
   summary: 'Run the HTTP API and the msgpack channel.',
   positionals: [],

@@ -9,7 +9,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
 import { DEFAULT_ENGINE_CONFIG as E, DEFAULT_HISTORY_LIMITS } from '../engine/config.js';
 import { PLACEMENT_SETTINGS } from './settings-placement.js';
 
-export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
+type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'choice';
 export type SettingValue = string | number | boolean | readonly string[];
 
 export interface Setting {

@@ -170,7 +170,7 @@ const exportCmd: Command = {
 };
 
 /** The store file text of a store: name, model (DSL when exact, else JSON), all tuples, the model's assertions as tests. */
-export async function exportStore(client: FgaHttpClient, storeId: string, modelId?: string): Promise<string> {
+async function exportStore(client: FgaHttpClient, storeId: string, modelId?: string): Promise<string> {
   const store = await client.getStore(storeId);
   const model = modelId ? await client.getModel(storeId, modelId) : await client.latestModel(storeId);
   const tuples = (await client.readAll(storeId)).map((t) => cleanTuple(t.key));
@@ -183,7 +183,7 @@ export async function exportStore(client: FgaHttpClient, storeId: string, modelI
 }
 
 /** DSL when converting back gives the same model; otherwise pretty JSON (which the importer also reads). */
-export function modelText(model: AuthorizationModelInput & { id?: string }): string {
+function modelText(model: AuthorizationModelInput & { id?: string }): string {
   const { id: _id, ...input } = model;
   try {
     // The DSL library may reorder the object it is given; keep `input` untouched for the JSON fallback.
@@ -196,7 +196,7 @@ export function modelText(model: AuthorizationModelInput & { id?: string }): str
 }
 
 /** The protobuf-JSON defaults a server adds (`metadata: null`, `condition: ""`, …) removed, for comparison. */
-export function normalizeModel(value: unknown): unknown {
+function normalizeModel(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalizeModel);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};

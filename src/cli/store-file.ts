@@ -20,19 +20,19 @@ export interface QueryExtras {
   readonly contextualTuples?: TupleKey[] | undefined;
 }
 
-export interface CheckTest extends QueryExtras {
+interface CheckTest extends QueryExtras {
   readonly users: string[];
   readonly objects: string[];
   readonly assertions: Record<string, boolean>;
 }
 
-export interface ListObjectsTest extends QueryExtras {
+interface ListObjectsTest extends QueryExtras {
   readonly user: string;
   readonly type: string;
   readonly assertions: Record<string, string[]>;
 }
 
-export interface ListUsersTest extends QueryExtras {
+interface ListUsersTest extends QueryExtras {
   readonly object: string;
   readonly userFilter: { type: string; relation?: string }[];
   readonly assertions: Record<string, string[]>;

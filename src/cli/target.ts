@@ -36,7 +36,7 @@ export interface Ids {
   readonly contextualTuples?: TupleKey[] | undefined;
 }
 
-export function userString(u: ListedUser): string {
+function userString(u: ListedUser): string {
   if ('object' in u) return `${u.object.type}:${u.object.id}`;
   if ('userset' in u) return `${u.userset.type}:${u.userset.id}#${u.userset.relation}`;
   return `${u.wildcard.type}:*`;

@@ -114,7 +114,7 @@ export const testCommand: Command = {
   },
 };
 
-export interface Summary {
+interface Summary {
   passed: boolean;
   files: { total: number; failed: number };
   tests: { total: number; failed: number };
@@ -123,7 +123,7 @@ export interface Summary {
   listUsers: { total: number; failed: number };
 }
 
-export function summarize(results: readonly FileResult[]): Summary {
+function summarize(results: readonly FileResult[]): Summary {
   const count = (items: readonly { passed: boolean }[]) => ({
     total: items.length,
     failed: items.filter((i) => !i.passed).length,
@@ -139,7 +139,7 @@ export function summarize(results: readonly FileResult[]): Summary {
   };
 }
 
-export function summaryLine(s: Summary): string {
+function summaryLine(s: Summary): string {
   const part = (label: string, c: { total: number; failed: number }) => `${label} ${c.total - c.failed}/${c.total}`;
   const verdict = s.passed ? 'PASS' : 'FAIL';
   return `${verdict}: ${part('files', s.files)}, ${part('tests', s.tests)} passed; ${part('checks', s.checks)}, ${part('list_objects', s.listObjects)}, ${part('list_users', s.listUsers)}`;

@@ -34,7 +34,7 @@ export const FallbackCode = {
 } as const;
 
 /** A credential: a static bearer token, or an OAuth2 client exchanged at `tokenUrl` for a token. */
-export type Credential =
+type Credential =
   | { readonly kind: 'token'; readonly token: string }
   | {
       readonly kind: 'client';
@@ -143,7 +143,7 @@ export function queryString(params: Readonly<Record<string, string | number | un
   return s ? `?${s}` : '';
 }
 
-export interface JsonClientOptions {
+interface JsonClientOptions {
   /** Prefix of every path: `http://host:port`, or '' for the page's own origin. */
   readonly baseUrl: string;
   readonly credentials?: Credentials | undefined;

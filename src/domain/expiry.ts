@@ -6,7 +6,7 @@
 // formatExpiry of that is '2026-12-01T09:00:00.123Z'.
 
 /** The latest expiry a write may set, counted from the write: 3,660 days (ten years and some). */
-export const EXPIRY_HORIZON_MS = 3660 * 86_400_000;
+const EXPIRY_HORIZON_MS = 3660 * 86_400_000;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 

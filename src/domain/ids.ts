@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-export const ULID_PATTERN = /^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$/;
+const ULID_PATTERN = /^[ABCDEFGHJKMNPQRSTVWXYZ0-9]{26}$/;
 
 let lastTime = -1;
 let lastRandom: number[] = [];

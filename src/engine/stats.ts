@@ -33,7 +33,7 @@ export class Timings {
 }
 
 /** Bucket bounds of the Check resolution-depth histogram (hops; the default limit is 25). */
-export const DEPTH_BOUNDS: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 25];
+const DEPTH_BOUNDS: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 25];
 
 /**
  * Resolution depth (deepest hop) of every Check the walker answered on this thread's inline

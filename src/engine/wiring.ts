@@ -138,7 +138,7 @@ export function wireEngine(
 }
 
 /** After a store's index is loaded: its permission indexes start (a failure is logged, not thrown). */
-export function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): (storeId: string) => Promise<void> {
+function startPermissionIndexes(pis: PermissionIndexes, log: EngineLog): (storeId: string) => Promise<void> {
   return (storeId) =>
     pis
       .loadStore(storeId)

@@ -21,7 +21,7 @@ export interface LiveSink {
   drained(ms: number): Promise<boolean>;
 }
 
-export interface LiveLimits {
+interface LiveLimits {
   /** Unsent bytes above which the stream waits for a drain. */
   readonly maxBuffered: number;
   /** How long it waits before it ends the stream (ms). */

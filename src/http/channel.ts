@@ -38,7 +38,7 @@ export interface ChannelOptions {
   readonly maxQueuedBytes: number;
 }
 
-export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
+const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   maxFrameBytes: 16 * 1024 * 1024,
   maxInFlight: 16_384,
   maxBuffered: 4 * 1024 * 1024,
@@ -46,7 +46,7 @@ export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
 };
 
 /** Per-connection state (uWS user data). */
-export class Connection {
+class Connection {
   ws: WebSocket<Connection> | undefined;
   /** The client negotiated RECORDS_PROTOCOL: answers are encoded with msgpackr records. */
   records = false;

@@ -19,7 +19,7 @@ export interface LiveStreamLimits {
   readonly recheckMs: number;
 }
 
-export const DEFAULT_LIVE_LIMITS: LiveStreamLimits = {
+const DEFAULT_LIVE_LIMITS: LiveStreamLimits = {
   perClient: 100,
   total: 2000,
   maxLifetimeMs: 60 * 60 * 1000,

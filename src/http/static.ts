@@ -12,7 +12,7 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** The URL prefix of the playground. */
-export const PLAYGROUND_PATH = '/playground';
+const PLAYGROUND_PATH = '/playground';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -39,7 +39,7 @@ function csp(scriptHashes: readonly string[]): string {
 }
 
 /** The base64 SHA-256 of each inline `<script>` of an HTML page, as a CSP source hashes it. */
-export function inlineScriptHashes(html: string): string[] {
+function inlineScriptHashes(html: string): string[] {
   const out: string[] = [];
   for (const m of html.matchAll(/<script>([\s\S]*?)<\/script>/g))
     out.push(
@@ -53,7 +53,7 @@ export function inlineScriptHashes(html: string): string[] {
 /** Below this size compression is not worth a header. */
 const MIN_COMPRESS = 512;
 
-export interface StaticFile {
+interface StaticFile {
   readonly type: string;
   /** `"sha256-prefix"`, strong ETag of the raw bytes. */
   readonly etag: string;
@@ -120,7 +120,7 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> {
 }
 
 /** The best encoding the client accepts: brotli, then gzip, else the raw bytes. */
-export function pickEncoding(file: StaticFile, acceptEncoding: string): ['br' | 'gzip' | undefined, Buffer] {
+function pickEncoding(file: StaticFile, acceptEncoding: string): ['br' | 'gzip' | undefined, Buffer] {
   if (file.br && /\bbr\b/.test(acceptEncoding)) return ['br', file.br];
   if (file.gzip && /\bgzip\b/.test(acceptEncoding)) return ['gzip', file.gzip];
   return [undefined, file.raw];

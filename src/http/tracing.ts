@@ -24,7 +24,7 @@ import { checkDepths } from '../engine/stats.js';
 export type { Span } from '@opentelemetry/api';
 
 /** The request headers tracing reads, read inside the uWS callback. */
-export interface TraceHeaders {
+interface TraceHeaders {
   readonly traceparent: string;
   readonly tracestate: string;
 }
@@ -36,7 +36,7 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
  * global propagator so that `traceparent` works with any SDK setup. Version ff, a future version
  * with a wrong length, all-zero ids or a malformed value: no parent (a new trace starts).
  */
-export function parentOf(h: TraceHeaders): Context {
+function parentOf(h: TraceHeaders): Context {
   const m = TRACEPARENT.exec(h.traceparent.trim().toLowerCase());
   if (!m || m[1] === 'ff' || (m[1] === '00' && m[5] !== undefined)) return ROOT_CONTEXT;
   const sc: SpanContext = {

@@ -72,7 +72,7 @@ let cached: Uws | undefined;
 let loadedFrom: string | undefined;
 
 /** Which uWS build `loadUws()` loaded: its package, version and header limit (docs/auth.md). */
-export interface UwsBuild {
+interface UwsBuild {
   readonly package: string;
   readonly version: string;
   /** What a request's header block may be when it arrives in more than one read. */

@@ -17,7 +17,7 @@ import { Region, u32 } from './memory.js';
 export const SLICE = 32_768;
 
 /** Unsorted tuple columns of interned ids. */
-export interface Columns {
+interface Columns {
   obj: Uint32Array;
   rel: Uint32Array;
   subj: Uint32Array;

@@ -11,7 +11,7 @@ import { NodeTable } from './node-table.js';
 import { SharedNodeTable, sharingNodeTables } from './shared-nodes.js';
 
 /** A growable u32 array in shared memory; growth copies into a new Region (old readers keep theirs). */
-export class SharedU32 {
+class SharedU32 {
   region: Region;
   length = 0;
   constructor(capacity: number) {
@@ -33,7 +33,7 @@ export class SharedU32 {
 }
 
 /** A tuple's condition and expiry; `name` is '' when the tuple only expires. */
-export interface ConditionBinding {
+interface ConditionBinding {
   readonly name: string;
   readonly context?: JsonObject | undefined;
   /** `expires_at` in ms since the epoch: from that instant the tuple grants nothing. */
@@ -183,7 +183,7 @@ function firstAbove(a: readonly number[], v: number): number {
 }
 
 /** JSON with sorted object keys, so equal contexts share one binding. */
-export function stableJson(v: unknown): string {
+function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   const o = v as Record<string, unknown>;

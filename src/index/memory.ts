@@ -80,7 +80,7 @@ function round(n: number): number {
  * A block of at least `bytes` bytes, zero-filled unless `zero` is false (for callers that write
  * every byte). Throws RangeError when memory is exhausted.
  */
-export function alloc(bytes: number, zero = true): number {
+function alloc(bytes: number, zero = true): number {
   if (reader) throw new Error('latch: only the main thread allocates in the shared index memory');
   const size = round(bytes);
   if (size <= SMALL) {
@@ -132,7 +132,7 @@ const SMALL = 64 * 1024;
 const bins = new Map<number, number[]>();
 
 /** Returns a block to the free list (coalescing neighbours; shrinking `top` when it was last). */
-export function release(ptr: number, bytes: number): void {
+function release(ptr: number, bytes: number): void {
   const size = round(bytes);
   allocated -= size;
   if (size <= SMALL) {

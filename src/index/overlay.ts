@@ -34,7 +34,7 @@ const key = (obj: number, rel: number, sr: number, subj: number): string => `${o
  * where a `set()` from a JS-heap array into shared memory copies element by element (measured
  * ≈ 20× slower).
  */
-export class SortedRecords {
+class SortedRecords {
   private store = new Region(64 * 16);
   length = 0;
 
@@ -178,7 +178,7 @@ function* recordsOf(w: Uint32Array): Generator<Rec> {
 }
 
 /** JS lookups over one image's records, for TupleView reads. */
-export interface OverlayMaps {
+interface OverlayMaps {
   /** `obj,rel` → added records. */
   readonly addsByKey: ReadonlyMap<string, readonly Rec[]>;
   /** `subj,sr` → added records (reverse). */
@@ -225,7 +225,7 @@ export class OverlayImage {
   }
 }
 
-export const EMPTY_OVERLAY = new OverlayImage(undefined, 0, undefined, 0);
+const EMPTY_OVERLAY = new OverlayImage(undefined, 0, undefined, 0);
 
 export class Overlay {
   readonly log: Change[] = [];

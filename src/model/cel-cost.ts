@@ -23,7 +23,7 @@ interface CelNode {
 type NodeEval = (this: unknown, ev: unknown, ast: unknown, ctx: unknown) => unknown;
 
 /** A parsed program: callable with a context, its tree on `.ast`. */
-export type CelProgram = ((context: Record<string, unknown>) => unknown) & { readonly ast?: unknown };
+type CelProgram = ((context: Record<string, unknown>) => unknown) & { readonly ast?: unknown };
 
 export const DEFAULT_CONDITION_COST_LIMIT = 100;
 
@@ -31,7 +31,7 @@ const FREE = new Set(['value', '&&', '||', '?:', 'accuValue', 'accuInc', 'accuPu
 const OP_COST: Readonly<Record<string, number>> = { list: 10, map: 30 };
 
 /** Thrown (and caught by the condition) when an evaluation passes its budget. */
-export class CostLimitExceeded extends Error {}
+class CostLimitExceeded extends Error {}
 
 /** One meter for the thread: evaluations are synchronous, so they never interleave. */
 const meter = { spent: 0, limit: DEFAULT_CONDITION_COST_LIMIT };

@@ -53,8 +53,7 @@ export function celTypeOf(t: ParamType): string {
   }
 }
 
-export type Converted =
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+type Converted = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;

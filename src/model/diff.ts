@@ -6,7 +6,7 @@
 
 import type { CompiledModel, CompiledRelation, DirectType, Rewrite } from './types.js';
 
-export interface RelationDiff {
+interface RelationDiff {
   readonly type: string;
   readonly relation: string;
   /** The definition in DSL form; absent on the side where the relation does not exist. */
@@ -26,7 +26,7 @@ export interface ModelDiff {
 }
 
 /** `user`, `user:*`, `group#member`, each with ` with cond`: one restriction as the DSL writes it. */
-export function directTypeText(d: DirectType): string {
+function directTypeText(d: DirectType): string {
   const base = d.wildcard ? `${d.type}:*` : d.relation ? `${d.type}#${d.relation}` : d.type;
   return d.condition ? `${base} with ${d.condition}` : base;
 }
@@ -52,7 +52,7 @@ function rewriteText(rw: Rewrite, rel: CompiledRelation, top: boolean): string {
 }
 
 /** A relation's definition as the DSL's `define` line writes it after the colon. */
-export function relationText(rel: CompiledRelation): string {
+function relationText(rel: CompiledRelation): string {
   return rewriteText(rel.rewrite, rel, true);
 }
 

@@ -17,7 +17,7 @@ export interface LibraryError {
   readonly metadata?: Readonly<Record<string, unknown>> | undefined;
 }
 
-export interface ModFileProperty<T> {
+interface ModFileProperty<T> {
   value: T;
   line: { start: number; end: number };
   column: { start: number; end: number };

@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 
 const CURSOR = /^([a-z])\.([A-Za-z0-9_-]*)$/;
 
-export function invalidCursor(): AppError {
+function invalidCursor(): AppError {
   return new AppError('invalid_continuation_token', 'Invalid continuation token');
 }
 

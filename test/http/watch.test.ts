@@ -2,7 +2,7 @@
 // each with a token that resumes right after it; live changes; filters; heartbeats; reconnects
 // during a write burst; a slow consumer; shutdown; bad input.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof start>>;
@@ -179,11 +179,26 @@ describe('Watch', () => {
 
   it('type filter and start_time', async () => {
     const store = await storeWithModel(server.base, 'watch-filter');
-    await write(server.base, store, ['doc:1#viewer@user:anne', 'group:a#member@user:anne']);
-    await new Promise((r) => setTimeout(r, 5));
-    const t = new Date().toISOString();
-    await new Promise((r) => setTimeout(r, 5));
-    await write(server.base, store, ['group:b#member@user:bob', 'doc:2#viewer@user:bob']);
+    // The two writes one millisecond apart on an injected clock (Date only: timers and sockets stay
+    // real), a minute in the past (a start_time must be before now); the clock is real again before
+    // the watches open, whose heartbeats follow it.
+    const t0 = Date.now() - 60_000;
+    vi.useFakeTimers({ toFake: ['Date'], now: t0 });
+    try {
+      await write(server.base, store, ['doc:1#viewer@user:anne', 'group:a#member@user:anne']);
+      vi.setSystemTime(t0 + 1);
+      await write(server.base, store, ['group:b#member@user:bob', 'doc:2#viewer@user:bob']);
+    } finally {
+      vi.useRealTimers();
+    }
+    const t = new Date(t0 + 1).toISOString();
+    const stamped = await call(server.base, 'GET', `/stores/${store}/changes`);
+    expect((stamped.json as { changes: { timestamp: string }[] }).changes.map((c) => c.timestamp)).toEqual([
+      new Date(t0).toISOString(),
+      new Date(t0).toISOString(),
+      t,
+      t,
+    ]);
     const w = await Watch.open(server.base, `/stores/${store}/watch?type=group&heartbeat_ms=100`);
     await w.heartbeat();
     expect((await w.changes(2)).map((c) => c.text)).toEqual(['+group:a#member@user:anne', '+group:b#member@user:bob']);

@@ -69,5 +69,5 @@ describe('backup and restore of the data directory', () => {
     } finally {
       await stop(c);
     }
-  }, 90_000);
+  });
 });

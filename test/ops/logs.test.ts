@@ -50,7 +50,7 @@ describe('request logs', () => {
     expect(all.map((l) => l.msg)).toEqual(
       expect.arrayContaining(['latch listening', 'shutting down', 'latch stopped']),
     );
-  }, 30_000);
+  });
 
   it('text format, and no request lines unless enabled', async () => {
     const p = await startLatch(
@@ -69,7 +69,7 @@ describe('request logs', () => {
     const quiet = await startLatch(['--datastore', 'memory']);
     await json(quiet.base, 'GET', '/healthz');
     expect(lines(await stop(quiet)).filter((l) => l.msg === 'request')).toEqual([]);
-  }, 30_000);
+  });
 
   it('log level warn keeps info lines out, request lines included', async () => {
     const p = await startLatch(
@@ -79,7 +79,7 @@ describe('request logs', () => {
     );
     expect((await json(p.base, 'GET', '/healthz')).status).toBe(200);
     expect(await stop(p)).toBe('');
-  }, 30_000);
+  });
 });
 
 describe('probes', () => {
@@ -121,5 +121,5 @@ describe('probes', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

@@ -84,7 +84,7 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   expect(r.headers.get('content-type')).toContain('text/plain');
   families = await getMetricsFromIterator((await r.text()).split('\n')[Symbol.iterator]());
-}, 60_000);
+});
 
 afterAll(async () => {
   await server.close();

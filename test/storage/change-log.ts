@@ -1,6 +1,6 @@
 // ReadChanges (type filter, start_time, cursors, polling), changesSince and scanTuples.
 
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { collect, deletes, rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 
@@ -124,10 +124,22 @@ export function changeLog(storage: () => TestStorage, storeId: () => string): vo
     });
 
     it('startTime returns changes at or after that millisecond; nothing matched gives no cursor', async () => {
-      await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
-      await new Promise((r) => setTimeout(r, 15));
-      const t = new Date().toISOString();
-      await s.writeTuples(id, writes('doc:2#viewer@user:anne'));
+      // The two writes one millisecond apart on an injected clock (Date only: timers and I/O stay
+      // real), a minute in the past: the store is new, so nothing stamped it later.
+      const t0 = Date.now() - 60_000;
+      vi.useFakeTimers({ toFake: ['Date'], now: t0 });
+      try {
+        await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+        vi.setSystemTime(t0 + 1);
+        await s.writeTuples(id, writes('doc:2#viewer@user:anne'));
+      } finally {
+        vi.useRealTimers();
+      }
+      const t = new Date(t0 + 1).toISOString();
+      expect((await s.readChanges(id, { pageSize: 10 })).items.map((c) => c.timestamp)).toEqual([
+        new Date(t0).toISOString(),
+        t,
+      ]);
       const page = await s.readChanges(id, { pageSize: 10, startTime: t });
       expect(render(page.items)).toEqual(['+doc:2#viewer@user:anne']);
       expect((await s.readChanges(id, { pageSize: 10, startTime: '1970-01-01T00:00:00Z' })).items).toHaveLength(2);

@@ -73,7 +73,7 @@ function logCode(wire: string): string {
  * = how many did not answer 200; status 200, or the status and code of the first failure. A
  * group of one check records its tuple key instead, exactly like an HTTP Check.
  */
-export class CheckGroupLog {
+class CheckGroupLog {
   #failed = 0;
   #status = 200;
   #code = '';

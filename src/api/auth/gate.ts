@@ -10,7 +10,7 @@ import { ANONYMOUS, authorize, type Principal } from './principal.js';
 import type { AuthService } from './service.js';
 
 /** Receives the authenticated principal (see `admit`). */
-export interface Seen {
+interface Seen {
   principal: Principal | undefined;
 }
 
@@ -20,7 +20,7 @@ export type Admission =
   | { readonly pending: Promise<Principal>; readonly principal?: undefined; readonly error?: undefined };
 
 /** The principal of unauthenticated public routes (health probes). */
-export const PUBLIC: Principal = Object.freeze({
+const PUBLIC: Principal = Object.freeze({
   clientId: '',
   storeId: undefined,
   scopes: new Set<string>(),
@@ -59,7 +59,7 @@ export function admit(
 }
 
 /** The admission of one route's requests: `admit` with the operation fixed. */
-export type RouteGate = (
+type RouteGate = (
   authorizationHeader: string | undefined,
   storeId: string | undefined,
   seen?: Seen,

@@ -7,7 +7,7 @@
 
 import { AppError } from '../../errors.js';
 
-export type LogPredicate = (entry: Readonly<Record<string, unknown>>) => boolean;
+type LogPredicate = (entry: Readonly<Record<string, unknown>>) => boolean;
 
 const bad = (why: string): AppError => new AppError('validation_error', `invalid query: ${why}`);
 

@@ -28,7 +28,7 @@ export const ANONYMOUS: Principal = Object.freeze({
   expiresAt: Infinity,
 });
 
-export function hasScope(p: Principal, scope: Scope): boolean {
+function hasScope(p: Principal, scope: Scope): boolean {
   return p.scopes === 'all' || p.scopes.has(scope);
 }
 

@@ -28,7 +28,7 @@ export interface AuthOptions {
 }
 
 /** On PostgreSQL, how often a node reads clients and signing keys again (changes by other nodes). */
-export const AUTH_REFRESH_MS = 1000;
+const AUTH_REFRESH_MS = 1000;
 
 export interface AuthService {
   readonly config: ResolvedAuthConfig;
@@ -50,7 +50,7 @@ export function authDbPath(dataDir: string | undefined): string | undefined {
   return dataDir === undefined ? undefined : join(dataDir, 'auth');
 }
 
-export function logDbPath(dataDir: string | undefined): string | undefined {
+function logDbPath(dataDir: string | undefined): string | undefined {
   return dataDir === undefined ? undefined : join(dataDir, 'logs');
 }
 

@@ -12,7 +12,7 @@ import { errors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPa
 import { AppError } from '../../errors.js';
 import type { Principal } from './principal.js';
 
-export const missingToken = (): AppError => new AppError('bearer_token_missing', 'missing bearer token');
+const missingToken = (): AppError => new AppError('bearer_token_missing', 'missing bearer token');
 export const invalidToken = (why: string): AppError =>
   new AppError('auth_failed_invalid_bearer_token', `invalid bearer token: ${why}`);
 const invalidClaims = (why: string): AppError => new AppError('invalid_claims', `invalid claims: ${why}`);

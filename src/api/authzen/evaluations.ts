@@ -25,12 +25,12 @@ import {
 } from './shapes.js';
 import { isObj, list, typeError, type Obj } from '../validate.js';
 
-export type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit';
+type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit';
 
 const SEMANTICS: readonly Semantic[] = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'];
 
 /** One item after defaulting: a part left undefined is missing from both the item and the request. */
-export interface Item {
+interface Item {
   readonly subject?: Subject | undefined;
   readonly resource?: Resource | undefined;
   readonly action?: Action | undefined;
@@ -48,7 +48,7 @@ export interface EvaluationsInput {
   readonly reason: boolean;
 }
 
-export interface Decision {
+interface Decision {
   readonly decision: boolean;
   readonly context?:
     { readonly error: { readonly status: number; readonly message: string } } | { readonly reason: Reason };
@@ -98,7 +98,7 @@ export function parseEvaluations(storeId: string, modelId: string | undefined, b
 }
 
 /** The first part an item lacks, as the message names it; undefined when it is complete. */
-export function missing(item: Item): string | undefined {
+function missing(item: Item): string | undefined {
   if (!item.subject) return 'subject';
   if (!item.action) return 'action';
   if (!item.resource) return 'resource';

@@ -103,11 +103,11 @@ export function actionOf(v: Obj): Action {
   return { name: field('Action', 'Name', v['name'], NAME), properties: properties(v) };
 }
 
-export function subjectFilterOf(v: Obj): TypeFilter {
+function subjectFilterOf(v: Obj): TypeFilter {
   return { type: field('SubjectFilter', 'Type', v['type'], NAME), properties: properties(v) };
 }
 
-export function resourceFilterOf(v: Obj): TypeFilter {
+function resourceFilterOf(v: Obj): TypeFilter {
   return { type: field('ResourceFilter', 'Type', v['type'], NAME), properties: properties(v) };
 }
 

@@ -13,7 +13,7 @@ import { EXPIRY_SWEEP_BATCH } from '../config.js';
 import type { StoreIndexes } from './store-indexes.js';
 import type { StoreWriter } from './store-writer.js';
 
-export interface SweeperOptions {
+interface SweeperOptions {
   readonly storage: Storage;
   readonly indexes: StoreIndexes;
   /** The one write path: each batch is committed and applied to the index through it. */

@@ -55,7 +55,7 @@ export interface AppliedObserver {
   room(storeId: string): Promise<void> | undefined;
 }
 
-export interface RevisionFeedOptions {
+interface RevisionFeedOptions {
   /** How often every loaded store's committed revision is read (ms; 0 = never: events only). */
   readonly pollIntervalMs: number;
   readonly log: EngineLog;

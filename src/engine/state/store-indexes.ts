@@ -27,7 +27,7 @@ const LONG_TAIL = 10_000;
 /** Without a configured log: the process log (src/log.ts, honouring --log-level and --log-format). */
 const warn: EngineLog = (level, msg, fields) => logger.log(level, msg, fields);
 
-export interface StoreIndexesOptions {
+interface StoreIndexesOptions {
   /** Options for every store index (tests lower the merge and checkpoint thresholds). */
   readonly index?: Omit<StoreIndexOptions, 'onCheckpointDue'> | undefined;
   readonly log?: EngineLog | undefined;

@@ -9,10 +9,10 @@
 import type { Storage, StorageEvent } from '../../storage/types.js';
 
 /** How often the watched stores' revisions are read while any stream waits (ms). */
-export const FEED_POLL_MS = 1000;
+const FEED_POLL_MS = 1000;
 
 /** One stream's registration: `wait` for a change of its store; `deleted` once the store is gone. */
-export class FeedWaiter {
+class FeedWaiter {
   #pending = false;
   #wake: (() => void) | undefined;
   deleted = false;

@@ -27,7 +27,7 @@ import type {
   ThreadModel,
 } from '../../engine/contract.js';
 import { overDeadline } from '../../engine/evaluation/walker/checker.js';
-import { outcomeOf, type CheckItem, type CheckOutcome } from '../../engine/evaluation/walker/host.js';
+import { outcomeOf, WalkClock, type CheckItem, type CheckOutcome } from '../../engine/evaluation/walker/host.js';
 import { CallState, prepare, Scratch, type WalkView } from '../../engine/evaluation/walker/request.js';
 import { instantiate, type WalkerExports } from '../../engine/evaluation/walker/wasm.js';
 import { ResultCache } from '../../engine/state/result-cache.js';
@@ -136,7 +136,7 @@ const RETRY_MS = 100;
 /** Models kept per store (a store cycling through more starts over). */
 const MAX_MODELS = 64;
 
-export class LocalChecker {
+export class LocalChecker extends WalkClock {
   private readonly board: BoardReader;
   private readonly ex: WalkerExports;
   private readonly scratch: Scratch;
@@ -146,9 +146,6 @@ export class LocalChecker {
   /** Stores (and store/model keys) not to look for until the time given (ms). */
   private readonly missing = new Map<string, number>();
   private readonly fetching = new Set<string>();
-  /** The running Check's deadline, armed at the walker's first clock read (NaN budget: none pending). */
-  private deadline = Infinity;
-  private budgetMs = NaN;
   /** Checks answered here and forwarded (tests and benchmarks read them). */
   answered = 0;
   declined = 0;
@@ -158,6 +155,7 @@ export class LocalChecker {
     private readonly config: EngineConfig,
     private readonly fetchModel: (storeId: string, modelId: string | undefined) => Promise<ThreadModel | undefined>,
   ) {
+    super();
     this.board = new BoardReader(data.board, data.slot);
     this.ex = instantiate(data.module, memory, {
       evalCondition: () => 3, // unavailable here: R_ERR_NEEDHOST, the main thread answers
@@ -165,15 +163,6 @@ export class LocalChecker {
     });
     this.scratch = new Scratch(data.scratch);
     this.results = new ResultCache(config.cacheSize);
-  }
-
-  private deadlinePassed(): number {
-    const now = Date.now();
-    if (!Number.isNaN(this.budgetMs)) {
-      this.deadline = now + this.budgetMs;
-      this.budgetMs = NaN;
-    }
-    return now > this.deadline ? 1 : 0;
   }
 
   /** The Check answered here, or undefined: forward it. Throws what the main thread's Check would. */

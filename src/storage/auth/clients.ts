@@ -27,7 +27,7 @@ export interface ClientRecord {
   readonly revokedAt?: string | undefined;
 }
 
-export interface NewClient {
+interface NewClient {
   readonly storeId: string;
   readonly scopes: readonly string[];
   readonly name?: string | undefined;
@@ -60,7 +60,7 @@ export function publicJwkProblem(jwk: Readonly<Record<string, unknown>>): string
   }
 }
 
-export async function hashSecret(secret: string): Promise<string> {
+async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
   const hash = await scrypt(secret, salt, COST.N, COST.r, COST.p);
   return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
@@ -82,11 +82,11 @@ export function decoyHash(): Promise<string> {
   return decoy;
 }
 
-export function newClientId(): string {
+function newClientId(): string {
   return randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
 }
 
-export function newSecret(): string {
+function newSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 

@@ -51,7 +51,7 @@ const SEP = '\u0000';
 const PROCESS_TAG = randomBytes(2).toString('hex');
 let counter = 0;
 
-export function timeKey(ms: number): string {
+function timeKey(ms: number): string {
   return String(Math.max(0, Math.floor(ms))).padStart(13, '0');
 }
 

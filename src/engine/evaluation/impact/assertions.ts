@@ -16,13 +16,13 @@ import { RequestState } from '../semantics/context.js';
 import { overlayView } from '../semantics/view.js';
 import type { AssertionOutcome, ImpactLine } from '../../contract.js';
 
-export interface AssertionWorld {
+interface AssertionWorld {
   readonly view: TupleView;
   readonly resolveDepth: number;
 }
 
 /** The assertion's Check under `model`: its answer, or the error the Check would answer with. */
-export function assertionOutcome(world: AssertionWorld, model: CompiledModel, a: Assertion): AssertionOutcome {
+function assertionOutcome(world: AssertionWorld, model: CompiledModel, a: Assertion): AssertionOutcome {
   const k = a.tuple_key;
   const contextual = a.contextual_tuples ?? [];
   try {

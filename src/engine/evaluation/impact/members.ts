@@ -51,7 +51,7 @@ interface Members {
 }
 
 /** ListUsers' answer for one user type: ids of `U:i` (sorted) and whether `U:*` is listed. */
-export interface MemberAnswer {
+interface MemberAnswer {
   readonly ids: Uint32Array;
   readonly wildcard: boolean;
 }

@@ -53,7 +53,7 @@ export function sideOf(
 }
 
 /** The users of `type` related to `object` by `relation` under the side's model, or its evaluation error. */
-export function usersOf(side: Side, object: string, relation: string, type: string): ReadonlySet<string> | EvalError {
+function usersOf(side: Side, object: string, relation: string, type: string): ReadonlySet<string> | EvalError {
   const { ctx } = side;
   const model = ctx.model;
   const objectType = object.slice(0, object.indexOf(':'));

@@ -21,7 +21,7 @@ import { isPlainUnion, planRelations, type PlannedRelation } from './plan.js';
 import { RejectedTally } from './rejected.js';
 import type { ImpactLine, RejectReason } from '../../contract.js';
 
-export interface ImpactWorld {
+interface ImpactWorld {
   readonly snapshot: IndexSnapshot;
   /** The query instant (tuple expiry). */
   readonly now: number;

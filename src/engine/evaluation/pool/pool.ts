@@ -18,7 +18,7 @@ import type { PoolStats } from '../../contract.js';
 /** Smallest task: below this the ≈ 22 µs task cost dominates (≈ 150 ns per check). */
 const MIN_TASK = 2048;
 
-export interface QueryStrings {
+interface QueryStrings {
   readonly object: string;
   readonly relation: string;
   readonly user: string;

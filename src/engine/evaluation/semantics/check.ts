@@ -23,7 +23,7 @@ export const CYCLE = 2;
 export type Outcome = typeof FALSE | typeof TRUE | typeof CYCLE | AppError;
 
 /** Union: TRUE > ERROR > CYCLE > FALSE. */
-export function orOutcome(a: Outcome, b: Outcome): Outcome {
+function orOutcome(a: Outcome, b: Outcome): Outcome {
   if (a === TRUE || b === TRUE) return TRUE;
   if (a instanceof AppError) return a;
   if (b instanceof AppError) return b;

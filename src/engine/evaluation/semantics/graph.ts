@@ -8,12 +8,12 @@
 
 import type { CompiledModel, Rewrite } from '../../../model/types.js';
 
-export interface RelationRef {
+interface RelationRef {
   readonly type: string;
   readonly relation: string;
 }
 
-export interface TtuEdge extends RelationRef {
+interface TtuEdge extends RelationRef {
   readonly tupleset: string;
 }
 

@@ -6,7 +6,7 @@ import { AppError } from '../../../errors.js';
 import type { TraceKind, TraceNode } from '../../contract.js';
 
 /** Most nodes one trace records; past it, deeper nodes are evaluated but not recorded. */
-export const MAX_TRACE_NODES = 5000;
+const MAX_TRACE_NODES = 5000;
 
 export class Trace {
   readonly root: TraceNode = { kind: 'relation', label: '', outcome: 'denied', children: [] };

@@ -77,7 +77,7 @@ export interface WalkerChecker {
   close(): Promise<void>;
 }
 
-export interface WalkerCheckerOptions {
+interface WalkerCheckerOptions {
   workers: number;
   resolveDepth: number;
   /** The clock of tuple expiry (ms; default Date.now): read once per call, only for snapshots with expiring tuples. */

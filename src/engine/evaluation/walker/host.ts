@@ -33,8 +33,8 @@ import { instantiate, walkerModule, type WalkerExports } from './wasm.js';
 export type CheckItem = CheckRequest;
 export type CheckOutcome = { allowed: boolean } | { error: AppError };
 
-export const ALLOWED: CheckOutcome = Object.freeze({ allowed: true });
-export const DENIED: CheckOutcome = Object.freeze({ allowed: false });
+const ALLOWED: CheckOutcome = Object.freeze({ allowed: true });
+const DENIED: CheckOutcome = Object.freeze({ allowed: false });
 
 /**
  * What a walker status means for a Check: its outcome, or `'host'` when a worker met a condition
@@ -63,15 +63,33 @@ export function outcomeOf(status: number, conditionMessage: string | undefined):
   }
 }
 
+/**
+ * The deadline of one wasm instance's walks, which the instance reads through its `deadlinePassed`
+ * import (every 65,536 evaluations, counted across calls). A base class rather than a member, so
+ * that the fields sit on the host itself: the per-call paths set them with no extra load.
+ */
+export class WalkClock {
+  /** `Date.now()` ms past which the instance's walk gives up (R_ERR_BUDGET); read by the instance. */
+  protected deadline = Infinity;
+  /** A budget (ms) whose deadline the instance's next clock read sets; NaN: none. */
+  protected budgetMs = NaN;
+
+  /** The instance's clock read: arms a pending budget's deadline, then compares (1: past it). */
+  protected deadlinePassed(): number {
+    const now = Date.now();
+    if (!Number.isNaN(this.budgetMs)) {
+      this.deadline = now + this.budgetMs;
+      this.budgetMs = NaN;
+    }
+    return now > this.deadline ? 1 : 0;
+  }
+}
+
 /** One wasm instance with its scratch, condition evaluation and deadline (one per thread that walks inline). */
-export class WalkerHost {
+export class WalkerHost extends WalkClock {
   readonly ex: WalkerExports;
   readonly scratch = new Scratch();
   private readonly state = new CallState();
-  /** `Date.now()` ms past which the instance's walk gives up (R_ERR_BUDGET); read by the instance. */
-  private deadline = Infinity;
-  /** A budget (ms) whose deadline the instance's next clock read sets (`withBudget`); NaN: none. */
-  private budgetMs = NaN;
   /** True while a call runs: only then may the instance's condition callback read the state. */
   private active = false;
   private model: CompiledModel | undefined;
@@ -85,20 +103,11 @@ export class WalkerHost {
   private owner: CheckItem | undefined;
 
   constructor(module: WebAssembly.Module = walkerModule()) {
+    super();
     this.ex = instantiate(module, memory, {
       evalCondition: (cond, _handle, obj, rel, subj, sr) => this.evalCondition(cond, obj, rel, subj, sr),
       deadlinePassed: () => this.deadlinePassed(),
     });
-  }
-
-  /** The instance's clock read: arms a pending budget's deadline, then compares. */
-  private deadlinePassed(): number {
-    const now = Date.now();
-    if (!Number.isNaN(this.budgetMs)) {
-      this.deadline = now + this.budgetMs;
-      this.budgetMs = NaN;
-    }
-    return now > this.deadline ? 1 : 0;
   }
 
   /**

@@ -99,7 +99,7 @@ export function programFor(model: CompiledModel, dict: StoreDictionary): Program
   return p;
 }
 
-export function compileProgram(model: CompiledModel, dict: StoreDictionary): Program {
+function compileProgram(model: CompiledModel, dict: StoreDictionary): Program {
   // intern every name first so the stride covers them all
   for (const [tn, t] of model.types) {
     dict.name(tn);

@@ -16,7 +16,7 @@ import { components } from '../../../model/scc.js';
 /** Numeric key of a subject kind: type name id and form (0 object, 1 wildcard, 2 + relation id). */
 export const kindKey = (type: number, form: number): number => type * 8192 + form;
 
-export interface Reach {
+interface Reach {
   /** Kind key → dense kind index (bit position). */
   readonly kinds: ReadonlyMap<number, number>;
   /** Words per bitset. */

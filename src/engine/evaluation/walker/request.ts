@@ -21,7 +21,7 @@ import { kindKey } from './reach.js';
 
 const CTX_BYTES = 128;
 export const PATH_CAP = 4096;
-export const MEMO_CAP = 32768;
+const MEMO_CAP = 32768;
 const MAX_CTX = 128;
 const MAX_TEMP = 512;
 const PATH_AT = CTX_BYTES;
@@ -29,7 +29,7 @@ const MEMO_AT = PATH_AT + PATH_CAP * 8;
 const RECS_AT = MEMO_AT + MEMO_CAP * MEMO_SLOT;
 const TEMP_AT = RECS_AT + MAX_CTX * 16;
 const TCOND_AT = TEMP_AT + MAX_TEMP * 4;
-export const SCRATCH_BYTES = TCOND_AT + MAX_CTX * 4;
+const SCRATCH_BYTES = TCOND_AT + MAX_CTX * 4;
 
 /**
  * What preparing a request reads of a snapshot: the `IndexSnapshot`, or an HTTP thread's view of
@@ -193,7 +193,7 @@ function wildcardFor(state: CallState, u: UserParts, subj: number, intern: boole
 }
 
 /** The program's dense subject-kind index of a user string (reach.ts), NONE when unknown. */
-export function subjectKind(program: Program, names: ReadonlyMap<string, number>, user: string): number {
+function subjectKind(program: Program, names: ReadonlyMap<string, number>, user: string): number {
   return kindOf(program, names, userParts(user));
 }
 

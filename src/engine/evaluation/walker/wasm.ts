@@ -15,14 +15,7 @@ export interface WalkerExports {
 }
 
 /** (cond, handle, obj, rel, subj, subjRel) → 0 false, 1 true, 2 error, 3 unavailable. */
-export type ConditionHook = (
-  cond: number,
-  handle: number,
-  obj: number,
-  rel: number,
-  subj: number,
-  sr: number,
-) => number;
+type ConditionHook = (cond: number, handle: number, obj: number, rel: number, subj: number, sr: number) => number;
 
 /**
  * What an instance calls back: the condition evaluator and the deadline poll (1 once the running
@@ -30,7 +23,7 @@ export type ConditionHook = (
  * both to itself; a pool worker has neither (conditions answer R_ERR_NEEDHOST, no deadline: its
  * items are bounded by the step budget).
  */
-export interface WalkerImports {
+interface WalkerImports {
   readonly evalCondition: ConditionHook;
   readonly deadlinePassed: () => number;
 }
@@ -38,7 +31,7 @@ export interface WalkerImports {
 const WORKER_IMPORTS: WalkerImports = { evalCondition: () => 3, deadlinePassed: () => 0 };
 
 /** Path of build/walker.wasm from src/ (tsx, vitest) or dist/src/ (compiled). */
-export function wasmPath(): string {
+function wasmPath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   for (const up of ['../../../..', '../../../../..']) {
     const p = join(here, up, 'build', 'walker.wasm');
