@@ -16,7 +16,7 @@ import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { KvStorage } from '../../src/storage/kv-storage.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { databasePerFile } from '../support/postgres.js';
-import type { RevisionChange, Storage, TupleFilter } from '../../src/storage/types.js';
+import type { RevisionChange, Storage, StorageEvent, TupleFilter } from '../../src/storage/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
@@ -399,5 +399,30 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
     expect(await pagedChanges(storage, sa, 7)).toEqual(await pagedChanges(storage, sb, 7));
     expect(await everything(storage, sa)).toEqual(await everything(storage, sb));
     expect(await everything(storage, sa, filter)).toEqual([]);
+  });
+  it("tells another node a small delete's changes inline, a large one's revision only", async () => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(
+      () => storage.close(),
+      () => other.close(),
+    );
+    await other.listening();
+    const events: StorageEvent[] = [];
+    other.subscribe((e) => void events.push(e));
+    const store = await fill(storage);
+    const small = await storage.deleteMatching?.(store, { object: 'doc:d1', relation: 'viewer' }, 10_000);
+    const large = await storage.deleteMatching?.(store, { object: 'group:' }, 10_000);
+    expect(small?.result.deleted.length).toBeGreaterThan(0);
+    expect(large?.result.deleted.length).toBeGreaterThan(32);
+    await vi.waitFor(() => expect(events.filter((e) => e.kind === 'tuples' && e.storeId === store)).toHaveLength(3));
+    const [, first, second] = events.filter((e) => e.kind === 'tuples' && e.storeId === store);
+    expect(first).toEqual({
+      kind: 'tuples',
+      storeId: store,
+      revision: small?.result.revision,
+      changes: { deleted: small?.result.deleted, written: [] },
+    });
+    expect(second).toEqual({ kind: 'tuples', storeId: store, revision: large?.result.revision });
   });
 });
