@@ -16,7 +16,6 @@
 //   npx tsx bench/postgres-writes.ts [--writes 200]                 (writes per store or writer)
 //   npx tsx bench/postgres-writes.ts --part groups --writes 20 --rounds 2   (only the 8-writer comparison)
 
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +27,7 @@ import { WRITE, WRITE_ALL } from '../src/storage/postgres/tuples.js';
 import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from '../src/storage/postgres/write-group-function.js';
 import type { Storage, TupleWrite } from '../src/storage/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
+import { databaseCpu, processCpuMs } from './pg-cpu.js';
 
 const { values } = parseArgs({
   options: {
@@ -118,12 +118,6 @@ const single: string[] = [];
 let cpu: { step4: number[]; step5: number[] } | undefined;
 let grouped: string[] = [];
 
-/** CPU time (ms) the backend process `pid` has used, from /proc (the server runs on this machine). */
-function backendCpuMs(pid: number): number {
-  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** One-tuple Writes per round of the CPU comparison (each one a commit flush). */
 const CPU_WRITES = Math.min(2000, WRITES * 10);
 
@@ -163,9 +157,9 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
       tag: string,
     ): Promise<number> => {
       for (let i = 0; i < 100; i++) await c.query({ ...q, values: values(`${tag}w`, i) }); // prepared, warm
-      const before = backendCpuMs(pid);
+      const before = processCpuMs(pid);
       for (let i = 0; i < CPU_WRITES; i++) await c.query({ ...q, values: values(tag, i) });
-      return ((backendCpuMs(pid) - before) / CPU_WRITES) * 1000;
+      return ((processCpuMs(pid) - before) / CPU_WRITES) * 1000;
     };
     for (let r = 0; r < 4; r++) {
       out.step4.push(await round(WRITE, step4, `a${r}`));
@@ -177,42 +171,6 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
   return out;
 }
 
-/** CPU (ms) of every backend of the database at `dbUrl` (PostgreSQL's own work for this bench). */
-async function serverCpu(dbUrl: string): Promise<() => number> {
-  const c = new pg.Client({ connectionString: dbUrl });
-  await c.connect();
-  const seen = new Map<number, number>();
-  const read = (pid: number): number => {
-    try {
-      return backendCpuMs(pid);
-    } catch {
-      return seen.get(pid) ?? 0; // exited since: its last reading stands
-    }
-  };
-  const pids = async (): Promise<number[]> =>
-    (await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map(
-      (r) => r.pid,
-    );
-  for (const pid of await pids()) seen.set(pid, read(pid));
-  // A sampler keeps the set of backends current; the total is the sum of their last readings.
-  const timer = setInterval(() => {
-    void pids().then((list) => {
-      for (const pid of list) seen.set(pid, read(pid));
-    });
-  }, 200);
-  closeCpu = async () => {
-    clearInterval(timer);
-    await c.end();
-  };
-  return () => {
-    for (const pid of seen.keys()) seen.set(pid, read(pid));
-    let sum = 0;
-    for (const v of seen.values()) sum += v;
-    return sum;
-  };
-}
-let closeCpu = async (): Promise<void> => {};
-
 /** The 8-writer single-store rates with the step-6 group function and the current one, alternating. */
 async function groups(dbUrl: string): Promise<string[]> {
   const out: string[] = [];
@@ -222,7 +180,8 @@ async function groups(dbUrl: string): Promise<string[]> {
   const install = async (sql: string): Promise<void> => {
     await setup.query(sql.replace('CREATE FUNCTION latch_write_group', 'CREATE OR REPLACE FUNCTION latch_write_group'));
   };
-  const cpu = server.embedded ? await serverCpu(dbUrl) : () => 0;
+  const serverCpu = server.embedded ? await databaseCpu(dbUrl) : undefined;
+  const cpu = (): number => serverCpu?.read() ?? 0;
   try {
     for (let r = 0; r < ROUNDS; r++) {
       for (const [label, sql] of [
@@ -243,7 +202,7 @@ async function groups(dbUrl: string): Promise<string[]> {
   } finally {
     await install(WRITE_GROUP_WHOLE_SQL);
     await setup.end();
-    await closeCpu();
+    await serverCpu?.close();
   }
   return out;
 }

@@ -55,6 +55,9 @@ function content(): TupleKey[] {
     out.push({ object: `group:g${i % 7}`, relation: 'member', user: `user:u${i}` });
   }
   out.push({ object: 'doc:d1', relation: 'viewer', user: 'group:g1#member' });
+  // Keys that are not plain ASCII take the scan's general decoder (delete-matching.ts).
+  out.push({ object: 'doc:d\u00e91', relation: 'viewer', user: 'user:\u00fc' });
+  out.push({ object: 'doc:d1', relation: 'owner', user: 'user:\u{1f600}', condition: { name: 'office' } });
   return out;
 }
 
