@@ -1,11 +1,20 @@
 // Delete by filter over HTTP (`POST /stores/{id}/delete-tuples`) on a real server: tuples/s to
-// remove N matching tuples in requests of `--limit`, the slowest request, and the server's CPU per
-// tuple; then the relation-only filter that matches nothing, sent back to back while ordinary
-// one-tuple Writes to the same store run, with the longest Write round trip (how long the scans
-// hold up the store's writes) against the same Writes alone in the same run.
+// remove N matching tuples in requests of `--limit`, the slowest request, and the CPU per tuple
+// (this process: the server and this client; on PostgreSQL also the database's backends, from
+// /proc: embedded server only); then the relation-only filter that matches nothing, sent back to
+// back while ordinary one-tuple Writes to the same store run, with the longest Write round trip
+// (how long the scans hold up the store's writes) against the same Writes alone in the same run.
+// The store of that second part (`--others` tuples) is written first, so the table the deletes
+// work in holds it too.
+//
+// PostgreSQL, `--compare`: the delete part runs `--rounds` times with the schema step 5
+// `latch_delete_matching` (select on the by-user index and sort, delete by a scan of the table)
+// and with the current one (one set-based statement), alternately, each on a fresh store of N
+// matching tuples: a same-run before/after.
 //
 //   npx tsx bench/delete-by-filter.ts                                # 100k on LevelDB, limit 10000
 //   npx tsx bench/delete-by-filter.ts --backend postgres --tuples 100000 --limit 10000
+//   npx tsx bench/delete-by-filter.ts --backend postgres --compare --tuples 50000 --others 100000 --scans 1
 //   npx tsx bench/delete-by-filter.ts --tuples 20000 --limit 1000    # a quick run
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
@@ -19,6 +28,11 @@ import { startServer } from '../src/main.js';
 import type { TupleKey } from '../src/domain/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 import { MODEL } from '../test/http/helpers.js';
+import {
+  DELETE_MATCHING_FUNCTION_SQL,
+  DELETE_MATCHING_SET_SQL,
+} from '../src/storage/postgres/delete-matching-function.js';
+import { databaseCpu, type DatabaseCpu } from './pg-cpu.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,17 +41,21 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'leveldb' },
     others: { type: 'string', default: '300000' },
     scans: { type: 'string', default: '10' },
+    compare: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
   },
 });
+const ROUNDS = Number(values.rounds);
+if (values.compare && values.backend !== 'postgres') throw new Error('--compare is for --backend postgres');
 const N = Number(values.tuples);
 const LIMIT = Number(values.limit);
 const OTHERS = Number(values.others);
 const SCANS = Number(values.scans);
 
-async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
+async function postgresUrl(): Promise<{ url: string; embedded: boolean; stop: () => Promise<void> }> {
   const given = process.env.LATCH_TEST_POSTGRES_URL;
   const server = given
-    ? { url: given, stop: async () => undefined }
+    ? { url: given, embedded: false, stop: async () => undefined }
     : await startPostgres(process.env, { fsync: true });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
@@ -46,7 +64,7 @@ async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }
   await admin.end();
   const url = new URL(server.url);
   url.pathname = '/latch_bench_delete';
-  return { url: url.toString(), stop: () => server.stop() };
+  return { url: url.toString(), embedded: server.embedded, stop: () => server.stop() };
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'latch-bench-delete-'));
@@ -85,42 +103,67 @@ const cpuMs = (): number => {
   return (u.user + u.system) / 1000;
 };
 
-// 1. N viewers of `doc` (plus as many owners that stay), deleted by {object_type, relation}.
-const store = await storeOf(2 * N, (i) => ({
-  object: `doc:d${i >> 1}`,
-  relation: i % 2 ? 'owner' : 'viewer',
-  user: `user:u${i}`,
-}));
-await server.latch.ready();
-let deleted = 0;
-let requests = 0;
-let slowest = 0;
-const c0 = cpuMs();
-const t0 = performance.now();
-for (;;) {
-  const a = performance.now();
-  const r = await post(`/stores/${store}/delete-tuples`, {
-    filter: { object_type: 'doc', relation: 'viewer' },
-    limit: LIMIT,
+// The store of part 2 first: the deletes below work in a table that holds it too.
+const wide = await storeOf(OTHERS, (i) => ({ object: `doc:w${i}`, relation: 'viewer', user: `user:u${i % 1000}` }));
+const dbCpu: DatabaseCpu | undefined = pgs?.embedded ? await databaseCpu(pgs.url) : undefined;
+
+/** Part 1 once: N viewers of `doc` (plus as many owners that stay), deleted by {object_type, relation}. */
+async function deleteRun(label: string): Promise<void> {
+  const store = await storeOf(2 * N, (i) => ({
+    object: `doc:d${i >> 1}`,
+    relation: i % 2 ? 'owner' : 'viewer',
+    user: `user:u${i}`,
+  }));
+  await server.latch.ready();
+  let deleted = 0;
+  let requests = 0;
+  let slowest = 0;
+  const c0 = cpuMs();
+  const d0 = dbCpu?.read() ?? 0;
+  const t0 = performance.now();
+  for (;;) {
+    const a = performance.now();
+    const r = await post(`/stores/${store}/delete-tuples`, {
+      filter: { object_type: 'doc', relation: 'viewer' },
+      limit: LIMIT,
+    });
+    slowest = Math.max(slowest, performance.now() - a);
+    requests++;
+    deleted += (r.tuple_keys as unknown[]).length;
+    if (r.more !== true) break;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuMs() - c0;
+  const db = (dbCpu?.read() ?? 0) - d0;
+  if (deleted !== N) throw new Error(`deleted ${deleted} of ${N}`);
+  const left = await post(`/stores/${store}/delete-tuples`, {
+    filter: { object_type: 'doc' },
+    dry_run: true,
+    limit: 1,
   });
-  slowest = Math.max(slowest, performance.now() - a);
-  requests++;
-  deleted += (r.tuple_keys as unknown[]).length;
-  if (r.more !== true) break;
+  if ((left.tuple_keys as TupleKey[])[0]?.relation !== 'owner') throw new Error('an owner tuple went');
+  console.log(
+    `${label}: ${N} tuples deleted in ${requests} requests of ≤ ${LIMIT}: ${seconds.toFixed(2)} s = ` +
+      `${Math.round(N / seconds)} tuples/s; slowest request ${slowest.toFixed(0)} ms; ` +
+      `process CPU ${((cpu * 1000) / N).toFixed(1)} µs/tuple (server and this client)` +
+      (dbCpu ? `, PostgreSQL backends ${((db * 1000) / N).toFixed(1)} µs/tuple` : '') +
+      `; load ${loadavg()[0]?.toFixed(1)}`,
+  );
 }
-const seconds = (performance.now() - t0) / 1000;
-const cpu = cpuMs() - c0;
-if (deleted !== N) throw new Error(`deleted ${deleted} of ${N}`);
-const left = await post(`/stores/${store}/delete-tuples`, { filter: { object_type: 'doc' }, dry_run: true, limit: 1 });
-if ((left.tuple_keys as TupleKey[])[0]?.relation !== 'owner') throw new Error('an owner tuple went');
-console.log(
-  `${values.backend}: ${N} tuples deleted in ${requests} requests of ≤ ${LIMIT}: ${seconds.toFixed(2)} s = ` +
-    `${Math.round(N / seconds)} tuples/s; slowest request ${slowest.toFixed(0)} ms; ` +
-    `process CPU ${((cpu * 1000) / N).toFixed(1)} µs/tuple (server and this client)`,
-);
+
+if (values.compare && pgs) {
+  const setup = new pg.Client({ connectionString: pgs.url });
+  await setup.connect();
+  for (let r = 0; r < ROUNDS; r++) {
+    await setup.query(DELETE_MATCHING_FUNCTION_SQL.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'));
+    await deleteRun(`round ${r + 1}, step 5 function`);
+    await setup.query(DELETE_MATCHING_SET_SQL);
+    await deleteRun(`round ${r + 1}, current function`);
+  }
+  await setup.end();
+} else await deleteRun(String(values.backend));
 
 // 2. Filters with neither object nor type (relation + user) that match nothing, on a store of OTHERS tuples, with Writes beside them.
-const wide = await storeOf(OTHERS, (i) => ({ object: `doc:w${i}`, relation: 'viewer', user: `user:u${i % 1000}` }));
 let n = 0;
 async function writes(until: () => boolean): Promise<number[]> {
   const times: number[] = [];
@@ -160,6 +203,7 @@ console.log(
     .map((x) => x.toFixed(2))
     .join(' ')}`,
 );
+await dbCpu?.close();
 await server.close();
 await pgs?.stop();
 await rm(dir, { recursive: true, force: true });

@@ -1,28 +1,44 @@
 // Write throughput of the storage backends: 100-tuple writes (one Write request each) into one
 // store, and into eight stores at once, on LevelDB and on PostgreSQL, in the same run on the same
 // machine. Then the server's CPU per one-tuple Write, on one connection, for the two write
-// functions alternately in the same run: `latch_write` (schema step 4, every rule) and
-// `latch_write_all` (step 5, the all-or-nothing Write the API sends by default); read from
-// /proc for the connection's backend, so only for an embedded server. PostgreSQL is a throwaway embedded server (fsync on, like LevelDB's synced batches)
-// unless LATCH_TEST_POSTGRES_URL names one. Also writes/s into one store by 8 concurrent writers,
-// 1-tuple and 100-tuple writes (the single-store rate: one store's writes queue on its row lock).
+// functions alternately in the same run: `latch_write` (every rule) and `latch_write_all` (the
+// all-or-nothing Write the API sends by default); read from /proc for the connection's backend,
+// so only for an embedded server. PostgreSQL is a throwaway embedded server (fsync on, like
+// LevelDB's synced batches) unless LATCH_TEST_POSTGRES_URL names one.
 //
-//   npx tsx bench/postgres-writes.ts [--writes 200]     (writes per store)
+// Also writes/s into ONE store by 8 concurrent writers, 1-tuple and 100-tuple writes (the
+// single-store rate: one store's writes queue on its row lock and go as groups, group-writer.ts),
+// on PostgreSQL before and after schema step 7 in the same run: rounds alternate between the
+// step-6 `latch_write_group` (every Write of a group through latch_write) and the current one
+// (whole Writes through latch_write_all), re-created in the bench database between rounds; with
+// the server's CPU per write (every backend of the database, from /proc: embedded server only).
+//
+//   npx tsx bench/postgres-writes.ts [--writes 200]                 (writes per store or writer)
+//   npx tsx bench/postgres-writes.ts --part groups --writes 20 --rounds 2   (only the 8-writer comparison)
 
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openLevelStorage } from '../src/storage/level.js';
 import { openPostgresStorage } from '../src/storage/postgres/index.js';
 import { WRITE, WRITE_ALL } from '../src/storage/postgres/tuples.js';
+import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from '../src/storage/postgres/write-group-function.js';
 import type { Storage, TupleWrite } from '../src/storage/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
+import { databaseCpu, processCpuMs } from './pg-cpu.js';
 
-const { values } = parseArgs({ options: { writes: { type: 'string', default: '200' } } });
+const { values } = parseArgs({
+  options: {
+    writes: { type: 'string', default: '200' },
+    part: { type: 'string', default: 'all' },
+    rounds: { type: 'string', default: '2' },
+  },
+});
 const WRITES = Number(values.writes);
+const ROUNDS = Number(values.rounds);
+if (!['all', 'groups'].includes(values.part)) throw new Error('--part is all or groups');
 const TUPLES = 100;
 
 function write(store: number, i: number): TupleWrite {
@@ -55,6 +71,16 @@ const WRITERS = 8;
 
 /** Writes per second into ONE store by WRITERS concurrent writers, each `size` tuples per write. */
 async function oneStore(s: Storage, size: number, writes: number): Promise<number> {
+  return (await oneStoreCpu(s, size, writes, () => 0)).rate;
+}
+
+/** oneStore, with `cpu()` (ms) read before and after: its difference per write. */
+async function oneStoreCpu(
+  s: Storage,
+  size: number,
+  writes: number,
+  cpu: () => number,
+): Promise<{ rate: number; cpuUs: number }> {
   const id = (await s.createStore(`one-${size}`)).id;
   const w = (k: number, i: number): TupleWrite => ({
     deletes: [],
@@ -67,13 +93,15 @@ async function oneStore(s: Storage, size: number, writes: number): Promise<numbe
     onMissing: 'error',
   });
   await s.writeTuples(id, w(99, 0)); // warm up
+  const c0 = cpu();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: WRITERS }, async (_, k) => {
       for (let i = 1; i <= writes; i++) await s.writeTuples(id, w(k, i));
     }),
   );
-  return Math.round((WRITERS * writes) / (Number(process.hrtime.bigint() - started) / 1e9));
+  const rate = Math.round((WRITERS * writes) / (Number(process.hrtime.bigint() - started) / 1e9));
+  return { rate, cpuUs: ((cpu() - c0) * 1000) / (WRITERS * writes) };
 }
 
 const server = await startPostgres(process.env, { fsync: true });
@@ -88,12 +116,10 @@ const dir = await mkdtemp(join(tmpdir(), 'latch-bench-level-'));
 const rows: string[] = [];
 const single: string[] = [];
 let cpu: { step4: number[]; step5: number[] } | undefined;
+let grouped: string[] = [];
 
-/** CPU time (ms) the backend process `pid` has used, from /proc (the server runs on this machine). */
-function backendCpuMs(pid: number): number {
-  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+/** One-tuple Writes per round of the CPU comparison (each one a commit flush). */
+const CPU_WRITES = Math.min(2000, WRITES * 10);
 
 /** Server CPU (µs) per one-tuple Write through each write function, alternating rounds on one connection. */
 async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step5: number[] }> {
@@ -131,9 +157,9 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
       tag: string,
     ): Promise<number> => {
       for (let i = 0; i < 100; i++) await c.query({ ...q, values: values(`${tag}w`, i) }); // prepared, warm
-      const before = backendCpuMs(pid);
-      for (let i = 0; i < 2000; i++) await c.query({ ...q, values: values(tag, i) });
-      return ((backendCpuMs(pid) - before) / 2000) * 1000;
+      const before = processCpuMs(pid);
+      for (let i = 0; i < CPU_WRITES; i++) await c.query({ ...q, values: values(tag, i) });
+      return ((processCpuMs(pid) - before) / CPU_WRITES) * 1000;
     };
     for (let r = 0; r < 4; r++) {
       out.step4.push(await round(WRITE, step4, `a${r}`));
@@ -145,7 +171,53 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
   return out;
 }
 
+/** The 8-writer single-store rates with the step-6 group function and the current one, alternating. */
+async function groups(dbUrl: string): Promise<string[]> {
+  const out: string[] = [];
+  await (await openPostgresStorage({ url: dbUrl, poolSize: 1 })).close(); // migrated to the current schema
+  const setup = new pg.Client({ connectionString: dbUrl });
+  await setup.connect();
+  const install = async (sql: string): Promise<void> => {
+    await setup.query(sql.replace('CREATE FUNCTION latch_write_group', 'CREATE OR REPLACE FUNCTION latch_write_group'));
+  };
+  const serverCpu = server.embedded ? await databaseCpu(dbUrl) : undefined;
+  const cpu = (): number => serverCpu?.read() ?? 0;
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [label, sql] of [
+        ['step 6 (latch_write)', WRITE_GROUP_FUNCTION_SQL],
+        ['step 7 (latch_write_all)', WRITE_GROUP_WHOLE_SQL],
+      ] as const) {
+        await install(sql);
+        const cells: string[] = [];
+        for (const size of [1, 100]) {
+          const postgres = await openPostgresStorage({ url: dbUrl, poolSize: 10 });
+          const m = await oneStoreCpu(postgres, size, WRITES, cpu);
+          await postgres.close();
+          cells.push(`${String(m.rate).padStart(6)} writes/s ${m.cpuUs.toFixed(0).padStart(6)} µs`);
+        }
+        out.push(`round ${r + 1} ${label.padEnd(25)} ${cells.join('   ')}  load ${loadavg()[0]?.toFixed(1)}`);
+      }
+    }
+  } finally {
+    await install(WRITE_GROUP_WHOLE_SQL);
+    await setup.end();
+    await serverCpu?.close();
+  }
+  return out;
+}
+
 try {
+  if (values.part === 'groups') {
+    const lines = await groups(url.toString());
+    process.stdout.write(
+      `one store, ${WRITERS} concurrent writers × ${WRITES} writes; writes/s and PostgreSQL CPU per write\n` +
+        `                                 1 tuple                         100 tuples\n${lines.join('\n')}\n`,
+    );
+    await rm(dir, { recursive: true, force: true });
+    await server.stop();
+    process.exit(0);
+  }
   for (const stores of [1, 8]) {
     const level = await openLevelStorage(join(dir, `s${stores}`));
     const levelRate = await measure(level, stores);
@@ -165,6 +237,7 @@ try {
     single.push(`${String(size).padStart(6)} ${String(levelRate).padStart(14)} ${String(pgRate).padStart(14)}`);
   }
   if (server.embedded) cpu = await serverCpuPerWrite(url.toString());
+  grouped = await groups(url.toString());
 } finally {
   await rm(dir, { recursive: true, force: true });
   await server.stop();
@@ -177,8 +250,12 @@ process.stdout.write(
 );
 if (cpu)
   process.stdout.write(
-    `server CPU per 1-tuple write, one connection, µs (4 alternating rounds of 2000):\n` +
-      `latch_write (step 4)      ${cpu.step4.map((x) => x.toFixed(0)).join(' ')}\n` +
-      `latch_write_all (step 5)  ${cpu.step5.map((x) => x.toFixed(0)).join(' ')}\n`,
+    `server CPU per 1-tuple write, one connection, µs (4 alternating rounds of ${CPU_WRITES}):\n` +
+      `latch_write                 ${cpu.step4.map((x) => x.toFixed(0)).join(' ')}\n` +
+      `latch_write_all         ${cpu.step5.map((x) => x.toFixed(0)).join(' ')}\n`,
   );
+process.stdout.write(
+  `one store, ${WRITERS} concurrent writers × ${WRITES} writes, PostgreSQL group function before/after; writes/s, server CPU per write\n` +
+    `${grouped.join('\n')}\n`,
+);
 process.exit(0);

@@ -16,7 +16,7 @@ import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { KvStorage } from '../../src/storage/kv-storage.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { databasePerFile } from '../support/postgres.js';
-import type { RevisionChange, Storage, TupleFilter } from '../../src/storage/types.js';
+import type { RevisionChange, Storage, StorageEvent, TupleFilter } from '../../src/storage/types.js';
 import { MODEL as MODEL_JSON } from '../http/helpers.js';
 
 const MODEL = MODEL_JSON as unknown as AuthorizationModelInput;
@@ -55,6 +55,9 @@ function content(): TupleKey[] {
     out.push({ object: `group:g${i % 7}`, relation: 'member', user: `user:u${i}` });
   }
   out.push({ object: 'doc:d1', relation: 'viewer', user: 'group:g1#member' });
+  // Keys that are not plain ASCII take the scan's general decoder (delete-matching.ts).
+  out.push({ object: 'doc:d\u00e91', relation: 'viewer', user: 'user:\u00fc' });
+  out.push({ object: 'doc:d1', relation: 'owner', user: 'user:\u{1f600}', condition: { name: 'office' } });
   return out;
 }
 
@@ -399,5 +402,30 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
     expect(await pagedChanges(storage, sa, 7)).toEqual(await pagedChanges(storage, sb, 7));
     expect(await everything(storage, sa)).toEqual(await everything(storage, sb));
     expect(await everything(storage, sa, filter)).toEqual([]);
+  });
+  it("tells another node a small delete's changes inline, a large one's revision only", async () => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(
+      () => storage.close(),
+      () => other.close(),
+    );
+    await other.listening();
+    const events: StorageEvent[] = [];
+    other.subscribe((e) => void events.push(e));
+    const store = await fill(storage);
+    const small = await storage.deleteMatching?.(store, { object: 'doc:d1', relation: 'viewer' }, 10_000);
+    const large = await storage.deleteMatching?.(store, { object: 'group:' }, 10_000);
+    expect(small?.result.deleted.length).toBeGreaterThan(0);
+    expect(large?.result.deleted.length).toBeGreaterThan(32);
+    await vi.waitFor(() => expect(events.filter((e) => e.kind === 'tuples' && e.storeId === store)).toHaveLength(3));
+    const [, first, second] = events.filter((e) => e.kind === 'tuples' && e.storeId === store);
+    expect(first).toEqual({
+      kind: 'tuples',
+      storeId: store,
+      revision: small?.result.revision,
+      changes: { deleted: small?.result.deleted, written: [] },
+    });
+    expect(second).toEqual({ kind: 'tuples', storeId: store, revision: large?.result.revision });
   });
 });

@@ -9,10 +9,10 @@
 // order of LevelDB's keys, so pagination and ordering are the same on both backends.
 
 import { num, q, type Db } from './db.js';
-import { DELETE_MATCHING_FUNCTION_SQL } from './delete-matching-function.js';
+import { DELETE_MATCHING_FUNCTION_SQL, DELETE_MATCHING_SET_SQL } from './delete-matching-function.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
-import { WRITE_GROUP_FUNCTION_SQL } from './write-group-function.js';
+import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from './write-group-function.js';
 
 const C = 'COLLATE "C"';
 
@@ -171,6 +171,9 @@ const MIGRATIONS: readonly string[] = [
   DELETE_MATCHING_FUNCTION_SQL,
   // step 6: group commit of one store's concurrent Writes (write-group-function.ts)
   WRITE_GROUP_FUNCTION_SQL,
+  // step 7: delete by filter as one set-based statement (delete-matching-function.ts); the whole
+  // Writes of a group through latch_write_all (write-group-function.ts)
+  DELETE_MATCHING_SET_SQL + WRITE_GROUP_WHOLE_SQL,
 ];
 
 /** The schema version this code writes and reads. */
