@@ -180,12 +180,61 @@ describe('PlacementNode', () => {
     await a.started;
     // One load at a time: each finishes when the test opens it, and the next one starts.
     for (let opened = 0; opened < stores.length; opened++) {
-      expect(order.length).toBe(opened + 1);
+      // The next load starts one event-loop turn after the last one ended.
+      await vi.waitFor(() => expect(order.length).toBe(opened + 1));
       engine.open(order[opened] as string);
       await settle();
     }
     expect(order.length).toBe(40);
     expect(new Set(order.slice(0, 20))).toEqual(new Set(stores.slice(20)));
+    await a.stop();
+  });
+
+  it('renews its lease while loads run, and starts no new load while its own renewal is overdue', async () => {
+    const stores = ['S1', 'S2', 'S3'];
+    let beats = 0;
+    let gate: Promise<void> | undefined;
+    let release: () => void = () => undefined;
+    const registry = new MemoryRegistry(stores);
+    const heartbeat = registry.heartbeat.bind(registry);
+    registry.heartbeat = async (b: ClusterHeartbeat) => {
+      beats++;
+      if (gate) await gate;
+      return heartbeat(b);
+    };
+    const order: string[] = [];
+    const engine = new Engine(true);
+    const hold = engine.holdStore.bind(engine);
+    engine.holdStore = (id: string) => (order.push(id), hold(id));
+    let now = 1_000_000;
+    const lease = 3_600_000;
+    const a = new PlacementNode({ ...opts(registry, engine, 'a'), loadConcurrency: 1, clock: () => now });
+    await a.started;
+    await vi.waitFor(() => expect(order).toHaveLength(1));
+    // Renewals go on while the load runs (it never ends until the test says so).
+    for (let i = 0; i < 3; i++) await a.beat();
+    expect(beats).toBe(4);
+    expect([...(registry.rows.get('a')?.loading ?? [])].sort()).toEqual(stores);
+    // The next renewal hangs past half a lease: the load that ends meanwhile starts no other.
+    gate = new Promise<void>((r) => (release = r));
+    now += lease / 2 + 1;
+    const late = a.beat();
+    now += lease / 2;
+    engine.open(order[0] as string);
+    await vi.waitFor(() => expect(a.status().loadsDeferred).toBeGreaterThan(0));
+    expect(order).toHaveLength(1);
+    expect(a.status().loading).toBe(2);
+    // Once the renewal answers, loading resumes.
+    gate = undefined;
+    release();
+    await late;
+    await vi.waitFor(() => expect(order).toHaveLength(2));
+    engine.open(order[1] as string);
+    await vi.waitFor(() => expect(order).toHaveLength(3));
+    engine.open(order[2] as string);
+    await vi.waitFor(() => expect(engine.loaded.size).toBe(3));
+    // The gap between the two renewals around the hang is what the node reports.
+    expect(a.status().renewalGapMaxMs).toBe(lease / 2 + 1);
     await a.stop();
   });
 
