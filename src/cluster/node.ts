@@ -37,9 +37,11 @@ export interface PlacementOptions {
   readonly loadConcurrency?: number | undefined;
   /**
    * On a fresh cluster (no other live member holds or loads a store at this node's first
-   * heartbeat), how long the node waits before loading the stores it owns (default one lease):
-   * the nodes starting with it register meanwhile, so it loads its share of the final membership,
-   * not stores it would hand off a moment later. A request for a store meanwhile still loads it.
+   * heartbeat), how long the node waits before loading the stores it owns (default one lease),
+   * counted again from each membership change seen while waiting: the nodes starting with it
+   * register meanwhile, so it loads its share of the final membership, not stores it would hand
+   * off a moment later (whose memory would stay with the process). A request for a store
+   * meanwhile still loads it.
    */
   readonly settleMs?: number | undefined;
   /** The clock the settle wait reads (default Date.now). */
@@ -203,8 +205,14 @@ export class PlacementNode {
     const signature = candidates.map((m) => `${m.nodeId}:${m.capacity}`).join(',');
     const storesChanged = !sameList(this.placedIds, this.storeIds);
     if (signature !== this.signature || storesChanged) {
-      if (signature !== this.signature && this.signature !== '')
+      if (signature !== this.signature && this.signature !== '') {
         this.o.log('info', 'placement membership changed', { members: signature });
+        // Still settling: wait one more settle time from this change, so that nodes starting
+        // over several seconds (a loaded machine) all register before any loads its share.
+        const now = this.clock();
+        if (this.loadFrom !== undefined && now < this.loadFrom)
+          this.loadFrom = now + (this.o.settleMs ?? this.o.leaseMs);
+      }
       this.signature = signature;
       this.candidates = candidates;
       this.placedIds = this.storeIds;

@@ -3,7 +3,7 @@
 // has loaded it and two heartbeats have passed — and with no node able to answer, route says none.
 import { describe, expect, it, vi } from 'vitest';
 import { PlacementNode, type HoldingEngine } from '../../src/cluster/node.js';
-import { owners } from '../../src/cluster/rendezvous.js';
+import { owners, placement } from '../../src/cluster/rendezvous.js';
 import type { ClusterHeartbeat, ClusterMember, ClusterRegistry } from '../../src/storage/types.js';
 
 class MemoryRegistry implements ClusterRegistry {
@@ -66,6 +66,7 @@ const opts = (registry: ClusterRegistry, engine: HoldingEngine, nodeId: string) 
 });
 
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+const SIX = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6'];
 
 describe('PlacementNode', () => {
   it('moves a store without a gap: the old owner answers until the new one is ready, two heartbeats on', async () => {
@@ -155,6 +156,43 @@ describe('PlacementNode', () => {
         )[0] === 'b',
     );
     expect([...eb.loaded].sort()).toEqual(bOwns);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('counts the settle wait again from each membership change seen while settling', async () => {
+    const registry = new MemoryRegistry(SIX);
+    const ea = new Engine();
+    let now = 1000;
+    const a = new PlacementNode({ ...opts(registry, ea, 'a'), settleMs: 500, clock: () => now });
+    await a.started;
+    // b registers 400 ms later (still fresh: it holds nothing): a waits until 500 ms after that.
+    now = 1400;
+    const eb = new Engine();
+    const b = new PlacementNode({ ...opts(registry, eb, 'b'), settleMs: 500, clock: () => now });
+    await b.started;
+    await a.beat();
+    now = 1600;
+    await a.beat();
+    await settle();
+    expect(ea.loaded.size).toBe(0);
+    now = 1900;
+    await a.beat();
+    await b.beat();
+    await settle();
+    // Each loads its share of the two-node membership, nothing it would hand off.
+    const placed = placement(
+      SIX,
+      [
+        { nodeId: 'a', capacity: 1 },
+        { nodeId: 'b', capacity: 1 },
+      ],
+      1,
+    );
+    const share = (n: string): string[] => SIX.filter((s) => placed.get(s)?.[0] === n);
+    expect(share('a').length).toBeGreaterThan(0);
+    expect([...ea.loaded].sort()).toEqual(share('a'));
+    expect([...eb.loaded].sort()).toEqual(share('b'));
     await a.stop();
     await b.stop();
   });
