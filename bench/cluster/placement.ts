@@ -2,7 +2,10 @@
 //  - each placed node's resident memory against one node holding every store (same data, same run);
 //  - JSON Check throughput through one node for a store it holds (direct) and for one it does not
 //    (forwarded: one more hop), interleaved rounds, the same lean keep-alive client;
-//  - the time from kill -9 of a node to every store served again by K live nodes.
+//  - the time from kill -9 of a node to every store served again by K live nodes, with its
+//    timeline (the victim's lease lapsing, stores back at K over time), the survivors' CPU per
+//    store they loaded (/proc utime + stime), and each node's longest gap between two lease
+//    renewals (its /metrics): a lease lapses when that gap reaches the lease.
 // The data goes into PostgreSQL by SQL (loadData: tuples by INSERT … generate_series, one image
 // built by a node and copied to every store), not through the API, and no node loads 10M tuples
 // from rows; every node then starts from the images like any restart. --keep-data reuses the
@@ -10,7 +13,7 @@
 //
 //   npx tsx bench/cluster/placement.ts --postgres-url postgres://latch:latch@127.0.0.1:5433/postgres \
 //     [--stores 100] [--tuples 100000] [--nodes 5] [--replicas 2] [--lease 2000] [--requests 4000] \
-//     [--kills 3] [--keep-data]
+//     [--kills 3] [--keep-data] [--rss-after 10] [--mmap-threshold 131072]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -36,6 +39,12 @@ const { values: a } = parseArgs({
     lease: { type: 'string', default: '2000' },
     requests: { type: 'string', default: '4000' },
     kills: { type: 'string', default: '3' },
+    // Seconds each node stays idle between ready and its RSS reading (the all-stores node and the
+    // placed ones alike): V8 collects the load's garbage once the heap is idle.
+    'rss-after': { type: 'string', default: '10' },
+    // glibc's mmap threshold for every node (0: glibc's default, a threshold that rises after
+    // each large free): what `latch serve` sets (docs/deployment.md, "Memory of a placed node").
+    'mmap-threshold': { type: 'string', default: '131072' },
     'keep-data': { type: 'boolean', default: false },
   },
 });
@@ -45,6 +54,8 @@ const NODES = Number(a.nodes);
 const K = Number(a.replicas);
 const LEASE = Number(a.lease);
 const REQUESTS = Number(a.requests);
+const RSS_AFTER_MS = Number(a['rss-after']) * 1000;
+const MMAP_THRESHOLD = Number(a['mmap-threshold']);
 if (!a['postgres-url']) throw new Error('--postgres-url is required');
 const server = new URL(a['postgres-url']);
 const dbName = 'latch_bench_placement';
@@ -66,7 +77,15 @@ function start(args: string[]): Promise<Node> {
   const proc = spawn(
     process.execPath,
     [...NODE_FLAGS, entry, 'serve', '--port', '0', '--datastore', 'postgres', '--postgres-url', dbUrl, ...args],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LATCH_NO_REEXEC: '1' } },
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        LATCH_NO_REEXEC: '1',
+        ...(MMAP_THRESHOLD > 0 ? { MALLOC_MMAP_THRESHOLD_: String(MMAP_THRESHOLD) } : {}),
+      },
+    },
   );
   started.add(proc);
   proc.on('exit', () => started.delete(proc));
@@ -79,6 +98,19 @@ function start(args: string[]): Promise<Node> {
     });
     proc.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
   });
+}
+
+/** The process's CPU time so far (ms): utime + stime from /proc (clock ticks of 10 ms). */
+function cpuMs(n: Node): number {
+  const f = readFileSync(`/proc/${n.proc.pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) * 10;
+}
+
+/** The node's longest gap between two successful lease renewals (s), from its metrics. */
+async function renewalGap(n: Node): Promise<number> {
+  const text = await (await fetch(`${n.base}/metrics`)).text();
+  return Number(/^latch_placement_lease_renewal_gap_max_seconds (\S+)$/m.exec(text)?.[1]);
 }
 
 const rssMb = (n: Node): number =>
@@ -264,8 +296,14 @@ async function main(): Promise<void> {
   const ta = performance.now();
   await until('all-stores node ready', async () => (await fetch(`${all.base}/readyz`)).status === 200);
   const loadAll = (performance.now() - ta) / 1000;
+  const rssAllReady = rssMb(all);
+  await sleep(RSS_AFTER_MS);
   const rssAll = rssMb(all);
-  console.log(`one node, every store: ready in ${loadAll.toFixed(1)} s, RSS ${rssAll.toFixed(0)} MB`);
+  // Start-up included (≈ 0.3 s of CPU for an empty node): an upper bound of the load CPU per store.
+  const loadCpuMsPerStore = cpuMs(all) / STORES;
+  console.log(
+    `one node, every store: ready in ${loadAll.toFixed(1)} s, RSS ${rssAllReady.toFixed(0)} MB at ready, ${rssAll.toFixed(0)} MB ${RSS_AFTER_MS / 1000} s later, CPU ${loadCpuMsPerStore.toFixed(0)} ms per store (start-up included; load ${loadavg()[0]?.toFixed(1)})`,
+  );
   all.proc.kill('SIGKILL'); // the images are there already
   await new Promise((r) => all.proc.on('exit', r));
 
@@ -305,14 +343,17 @@ async function main(): Promise<void> {
   await until('placed nodes settled', settled, 600_000, members);
   console.log(`${NODES} placed nodes settled in ${((performance.now() - tp) / 1000).toFixed(1)} s`);
   const held = await readyHolders();
-  const rss = nodes.map((n) => ({
+  const rssReady = nodes.map((n) => Math.round(rssMb(n)));
+  await sleep(RSS_AFTER_MS);
+  const rss = nodes.map((n, i) => ({
     node: idOf(n),
     stores: stores.filter((s) => held.get(s)?.includes(idOf(n))).length,
+    rssMbAtSettle: rssReady[i] as number,
     rssMb: Math.round(rssMb(n)),
   }));
   for (const r of rss)
     console.log(
-      `  ${r.node}: ${r.stores} stores, RSS ${r.rssMb} MB = ${(r.rssMb / rssAll).toFixed(2)} of the all-stores node`,
+      `  ${r.node}: ${r.stores} stores, RSS ${r.rssMb} MB = ${(r.rssMb / rssAll).toFixed(2)} of the all-stores node ${RSS_AFTER_MS / 1000} s after settling (at settling ${r.rssMbAtSettle} MB = ${(r.rssMbAtSettle / rssAllReady).toFixed(2)} of it at ready)`,
     );
 
   // Direct vs forwarded Checks through node 0, interleaved.
@@ -331,12 +372,26 @@ async function main(): Promise<void> {
 
   // kill -9 of a node → every store served by K live nodes again; then a new node joins and the
   // cluster settles before the next kill.
-  const kills: { seconds: number; lapsed: number; fewestLive: number; storesLost: number; load1: number }[] = [];
+  const kills: {
+    seconds: number;
+    lapsed: number;
+    fewestLive: number;
+    storesLost: number;
+    load1: number;
+    /** [seconds after the kill, stores of the victim back on K live nodes] at each change. */
+    timeline: [number, number][];
+    /** The survivors' CPU during the take-over per store the victim held (ms). */
+    cpuMsPerStore: number;
+    /** Each survivor's longest gap between lease renewals so far (s). */
+    renewalGapMax: number[];
+  }[] = [];
   for (let k = 0; k < Number(a.kills); k++) {
     const victim = nodes.pop() as Node;
-    const lost = (await readyHolders()).entries();
-    let storesLost = 0;
-    for (const [, ns] of lost) if (ns.includes(idOf(victim))) storesLost++;
+    const lostStores: string[] = [];
+    for (const [s, ns] of await readyHolders()) if (ns.includes(idOf(victim))) lostStores.push(s);
+    const storesLost = lostStores.length;
+    const cpu0 = nodes.map(cpuMs);
+    const timeline: [number, number][] = [];
     const tk = performance.now();
     victim.proc.kill('SIGKILL');
     // Where the time goes: the victim's lease lapsing, then the loads; and whether another
@@ -351,12 +406,32 @@ async function main(): Promise<void> {
       ).map((r) => r.node_id);
       if (Number.isNaN(lapsed) && !live.includes(idOf(victim))) lapsed = (performance.now() - tk) / 1000;
       fewestLive = Math.min(fewestLive, live.filter((n) => n !== idOf(victim)).length);
+      const held = await readyHolders();
+      const back = lostStores.filter(
+        (s) => (held.get(s)?.filter((n) => n !== idOf(victim) && live.includes(n)).length ?? 0) >= K,
+      ).length;
+      if (timeline.length === 0 || timeline[timeline.length - 1]?.[1] !== back)
+        timeline.push([Number(((performance.now() - tk) / 1000).toFixed(2)), back]);
       return everyStoreAtK(idOf(victim));
     });
     const seconds = (performance.now() - tk) / 1000;
-    kills.push({ seconds, lapsed, fewestLive, storesLost, load1: loadavg()[0] as number });
+    const cpu = nodes.reduce((sum, n, i) => sum + cpuMs(n) - (cpu0[i] as number), 0);
+    const renewalGapMax = await Promise.all(nodes.map(renewalGap));
+    kills.push({
+      seconds,
+      lapsed,
+      fewestLive,
+      storesLost,
+      load1: loadavg()[0] as number,
+      timeline,
+      cpuMsPerStore: cpu / Math.max(1, storesLost),
+      renewalGapMax,
+    });
     console.log(
       `kill -9 of a node holding ${storesLost} stores → every store on ${K} live nodes: ${seconds.toFixed(2)} s (its lease lapsed after ${lapsed.toFixed(2)} s; fewest other live members meanwhile ${fewestLive} of ${NODES - 1}; lease ${LEASE / 1000} s, load ${loadavg()[0]?.toFixed(1)})`,
+    );
+    console.log(
+      `  timeline [s, stores back at K]: ${timeline.map(([t, n]) => `${t}:${n}`).join(' ')}; survivors' CPU ${(cpu / 1000).toFixed(1)} s = ${(cpu / Math.max(1, storesLost)).toFixed(0)} ms per store lost; longest renewal gap per survivor ${renewalGapMax.map((g) => g.toFixed(2)).join(' ')} s`,
     );
     if (k + 1 < Number(a.kills)) {
       nodes.push(await start(flags));
@@ -379,7 +454,11 @@ async function main(): Promise<void> {
       k: K,
       leaseMs: LEASE,
       rssAll,
+      rssAllReady,
+      rssAfterMs: RSS_AFTER_MS,
+      mmapThreshold: MMAP_THRESHOLD,
       loadAll,
+      loadCpuMsPerStore,
       rss,
       rounds,
       kills,

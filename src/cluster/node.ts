@@ -1,11 +1,19 @@
 // One node of a placed cluster (`latch serve --placement`): renews its lease in the registry,
-// reads the live members, loads the stores rendezvous hashing gives it (./rendezvous.ts), drops a
-// store only once every one of its new owners reports it ready (no gap), and answers the HTTP
-// edge's question for each request: serve here, forward to these nodes, or nobody can (503).
+// reads the live members, loads the stores bounded-load rendezvous hashing gives it
+// (./rendezvous.ts), drops a store only once every one of its new owners reports it ready (no
+// gap), and answers the HTTP edge's question for each request: serve here, forward to these
+// nodes, or nobody can (503).
+//
+// The lease comes first. The registry renews it on a connection of its own (never queued behind
+// checkpoint reads on the storage pool), on this node's own timer (every third of a lease), and a
+// load is started only while the last renewal is recent: a node whose renewal is overdue lets
+// the event loop and the database answer it before it takes on more work, so its own lease does
+// not lapse while it loads a dead member's stores (which would make the others re-place its
+// stores in turn). Loads start one event-loop turn apart.
 
 import type { HeldStore } from '../engine/contract.js';
 import type { ClusterMember, ClusterRegistry } from '../storage/types.js';
-import { owners, type PlacementMember } from './rendezvous.js';
+import { owners, placement, type PlacementMember } from './rendezvous.js';
 
 /** The engine operations placement drives (Latch has them). */
 export interface HoldingEngine {
@@ -29,9 +37,11 @@ export interface PlacementOptions {
   readonly loadConcurrency?: number | undefined;
   /**
    * On a fresh cluster (no other live member holds or loads a store at this node's first
-   * heartbeat), how long the node waits before loading the stores it owns (default one lease):
-   * the nodes starting with it register meanwhile, so it loads its share of the final membership,
-   * not stores it would hand off a moment later. A request for a store meanwhile still loads it.
+   * heartbeat), how long the node waits before loading the stores it owns (default one lease),
+   * counted again from each membership change seen while waiting: the nodes starting with it
+   * register meanwhile, so it loads its share of the final membership, not stores it would hand
+   * off a moment later (whose memory would stay with the process). A request for a store
+   * meanwhile still loads it.
    */
   readonly settleMs?: number | undefined;
   /** The clock the settle wait reads (default Date.now). */
@@ -51,6 +61,28 @@ export type Route =
   | { readonly kind: 'forward'; readonly peers: readonly Peer[] }
   | { readonly kind: 'none' };
 
+/** Figures for metrics and `latch cluster status`. */
+export interface PlacementStatus {
+  /** Live members, this node included. */
+  readonly members: number;
+  readonly held: number;
+  readonly loading: number;
+  /** Every store this node owns is loaded. */
+  readonly ready: boolean;
+  /** The longest time between two successful lease renewals so far (ms). */
+  readonly renewalGapMaxMs: number;
+  /** Loads put off because this node's own renewal was overdue. */
+  readonly loadsDeferred: number;
+}
+
+/** Whether two sorted id lists are equal. */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 const LOCAL: Route = { kind: 'local' };
 /** A lapse is looked for this long after the lease's end (the read and the database's clock step). */
 const LAPSE_MARGIN_MS = 20;
@@ -61,10 +93,12 @@ export class PlacementNode {
   private live: ClusterMember[] = [];
   /** Each live member's ready stores. */
   private readyAt = new Map<string, ReadonlySet<string>>();
-  /** Owners of each store under the current membership (cleared when it changes). */
+  /** Owners of each store under the current membership and store list (recomputed when either changes). */
   private ownerCache = new Map<string, string[]>();
   private candidates: PlacementMember[] = [];
   private signature = '';
+  /** The store list `ownerCache` was computed from. */
+  private placedIds: readonly string[] = [];
   /** Stores this node holds or is loading. */
   private readonly held = new Map<string, 'loading' | 'ready'>();
   private readonly queue: string[] = [];
@@ -80,13 +114,24 @@ export class PlacementNode {
   private loadFrom: number | undefined;
   private readonly clock: () => number;
   private beating: Promise<void> | undefined;
+  /** When the last successful renewal was sent (the clock's ms): the lease runs at least leaseMs from then. */
+  private renewedAt: number | undefined;
   private again = false;
   private stopped = false;
   private isReady = false;
   /** The first heartbeat and reconcile have run. */
   readonly started: Promise<void>;
   /** Times each store took to load here (ms), and the stores released. */
-  readonly counts = { loads: 0, loadFailures: 0, released: 0, heartbeatFailures: 0 };
+  readonly counts = {
+    loads: 0,
+    loadFailures: 0,
+    released: 0,
+    heartbeatFailures: 0,
+    /** The longest time between two successful renewals (ms): a lease lapses when it reaches leaseMs. */
+    renewalGapMaxMs: 0,
+    /** Loads put off because this node's own renewal was overdue. */
+    loadsDeferred: 0,
+  };
 
   constructor(private readonly o: PlacementOptions) {
     this.clock = o.clock ?? Date.now;
@@ -125,6 +170,7 @@ export class PlacementNode {
       const ready: string[] = [];
       const loading: string[] = [];
       for (const [id, state] of this.held) (state === 'ready' ? ready : loading).push(id);
+      const sentAt = this.clock();
       const rows = await this.o.registry.heartbeat({
         nodeId: this.o.nodeId,
         url: this.o.url,
@@ -133,6 +179,9 @@ export class PlacementNode {
         ready,
         loading,
       });
+      if (this.renewedAt !== undefined)
+        this.counts.renewalGapMaxMs = Math.max(this.counts.renewalGapMaxMs, sentAt - this.renewedAt);
+      this.renewedAt = sentAt;
       this.storeIds = await this.o.registry.storeIds();
       this.beats++;
       if (this.loadFrom === undefined) {
@@ -142,6 +191,7 @@ export class PlacementNode {
       this.membership(rows);
       this.reconcile();
       this.schedule();
+      this.pump();
     } catch (err) {
       this.counts.heartbeatFailures++;
       this.o.log('warn', 'placement heartbeat failed', { cause: err instanceof Error ? err.message : String(err) });
@@ -153,15 +203,27 @@ export class PlacementNode {
     this.readyAt = new Map(this.live.map((m) => [m.nodeId, new Set(m.ready)]));
     const candidates = this.live.filter((m) => !m.draining).map((m) => ({ nodeId: m.nodeId, capacity: m.capacity }));
     const signature = candidates.map((m) => `${m.nodeId}:${m.capacity}`).join(',');
-    if (signature !== this.signature) {
-      if (this.signature !== '') this.o.log('info', 'placement membership changed', { members: signature });
+    const storesChanged = !sameList(this.placedIds, this.storeIds);
+    if (signature !== this.signature || storesChanged) {
+      if (signature !== this.signature && this.signature !== '') {
+        this.o.log('info', 'placement membership changed', { members: signature });
+        // Still settling: wait one more settle time from this change, so that nodes starting
+        // over several seconds (a loaded machine) all register before any loads its share.
+        const now = this.clock();
+        if (this.loadFrom !== undefined && now < this.loadFrom)
+          this.loadFrom = now + (this.o.settleMs ?? this.o.leaseMs);
+      }
       this.signature = signature;
       this.candidates = candidates;
-      this.ownerCache = new Map();
+      this.placedIds = this.storeIds;
+      this.ownerCache = placement(this.storeIds, candidates, this.o.replicas);
     }
   }
 
-  /** The store's owners under the current membership, best first. */
+  /**
+   * The store's owners under the current membership, best first: the bounded placement of every
+   * known store, or for a store created since the last read of the list, its preferred owners.
+   */
   ownersOf(storeId: string): string[] {
     let list = this.ownerCache.get(storeId);
     if (list === undefined) {
@@ -242,7 +304,17 @@ export class PlacementNode {
     this.pump();
   }
 
+  /** Whether this node's own renewal is late (more than half a lease since the last one was sent). */
+  private overdue(): boolean {
+    return this.renewedAt !== undefined && this.clock() - this.renewedAt > this.o.leaseMs / 2;
+  }
+
   private pump(): void {
+    if (this.queue.length > 0 && this.loadsRunning < (this.o.loadConcurrency ?? 2) && this.overdue()) {
+      // The next successful renewal pumps again.
+      this.counts.loadsDeferred++;
+      return;
+    }
     while (this.loadsRunning < (this.o.loadConcurrency ?? 2) && this.queue.length > 0 && !this.stopped) {
       const id = this.queue.shift() as string;
       this.loadsRunning++;
@@ -264,7 +336,8 @@ export class PlacementNode {
         )
         .finally(() => {
           this.loadsRunning--;
-          this.pump();
+          // The next load one event-loop turn later: timers (the renewal) and I/O go first.
+          setImmediate(() => this.pump());
           // Tell the others at once: they may be waiting to drop the store, or route to it.
           if (this.loadsRunning === 0 && this.queue.length === 0) void this.beat();
         });
@@ -308,10 +381,17 @@ export class PlacementNode {
   }
 
   /** Figures for metrics and `latch cluster status`. */
-  status(): { members: number; held: number; loading: number; ready: boolean } {
+  status(): PlacementStatus {
     let loading = 0;
     for (const s of this.held.values()) if (s === 'loading') loading++;
-    return { members: this.live.length, held: this.held.size - loading, loading, ready: this.isReady };
+    return {
+      members: this.live.length,
+      held: this.held.size - loading,
+      loading,
+      ready: this.isReady,
+      renewalGapMaxMs: this.counts.renewalGapMaxMs,
+      loadsDeferred: this.counts.loadsDeferred,
+    };
   }
 
   /** Stops renewing and leaves the registry (the others take over the stores at once). */
@@ -348,7 +428,9 @@ export class LateEdge {
     return this.node?.ready() === true;
   }
 
-  status(): { members: number; held: number; loading: number; ready: boolean } {
-    return this.node?.status() ?? { members: 0, held: 0, loading: 0, ready: false };
+  status(): PlacementStatus {
+    return (
+      this.node?.status() ?? { members: 0, held: 0, loading: 0, ready: false, renewalGapMaxMs: 0, loadsDeferred: 0 }
+    );
   }
 }

@@ -8,7 +8,7 @@
 // the connection — the client gets 503 `unavailable` with Retry-After.
 
 import http from 'node:http';
-import type { Peer, Route } from '../cluster/node.js';
+import type { Peer, PlacementStatus, Route } from '../cluster/node.js';
 import { AppError } from '../errors.js';
 import { readBody, tooLarge, type DiscardBound } from './body.js';
 import type { Exchange } from './exchange.js';
@@ -19,8 +19,8 @@ import type { HttpRequest } from './uws.js';
 export interface PlacementEdge {
   readonly nodeId: string;
   route(storeId: string, forwarded: boolean): Route;
-  /** Live members, stores held ready and loading, and whether every store this node owns is loaded. */
-  status(): { members: number; held: number; loading: number; ready: boolean };
+  /** Live members, stores held ready and loading, whether every store this node owns is loaded, lease renewals. */
+  status(): PlacementStatus;
 }
 
 /** The header a forwarded request carries: the node it came from (it is never forwarded again). */
@@ -291,6 +291,18 @@ export class Forwarder {
       'gauge',
       'Whether every store this node owns is loaded (1) or not (0).',
       st.ready ? 1 : 0,
+    );
+    metric(
+      'latch_placement_lease_renewal_gap_max_seconds',
+      'gauge',
+      'The longest time between two successful lease renewals of this node (its lease lapses at the lease length).',
+      st.renewalGapMaxMs / 1000,
+    );
+    metric(
+      'latch_placement_loads_deferred_total',
+      'counter',
+      'Store loads put off because this node’s own lease renewal was overdue.',
+      st.loadsDeferred,
     );
     metric('latch_placement_forwards_total', 'counter', 'Requests passed to another node.', this.counts.forwarded);
     metric(

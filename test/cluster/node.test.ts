@@ -3,7 +3,7 @@
 // has loaded it and two heartbeats have passed — and with no node able to answer, route says none.
 import { describe, expect, it, vi } from 'vitest';
 import { PlacementNode, type HoldingEngine } from '../../src/cluster/node.js';
-import { owners } from '../../src/cluster/rendezvous.js';
+import { owners, placement } from '../../src/cluster/rendezvous.js';
 import type { ClusterHeartbeat, ClusterMember, ClusterRegistry } from '../../src/storage/types.js';
 
 class MemoryRegistry implements ClusterRegistry {
@@ -66,6 +66,7 @@ const opts = (registry: ClusterRegistry, engine: HoldingEngine, nodeId: string) 
 });
 
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+const SIX = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6'];
 
 describe('PlacementNode', () => {
   it('moves a store without a gap: the old owner answers until the new one is ready, two heartbeats on', async () => {
@@ -159,6 +160,43 @@ describe('PlacementNode', () => {
     await b.stop();
   });
 
+  it('counts the settle wait again from each membership change seen while settling', async () => {
+    const registry = new MemoryRegistry(SIX);
+    const ea = new Engine();
+    let now = 1000;
+    const a = new PlacementNode({ ...opts(registry, ea, 'a'), settleMs: 500, clock: () => now });
+    await a.started;
+    // b registers 400 ms later (still fresh: it holds nothing): a waits until 500 ms after that.
+    now = 1400;
+    const eb = new Engine();
+    const b = new PlacementNode({ ...opts(registry, eb, 'b'), settleMs: 500, clock: () => now });
+    await b.started;
+    await a.beat();
+    now = 1600;
+    await a.beat();
+    await settle();
+    expect(ea.loaded.size).toBe(0);
+    now = 1900;
+    await a.beat();
+    await b.beat();
+    await settle();
+    // Each loads its share of the two-node membership, nothing it would hand off.
+    const placed = placement(
+      SIX,
+      [
+        { nodeId: 'a', capacity: 1 },
+        { nodeId: 'b', capacity: 1 },
+      ],
+      1,
+    );
+    const share = (n: string): string[] => SIX.filter((s) => placed.get(s)?.[0] === n);
+    expect(share('a').length).toBeGreaterThan(0);
+    expect([...ea.loaded].sort()).toEqual(share('a'));
+    expect([...eb.loaded].sort()).toEqual(share('b'));
+    await a.stop();
+    await b.stop();
+  });
+
   it('loads first the stores the fewest live nodes serve', async () => {
     const stores = Array.from({ length: 40 }, (_, i) => `S${i}`);
     const registry = new MemoryRegistry(stores);
@@ -180,12 +218,61 @@ describe('PlacementNode', () => {
     await a.started;
     // One load at a time: each finishes when the test opens it, and the next one starts.
     for (let opened = 0; opened < stores.length; opened++) {
-      expect(order.length).toBe(opened + 1);
+      // The next load starts one event-loop turn after the last one ended.
+      await vi.waitFor(() => expect(order.length).toBe(opened + 1));
       engine.open(order[opened] as string);
       await settle();
     }
     expect(order.length).toBe(40);
     expect(new Set(order.slice(0, 20))).toEqual(new Set(stores.slice(20)));
+    await a.stop();
+  });
+
+  it('renews its lease while loads run, and starts no new load while its own renewal is overdue', async () => {
+    const stores = ['S1', 'S2', 'S3'];
+    let beats = 0;
+    let gate: Promise<void> | undefined;
+    let release: () => void = () => undefined;
+    const registry = new MemoryRegistry(stores);
+    const heartbeat = registry.heartbeat.bind(registry);
+    registry.heartbeat = async (b: ClusterHeartbeat) => {
+      beats++;
+      if (gate) await gate;
+      return heartbeat(b);
+    };
+    const order: string[] = [];
+    const engine = new Engine(true);
+    const hold = engine.holdStore.bind(engine);
+    engine.holdStore = (id: string) => (order.push(id), hold(id));
+    let now = 1_000_000;
+    const lease = 3_600_000;
+    const a = new PlacementNode({ ...opts(registry, engine, 'a'), loadConcurrency: 1, clock: () => now });
+    await a.started;
+    await vi.waitFor(() => expect(order).toHaveLength(1));
+    // Renewals go on while the load runs (it never ends until the test says so).
+    for (let i = 0; i < 3; i++) await a.beat();
+    expect(beats).toBe(4);
+    expect([...(registry.rows.get('a')?.loading ?? [])].sort()).toEqual(stores);
+    // The next renewal hangs past half a lease: the load that ends meanwhile starts no other.
+    gate = new Promise<void>((r) => (release = r));
+    now += lease / 2 + 1;
+    const late = a.beat();
+    now += lease / 2;
+    engine.open(order[0] as string);
+    await vi.waitFor(() => expect(a.status().loadsDeferred).toBeGreaterThan(0));
+    expect(order).toHaveLength(1);
+    expect(a.status().loading).toBe(2);
+    // Once the renewal answers, loading resumes.
+    gate = undefined;
+    release();
+    await late;
+    await vi.waitFor(() => expect(order).toHaveLength(2));
+    engine.open(order[1] as string);
+    await vi.waitFor(() => expect(order).toHaveLength(3));
+    engine.open(order[2] as string);
+    await vi.waitFor(() => expect(engine.loaded.size).toBe(3));
+    // The gap between the two renewals around the hang is what the node reports.
+    expect(a.status().renewalGapMaxMs).toBe(lease / 2 + 1);
     await a.stop();
   });
 

@@ -4,7 +4,7 @@
 // its answer or a clean 503 with Retry-After while the dead node's stores are re-replicated; a
 // joining node takes its share; a drained node ends up holding nothing and still forwards.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { owners } from '../../src/cluster/rendezvous.js';
+import { bounds, placement } from '../../src/cluster/rendezvous.js';
 import { runCli } from '../../src/cli/commands.js';
 import { ChannelError, LatchChannelClient, channelUrlOf } from '../../src/client/index.js';
 import { Db, PgClusterRegistry } from '../../src/storage/postgres/index.js';
@@ -65,7 +65,7 @@ const check = (base: string, store: string, object: string, user: string, extra:
 
 /**
  * Resolves once placement has settled over the live, non-draining members: every store is
- * served (ready) by exactly its K rendezvous owners and by no other node.
+ * served (ready) by exactly its K owners under bounded placement, and by no other node.
  */
 async function settled(expectMembers: number): Promise<ClusterMember[]> {
   let members: ClusterMember[] = [];
@@ -74,8 +74,9 @@ async function settled(expectMembers: number): Promise<ClusterMember[]> {
       members = (await registry.members()).filter((m) => m.leaseLeftMs > 0);
       expect(members).toHaveLength(expectMembers);
       const candidates = members.filter((m) => !m.draining);
+      const placed = placement(await registry.storeIds(), candidates, K);
       for (const s of stores) {
-        const want = owners(s, candidates, K).sort();
+        const want = [...(placed.get(s) ?? [])].sort();
         const have = members.filter((m) => m.ready.includes(s)).map((m) => m.nodeId);
         expect(have.sort()).toEqual(want);
       }
@@ -125,9 +126,11 @@ describe.runIf(run)('stores placed across four latch processes (K = 2)', () => {
     }
     const members = await settled(4);
     const share = (STORES * K) / members.length;
+    // Bounded placement: none above ceil(K·S/N·(1 + ε)), computed alike by every node.
+    const bound = bounds(STORES, members, K);
     for (const m of members) {
       expect(m.ready.length).toBeGreaterThanOrEqual(Math.floor(share * 0.4));
-      expect(m.ready.length).toBeLessThanOrEqual(Math.ceil(share * 1.6));
+      expect(m.ready.length).toBeLessThanOrEqual(bound.get(m.nodeId) as number);
     }
     expect(members.reduce((sum, m) => sum + m.ready.length, 0)).toBe(STORES * K);
     for (const n of nodes) {

@@ -1,7 +1,10 @@
-// Rendezvous placement as a pure function: the same rows give the same owners, every store gets K
-// distinct owners, shares follow capacity, and a join or a leave moves only the stores it must.
+// Placement as a pure function. Preferred owners (`owners`, plain weighted rendezvous): the same
+// rows give the same owners, shares follow capacity, and a join or a leave moves only the stores
+// it must. Bounded placement (`placement`, what nodes use): the same from any order of the rows
+// (every node computes it alone), K distinct owners, no node above its bound, capacity still
+// weighs, and a join or a leave moves few more stores than the newcomer's or the leaver's share.
 import { describe, expect, it } from 'vitest';
-import { owners, placement, type PlacementMember } from '../../src/cluster/rendezvous.js';
+import { BOUND_SLACK, bounds, owners, placement, type PlacementMember } from '../../src/cluster/rendezvous.js';
 
 const stores = Array.from({ length: 2000 }, (_, i) => `01J${String(i).padStart(8, '0')}STORE`);
 const nodes = (n: number, capacity = (_: number) => 1): PlacementMember[] =>
@@ -13,12 +16,34 @@ function shares(map: Map<string, string[]>): Map<string, number> {
   return out;
 }
 
-describe('rendezvous placement', () => {
+/** Every store's preferred owners. */
+const preferred = (ids: readonly string[], members: readonly PlacementMember[], k: number): Map<string, string[]> =>
+  new Map(ids.map((id) => [id, owners(id, members, k)]));
+
+/** (store, node) pairs in `after` that `before` did not have: each one a store load somewhere. */
+function moves(before: Map<string, string[]>, after: Map<string, string[]>): number {
+  let n = 0;
+  for (const [id, list] of after) for (const node of list) if (!before.get(id)?.includes(node)) n++;
+  return n;
+}
+
+/** A deterministic shuffle (the order rows come back in must not matter). */
+function shuffled<T>(list: readonly T[], seed: number): T[] {
+  const out = [...list];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+describe('preferred owners (weighted rendezvous)', () => {
   it('gives each store K distinct owners, the same from any order of the rows', () => {
     const members = nodes(5);
-    const a = placement(stores, members, 2);
-    const b = placement(stores, [...members].reverse(), 2);
-    expect(b).toEqual(a);
+    const a = preferred(stores, members, 2);
+    expect(preferred(stores, [...members].reverse(), 2)).toEqual(a);
     for (const list of a.values()) {
       expect(list).toHaveLength(2);
       expect(new Set(list).size).toBe(2);
@@ -28,22 +53,13 @@ describe('rendezvous placement', () => {
   });
 
   it('spreads stores evenly: each of 5 nodes holds K/N of them within 15%', () => {
-    const s = shares(placement(stores, nodes(5), 2));
+    const s = shares(preferred(stores, nodes(5), 2));
     for (const count of s.values()) expect(Math.abs(count - 800) / 800).toBeLessThan(0.15);
   });
 
-  it('weights by capacity: a node of capacity 3 holds about three times the stores of one of capacity 1', () => {
-    const members = nodes(4, (i) => (i === 0 ? 3 : 1));
-    const s = shares(placement(stores, members, 1));
-    const big = s.get('10.0.0.1:8080') ?? 0;
-    const small = ((s.get('10.0.0.2:8080') ?? 0) + (s.get('10.0.0.3:8080') ?? 0) + (s.get('10.0.0.4:8080') ?? 0)) / 3;
-    expect(big / small).toBeGreaterThan(2.5);
-    expect(big / small).toBeLessThan(3.5);
-  });
-
   it('a join moves only the stores the new node takes, each giving up exactly one owner', () => {
-    const before = placement(stores, nodes(5), 2);
-    const after = placement(stores, nodes(6), 2);
+    const before = preferred(stores, nodes(5), 2);
+    const after = preferred(stores, nodes(6), 2);
     const newcomer = '10.0.0.6:8080';
     let moved = 0;
     for (const id of stores) {
@@ -61,9 +77,9 @@ describe('rendezvous placement', () => {
   });
 
   it("a leave moves only the leaving node's stores, each to exactly one new owner", () => {
-    const before = placement(stores, nodes(5), 2);
+    const before = preferred(stores, nodes(5), 2);
     const gone = '10.0.0.3:8080';
-    const after = placement(
+    const after = preferred(
       stores,
       nodes(5).filter((m) => m.nodeId !== gone),
       2,
@@ -77,6 +93,80 @@ describe('rendezvous placement', () => {
         expect(kept.every((n) => now.includes(n))).toBe(true);
         expect(now.filter((n) => !kept.includes(n))).toHaveLength(1);
       }
+    }
+  });
+});
+
+describe('bounded placement', () => {
+  it('is the same from any order of the stores and the members, K distinct owners each', () => {
+    const members = nodes(5);
+    const a = placement(stores, members, 2);
+    for (const seed of [1, 2, 3]) expect(placement(shuffled(stores, seed), shuffled(members, seed), 2)).toEqual(a);
+    for (const list of a.values()) {
+      expect(list).toHaveLength(2);
+      expect(new Set(list).size).toBe(2);
+    }
+    // Best first, as the preferred owners are ordered: a store whose preferred owners have room keeps them.
+    let same = 0;
+    for (const id of stores) if (JSON.stringify(a.get(id)) === JSON.stringify(owners(id, members, 2))) same++;
+    expect(same).toBeGreaterThan(stores.length / 2);
+    expect(placement(stores, [], 2).get(stores[0] as string)).toEqual([]);
+    expect(placement(stores.slice(0, 3), members, 9).get(stores[0] as string)).toHaveLength(5);
+  });
+
+  it('holds no node above ceil(K·S/N·(1+ε)), where preferred owners alone go above it', () => {
+    for (const [count, n] of [
+      [100, 5],
+      [100, 4],
+      [24, 4],
+      [2000, 5],
+      [2000, 7],
+    ] as const) {
+      const ids = stores.slice(0, count);
+      const bound = Math.ceil(((2 * count) / n) * (1 + BOUND_SLACK));
+      expect([...bounds(count, nodes(n), 2).values()]).toEqual(Array(n).fill(bound));
+      const s = shares(placement(ids, nodes(n), 2));
+      expect([...s.values()].reduce((x, y) => x + y, 0)).toBe(2 * count);
+      for (const c of s.values()) expect(c).toBeLessThanOrEqual(bound);
+    }
+    // The case the bound is for: 100 stores on 5 nodes, where one node prefers well above its share.
+    const plain = Math.max(...shares(preferred(stores.slice(0, 100), nodes(5), 2)).values());
+    expect(plain).toBeGreaterThan(42);
+  });
+
+  it('weights by capacity: each bound follows capacity, and so do the shares', () => {
+    const members = nodes(4, (i) => (i === 0 ? 3 : 1));
+    const b = bounds(stores.length, members, 1);
+    expect(b.get('10.0.0.1:8080')).toBe(Math.ceil(1000 * (1 + BOUND_SLACK)));
+    expect(b.get('10.0.0.2:8080')).toBe(Math.ceil((2000 / 6) * (1 + BOUND_SLACK)));
+    const s = shares(placement(stores, members, 1));
+    const big = s.get('10.0.0.1:8080') ?? 0;
+    const small = ((s.get('10.0.0.2:8080') ?? 0) + (s.get('10.0.0.3:8080') ?? 0) + (s.get('10.0.0.4:8080') ?? 0)) / 3;
+    expect(big / small).toBeGreaterThan(2.5);
+    expect(big / small).toBeLessThan(3.5);
+    // A member of capacity 0 holds nothing.
+    const none = shares(placement(stores.slice(0, 100), [...nodes(3), { nodeId: 'x', capacity: 0 }], 2));
+    expect(none.has('x')).toBe(false);
+  });
+
+  it('a join or a leave moves at most 10% more stores than the share that must move', () => {
+    for (let n = 3; n <= 8; n++) {
+      const before = placement(stores, nodes(n), 2);
+      const joined = placement(stores, nodes(n + 1), 2);
+      // A join: the newcomer's share of the K·S copies.
+      const share = shares(joined).get(`10.0.0.${n + 1}:8080`) ?? 0;
+      expect(share).toBeGreaterThan(0);
+      expect(moves(before, joined)).toBeLessThanOrEqual(Math.ceil(share * 1.1));
+      // A leave (of a node that held stores): its copies must go elsewhere, and few others move.
+      const gone = '10.0.0.2:8080';
+      const held = shares(joined).get(gone) ?? 0;
+      const left = placement(
+        stores,
+        nodes(n + 1).filter((m) => m.nodeId !== gone),
+        2,
+      );
+      expect(moves(joined, left)).toBeGreaterThanOrEqual(held);
+      expect(moves(joined, left)).toBeLessThanOrEqual(Math.ceil(held * 1.1));
     }
   });
 });

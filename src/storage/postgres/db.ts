@@ -20,6 +20,8 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number | undefined;
   /** Called with a one-line description when an idle connection or the listener fails. */
   readonly onError?: ((message: string) => void) | undefined;
+  /** Server settings of every connection, as libpq's `options` (`-c name=value …`). */
+  readonly connectionOptions?: string | undefined;
 }
 
 export type Client = pg.PoolClient;
@@ -75,6 +77,7 @@ export class Db {
       idleTimeoutMillis: 30_000,
       ...(timeout > 0 ? { statement_timeout: timeout } : {}),
       application_name: 'latch',
+      ...(options.connectionOptions ? { options: options.connectionOptions } : {}),
     });
     this.pool.on('error', (err) => options.onError?.(`postgres: idle connection failed: ${err.message}`));
     // A checked-out client has no listener of the pool's: a connection lost between two of its

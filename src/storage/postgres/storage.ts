@@ -86,7 +86,8 @@ export class PgStorage implements Storage {
     this.reclaimer = new PgReclaimer(this.db);
     this.guarded = new GuardedWriter(this.db, this.node, (options.poolSize ?? 10) - 1);
     this.groups = new GroupWriter(this.db, this.node, this.mutex);
-    this.cluster = new PgClusterRegistry(this.db);
+    // Its own connection, opened by the first heartbeat (placement only): leases never queue behind the pool.
+    this.cluster = PgClusterRegistry.dedicated(options);
   }
 
   /** Starts listening for other nodes' commits and resumes the reclamation of tombstoned stores. */
@@ -106,6 +107,7 @@ export class PgStorage implements Storage {
     await this.mutex.idle();
     await this.reclaimer.stop();
     await this.listenerNode?.close();
+    await this.cluster.close();
     await this.db.close();
   }
 
