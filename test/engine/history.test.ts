@@ -224,12 +224,12 @@ describe('queries at a past revision equal a fresh index of that revision', () =
         let latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
         const storeId = (await latch.createStore('history')).id;
         const modelId = await latch.writeModel(storeId, model);
-        await randomWrites(latch, storeId, model, rng, 30);
+        await randomWrites(latch, storeId, model, rng, 30, true);
         await latch.close();
         storage = await openStorage({ path: dir });
         latch = await openLatch({ storage, config: { ...CONFIG, history: { cachedViews: 2 } }, expirySweepMs: 0 });
         await latch.ready();
-        await randomWrites(latch, storeId, model, rng, 30);
+        await randomWrites(latch, storeId, model, rng, 30, true);
         try {
           const compared = await compareEveryRevision(latch, storage, storeId, modelId, model, rng);
           expect(compared).toBeGreaterThan(100);
@@ -244,6 +244,11 @@ describe('queries at a past revision equal a fresh index of that revision', () =
 });
 
 const pgdb = databasePerFile();
+const docType = {
+  type: 'doc',
+  relations: { viewer: { this: {} } },
+  metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+};
 
 describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
   /** Every delete change of the store, and how many carry the deleted tuple's state. */
@@ -258,6 +263,70 @@ describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
     return { all, withPrior };
   }
 
+  it('a revision whose changelog was cut is refused revision_not_retained; a delete with state still answers', async () => {
+    const storage = await openStorage({ postgres: { url: pgdb.url, poolSize: 2 } });
+    const latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      const storeId = (await latch.createStore('cut')).id;
+      const model = { schema_version: '1.1', type_definitions: [{ type: 'user' }, docType] };
+      const modelId = await latch.writeModel(storeId, model);
+      const anne = { object: 'doc:1', relation: 'viewer', user: 'user:anne' };
+      const bob = { object: 'doc:1', relation: 'viewer', user: 'user:bob' };
+      await latch.write({ storeId, writes: [anne], deletes: [], onDuplicate: 'error', onMissing: 'error' }); // 1
+      await latch.write({ storeId, writes: [bob], deletes: [], onDuplicate: 'error', onMissing: 'error' }); // 2
+      await latch.write({ storeId, writes: [], deletes: [anne], onDuplicate: 'error', onMissing: 'error' }); // 3
+      // The log before revision 2 is cut, as a retention would.
+      await db.query('DELETE FROM latch_changes WHERE store_id = $1 AND revision < 2', [storeId]);
+      await db.query('DELETE FROM latch_revisions WHERE store_id = $1 AND revision < 2', [storeId]);
+      const at = (revision: number) =>
+        outcome(() =>
+          latch
+            .check({
+              storeId,
+              modelId,
+              tupleKey: anne,
+              contextualTuples: [],
+              consistency: 'UNSPECIFIED',
+              at: { revision },
+            })
+            .then((r) => r.allowed),
+        );
+      expect(await at(1)).toBe('revision_not_retained');
+      // Revision 3's delete carries anne's tuple: revision 2 is answered from the changes after it.
+      expect(await at(2)).toBe(true);
+      expect(await at(3)).toBe(false);
+      // A delete row from before schema step 7 needs anne's write, which the cut removed.
+      await db.query('UPDATE latch_changes SET condition = NULL WHERE store_id = $1 AND deleted', [storeId]);
+      const fresh = await openLatch({
+        storage: await openStorage({ postgres: { url: pgdb.url, poolSize: 2 } }),
+        config: CONFIG,
+        expirySweepMs: 0,
+      });
+      try {
+        const r = await outcome(() =>
+          fresh
+            .check({
+              storeId,
+              modelId,
+              tupleKey: anne,
+              contextualTuples: [],
+              consistency: 'UNSPECIFIED',
+              at: { revision: 2 },
+            })
+            .then((x) => x.allowed),
+        );
+        expect(r).toBe('revision_not_retained');
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await db.end();
+      await latch.close();
+    }
+  });
+
   for (const erased of [false, true])
     for (let seed = 1; seed <= Math.max(1, Math.floor(SEEDS / 3)); seed++) {
       const label = erased ? 'the older half of its delete rows without state (before step 7)' : 'deletes with state';
@@ -269,7 +338,7 @@ describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
         try {
           const storeId = (await latch.createStore('history')).id;
           const modelId = await latch.writeModel(storeId, model);
-          await randomWrites(latch, storeId, model, rng, 40);
+          await randomWrites(latch, storeId, model, rng, 40, true);
           const logged = await deletes(storage, storeId);
           expect(logged.all).toBeGreaterThan(5);
           expect(logged.withPrior).toBe(logged.all);
