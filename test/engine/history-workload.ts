@@ -32,13 +32,18 @@ function valid(m: AuthorizationModelInput): boolean {
   }
 }
 
-/** Makes `steps` random writes (and an expiry sweep now and then). */
+/**
+ * Makes `steps` random writes (and an expiry sweep now and then); with `varied`, also deletes by
+ * filter and Writes under rules 'error' (the other write paths of a datastore; off keeps the
+ * random sequence other tests' workloads were chosen with).
+ */
 export async function randomWrites(
   latch: Latch,
   storeId: string,
   model: AuthorizationModelInput,
   rng: Rng,
   steps: number,
+  varied = false,
 ): Promise<void> {
   let live = await liveTuples(latch, storeId);
   for (let i = 0; i < steps; i++) {
@@ -51,9 +56,20 @@ export async function randomWrites(
       const expiring = rng.chance(0.25) ? { expires_at: new Date(Date.now() + 2 + rng.int(30)).toISOString() } : {};
       writes.push({ ...t, ...expiring });
     }
+    if (varied && rng.chance(0.05) && live.size > 0) {
+      // Delete by filter: every tuple of one object (one changelog record per request on memory
+      // and LevelDB, latch_delete_matching on PostgreSQL).
+      const object = (rng.pick([...live.values()]) as TupleKey).object;
+      await latch.deleteTuples({ storeId, filter: { object }, dryRun: false, limit: 100 });
+      for (const [k, t] of live) if (t.object === object) live.delete(k);
+      continue;
+    }
     const deletes = [...live.values()].filter(() => rng.chance(0.15)).slice(0, 3);
+    // Rules 'error' hold (deletes of stored tuples, writes of new distinct keys): on PostgreSQL
+    // such a Write goes to latch_write_all, the others to latch_write.
+    const rule = varied && rng.chance(0.5) ? 'error' : 'ignore';
     try {
-      await latch.write({ storeId, writes, deletes, onDuplicate: 'ignore', onMissing: 'ignore' });
+      await latch.write({ storeId, writes, deletes, onDuplicate: rule, onMissing: rule });
     } catch {
       // An invalid random tuple: the write changed nothing (storage writes are atomic).
       continue;

@@ -3,13 +3,15 @@
 // past is undone over a base loaded from disk as well as over the overlay), every query at every
 // past revision equals the answer of a fresh index built from the changelog up to that revision,
 // evaluated at that revision's commit time — and Check equals the reference evaluator too.
-// On PostgreSQL, whose changelog does not record a deleted tuple's state, the view restores it
-// from the tuple's last write instead. LATCH_HISTORY_SEEDS sets the number of random histories
-// (default 6, and 2 on PostgreSQL).
+// On PostgreSQL every delete row carries the deleted tuple's state (schema step 7), checked
+// here; a variant erases it from the older half of the log, as rows written before step 7 have
+// none, so the view restores those keys from their last write instead. LATCH_HISTORY_SEEDS sets
+// the number of random histories (default 6, and 2 per variant on PostgreSQL).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, JsonObject, TupleKey } from '../../src/domain/types.js';
 import { AppError } from '../../src/errors.js';
@@ -222,12 +224,12 @@ describe('queries at a past revision equal a fresh index of that revision', () =
         let latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
         const storeId = (await latch.createStore('history')).id;
         const modelId = await latch.writeModel(storeId, model);
-        await randomWrites(latch, storeId, model, rng, 30);
+        await randomWrites(latch, storeId, model, rng, 30, true);
         await latch.close();
         storage = await openStorage({ path: dir });
         latch = await openLatch({ storage, config: { ...CONFIG, history: { cachedViews: 2 } }, expirySweepMs: 0 });
         await latch.ready();
-        await randomWrites(latch, storeId, model, rng, 30);
+        await randomWrites(latch, storeId, model, rng, 30, true);
         try {
           const compared = await compareEveryRevision(latch, storage, storeId, modelId, model, rng);
           expect(compared).toBeGreaterThan(100);
@@ -242,22 +244,123 @@ describe('queries at a past revision equal a fresh index of that revision', () =
 });
 
 const pgdb = databasePerFile();
+const docType = {
+  type: 'doc',
+  relations: { viewer: { this: {} } },
+  metadata: { relations: { viewer: { directly_related_user_types: [{ type: 'user' }] } } },
+};
 
-describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL (deleted tuples restored from their writes)', () => {
-  for (let seed = 1; seed <= Math.max(1, Math.floor(SEEDS / 3)); seed++) {
-    it(`random history ${seed}`, async () => {
-      const rng = new Rng(seed * 104729);
-      const [model] = models(rng);
-      const storage = await openStorage({ postgres: { url: pgdb.url, poolSize: 4 } });
-      const latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
-      try {
-        const storeId = (await latch.createStore('history')).id;
-        const modelId = await latch.writeModel(storeId, model);
-        await randomWrites(latch, storeId, model, rng, 40);
-        expect(await compareEveryRevision(latch, storage, storeId, modelId, model, rng)).toBeGreaterThan(80);
-      } finally {
-        await latch.close();
+describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
+  /** Every delete change of the store, and how many carry the deleted tuple's state. */
+  async function deletes(storage: Storage, storeId: string): Promise<{ all: number; withPrior: number }> {
+    let all = 0;
+    let withPrior = 0;
+    for await (const c of storage.changesSince(storeId, 0))
+      if (c.operation === 'delete') {
+        all++;
+        if (c.prior) withPrior++;
       }
-    });
+    return { all, withPrior };
   }
+
+  it('a revision whose changelog was cut is refused revision_not_retained; a delete with state still answers', async () => {
+    const storage = await openStorage({ postgres: { url: pgdb.url, poolSize: 2 } });
+    const latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      const storeId = (await latch.createStore('cut')).id;
+      const model = { schema_version: '1.1', type_definitions: [{ type: 'user' }, docType] };
+      const modelId = await latch.writeModel(storeId, model);
+      const anne = { object: 'doc:1', relation: 'viewer', user: 'user:anne' };
+      const bob = { object: 'doc:1', relation: 'viewer', user: 'user:bob' };
+      await latch.write({ storeId, writes: [anne], deletes: [], onDuplicate: 'error', onMissing: 'error' }); // 1
+      await latch.write({ storeId, writes: [bob], deletes: [], onDuplicate: 'error', onMissing: 'error' }); // 2
+      await latch.write({ storeId, writes: [], deletes: [anne], onDuplicate: 'error', onMissing: 'error' }); // 3
+      // The log before revision 2 is cut, as a retention would.
+      await db.query('DELETE FROM latch_changes WHERE store_id = $1 AND revision < 2', [storeId]);
+      await db.query('DELETE FROM latch_revisions WHERE store_id = $1 AND revision < 2', [storeId]);
+      const at = (revision: number) =>
+        outcome(() =>
+          latch
+            .check({
+              storeId,
+              modelId,
+              tupleKey: anne,
+              contextualTuples: [],
+              consistency: 'UNSPECIFIED',
+              at: { revision },
+            })
+            .then((r) => r.allowed),
+        );
+      expect(await at(1)).toBe('revision_not_retained');
+      // Revision 3's delete carries anne's tuple: revision 2 is answered from the changes after it.
+      expect(await at(2)).toBe(true);
+      expect(await at(3)).toBe(false);
+      // A delete row from before schema step 7 needs anne's write, which the cut removed.
+      await db.query('UPDATE latch_changes SET condition = NULL WHERE store_id = $1 AND deleted', [storeId]);
+      const fresh = await openLatch({
+        storage: await openStorage({ postgres: { url: pgdb.url, poolSize: 2 } }),
+        config: CONFIG,
+        expirySweepMs: 0,
+      });
+      try {
+        const r = await outcome(() =>
+          fresh
+            .check({
+              storeId,
+              modelId,
+              tupleKey: anne,
+              contextualTuples: [],
+              consistency: 'UNSPECIFIED',
+              at: { revision: 2 },
+            })
+            .then((x) => x.allowed),
+        );
+        expect(r).toBe('revision_not_retained');
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await db.end();
+      await latch.close();
+    }
+  });
+
+  for (const erased of [false, true])
+    for (let seed = 1; seed <= Math.max(1, Math.floor(SEEDS / 3)); seed++) {
+      const label = erased ? 'the older half of its delete rows without state (before step 7)' : 'deletes with state';
+      it(`random history ${seed}, ${label}`, async () => {
+        const rng = new Rng(seed * 104729 + (erased ? 1 : 0));
+        const [model] = models(rng);
+        const storage = await openStorage({ postgres: { url: pgdb.url, poolSize: 4 } });
+        const latch = await openLatch({ storage, config: CONFIG, expirySweepMs: 0 });
+        try {
+          const storeId = (await latch.createStore('history')).id;
+          const modelId = await latch.writeModel(storeId, model);
+          await randomWrites(latch, storeId, model, rng, 40, true);
+          const logged = await deletes(storage, storeId);
+          expect(logged.all).toBeGreaterThan(5);
+          expect(logged.withPrior).toBe(logged.all);
+          if (erased) {
+            const half = Math.floor((await storage.revision(storeId)) / 2);
+            const db = new pg.Client({ connectionString: pgdb.url });
+            await db.connect();
+            try {
+              await db.query(
+                'UPDATE latch_changes SET condition = NULL WHERE store_id = $1 AND deleted AND revision <= $2',
+                [storeId, half],
+              );
+            } finally {
+              await db.end();
+            }
+            const after = await deletes(storage, storeId);
+            expect(after.withPrior).toBeLessThan(after.all);
+          }
+          expect(await compareEveryRevision(latch, storage, storeId, modelId, model, rng)).toBeGreaterThan(80);
+        } finally {
+          await latch.close();
+        }
+      });
+    }
 });

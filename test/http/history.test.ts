@@ -172,6 +172,27 @@ describe('queries at a past revision', () => {
     }
   });
 
+  it("a revision only another store has reached is this store's future: 400 revision_in_future", async () => {
+    const other = ((await call(server.base, 'POST', '/stores', { name: 'other' })).json as { id: string }).id;
+    await call(server.base, 'POST', `/stores/${other}/authorization-models`, MODEL);
+    let token = '';
+    for (let i = 0; i < 12; i++) {
+      const w = await call(server.base, 'POST', `/stores/${other}/write`, {
+        writes: { tuple_keys: [{ ...anne, object: `doc:o${i}` }] },
+      });
+      token = w.headers.get('latch-revision') ?? '';
+    }
+    expect(Number(token)).toBe(12);
+    // This store's head: the revision current now.
+    const own = await check({ at_time: new Date().toISOString() });
+    expect(Number(own.headers.get('latch-revision'))).toBeGreaterThan(0);
+    expect(Number(own.headers.get('latch-revision'))).toBeLessThan(12);
+    for (const r of [await check({ at_revision: 12 }), await check({}, { 'Latch-At-Revision': token })]) {
+      expect(r.status).toBe(400);
+      expect((r.json as { code: string }).code).toBe('revision_in_future');
+    }
+  });
+
   it('an unknown store is 404 store_id_not_found', async () => {
     const r = await call(server.base, 'POST', '/stores/01ARZ3NDEKTSV4RRFFQ69G5FAV/check', {
       tuple_key: anne,

@@ -22,6 +22,7 @@ const STORE_A = '01JAAAAAAAAAAAAAAAAAAAAAAA';
 const STORE_B = '01JBBBBBBBBBBBBBBBBBBBBBBB';
 /** Without a setting of its own (PostgreSQL keeps the first test's settings of A and B). */
 const STORE_C = '01JCCCCCCCCCCCCCCCCCCCCCCC';
+const STORE_D = '01JDDDDDDDDDDDDDDDDDDDDDDD';
 
 function decision(
   storeId: string,
@@ -139,6 +140,60 @@ describe.each(backends)('decision records on $name', (b) => {
     expect(await r.prune(0, 0)).toBe(1);
     expect(r.bytes).toBe(0);
     await r.close();
+  });
+
+  it.runIf(b.run)('the log encodes every string and number exactly, interleaved stores included', async () => {
+    const records = await b.open();
+    const log = await DecisionLog.open(records, { sampling: 1 });
+    const odd = ['plain', 'quo"te', 'back\\slash', 'tab\there', 'nul\u0000', 'é ü 日本', '\u007f', '\ud800 lone', '😀'];
+    const want: { store: string; user: string; allowed: boolean; revision: number; context: unknown }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const store = i % 3 === 0 ? STORE_D : STORE_C;
+      const user = `user:${odd[i % odd.length] as string}`;
+      const context = i % 4 === 0 ? { s: odd[(i + 1) % odd.length] as string, n: i / 3 } : undefined;
+      const revision = i === 7 ? 2 ** 40 + 1 : i;
+      const contextual = i % 5 === 0 ? [{ object: 'doc:"x"', relation: 'viewer', user: 'user:ü' }] : [];
+      log.check(
+        `client ${odd[i % odd.length] as string}`,
+        'Check',
+        {
+          storeId: store,
+          tupleKey: { user, relation: 'viewer', object: `doc:${i}` },
+          contextualTuples: contextual,
+          context,
+        },
+        { allowed: i % 2 === 0, modelId: 'm', revision, instant: i === 9 ? 1.5 : 0 },
+      );
+      want.push({ store, user, allowed: i % 2 === 0, revision, context: context ?? null });
+    }
+    await log.flush();
+    const got: unknown[] = [];
+    for (const store of [STORE_C, STORE_D]) {
+      const rows = await records.scan({
+        storeId: store,
+        startMs: 0,
+        endMs: Date.now() + 120_000,
+        limit: 100,
+        descending: false,
+      });
+      for (const { record } of rows) {
+        const i = Number((record.request.tuple_key as { object: string }).object.slice(4));
+        expect(record.client_id).toBe(`client ${odd[i % odd.length] as string}`);
+        expect(record.instant).toBe(i === 9 ? 1.5 : 0);
+        expect(record.request.contextual_tuples).toEqual(
+          i % 5 === 0 ? [{ object: 'doc:"x"', relation: 'viewer', user: 'user:ü' }] : [],
+        );
+        got[i] = {
+          store,
+          user: (record.request.tuple_key as { user: string }).user,
+          allowed: record.answer.allowed,
+          revision: record.revision,
+          context: record.request.context,
+        };
+      }
+    }
+    expect(got).toEqual(want);
+    await log.close();
   });
 
   it.runIf(b.run)('the log stays within its size cap under sustained recording', async () => {

@@ -269,17 +269,28 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(r1.timestamp <= r2.timestamp).toBe(true);
       });
 
-      it("a delete's change carries the deleted tuple's state where the backend records it", async () => {
+      it("a delete's change carries the deleted tuple's state (condition, expiry), not its ReadChanges row", async () => {
         const t = { ...tk('doc:1#viewer@user:anne'), condition: { name: 'office', context: { ip: '10.0.0.1' } } };
-        await s.writeTuples(id, { ...writes(), writes: [t] });
-        await s.writeTuples(id, deletes('doc:1#viewer@user:anne'));
+        const e = { ...tk('doc:2#viewer@user:bob'), expires_at: '2099-01-01T00:00:00.000Z' };
+        const plain = tk('doc:3#viewer@user:carl');
+        await s.writeTuples(id, { ...writes(), writes: [t, e, plain] });
+        await s.writeTuples(id, deletes('doc:1#viewer@user:anne', 'doc:2#viewer@user:bob', 'doc:3#viewer@user:carl'));
         const log = await collect(s.changesSince(id, 0));
-        const del = log.find((c) => c.operation === 'delete');
-        expect(del?.tuple).toEqual(tk('doc:1#viewer@user:anne'));
-        // PostgreSQL does not record it (RevisionChange.prior is optional); memory and LevelDB do.
-        if (name === 'postgres') expect(del?.prior).toBeUndefined();
-        else expect(del?.prior).toEqual(t);
+        const dels = log.filter((c) => c.operation === 'delete');
+        expect(dels.map((c) => c.tuple)).toEqual([
+          tk('doc:1#viewer@user:anne'),
+          tk('doc:2#viewer@user:bob'),
+          tk('doc:3#viewer@user:carl'),
+        ]);
+        expect(dels.map((c) => c.prior)).toEqual([t, e, plain]);
         expect(log.find((c) => c.operation === 'write')?.prior).toBeUndefined();
+        // ReadChanges shows the delete as requested, without the deleted tuple's state.
+        const page = await s.readChanges(id, { pageSize: 10 });
+        expect(page.items.filter((c) => c.operation === 'TUPLE_OPERATION_DELETE').map((c) => c.tuple_key)).toEqual([
+          tk('doc:1#viewer@user:anne'),
+          tk('doc:2#viewer@user:bob'),
+          tk('doc:3#viewer@user:carl'),
+        ]);
       });
 
       it('revisionTime and revisionAt map revisions to commit times and back', async () => {

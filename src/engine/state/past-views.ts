@@ -27,10 +27,15 @@ export interface PastView {
   readonly instant: number;
 }
 
+/** Commit times of past revisions remembered at most (≈ 100 B each). */
+const REMEMBERED_TIMES = 4096;
+
 const keyOf = (t: TupleKey): string => `${t.object}#${t.relation}@${t.user}`;
 
 export class PastViews {
   private readonly cache = new Map<string, { readonly index: StoreIndex; readonly snapshot: IndexSnapshot }>();
+  /** Commit times of revisions queried (`${store}\0${revision}` → ms). */
+  private readonly times = new Map<string, number>();
 
   constructor(
     private readonly storage: Storage,
@@ -41,8 +46,8 @@ export class PastViews {
 
   /** The view at `at`; 400 for a point in the future, before the store, or too far back. */
   async view(store: Store, at: PastPoint, deadline: number): Promise<PastView> {
-    const { revision, instant } = await this.target(store, at);
     let index = await this.indexes.get(store.id);
+    const { revision, instant } = await this.target(store, at, index.currentRevision);
     if (index.currentRevision < revision)
       index = await this.feed.fresh(store.id, { consistency: 'MINIMIZE_LATENCY', minRevision: revision }, deadline);
     const live = index.snapshot();
@@ -62,8 +67,21 @@ export class PastViews {
     return { snapshot, revision, instant };
   }
 
+  /** Commit time of a committed revision, remembered (REMEMBERED_TIMES, oldest forgotten first). */
+  private async revisionTime(storeId: string, revision: number): Promise<number | undefined> {
+    const key = `${storeId}\u0000${revision}`;
+    const known = this.times.get(key);
+    if (known !== undefined) return known;
+    const ms = await this.storage.revisionTime(storeId, revision);
+    if (ms === undefined) return undefined;
+    this.times.set(key, ms);
+    if (this.times.size > REMEMBERED_TIMES) this.times.delete(this.times.keys().next().value as string);
+    return ms;
+  }
+
   /** Forgets the views of a deleted store. */
   forgetStore(storeId: string): void {
+    for (const k of this.times.keys()) if (k.startsWith(`${storeId}\u0000`)) this.times.delete(k);
     for (const [k, v] of this.cache)
       if (k.startsWith(`${storeId}\u0000`)) {
         v.snapshot.retire(0);
@@ -82,15 +100,21 @@ export class PastViews {
     }
   }
 
-  /** The revision and instant `at` names, checked against the store's history. */
-  private async target(store: Store, at: PastPoint): Promise<{ revision: number; instant: number }> {
+  /**
+   * The revision and instant `at` names, checked against the store's history. A revision at or
+   * below the live index's (`indexed`) is committed, and its commit time never changes: neither
+   * asks the datastore again (on PostgreSQL each would be a round trip per query).
+   */
+  private async target(store: Store, at: PastPoint, indexed: number): Promise<{ revision: number; instant: number }> {
     const created = Date.parse(store.created_at);
     if ('revision' in at) {
-      const head = await this.storage.revision(store.id);
-      if (at.revision > head)
-        throw new AppError('revision_in_future', `revision ${at.revision} is after the store's revision ${head}`);
+      if (at.revision > indexed) {
+        const head = await this.storage.revision(store.id);
+        if (at.revision > head)
+          throw new AppError('revision_in_future', `revision ${at.revision} is after the store's revision ${head}`);
+      }
       if (at.revision === 0) return { revision: 0, instant: at.time ?? created };
-      const ms = await this.storage.revisionTime(store.id, at.revision);
+      const ms = await this.revisionTime(store.id, at.revision);
       if (ms === undefined)
         throw new AppError('revision_not_retained', `revision ${at.revision} is not in the store's changelog`);
       return { revision: at.revision, instant: at.time ?? ms };
@@ -132,8 +156,8 @@ export class PastViews {
   /**
    * The stored form (condition, expiry) at revision `at` of keys known to exist then: the last
    * write of each up to `at`, read forward through the changelog. Only for deletes logged without
-   * the deleted tuple's state (RevisionChange.prior: PostgreSQL, and memory or LevelDB entries
-   * older than it): costs a read of the changelog up to `at`.
+   * the deleted tuple's state (RevisionChange.prior: PostgreSQL delete rows from before schema
+   * step 7, memory or LevelDB entries older than it): costs a read of the changelog up to `at`.
    */
   private async statesAt(storeId: string, wanted: ReadonlySet<string>, at: number): Promise<TupleKey[]> {
     if (wanted.size === 0) return [];

@@ -4,7 +4,7 @@
 // Reading without a snapshot is safe here: a store's revisions commit in order (tuples.ts), so
 // any read sees a prefix of the log, and a page that ends at revision n is followed by n + 1.
 
-import type { TupleChange } from '../../domain/types.js';
+import type { RelationshipCondition, TupleChange, TupleKey } from '../../domain/types.js';
 import { readUint, u32, u48 } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator } from '../kv.js';
@@ -17,10 +17,12 @@ const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted
 const BATCH = 5000;
 
 function toChange(row: Row): TupleChange {
-  // revision, seq, deleted, object, relation, user, condition, ms, expires_ms
+  // revision, seq, deleted, object, relation, user, condition, ms, expires_ms; a delete row's
+  // condition column is the deleted tuple's state (prior-step.ts), not part of the change
+  const deleted = row[2] === true;
   return {
-    tuple_key: toKey([row[3], row[4], row[5], row[6], row[8]]),
-    operation: row[2] === true ? 'TUPLE_OPERATION_DELETE' : 'TUPLE_OPERATION_WRITE',
+    tuple_key: toKey([row[3], row[4], row[5], deleted ? null : row[6], row[8]]),
+    operation: deleted ? 'TUPLE_OPERATION_DELETE' : 'TUPLE_OPERATION_WRITE',
     timestamp: new Date(num(row[7])).toISOString(),
   };
 }
@@ -56,6 +58,29 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
   return { items: rows.map(toChange), cursors, next: cursors[cursors.length - 1] ?? q.after };
 }
 
+/**
+ * The change of a changelog row (revision, seq, deleted, object, relation, user, condition,
+ * expires_ms). A delete row written since schema step 7 holds the deleted tuple's state in its
+ * condition column, `[condition | null, expires ms | null]` (prior-step.ts), returned as `prior`;
+ * an older one (NULL) has no `prior`.
+ */
+function toRevisionChange(row: Row): RevisionChange {
+  const revision = num(row[0]);
+  if (row[2] !== true) return { revision, operation: 'write', tuple: toKey([row[3], row[4], row[5], row[6], row[7]]) };
+  const tuple = toKey([row[3], row[4], row[5], null, row[7]]);
+  if (typeof row[6] !== 'string') return { revision, operation: 'delete', tuple };
+  const [condition, expires] = JSON.parse(row[6]) as [RelationshipCondition | null, number | null];
+  const { object, relation, user } = tuple;
+  const prior: TupleKey = {
+    object,
+    relation,
+    user,
+    ...(condition === null ? {} : { condition }),
+    ...(expires === null ? {} : { expires_at: new Date(expires).toISOString() }),
+  };
+  return { revision, operation: 'delete', tuple, prior };
+}
+
 /** Changes with revision > `revision`, oldest first, in keyset batches of 5000. */
 export function changesSince(db: Db, storeId: string, revision: number): AsyncIterable<RevisionChange> {
   async function* batches(): AsyncGenerator<readonly Row[]> {
@@ -73,11 +98,6 @@ export function changesSince(db: Db, storeId: string, revision: number): AsyncIt
     }
   }
   return {
-    [Symbol.asyncIterator]: () =>
-      new FlatIterator(batches(), (row: Row): RevisionChange => ({
-        revision: num(row[0]),
-        operation: row[2] === true ? 'delete' : 'write',
-        tuple: toKey([row[3], row[4], row[5], row[6], row[7]]),
-      })),
+    [Symbol.asyncIterator]: () => new FlatIterator(batches(), toRevisionChange),
   };
 }

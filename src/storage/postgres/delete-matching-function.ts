@@ -76,7 +76,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
   END $fn$;
 `;
 
-// Schema step 7 (migrations.ts): `latch_delete_matching` again, same signature and result, as ONE
+// Schema step 8 (migrations.ts): `latch_delete_matching` again, same signature and result, as ONE
 // set-based statement after the row lock: the filter's rows are picked in Read order straight off
 // an index, numbered by a row_number whose run condition stops the scan at `p_limit` + 1 rows, then
 // one DELETE … USING (by row id) feeds one INSERT of the changelog rows (a data-modifying CTE), and
@@ -89,8 +89,9 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
 //     byte order), relation a residual filter; an object type and a user → the by-user index,
 //     in (relation, object) order; an object → the primary key's prefix.
-// The deleted rows' `condition` and `expires_ms` are carried through the `gone` CTE; the changelog
-// row of a delete stores neither yet (NULL, NULL: as latch_write logs a delete). The row lock,
+// The deleted rows' `condition` and `expires_ms` are carried through the `gone` CTE into the
+// changelog row's condition as the pair `latch_prior` makes (step 7, prior-step.ts); its
+// `expires_ms` stays NULL, as for every delete that no expiry guards. The row lock,
 // revision, latch_revisions row and NOTIFY (the changes inline for at most 32, as
 // latch_record_revision sends them) are those of every write function.
 export const DELETE_MATCHING_SET_SQL = `
@@ -139,7 +140,7 @@ export const DELETE_MATCHING_SET_SQL = `
          RETURNING p.n, p.object, p.object_type, p.relation, p."user", p.condition, p.expires_ms),
        logged AS (
          INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-         SELECT $1, $7, g.n - 1, true, g.object, g.object_type, g.relation, g."user", NULL, $8, NULL FROM gone g)
+         SELECT $1, $7, g.n - 1, true, g.object, g.object_type, g.relation, g."user", latch_prior(g.condition, g.expires_ms), $8, NULL FROM gone g)
        SELECT count(*),
               coalesce(array_agg(object ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
               coalesce(array_agg(relation ORDER BY n) FILTER (WHERE n <= $6), ''{}''),

@@ -10,6 +10,7 @@
 
 import { num, q, type Db } from './db.js';
 import { DELETE_MATCHING_FUNCTION_SQL, DELETE_MATCHING_SET_SQL } from './delete-matching-function.js';
+import { PRIOR_STEP_SQL } from './prior-step.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
 import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from './write-group-function.js';
@@ -171,8 +172,11 @@ const MIGRATIONS: readonly string[] = [
   DELETE_MATCHING_FUNCTION_SQL,
   // step 6: group commit of one store's concurrent Writes (write-group-function.ts)
   WRITE_GROUP_FUNCTION_SQL,
-  // step 7: delete by filter as one set-based statement (delete-matching-function.ts); the whole
-  // Writes of a group through latch_write_all (write-group-function.ts)
+  // step 7: delete rows of the changelog carry the deleted tuple's condition and expiry (prior-step.ts)
+  PRIOR_STEP_SQL,
+  // step 8: delete by filter as one set-based statement (delete-matching-function.ts); the whole
+  // Writes of a group through latch_write_all (write-group-function.ts); both keep step 7's
+  // deleted-tuple state on delete rows
   DELETE_MATCHING_SET_SQL + WRITE_GROUP_WHOLE_SQL,
 ];
 

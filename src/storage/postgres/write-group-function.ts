@@ -48,7 +48,7 @@ export const WRITE_GROUP_FUNCTION_SQL = `
   END $fn$;
 `;
 
-// Schema step 7 (migrations.ts): the all-or-nothing Writes of a group go through latch_write_all.
+// Schema step 8 (migrations.ts): the all-or-nothing Writes of a group go through latch_write_all.
 //
 // `latch_write_all` told the rows its own INSERT made by the top transaction's id; inside a
 // group's subtransaction those rows carry the subtransaction's id, so its duplicate search could
@@ -70,6 +70,7 @@ export const WRITE_GROUP_WHOLE_SQL = `
     v_nd integer := coalesce(cardinality(d_o), 0);
     v_nw integer := coalesce(cardinality(w_o), 0);
     v_gone integer[];
+    v_prior text[] := '{}';
     v_n integer;
     v_mine xid;
     v_at integer;
@@ -85,8 +86,8 @@ export const WRITE_GROUP_WHOLE_SQL = `
         DELETE FROM latch_tuples x USING unnest(d_o, d_r, d_u, d_e) WITH ORDINALITY AS k(o, r, u, e, n)
          WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
            AND (k.e IS NULL OR x.expires_ms = k.e)
-        RETURNING k.n)
-      SELECT array_agg(n) INTO v_gone FROM gone;
+        RETURNING k.n, latch_prior(x.condition, x.expires_ms) AS p)
+      SELECT array_agg(n), array_agg(p ORDER BY n) INTO v_gone, v_prior FROM gone;
       IF coalesce(cardinality(v_gone), 0) < v_nd THEN
         SELECT min(i) INTO v_at FROM generate_subscripts(d_o, 1) AS i WHERE NOT (i = ANY (coalesce(v_gone, '{}')));
         RAISE EXCEPTION USING MESSAGE = 'latch:missing', DETAIL = v_at::text;
@@ -109,7 +110,7 @@ export const WRITE_GROUP_WHOLE_SQL = `
     END IF;
     PERFORM latch_record_revision(p_store, p_node, out_revision, out_ms,
       array_fill(true, ARRAY[v_nd]) || array_fill(false, ARRAY[v_nw]),
-      d_o || w_o, d_ot || w_ot, d_r || w_r, d_u || w_u, array_fill(NULL::text, ARRAY[v_nd]) || w_c, d_e || w_e);
+      d_o || w_o, d_ot || w_ot, d_r || w_r, d_u || w_u, coalesce(v_prior, '{}') || w_c, d_e || w_e);
   END $fn$;
 
   CREATE OR REPLACE FUNCTION latch_write_group(
