@@ -14,6 +14,7 @@ import { Scratch } from '../../engine/evaluation/walker/request.js';
 import { walkerModule } from '../../engine/evaluation/walker/wasm.js';
 import { memory } from '../../index/memory.js';
 import { MAX_BOARD_THREADS, type ThreadBoard } from '../../index/thread-board.js';
+import type { MetricsShareData } from '../metrics-share.js';
 import type { ToMain, ToThread } from './protocol.js';
 import type { ThreadData, ThreadEvent } from './worker.js';
 
@@ -85,17 +86,26 @@ function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
 export async function startHttpThreads(
   latch: Latch,
   count: number,
-  data: Omit<ThreadData, 'config' | 'stats' | 'log' | 'local'>,
+  data: Omit<ThreadData, 'config' | 'stats' | 'log' | 'local'> & {
+    /** The main thread's metrics share (segment 0 its own), and whether threads serve /metrics on the API port. */
+    readonly metrics?: { readonly share: MetricsShareData; readonly route: boolean } | undefined;
+  },
   board?: ThreadBoard,
 ): Promise<HttpThreads> {
-  const full: ThreadData = { ...data, config: latch.config, stats: latch.stats(), log: logger.current() };
+  const { metrics: _, ...plain } = data;
+  const full: ThreadData = { ...plain, config: latch.config, stats: latch.stats(), log: logger.current() };
   const scratches = board ? Array.from({ length: Math.min(count, MAX_BOARD_THREADS) }, () => new Scratch()) : [];
   const local = (i: number): LocalCheckData | undefined => {
     const s = scratches[i];
     return board && s && { board: board.buffer, slot: i, memory, module: walkerModule(), scratch: s.ctx };
   };
+  // Thread i counts its requests in segment i + 1 of the main thread's metrics share.
+  const counted = (i: number): ThreadData['http'] => {
+    const m = data.metrics;
+    return m ? { ...data.http, threadMetrics: { share: m.share, thread: i + 1, route: m.route } } : data.http;
+  };
   const started = await Promise.allSettled(
-    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, local: local(i) })),
+    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, http: counted(i), local: local(i) })),
   );
   const threads = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const close = async (graceMs: number): Promise<void> => {
