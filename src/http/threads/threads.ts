@@ -3,6 +3,7 @@
 // process's one engine through a LatchHost. Started after the main app is listening (the port is
 // known then, port 0 included); closed before the engine.
 
+import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_BUCKET, type Bucket, type ResolvedAuthConfig } from '../../api/auth/config.js';
@@ -29,16 +30,31 @@ export interface HttpThreads {
 }
 
 /**
- * The thread's entry: the built worker.js, or (running from the TypeScript sources, as the tests
- * do) a bootstrap that registers tsx in the thread first.
+ * The thread's entry: the one-file bundle (`npm run build:ts` writes it next to worker.js, see
+ * scripts/bundle-thread.mjs: a thread then loads one module instead of ~300), else the built
+ * worker.js, or (running from the TypeScript sources, as the tests do) a bootstrap that registers
+ * tsx in the thread first. No resourceLimits: a thread's young generation follows the process's
+ * flags (src/cli/node-flags.ts); capping it lower (6 MB) left the process's RSS about 12 MB larger
+ * after load, as more of each request's objects were promoted to the old generation.
  */
 function spawn(data: ThreadData): Worker {
-  const ts = import.meta.url.endsWith('.ts');
-  if (!ts) return new Worker(fileURLToPath(new URL('./worker.js', import.meta.url)), { workerData: data });
+  const options = { workerData: data };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(builtEntry(), options);
   const entry = new URL('./worker.ts', import.meta.url).href;
   const api = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return new Worker(boot, { ...options, eval: true });
+}
+
+/** The bundle when it was built from the same sources as worker.js (not older), else worker.js. */
+function builtEntry(): string {
+  const plain = fileURLToPath(new URL('./worker.js', import.meta.url));
+  const bundle = fileURLToPath(new URL('./worker.bundle.js', import.meta.url));
+  try {
+    return statSync(bundle).mtimeMs >= statSync(plain).mtimeMs ? bundle : plain;
+  } catch {
+    return plain; // no bundle (built by tsc alone)
+  }
 }
 
 interface Thread {
