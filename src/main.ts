@@ -169,6 +169,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     sharedPort,
     decisions: workers === 0 ? decisions : undefined,
     placement: edge,
+    metricsThreads: workers,
   });
   let port = options.port ?? 8080;
   let threads: HttpThreads | undefined;
@@ -185,6 +186,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           port,
           auth: authConfig,
           http: threadOptions(options, tokenSecret),
+          metrics: server.metricsShare && { share: server.metricsShare, route: !options.metricsAddress },
         },
         board,
       );
@@ -249,7 +251,8 @@ function threadOptions(o: ServerOptions, tokenSecret: string): Parameters<typeof
     bodyDiscard: o.bodyDiscard,
     tokenSecret,
     channel: o.channel,
-    metrics: o.metricsAddress ? false : o.metrics,
+    // Counted in the main thread's metrics share; served on the API port unless --metrics-addr.
+    metrics: o.metrics,
     watchStallMs: o.watchStallMs,
     liveStreams: o.liveStreams,
     corsOrigins: o.corsOrigins,

@@ -26,6 +26,8 @@ const { values } = parseArgs({
     'no-cache': { type: 'boolean', default: false },
     // --dist: the compiled server (npm run build:ts first): RSS without a TypeScript loader per thread.
     dist: { type: 'boolean', default: false },
+    // --configs 0,1: only these rows of CONFIGS (0 = 1 thread, 1 = 2 threads, …): a shorter run.
+    configs: { type: 'string' },
   },
 });
 const NO_CACHE = values['no-cache'];
@@ -39,7 +41,7 @@ interface Config {
   readonly name: string;
   readonly env: Record<string, string>;
 }
-const CONFIGS: readonly Config[] = [
+const ALL_CONFIGS: readonly Config[] = [
   { name: '1 thread', env: { LATCH_BENCH_HTTP_THREADS: '1' } },
   { name: '2 threads', env: { LATCH_BENCH_HTTP_THREADS: '2' } },
   { name: '2 HTTP threads + engine thread', env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0' } },
@@ -50,6 +52,13 @@ const CONFIGS: readonly Config[] = [
     env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0', LATCH_BENCH_THREAD_CHECKS: '0' },
   },
 ];
+const CONFIGS: readonly Config[] = values.configs
+  ? values.configs.split(',').map((i) => {
+      const c = ALL_CONFIGS[Number(i)];
+      if (!c) throw new Error(`--configs: no configuration ${i} (0 … ${ALL_CONFIGS.length - 1})`);
+      return c;
+    })
+  : ALL_CONFIGS;
 
 /** user + system ticks of one thread (/proc/<pid>/task/<tid>/stat fields 14 and 15). */
 function ticks(path: string): number {

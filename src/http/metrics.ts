@@ -1,8 +1,10 @@
 // Prometheus metrics (text exposition format 0.0.4) at `GET /metrics`. Per request the server does
-// one Map lookup by endpoint name (a string it already holds), one array index by status and one
-// histogram bucket scan: the series are resolved ahead and nothing is allocated or formatted.
-// Everything else (engine cache, pool, indexes, storage write latency, process) is read from
-// `Latch.stats()` when scraped.
+// one Map lookup by endpoint name (a string it already holds), one directory read by status and one
+// histogram bucket scan, into its own segment of the process's share (./metrics-share.ts): nothing
+// is allocated or formatted, and with `--http-threads` every thread's requests are summed into
+// the one exposition whichever thread serves the scrape. Everything else (engine cache, pool,
+// indexes, storage write latency, process) is read from `Latch.stats()` when scraped; the Checks
+// the HTTP threads answer themselves add their result-cache counts from the share.
 //
 // Labels carry endpoint names and statuses only, never store ids or request data, so the
 // exposition reveals traffic shape but no tenant's data (docs/operations.md: why it is public).
@@ -12,15 +14,16 @@ import { constants, performance, PerformanceObserver, type PerformanceEntry } fr
 import { Timings } from '../engine/stats.js';
 import type { EngineStats, Histogram, ShadowStats } from '../engine/contract.js';
 import type { DecisionStats } from '../api/decisions/log.js';
+import {
+  EXTRA_CACHE_ENTRIES,
+  EXTRA_CACHE_HITS,
+  EXTRA_CACHE_MISSES,
+  EXTRA_IN_FLIGHT,
+  MetricsShare,
+} from './metrics-share.js';
 
 /** Label for requests that matched no endpoint (unknown paths): keeps the series set bounded. */
 export const UNMATCHED = 'unmatched';
-
-class EndpointSeries {
-  /** Indexed by HTTP status; a histogram exists once that status was first seen. */
-  readonly byStatus: (Timings | undefined)[] = [];
-  constructor(readonly name: string) {}
-}
 
 function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -59,8 +62,8 @@ const GC_KINDS: readonly (readonly [string, number])[] = [
 ];
 
 export class Metrics {
-  private readonly endpoints = new Map<string, EndpointSeries>();
-  private readonly unmatched = new EndpointSeries(UNMATCHED);
+  /** The HTTP series: this thread's segment, every thread's when scraped. */
+  readonly share: MetricsShare;
   private readonly started = Date.now();
   /** Main-thread GC pauses by kind (the event loop stands still meanwhile). */
   private readonly gc = new Map<number, Timings>(GC_KINDS.map(([, kind]) => [kind, new Timings(GC_BOUNDS_MS)]));
@@ -68,9 +71,16 @@ export class Metrics {
     for (const entry of list.getEntries()) this.gc.get(gcKind(entry))?.observe(entry.duration);
   });
 
-  /** `endpoints`: every route name the server registers (anything else counts as `unmatched`). */
-  constructor(endpoints: readonly string[]) {
-    for (const e of endpoints) this.endpoints.set(e, new EndpointSeries(e));
+  /**
+   * `endpoints`: every route name the server registers (anything else counts as `unmatched`).
+   * `share`: an HTTP thread's segment in the main thread's share (`--http-threads`), or the number
+   * of HTTP threads the new share (this thread's segment first) keeps a segment for (default 0).
+   */
+  constructor(endpoints: readonly string[], share: MetricsShare | number = 0) {
+    this.share =
+      typeof share === 'number'
+        ? new MetricsShare(MetricsShare.create([...endpoints, UNMATCHED], 1 + share), 0)
+        : share;
     this.gcObserver.observe({ entryTypes: ['gc'] });
   }
 
@@ -81,16 +91,14 @@ export class Metrics {
 
   /** One finished request; `status` 499 when the client went away before a reply. */
   observe(endpoint: string, status: number, ms: number): void {
-    const series = this.endpoints.get(endpoint) ?? this.unmatched;
-    const h = series.byStatus[status] ?? (series.byStatus[status] = new Timings());
-    h.observe(ms);
+    this.share.observe(endpoint, status, ms);
   }
 
   /** The whole exposition; `engine` is read now (scrape time). */
-  render(engine: EngineStats | undefined, inFlight: number, decisions?: DecisionStats): string {
+  render(engine: EngineStats | undefined, decisions?: DecisionStats): string {
     const out: string[] = [];
-    this.renderHttp(out, inFlight);
-    if (engine) renderEngine(out, engine);
+    this.renderHttp(out);
+    if (engine) renderEngine(out, this.withThreadCaches(engine));
     if (decisions) renderDecisions(out, decisions);
     renderProcess(out, this.started);
     header(
@@ -104,8 +112,22 @@ export class Metrics {
     return out.join('\n') + '\n';
   }
 
-  private renderHttp(out: string[], inFlight: number): void {
-    const all = [...this.endpoints.values(), this.unmatched];
+  /** The engine's result cache plus the caches of the Checks HTTP threads answered themselves. */
+  private withThreadCaches(e: EngineStats): EngineStats {
+    const s = this.share;
+    return {
+      ...e,
+      cache: {
+        hits: e.cache.hits + s.total(EXTRA_CACHE_HITS),
+        misses: e.cache.misses + s.total(EXTRA_CACHE_MISSES),
+        entries: e.cache.entries + s.total(EXTRA_CACHE_ENTRIES),
+        capacity: e.cache.capacity,
+      },
+    };
+  }
+
+  private renderHttp(out: string[]): void {
+    const all = this.share.series();
     header(
       out,
       'latch_http_requests_total',
@@ -113,10 +135,7 @@ export class Metrics {
       'HTTP requests finished, by endpoint (OpenFGA operation name) and status.',
     );
     for (const s of all)
-      s.byStatus.forEach(
-        (t, status) =>
-          t && out.push(`latch_http_requests_total{endpoint="${esc(s.name)}",status="${status}"} ${t.count}`),
-      );
+      out.push(`latch_http_requests_total{endpoint="${esc(s.endpoint)}",status="${s.status}"} ${s.timings.count}`);
     header(
       out,
       'latch_http_request_duration_seconds',
@@ -124,12 +143,14 @@ export class Metrics {
       'HTTP request latency from routing to the last byte handed to the socket.',
     );
     for (const s of all)
-      s.byStatus.forEach(
-        (t, status) =>
-          t && histogram(out, 'latch_http_request_duration_seconds', `endpoint="${esc(s.name)}",status="${status}"`, t),
+      histogram(
+        out,
+        'latch_http_request_duration_seconds',
+        `endpoint="${esc(s.endpoint)}",status="${s.status}"`,
+        s.timings,
       );
     header(out, 'latch_http_requests_in_flight', 'gauge', 'HTTP and channel requests being processed now.');
-    out.push(`latch_http_requests_in_flight ${inFlight}`);
+    out.push(`latch_http_requests_in_flight ${this.share.total(EXTRA_IN_FLIGHT)}`);
   }
 }
 

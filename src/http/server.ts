@@ -43,6 +43,7 @@ import {
   type Listening,
 } from './listen.js';
 import { Metrics } from './metrics.js';
+import { EXTRA_IN_FLIGHT, MetricsShare, type MetricsShareData } from './metrics-share.js';
 import { defaultPlaygroundDir, loadStaticFiles, mountPlayground } from './static.js';
 import { openTracing } from './tracing.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
@@ -102,6 +103,18 @@ export interface HttpServerOptions {
    * then serves only the metrics address, if any). Unset: an exclusive bind.
    */
   readonly sharedPort?: 'bind' | 'none' | undefined;
+  /**
+   * `--http-threads`: the HTTP threads this process runs beside this (the main thread's) server;
+   * its metrics share gets a segment for each (`LatchHttpServer.metricsShare`).
+   */
+  readonly metricsThreads?: number | undefined;
+  /**
+   * This server is HTTP thread `thread` of a process (`--http-threads`): its requests are counted
+   * in the main thread's `share`, and every thread's are served. `route`: /metrics on the API
+   * port (false when the main thread serves it on `--metrics-addr`).
+   */
+  readonly threadMetrics?:
+    { readonly share: MetricsShareData; readonly thread: number; readonly route: boolean } | undefined;
 }
 
 export interface LatchHttpServer {
@@ -111,8 +124,10 @@ export interface LatchHttpServer {
   metricsPort(): number | undefined;
   /** Stop accepting, wait up to `graceMs` for in-flight requests, then close every connection. */
   close(graceMs?: number): Promise<void>;
-  /** Requests being processed now (HTTP requests plus channel requests). */
+  /** Requests being processed now on this server (HTTP requests plus channel requests). */
   inFlight(): number;
+  /** The share HTTP threads count their requests in (`metricsThreads`), undefined without metrics. */
+  readonly metricsShare: MetricsShareData | undefined;
   /** Whether the playground's files are served at /playground/. */
   readonly playground: boolean;
 }
@@ -455,13 +470,27 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
     ...(options.auth?.clients ? clientEndpoints(options.auth.clients) : []),
     ...(options.decisions ? decisionEndpoints(options.decisions) : []),
   ];
-  const metrics = options.metrics === false ? undefined : new Metrics(endpoints.map((e) => e.name));
+  const joined = options.threadMetrics;
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new Metrics(
+          endpoints.map((e) => e.name),
+          joined ? new MetricsShare(joined.share, joined.thread) : options.metricsThreads,
+        );
+  // Requests in flight on this server: a word of its metrics segment when there is one (a scrape sums the threads').
+  const inFlight = metrics?.share.extras ?? new Float64Array(1);
   const tracing = options.tracing === false ? undefined : openTracing(latch);
   const shared: ServerShared = {
     latch: tracing ? tracing.latch : latch,
     tokens: new TokenCodec(options.tokenSecret),
     ready: options.placement ? () => readyFlag && (options.placement as { ready(): boolean }).ready() : () => readyFlag,
-    inFlight: 0,
+    get inFlight() {
+      return inFlight[EXTRA_IN_FLIGHT] as number;
+    },
+    set inFlight(n: number) {
+      inFlight[EXTRA_IN_FLIGHT] = n;
+    },
     auth: options.auth,
     decisions: options.decisions,
     metrics,
@@ -487,9 +516,9 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
   }
   channel.mount(app, '/stream');
   const render = (): string =>
-    (metrics as Metrics).render(shared.latch.stats(), shared.inFlight, options.decisions?.stats) +
-    (forwarder?.metricsText() ?? '');
-  if (metrics && !options.metricsAddress) app.get('/metrics', metricsRoute(boundedRender(render)));
+    (metrics as Metrics).render(shared.latch.stats(), options.decisions?.stats) + (forwarder?.metricsText() ?? '');
+  if (metrics && !options.metricsAddress && joined?.route !== false)
+    app.get('/metrics', metricsRoute(boundedRender(render)));
   const side =
     metrics && options.metricsAddress ? { app: metricsApp(uws, render), at: options.metricsAddress } : undefined;
   const served = options.playground ? playground(app, options.playground) : false;
@@ -532,6 +561,7 @@ export function createHttpServer(latch: Latch, options: HttpServerOptions = {}):
       (side?.app as (TemplatedApp & { close?: () => void }) | undefined)?.close?.();
     },
     inFlight: () => shared.inFlight,
+    metricsShare: joined ? undefined : metrics?.share.data,
     playground: served,
   };
 }

@@ -156,7 +156,14 @@ export function driver(send: Send, client?: LatchChannelClient): ConformanceDriv
 export async function runHttp(mode: 'json' | 'msgpack', dir: string, options: RunOptions): Promise<FileResult[]> {
   // LATCH_CONFORMANCE_HTTP_THREADS=1: every connection served by an HTTP worker thread (--http-threads).
   const threads = process.env.LATCH_CONFORMANCE_HTTP_THREADS === '1';
-  const server = await startServer({
+  // LATCH_CONFORMANCE_DIST=1: the compiled server (`npm run build:ts` first), whose HTTP threads run
+  // the one-file thread bundle.
+  const start: typeof startServer =
+    process.env.LATCH_CONFORMANCE_DIST === '1'
+      ? ((await import(new URL('../../dist/src/main.js', import.meta.url).href)) as { startServer: typeof startServer })
+          .startServer
+      : startServer;
+  const server = await start({
     host: '127.0.0.1',
     port: 0,
     datastore: 'memory',

@@ -512,3 +512,95 @@ describe('--http-threads: Check from the shared index', () => {
     expect((gone.json as { code: string }).code).toBe('store_id_not_found');
   }, 60_000);
 });
+
+/** The value of the sample `name{labels}` (0 when the series is absent) in a Prometheus text. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+describe('--http-threads: /metrics counts every thread', () => {
+  /** Calls of the main thread's check and checkSync (a Check a thread forwarded). */
+  let forwarded = 0;
+  const servers: Server[] = [];
+
+  /** Two HTTP threads share the port and the main thread serves none of it. */
+  async function threaded(options: Parameters<typeof start>[0]): Promise<Server> {
+    const server = await start({ engine: { workers: 0 }, httpThreads: 2, mainThreadServes: false, ...options });
+    servers.push(server);
+    const latch = server.latch as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const op of ['check', 'checkSync']) {
+      const fn = latch[op] as (...a: unknown[]) => unknown;
+      latch[op] = (...a: unknown[]) => {
+        forwarded++;
+        return fn(...a);
+      };
+    }
+    return server;
+  }
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+  });
+
+  /**
+   * N Checks the threads answer themselves, and one bad request; /metrics read at `metricsBase`.
+   * `mainScrapes`: the main thread renders it, so the engine's own figures in it are current (a
+   * thread's copy of them is refreshed every second) and the result-cache lookups add up exactly.
+   */
+  async function countsExactly(server: Server, metricsBase: string, mainScrapes: boolean): Promise<void> {
+    const store = (await call(server.base, 'POST', '/stores', { name: 'metrics' })).json as { id: string };
+    expect((await call(server.base, 'POST', `/stores/${store.id}/authorization-models`, MODEL)).status).toBe(201);
+    const w = await call(server.base, 'POST', `/stores/${store.id}/write`, {
+      writes: { tuple_keys: [key('user:anne', 'owner', 'doc:1')] },
+    });
+    expect(w.status).toBe(200);
+    // A new connection each: the kernel spreads them over both threads.
+    const check = (tuple: ReturnType<typeof key>): ReturnType<typeof call> =>
+      call(server.base, 'POST', `/stores/${store.id}/check`, { tuple_key: tuple }, { connection: 'close' });
+    // Until both threads hold the model a Check may be forwarded (counted as well); the Checks
+    // counted below are all answered on the threads.
+    await vi.waitFor(async () => {
+      const before = forwarded;
+      for (let i = 0; i < 8; i++) expect((await check(key('user:anne', 'viewer', 'doc:1'))).status).toBe(200);
+      expect(forwarded).toBe(before);
+    });
+    const scrape = async (): Promise<string> => (await call(metricsBase, 'GET', '/metrics')).text;
+    const ok = 'latch_http_requests_total{endpoint="Check",status="200"}';
+    const bad = 'latch_http_requests_total{endpoint="Check",status="400"}';
+    const lookups = (t: string): number =>
+      sample(t, 'latch_check_cache_hits_total') + sample(t, 'latch_check_cache_misses_total');
+    const before = await scrape();
+    const forwardedBefore = forwarded;
+    const N = 41;
+    for (let i = 0; i < N; i++) {
+      const r = await check(key(i % 2 === 0 ? 'user:anne' : `user:u${i}`, 'viewer', 'doc:1'));
+      expect(r.json).toEqual({ allowed: i % 2 === 0, resolution: '' });
+    }
+    const invalid = await check(key('user:anne', 'nope', 'doc:1'));
+    expect((invalid.json as { code: string }).code).toBe('validation_error');
+    expect(forwarded).toBe(forwardedBefore);
+    // Counted once its thread has finished the request (the reply may reach the client first).
+    await vi.waitFor(async () => {
+      const after = await scrape();
+      expect(sample(after, ok) - sample(before, ok)).toBe(N);
+      expect(sample(after, bad) - sample(before, bad)).toBe(1);
+      expect(sample(after, 'latch_http_requests_in_flight')).toBe(0);
+    });
+    if (mainScrapes) {
+      // Every Check answered on a thread looked its result cache up once: a hit or a miss.
+      expect(lookups(await scrape()) - lookups(before)).toBe(N);
+    }
+  }
+
+  it('shows N Checks answered on the threads as N, scraped from a thread on the API port', async () => {
+    const server = await threaded({});
+    await countsExactly(server, server.base, false);
+  }, 60_000);
+
+  it('shows them on the metrics address the main thread serves (--metrics-addr)', async () => {
+    const server = await threaded({ metricsAddress: { host: '127.0.0.1', port: 0 } });
+    await countsExactly(server, `http://127.0.0.1:${server.metricsPort as number}`, true);
+    // The API port serves no /metrics then.
+    expect((await call(server.base, 'GET', '/metrics')).status).toBe(404);
+  }, 60_000);
+});

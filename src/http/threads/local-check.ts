@@ -38,6 +38,7 @@ import { R } from '../../index/snapshot.js';
 import { BoardReader } from '../../index/thread-board.js';
 import { compileModel } from '../../model/compile.js';
 import type { CompiledModel } from '../../model/types.js';
+import { EXTRA_CACHE_ENTRIES, EXTRA_CACHE_HITS, EXTRA_CACHE_MISSES } from '../metrics-share.js';
 
 /** What the main thread hands an HTTP thread for local Checks (plain data: cloned). */
 export interface LocalCheckData {
@@ -154,6 +155,8 @@ export class LocalChecker extends WalkClock {
     data: LocalCheckData,
     private readonly config: EngineConfig,
     private readonly fetchModel: (storeId: string, modelId: string | undefined) => Promise<ThreadModel | undefined>,
+    /** This thread's words of the metrics share (./metrics-share.ts): its result cache's counts go there. */
+    private readonly counts?: Float64Array,
   ) {
     super();
     this.board = new BoardReader(data.board, data.slot);
@@ -194,6 +197,7 @@ export class LocalChecker extends WalkClock {
         allowed = o.allowed;
         if (scope !== 0) this.results.set(scope, k, allowed);
       }
+      this.tally();
       this.answered++;
       return { allowed, modelId: model.id, revision: view.revision, instant: 0 };
     } finally {
@@ -245,12 +249,22 @@ export class LocalChecker extends WalkClock {
         results.set(c.correlationId, o);
         if (scope !== 0 && 'allowed' in o) this.results.set(scope, c.tupleKey, o.allowed);
       }
+      this.tally();
       this.answered++;
       return { modelId: model.id, results, revision: view.revision, instant: 0 };
     } finally {
       this.deadline = Infinity;
       this.board.leave();
     }
+  }
+
+  /** The result cache's counts, where a scrape on any thread reads them. */
+  private tally(): void {
+    const c = this.counts;
+    if (!c) return;
+    c[EXTRA_CACHE_HITS] = this.results.hits;
+    c[EXTRA_CACHE_MISSES] = this.results.misses;
+    c[EXTRA_CACHE_ENTRIES] = this.results.size;
   }
 
   private decline(): undefined {

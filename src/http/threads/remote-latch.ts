@@ -73,10 +73,13 @@ export class RemoteLatch implements Latch {
     readonly config: EngineConfig,
     stats: EngineStats,
     local?: LocalCheckData,
+    /** This thread's words of the metrics share: the local Checks' result-cache counts. */
+    counts?: Float64Array,
   ) {
     this.lastStats = stats;
     this.local =
-      local && new LocalChecker(local, config, (storeId, modelId) => this.call('threadModel', storeId, modelId));
+      local &&
+      new LocalChecker(local, config, (storeId, modelId) => this.call('threadModel', storeId, modelId), counts);
   }
 
   /** Messages from the main thread (answers, stream items, figures). */

@@ -3,6 +3,7 @@
 // process's one engine through a LatchHost. Started after the main app is listening (the port is
 // known then, port 0 included); closed before the engine.
 
+import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_BUCKET, type Bucket, type ResolvedAuthConfig } from '../../api/auth/config.js';
@@ -14,6 +15,7 @@ import { Scratch } from '../../engine/evaluation/walker/request.js';
 import { walkerModule } from '../../engine/evaluation/walker/wasm.js';
 import { memory } from '../../index/memory.js';
 import { MAX_BOARD_THREADS, type ThreadBoard } from '../../index/thread-board.js';
+import type { MetricsShareData } from '../metrics-share.js';
 import type { ToMain, ToThread } from './protocol.js';
 import type { ThreadData, ThreadEvent } from './worker.js';
 
@@ -28,16 +30,31 @@ export interface HttpThreads {
 }
 
 /**
- * The thread's entry: the built worker.js, or (running from the TypeScript sources, as the tests
- * do) a bootstrap that registers tsx in the thread first.
+ * The thread's entry: the one-file bundle (`npm run build:ts` writes it next to worker.js, see
+ * scripts/bundle-thread.mjs: a thread then loads one module instead of ~300), else the built
+ * worker.js, or (running from the TypeScript sources, as the tests do) a bootstrap that registers
+ * tsx in the thread first. No resourceLimits: a thread's young generation follows the process's
+ * flags (src/cli/node-flags.ts); capping it lower (6 MB) left the process's RSS about 12 MB larger
+ * after load, as more of each request's objects were promoted to the old generation.
  */
 function spawn(data: ThreadData): Worker {
-  const ts = import.meta.url.endsWith('.ts');
-  if (!ts) return new Worker(fileURLToPath(new URL('./worker.js', import.meta.url)), { workerData: data });
+  const options = { workerData: data };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(builtEntry(), options);
   const entry = new URL('./worker.ts', import.meta.url).href;
   const api = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return new Worker(boot, { ...options, eval: true });
+}
+
+/** The bundle when it was built from the same sources as worker.js (not older), else worker.js. */
+function builtEntry(): string {
+  const plain = fileURLToPath(new URL('./worker.js', import.meta.url));
+  const bundle = fileURLToPath(new URL('./worker.bundle.js', import.meta.url));
+  try {
+    return statSync(bundle).mtimeMs >= statSync(plain).mtimeMs ? bundle : plain;
+  } catch {
+    return plain; // no bundle (built by tsc alone)
+  }
 }
 
 interface Thread {
@@ -85,17 +102,26 @@ function startOne(latch: Latch, data: ThreadData): Promise<Thread> {
 export async function startHttpThreads(
   latch: Latch,
   count: number,
-  data: Omit<ThreadData, 'config' | 'stats' | 'log' | 'local'>,
+  data: Omit<ThreadData, 'config' | 'stats' | 'log' | 'local'> & {
+    /** The main thread's metrics share (segment 0 its own), and whether threads serve /metrics on the API port. */
+    readonly metrics?: { readonly share: MetricsShareData; readonly route: boolean } | undefined;
+  },
   board?: ThreadBoard,
 ): Promise<HttpThreads> {
-  const full: ThreadData = { ...data, config: latch.config, stats: latch.stats(), log: logger.current() };
+  const { metrics: _, ...plain } = data;
+  const full: ThreadData = { ...plain, config: latch.config, stats: latch.stats(), log: logger.current() };
   const scratches = board ? Array.from({ length: Math.min(count, MAX_BOARD_THREADS) }, () => new Scratch()) : [];
   const local = (i: number): LocalCheckData | undefined => {
     const s = scratches[i];
     return board && s && { board: board.buffer, slot: i, memory, module: walkerModule(), scratch: s.ctx };
   };
+  // Thread i counts its requests in segment i + 1 of the main thread's metrics share.
+  const counted = (i: number): ThreadData['http'] => {
+    const m = data.metrics;
+    return m ? { ...data.http, threadMetrics: { share: m.share, thread: i + 1, route: m.route } } : data.http;
+  };
   const started = await Promise.allSettled(
-    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, local: local(i) })),
+    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, http: counted(i), local: local(i) })),
   );
   const threads = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const close = async (graceMs: number): Promise<void> => {

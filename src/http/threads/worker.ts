@@ -12,6 +12,7 @@ import type { ToThread } from './protocol.js';
 import { RemoteLatch } from './remote-latch.js';
 import type { LocalCheckData } from './local-check.js';
 import { adoptMemory } from '../../index/memory.js';
+import { MetricsShare } from '../metrics-share.js';
 
 /** What the main thread hands each HTTP thread (plain data: it is cloned). */
 export interface ThreadData {
@@ -34,7 +35,9 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
   configureLogging(data.log);
   // Before anything reads the shared memory: this thread reads the main thread's, never allocates.
   if (data.local) adoptMemory(data.local.memory);
-  const latch = new RemoteLatch(port, data.config, data.stats, data.local);
+  const counted = data.http.threadMetrics;
+  const counts = counted && new MetricsShare(counted.share, counted.thread).extras;
+  const latch = new RemoteLatch(port, data.config, data.stats, data.local, counts);
   let closing = false;
   port.on('message', (m: readonly ToThread[] | ToThread) => {
     if (!Array.isArray(m)) {
