@@ -96,12 +96,19 @@ export async function* streamWalkBatches(
   }
 }
 
-/** `streamWalkBatches` an object at a time. */
+/**
+ * `streamWalkBatches` an object at a time; a consumer that comes back after the deadline or the
+ * abort gets no more of the batch at hand (the stream ends as it would between batches).
+ */
 export async function* streamWalk(
   walk: Generator<string, void>,
   snapshot: IndexSnapshot,
   deadline: number,
   signal?: AbortSignal,
 ): AsyncGenerator<string, void> {
-  for await (const batch of streamWalkBatches(walk, snapshot, deadline, signal)) yield* batch;
+  for await (const batch of streamWalkBatches(walk, snapshot, deadline, signal))
+    for (const object of batch) {
+      if (signal?.aborted || Date.now() > deadline) return;
+      yield object;
+    }
 }
