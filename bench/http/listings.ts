@@ -3,14 +3,25 @@
 // (the same pages as NDJSON streams) and through one unpaged StreamedListObjects; and every one of
 // N users of one object through paged ListUsers. Each way runs in the same process, interleaved
 // over `--rounds` rounds (the median is reported), and every listing is checked complete, in order
-// and without duplicates before it counts. ListUsers runs with `--users` (N users of one object).
+// and without duplicates before it counts. ListUsers runs with `--users` or `--split` (N users of one object).
 //
 //   npx tsx bench/http/listings.ts                           # 1M objects and users, pages of 100,000
 //   npx tsx bench/http/listings.ts --n 100000 --page 10000   # a quick run
+//   npx tsx bench/http/listings.ts --split --rounds 3         # server in its own process, 1M
 //
-// For a CPU profile of the server side: node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/http/listings.ts
+// `--split` runs the server in its own process (bench/http/listing-serve.ts, from `--tree <checkout>`
+// when given: a baseline) and reports its CPU apart from the client's, read from /proc.
+// `--only <text>` runs the ways whose name contains it; `--cpu-profile <file>` writes a V8 CPU
+// profile of the timed rounds alone in this process (the client, and the server unless --split), e.g.
+//   npx tsx bench/http/listings.ts --n 200000 --only unpaged --cpu-profile /tmp/unpaged.cpuprofile
 
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { Agent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startServer } from '../../src/main.js';
 import type { TupleKey } from '../../src/domain/types.js';
@@ -21,6 +32,10 @@ const { values } = parseArgs({
     page: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
     users: { type: 'boolean', default: false },
+    split: { type: 'boolean', default: false },
+    tree: { type: 'string' },
+    only: { type: 'string' },
+    'cpu-profile': { type: 'string' },
   },
 });
 const N = Number(values.n);
@@ -48,39 +63,85 @@ const MODEL = {
   ],
 };
 
-const server = await startServer({
-  host: '127.0.0.1',
-  port: 0,
-  datastore: 'memory',
-  engine: { maxTuplesPerWrite: 10_000, listObjectsDeadlineMs: 600_000, listPageDeadlineMs: 600_000 },
-});
-const base = `http://127.0.0.1:${server.port}`;
+/**
+ * The server under test: in this process, or (`--split`) in its own (bench/http/listing-serve.ts,
+ * the same store with the users always filled), where its CPU time is read from /proc.
+ */
+interface Target {
+  readonly base: string;
+  readonly store: string;
+  /** The server process's CPU time in µs; undefined in this process (counted with the client). */
+  cpu(): number | undefined;
+  close(): Promise<void>;
+}
 
-async function post(path: string, body: unknown): Promise<Record<string, unknown>> {
+async function inProcess(): Promise<Target> {
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    datastore: 'memory',
+    engine: { maxTuplesPerWrite: 10_000, listObjectsDeadlineMs: 600_000, listPageDeadlineMs: 600_000 },
+  });
+  const base = `http://127.0.0.1:${server.port}`;
+  const store = (await post(base, '/stores', { name: 'bench-listings' })).id as string;
+  await post(base, `/stores/${store}/authorization-models`, MODEL);
+  const write = (writes: TupleKey[]): Promise<unknown> =>
+    server.latch.write({ storeId: store, writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+  async function fill(make: (i: number) => TupleKey): Promise<void> {
+    for (let i = 0; i < N; i += 10_000) {
+      const writes: TupleKey[] = [];
+      for (let j = i; j < Math.min(N, i + 10_000); j++) writes.push(make(j));
+      await write(writes);
+    }
+  }
+  await write([{ object: 'group:all', relation: 'member', user: 'user:anne' }]);
+  await fill((i) => ({ object: `doc:${i}`, relation: 'viewer', user: 'group:all#member' }));
+  if (values.users) await fill((i) => ({ object: 'doc:big', relation: 'viewer', user: `user:${i}` }));
+  return { base, store, cpu: () => undefined, close: () => server.close() };
+}
+
+async function ownProcess(): Promise<Target> {
+  const serve = fileURLToPath(new URL('./listing-serve.ts', import.meta.url));
+  const tree = values.tree ?? fileURLToPath(new URL('../..', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', serve, tree, String(N)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
+    });
+    child.once('exit', (code) => reject(new Error(`listing-serve exited with ${code}`)));
+  });
+  const { port, store } = JSON.parse(line) as { port: number; store: string };
+  // utime + stime (fields 14 and 15 of /proc/<pid>/stat), in clock ticks of 10 ms.
+  const cpu = (): number => {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  };
+  return {
+    base: `http://127.0.0.1:${port}`,
+    store,
+    cpu,
+    close: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function post(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
   const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body) });
   const json = (await r.json()) as Record<string, unknown>;
   if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
   return json;
 }
 
-const store = (await post('/stores', { name: 'bench-listings' })).id as string;
-await post(`/stores/${store}/authorization-models`, MODEL);
-async function fill(make: (i: number) => TupleKey): Promise<void> {
-  for (let i = 0; i < N; i += 10_000) {
-    const writes: TupleKey[] = [];
-    for (let j = i; j < Math.min(N, i + 10_000); j++) writes.push(make(j));
-    await server.latch.write({ storeId: store, writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
-  }
-}
-await server.latch.write({
-  storeId: store,
-  writes: [{ object: 'group:all', relation: 'member', user: 'user:anne' }],
-  deletes: [],
-  onDuplicate: 'error',
-  onMissing: 'error',
-});
-await fill((i) => ({ object: `doc:${i}`, relation: 'viewer', user: 'group:all#member' }));
-if (values.users) await fill((i) => ({ object: 'doc:big', relation: 'viewer', user: `user:${i}` }));
+const target = values.split ? await ownProcess() : await inProcess();
+const { base, store } = target;
 
 const objectsQuery = { type: 'doc', relation: 'viewer', user: 'user:anne' };
 const usersQuery = { object: { type: 'doc', id: 'big' }, relation: 'viewer', user_filters: [{ type: 'user' }] };
@@ -92,11 +153,41 @@ function complete(items: readonly string[], what: string): void {
     if ((items[i - 1] as string) >= (items[i] as string)) throw new Error(`${what}: out of order at ${i}`);
 }
 
+// The clients: a page through fetch (`r.json()` parses the body's bytes in one step), a stream
+// through node:http on one keep-alive connection, its body read as Buffer chunks ('data' events):
+// fetch's WHATWG stream cost 1.5× the CPU per streamed result, node:http 2× per paged result
+// (measured in one run, 200k objects). Each way runs with the cheaper client for its form.
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** POSTs `body` to `path`; `onChunk` sees the response body as it arrives. */
+function request(path: string, body: unknown, onChunk: (chunk: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      `${base}${path}`,
+      { method: 'POST', agent, headers: { 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode}`));
+        res.on('data', onChunk);
+        res.on('end', resolve);
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The JSON body of a POST. */
+async function postJson(path: string, body: unknown): Promise<Record<string, unknown>> {
+  return post(base, path, body);
+}
+
 async function pagedObjects(): Promise<string[]> {
   const out: string[] = [];
   let token = '';
   do {
-    const r = await post(`/stores/${store}/list-objects`, {
+    const r = await postJson(`/stores/${store}/list-objects`, {
       ...objectsQuery,
       page_size: PAGE,
       continuation_token: token,
@@ -111,40 +202,40 @@ async function pagedUsers(): Promise<string[]> {
   const out: string[] = [];
   let token = '';
   do {
-    const r = await post(`/stores/${store}/list-users`, { ...usersQuery, page_size: PAGE, continuation_token: token });
+    const r = await postJson(`/stores/${store}/list-users`, {
+      ...usersQuery,
+      page_size: PAGE,
+      continuation_token: token,
+    });
     for (const u of r.users as { object: { type: string; id: string } }[]) out.push(`${u.object.type}:${u.object.id}`);
     token = r.continuation_token as string;
   } while (token !== '');
   return out;
 }
 
-/** The `result` lines of one NDJSON stream; `last` is the last line's continuation token. */
+/** The `result` lines of one NDJSON stream; `last` is the last token a line carried. */
 async function stream(body: unknown): Promise<{ objects: string[]; last: string }> {
-  const r = await fetch(`${base}/stores/${store}/streamed-list-objects`, {
-    method: 'POST',
-    body: JSON.stringify(body),
-  });
-  if (r.status !== 200 || !r.body) throw new Error(`stream: ${r.status}`);
   const objects: string[] = [];
   let last = '';
   let rest = '';
-  const decoder = new TextDecoder();
-  for await (const bytes of r.body) {
-    const text = rest + decoder.decode(bytes, { stream: true });
-    const lines = text.split('\n');
-    rest = lines.pop() ?? '';
-    if (lines.length === 0) continue;
+  const decoder = new StringDecoder('utf8');
+  await request(`/stores/${store}/streamed-list-objects`, body, (bytes) => {
+    const text = rest + decoder.write(bytes);
+    const end = text.lastIndexOf('\n');
+    rest = text.slice(end + 1);
+    if (end === -1) return;
     // The lines received so far parsed as one JSON array: one parse per read, not per line.
-    const parsed = JSON.parse(`[${lines.join(',')}]`) as {
+    const parsed = JSON.parse(`[${text.slice(0, end).replaceAll('\n', ',')}]`) as {
       result?: { object: string; continuation_token?: string };
       error?: unknown;
     }[];
     for (const line of parsed) {
       if (!line.result) throw new Error(`stream error: ${JSON.stringify(line)}`);
       objects.push(line.result.object);
-      last = line.result.continuation_token ?? '';
+      // A resumable stream's token lines: every 1,000th of a page and its last.
+      if (line.result.continuation_token !== undefined) last = line.result.continuation_token;
     }
-  }
+  });
   return { objects, last };
 }
 
@@ -163,36 +254,60 @@ async function streamedWhole(): Promise<string[]> {
   return (await stream(objectsQuery)).objects.sort();
 }
 
-const ways: [string, () => Promise<string[]>][] = [
-  ['ListObjects paged', pagedObjects],
-  ['StreamedListObjects paged', streamedPages],
-  ['StreamedListObjects unpaged', streamedWhole],
-  ...(values.users ? [['ListUsers paged', pagedUsers] as [string, () => Promise<string[]>]] : []),
-];
+const ways: [string, () => Promise<string[]>][] = (
+  [
+    ['ListObjects paged', pagedObjects],
+    ['StreamedListObjects paged', streamedPages],
+    ['StreamedListObjects unpaged', streamedWhole],
+    ...(values.users || values.split ? [['ListUsers paged', pagedUsers] as [string, () => Promise<string[]>]] : []),
+  ] as [string, () => Promise<string[]>][]
+).filter(([name]) => values.only === undefined || name.includes(values.only));
 // Warm the listing cache (the first page computes the complete answer once per store state).
 for (const [name, run] of ways) {
   complete(await run(), name);
 }
 const times = new Map<string, number[]>(ways.map(([name]) => [name, []]));
-// CPU time of this process (server and client), which moves less with other processes' load than the wall clock.
+// CPU time of this process (the client, and the server unless --split), which moves less with
+// other processes' load than the wall clock; with --split the server's own, from /proc.
 const cpu = new Map<string, number[]>(ways.map(([name]) => [name, []]));
+const serverCpu = new Map<string, number[]>(ways.map(([name]) => [name, []]));
+const session = values['cpu-profile'] === undefined ? undefined : new Session();
+if (session) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, run] of ways) {
     const c0 = process.cpuUsage();
+    const s0 = target.cpu();
     const t0 = performance.now();
     const items = await run();
     times.get(name)?.push(performance.now() - t0);
     const c = process.cpuUsage(c0);
     cpu.get(name)?.push(c.user + c.system);
+    const s1 = target.cpu();
+    if (s0 !== undefined && s1 !== undefined) serverCpu.get(name)?.push(s1 - s0);
     complete(items, name);
   }
+}
+if (session && values['cpu-profile']) {
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(values['cpu-profile'], JSON.stringify(profile));
+  session.disconnect();
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 for (const [name, xs] of times) {
   const ms = median(xs);
+  const client = median(cpu.get(name) ?? []) / N;
+  const server = values.split ? median(serverCpu.get(name) ?? []) / N : undefined;
+  const split =
+    server === undefined
+      ? `${client.toFixed(2)} µs CPU per result, client and server`
+      : `${(client + server).toFixed(2)} µs CPU per result (client ${client.toFixed(2)}, server ${server.toFixed(2)})`;
   console.log(
-    `${name}: ${N} results in ${ms.toFixed(0)} ms = ${Math.round((N / ms) * 1000)} results/s, ` +
-      `${(median(cpu.get(name) ?? []) / N).toFixed(2)} µs CPU per result (median of ${ROUNDS}; pages of ${PAGE})`,
+    `${name}: ${N} results in ${ms.toFixed(0)} ms = ${Math.round((N / ms) * 1000)} results/s, ${split} ` +
+      `(median of ${ROUNDS}; pages of ${PAGE})`,
   );
 }
 console.log(
@@ -200,4 +315,5 @@ console.log(
     .map((x) => x.toFixed(2))
     .join(' ')}`,
 );
-await server.close();
+agent.destroy();
+await target.close();

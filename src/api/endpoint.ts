@@ -66,11 +66,12 @@ export interface Reply {
   /** Undefined → no body (204). */
   readonly body?: unknown;
   /**
-   * As text, or as the UTF-8 bytes of a constant reply in an ArrayBuffer of exactly their length:
-   * the transport hands bytes to the socket as they are, where a string is encoded again on every
-   * send (and an ArrayBuffer is the form uWS reads without a conversion, src/http/wire-strings.ts).
+   * As text, or as UTF-8 bytes: a constant reply in an ArrayBuffer of exactly their length, or a
+   * large body rendered into a buffer of its own (a listing page). The transport hands bytes to the
+   * socket as they are, where a string is encoded again on every send (and an ArrayBuffer is the
+   * form uWS reads without a conversion, src/http/wire-strings.ts).
    */
-  readonly json?: string | ArrayBuffer | undefined;
+  readonly json?: string | ArrayBuffer | Uint8Array | undefined;
   /** Extra response headers (latch's own `Latch-*` extensions, D15); absent on the hot paths. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
@@ -86,9 +87,10 @@ export interface StreamReply {
   readonly batched?: boolean | undefined;
   /**
    * The same lines as NDJSON rendered straight into the transport's buffer (`{"result":…}` and
-   * the newline included): HTTP writes these and never reads `stream`, the channel reads `stream`.
+   * the newline included), a source per batch: HTTP writes these and never reads `stream`, the
+   * channel reads `stream`. The first batch (or error) decides the status, as for `stream`.
    */
-  readonly lines?: LineSource | undefined;
+  readonly lines?: AsyncIterable<LineSource> | undefined;
   /**
    * A live stream (Watch, ReadExpansions, a tuple export) may run long: it counts against the
    * live-stream caps, ends at its lifetime and when its credential is revoked or expires, and a consumer that reads nothing for the server's

@@ -28,7 +28,7 @@ import {
   type CallContext,
   type StreamReply,
 } from './endpoint.js';
-import { ObjectPageLines } from './listing-lines.js';
+import { ObjectLines, objectPageJson, userPageJson, type LineSource } from './listing-lines.js';
 import { MAX_CONTEXTUAL_TUPLES, checkKey, contextualTuples, tupleKeyList } from './tuple-key-parsers.js';
 import { bodyObject } from './stores.js';
 import { pastPoint } from './at.js';
@@ -332,12 +332,27 @@ const listObjects = endpoint<ListObjectsRequest>({
       r.next === undefined
         ? ''
         : ctx.tokens.encode('list-objects', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
-    return ok({ objects: r.objects, continuation_token: token });
+    // A page of up to 100,000 objects: its JSON written straight into one buffer (msgpack still encodes `body`).
+    return {
+      status: 200,
+      body: { objects: r.objects, continuation_token: token },
+      json: objectPageJson(r.objects, token),
+    };
   },
 });
 
 async function* objectLines(items: AsyncIterable<string>): AsyncIterable<unknown> {
   for await (const object of items) yield { object };
+}
+
+/** The lines of the engine's batches of objects (StreamedListObjects without a page), a batch per source. */
+async function* batchLines(batches: AsyncIterable<readonly string[]>): AsyncIterable<LineSource> {
+  for await (const batch of batches) yield new ObjectLines(batch);
+}
+
+/** One source of lines as the transport takes them. */
+async function* once(lines: LineSource): AsyncIterable<LineSource> {
+  yield lines;
 }
 
 /**
@@ -373,10 +388,10 @@ async function resumable(ctx: CallContext, input: ListObjectsRequest): Promise<S
   const objects = r.objects;
   const tokens = ctx.tokens.listingTokens('list-objects', input.storeId, input.listingKey);
   const last = r.next === undefined ? objects.length - 1 : -1;
-  const lines = new ObjectPageLines(objects, tokens, last);
+  const lines = new ObjectLines(objects, { tokens, last });
   async function* batches(): AsyncIterable<readonly string[]> {
     const buf = Buffer.allocUnsafe(Math.max(64 * 1024, 2 * lines.maxLineBytes));
-    const copy = new ObjectPageLines(objects, tokens, last);
+    const copy = new ObjectLines(objects, { tokens, last });
     for (let end = copy.render(buf, 0); end > 0; end = copy.render(buf, 0)) {
       // Each line as the JSON text of its result: the channel parses them one by one.
       yield buf
@@ -386,7 +401,7 @@ async function resumable(ctx: CallContext, input: ListObjectsRequest): Promise<S
         .map((l) => l.slice('{"result":'.length, -1));
     }
   }
-  return { stream: batches(), batched: true, lines };
+  return { stream: batches(), batched: true, lines: once(lines) };
 }
 
 const streamedListObjects = endpoint<ListObjectsRequest>({
@@ -411,7 +426,17 @@ const streamedListObjects = endpoint<ListObjectsRequest>({
     if (!input.page) {
       const d = ctx.decisions;
       if (d?.active && d.sample(input.storeId)) return { stream: recordedObjects(ctx, d, input) };
-      return { stream: objectLines(ctx.latch.streamedListObjects(input, ctx.signal)) };
+      const latch = ctx.latch;
+      // Both are lazy: the transport reads one of them (HTTP the batches' lines where the engine
+      // has batches, the channel the objects).
+      async function* objects(): AsyncIterable<unknown> {
+        yield* objectLines(latch.streamedListObjects(input, ctx.signal));
+      }
+      const batchesOf = latch.streamedListObjectBatches?.bind(latch);
+      async function* lines(): AsyncIterable<LineSource> {
+        if (batchesOf) yield* batchLines(batchesOf(input, ctx.signal));
+      }
+      return batchesOf ? { stream: objects(), lines: lines() } : { stream: objects() };
     }
     const paged = withCursor(input, cursorOf(ctx, 'list-objects', input.storeId, input.listingKey, input.token));
     return resumable(ctx, paged);
@@ -491,7 +516,8 @@ const listUsers = endpoint<ListUsersRequest>({
       r.next === undefined
         ? ''
         : ctx.tokens.encode('list-users', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
-    return ok({ users: r.users, continuation_token: token });
+    const body = { users: r.users, continuation_token: token };
+    return r.userKeys ? { status: 200, body, json: userPageJson(r.userKeys, token) } : ok(body);
   },
 });
 

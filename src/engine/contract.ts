@@ -177,6 +177,16 @@ export interface Latch {
     signal?: AbortSignal,
     evaluated?: StreamEvaluated,
   ): AsyncIterable<string>;
+  /**
+   * `streamedListObjects` as batches (the objects found per ≈ 5 ms of walking, one array each),
+   * for a transport that renders a batch per step instead of taking an async step per object.
+   * Only the in-process engine has it.
+   */
+  streamedListObjectBatches?(
+    input: ListObjectsInput,
+    signal?: AbortSignal,
+    evaluated?: StreamEvaluated,
+  ): AsyncIterable<readonly string[]>;
   listUsers(input: ListUsersInput): Promise<ListUsersResult>;
   expand(input: ExpandInput): Promise<ExpandResult>;
   /** Check on the reference evaluator with its trace (a debugging tool, not the hot path). */

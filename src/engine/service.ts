@@ -27,7 +27,7 @@ import { migrateRelations } from './commands/migrate-relations.js';
 import { expand } from './commands/expand.js';
 import { explainCheck } from './commands/explain.js';
 import { impact } from './commands/impact.js';
-import { listObjects, streamedListObjects } from './commands/list-objects.js';
+import { listObjects, streamedListObjectBatches, streamedListObjects } from './commands/list-objects.js';
 import { listUsers } from './commands/list-users.js';
 import * as models from './commands/models.js';
 import type { EngineParts } from './commands/parts.js';
@@ -147,6 +147,11 @@ export class LatchService implements C.Latch {
     signal?: AbortSignal,
     evaluated?: C.StreamEvaluated,
   ): AsyncIterable<string> => streamedListObjects(this.e, input, signal, evaluated);
+  streamedListObjectBatches = (
+    input: C.ListObjectsInput,
+    signal?: AbortSignal,
+    evaluated?: C.StreamEvaluated,
+  ): AsyncIterable<readonly string[]> => streamedListObjectBatches(this.e, input, signal, evaluated);
   listUsers = (input: C.ListUsersInput): Promise<C.ListUsersResult> => listUsers(this.e, input);
   expand = (input: C.ExpandInput): Promise<C.ExpandResult> => expand(this.e, input);
   explainCheck = (input: C.CheckInput): Promise<C.CheckExplanation> => explainCheck(this.e, input);

@@ -329,7 +329,12 @@ export class Exchange implements CallContext, RequestIdParts {
    * (`deadline_exceeded`), its credential revoked or expired (that credential's 401/403 code), or
    * a consumer that takes nothing for `liveStallMs` (`resource_exhausted`).
    */
-  async stream(items: AsyncIterable<unknown>, live = false, batched = false, lines?: LineSource): Promise<void> {
+  async stream(
+    items: AsyncIterable<unknown>,
+    live = false,
+    batched = false,
+    lines?: AsyncIterable<LineSource>,
+  ): Promise<void> {
     if (lines !== undefined) return this.#lines(lines, this.shared.liveStallMs);
     if (!live) return this.#stream(items, batched, Infinity, () => undefined);
     let reason: AppError | undefined;
@@ -430,30 +435,64 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /**
-   * Writes the lines of `source` (already NDJSON) a buffer of `STREAM_BUFFER_BYTES` at a time: the
-   * source renders into one buffer reused for the whole stream, each buffer goes out in slices
-   * (`#writeBytes`), and the loop yields to the event loop after each, so other requests run
-   * between. A refused write waits for the socket to drain; a consumer that takes nothing for
-   * `maxStallMs` is cut off: the stream ends with a `resource_exhausted` line (it resumes from the
-   * last token it read), holding at most one buffer more than the socket's.
+   * Writes the lines of `sources` (already NDJSON) through one buffer of `STREAM_BUFFER_BYTES`
+   * (larger only for a line that needs it), reused for the whole stream: each source renders into
+   * it, a full buffer and the end of each source go out in slices (`#writeBytes`), and the loop
+   * yields to the event loop after each write, so other requests run between. The first source (or
+   * error) decides the status. A refused write waits for the socket to drain; a consumer that
+   * takes nothing for `maxStallMs` is cut off: the stream ends with a `resource_exhausted` line
+   * (a resumable one resumes from the last token it read), holding at most one buffer more than
+   * the socket's. An error mid-stream ends it with an error line after the lines rendered.
    */
-  async #lines(source: LineSource, maxStallMs: number): Promise<void> {
-    if (this.aborted) return;
-    this.#streamLine(200, undefined, false);
-    const buf = Buffer.allocUnsafe(Math.max(STREAM_BUFFER_BYTES, 2 * source.maxLineBytes));
+  async #lines(sources: AsyncIterable<LineSource>, maxStallMs: number): Promise<void> {
+    const it = sources[Symbol.asyncIterator]();
+    let next: IteratorResult<LineSource>;
     try {
-      for (;;) {
-        if (this.aborted) return;
-        const end = source.render(buf, 0);
-        if (end === 0) break;
-        if (this.#writeBytes(buf, end)) await nextTurn();
-        else if (!(await this.#writable(maxStallMs))) return await this.#stalled(undefined, maxStallMs);
+      next = await it.next();
+    } catch (err) {
+      return this.streamFail(err);
+    }
+    if (this.aborted) return void (await it.return?.());
+    this.#streamLine(200, undefined, false);
+    let buf = Buffer.allocUnsafe(STREAM_BUFFER_BYTES);
+    let at = 0;
+    /** Writes `buf[0, at)`; false when the consumer stalled (the stream was ended). */
+    const flush = async (): Promise<boolean> => {
+      const end = at;
+      at = 0;
+      if (end === 0) return true;
+      if (this.#writeBytes(buf, end)) await nextTurn();
+      else if (!(await this.#writable(maxStallMs))) {
+        await this.#stalled(it, maxStallMs);
+        return false;
+      }
+      return true;
+    };
+    try {
+      while (!next.done) {
+        const source = next.value;
+        for (;;) {
+          if (this.aborted) return void (await it.return?.());
+          if (buf.length - at < source.maxLineBytes) {
+            if (!(await flush())) return;
+            if (buf.length < 2 * source.maxLineBytes) buf = Buffer.allocUnsafe(2 * source.maxLineBytes);
+            continue;
+          }
+          const end = source.render(buf, at);
+          if (end === at) break;
+          at = end;
+        }
+        if (!(await flush())) return;
+        if (this.aborted) return void (await it.return?.());
+        next = await it.next();
       }
       if (!this.aborted) this.res.cork(() => this.res.end());
     } catch (err) {
       const e = toAppError(err);
-      logFailure(this.requestId, this.route, e);
-      if (!this.aborted) this.res.cork(() => this.res.end(this.#errorLine(e)));
+      if (e.status >= 500) logFailure(this.requestId, this.route, e);
+      if (this.aborted) return;
+      if (at > 0) this.#writeBytes(buf, at);
+      this.res.cork(() => this.res.end(this.#errorLine(e)));
     }
   }
 

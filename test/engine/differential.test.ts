@@ -307,21 +307,41 @@ function compareListUsers(w: World, q: Query, inp: OracleInput, ctx: EvalContext
     !(type === q.filter.type && q.relation === q.filter.relation) &&
     !oracleFilterReachable(w.model, type, q.relation, q.filter.type, q.filter.relation);
   const reach = early ? undefined : oracleListUsersReach(inp, q.object, q.relation, q.filter.type, q.filter.relation);
-  let users: string[];
-  try {
-    users = listUsers(ctx, { object: q.object, relation: q.relation, filter: q.filter }, Infinity).map(userString);
-  } catch (e) {
-    if (!(e instanceof AppError) || (e.numeric !== 2000 && e.numeric !== 2002)) throw e;
-    count(`users:${e.numeric}`);
-    return reach?.error === undefined
-      ? `${what}: failed with ${e.numeric}, the reference expansion has no error`
-      : undefined;
+  // Every candidate confirmed, then as the service runs it: the expansion alone where it is exact
+  // (union-only relations over a view holding each tuple key once), else confirmed; both must agree.
+  const keys = [...w.contextual, ...w.tuples].map((t) => `${t.object}#${t.relation}@${t.user}`);
+  const uniqueKeys = new Set(keys).size === keys.length;
+  let users: string[] = [];
+  for (const opts of [{}, { uniqueKeys }]) {
+    try {
+      const got = listUsers(ctx, { object: q.object, relation: q.relation, filter: q.filter }, Infinity, opts);
+      users = got.map(userString);
+    } catch (e) {
+      if (!(e instanceof AppError) || (e.numeric !== 2000 && e.numeric !== 2002)) throw e;
+      count(`users:${e.numeric}`);
+      if (reach?.error === undefined) return `${what}: failed with ${e.numeric}, the reference expansion has no error`;
+      continue;
+    }
+    if (reach?.error !== undefined)
+      return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
+    const bad = compareUsers(w, q, inp, what, reach, users);
+    if (bad) return bad;
   }
+  return undefined;
+}
+
+/** One ListUsers answer against the reference expansion's users, each decided by the oracle's Check. */
+function compareUsers(
+  w: World,
+  q: Query,
+  inp: OracleInput,
+  what: string,
+  reach: ReturnType<typeof oracleListUsersReach> | undefined,
+  users: string[],
+): string | undefined {
   count(users.length > 0 ? 'users:non-empty' : 'users:empty');
   if (users.some((u) => u.endsWith(':*'))) count('users:wildcard');
   if (users.some((u) => u.includes('#'))) count('users:userset');
-  if (reach?.error !== undefined)
-    return `${what}: succeeded with ${JSON.stringify(users)} but the reference expansion fails with ${reach.error}`;
   const want = new Map<string, O>();
   for (const u of reach?.users ?? []) {
     const o = oracleCheck(inp, q.object, q.relation, u);

@@ -92,22 +92,24 @@ describe('paged listings over HTTP', () => {
     expect(Object.keys((await post('/list-objects', { ...LO, page_size: 0 })).json as object)).toEqual(['objects']);
   });
 
-  test('StreamedListObjects resumes from any line token; the last object carries ""', async () => {
-    const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token: string }[]> => {
+  test('StreamedListObjects: a page’s last line resumes the listing; the last object carries ""', async () => {
+    const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token?: string }[]> => {
       const r = await post('/streamed-list-objects', body);
       expect(r.status, r.text).toBe(200);
       return r.text
         .trim()
         .split('\n')
         .filter(Boolean)
-        .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token: string } }).result);
+        .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token?: string } }).result);
     };
     const first = await lines({ ...LO, page_size: 7 });
     expect(first.map((l) => l.object)).toEqual(ids.slice(0, 7));
-    expect(first.every((l) => l.continuation_token !== '')).toBe(true);
-    // Resume after the 4th line (as a client cut off there would), to the end.
-    const rest = await lines({ ...LO, page_size: 1000, continuation_token: first[3]?.continuation_token });
-    expect(rest.map((l) => l.object)).toEqual(ids.slice(4));
+    // Below TOKEN_EVERY lines, only the page's last line carries a token.
+    expect(first.map((l) => l.continuation_token === undefined)).toEqual([true, true, true, true, true, true, false]);
+    expect(first[6]?.continuation_token).toMatch(/^[A-Za-z0-9_-]+$/);
+    // Resume after the page (as a client cut off after its 7th line would), to the end.
+    const rest = await lines({ ...LO, page_size: 1000, continuation_token: first[6]?.continuation_token });
+    expect(rest.map((l) => l.object)).toEqual(ids.slice(7));
     expect(rest[rest.length - 1]?.continuation_token).toBe('');
     // The tokens are ListObjects tokens: the unary endpoint continues the same listing.
     const unary = (

@@ -1,11 +1,12 @@
 // The resumable StreamedListObjects as rendered into the transport's buffer (src/api/listing-lines.ts,
-// Exchange's rendered streams): its body is byte for byte the lines clients have always read,
-// `{"result":` + JSON.stringify({object, continuation_token}) + `}\n` with `TokenCodec.encode`'s
-// tokens, over ids that JSON escapes or writes as multi-byte UTF-8 and across buffers; and a
-// consumer that reads nothing is cut off with a resource_exhausted line after the stall limit,
-// the server holding no more than one buffer beyond the socket's.
+// Exchange's rendered streams): its body is byte for byte `{"result":` + JSON.stringify({object})
+// + `}\n` per line, with `continuation_token` (`TokenCodec.encode`'s token) on every TOKEN_EVERY-th
+// line of a page and on its last, over ids that JSON escapes or writes as multi-byte UTF-8 and
+// across buffers; and a consumer that reads nothing is cut off with a resource_exhausted line
+// after the stall limit, the server holding no more than one buffer beyond the socket's.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { TOKEN_EVERY } from '../../src/api/listing-lines.js';
 import { TokenCodec } from '../../src/api/tokens.js';
 import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
@@ -58,11 +59,12 @@ function dechunk(raw: Buffer): string {
   return Buffer.concat(parts).toString('utf8');
 }
 
-/** The body clients read: each line as JSON.stringify renders it, with `encode`'s tokens. */
+/** The body clients read: each line as JSON.stringify renders it, with `encode`'s tokens where they go. */
 function expected(objects: readonly string[], filter: string, endsListing: boolean): string {
   const codec = new TokenCodec(SECRET);
   return objects
     .map((object, i) => {
+      if ((i + 1) % TOKEN_EVERY !== 0 && i !== objects.length - 1) return `{"result":${JSON.stringify({ object })}}\n`;
       const last = endsListing && i === objects.length - 1;
       const continuation_token = last ? '' : codec.encode('list-objects', { storeId: store, filter, cursor: object });
       return `{"result":${JSON.stringify({ object, continuation_token })}}\n`;
@@ -83,25 +85,24 @@ describe('rendered StreamedListObjects', () => {
       });
       expect(r.status, r.text).toBe(200);
       const page = ids.slice(from, from + size);
-      const firstToken = (
-        JSON.parse(r.text.slice(0, r.text.indexOf('\n'))) as { result: { continuation_token: string } }
-      ).result.continuation_token;
-      const filter = codec.decode('list-objects', store, firstToken || token).filter;
+      const lines = r.text.trim().split('\n');
+      const lastToken = (JSON.parse(lines[lines.length - 1] ?? '') as { result: { continuation_token: string } }).result
+        .continuation_token;
+      // Every page of one listing has the same filter: the last page's token is ''.
+      const filter = codec.decode('list-objects', store, lastToken || token).filter;
       const endsListing = from + size >= ids.length;
       expect(r.text).toBe(expected(page, filter, endsListing));
       from += page.length;
       if (endsListing) break;
-      const lines = r.text.trim().split('\n');
-      token = (JSON.parse(lines[lines.length - 1] ?? '') as { result: { continuation_token: string } }).result
-        .continuation_token;
+      token = lastToken;
     }
     expect(from).toBe(ids.length);
   });
 
-  test('a consumer that reads nothing is cut off with resource_exhausted, then resumes from its last line', async () => {
-    // ≈ 14 MB of lines: more than the loopback socket buffers hold.
+  test('a consumer that reads nothing is cut off with resource_exhausted, then resumes from its last token', async () => {
+    // ≈ 12 MB of lines: more than the loopback socket buffers hold.
     const big = await storeWithModel(server.base, 'listing-stream-stall');
-    const long = Array.from({ length: 24_000 }, (_, i) => `doc:${String(i).padStart(5, '0')}${'y'.repeat(200)}`);
+    const long = Array.from({ length: 24_000 }, (_, i) => `doc:${String(i).padStart(5, '0')}${'y'.repeat(470)}`);
     await writeAll(big, long);
     const body = JSON.stringify({ ...LO, page_size: 100_000 });
     const raw = await stalledResponse(
@@ -111,22 +112,25 @@ describe('rendered StreamedListObjects', () => {
     const lines = dechunk(raw).split('\n').filter(Boolean);
     const last = JSON.parse(lines[lines.length - 1] ?? '{}') as { error?: { code: number } };
     expect(last.error?.code).toBe(8); // gRPC RESOURCE_EXHAUSTED
-    const results = lines.slice(0, -1).map((l) => (JSON.parse(l) as { result: { object: string } }).result);
-    expect(results.length).toBeGreaterThan(0);
+    const results = lines
+      .slice(0, -1)
+      .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token?: string } }).result);
+    expect(results.length).toBeGreaterThan(TOKEN_EVERY);
     expect(results.length).toBeLessThan(long.length); // cut off long before the end
     expect(results.map((r) => r.object)).toEqual(long.slice(0, results.length));
-    // The last line read resumes the listing right after it, to the end.
-    const lastToken = (JSON.parse(lines[lines.length - 2] ?? '') as { result: { continuation_token: string } }).result
-      .continuation_token;
+    // The last token read resumes the listing right after its line, to the end (the lines read
+    // after it come again).
+    const at = results.findLastIndex((r) => r.continuation_token !== undefined);
+    expect(at).toBe(Math.floor(results.length / TOKEN_EVERY) * TOKEN_EVERY - 1);
     const rest = await call(server.base, 'POST', `/stores/${big}/streamed-list-objects`, {
       ...LO,
       page_size: 100_000,
-      continuation_token: lastToken,
+      continuation_token: results[at]?.continuation_token,
     });
     const objects = rest.text
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { result: { object: string } }).result.object);
-    expect(objects).toEqual(long.slice(results.length));
+    expect(objects).toEqual(long.slice(at + 1));
   }, 180_000);
 });

@@ -7,6 +7,7 @@
 
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { TOKEN_EVERY } from '../../src/api/listing-lines.js';
 import { TokenCodec } from '../../src/api/tokens.js';
 import { LatchChannelClient } from '../../src/client/index.js';
 import { call, start, storeWithModel } from './helpers.js';
@@ -112,28 +113,30 @@ afterAll(async () => {
 
 describe('paged StreamedListObjects over several buffers', () => {
   const LO = { type: 'doc', relation: 'viewer', user: 'user:anne' };
-  const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token: string }[]> => {
+  const lines = async (body: Record<string, unknown>): Promise<{ object: string; continuation_token?: string }[]> => {
     const r = await call(server.base, 'POST', `/stores/${store}/streamed-list-objects`, body);
     expect(r.status, r.text).toBe(200);
     return r.text
       .trim()
       .split('\n')
-      .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token: string } }).result);
+      .map((l) => (JSON.parse(l) as { result: { object: string; continuation_token?: string } }).result);
   };
 
-  test('every line, in order, with a token that resumes right after it; the last carries ""', async () => {
+  test('every TOKEN_EVERY-th line and the last carry a token that resumes right after it; the listing’s last carries ""', async () => {
     const all = await lines({ ...LO, page_size: 100_000 });
     expect(all.map((l) => l.object)).toEqual(ids);
-    expect(all.slice(0, -1).every((l) => /^[A-Za-z0-9_-]+$/.test(l.continuation_token))).toBe(true);
-    expect(all[all.length - 1]?.continuation_token).toBe('');
-    for (const at of [0, 1023, 1024, 2047, 2498]) {
+    const carrying = all.flatMap((l, i) => (l.continuation_token === undefined ? [] : [i]));
+    expect(carrying).toEqual([TOKEN_EVERY - 1, 2 * TOKEN_EVERY - 1, ids.length - 1]);
+    expect(all[ids.length - 1]?.continuation_token).toBe('');
+    for (const at of carrying.slice(0, -1)) {
+      expect(all[at]?.continuation_token).toMatch(/^[A-Za-z0-9_-]+$/);
       const next = await lines({ ...LO, page_size: 2, continuation_token: all[at]?.continuation_token });
       expect(next.map((l) => l.object)).toEqual(ids.slice(at + 1, at + 3));
     }
     // A page that ends before the listing: its last line resumes, and the next page ends it.
     const first = await lines({ ...LO, page_size: 1500 });
     expect(first.map((l) => l.object)).toEqual(ids.slice(0, 1500));
-    expect(first[1499]?.continuation_token).toBe(all[1499]?.continuation_token);
+    expect(first[TOKEN_EVERY - 1]?.continuation_token).toBe(all[TOKEN_EVERY - 1]?.continuation_token);
     const rest = await lines({ ...LO, page_size: 1500, continuation_token: first[1499]?.continuation_token });
     expect(rest.map((l) => l.object)).toEqual(ids.slice(1500));
     expect(rest[rest.length - 1]?.continuation_token).toBe('');

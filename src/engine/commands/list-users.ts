@@ -1,15 +1,15 @@
 // ListUsers: the contextual-tuple limit and the store, the index at the asked freshness, the
 // model with every model-dependent check in ListUsers' codes (exactly one user filter), then the
-// candidate walk confirmed by the reference checker (evaluation/list/list-users.ts) over ONE
-// snapshot seen at ONE instant. With a page: the complete, sorted users, from the listing cache
+// candidate walk (evaluation/list/list-users.ts; each candidate confirmed by the reference checker
+// unless the walk alone is exact) over ONE snapshot seen at ONE instant. With a page: the complete, sorted users, from the listing cache
 // while the store state lasts; a complete listing that cannot finish in time answers 422 (docs/reference/decisions.md D8).
 
 import { AppError } from '../../errors.js';
 import type { StoreIndex } from '../../index/store-index.js';
 import { validateUserFilter } from '../../model/query-validation.js';
 import type { ListUsersInput, ListUsersResult } from '../contract.js';
-import { listUsers as walkUsers, type ListUsersQuery } from '../evaluation/list/list-users.js';
-import { listingKey, listingTimeout, pageOf, userKey, userOfKey } from '../evaluation/list/pages.js';
+import { listUserKeys, listUsers as walkUsers, type ListUsersQuery } from '../evaluation/list/list-users.js';
+import { listingKey, listingTimeout, pageOf, userOfKey } from '../evaluation/list/pages.js';
 import type { EvalContext } from '../evaluation/semantics/context.js';
 import type { ListingStamp } from '../state/listing-cache.js';
 import type { EngineParts } from './parts.js';
@@ -42,9 +42,11 @@ export async function listUsers(e: EngineParts, input: ListUsersInput): Promise<
   const ctx = evalContext(e, input, model, index.snapshot(), deadline);
   if (input.page) {
     const page = pageOf(completeUsers(e, input, index, ctx, q), input.page);
-    return { users: page.items.map(userOfKey), modelId: model.id, next: page.next, ...evaluated(ctx) };
+    const users = page.items.map(userOfKey);
+    return { users, userKeys: page.items, modelId: model.id, next: page.next, ...evaluated(ctx) };
   }
-  return { users: walkUsers(ctx, q, e.config.listUsersMaxResults), modelId: model.id, ...evaluated(ctx) };
+  const users = walkUsers(ctx, q, e.config.listUsersMaxResults, { uniqueKeys: input.contextualTuples.length === 0 });
+  return { users, modelId: model.id, ...evaluated(ctx) };
 }
 
 /** The revision and instant the listing read (the decision log replays them). */
@@ -70,10 +72,10 @@ function completeUsers(
   const key = `${input.storeId}\u0000${listingKey('list-users', [q.object, q.relation, q.filter.type, q.filter.relation ?? '', input.contextualTuples, input.context ?? null])}`;
   const hit = e.listings.get(key, stamp, now);
   if (hit) return hit;
-  const users = walkUsers(ctx, q, Number.POSITIVE_INFINITY);
+  const keys = listUserKeys(ctx, q, Number.POSITIVE_INFINITY, { uniqueKeys: input.contextualTuples.length === 0 });
   // The evaluator ends quietly at the deadline; a complete listing may not (D8).
   if (Date.now() > ctx.deadline) throw listingTimeout();
-  const keys = users.map(userKey).sort();
+  keys.sort();
   e.listings.set(key, stamp, keys);
   return keys;
 }

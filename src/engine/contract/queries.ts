@@ -205,6 +205,8 @@ export type ListedUser =
 
 export interface ListUsersResult extends AtRevision, Evaluated {
   readonly users: ListedUser[];
+  /** Paged requests only: `users` as `user:anne`, `user:*`, `team:x#member` strings, in the same order. */
+  readonly userKeys?: readonly string[] | undefined;
   readonly modelId: string;
   /** Paged requests only: the cursor after this page's last user; absent when it was the last page. */
   readonly next?: string | undefined;

@@ -21,9 +21,9 @@ import type { IndexSnapshot } from '../../../index/store-index.js';
 import { u32 } from '../../../index/memory.js';
 import type { TupleEntry } from '../../../index/types.js';
 import { isValidAtRead } from '../../../model/tuple-validation.js';
-import type { CompiledModel, Rewrite } from '../../../model/types.js';
+import type { CompiledModel } from '../../../model/types.js';
 import { RequestState, type TupleOutcome } from '../semantics/context.js';
-import { positiveLeaves, relevantRelations } from '../semantics/graph.js';
+import { positiveLeaves, relevantRelations, unionOnly } from '../semantics/graph.js';
 import { overlayView } from '../semantics/view.js';
 
 export { UNSEEN_NODE };
@@ -430,29 +430,6 @@ class Walk {
     }
     return out;
   }
-}
-
-/**
- * Whether every relation that can flow into the query is a union of direct types, computed
- * usersets and tuple-to-usersets (no `and`, no `but not`). Then a target the walk reaches is
- * reached along a simple path of valid tuples whose conditions are met, fewer hops than the depth
- * limit: Check follows that same path (its ancestors are the path's nodes, so no cycle cuts it;
- * memoised results are path-independent) and unions make it TRUE whatever else errs. Confirming
- * would only repeat the walk. Not with contextual tuples: a contextual copy of a key hides the
- * stored copy in Check's exact lookup (§5.8), which the walk does not model.
- */
-function unionOnly(model: CompiledModel, relevant: ReadonlySet<string>): boolean {
-  const plain = (rw: Rewrite): boolean =>
-    rw.kind === 'this' ||
-    rw.kind === 'computed' ||
-    rw.kind === 'ttu' ||
-    (rw.kind === 'union' && rw.children.every(plain));
-  for (const key of relevant) {
-    const hash = key.indexOf('#');
-    const rel = model.types.get(key.slice(0, hash))?.relations.get(key.slice(hash + 1));
-    if (rel && !plain(rel.rewrite)) return false;
-  }
-  return true;
 }
 
 /** Validity within one scan: constant per condition binding (object and subject ids do not matter). */

@@ -15,14 +15,14 @@
 // Example: `doc:1#viewer@user:*`, `doc:1#blocked@user:bob`, `viewer: [user:*] but not blocked`
 //   listUsers(ctx, {object:'doc:1', relation:'viewer', filter:{type:'user'}}, 1000) = [{wildcard:{type:'user'}}].
 
-import { parseObject, parseUser } from '../../../domain/tuple.js';
+import { parseObject, parseUser, typeOf } from '../../../domain/tuple.js';
 import { AppError, fail } from '../../../errors.js';
 import type { TupleEntry } from '../../../index/types.js';
 import type { CompiledModel, Rewrite } from '../../../model/types.js';
 import type { ListedUser } from '../../contract.js';
 import { ReferenceChecker, TRUE } from '../semantics/check.js';
 import { RequestState, type EvalContext } from '../semantics/context.js';
-import { hasPossibleEdges } from '../semantics/graph.js';
+import { hasPossibleEdges, relevantRelations, unionOnly } from '../semantics/graph.js';
 
 export interface ListUsersQuery {
   readonly object: string;
@@ -240,15 +240,42 @@ export function toListedUser(user: string): ListedUser {
   return { object: { type: u.type, id: u.id } };
 }
 
+/** How a ListUsers request's view was built. */
+export interface ListUsersOptions {
+  /**
+   * The view holds each tuple key at most once (a store snapshot without contextual tuples).
+   * Then, where every relation flowing into the query is a plain union (`unionOnly`), the
+   * expansion's candidates are the answer and none is confirmed: each was reached along a simple
+   * path of valid, met tuples within the depth limit, which Check follows to TRUE, and a plain user
+   * reached that way is named by its tuple (so the typed-wildcard rule keeps it too). Otherwise
+   * every candidate is confirmed by a Check of its own, whose direct step reads the object's
+   * whole tuple list: the expansion alone is linear in the tuples read, confirming is not.
+   */
+  readonly uniqueKeys?: boolean | undefined;
+}
+
 /**
  * Users of the filter's form related to `q.object` by `q.relation`, de-duplicated, at most
- * `maxResults`. Throws 2000 on any condition error, 2002 on the depth limit (see file comment).
+ * `maxResults`, as strings in `userKey` form (`user:anne`, `user:*`, `team:x#member`), in the
+ * expansion's order. Throws 2000 on any condition error, 2002 on the depth limit (see file comment).
  */
-export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: number): ListedUser[] {
+export function listUserKeys(
+  ctx: EvalContext,
+  q: ListUsersQuery,
+  maxResults: number,
+  opts: ListUsersOptions = {},
+): string[] {
   const state = new RequestState(ctx);
   const candidates = expand(state, q);
   if (!candidates) return [];
-  const out: ListedUser[] = [];
+  const out: string[] = [];
+  if (opts.uniqueKeys === true && unionOnly(ctx.model, relevantRelations(ctx.model, typeOf(q.object), q.relation))) {
+    for (const user of candidates) {
+      if (out.length >= maxResults) break;
+      out.push(user);
+    }
+    return out;
+  }
   // A plain object is listed only when a path names it (`ReferenceChecker.listed`); that can
   // differ from Check only where the model lets a typed wildcard of the filter's type in.
   const wildcards = q.filter.relation === undefined && admitsWildcard(ctx.model, q.filter.type);
@@ -258,11 +285,20 @@ export function listUsers(ctx: EvalContext, q: ListUsersQuery, maxResults: numbe
       // An error here can only come from a region the expansion was allowed to swallow.
       const checker = new ReferenceChecker(state, user);
       const res = checker.eval(q.object, q.relation, 0);
-      if (res === TRUE && (!wildcards || user.endsWith(':*') || checker.listed(q.object, q.relation)))
-        out.push(toListedUser(user));
+      if (res === TRUE && (!wildcards || user.endsWith(':*') || checker.listed(q.object, q.relation))) out.push(user);
     }
   } catch (e) {
     if (!(e instanceof AppError && e.code === 'deadline_exceeded')) throw e;
   }
   return out;
+}
+
+/** `listUserKeys` as ListUsers returns them. */
+export function listUsers(
+  ctx: EvalContext,
+  q: ListUsersQuery,
+  maxResults: number,
+  opts: ListUsersOptions = {},
+): ListedUser[] {
+  return listUserKeys(ctx, q, maxResults, opts).map(toListedUser);
 }

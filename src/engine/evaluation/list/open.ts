@@ -43,20 +43,23 @@ export function openObjectWalk(inp: ObjectWalkInput, q: ListQuery): Generator<st
 
 /** Work between two event-loop turns of a streamed walk. */
 const SLICE_MS = 5;
+/** The most objects one batch of a streamed walk holds (a stalled consumer holds one batch). */
+export const STREAM_BATCH = 8192;
 
 /**
- * Streams a walk against its pinned snapshot: objects flow to the consumer as they are confirmed,
- * and every ≈ 5 ms of work the event loop runs other requests. The snapshot is pinned for the
- * whole stream and unpinned exactly once when the walk ends or fails, the consumer stops early
- * (`return()`), the signal aborts, or the deadline passes while the consumer is stalled (a timer:
- * after its deadline the stream never reads the snapshot again).
+ * Streams a walk against its pinned snapshot in batches: the objects confirmed in ≈ 5 ms of work
+ * (at most STREAM_BATCH) flow to the consumer as one array, and between batches the event loop
+ * runs other requests. The snapshot is pinned for the whole stream and unpinned exactly once when
+ * the walk ends or fails, the consumer stops early (`return()`), the signal aborts, or the
+ * deadline passes while the consumer is stalled (a timer: after its deadline the stream never
+ * reads the snapshot again). Each batch is a new array the consumer may keep.
  */
-export async function* streamWalk(
+export async function* streamWalkBatches(
   walk: Generator<string, void>,
   snapshot: IndexSnapshot,
   deadline: number,
   signal?: AbortSignal,
-): AsyncGenerator<string, void> {
+): AsyncGenerator<readonly string[], void> {
   snapshot.pin();
   let pinned = true;
   const unpin = (): void => {
@@ -67,20 +70,45 @@ export async function* streamWalk(
   const timer = setTimeout(unpin, Math.max(0, deadline - Date.now()) + 50);
   timer.unref();
   try {
-    let sliceEnd = performance.now() + SLICE_MS;
     for (;;) {
       if (signal?.aborted || !pinned || Date.now() > deadline) return;
-      const next = walk.next();
-      if (next.done) return;
-      yield next.value;
-      if (performance.now() > sliceEnd) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        sliceEnd = performance.now() + SLICE_MS;
+      const sliceEnd = performance.now() + SLICE_MS;
+      const batch: string[] = [];
+      let done = false;
+      // The clock is read every 8 objects: a walk settles an object in well under a microsecond.
+      while (batch.length < STREAM_BATCH) {
+        const next = walk.next();
+        if (next.done) {
+          done = true;
+          break;
+        }
+        batch.push(next.value);
+        if ((batch.length & 7) === 0 && performance.now() > sliceEnd) break;
       }
+      if (batch.length > 0) yield batch;
+      if (done) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   } finally {
     clearTimeout(timer);
     unpin();
     walk.return(undefined);
   }
+}
+
+/**
+ * `streamWalkBatches` an object at a time; a consumer that comes back after the deadline or the
+ * abort gets no more of the batch at hand (the stream ends as it would between batches).
+ */
+export async function* streamWalk(
+  walk: Generator<string, void>,
+  snapshot: IndexSnapshot,
+  deadline: number,
+  signal?: AbortSignal,
+): AsyncGenerator<string, void> {
+  for await (const batch of streamWalkBatches(walk, snapshot, deadline, signal))
+    for (const object of batch) {
+      if (signal?.aborted || Date.now() > deadline) return;
+      yield object;
+    }
 }

@@ -107,6 +107,30 @@ export function relevantRelations(model: CompiledModel, type: string, relation: 
 }
 
 /**
+ * Whether every relation in `relevant` (`relevantRelations` of a query) is a union of direct
+ * types, computed usersets and tuple-to-usersets (no `and`, no `but not`). Then a target a
+ * forward or reverse walk reaches is reached along a simple path of valid tuples whose conditions
+ * are met, fewer hops than the depth limit: Check follows that same path (its ancestors are the
+ * path's nodes, so no cycle cuts it; memoised results are path-independent) and unions make it
+ * TRUE whatever else errs, so confirming it would only repeat the walk (ListObjects' indexed walk,
+ * ListUsers' expansion). Not where one tuple key can occur twice (contextual tuples): a contextual
+ * copy of a key hides the stored copy in Check's exact lookup (§5.8), which the walks do not model.
+ */
+export function unionOnly(model: CompiledModel, relevant: ReadonlySet<string>): boolean {
+  const plain = (rw: Rewrite): boolean =>
+    rw.kind === 'this' ||
+    rw.kind === 'computed' ||
+    rw.kind === 'ttu' ||
+    (rw.kind === 'union' && rw.children.every(plain));
+  for (const key of relevant) {
+    const hash = key.indexOf('#');
+    const rel = model.types.get(key.slice(0, hash))?.relations.get(key.slice(hash + 1));
+    if (rel && !plain(rel.rewrite)) return false;
+  }
+  return true;
+}
+
+/**
  * Whether the type graph has any path from the filter (`U` or `U#S`) to `type#relation`
  * through positive rewrite positions. Used by ListUsers to answer `[]` without reading tuples.
  */
