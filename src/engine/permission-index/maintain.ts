@@ -33,39 +33,44 @@ export function candidateKeys(
   grants = false,
   touched?: Map<string, number>,
 ): void {
-  // Node → 2 once reached on a granting path, 1 while reached only through a tupleset edge
-  // (walked for `touched` alone; reaching it later on a granting path walks it again).
+  // Key → 2 once reached on a granting path, 1 while reached only through a tupleset edge
+  // (walked for `touched` alone; reaching it later on a granting path walks it again). Each queued
+  // node: its object, its key (`object#relation`) and its `type#relation`.
   const seen = new Map<string, number>();
   const objects: string[] = [t.object];
-  const relations: string[] = [t.relation];
+  const keys: string[] = [`${t.object}#${t.relation}`];
+  const nodes: string[] = [`${typeOf(t.object)}#${t.relation}`];
   const granting: boolean[] = [true];
-  const push = (object: string, relation: string, g: boolean): void => {
+  const push = (object: string, relation: string, node: string, g: boolean): void => {
     const key = `${object}#${relation}`;
     const level = g ? 2 : 1;
     if ((seen.get(key) ?? 0) >= level) return;
     seen.set(key, level);
     objects.push(object);
-    relations.push(relation);
+    keys.push(key);
+    nodes.push(node);
     granting.push(g);
   };
-  seen.set(`${t.object}#${t.relation}`, 2);
+  seen.set(keys[0] as string, 2);
   for (let i = 0; i < objects.length; i++) {
     const object = objects[i] as string;
-    const relation = relations[i] as string;
+    const key = keys[i] as string;
+    const node = nodes[i] as string;
     const g = granting[i] as boolean;
-    const node = `${typeOf(object)}#${relation}`;
-    if (g && graph.indexed.has(node)) out.add(`${object}#${relation}`);
-    touched?.set(`${object}#${relation}`, g ? 2 : 1);
-    for (const e of graph.reverse.get(node) ?? []) {
+    if (g && graph.indexed.has(node)) out.add(key);
+    touched?.set(key, g ? 2 : 1);
+    const edges = graph.reverse.get(node);
+    if (edges === undefined) continue;
+    for (const e of edges) {
       if (e.kind === 'same') {
-        if (!(grants && e.tupleset)) push(object, e.parent, g);
-        else if (touched) push(object, e.parent, false);
+        if (!(grants && e.tupleset)) push(object, e.parent, e.node, g);
+        else if (touched) push(object, e.parent, e.node, false);
       } else if (e.kind === 'userset') {
-        for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`))
-          if (isValidAtReadTime(model, x)) push(x.object, e.parent, g);
+        for (const x of snap.objects(e.parentType, e.parent, key))
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent, e.node, g);
       } else
         for (const x of snap.objects(e.parentType, e.tupleset, object))
-          if (isValidAtReadTime(model, x)) push(x.object, e.parent, g);
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent, e.node, g);
     }
   }
 }
