@@ -8,7 +8,7 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { TupleKey } from '../../src/domain/types.js';
-import type { Latch } from '../../src/engine/contract.js';
+import type { EngineStats, Latch } from '../../src/engine/contract.js';
 import { verify, type Metric } from '../scenario.js';
 
 export interface Prepared {
@@ -17,15 +17,8 @@ export interface Prepared {
   readonly modelId: string;
 }
 
-interface MaintenanceStats {
-  readonly busyMs: number;
-  readonly slices: number;
-  readonly longestMs: number;
-}
-
 /** The service's maintenance figures (event-loop time spent maintaining). */
-export const maintenanceOf = (latch: Latch): MaintenanceStats =>
-  (latch as unknown as { permissionIndexes: { maintenance: MaintenanceStats } }).permissionIndexes.maintenance;
+export const maintenanceOf = (latch: Latch): EngineStats['permissionIndexes'] => latch.stats().permissionIndexes;
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);

@@ -150,21 +150,33 @@ interface Throughput {
   readonly tuples: number;
   /** Tuples/s until every index had maintained every write. */
   readonly caughtUp: number;
-  /** Expansion events/s of one index, over the time until caught up. */
+  /** CPU µs of the whole process per tuple, from the first write to its acknowledgement. */
+  readonly cpuPerTupleAcked: number;
+  /**
+   * CPU µs of the whole process per tuple, from the first write until every index maintained the
+   * last one: what a sustained load costs, maintenance included (one core, unaffected by other
+   * processes' load).
+   */
+  readonly cpuPerTuple: number;
+  /** Expansion events of all the indexes. */
   readonly events: number;
   /** Expansion events per second of event-loop time spent maintaining (all indexes). */
   readonly perBusySecond: number;
   /**
    * Events per CPU second of the process after the last write was acknowledged, until the
-   * indexes caught up: the process then does nothing but maintain (one core, unaffected by
-   * other processes' load).
+   * indexes caught up: the process then does nothing but maintain.
    */
   readonly perCpuSecond: number;
 }
 
+const cpuMicros = (from: NodeJS.CpuUsage): number => {
+  const u = process.cpuUsage(from);
+  return u.user + u.system;
+};
+
 /**
- * Tuples/s of 10-tuple writes (5 new memberships, 5 new doc grants) with `n` indexes over
- * doc#viewer: acknowledged, and until the indexes caught up (they follow the writes).
+ * 10-tuple writes (5 new memberships, 5 new doc grants) with `n` indexes over doc#viewer: tuples/s
+ * and CPU per tuple acknowledged, and until the indexes caught up (they follow the writes).
  */
 async function throughput(n: number, writes: number): Promise<Throughput> {
   const { latch, storeId } = await filled(shape(1000, 20, 5000, 2000));
@@ -177,7 +189,12 @@ async function throughput(n: number, writes: number): Promise<Throughput> {
       });
       await active(latch, storeId, info.record.id);
     }
+    const eventsAt = async (): Promise<number> =>
+      (await latch.listPermissionIndexes(storeId)).reduce((a, i) => a + i.events, 0);
+    const events0 = await eventsAt();
+    heap(); // the previous round's garbage is not charged to this one
     const busy0 = maintenanceOf(latch).busyMs;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for (let w = 0; w < writes; w++)
       await latch.write({
@@ -188,32 +205,93 @@ async function throughput(n: number, writes: number): Promise<Throughput> {
         onMissing: 'error',
       });
     const s = (performance.now() - t0) / 1000;
-    const eventsAt = async (): Promise<number> =>
-      (await latch.listPermissionIndexes(storeId)).reduce((a, i) => a + i.events, 0);
-    const acked = await eventsAt();
-    const cpu0 = process.cpuUsage();
+    const ackedCpu = cpuMicros(cpu0);
+    const acked = (await eventsAt()) - events0;
+    const cpu1 = process.cpuUsage();
     await latch.permissionIndexesCaughtUp(storeId);
-    const used = process.cpuUsage(cpu0);
+    const catchUpCpu = cpuMicros(cpu1) / 1e6;
+    const allCpu = cpuMicros(cpu0);
     const all = (performance.now() - t0) / 1000;
     const busy = (maintenanceOf(latch).busyMs - busy0) / 1000;
-    const cpu = (used.user + used.system) / 1e6;
     const list = await latch.listPermissionIndexes(storeId);
     verify(
       'indexes stayed active',
       list.map((i) => i.status),
       Array.from({ length: n }, () => 'ACTIVE'),
     );
-    const events = list.reduce((a, i) => a + i.events, 0);
+    const events = list.reduce((a, i) => a + i.events, 0) - events0;
+    const tuples = writes * 10;
     return {
-      tuples: (writes * 10) / s,
-      caughtUp: (writes * 10) / all,
-      events: (list[0]?.events ?? 0) / all,
+      tuples: tuples / s,
+      caughtUp: tuples / all,
+      cpuPerTupleAcked: ackedCpu / tuples,
+      cpuPerTuple: allCpu / tuples,
+      events,
       perBusySecond: busy > 0 ? events / busy : 0,
-      perCpuSecond: cpu > 0 ? (events - acked) / cpu : 0,
+      perCpuSecond: catchUpCpu > 0 ? (events - acked) / catchUpCpu : 0,
     };
   } finally {
     await latch.close();
   }
+}
+
+const median = (xs: number[]): number => pct(xs, 0.5);
+
+/**
+ * `rounds` interleaved rounds of 0, 1 and 5 indexes (the order rotates each round), each a fresh
+ * store: per round the ratios to that round's 0-index run, then the medians (a shared machine's
+ * load drifts between rounds, not within one round's ratios as much).
+ */
+async function throughputRounds(rounds: number, writes: number): Promise<Metric[]> {
+  const counts = [0, 1, 5];
+  const runs = new Map<number, Throughput[]>(counts.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < counts.length; k++) {
+      const n = counts[(r + k) % counts.length] as number;
+      (runs.get(n) as Throughput[]).push(await throughput(n, writes));
+    }
+  }
+  const none = runs.get(0) as Throughput[];
+  const rows: Metric[] = [];
+  const add = (metric: string, value: number, unit: string): void => {
+    rows.push({ scenario: 'permission-index', metric, value, unit });
+  };
+  add('write throughput rounds (interleaved, medians below)', rounds, 'rounds');
+  for (const n of counts) {
+    const t = runs.get(n) as Throughput[];
+    add(`write throughput, ${n} indexes (acknowledged)`, Math.round(median(t.map((x) => x.tuples))), 'tuples/s');
+    add(`  CPU per tuple acknowledged, ${n} indexes`, r2(median(t.map((x) => x.cpuPerTupleAcked))), 'µs');
+    add(`  CPU per tuple with maintenance, ${n} indexes`, r2(median(t.map((x) => x.cpuPerTuple))), 'µs');
+    if (n === 0) continue;
+    const ratio = (f: (x: Throughput) => number, inverse: boolean): number[] =>
+      t.map((x, i) => (inverse ? f(none[i] as Throughput) / f(x) : f(x) / f(none[i] as Throughput)));
+    const acked = ratio((x) => x.tuples, false);
+    add(`  ratio to 0 indexes, acknowledged tuples/s (median)`, r2(median(acked)), '×');
+    add(`  ratio range over the rounds`, r2(Math.min(...acked)), `… ${r2(Math.max(...acked))} ×`);
+    add(
+      `  ratio to 0 indexes, CPU per tuple acknowledged (0 / ${n})`,
+      r2(median(ratio((x) => x.cpuPerTupleAcked, true))),
+      '×',
+    );
+    add(
+      `  ratio to 0 indexes, CPU per tuple with maintenance (0 / ${n})`,
+      r2(median(ratio((x) => x.cpuPerTuple, true))),
+      '×',
+    );
+    add(`  until ${n} indexes caught up`, Math.round(median(t.map((x) => x.caughtUp))), 'tuples/s');
+    add(`  expansion events per tuple (all ${n})`, r2(median(t.map((x) => x.events / (writes * 10)))), 'events');
+    add(
+      `  expansion events per second of maintenance time (all ${n})`,
+      Math.round(median(t.map((x) => x.perBusySecond))),
+      'events/s',
+    );
+    add(
+      `  expansion events per CPU second, catching up after the writes (all ${n})`,
+      Math.round(median(t.map((x) => x.perCpuSecond))),
+      'events/s',
+    );
+  }
+  return rows;
 }
 
 /**
@@ -313,57 +391,22 @@ export const permissionIndex: Scenario = {
   description:
     'permission indexes: write → event latency, write throughput with 0/1/5 indexes, paced lag, the 10,000-member attack, build over 1M nested-group tuples',
   async run(opts) {
+    // LATCH_PI_PARTS (comma-separated: latency, throughput, paced, build) runs only those parts.
+    const parts = new Set((process.env.LATCH_PI_PARTS ?? 'latency,throughput,paced,build').split(','));
     const rows: Metric[] = [];
-    const lat = await latency(opts.quick ? 200 : 1000);
-    for (const [name, xs] of [
-      ['write sent → event', lat.event],
-      ['write sent → ack', lat.ack],
-    ] as const) {
-      rows.push({ scenario: 'permission-index', metric: `${name} p50 (HTTP)`, value: r2(pct(xs, 0.5)), unit: 'ms' });
-      rows.push({ scenario: 'permission-index', metric: `${name} p99 (HTTP)`, value: r2(pct(xs, 0.99)), unit: 'ms' });
+    if (parts.has('latency')) {
+      const lat = await latency(opts.quick ? 200 : 1000);
+      for (const [name, xs] of [
+        ['write sent → event', lat.event],
+        ['write sent → ack', lat.ack],
+      ] as const) {
+        rows.push({ scenario: 'permission-index', metric: `${name} p50 (HTTP)`, value: r2(pct(xs, 0.5)), unit: 'ms' });
+        rows.push({ scenario: 'permission-index', metric: `${name} p99 (HTTP)`, value: r2(pct(xs, 0.99)), unit: 'ms' });
+      }
     }
-    const writes = opts.quick ? 200 : 1000;
-    let none = 0;
-    for (const n of [0, 1, 5]) {
-      const t = await throughput(n, writes);
-      if (n === 0) none = t.tuples;
-      rows.push({
-        scenario: 'permission-index',
-        metric: `write throughput, ${n} indexes (acknowledged)`,
-        value: Math.round(t.tuples),
-        unit: 'tuples/s',
-      });
-      if (n === 0) continue;
-      rows.push(
-        { scenario: 'permission-index', metric: `  ratio to 0 indexes`, value: r2(t.tuples / none), unit: '×' },
-        {
-          scenario: 'permission-index',
-          metric: `  until ${n} indexes caught up`,
-          value: Math.round(t.caughtUp),
-          unit: 'tuples/s',
-        },
-        {
-          scenario: 'permission-index',
-          metric: `  expansion events per index until caught up`,
-          value: Math.round(t.events),
-          unit: 'events/s',
-        },
-        {
-          scenario: 'permission-index',
-          metric: `  expansion events per second of maintenance time (all ${n})`,
-          value: Math.round(t.perBusySecond),
-          unit: 'events/s',
-        },
-        {
-          scenario: 'permission-index',
-          metric: `  expansion events per CPU second, catching up after the writes (all ${n})`,
-          value: Math.round(t.perCpuSecond),
-          unit: 'events/s',
-        },
-      );
-    }
-    rows.push(...(await loaded(opts.quick)));
-    rows.push(...(await build(opts.quick)));
+    if (parts.has('throughput')) rows.push(...(await throughputRounds(opts.quick ? 3 : 5, opts.quick ? 200 : 1000)));
+    if (parts.has('paced')) rows.push(...(await loaded(opts.quick)));
+    if (parts.has('build')) rows.push(...(await build(opts.quick)));
     return rows;
   },
 };

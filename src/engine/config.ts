@@ -23,6 +23,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
 export const DEFAULT_PERMISSION_INDEX_LIMITS: PermissionIndexLimits = {
   ringSize: 100_000,
   maxLagChanges: 100_000,
+  maintainSliceMs: 5,
   buildMs: 600_000,
   maxTriples: 50_000_000,
   resolveDepth: 25,

@@ -17,5 +17,6 @@ export function stats(e: EngineParts): EngineStats {
     writes: e.writer.timings,
     checkDepth: checkDepths,
     shadow: e.shadowRecords.stats(e.shadow.length),
+    permissionIndexes: { ...e.permissionIndexes.maintenance },
   };
 }

@@ -112,6 +112,11 @@ export interface EngineStats {
   readonly checkDepth: Histogram;
   /** Shadow evaluation on this node (docs/changing-models.md), every store together. */
   readonly shadow: ShadowStats;
+  /**
+   * Permission index maintenance (docs/permission-indexes.md): event-loop time spent maintaining
+   * (ms), the slices it ran in and the longest one (ms), since start.
+   */
+  readonly permissionIndexes: { readonly busyMs: number; readonly slices: number; readonly longestMs: number };
 }
 
 /** Where the engine reports what no caller is waiting for (a failed background checkpoint). */

@@ -53,6 +53,11 @@ export interface PermissionIndexLimits {
    * for the maintenance before it is acknowledged (the bound on the lag and on its memory).
    */
   readonly maxLagChanges: number;
+  /**
+   * Event-loop time per maintenance slice (ms); other work runs between two slices. A slice
+   * always takes at least one step (0: one step per slice, which tests use to interleave writes).
+   */
+  readonly maintainSliceMs: number;
 }
 
 export type ExpansionStreamEvent =

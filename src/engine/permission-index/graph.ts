@@ -12,16 +12,20 @@ import type { CompiledModel, Rewrite } from '../../model/types.js';
 import type { IndexedRelation } from '../../storage/types.js';
 
 /** How a parent node depends on a child node `(type, relation)` of the reverse walk. */
-export type ReverseEdge =
-  /**
-   * The same object's relation `parent` (computed userset, or the tupleset of a TTU: `tupleset`,
-   * which leads to the users of another object, not to the tuple's user).
-   */
-  | { readonly kind: 'same'; readonly parent: string; readonly tupleset?: true }
-  /** Objects `parentType:y` with a tuple `parentType:y#parent@child-object#child-relation`. */
+export type ReverseEdge = (
+  | /**
+     * The same object's relation `parent` (computed userset, or the tupleset of a TTU: `tupleset`,
+     * which leads to the users of another object, not to the tuple's user).
+     */
+    { readonly kind: 'same'; readonly parent: string; readonly tupleset?: true }
+    /** Objects `parentType:y` with a tuple `parentType:y#parent@child-object#child-relation`. */
   | { readonly kind: 'userset'; readonly parentType: string; readonly parent: string }
   /** Objects `parentType:y` with a tuple `parentType:y#tupleset@child-object` (a TTU of `parent`). */
-  | { readonly kind: 'ttu'; readonly parentType: string; readonly parent: string; readonly tupleset: string };
+  | { readonly kind: 'ttu'; readonly parentType: string; readonly parent: string; readonly tupleset: string }
+) & {
+  /** The parent's `type#relation` (the walk's next node, built once here). */
+  readonly node: string;
+};
 
 export interface IndexGraph {
   /** `type#relation` of every node the indexed relations can depend on (themselves included). */
@@ -160,16 +164,18 @@ function reverseEdges(model: CompiledModel, reach: ReadonlySet<string>): Map<str
       if (leaf.kind === 'this') {
         for (const d of rel.directTypes)
           if (d.relation !== undefined)
-            add(reverse, `${d.type}#${d.relation}`, { kind: 'userset', parentType: type, parent: relation });
-      } else if (leaf.kind === 'computed') add(reverse, `${type}#${leaf.relation}`, { kind: 'same', parent: relation });
+            add(reverse, `${d.type}#${d.relation}`, { kind: 'userset', parentType: type, parent: relation, node });
+      } else if (leaf.kind === 'computed')
+        add(reverse, `${type}#${leaf.relation}`, { kind: 'same', parent: relation, node });
       else if (leaf.kind === 'ttu') {
-        add(reverse, `${type}#${leaf.tupleset}`, { kind: 'same', parent: relation, tupleset: true });
+        add(reverse, `${type}#${leaf.tupleset}`, { kind: 'same', parent: relation, tupleset: true, node });
         for (const d of model.types.get(type)?.relations.get(leaf.tupleset)?.directTypes ?? []) {
           add(reverse, `${d.type}#${leaf.computed}`, {
             kind: 'ttu',
             parentType: type,
             parent: relation,
             tupleset: leaf.tupleset,
+            node,
           });
         }
       }

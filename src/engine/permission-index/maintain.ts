@@ -20,6 +20,9 @@ const typeOf = (object: string): string => object.slice(0, object.indexOf(':'));
  * Only tuples valid under the model at read time are followed (Check ignores the others).
  * `grants`: only the edges that pass `t`'s user up (no tupleset edge), so in a model without
  * `but not` and `and` every key found grants `t.user` (or its members) in `snap`.
+ * `touched`: receives every `object#relation` node whose users can depend on `t` in `snap` (the
+ * userset closures `t` can change), the indexed ones and the ones between: 2 when a granting path
+ * reaches it, 1 when only a tupleset edge does (with `grants`).
  */
 export function candidateKeys(
   graph: IndexGraph,
@@ -28,32 +31,46 @@ export function candidateKeys(
   t: TupleKey,
   out: Set<string>,
   grants = false,
+  touched?: Map<string, number>,
 ): void {
-  const seen = new Set<string>();
+  // Key → 2 once reached on a granting path, 1 while reached only through a tupleset edge
+  // (walked for `touched` alone; reaching it later on a granting path walks it again). Each queued
+  // node: its object, its key (`object#relation`) and its `type#relation`.
+  const seen = new Map<string, number>();
   const objects: string[] = [t.object];
-  const relations: string[] = [t.relation];
-  const push = (object: string, relation: string): void => {
+  const keys: string[] = [`${t.object}#${t.relation}`];
+  const nodes: string[] = [`${typeOf(t.object)}#${t.relation}`];
+  const granting: boolean[] = [true];
+  const push = (object: string, relation: string, node: string, g: boolean): void => {
     const key = `${object}#${relation}`;
-    if (seen.has(key)) return;
-    seen.add(key);
+    const level = g ? 2 : 1;
+    if ((seen.get(key) ?? 0) >= level) return;
+    seen.set(key, level);
     objects.push(object);
-    relations.push(relation);
+    keys.push(key);
+    nodes.push(node);
+    granting.push(g);
   };
-  seen.add(`${t.object}#${t.relation}`);
+  seen.set(keys[0] as string, 2);
   for (let i = 0; i < objects.length; i++) {
     const object = objects[i] as string;
-    const relation = relations[i] as string;
-    const node = `${typeOf(object)}#${relation}`;
-    if (graph.indexed.has(node)) out.add(`${object}#${relation}`);
-    for (const e of graph.reverse.get(node) ?? []) {
+    const key = keys[i] as string;
+    const node = nodes[i] as string;
+    const g = granting[i] as boolean;
+    if (g && graph.indexed.has(node)) out.add(key);
+    touched?.set(key, g ? 2 : 1);
+    const edges = graph.reverse.get(node);
+    if (edges === undefined) continue;
+    for (const e of edges) {
       if (e.kind === 'same') {
-        if (!(grants && e.tupleset)) push(object, e.parent);
+        if (!(grants && e.tupleset)) push(object, e.parent, e.node, g);
+        else if (touched) push(object, e.parent, e.node, false);
       } else if (e.kind === 'userset') {
-        for (const x of snap.objects(e.parentType, e.parent, `${object}#${relation}`))
-          if (isValidAtReadTime(model, x)) push(x.object, e.parent);
+        for (const x of snap.objects(e.parentType, e.parent, key))
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent, e.node, g);
       } else
         for (const x of snap.objects(e.parentType, e.tupleset, object))
-          if (isValidAtReadTime(model, x)) push(x.object, e.parent);
+          if (isValidAtReadTime(model, x)) push(x.object, e.parent, e.node, g);
     }
   }
 }

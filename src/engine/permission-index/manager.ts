@@ -2,7 +2,7 @@
 // node serves every index), their materialised state here, built from this node's tuple index and
 // kept current by the RevisionFeed's AppliedObserver hook, on local writes and on revisions
 // committed by other nodes alike. The hook only queues the revision (the Write is acknowledged
-// without waiting for it); the maintenance runs after it, in slices of at most MAINTAIN_SLICE_MS
+// without waiting for it); the maintenance runs after it, in slices of at most maintainSliceMs
 // of event-loop time, each index taking the store's revisions in order. A write waits before its
 // acknowledgement only while the store's backlog exceeds `maxLagChanges`. A definition created
 // or deleted on another node is found on the next lookup of it (get, list, or a stream's heartbeat).
@@ -22,8 +22,6 @@ import type { CreatePermissionIndex, EngineLog, PermissionIndexLimits } from '..
 
 /** Work per event-loop turn while building (ms). */
 const BUILD_SLICE_MS = 10;
-/** Maintenance per event-loop turn (ms): other work runs between two slices. */
-export const MAINTAIN_SLICE_MS = 5;
 
 export const indexNotFound = (id: string): AppError =>
   new AppError('index_id_not_found', `permission index '${id}' not found`);
@@ -84,7 +82,7 @@ export class PermissionIndexes implements AppliedObserver {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.maintain(MAINTAIN_SLICE_MS)) this.schedule();
+      if (this.maintain(this.limits.maintainSliceMs)) this.schedule();
     });
   }
 
@@ -104,6 +102,7 @@ export class PermissionIndexes implements AppliedObserver {
 
   private maintainUntil(until: number): boolean {
     let left = false;
+    let first = true;
     for (const [storeId, backlog] of this.backlogs) {
       const store = this.byStore.get(storeId);
       const index = this.indexes.peek(storeId);
@@ -116,7 +115,9 @@ export class PermissionIndexes implements AppliedObserver {
       const snap = index.snapshot();
       let oldest = Infinity;
       for (const pi of store.values()) {
-        if (performance.now() < until) this.advance(pi, backlog, snap, until);
+        // The slice's first index takes a step whatever the budget: every slice makes progress.
+        if (first || performance.now() < until) this.advance(pi, backlog, snap, until);
+        first = false;
         oldest = Math.min(oldest, pi.revision);
       }
       backlog.dropThrough(oldest);
@@ -268,7 +269,7 @@ export class PermissionIndexes implements AppliedObserver {
       if (!index || pi.deleted || this.closed) return;
       // The queued revisions first (the build reads the revision the index has reached), then a
       // build slice: writes landing between every turn cannot starve the build.
-      if (this.maintain(MAINTAIN_SLICE_MS)) this.schedule();
+      if (this.maintain(this.limits.maintainSliceMs)) this.schedule();
       if (pi.buildStep(index.snapshot(), BUILD_SLICE_MS)) break;
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -50,6 +50,9 @@ export interface SetSnapshot {
 
 const NO_USERS: ReadonlySet<string> = new Set();
 
+/** The kept closures hold at most this share of `maxTriples` users (1M at the default 50M). */
+const CLOSURE_SHARE = 50;
+
 export class PermissionIndex {
   status: PermissionIndexStatus = 'BUILDING';
   reason: string | undefined;
@@ -87,6 +90,15 @@ export class PermissionIndex {
   private readonly emptied = new Set<string>();
   /** Keys whose set this revision already cloned (it may then change in place: no reader holds it). */
   private readonly owned = new Set<string>();
+
+  /**
+   * The candidate users of userset nodes (`group:eng#member` → its concrete users) as they are at
+   * `revision`, kept across revisions (the group-membership closure, as Zanzibar's Leopard keeps
+   * it): maintaining a revision brings them to it or drops them (`deltas`). At most
+   * maxTriples / CLOSURE_SHARE users held; past that they are all dropped.
+   */
+  private readonly closures = new Map<string, Set<string>>();
+  private closureUsers = 0;
 
   /** Model, depth and wildcard types for confirming candidate pairs (./confirm.ts). */
   private readonly confirmation: Confirmation;
@@ -181,6 +193,7 @@ export class PermissionIndex {
     this.emptied.clear();
     this.pending = undefined;
     this.pendingSet.clear();
+    this.dropClosures();
     this.triples = 0;
     this.wake();
     return true;
@@ -213,58 +226,121 @@ export class PermissionIndex {
     this.wake();
   }
 
+  /**
+   * The differences of revision `p`. Deletes first, over the store and the kept closures as they
+   * were before it; then every write's keys, and the kept closures are brought to the revision
+   * (below); then the writes' candidates are read over the store and the closures at the revision.
+   * Each change's walk names the closures it can alter. A closure a delete, a userset write, a
+   * write under `but not` or `and`, or a tupleset edge can alter is dropped; a closure that a
+   * granting write of a concrete user reaches gains that user (a monotone graph: the users at the
+   * revision are the ones before it and the ones the writes pass up).
+   */
   private *deltas(p: PendingRevision, views: RevisionViews, d: RevisionDeltas): Generator<void> {
     const checked = new Set<string>();
+    const drop = new Set<string>();
+    const touched = new Map<string, number>();
+    for (const t of p.deleted) {
+      touched.clear();
+      const keys = this.keysOf(t, views.before, true, touched);
+      for (const node of touched.keys()) drop.add(node);
+      if (keys) yield* this.differences(t, keys, true, views, checked, d, p.expansions);
+    }
+    const written: (Set<string> | undefined)[] = [];
+    const gains: { readonly nodes: string[]; readonly users: ReadonlySet<string> }[] = [];
+    for (const t of p.written) {
+      touched.clear();
+      written.push(this.keysOf(t, views.after, false, touched));
+      if (touched.size === 0 || this.closures.size === 0) continue;
+      const plain = this.grants(t, false) && !t.user.includes('#');
+      const nodes: string[] = [];
+      for (const [node, level] of touched) {
+        if (plain && level === 2) nodes.push(node);
+        else drop.add(node);
+      }
+      if (nodes.length === 0) continue;
+      const users = new Set<string>();
+      candidateUsers(this.graph, this.model, views.after, t, users);
+      gains.push({ nodes, users });
+    }
+    this.bringClosures(drop, gains);
+    for (let i = 0; i < p.written.length; i++) {
+      const keys = written[i];
+      if (keys) yield* this.differences(p.written[i] as TupleKey, keys, false, views, checked, d, p.expansions);
+    }
+  }
+
+  /** A write in a monotone graph grants its user (or members) to every key it reaches: no Check. */
+  private grants(t: TupleKey, del: boolean): boolean {
+    // A tupleset tuple is re-checked (its keys get another object's users).
+    return (
+      !del &&
+      this.graph.monotone &&
+      !this.graph.ttuComputed.has(`${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`)
+    );
+  }
+
+  /**
+   * The indexed keys (not pending a build) whose users `t` can change in `view`, the view before
+   * it for a delete (its paths exist only there), after it for a write; undefined for none. Every
+   * node the walk passes is added to `touched`.
+   */
+  private keysOf(t: TupleKey, view: TupleView, del: boolean, touched: Map<string, number>): Set<string> | undefined {
+    const node = `${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`;
+    if (!this.graph.reach.has(node)) return undefined;
+    this.ingestedChanges++;
+    if (!isValidAtReadTime(this.model, t)) return undefined; // Check ignores it: it changes nothing
+    const keys = new Set<string>();
+    candidateKeys(this.graph, this.model, view, t, keys, this.grants(t, del), touched);
+    for (const k of keys) if (this.pendingSet.has(k)) keys.delete(k);
+    return keys.size > 0 ? keys : undefined;
+  }
+
+  /**
+   * The differences `t` makes to `keys`. `views` is read afresh after every yield: the step's
+   * views are valid only within their slice.
+   */
+  private *differences(
+    t: TupleKey,
+    keys: ReadonlySet<string>,
+    del: boolean,
+    views: RevisionViews,
+    checked: Set<string>,
+    d: RevisionDeltas,
+    memo: Map<string, ReadonlySet<string>>,
+  ): Generator<void> {
     let work = 0;
-    for (const del of [true, false]) {
-      for (const t of del ? p.deleted : p.written) {
-        const node = `${t.object.slice(0, t.object.indexOf(':'))}#${t.relation}`;
-        if (!this.graph.reach.has(node)) continue;
-        this.ingestedChanges++;
-        // A delete's paths exist only before it, a write's only after it. `views` is read afresh
-        // after every yield: the step's views are valid only within their slice.
-        const view = del ? views.before : views.after;
-        if (!isValidAtReadTime(this.model, t)) continue; // Check ignores it: it changes nothing
-        // A write in a monotone graph grants its user (or members) to every key it reaches: no
-        // Check. A tupleset tuple is re-checked (its keys get another object's users).
-        const grant = !del && this.graph.monotone && !this.graph.ttuComputed.has(node);
-        const keys = new Set<string>();
-        candidateKeys(this.graph, this.model, view, t, keys, grant);
-        for (const k of keys) if (this.pendingSet.has(k)) keys.delete(k);
-        if (keys.size === 0) continue;
-        if (this.graph.hasDifference && t.user.includes('#')) {
-          // A userset tuple may close or open a cycle under a `but not`, which changes the answer
-          // for every user of the keys above it: each key is re-checked whole (its materialised
-          // users and the ones ListUsers finds now).
-          for (const key of keys) {
-            const users = new Set(this.sets.get(key));
-            const hash = key.lastIndexOf('#');
-            usersOf(this.graph, this.model, views.after, key.slice(0, hash), key.slice(hash + 1), users);
-            for (const user of users) {
-              this.recheck(views.after, key, user, checked, d);
-              if ((++work & 31) === 0) yield;
-            }
-          }
-          continue;
+    if (this.graph.hasDifference && t.user.includes('#')) {
+      // A userset tuple may close or open a cycle under a `but not`, which changes the answer
+      // for every user of the keys above it: each key is re-checked whole (its materialised
+      // users and the ones ListUsers finds now).
+      for (const key of keys) {
+        const users = new Set(this.sets.get(key));
+        const hash = key.lastIndexOf('#');
+        usersOf(this.graph, this.model, views.after, key.slice(0, hash), key.slice(hash + 1), users);
+        for (const user of users) {
+          this.recheck(views.after, key, user, checked, d);
+          if ((++work & 31) === 0) yield;
         }
-        const users = this.candidates(view, t, del, p.expansions);
-        for (const key of keys) {
-          if (grant) {
-            yield* this.grantAll(key, users, d);
-            continue;
-          }
-          for (const user of users) {
-            this.recheck(views.after, key, user, checked, d);
-            if ((++work & 255) === 0) yield;
-          }
-        }
+      }
+      return;
+    }
+    const users = this.candidates(del ? views.before : views.after, t, del, memo);
+    const grant = this.grants(t, del);
+    for (const key of keys) {
+      if (grant) {
+        yield* this.grantAll(key, users, d);
+        continue;
+      }
+      for (const user of users) {
+        this.recheck(views.after, key, user, checked, d);
+        if ((++work & 255) === 0) yield;
       }
     }
   }
 
   /**
-   * The candidate users of `t`; a userset's members are expanded once per revision and side for
-   * every index with the same model and user types.
+   * The candidate users of `t`. A userset's members are kept across revisions (`closures`), and
+   * expanded at most once per revision and side for every index with the same model and user types.
    */
   private candidates(
     view: TupleView,
@@ -272,14 +348,53 @@ export class PermissionIndex {
     del: boolean,
     memo: Map<string, ReadonlySet<string>>,
   ): ReadonlySet<string> {
-    const shared = t.user.includes('#');
+    if (!t.user.includes('#')) {
+      const users = new Set<string>();
+      candidateUsers(this.graph, this.model, view, t, users);
+      return users;
+    }
+    const kept = this.closures.get(t.user);
+    if (kept) return kept;
     const key = `${this.expansionKey}${del ? '-' : '+'}${t.user}`;
-    const hit = shared ? memo.get(key) : undefined;
-    if (hit) return hit;
-    const users = new Set<string>();
-    candidateUsers(this.graph, this.model, view, t, users);
-    if (shared) memo.set(key, users);
+    let users = memo.get(key);
+    if (!users) {
+      const found = new Set<string>();
+      candidateUsers(this.graph, this.model, view, t, found);
+      memo.set(key, found);
+      users = found;
+    }
+    if (this.closureUsers + users.size > this.limits.maxTriples / CLOSURE_SHARE) this.dropClosures();
+    // A copy of its own: the next revisions change it in place, the memo's set is other indexes'.
+    this.closures.set(t.user, new Set(users));
+    this.closureUsers += users.size;
     return users;
+  }
+
+  /** Drops every kept closure. */
+  private dropClosures(): void {
+    this.closures.clear();
+    this.closureUsers = 0;
+  }
+
+  /** The kept closures at the revision being maintained: `drop` dropped, `gains` added (see `deltas`). */
+  private bringClosures(
+    drop: ReadonlySet<string>,
+    gains: readonly { readonly nodes: readonly string[]; readonly users: ReadonlySet<string> }[],
+  ): void {
+    if (this.closures.size === 0) return;
+    for (const node of drop) {
+      const users = this.closures.get(node);
+      if (!users) continue;
+      this.closures.delete(node);
+      this.closureUsers -= users.size;
+    }
+    for (const g of gains)
+      for (const node of g.nodes) {
+        const users = this.closures.get(node);
+        if (!users) continue;
+        for (const u of g.users) users.add(u);
+        this.closureUsers += g.users.size;
+      }
   }
 
   /** The pairs a write grants to `key` (monotone graphs): each added unless it is there. */

@@ -8,12 +8,16 @@ const RUN = 4096;
 
 export const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** `a` sorted in place: strings by the engine's own code-unit order (no call per comparison). */
+const sortRun = <T>(a: T[], cmp: (x: T, y: T) => number): T[] =>
+  (cmp as unknown) === compareStrings ? a.sort() : a.sort(cmp);
+
 /** `a` sorted by `cmp` (the same array, or a new one for arrays longer than one run). */
 export function* sortSliced<T>(a: T[], cmp: (x: T, y: T) => number): Generator<void, T[]> {
   const n = a.length;
-  if (n <= RUN) return a.sort(cmp);
+  if (n <= RUN) return sortRun(a, cmp);
   for (let lo = 0; lo < n; lo += RUN) {
-    const part = a.slice(lo, lo + RUN).sort(cmp);
+    const part = sortRun(a.slice(lo, lo + RUN), cmp);
     for (let i = 0; i < part.length; i++) a[lo + i] = part[i] as T;
     yield;
   }
