@@ -25,6 +25,13 @@ export function cleanPart(s: string): boolean {
   return true;
 }
 
+/** `cleanPart` of `s.slice(from, to)`, without the slice. */
+export function cleanRange(s: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) if (!cleanUnit(s.charCodeAt(i))) return false;
+  return true;
+}
+
 /** A UTF-16 code unit `cleanPart` allows: no control character, no JS `\s`. */
 function cleanUnit(c: number): boolean {
   if (c < 0x7f) return c > 0x20;
