@@ -292,7 +292,7 @@ async function importByCli(
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
   child.stdout.resume();
-  const exit = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  const exit = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
   const ms = performance.now() - s0;
   const m = /CPU_MS ([\d.]+)/.exec(err);
   if (exit !== 0 || !m) throw new Error(`latch tuple import: exit ${exit}: ${err.slice(-2000)}`);
@@ -352,7 +352,8 @@ function checksFromChild(storeId: string): { stop: () => Promise<number[]> } {
   );
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // 'close', not 'exit': the child's stdout may still hold data when it has exited.
+  const exited = new Promise<void>((r) => child.once('close', () => r()));
   return {
     stop: async () => {
       child.stdin.end('stop\n');
