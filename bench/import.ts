@@ -5,7 +5,8 @@
 // then 1,000 random Checks against the reference evaluator over the generator's own tuples (a
 // view computed from the generator, not read back from latch); then the export stream. A
 // same-run baseline imports the first `--baseline` tuples of the file as plain 100-tuple Writes.
-// CPU per tuple is this process's (server and client) user+system time from /proc/self/stat.
+// CPU per tuple is this process's (server and importing client) user+system time from
+// /proc/self/stat; the Checks during the import come from a child process, not counted.
 //
 //   npx tsx bench/import.ts                                  # 10M on LevelDB
 //   npx tsx bench/import.ts --tuples 1000000                 # 1M
@@ -13,10 +14,12 @@
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
 
+import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startServer } from '../src/main.js';
@@ -36,6 +39,11 @@ const { values } = parseArgs({
     baseline: { type: 'string', default: '100000' },
     samples: { type: 'string', default: '1000' },
     out: { type: 'string' },
+    // 'fetch': this process posts the chunks (its CPU counted with the server's); 'cli': `latch
+    // tuple import` in a child process (its own CPU reported apart); `--cli-root` runs the CLI of
+    // another checkout (a same-run baseline of the client).
+    client: { type: 'string', default: 'fetch' },
+    'cli-root': { type: 'string', default: '.' },
   },
 });
 const N = Number(values.tuples);
@@ -254,6 +262,43 @@ async function importFile(storeId: string, limit = Infinity): Promise<{ ms: numb
   return { ms: performance.now() - s0, cpuMs: cpuMs() - c0, chunks };
 }
 
+/**
+ * The whole file through `latch tuple import` in a child process (chunks of CHUNK, INFLIGHT in
+ * flight); the child's CPU (all its threads) from the start of the command to its end, module
+ * loading excluded.
+ */
+async function importByCli(
+  storeId: string,
+): Promise<{ ms: number; cpuMs: number; clientCpuMs: number; chunks: number }> {
+  const root = resolvePath(String(values['cli-root']));
+  const main = pathToFileURL(join(root, 'src/cli/main.ts')).href;
+  const code = `
+    const { main } = await import(${JSON.stringify(main)});
+    const c0 = process.cpuUsage();
+    const code = await main(process.argv.slice(1));
+    const c = process.cpuUsage(c0);
+    process.stderr.write('CPU_MS ' + (c.user + c.system) / 1000 + '\\n');
+    process.exit(code);`;
+  const state = join(dir, `import-${storeId}.state`);
+  const args = ['tuple', 'import', '--store-id', storeId, file, '--chunk-size', String(CHUNK), '--state', state];
+  if (values['cli-root'] === '.') args.push('--in-flight', String(INFLIGHT));
+  const c0 = cpuMs();
+  const s0 = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code, ...args], {
+    cwd: root,
+    env: { ...process.env, LATCH_API_URL: base },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  child.stdout.resume();
+  const exit = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  const ms = performance.now() - s0;
+  const m = /CPU_MS ([\d.]+)/.exec(err);
+  if (exit !== 0 || !m) throw new Error(`latch tuple import: exit ${exit}: ${err.slice(-2000)}`);
+  return { ms, cpuMs: cpuMs() - c0, clientCpuMs: Number(m[1]), chunks: Math.ceil(lines / CHUNK) };
+}
+
 /** The first `count` tuples of the file as plain 100-tuple Writes, one after another. */
 async function baselineWrites(storeId: string, count: number): Promise<{ ms: number; cpuMs: number }> {
   const c0 = cpuMs();
@@ -278,26 +323,54 @@ function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 }
 
-/** Checks one after another until `stop` resolves; their latencies (ms). */
-async function checksUntil(storeId: string, done: { stop: boolean }): Promise<number[]> {
-  const out: number[] = [];
-  let i = 0;
-  while (!done.stop) {
-    const d = i++ % data.documents;
-    const body = JSON.stringify({
-      tuple_key: { user: `user:${(d * 13) % data.users}`, relation: 'viewer', object: `document:${d}` },
-    });
-    const s = performance.now();
-    const r = await fetch(`${base}/stores/${storeId}/check`, { method: 'POST', body });
-    await r.text();
-    out.push(performance.now() - s);
-    if (r.status !== 200 && r.status !== 404) throw new Error(`check ${r.status}`);
-  }
-  return out;
+/**
+ * Checks one after another from a child process (so their client CPU is not counted as the
+ * server's) until `stop()`: their latencies (ms), sorted.
+ */
+function checksFromChild(storeId: string): { stop: () => Promise<number[]> } {
+  const code = `
+    const [base, store, documents, users] = process.argv.slice(1);
+    let stop = false;
+    process.stdin.on('data', () => { stop = true; });
+    process.stdin.resume();
+    const out = [];
+    for (let i = 0; !stop; i++) {
+      const d = i % Number(documents);
+      const body = JSON.stringify({ tuple_key: { user: 'user:' + ((d * 13) % Number(users)), relation: 'viewer', object: 'document:' + d } });
+      const s = performance.now();
+      const r = await fetch(base + '/stores/' + store + '/check', { method: 'POST', body });
+      await r.text();
+      out.push(performance.now() - s);
+      if (r.status !== 200 && r.status !== 404) throw new Error('check ' + r.status);
+    }
+    process.stdout.write(JSON.stringify(out));
+    process.exit(0);`;
+  const child = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', code, base, storeId, String(data.documents), String(data.users)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let text = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
+  // 'close', not 'exit': the child's stdout may still hold data when it has exited.
+  const exited = new Promise<void>((r) => child.once('close', () => r()));
+  return {
+    stop: async () => {
+      child.stdin.end('stop\n');
+      await exited;
+      return (JSON.parse(text) as number[]).sort((x, y) => x - y);
+    },
+  };
 }
 
 const load = (): string => loadavg()[0]?.toFixed(1) ?? '?';
-const result: Record<string, unknown> = { tuples: lines, backend: values.backend, chunk: CHUNK, inflight: INFLIGHT };
+const result: Record<string, unknown> = {
+  tuples: lines,
+  backend: values.backend,
+  chunk: CHUNK,
+  inflight: INFLIGHT,
+  client: values.client,
+};
 
 // Baseline: plain 100-tuple Writes of the first BASELINE tuples.
 const b = await newStore('bench-import-baseline');
@@ -312,15 +385,17 @@ console.error('baseline', result.baseline);
 
 // The import, with Checks throughout.
 const store = await newStore('bench-import');
-const done = { stop: false };
-const checks = checksUntil(store.id, done);
-const imp = await importFile(store.id);
-done.stop = true;
-const latencies = (await checks).sort((x, y) => x - y);
+const checks = checksFromChild(store.id);
+const imp: { ms: number; cpuMs: number; chunks: number; clientCpuMs?: number } =
+  values.client === 'cli' ? await importByCli(store.id) : await importFile(store.id);
+const latencies = await checks.stop();
 result.import = {
   seconds: +(imp.ms / 1000).toFixed(1),
   tuplesPerSecond: Math.round(lines / (imp.ms / 1000)),
   cpuMicrosPerTuple: +((imp.cpuMs * 1000) / lines).toFixed(2),
+  ...(imp.clientCpuMs === undefined
+    ? {}
+    : { client: values['cli-root'], clientCpuMicrosPerTuple: +((imp.clientCpuMs * 1000) / lines).toFixed(2) }),
   chunks: imp.chunks,
   checksDuring: latencies.length,
   checkP50Ms: +pct(latencies, 0.5).toFixed(2),

@@ -15,7 +15,7 @@ import type {
   TupleKey,
 } from '../domain/types.js';
 import type { ListedUser, UsersetTreeNode } from '../engine/contract.js';
-import { ApiError, Credentials, JsonClient, queryString as query, tokenUrlOf } from '../client/json.js';
+import { ApiError, Credentials, JsonClient, RawBody, queryString as query, tokenUrlOf } from '../client/json.js';
 
 export { ApiError };
 
@@ -218,6 +218,15 @@ export class FgaHttpClient {
       tuple_keys: tupleKeys,
       ...(modelId ? { authorization_model_id: modelId } : {}),
     });
+  }
+  /** One chunk of a bulk import as NDJSON bytes, one tuple key per line, sent as they are. */
+  importNdjson(storeId: string, ndjson: Uint8Array, modelId?: string): Promise<{ written: number; revision: number }> {
+    const headers: Record<string, string> = modelId ? { 'latch-authorization-model-id': modelId } : {};
+    return this.send(
+      'POST',
+      `/stores/${enc(storeId)}/tuples/import`,
+      new RawBody(ndjson, 'application/x-ndjson', headers),
+    );
   }
   /** Every tuple of the store at one revision (latch's `GET /stores/{id}/tuples/export`), as it streams. */
   exportTuples(storeId: string, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {

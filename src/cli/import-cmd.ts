@@ -2,16 +2,23 @@
 // (`POST /stores/{id}/tuples/import`, one chunk per request, each chunk one atomic write) and the
 // export stream (`GET /stores/{id}/tuples/export`), docs/cli.md and docs/operations.md.
 //
+// Sending: NDJSON is read as bytes and each chunk's lines go to the server unparsed (the server
+// parses them once); `--in-flight` chunks (default 2) are sent before the first is answered, over
+// kept-alive connections, so the server parses one chunk while it commits another. Two chunks in
+// flight may commit in either order (each is atomic; `--in-flight 1` keeps file order).
+//
 // Resuming: after each acknowledged chunk the state file (beside the input, or `--state`) records
-// how many chunks, counted from the start of the file, the server has acknowledged. A run that
-// finds a state file for the same store and chunk size starts after them. A chunk whose answer
-// was lost is sent again: the server skips tuples already stored identically, so that is
-// harmless. The state file is removed when the import completes.
+// how many chunks, counted from the start of the file, the server has acknowledged with no
+// unacknowledged chunk before them. A run that finds a state file for the same store and chunk
+// size starts after them. A chunk whose answer was lost is sent again: the server skips tuples
+// already stored identically, so that is harmless. The state file is removed when the import
+// completes.
 
 import { createReadStream } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { TupleKey } from '../domain/types.js';
+import { ApiError } from '../client/json.js';
 import { type FlagSpec, UsageError } from './args.js';
 import { type Command, MODEL_FLAG, ProgressBar, SERVER_FLAGS, STORE_FLAG, clientFrom, printJson } from './common.js';
 import { cleanTuple, readTupleFile, toCsv } from './tuple-file.js';
@@ -19,6 +26,19 @@ import { cleanTuple, readTupleFile, toCsv } from './tuple-file.js';
 /** The server's limit of tuples per import request. */
 export const MAX_IMPORT_CHUNK = 50_000;
 const DEFAULT_CHUNK = 10_000;
+/** Chunks sent before the first is answered: the server parses one while it commits another. */
+const DEFAULT_IN_FLIGHT = 2;
+
+/**
+ * A rejected chunk's error with the chunk's place in the file (the server's message names the
+ * tuple's position within the chunk).
+ */
+function chunkError(err: unknown, chunk: Chunk, size: number): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const first = chunk.index * size + 1;
+  const where = `chunk ${chunk.index + 1} (tuples ${first}–${first + chunk.count - 1} of the file)`;
+  return new ApiError(err.status, err.code, `${where}: ${err.reason}`);
+}
 
 /** What the state file holds. */
 interface ImportState {
@@ -31,62 +51,76 @@ interface ImportState {
   readonly written: number;
 }
 
-/** One chunk of the input: its number from 0 and its tuples. */
+/** One chunk of the input: its number from 0 and its tuples (NDJSON: their lines, unparsed). */
 interface Chunk {
   readonly index: number;
-  readonly tuples: TupleKey[];
+  /** Tuples in the chunk. */
+  readonly count: number;
+  /** NDJSON: the chunk's lines as read (sent as they are); other formats: the parsed tuples. */
+  readonly body: Uint8Array | TupleKey[];
   /** Bytes of the input read up to the end of this chunk (NDJSON), or tuples (other formats). */
   readonly progress: number;
 }
 
 const isNdjson = (path: string): boolean => ['.ndjson', '.jsonl'].includes(extname(path).toLowerCase());
 
+/** True when bytes [from, to) hold only ASCII white space (a blank line: no tuple). */
+function blank(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = b[i] as number;
+    if (c !== 0x20 && (c < 0x09 || c > 0x0d)) return false;
+  }
+  return true;
+}
+
 /**
- * NDJSON lines in chunks of `size` tuples, read as a stream (a 10M-tuple file is never held
- * whole); lines of the first `skip` chunks are counted, not parsed.
+ * NDJSON lines in chunks of `size` tuples (blank lines not counted), read as a stream of bytes (a
+ * 10M-tuple file is never held whole) and passed on unparsed: the server parses them, and a line
+ * that is not JSON rejects its chunk with its position (`tuple_index`). Lines of the first `skip`
+ * chunks are counted, not kept.
  */
 async function* ndjsonChunks(path: string, size: number, skip: number): AsyncGenerator<Chunk> {
-  let tuples: TupleKey[] = [];
+  let parts: Buffer[] = [];
+  let count = 0;
   let index = 0;
-  let line = 0;
   let bytes = 0;
-  let rest = '';
-  const take = (text: string): void => {
-    if (text.trim() === '') return;
-    line++;
-    if (index < skip) return;
-    let t: unknown;
-    try {
-      t = JSON.parse(text);
-    } catch {
-      throw new UsageError(`${path}: line ${line} is not JSON`);
-    }
-    tuples.push(t as TupleKey);
-  };
-  for await (const raw of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
-    const text = rest + (raw as string);
-    bytes += Buffer.byteLength(raw as string, 'utf8');
+  let carry: Buffer | undefined;
+  for await (const raw of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    const read = raw as Buffer;
+    bytes += read.length;
+    const buf = carry ? Buffer.concat([carry, read]) : read;
     let from = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
-      const before = line;
-      take(text.slice(from, nl));
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, from)) {
+      if (!blank(buf, from, nl)) count++;
       from = nl + 1;
-      if (line !== before && line % size === 0) {
-        if (index >= skip) yield { index, tuples, progress: bytes };
+      if (count === size) {
+        if (index >= skip) {
+          parts.push(buf.subarray(start, from));
+          yield { index, count, body: Buffer.concat(parts), progress: bytes - (buf.length - from) };
+        }
+        parts = [];
+        count = 0;
         index++;
-        tuples = [];
+        start = from;
       }
     }
-    rest = text.slice(from);
+    if (index >= skip && from > start) parts.push(buf.subarray(start, from));
+    carry = from < buf.length ? buf.subarray(from) : undefined;
   }
-  take(rest);
-  // Tuples gather only in chunks at or past `skip`: what is left is the last, partial chunk.
-  if (tuples.length > 0) yield { index, tuples, progress: bytes };
+  if (carry && !blank(carry, 0, carry.length)) {
+    count++;
+    parts.push(carry, Buffer.from('\n'));
+  }
+  // Lines gather only in chunks at or past `skip`: what is left is the last, partial chunk.
+  if (count > 0 && index >= skip) yield { index, count, body: Buffer.concat(parts), progress: bytes };
 }
 
 async function* listChunks(tuples: readonly TupleKey[], size: number, skip: number): AsyncGenerator<Chunk> {
-  for (let i = skip * size, index = skip; i < tuples.length; i += size, index++)
-    yield { index, tuples: tuples.slice(i, i + size), progress: Math.min(i + size, tuples.length) };
+  for (let i = skip * size, index = skip; i < tuples.length; i += size, index++) {
+    const body = tuples.slice(i, i + size);
+    yield { index, count: body.length, body, progress: Math.min(i + size, tuples.length) };
+  }
 }
 
 async function readState(path: string): Promise<ImportState | undefined> {
@@ -137,6 +171,14 @@ const importCmd: Command = {
         default: String(DEFAULT_CHUNK),
         help: `Tuples per request, each one atomic write (at most ${MAX_IMPORT_CHUNK})`,
       },
+      {
+        name: 'in-flight',
+        kind: 'integer',
+        min: 1,
+        value: '<n>',
+        default: String(DEFAULT_IN_FLIGHT),
+        help: 'Chunks sent before the first is answered (1: chunks commit in file order)',
+      },
       { name: 'ignore-duplicates', kind: 'boolean', help: 'Accepted for compatibility: an import always skips them' },
       ...SERVER_FLAGS,
     ],
@@ -185,20 +227,54 @@ const importCmd: Command = {
     }
     if (skip > 0) io.err(`resuming after ${skip} acknowledged chunk(s) (${tuplesDone} tuples) from ${statePath}\n`);
     let sent = 0;
-    for await (const chunk of chunks) {
-      const r = await client.importTuples(storeId, chunk.tuples, modelId);
-      written += r.written;
-      tuplesDone += chunk.tuples.length;
-      sent += chunk.tuples.length;
-      await saveState(statePath, {
-        store_id: storeId,
-        file,
-        chunk_size: size,
-        chunks_done: chunk.index + 1,
-        tuples_done: tuplesDone,
-        written,
-      });
-      bar.update(chunk.progress, total);
+    const depth = args.int('in-flight') ?? DEFAULT_IN_FLIGHT;
+    // Answers of chunks past the first unanswered one wait here: the state file records only the
+    // acknowledged prefix of the file, so a resumed run never skips an unacknowledged chunk.
+    const answered = new Map<number, { count: number; written: number; progress: number }>();
+    let done = skip;
+    let saving = Promise.resolve();
+    const acknowledge = (chunk: Chunk, r: { written: number }): void => {
+      answered.set(chunk.index, { count: chunk.count, written: r.written, progress: chunk.progress });
+      sent += chunk.count;
+      for (let a = answered.get(done); a !== undefined; a = answered.get(done)) {
+        answered.delete(done);
+        done++;
+        written += a.written;
+        tuplesDone += a.count;
+        const state = {
+          store_id: storeId,
+          file,
+          chunk_size: size,
+          chunks_done: done,
+          tuples_done: tuplesDone,
+          written,
+        };
+        saving = saving.then(() => saveState(statePath, state));
+        bar.update(a.progress, total);
+      }
+    };
+    const inFlight = new Set<Promise<void>>();
+    try {
+      for await (const chunk of chunks) {
+        const request =
+          chunk.body instanceof Uint8Array
+            ? client.importNdjson(storeId, chunk.body, modelId)
+            : client.importTuples(storeId, chunk.body, modelId);
+        const p: Promise<void> = request
+          .then((r) => acknowledge(chunk, r))
+          .catch((err: unknown) => {
+            throw chunkError(err, chunk, size);
+          })
+          .finally(() => inFlight.delete(p));
+        p.catch(() => undefined); // rejections are taken by the race or the final wait below
+        inFlight.add(p);
+        if (inFlight.size >= depth) await Promise.race(inFlight);
+      }
+      await Promise.all(inFlight);
+    } finally {
+      // On a failure too: the answers still coming are recorded before the command ends.
+      await Promise.allSettled([...inFlight]);
+      await saving;
     }
     bar.update(total, total);
     await rm(statePath, { force: true });

@@ -151,6 +151,15 @@ interface JsonClientOptions {
   readonly fetch?: typeof fetch | undefined;
 }
 
+/** A request body sent as it is, not as JSON: its bytes, their content type and extra headers. */
+export class RawBody {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly contentType: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
+}
+
 /** One JSON call or stream at a time per method call; any non-2xx answer throws ApiError. */
 export class JsonClient {
   readonly credentials: Credentials;
@@ -164,7 +173,8 @@ export class JsonClient {
   }
 
   /**
-   * One call: `body` sent as JSON when given; the parsed JSON answer (`{}` for an empty one).
+   * One call: `body` sent as JSON when given (a RawBody as it is); the parsed JSON answer (`{}`
+   * for an empty one).
    * `onHeaders` sees a successful answer's headers.
    */
   async call<T>(method: string, path: string, body?: unknown, onHeaders?: (headers: Headers) => void): Promise<T> {
@@ -232,15 +242,17 @@ export class JsonClient {
   }
 
   private async request(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const raw = body instanceof RawBody ? body : undefined;
+    const headers: Record<string, string> = { accept: 'application/json', ...raw?.headers };
+    if (body !== undefined) headers['content-type'] = raw ? raw.contentType : 'application/json';
     const auth = await this.credentials.authorization();
     if (auth) headers.authorization = auth;
     try {
       return await this.fetchFn(this.base + path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        // A Uint8Array is a valid fetch body; DOM's BodyInit type only names ArrayBuffer-backed views.
+        body: raw ? (raw.bytes as Uint8Array<ArrayBuffer>) : body === undefined ? undefined : JSON.stringify(body),
         ...(signal ? { signal } : {}),
       });
     } catch (err) {

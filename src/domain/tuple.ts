@@ -25,6 +25,13 @@ export function cleanPart(s: string): boolean {
   return true;
 }
 
+/** `cleanPart` of `s.slice(from, to)`, without the slice. */
+export function cleanRange(s: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) if (!cleanUnit(s.charCodeAt(i))) return false;
+  return true;
+}
+
 /** A UTF-16 code unit `cleanPart` allows: no control character, no JS `\s`. */
 function cleanUnit(c: number): boolean {
   if (c < 0x7f) return c > 0x20;
@@ -179,4 +186,33 @@ export function tupleIdentity(t: Pick<TupleKey, 'object' | 'relation' | 'user'>)
 export function typeOf(objectOrUser: string): string {
   const colon = objectOrUser.indexOf(':');
   return colon === -1 ? objectOrUser : objectOrUser.slice(0, colon);
+}
+
+/**
+ * The tuples grouped by object type: the types in the order of their first tuple, input order
+ * within a type (a bulk import logs one changelog record per type). The same array when it is
+ * grouped already (one pass, no allocation per tuple then).
+ */
+export function groupedByType<T extends { readonly object: string }>(tuples: readonly T[]): readonly T[] {
+  const seen = new Set<string>();
+  let type = '';
+  for (let i = 0; i < tuples.length; i++) {
+    const o = (tuples[i] as T).object;
+    if (i > 0 && o.startsWith(type) && o.charCodeAt(type.length) === 0x3a) continue;
+    type = typeOf(o);
+    if (seen.has(type)) return regroup(tuples);
+    seen.add(type);
+  }
+  return tuples;
+}
+
+function regroup<T extends { readonly object: string }>(tuples: readonly T[]): T[] {
+  const groups = new Map<string, T[]>();
+  for (const t of tuples) {
+    const type = typeOf(t.object);
+    const g = groups.get(type);
+    if (g) g.push(t);
+    else groups.set(type, [t]);
+  }
+  return [...groups.values()].flat();
 }

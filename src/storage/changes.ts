@@ -5,6 +5,7 @@ import type { TupleChange } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import {
   bulkChanges,
+  bulkFirst,
   decodeJson,
   isBulkRecord,
   key,
@@ -48,7 +49,7 @@ const seqOf = (position: string): number => readUint(position, 6, 4);
  *
  * Positions come from the changelog's keys or, with a `type` filter, from the per-type index
  * (same positions, so one cursor format). A key is the position of one change, or of the last
- * change of a bulk record (codec.ts BULK_DELETE) holding seq 0 … that one of its revision: it is
+ * change of a bulk record (codec.ts BULK_DELETE, BULK_WRITE) holding a seq range ending there: it is
  * expanded, skipping the changes at or before the cursor, so a page may end inside it and the
  * next one resumes there. Values are fetched by getMany in chunks sized to what the page still
  * needs, so a page of singles is one getMany and a bulk record is read only when reached.
@@ -92,10 +93,12 @@ export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Prom
       }
       const rev = p.slice(0, 6);
       const from = after !== undefined && after.slice(0, 6) === rev ? seqOf(after) + 1 : 0;
-      const changes = bulkChanges(JSON.parse(text) as unknown[], from, q.pageSize - items.length);
+      const flat = JSON.parse(text) as unknown[];
+      const start = Math.max(from, bulkFirst(flat));
+      const changes = bulkChanges(flat, start, q.pageSize - items.length);
       changes.forEach((c, j) => {
         items.push(toChange(c));
-        cursors.push(encodeCursor('c', rev + u32(from + j)));
+        cursors.push(encodeCursor('c', rev + u32(start + j)));
       });
     }
     at = end;
@@ -107,6 +110,10 @@ export async function readChanges(kv: Kv, storeId: string, q: ChangeQuery): Prom
 function revisionChanges(out: RevisionChange[], revision: number, text: string): void {
   if (isBulkRecord(text)) {
     for (const c of bulkChanges(JSON.parse(text) as unknown[], 0, Infinity)) {
+      if (c.was === undefined) {
+        out.push({ revision, operation: c.op, tuple: c.tuple });
+        continue;
+      }
       const { object, relation, user } = c.tuple;
       out.push({ revision, operation: 'delete', tuple: c.tuple, prior: { object, relation, user, ...c.was } });
     }

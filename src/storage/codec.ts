@@ -230,17 +230,24 @@ export function decodeRevision(v: Uint8Array | string): number {
 }
 
 /**
- * A bulk changelog record: every change of one revision made by delete by filter, stored as ONE
- * value at the position of its last change (revision + seq n-1), instead of n entries. Text: the
- * JSON array `["bulk-delete", timestamp, o1, r1, u1, w1, o2, …]` where `w` is the tuple as stored
- * (`was`, see StoredChange) or 0 for a plain tuple. A single change's value is a JSON object, so
- * the first character tells them apart. changes.ts reads it back as n changes at positions
- * revision + seq 0 … n-1, so ReadChanges, Watch, cursors and past views see no difference. All
- * its tuples share one object type (one per-type index entry, at the same position).
+ * A bulk changelog record: changes of one revision stored as ONE value at the position of its last
+ * change, instead of one entry each. Two kinds, told apart by the first element:
+ *
+ * - delete by filter: `["bulk-delete", timestamp, o1, r1, u1, w1, o2, …]`, the revision's seq 0 …
+ *   n-1, where `w` is the tuple as stored (`was`, see StoredChange) or 0 for a plain tuple;
+ * - an import chunk: `["bulk-write", timestamp, first, o1, r1, u1, x1, o2, …]`, seq first …
+ *   first+n-1, where `x` is `{condition?, expires_at?}` of the written tuple or 0 for a plain one.
+ *   A chunk is one record per object type (one revision may hold several, each a seq range).
+ *
+ * A single change's value is a JSON object, so the first character tells them apart. changes.ts
+ * reads a record back as its n changes at their own positions, so ReadChanges, Watch, cursors and
+ * past views see no difference. All tuples of one record share one object type (one per-type index
+ * entry, at the record's position).
  */
 export const BULK_DELETE = 'bulk-delete';
+export const BULK_WRITE = 'bulk-write';
 
-/** The fields per change in a bulk record after its two-element head. */
+/** The fields per change in a bulk record after its head. */
 export const BULK_STRIDE = 4;
 
 /** True when a changelog value (as text) is a bulk record rather than one change. */
@@ -248,19 +255,44 @@ export function isBulkRecord(text: string): boolean {
   return text.charCodeAt(0) === 0x5b; // '['
 }
 
+/** Elements before the first change: 2 for a delete record, 3 (with the first seq) for a write record. */
+function bulkHead(flat: readonly unknown[]): number {
+  return flat[0] === BULK_WRITE ? 3 : 2;
+}
+
+/** The seq of a bulk record's first change. */
+export function bulkFirst(flat: readonly unknown[]): number {
+  return flat[0] === BULK_WRITE ? (flat[2] as number) : 0;
+}
+
 /**
- * The changes of a bulk record in seq order, `from` (seq) on, at most `max` of them, each as
- * StoredChange (field order as write-plan.ts gives a single change: byte-identical output).
+ * The changes of a bulk record in seq order, from seq max(`from`, its first) on, at most `max` of
+ * them, each as StoredChange (field order as write-plan.ts gives a single change: byte-identical
+ * output).
  */
 export function bulkChanges(flat: readonly unknown[], from: number, max: number): StoredChange[] {
   const timestamp = flat[1] as string;
-  const n = (flat.length - 2) / BULK_STRIDE;
+  const head = bulkHead(flat);
+  const first = bulkFirst(flat);
+  const n = (flat.length - head) / BULK_STRIDE;
+  const writes = flat[0] === BULK_WRITE;
   const out: StoredChange[] = [];
-  for (let seq = from; seq < n && out.length < max; seq++) {
-    const at = 2 + seq * BULK_STRIDE;
-    const tuple = { user: flat[at + 2] as string, relation: flat[at + 1] as string, object: flat[at] as string };
-    const w = flat[at + 3];
-    out.push({ op: 'delete', tuple, timestamp, was: w === 0 ? {} : (w as StoredChange['was']) });
+  for (let i = Math.max(0, from - first); i < n && out.length < max; i++) {
+    const at = head + i * BULK_STRIDE;
+    const user = flat[at + 2] as string;
+    const relation = flat[at + 1] as string;
+    const object = flat[at] as string;
+    const x = flat[at + 3];
+    if (writes) {
+      const tuple = x === 0 ? { user, relation, object } : { user, relation, object, ...(x as object) };
+      out.push({ op: 'write', tuple, timestamp });
+    } else
+      out.push({
+        op: 'delete',
+        tuple: { user, relation, object },
+        timestamp,
+        was: x === 0 ? {} : (x as StoredChange['was']),
+      });
   }
   return out;
 }

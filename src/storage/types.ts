@@ -187,7 +187,8 @@ export interface Storage {
   writeTuples(storeId: string, write: TupleWrite): Promise<WriteResult>;
   /**
    * One chunk of a bulk import: writes only, as one atomic batch (one revision, one write change
-   * per new tuple, in input order). A tuple already stored identically (condition and expiry) is
+   * per new tuple). The changes (and `written`) come grouped by object type: the types in the
+   * order of their first tuple, input order within a type (`groupedByType`). A tuple already stored identically (condition and expiry) is
    * skipped, so re-sending a chunk changes nothing; one stored with another condition or expiry
    * throws transaction_conflict (nothing written), as `writeTuples` with onDuplicate 'ignore'.
    * Inputs are validated by the caller and hold no key twice. Example: importTuples(s, [a, b])

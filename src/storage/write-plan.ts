@@ -19,6 +19,7 @@ import {
   u48,
   type StoredChange,
   BULK_DELETE,
+  BULK_WRITE,
 } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
 import type { TupleWrite, WriteResult } from './types.js';
@@ -250,11 +251,13 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
 }
 
 /**
- * One import chunk (Storage.importTuples): the batch `planWrite` builds for these writes with
- * onDuplicate 'ignore' (an identical stored tuple skipped, a different one a conflict), the same
- * keys and values, built for 50,000 tuples at a time: each key is built once (looked up, then
- * written), tuples without condition or expiry share one value, and the changelog values are cut
- * from one buffer (one UTF-8 encoding for the chunk, not one Buffer per change). The caller
+ * One import chunk (Storage.importTuples): the tuple keys and values `planWrite` builds for these
+ * writes with onDuplicate 'ignore' (an identical stored tuple skipped, a different one a
+ * conflict), built for 50,000 tuples at a time. Each key is built once (looked up, then written),
+ * tuples without condition or expiry share one value, and the changelog is one bulk record per
+ * object type (codec.ts BULK_WRITE) with one per-type index entry: two keys per tuple, not four.
+ * The revision's changes are grouped by object type (types in the order of their first tuple,
+ * request order within a type); ReadChanges, Watch and past views list each one. The caller
  * passes no key twice.
  */
 export async function planImport(
@@ -273,9 +276,12 @@ export async function planImport(
   const rev = state.revision + 1;
   const ops: KvOp[] = [];
   const written: TupleKey[] = [];
-  const logged: string[] = [];
+  // The new tuples' positions in `tuples`, grouped by object type (one run per type).
+  const groups = new Map<string, number[]>();
+  let lastType = '';
+  let last: number[] | undefined;
   for (let i = 0; i < n; i++) {
-    const t = clean(tuples[i] as TupleKey, true);
+    const t = tuples[i] as TupleKey;
     const stored = found[i];
     if (stored) {
       const d = decodeTupleValue(stored);
@@ -283,39 +289,47 @@ export async function planImport(
       if (same && d.expires_at === t.expires_at) continue;
       throw writeErrors.conflict(t, same ? 'expires_at' : 'condition');
     }
-    const value =
-      t.condition === undefined && t.expires_at === undefined
-        ? plain
-        : encodeTupleValue(timestamp, t.condition, t.expires_at);
-    ops.push({ type: 'put', key: keys[i] as string, value }, { type: 'put', key: key.userIndex(storeId, t), value });
-    if (t.expires_at !== undefined)
-      ops.push({ type: 'put', key: expiryKey(storeId, t, t.expires_at), value: new Uint8Array(0) });
-    written.push(t);
-    logged.push(JSON.stringify({ op: 'write', tuple: t, timestamp }));
+    const o = t.object;
+    if (last === undefined || !o.startsWith(lastType) || o.charCodeAt(lastType.length) !== 0x3a) {
+      lastType = typeOf(o);
+      last = groups.get(lastType);
+      if (last === undefined) groups.set(lastType, (last = []));
+    }
+    last.push(i);
   }
-  if (written.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted: [], written } };
-  // One buffer for every change value; each value a view of its bytes.
-  const text = logged.join('');
-  const bytes = Buffer.from(text, 'utf8');
-  const ascii = bytes.length === text.length;
   const revision = u48(rev);
   const log = key.changes(storeId);
   const empty = new Uint8Array(0);
-  let typeOfLast = '';
-  let typePrefix = '';
-  for (let seq = 0, at = 0; seq < written.length; seq++) {
-    const json = logged[seq] as string;
-    const len = ascii ? json.length : Buffer.byteLength(json, 'utf8');
-    const position = revision + u32(seq);
-    ops.push({ type: 'put', key: log + position, value: bytes.subarray(at, at + len) });
-    at += len;
-    const type = typeOf((written[seq] as TupleKey).object);
-    if (type !== typeOfLast) {
-      typeOfLast = type;
-      typePrefix = key.changesOfType(storeId, type);
+  let seq = 0;
+  for (const [type, members] of groups) {
+    const flat: unknown[] = [BULK_WRITE, timestamp, seq];
+    for (const i of members) {
+      const t = tuples[i] as TupleKey;
+      let value = plain;
+      let extra: unknown = 0;
+      let logged = t;
+      if (t.condition !== undefined || t.expires_at !== undefined) {
+        logged = clean(t, true);
+        value = encodeTupleValue(timestamp, logged.condition, logged.expires_at);
+        extra = {
+          ...(logged.condition ? { condition: logged.condition } : {}),
+          ...(logged.expires_at === undefined ? {} : { expires_at: logged.expires_at }),
+        };
+        if (logged.expires_at !== undefined)
+          ops.push({ type: 'put', key: expiryKey(storeId, logged, logged.expires_at), value: empty });
+      }
+      ops.push({ type: 'put', key: keys[i] as string, value }, { type: 'put', key: key.userIndex(storeId, t), value });
+      flat.push(t.object, t.relation, t.user, extra);
+      written.push(logged);
     }
-    ops.push({ type: 'put', key: typePrefix + position, value: empty });
+    seq += members.length;
+    const position = revision + u32(seq - 1);
+    ops.push(
+      { type: 'put', key: log + position, value: encodeJson(flat) },
+      { type: 'put', key: key.changesOfType(storeId, type) + position, value: empty },
+    );
   }
+  if (written.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted: [], written } };
   ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
   ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };

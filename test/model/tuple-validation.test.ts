@@ -13,7 +13,12 @@ import {
 } from '../../src/model/query-validation.js';
 import { parseObject } from '../../src/domain/tuple.js';
 import { AppError } from '../../src/errors.js';
-import { findTupleProblem, isValidAtRead, validateTuple } from '../../src/model/tuple-validation.js';
+import {
+  BulkTupleValidator,
+  findTupleProblem,
+  isValidAtRead,
+  validateTuple,
+} from '../../src/model/tuple-validation.js';
 import { validateModel } from '../../src/model/validate.js';
 import { appErrorOf, dsl } from './helpers.js';
 
@@ -286,5 +291,48 @@ describe('validateCheckTupleKey: the one-scan proof of a valid key keeps every e
       userRelation: 'member',
       userWildcard: false,
     });
+  });
+});
+
+describe('BulkTupleValidator (an import chunk)', () => {
+  it('gives findTupleProblem’s answer for every tuple, shapes seen before or not', () => {
+    const types = ['doc', 'group', 'folder', 'user', 'nope', 'do c', ''];
+    const relations = ['viewer', 'member', 'parent', 'owner', 'editor', 'can_view', 'nope', 'vi:ewer', 'a\u0000b'];
+    const ids = ['1', '2', '*', 'a*b', '', ' x', 'x\u0000', 'é', 'a#b', 'a:b'];
+    const userRelations = ['', '#member', '#viewer', '#nope', '#', '#a:b', '#member#x'];
+    let seed = 7;
+    const pick = <T>(xs: readonly T[]): T => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return xs[seed % xs.length] as T;
+    };
+    const validator = new BulkTupleValidator(model);
+    let valid = 0;
+    let invalid = 0;
+    const mismatches: string[] = [];
+    for (let i = 0; i < 30_000; i++) {
+      // Mostly well-formed tuples of a few shapes, so shapes repeat and are answered from the cache.
+      const plain = i % 3 !== 0;
+      // group#member takes group#member: `group:1#member@group:1#member` is its own userset.
+      const grouped = plain && i % 5 === 0;
+      const object = grouped ? `group:${i % 3}` : plain ? `doc:${i % 7}` : `${pick(types)}:${pick(ids)}`;
+      const relation = grouped ? 'member' : plain ? pick(['viewer', 'owner', 'parent']) : pick(relations);
+      const user = grouped
+        ? pick(['group:0#member', 'group:1#member', 'group:2#member', 'user:u'])
+        : plain
+          ? pick(['user:u', 'user:*', 'group:g#member', 'folder:f', `doc:${i % 7}#viewer`])
+          : `${pick(types)}:${pick(ids)}${pick(userRelations)}`;
+      const t: TupleKey =
+        i % 11 === 0 ? { object, relation, user, condition: { name: 'in_net' } } : { object, relation, user };
+      const want = findTupleProblem(model, t, 'write');
+      const got = validator.problem(t);
+      if (got?.message !== want?.message || got?.conditionProblem !== want?.conditionProblem)
+        mismatches.push(`${object}#${relation}@${user}: ${got?.message} / ${want?.message}`);
+      if (want === undefined) valid++;
+      else invalid++;
+    }
+    expect(mismatches).toEqual([]);
+    // Both kinds occur in numbers.
+    expect(valid).toBeGreaterThan(4_000);
+    expect(invalid).toBeGreaterThan(4_000);
   });
 });

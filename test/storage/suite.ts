@@ -581,6 +581,59 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         );
       });
 
+      it('importTuples logs its changes grouped by object type; every page size, cursor and replay lists each', async () => {
+        const T = '2030-01-01T00:00:00.000Z';
+        const cond = { name: 'c', context: { a: 1 } };
+        await s.writeTuples(id, writes('doc:0#viewer@user:x'));
+        const chunk: TupleKey[] = [
+          tk('doc:1#viewer@user:a'),
+          tk('group:g#member@user:b'),
+          { ...tk('doc:2#viewer@user:c', cond), expires_at: T },
+          tk('folder:f#viewer@user:d'),
+          tk('doc:0#viewer@user:x'),
+          tk('group:h#member@user:e'),
+          { ...tk('doc:3#viewer@user:f'), expires_at: T },
+        ];
+        const [d1, g, d2, f, , h, d3] = chunk as [TupleKey, TupleKey, TupleKey, TupleKey, TupleKey, TupleKey, TupleKey];
+        const r = await s.importTuples(id, chunk);
+        expect(r.revision).toBe(2);
+        const grouped = [d1, d2, d3, g, h, f];
+        expect(r.written).toEqual(grouped);
+        const all = (await s.readChanges(id, { pageSize: 100 })).items;
+        expect(all.map((c) => c.tuple_key)).toEqual([tk('doc:0#viewer@user:x'), ...grouped]);
+        expect(all.every((c) => c.operation === 'TUPLE_OPERATION_WRITE')).toBe(true);
+        expect(new Set(all.slice(1).map((c) => c.timestamp))).toEqual(new Set([r.timestamp]));
+        const paged = async (pageSize: number, type?: string): Promise<TupleKey[]> => {
+          const out: TupleKey[] = [];
+          let after: string | undefined;
+          for (;;) {
+            const page = await s.readChanges(id, { pageSize, after, ...(type ? { type } : {}) });
+            if (page.items.length === 0) return out;
+            out.push(...page.items.map((c) => c.tuple_key));
+            after = page.next;
+          }
+        };
+        for (const size of [1, 2, 3, 4, 5])
+          expect(await paged(size), `page size ${size}`).toEqual(all.map((c) => c.tuple_key));
+        for (const size of [1, 2, 3]) {
+          expect(await paged(size, 'group')).toEqual([g, h]);
+          expect(await paged(size, 'doc')).toEqual([tk('doc:0#viewer@user:x'), d1, d2, d3]);
+        }
+        // Each change's own cursor resumes right after it.
+        const cursors = (await s.readChanges(id, { pageSize: 100 })).cursors;
+        for (let i = 0; i < cursors.length; i++)
+          expect((await s.readChanges(id, { pageSize: 1, after: cursors[i] })).items.map((c) => c.tuple_key)).toEqual(
+            all.slice(i + 1, i + 2).map((c) => c.tuple_key),
+          );
+        const since: TupleKey[] = [];
+        for await (const c of s.changesSince(id, 1)) {
+          expect([c.revision, c.operation, c.prior]).toEqual([2, 'write', undefined]);
+          since.push(c.tuple);
+        }
+        expect(since).toEqual(grouped);
+        expect(await s.revisionTime(id, 2)).toBe(Date.parse(r.timestamp));
+      });
+
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
         const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
         await s.writeTuples(id, writes(...odd));

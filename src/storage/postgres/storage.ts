@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../../errors.js';
 import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
+import { groupedByType } from '../../domain/tuple.js';
 import type {
   Assertion,
   AuthorizationModel,
@@ -288,9 +289,13 @@ export class PgStorage implements Storage {
     return result;
   }
 
-  /** One import chunk: `latch_write` with onDuplicate 'ignore' (one statement, the store's row lock). */
+  /**
+   * One import chunk: `latch_write` with onDuplicate 'ignore' (one statement, the store's row
+   * lock), its writes grouped by object type as the key-value backends log them.
+   */
   async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
-    return this.writeTuples(storeId, { writes: tuples, deletes: [], onDuplicate: 'ignore', onMissing: 'error' });
+    const writes = groupedByType(tuples);
+    return this.writeTuples(storeId, { writes, deletes: [], onDuplicate: 'ignore', onMissing: 'error' });
   }
 
   /** tuples.ts writeGuarded: one transaction holding the store's row lock across `guard`. */
