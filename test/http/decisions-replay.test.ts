@@ -53,6 +53,9 @@ interface Explained {
   equal: boolean;
 }
 
+/** Every recorded answer of every workload, for the non-triviality check after them. */
+const answers = new Set<string>();
+
 describe('recorded decisions replay exactly', () => {
   it.each(Array.from({ length: SEEDS }, (_, i) => i + 1))('workload %i', async (seed) => {
     const rng = new Rng(seed * 7919);
@@ -86,7 +89,6 @@ describe('recorded decisions replay exactly', () => {
     } while (token);
     expect(recorded.length).toBeGreaterThan(30);
     const differences: unknown[] = [];
-    const answers = new Set<string>();
     for (const id of recorded) {
       const r = await call(server.base, 'GET', `/stores/${store}/decisions/${id}/explain`);
       expect(r.status).toBe(200);
@@ -96,7 +98,12 @@ describe('recorded decisions replay exactly', () => {
         differences.push({ id, operation: e.decision.operation, recorded: e.decision.answer, replayed: e.replayed });
     }
     expect(differences).toEqual([]);
-    // The workload is not trivial: both answers of a check occur.
+  });
+
+  // The workloads are not trivial: both answers of a check occur. Held over all workloads, not
+  // per workload: tuples expire within milliseconds, so on a stalled machine (load 16-35) one
+  // workload's grants could all have expired before its Checks ran.
+  it('both answers of a check occur among the workloads', () => {
     expect(answers).toContain('{"allowed":true}');
     expect(answers).toContain('{"allowed":false}');
   });
