@@ -361,6 +361,27 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /**
+   * Opens a stream: its first item, or the error in its place, decides the status. Undefined when
+   * nothing more is to be written (the error answered, or the client gone: the source closed).
+   */
+  async #open<T>(items: AsyncIterable<T>): Promise<{ it: AsyncIterator<T>; next: IteratorResult<T> } | undefined> {
+    const it = items[Symbol.asyncIterator]();
+    let next: IteratorResult<T>;
+    try {
+      next = await it.next();
+    } catch (err) {
+      this.streamFail(err);
+      return undefined;
+    }
+    if (this.aborted) {
+      await it.return?.();
+      return undefined;
+    }
+    this.#streamLine(200, undefined, false);
+    return { it, next };
+  }
+
+  /**
    * `lastLine`: asked when the items end, an error line that ends the stream (a live stream stopped
    * at shutdown). Lines are gathered into chunks of `STREAM_CHUNK_CHARS`: one socket write per
    * chunk, not per line (a line per write cost a system call each, ≈ 7 µs for a 90-byte line). A
@@ -376,15 +397,10 @@ export class Exchange implements CallContext, RequestIdParts {
     maxStallMs: number,
     lastLine: () => string | undefined,
   ): Promise<void> {
-    const it = items[Symbol.asyncIterator]();
-    let next: IteratorResult<unknown>;
-    try {
-      next = await it.next();
-    } catch (err) {
-      return this.streamFail(err);
-    }
-    if (this.aborted) return void (await it.return?.());
-    this.#streamLine(200, undefined, false);
+    const opened = await this.#open(items);
+    if (opened === undefined) return;
+    const { it } = opened;
+    let { next } = opened;
     let chunk = '';
     /** Set when a write was refused: true once the socket drained, false when it stalled. */
     let waiting: Promise<boolean> | undefined;
@@ -445,15 +461,10 @@ export class Exchange implements CallContext, RequestIdParts {
    * the socket's. An error mid-stream ends it with an error line after the lines rendered.
    */
   async #lines(sources: AsyncIterable<LineSource>, maxStallMs: number): Promise<void> {
-    const it = sources[Symbol.asyncIterator]();
-    let next: IteratorResult<LineSource>;
-    try {
-      next = await it.next();
-    } catch (err) {
-      return this.streamFail(err);
-    }
-    if (this.aborted) return void (await it.return?.());
-    this.#streamLine(200, undefined, false);
+    const opened = await this.#open(sources);
+    if (opened === undefined) return;
+    const { it } = opened;
+    let { next } = opened;
     let buf = Buffer.allocUnsafe(STREAM_BUFFER_BYTES);
     let at = 0;
     /** Writes `buf[0, at)`; false when the consumer stalled (the stream was ended). */
