@@ -11,6 +11,12 @@ import { UsageError } from '../../src/cli/args.js';
 import { STREAM_WINDOW } from '../../src/http/threads/protocol.js';
 import { call, MODEL, start } from './helpers.js';
 
+/**
+ * vi.waitFor's default (1 s) is shorter than eight fresh connections take at load 20: the wait
+ * ends on the signal, this only bounds a hang.
+ */
+const WAIT = { timeout: 30_000, interval: 50 };
+
 type Server = Awaited<ReturnType<typeof start>>;
 
 /** One request of the script; `$store` / `$model` in the path or body are the created ids. */
@@ -440,7 +446,7 @@ describe('--http-threads: Check from the shared index', () => {
       const r = await call(threaded.base, 'POST', `/stores/${stores[1]}/check`, probe);
       expect(r.status).toBe(200);
       expect(forwarded).toBe(before);
-    });
+    }, WAIT);
     const before = forwarded;
     const checks = await both(stores, '/check', localChecks());
     expect(checks.got).toEqual(checks.want);
@@ -460,7 +466,7 @@ describe('--http-threads: Check from the shared index', () => {
       const before = forwarded;
       await call(threaded.base, 'POST', `/stores/${stores[1]}/check`, probe);
       expect(forwarded).toBe(before);
-    });
+    }, WAIT);
     const needMain = [
       // a tuple condition met on the walk, with and without its parameter
       { tuple_key: key('user:cond', 'viewer', 'doc:cond'), context: { ip: '10.0.0.1' } },
@@ -486,7 +492,7 @@ describe('--http-threads: Check from the shared index', () => {
       const before = forwarded;
       await call(threaded.base, 'POST', `/stores/${store}/check`, ask);
       expect(forwarded).toBe(before);
-    });
+    }, WAIT);
     for (let i = 0; i < 20; i++) {
       const user = `user:fresh${i}`;
       const denied = await call(threaded.base, 'POST', `/stores/${store}/check`, {
@@ -563,7 +569,7 @@ describe('--http-threads: /metrics counts every thread', () => {
       const before = forwarded;
       for (let i = 0; i < 8; i++) expect((await check(key('user:anne', 'viewer', 'doc:1'))).status).toBe(200);
       expect(forwarded).toBe(before);
-    });
+    }, WAIT);
     const scrape = async (): Promise<string> => (await call(metricsBase, 'GET', '/metrics')).text;
     const ok = 'latch_http_requests_total{endpoint="Check",status="200"}';
     const bad = 'latch_http_requests_total{endpoint="Check",status="400"}';
@@ -585,7 +591,7 @@ describe('--http-threads: /metrics counts every thread', () => {
       expect(sample(after, ok) - sample(before, ok)).toBe(N);
       expect(sample(after, bad) - sample(before, bad)).toBe(1);
       expect(sample(after, 'latch_http_requests_in_flight')).toBe(0);
-    });
+    }, WAIT);
     if (mainScrapes) {
       // Every Check answered on a thread looked its result cache up once: a hit or a miss.
       expect(lookups(await scrape()) - lookups(before)).toBe(N);

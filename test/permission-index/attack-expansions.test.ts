@@ -170,31 +170,39 @@ describe('ReadExpansions streams over HTTP under attack', () => {
         relations: [{ object_type: 'doc', relation: 'viewer' }],
       });
       await active(fx, info.record.id);
-      const delay = monitorEventLoopDelay({ resolution: 5 });
-      delay.enable();
       const path = `/stores/${storeId}/indexes/${info.record.id}/expansions?authorization_model_id=${modelId}`;
-      const received = new Array<number>(8).fill(0);
-      const sockets = received.map((_, i) => {
-        const s = connect(server.port, '127.0.0.1');
-        s.on('error', () => undefined);
-        s.on('data', (d: Buffer) => (received[i] = (received[i] ?? 0) + d.length));
-        s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
-        return s;
-      });
-      // Each stream writes as long as the kernel takes more (≈ 10 MB on loopback, ≈ 100k lines): a
-      // line per write used to fill that in one event-loop turn per stream, ≈ 0.8 s each.
-      await vi.waitFor(() => expect(Math.min(...received)).toBeGreaterThan(5_000_000), {
-        timeout: 150_000,
-        interval: 20,
-      });
-      const health = await fetch(`${server.base}/healthz`);
-      expect(health.status).toBe(200);
-      delay.disable();
-      for (const s of sockets) s.destroy();
-      // Measured: 6.9 s with a line per write (load 16); 11–17 ms in chunks of 4 KB (load 3).
-      expect(delay.max / 1e6).toBeLessThan(1000);
+      /** The longest event-loop stall (ms) while 8 non-reading consumers fill their sockets. */
+      const attempt = async (): Promise<number> => {
+        const delay = monitorEventLoopDelay({ resolution: 5 });
+        delay.enable();
+        const received = new Array<number>(8).fill(0);
+        const sockets = received.map((_, i) => {
+          const s = connect(server.port, '127.0.0.1');
+          s.on('error', () => undefined);
+          s.on('data', (d: Buffer) => (received[i] = (received[i] ?? 0) + d.length));
+          s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+          return s;
+        });
+        // Each stream writes as long as the kernel takes more (≈ 10 MB on loopback, ≈ 100k lines):
+        // a line per write used to fill that in one event-loop turn per stream, ≈ 0.8 s each.
+        await vi.waitFor(() => expect(Math.min(...received)).toBeGreaterThan(5_000_000), {
+          timeout: 150_000,
+          interval: 20,
+        });
+        const health = await fetch(`${server.base}/healthz`);
+        expect(health.status).toBe(200);
+        delay.disable();
+        for (const s of sockets) s.destroy();
+        return delay.max / 1e6;
+      };
+      // Measured: 6.9 s with a line per write (load 16); 11–17 ms in chunks of 4 KB (load 3). At
+      // load 20 the scheduler alone can hold the process ~1 s, so the bound holds the least of up
+      // to three attempts: a regression to unbounded writes stalls every one of them.
+      const stalls: number[] = [];
+      while (stalls.length < 3 && !stalls.some((ms) => ms < 1000)) stalls.push(await attempt());
+      expect(Math.min(...stalls), `stalls ${stalls.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(1000);
     } finally {
       await server.close();
     }
-  }, 180_000);
+  }, 480_000);
 });
