@@ -27,7 +27,15 @@ export function replicaSender(writer: string, reader: string): Send {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const min = storeId === undefined ? undefined : revisions.get(storeId);
     if (!write && min !== undefined) headers['latch-min-revision'] = min;
-    const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body), headers });
+    const init = { method: 'POST', body: JSON.stringify(body), headers };
+    // A kept-alive connection the node closed as idle while this process was stalled (a
+    // synchronous suite parse at load 20+ outlasts the server's 10 s idle limit) fails before
+    // any reply byte. Safe operations are sent again once, as HTTP clients do for idempotent
+    // requests; a Write is never resent (its first attempt may have been applied).
+    const r = await fetch(base + path, init).catch((e: unknown) => {
+      if (op === 'write' || !socketFailed(e)) throw e;
+      return fetch(base + path, init);
+    });
     const text = await r.text();
     if (op === 'write' && r.status === 200 && storeId !== undefined) {
       const revision = r.headers.get('latch-revision');
@@ -50,6 +58,12 @@ export function replicaSender(writer: string, reader: string): Send {
     }
     return json;
   };
+}
+
+/** The connection failed under the request (undici: UND_ERR_SOCKET, e.g. "other side closed"). */
+function socketFailed(e: unknown): boolean {
+  const cause = e instanceof Error ? (e.cause as { code?: string } | undefined) : undefined;
+  return cause?.code === 'UND_ERR_SOCKET';
 }
 
 /** The query suites, written through `writer`, asked of `reader`. */
