@@ -7,14 +7,8 @@
 // The store of that second part (`--others` tuples) is written first, so the table the deletes
 // work in holds it too.
 //
-// PostgreSQL, `--compare`: the delete part runs `--rounds` times with the schema step 5
-// `latch_delete_matching` (select on the by-user index and sort, delete by a scan of the table)
-// and with the current one (one set-based statement), alternately, each on a fresh store of N
-// matching tuples: a same-run before/after.
-//
 //   npx tsx bench/delete-by-filter.ts                                # 100k on LevelDB, limit 10000
 //   npx tsx bench/delete-by-filter.ts --backend postgres --tuples 100000 --limit 10000
-//   npx tsx bench/delete-by-filter.ts --backend postgres --compare --tuples 50000 --others 100000 --scans 1
 //   npx tsx bench/delete-by-filter.ts --tuples 20000 --limit 1000    # a quick run
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
@@ -28,10 +22,6 @@ import { startServer } from '../src/main.js';
 import type { TupleKey } from '../src/domain/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 import { MODEL } from '../test/http/helpers.js';
-import {
-  DELETE_MATCHING_FUNCTION_SQL,
-  DELETE_MATCHING_SET_SQL,
-} from '../src/storage/postgres/delete-matching-function.js';
 import { databaseCpu, type DatabaseCpu } from './pg-cpu.js';
 
 const { values } = parseArgs({
@@ -41,12 +31,8 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'leveldb' },
     others: { type: 'string', default: '300000' },
     scans: { type: 'string', default: '10' },
-    compare: { type: 'boolean', default: false },
-    rounds: { type: 'string', default: '2' },
   },
 });
-const ROUNDS = Number(values.rounds);
-if (values.compare && values.backend !== 'postgres') throw new Error('--compare is for --backend postgres');
 const N = Number(values.tuples);
 const LIMIT = Number(values.limit);
 const OTHERS = Number(values.others);
@@ -151,17 +137,7 @@ async function deleteRun(label: string): Promise<void> {
   );
 }
 
-if (values.compare && pgs) {
-  const setup = new pg.Client({ connectionString: pgs.url });
-  await setup.connect();
-  for (let r = 0; r < ROUNDS; r++) {
-    await setup.query(DELETE_MATCHING_FUNCTION_SQL.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'));
-    await deleteRun(`round ${r + 1}, step 5 function`);
-    await setup.query(DELETE_MATCHING_SET_SQL);
-    await deleteRun(`round ${r + 1}, current function`);
-  }
-  await setup.end();
-} else await deleteRun(String(values.backend));
+await deleteRun(String(values.backend));
 
 // 2. Filters with neither object nor type (relation + user) that match nothing, on a store of OTHERS tuples, with Writes beside them.
 let n = 0;

@@ -7,14 +7,12 @@
 // LevelDB's synced batches) unless LATCH_TEST_POSTGRES_URL names one.
 //
 // Also writes/s into ONE store by 8 concurrent writers, 1-tuple and 100-tuple writes (the
-// single-store rate: one store's writes queue on its row lock and go as groups, group-writer.ts),
-// on PostgreSQL before and after schema step 7 in the same run: rounds alternate between the
-// step-6 `latch_write_group` (every Write of a group through latch_write) and the current one
-// (whole Writes through latch_write_all), re-created in the bench database between rounds; with
-// the server's CPU per write (every backend of the database, from /proc: embedded server only).
+// single-store rate: one store's writes queue on its row lock and go as groups through
+// `latch_write_group`, group-writer.ts), `--rounds` times, with the server's CPU per write (every
+// backend of the database, from /proc: embedded server only).
 //
 //   npx tsx bench/postgres-writes.ts [--writes 200]                 (writes per store or writer)
-//   npx tsx bench/postgres-writes.ts --part groups --writes 20 --rounds 2   (only the 8-writer comparison)
+//   npx tsx bench/postgres-writes.ts --part groups --writes 20 --rounds 2   (only the 8-writer rates)
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -24,7 +22,6 @@ import pg from 'pg';
 import { openLevelStorage } from '../src/storage/level.js';
 import { openPostgresStorage } from '../src/storage/postgres/index.js';
 import { WRITE, WRITE_ALL } from '../src/storage/postgres/tuples.js';
-import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from '../src/storage/postgres/write-group-function.js';
 import type { Storage, TupleWrite } from '../src/storage/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 import { databaseCpu, processCpuMs } from './pg-cpu.js';
@@ -115,20 +112,20 @@ url.pathname = '/latch_bench';
 const dir = await mkdtemp(join(tmpdir(), 'latch-bench-level-'));
 const rows: string[] = [];
 const single: string[] = [];
-let cpu: { step4: number[]; step5: number[] } | undefined;
+let cpu: { write: number[]; writeAll: number[] } | undefined;
 let grouped: string[] = [];
 
 /** One-tuple Writes per round of the CPU comparison (each one a commit flush). */
 const CPU_WRITES = Math.min(2000, WRITES * 10);
 
 /** Server CPU (µs) per one-tuple Write through each write function, alternating rounds on one connection. */
-async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step5: number[] }> {
+async function serverCpuPerWrite(dbUrl: string): Promise<{ write: number[]; writeAll: number[] }> {
   const s = await openPostgresStorage({ url: dbUrl, poolSize: 1 });
   const store = (await s.createStore('cpu')).id;
   await s.close();
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
-  const out = { step4: [] as number[], step5: [] as number[] };
+  const out = { write: [] as number[], writeAll: [] as number[] };
   try {
     const pid = Number((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
     const key = (tag: string, i: number): unknown[] => [
@@ -140,7 +137,7 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
       [null],
     ];
     const none = [[], [], [], [], []];
-    const step4 = (tag: string, i: number): unknown[] => [
+    const writeArgs = (tag: string, i: number): unknown[] => [
       store,
       Date.now(),
       true,
@@ -150,7 +147,7 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
       ...none,
       ...key(tag, i),
     ];
-    const step5 = (tag: string, i: number): unknown[] => [store, Date.now(), 'bench', ...none, ...key(tag, i)];
+    const writeAllArgs = (tag: string, i: number): unknown[] => [store, Date.now(), 'bench', ...none, ...key(tag, i)];
     const round = async (
       q: { name: string; text: string },
       values: (tag: string, i: number) => unknown[],
@@ -162,8 +159,8 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
       return ((processCpuMs(pid) - before) / CPU_WRITES) * 1000;
     };
     for (let r = 0; r < 4; r++) {
-      out.step4.push(await round(WRITE, step4, `a${r}`));
-      out.step5.push(await round(WRITE_ALL, step5, `b${r}`));
+      out.write.push(await round(WRITE, writeArgs, `a${r}`));
+      out.writeAll.push(await round(WRITE_ALL, writeAllArgs, `b${r}`));
     }
   } finally {
     await c.end();
@@ -171,37 +168,23 @@ async function serverCpuPerWrite(dbUrl: string): Promise<{ step4: number[]; step
   return out;
 }
 
-/** The 8-writer single-store rates with the step-6 group function and the current one, alternating. */
+/** The 8-writer single-store rates, `ROUNDS` times. */
 async function groups(dbUrl: string): Promise<string[]> {
   const out: string[] = [];
-  await (await openPostgresStorage({ url: dbUrl, poolSize: 1 })).close(); // migrated to the current schema
-  const setup = new pg.Client({ connectionString: dbUrl });
-  await setup.connect();
-  const install = async (sql: string): Promise<void> => {
-    await setup.query(sql.replace('CREATE FUNCTION latch_write_group', 'CREATE OR REPLACE FUNCTION latch_write_group'));
-  };
   const serverCpu = server.embedded ? await databaseCpu(dbUrl) : undefined;
   const cpu = (): number => serverCpu?.read() ?? 0;
   try {
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [label, sql] of [
-        ['step 6 (latch_write)', WRITE_GROUP_FUNCTION_SQL],
-        ['step 7 (latch_write_all)', WRITE_GROUP_WHOLE_SQL],
-      ] as const) {
-        await install(sql);
-        const cells: string[] = [];
-        for (const size of [1, 100]) {
-          const postgres = await openPostgresStorage({ url: dbUrl, poolSize: 10 });
-          const m = await oneStoreCpu(postgres, size, WRITES, cpu);
-          await postgres.close();
-          cells.push(`${String(m.rate).padStart(6)} writes/s ${m.cpuUs.toFixed(0).padStart(6)} µs`);
-        }
-        out.push(`round ${r + 1} ${label.padEnd(25)} ${cells.join('   ')}  load ${loadavg()[0]?.toFixed(1)}`);
+      const cells: string[] = [];
+      for (const size of [1, 100]) {
+        const postgres = await openPostgresStorage({ url: dbUrl, poolSize: 10 });
+        const m = await oneStoreCpu(postgres, size, WRITES, cpu);
+        await postgres.close();
+        cells.push(`${String(m.rate).padStart(6)} writes/s ${m.cpuUs.toFixed(0).padStart(6)} µs`);
       }
+      out.push(`round ${r + 1}   ${cells.join('   ')}  load ${loadavg()[0]?.toFixed(1)}`);
     }
   } finally {
-    await install(WRITE_GROUP_WHOLE_SQL);
-    await setup.end();
     await serverCpu?.close();
   }
   return out;
@@ -212,7 +195,7 @@ try {
     const lines = await groups(url.toString());
     process.stdout.write(
       `one store, ${WRITERS} concurrent writers × ${WRITES} writes; writes/s and PostgreSQL CPU per write\n` +
-        `                                 1 tuple                         100 tuples\n${lines.join('\n')}\n`,
+        `          1 tuple                         100 tuples\n${lines.join('\n')}\n`,
     );
     await rm(dir, { recursive: true, force: true });
     await server.stop();
@@ -251,8 +234,8 @@ process.stdout.write(
 if (cpu)
   process.stdout.write(
     `server CPU per 1-tuple write, one connection, µs (4 alternating rounds of ${CPU_WRITES}):\n` +
-      `latch_write                 ${cpu.step4.map((x) => x.toFixed(0)).join(' ')}\n` +
-      `latch_write_all         ${cpu.step5.map((x) => x.toFixed(0)).join(' ')}\n`,
+      `latch_write                 ${cpu.write.map((x) => x.toFixed(0)).join(' ')}\n` +
+      `latch_write_all         ${cpu.writeAll.map((x) => x.toFixed(0)).join(' ')}\n`,
   );
 process.stdout.write(
   `one store, ${WRITERS} concurrent writers × ${WRITES} writes, PostgreSQL group function before/after; writes/s, server CPU per write\n` +

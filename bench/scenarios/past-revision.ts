@@ -10,7 +10,7 @@
 // each is filled, measured and closed in turn, its metrics named `<backend>: …` (memory's plain).
 // Memory and LevelDB are filled through storage; PostgreSQL (LATCH_TEST_POSTGRES_URL, else a
 // throwaway embedded server) by SQL inside the server: the rows those writes leave (tuples, change
-// log with delete rows carrying the deleted tuple's state as schema step 7 writes them, revision
+// log with delete rows carrying the deleted tuple's state as the write functions write them, revision
 // times), since 100k one-change writes at ≈ 50 writes/s would take half an hour.
 
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -23,7 +23,8 @@ export const migrateCommand: Command = {
     details:
       'Applies every schema step this latch knows and the database lacks, each in its own transaction,\n' +
       'holding an advisory lock (a node starting meanwhile waits). A database whose schema is newer\n' +
-      `than this latch (schema version ${SCHEMA_VERSION}) is left alone and the command fails.`,
+      `than this latch (schema version ${SCHEMA_VERSION}), or made by a development build before the\n` +
+      'first release, is left alone and the command fails.',
     examples: ['LATCH_POSTGRES_URL=postgres://latch:secret@db:5432/latch latch migrate'],
   },
   async run(args: Args, io: CliIo): Promise<number> {

@@ -81,9 +81,9 @@ export interface RevisionChange {
   readonly tuple: TupleKey;
   /**
    * Optional, deletes only: the tuple as it was deleted (condition and `expires_at` included),
-   * when the backend recorded it (every backend does; PostgreSQL since schema step 7, so its
-   * older delete rows have none, nor have memory or LevelDB entries older than it). Example: deleting
-   * `doc:1#viewer@user:anne` written with condition `office` → prior carries that condition.
+   * when the backend recorded it (every backend does; LevelDB entries written before it did have
+   * none). Example: deleting `doc:1#viewer@user:anne` written with condition `office` → prior
+   * carries that condition.
    */
   readonly prior?: TupleKey | undefined;
 }

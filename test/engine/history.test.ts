@@ -3,9 +3,9 @@
 // past is undone over a base loaded from disk as well as over the overlay), every query at every
 // past revision equals the answer of a fresh index built from the changelog up to that revision,
 // evaluated at that revision's commit time — and Check equals the reference evaluator too.
-// On PostgreSQL every delete row carries the deleted tuple's state (schema step 7), checked
-// here; a variant erases it from the older half of the log, as rows written before step 7 have
-// none, so the view restores those keys from their last write instead. LATCH_HISTORY_SEEDS sets
+// On PostgreSQL every delete row carries the deleted tuple's state (latch_prior), checked here;
+// a variant erases it from the older half of the log (as LevelDB entries from before the state
+// was recorded lack it), so the view restores those keys from their last write instead. LATCH_HISTORY_SEEDS sets
 // the number of random histories (default 6, and 2 per variant on PostgreSQL).
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -297,7 +297,7 @@ describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
       // Revision 3's delete carries anne's tuple: revision 2 is answered from the changes after it.
       expect(await at(2)).toBe(true);
       expect(await at(3)).toBe(false);
-      // A delete row from before schema step 7 needs anne's write, which the cut removed.
+      // A delete row without the deleted tuple's state needs anne's write, which the cut removed.
       await db.query('UPDATE latch_changes SET condition = NULL WHERE store_id = $1 AND deleted', [storeId]);
       const fresh = await openLatch({
         storage: await openStorage({ postgres: { url: pgdb.url, poolSize: 2 } }),
@@ -329,7 +329,7 @@ describe.runIf(pgdb.run)('queries at a past revision on PostgreSQL', () => {
 
   for (const erased of [false, true])
     for (let seed = 1; seed <= Math.max(1, Math.floor(SEEDS / 3)); seed++) {
-      const label = erased ? 'the older half of its delete rows without state (before step 7)' : 'deletes with state';
+      const label = erased ? 'the older half of its delete rows without state' : 'deletes with state';
       it(`random history ${seed}, ${label}`, async () => {
         const rng = new Rng(seed * 104729 + (erased ? 1 : 0));
         const [model] = models(rng);

@@ -11,7 +11,12 @@ import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { AppError } from '../../src/errors.js';
 import { logFailure } from '../../src/http/log.js';
 import { configureLogging } from '../../src/log.js';
-import { SCHEMA_VERSION, SchemaTooNewError, SchemaTooOldError } from '../../src/storage/postgres/migrations.js';
+import {
+  SCHEMA_VERSION,
+  SchemaPreReleaseError,
+  SchemaTooNewError,
+  SchemaTooOldError,
+} from '../../src/storage/postgres/migrations.js';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'bin/latch.js');
@@ -77,4 +82,5 @@ test('docs/configuration.md shows the schema messages this latch prints', () => 
   const doc = readFileSync(join(root, 'docs/configuration.md'), 'utf8');
   expect(doc).toContain(new SchemaTooNewError(SCHEMA_VERSION + 1).message);
   expect(doc).toContain(new SchemaTooOldError(0).message);
+  expect(doc).toContain(new SchemaPreReleaseError().message);
 });

@@ -7,11 +7,13 @@ import pg from 'pg';
 import {
   openPostgresStorage,
   PgStorage,
+  PostgresStartError,
   SCHEMA_VERSION,
   schemaVersion,
   migrate,
   Db,
 } from '../../src/storage/postgres/index.js';
+import { SchemaPreReleaseError, type SchemaError } from '../../src/storage/postgres/migrations.js';
 import type { StorageEvent } from '../../src/storage/types.js';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliIo } from '../../src/cli/common.js';
@@ -33,7 +35,7 @@ async function empty(): Promise<void> {
   try {
     const tables = (
       await c.query<{ t: string }>(
-        `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'latch\\_%' AND tablename <> 'latch_schema_version'`,
+        `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'latch\\_%' AND tablename <> 'latch_schema'`,
       )
     ).rows;
     if (tables.length > 0) await c.query(`TRUNCATE ${tables.map((r) => r.t).join(', ')}`);
@@ -231,13 +233,13 @@ describe.runIf(run)('postgres', () => {
   });
 
   describe('migrations', () => {
-    it('nodes starting together migrate once; the version table records each step', async () => {
+    it('nodes starting together migrate once; latch_schema records each step', async () => {
       const fresh = await createTestDatabase();
       try {
         const opened = await Promise.all([0, 1, 2].map(() => openPostgresStorage({ url: fresh.url, poolSize: 2 })));
         const dbh = new Db({ url: fresh.url });
         expect(await schemaVersion(dbh)).toBe(SCHEMA_VERSION);
-        expect((await dbh.rows('SELECT version FROM latch_schema_version ORDER BY version')).map((r) => r[0])).toEqual(
+        expect((await dbh.rows('SELECT version FROM latch_schema ORDER BY version')).map((r) => r[0])).toEqual(
           Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
         );
         expect(await migrate(dbh)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
@@ -276,7 +278,7 @@ describe.runIf(run)('postgres', () => {
         expect(bad.err.join('')).toMatch(/--postgres-url is not a valid URL/);
         const c = new pg.Client({ connectionString: fresh.url });
         await c.connect();
-        await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+        await c.query('INSERT INTO latch_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
         await c.end();
         const newer = io();
         expect(await runCli(['migrate'], newer.io)).toBe(1);
@@ -297,11 +299,50 @@ describe.runIf(run)('postgres', () => {
         await (await openPostgresStorage({ url: fresh.url })).close();
         const c = new pg.Client({ connectionString: fresh.url });
         await c.connect();
-        await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+        await c.query('INSERT INTO latch_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
         await c.end();
         const message = `the database schema is version ${SCHEMA_VERSION + 1}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`;
         await expect(openPostgresStorage({ url: fresh.url })).rejects.toThrow(message);
         await expect(openPostgresStorage({ url: fresh.url, migrate: false })).rejects.toThrow(message);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it('refuses a database made by a development build (steps in latch_schema_version) and writes nothing to it', async () => {
+      const fresh = await createTestDatabase();
+      try {
+        // What a development build left: its version table (steps 1-8) and its tables.
+        const c = new pg.Client({ connectionString: fresh.url });
+        await c.connect();
+        await c.query(
+          `CREATE TABLE latch_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+           INSERT INTO latch_schema_version (version) SELECT generate_series(1, 8);
+           CREATE TABLE latch_stores (id text PRIMARY KEY)`,
+        );
+        const tables = async (): Promise<string[]> =>
+          (
+            await c.query<{ t: string }>(
+              `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+            )
+          ).rows.map((r) => r.t);
+        for (const migrate of [true, false]) {
+          const err: unknown = await openPostgresStorage({ url: fresh.url, migrate }).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(PostgresStartError);
+          expect((err as PostgresStartError).transient).toBe(false);
+          expect(((err as PostgresStartError).cause as SchemaError).code).toBe('schema_pre_release');
+        }
+        const out: string[] = [];
+        const io: CliIo = {
+          out: (t) => void out.push(t),
+          err: (t) => void out.push(t),
+          env: { LATCH_POSTGRES_URL: fresh.url },
+          errIsTTY: false,
+        };
+        expect(await runCli(['migrate'], io)).toBe(1);
+        expect(out.join('')).toBe(`latch migrate: ${new SchemaPreReleaseError().message}\n`);
+        expect(await tables()).toEqual(['latch_schema_version', 'latch_stores']);
+        await c.end();
       } finally {
         await fresh.drop();
       }

@@ -156,8 +156,8 @@ export class PastViews {
   /**
    * The stored form (condition, expiry) at revision `at` of keys known to exist then: the last
    * write of each up to `at`, read forward through the changelog. Only for deletes logged without
-   * the deleted tuple's state (RevisionChange.prior: PostgreSQL delete rows from before schema
-   * step 7, memory or LevelDB entries older than it): costs a read of the changelog up to `at`.
+   * the deleted tuple's state (RevisionChange.prior: LevelDB entries written before it was
+   * recorded): costs a read of the changelog up to `at`.
    */
   private async statesAt(storeId: string, wanted: ReadonlySet<string>, at: number): Promise<TupleKey[]> {
     if (wanted.size === 0) return [];

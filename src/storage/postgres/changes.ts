@@ -18,7 +18,7 @@ const BATCH = 5000;
 
 function toChange(row: Row): TupleChange {
   // revision, seq, deleted, object, relation, user, condition, ms, expires_ms; a delete row's
-  // condition column is the deleted tuple's state (prior-step.ts), not part of the change
+  // condition column is the deleted tuple's state (write-function.ts, latch_prior), not part of the change
   const deleted = row[2] === true;
   return {
     tuple_key: toKey([row[3], row[4], row[5], deleted ? null : row[6], row[8]]),
@@ -60,9 +60,10 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
 
 /**
  * The change of a changelog row (revision, seq, deleted, object, relation, user, condition,
- * expires_ms). A delete row written since schema step 7 holds the deleted tuple's state in its
- * condition column, `[condition | null, expires ms | null]` (prior-step.ts), returned as `prior`;
- * an older one (NULL) has no `prior`.
+ * expires_ms). A delete row holds the deleted tuple's state in its condition column,
+ * `[condition | null, expires ms | null]` (write-function.ts, latch_prior), returned as `prior`;
+ * one without it (NULL: every write function records it, so only a row not written by latch) has
+ * no `prior`, and a past view then reads that key's last write instead.
  */
 function toRevisionChange(row: Row): RevisionChange {
   const revision = num(row[0]);

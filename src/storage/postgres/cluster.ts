@@ -1,4 +1,4 @@
-// The placement registry on PostgreSQL (`latch_cluster_members`, schema step 4): one row per
+// The placement registry on PostgreSQL (`latch_cluster_members`, schema step 1): one row per
 // node with its address, capacity, lease and the stores it holds. Leases are timed by the
 // database's clock (`now()`), so nodes' clocks never decide who is a member. A heartbeat is one
 // statement: the upsert of this node's row and a read of every row; holdings ride in the row as

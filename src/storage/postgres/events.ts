@@ -41,7 +41,7 @@ function changesOf(c: unknown): RevisionChanges | undefined {
   const deleted: TupleKey[] = [];
   const written: TupleKey[] = [];
   try {
-    // a delete's condition is not part of the change (schema step 7 sends null there)
+    // a delete's condition is not part of the change (latch_record_revision sends null there)
     for (const [del, o, r, u, cnd, e] of c) (del ? deleted : written).push(toKey([o, r, u, del ? null : cnd, e]));
   } catch {
     return undefined; // a condition that is not JSON: not latch's

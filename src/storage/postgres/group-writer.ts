@@ -1,4 +1,4 @@
-// Group commit of one store's Writes on this node (schema step 6, write-group-function.ts).
+// Group commit of one store's Writes on this node (latch_write_group, write-group-function.ts).
 //
 // Writes of one store already run one at a time on a node (the storage's per-store mutex; across
 // nodes the store's row lock orders them), each paying a round trip and a commit flush. Here the

@@ -3,7 +3,7 @@
 
 import type { PostgresOpenOptions } from '../types.js';
 import { isUnavailable } from './db.js';
-import { checkSchema, migrate, SchemaTooNewError, SchemaTooOldError } from './migrations.js';
+import { checkSchema, migrate, SchemaError } from './migrations.js';
 import { PgStorage, type PgStorageOptions } from './storage.js';
 
 export { PgStorage, type PgStorageOptions } from './storage.js';
@@ -39,8 +39,7 @@ export class PostgresStartError extends Error {
 
 export function describeStartError(url: string, err: unknown): PostgresStartError {
   if (err instanceof PostgresStartError) return err;
-  if (err instanceof SchemaTooNewError || err instanceof SchemaTooOldError)
-    return new PostgresStartError(err.message, false, { cause: err });
+  if (err instanceof SchemaError) return new PostgresStartError(err.message, false, { cause: err });
   const at = `PostgreSQL at ${redactUrl(url)}`;
   const message = err instanceof Error ? err.message.replace(/^the datastore is unavailable: /, '') : String(err);
   const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';

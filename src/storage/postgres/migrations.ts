@@ -1,19 +1,22 @@
 // The schema of the PostgreSQL backend as numbered steps, applied in order under an advisory
-// lock so that nodes starting together migrate once. `latch_schema_version` holds one row per
-// applied step. Step 1 is the whole schema of the first release (tables, indexes and the write
-// functions); a later change appends step 2, 3, … and never edits a released step. A node
-// refuses a database whose schema is newer than its code
-// (SchemaTooNewError) and, when it may not migrate, one that is older (SchemaTooOldError).
+// lock so that nodes starting together migrate once. `latch_schema` holds one row per applied
+// step. Step 1 is the whole schema of the first release: the tables, their indexes and the write
+// functions, each function created once in its final form. A later change appends step 2, 3, …
+// (its SQL in its own file; a changed function is a CREATE OR REPLACE there) and never edits a
+// released step. A node refuses a database whose schema is newer than its code
+// (SchemaTooNewError), when it may not migrate one that is older (SchemaTooOldError), and one
+// made by a development build before the first release (SchemaPreReleaseError: its steps are
+// recorded in `latch_schema_version` and cannot be upgraded; docs/configuration.md says how to
+// recreate it).
 //
 // Every text column that is compared or ordered uses COLLATE "C" (byte order of UTF-8), the
 // order of LevelDB's keys, so pagination and ordering are the same on both backends.
 
 import { num, q, type Db } from './db.js';
-import { DELETE_MATCHING_FUNCTION_SQL, DELETE_MATCHING_SET_SQL } from './delete-matching-function.js';
-import { PRIOR_STEP_SQL } from './prior-step.js';
+import { DELETE_MATCHING_FUNCTION_SQL } from './delete-matching-function.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
-import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from './write-group-function.js';
+import { WRITE_GROUP_FUNCTION_SQL } from './write-group-function.js';
 
 const C = 'COLLATE "C"';
 
@@ -135,29 +138,22 @@ const MIGRATIONS: readonly string[] = [
     record   text NOT NULL,
     PRIMARY KEY (store_id, id)
   );
-  ` +
-    // a tuple Write as one statement: latch_write and the tail it shares (write-function.ts) …
-    WRITE_FUNCTION_SQL +
-    // … and latch_write_all, the all-or-nothing Write (write-all-function.ts)
-    WRITE_ALL_FUNCTION_SQL,
-  `
+
   -- the decision log (src/storage/decisions.ts): recorded decisions, their pruning index and the
   -- per-store sampling settings, one ordered key-value space like latch_store_logs
   CREATE TABLE latch_decisions (
     key   text ${C} PRIMARY KEY,
     value text NOT NULL
   );
-  `,
-  // step 3: the store's shadow model setting (docs/changing-models.md, shadow evaluation)
-  `
+
+  -- the store's shadow model setting (docs/changing-models.md, shadow evaluation)
   CREATE TABLE latch_shadows (
     store_id text ${C} PRIMARY KEY,
     setting  text NOT NULL
   );
-  `,
-  // step 4: the placement registry of `latch serve --placement` (cluster.ts): one row per node,
-  // its lease timed by the database's clock, the stores it holds (ready) and is loading
-  `
+
+  -- the placement registry of latch serve --placement (cluster.ts): one row per node, its
+  -- lease timed by the database's clock, the stores it holds (ready) and is loading
   CREATE TABLE latch_cluster_members (
     node_id     text ${C} PRIMARY KEY,
     url         text NOT NULL,
@@ -167,17 +163,16 @@ const MIGRATIONS: readonly string[] = [
     ready       text[] NOT NULL DEFAULT '{}',
     loading     text[] NOT NULL DEFAULT '{}'
   );
-  `,
-  // step 5: delete by filter as one statement (delete-matching-function.ts)
-  DELETE_MATCHING_FUNCTION_SQL,
-  // step 6: group commit of one store's concurrent Writes (write-group-function.ts)
-  WRITE_GROUP_FUNCTION_SQL,
-  // step 7: delete rows of the changelog carry the deleted tuple's condition and expiry (prior-step.ts)
-  PRIOR_STEP_SQL,
-  // step 8: delete by filter as one set-based statement (delete-matching-function.ts); the whole
-  // Writes of a group through latch_write_all (write-group-function.ts); both keep step 7's
-  // deleted-tuple state on delete rows
-  DELETE_MATCHING_SET_SQL + WRITE_GROUP_WHOLE_SQL,
+  ` +
+    // a tuple Write as one statement, latch_write, and the helpers every write function shares
+    // (write-function.ts) …
+    WRITE_FUNCTION_SQL +
+    // … latch_write_all, the all-or-nothing Write (write-all-function.ts) …
+    WRITE_ALL_FUNCTION_SQL +
+    // … latch_write_group, group commit of one store's concurrent Writes (write-group-function.ts) …
+    WRITE_GROUP_FUNCTION_SQL +
+    // … and latch_delete_matching, delete by filter as one statement (delete-matching-function.ts)
+    DELETE_MATCHING_FUNCTION_SQL,
 ];
 
 /** The schema version this code writes and reads. */
@@ -186,7 +181,17 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** Key of the advisory lock held while migrating ('latch' in ASCII). */
 const LOCK_KEY = 0x6c61_7463_68;
 
-export class SchemaTooNewError extends Error {
+/** The table of applied steps; `latch_schema_version` held those of the development builds. */
+const STEPS_TABLE = 'latch_schema';
+const PRE_RELEASE_TABLE = 'latch_schema_version';
+
+/** Why a database's schema cannot be used; `code` is stable, the message is for the operator. */
+export abstract class SchemaError extends Error {
+  abstract readonly code: 'schema_too_new' | 'schema_too_old' | 'schema_pre_release';
+}
+
+export class SchemaTooNewError extends SchemaError {
+  readonly code = 'schema_too_new';
   constructor(readonly found: number) {
     super(
       `the database schema is version ${found}, newer than this latch (schema version ${SCHEMA_VERSION}): upgrade latch`,
@@ -195,7 +200,8 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-export class SchemaTooOldError extends Error {
+export class SchemaTooOldError extends SchemaError {
+  readonly code = 'schema_too_old';
   constructor(readonly found: number) {
     super(
       `the database schema is version ${found}, this latch needs version ${SCHEMA_VERSION}: run 'latch migrate --postgres-url …' or start with --postgres-migrate true`,
@@ -204,21 +210,45 @@ export class SchemaTooOldError extends Error {
   }
 }
 
-async function currentVersion(c: Parameters<typeof q>[0]): Promise<number> {
-  const rows = await q(c, `SELECT coalesce(max(version), 0) FROM latch_schema_version`);
+/**
+ * A database made by a development build of latch before its first release (its steps are in
+ * `latch_schema_version`): its schema was squashed into step 1, so there is no upgrade path and
+ * latch leaves it untouched.
+ */
+export class SchemaPreReleaseError extends SchemaError {
+  readonly code = 'schema_pre_release';
+  constructor() {
+    super(
+      `the database was made by a development build of latch from before its first release and cannot be upgraded: recreate the database empty, then start latch (docs/configuration.md, "A database from a development build")`,
+    );
+    this.name = 'SchemaPreReleaseError';
+  }
+}
+
+type Queryable = Parameters<typeof q>[0];
+
+async function tableExists(c: Queryable, name: string): Promise<boolean> {
+  const rows = await q(c, `SELECT to_regclass($1) IS NOT NULL`, [name]);
+  return rows[0]?.[0] === true;
+}
+
+async function currentVersion(c: Queryable): Promise<number> {
+  const rows = await q(c, `SELECT coalesce(max(version), 0) FROM ${STEPS_TABLE}`);
   return num(rows[0]?.[0] ?? 0);
 }
 
 /**
  * Brings the schema to SCHEMA_VERSION: each step in its own transaction, all under one advisory
  * lock (a second node waits, then finds nothing to do). Returns the versions before and after.
+ * A database from a development build is refused before anything is written to it.
  */
 export async function migrate(db: Db): Promise<{ from: number; to: number }> {
   return db.with(async (c) => {
     await c.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
     try {
+      if (await tableExists(c, PRE_RELEASE_TABLE)) throw new SchemaPreReleaseError();
       await c.query(
-        `CREATE TABLE IF NOT EXISTS latch_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+        `CREATE TABLE IF NOT EXISTS ${STEPS_TABLE} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
       const from = await currentVersion(c);
       if (from > SCHEMA_VERSION) throw new SchemaTooNewError(from);
@@ -226,7 +256,7 @@ export async function migrate(db: Db): Promise<{ from: number; to: number }> {
         await c.query('BEGIN');
         try {
           await c.query(MIGRATIONS[v - 1] as string);
-          await c.query('INSERT INTO latch_schema_version (version) VALUES ($1)', [v]);
+          await c.query(`INSERT INTO ${STEPS_TABLE} (version) VALUES ($1)`, [v]);
           await c.query('COMMIT');
         } catch (err) {
           await c.query('ROLLBACK').catch(() => undefined);
@@ -242,13 +272,14 @@ export async function migrate(db: Db): Promise<{ from: number; to: number }> {
 
 /** The schema version of the database (0 when latch never migrated it). */
 export async function schemaVersion(db: Db): Promise<number> {
-  const exists = await db.value(`SELECT to_regclass('latch_schema_version') IS NOT NULL`);
-  if (exists !== true) return 0;
-  return num(await db.value('SELECT coalesce(max(version), 0) FROM latch_schema_version'));
+  if ((await db.value(`SELECT to_regclass($1) IS NOT NULL`, [STEPS_TABLE])) !== true) return 0;
+  return num(await db.value(`SELECT coalesce(max(version), 0) FROM ${STEPS_TABLE}`));
 }
 
 /** Throws unless the schema is exactly this code's version. */
 export async function checkSchema(db: Db): Promise<void> {
+  if ((await db.value(`SELECT to_regclass($1) IS NOT NULL`, [PRE_RELEASE_TABLE])) === true)
+    throw new SchemaPreReleaseError();
   const found = await schemaVersion(db);
   if (found > SCHEMA_VERSION) throw new SchemaTooNewError(found);
   if (found < SCHEMA_VERSION) throw new SchemaTooOldError(found);

@@ -1,5 +1,5 @@
 // The store's shadow model setting on PostgreSQL (Storage.readShadow / writeShadow): one row per
-// store in latch_shadows (schema step 2), read by every node; reclaimed with the store's rows.
+// store in latch_shadows (schema step 1), read by every node; reclaimed with the store's rows.
 
 import { fail } from '../../errors.js';
 import type { ShadowSetting } from '../../domain/types.js';

@@ -1,6 +1,8 @@
 // Part of schema step 1 (migrations.ts): `latch_write`, one tuple Write as one statement — one
 // round trip, its own transaction, the store's row lock held only inside the server (tuples.ts
-// calls it), and `latch_record_revision`, the tail every Write function shares.
+// calls it) — and the helpers every Write function shares: `latch_record_revision` (the
+// changelog rows) and `latch_end_revision` (the revision's time and the commit NOTIFY), the one
+// place each of those is written in SQL.
 //
 // It locks the store's row (FOR NO KEY UPDATE), applies the existence rules of docs/reference/http-api.md §4.11
 // in request order (deletes first), writes the tuples and the changelog, records the revision and
@@ -17,10 +19,22 @@
 // error in request order is the lowest failing index. Otherwise each key is applied in order,
 // one statement at a time, so a repeated key sees the effect of its earlier occurrence.
 //
+// Delete rows of the changelog carry the deleted tuple's state. Every Write function records, on
+// each delete row of `latch_changes`, the tuple as it was stored when deleted: its `condition`
+// column holds the JSON pair `[condition, expires_ms]` (the stored condition text and expiry,
+// each `null` when absent; `latch_prior`). The delete row's `expires_ms` keeps its meaning (the
+// expiry a sweeper delete was guarded by, shown by ReadChanges); ReadChanges and the NOTIFY
+// payload leave the pair out. Why: a query at a past revision (src/engine/state/past-views.ts)
+// undoes the changes after its target from the live state; a delete undone restores the deleted
+// tuple, which needs its condition and expiry, so with the pair it reads only the changes after
+// the target. Example: `doc:1#viewer@user:anne` stored with condition `{"name":"office"}` and
+// expiry 2030-01-01 is deleted → its delete row's condition is `[{"name":"office"},1893456000000]`;
+// a plain tuple's is `[null,null]`.
+//
 // The rules are those of src/storage/write-plan.ts, the specification every backend follows
-// (docs/architecture.md, "PostgreSQL writes"); test/storage/postgres-write-rules.test.ts checks
-// both paths and latch_write_all against it on random writes. Once released, a change to these
-// functions is a new schema step (CREATE OR REPLACE), never an edit of step 1.
+// (docs/architecture.md, "One specification of the write rules"); test/storage/postgres-write-rules.test.ts
+// checks both paths and latch_write_all against it on random writes. Once released, a change to
+// these functions is a new schema step (CREATE OR REPLACE), never an edit of step 1.
 
 export const WRITE_FUNCTION_SQL = `
   -- Same condition: same name and context, key order ignored, a missing context equal to {}
@@ -52,18 +66,41 @@ export const WRITE_FUNCTION_SQL = `
     END IF;
   END $fn$;
 
-  -- The tail of every Write function: the revision's changes into the changelog (seq from 0, in
-  -- the order given: the deletes, then the writes, each in request order), its time into
-  -- latch_revisions, and the commit NOTIFY on 'latch_events' with the changes inline when there
-  -- are at most 32 and the payload fits in NOTIFY's 8000 bytes (events.ts reads it). The caller
-  -- has bumped the store's revision under its row lock.
+  -- The state of a deleted tuple as its delete row's condition column holds it: [condition, expiry].
+  CREATE FUNCTION latch_prior(c text, e bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT '[' || coalesce(c, 'null') || ',' || coalesce(e::text, 'null') || ']'
+  $fn$;
+
+  -- The end of every Write function's revision: its time into latch_revisions and the commit
+  -- NOTIFY on 'latch_events' (events.ts reads it), with p_changes (the revision's changes as
+  -- [deleted, object, relation, user, condition, expires_ms], a delete's condition null) inline
+  -- when given and the payload fits in NOTIFY's 8000 bytes; callers pass NULL for more than 32
+  -- changes. The caller has bumped the store's revision under its row lock and written the
+  -- changelog rows.
+  CREATE FUNCTION latch_end_revision(p_store text, p_node text, p_rev bigint, p_ms bigint, p_changes jsonb)
+  RETURNS void LANGUAGE plpgsql AS $fn$
+  DECLARE
+    v_payload text;
+  BEGIN
+    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, p_rev, p_ms);
+    IF p_changes IS NOT NULL THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev, 'c', p_changes)::text;
+    END IF;
+    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
+      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev)::text;
+    END IF;
+    PERFORM pg_notify('latch_events', v_payload);
+  END $fn$;
+
+  -- The tail of latch_write and latch_write_all: the revision's changes into the changelog (seq
+  -- from 0, in the order given: the deletes, then the writes, each in request order; a delete's
+  -- c_c is its latch_prior pair), then latch_end_revision.
   CREATE FUNCTION latch_record_revision(
     p_store text, p_node text, p_rev bigint, p_ms bigint,
     c_del boolean[], c_o text[], c_ot text[], c_r text[], c_u text[], c_c text[], c_e bigint[])
   RETURNS void LANGUAGE plpgsql AS $fn$
   DECLARE
     v_changes jsonb;
-    v_payload text;
   BEGIN
     WITH c AS (
       SELECT k.del, k.n, k.o, k.ot, k.r, k.u, k.cnd, k.e
@@ -71,17 +108,10 @@ export const WRITE_FUNCTION_SQL = `
     ins AS (
       INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
       SELECT p_store, p_rev, c.n - 1, c.del, c.o, c.ot, c.r, c.u, c.cnd, p_ms, c.e FROM c)
-    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, c.cnd, c.e) ORDER BY c.n)
+    SELECT jsonb_agg(jsonb_build_array(c.del, c.o, c.r, c.u, CASE WHEN c.del THEN NULL ELSE c.cnd END, c.e) ORDER BY c.n)
            FILTER (WHERE cardinality(c_o) <= 32)
       INTO v_changes FROM c;
-    INSERT INTO latch_revisions (store_id, revision, ms) VALUES (p_store, p_rev, p_ms);
-    IF v_changes IS NOT NULL THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev, 'c', v_changes)::text;
-    END IF;
-    IF v_payload IS NULL OR octet_length(v_payload) > 7999 THEN
-      v_payload := jsonb_build_object('n', p_node, 'k', 't', 's', p_store, 'r', p_rev)::text;
-    END IF;
-    PERFORM pg_notify('latch_events', v_payload);
+    PERFORM latch_end_revision(p_store, p_node, p_rev, p_ms, v_changes);
   END $fn$;
 
   -- The elements of a at the 1-based indexes idx, in that order.
@@ -101,6 +131,8 @@ export const WRITE_FUNCTION_SQL = `
     v_rev bigint;
     v_seq integer;
     v_ctids tid[];
+    v_prior text[] := '{}';
+    v_one text;
     v_existing integer[];
     v_missing integer;
   BEGIN
@@ -116,10 +148,11 @@ export const WRITE_FUNCTION_SQL = `
     IF p_distinct THEN
       -- deletes: the stored tuple of each by a primary-key probe (a delete carrying expires_ms, the
       -- expiry sweeper's, takes the tuple only while it still expires then), then by row id
-      SELECT coalesce(array_agg(k.n ORDER BY k.n), '{}'), coalesce(array_agg(t.ctid), '{}')
-        INTO out_deleted, v_ctids
+      SELECT coalesce(array_agg(k.n ORDER BY k.n), '{}'), coalesce(array_agg(t.ctid), '{}'),
+             coalesce(array_agg(latch_prior(t.condition, t.expires_ms) ORDER BY k.n), '{}')
+        INTO out_deleted, v_ctids, v_prior
         FROM unnest(d_o, d_r, d_u, d_e) WITH ORDINALITY AS k(o, r, u, e, n)
-       CROSS JOIN LATERAL (SELECT x.ctid FROM latch_tuples x
+       CROSS JOIN LATERAL (SELECT x.ctid, x.condition, x.expires_ms FROM latch_tuples x
                             WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
                               AND (k.e IS NULL OR x.expires_ms = k.e) LIMIT 1) AS t;
       IF p_missing_error AND cardinality(out_deleted) < cardinality(d_o) THEN
@@ -146,9 +179,11 @@ export const WRITE_FUNCTION_SQL = `
       FOR i IN 1 .. coalesce(cardinality(d_o), 0) LOOP
         DELETE FROM latch_tuples t
          WHERE t.store_id = p_store AND t.object = d_o[i] AND t.relation = d_r[i] AND t."user" = d_u[i]
-           AND (d_e[i] IS NULL OR t.expires_ms = d_e[i]);
+           AND (d_e[i] IS NULL OR t.expires_ms = d_e[i])
+        RETURNING latch_prior(t.condition, t.expires_ms) INTO v_one;
         IF FOUND THEN
           out_deleted := out_deleted || i;
+          v_prior := v_prior || v_one;
         ELSIF p_missing_error THEN
           RAISE EXCEPTION USING MESSAGE = 'latch:missing', DETAIL = i::text;
         END IF;
@@ -178,7 +213,7 @@ export const WRITE_FUNCTION_SQL = `
       latch_pick(d_ot, out_deleted) || latch_pick(w_ot, out_written),
       latch_pick(d_r, out_deleted) || latch_pick(w_r, out_written),
       latch_pick(d_u, out_deleted) || latch_pick(w_u, out_written),
-      array_fill(NULL::text, ARRAY[cardinality(out_deleted)]) || latch_pick(w_c, out_written),
+      v_prior || latch_pick(w_c, out_written),
       latch_pick(d_e, out_deleted) || latch_pick(w_e, out_written));
     out_revision := v_rev;
   END $fn$;
