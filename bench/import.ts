@@ -186,11 +186,16 @@ async function* chunksOf(path: string, size: number, limit = Infinity): AsyncGen
   if (pending.length > 0) yield Buffer.concat(pending);
 }
 
-function cpuMs(): number {
-  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+/** User + system CPU (ms) of a /proc stat file: the whole process, or one of its threads. */
+function statCpuMs(path: string): number {
+  const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
   const tick = 100; // USER_HZ
   return ((Number(f[11]) + Number(f[12])) * 1000) / tick;
 }
+/** Every thread of this process (the server's JS thread, LevelDB's, libuv's pool, the walker's workers). */
+const cpuMs = (): number => statCpuMs('/proc/self/stat');
+/** The main thread alone: the server's JavaScript (and the fetch client's, with `--client fetch`). */
+const mainCpuMs = (): number => statCpuMs(`/proc/self/task/${process.pid}/stat`);
 
 async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
   const given = process.env.LATCH_TEST_POSTGRES_URL;
@@ -237,8 +242,12 @@ async function newStore(name: string): Promise<{ id: string; modelId: string }> 
 }
 
 /** Imports the file's first `limit` tuples; returns [ms, cpu ms]. */
-async function importFile(storeId: string, limit = Infinity): Promise<{ ms: number; cpuMs: number; chunks: number }> {
+async function importFile(
+  storeId: string,
+  limit = Infinity,
+): Promise<{ ms: number; cpuMs: number; mainCpuMs: number; chunks: number }> {
   const c0 = cpuMs();
+  const m0 = mainCpuMs();
   const s0 = performance.now();
   const inflight = new Set<Promise<void>>();
   let chunks = 0;
@@ -259,7 +268,7 @@ async function importFile(storeId: string, limit = Infinity): Promise<{ ms: numb
       console.error(`  ${chunks * CHUNK} tuples, ${((performance.now() - s0) / 1000).toFixed(1)} s`);
   }
   await Promise.all(inflight);
-  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0, chunks };
+  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0, mainCpuMs: mainCpuMs() - m0, chunks };
 }
 
 /**
@@ -269,7 +278,7 @@ async function importFile(storeId: string, limit = Infinity): Promise<{ ms: numb
  */
 async function importByCli(
   storeId: string,
-): Promise<{ ms: number; cpuMs: number; clientCpuMs: number; chunks: number }> {
+): Promise<{ ms: number; cpuMs: number; mainCpuMs: number; clientCpuMs: number; chunks: number }> {
   const root = resolvePath(String(values['cli-root']));
   const main = pathToFileURL(join(root, 'src/cli/main.ts')).href;
   const code = `
@@ -283,6 +292,7 @@ async function importByCli(
   const args = ['tuple', 'import', '--store-id', storeId, file, '--chunk-size', String(CHUNK), '--state', state];
   if (values['cli-root'] === '.') args.push('--in-flight', String(INFLIGHT));
   const c0 = cpuMs();
+  const m0 = mainCpuMs();
   const s0 = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code, ...args], {
     cwd: root,
@@ -296,7 +306,13 @@ async function importByCli(
   const ms = performance.now() - s0;
   const m = /CPU_MS ([\d.]+)/.exec(err);
   if (exit !== 0 || !m) throw new Error(`latch tuple import: exit ${exit}: ${err.slice(-2000)}`);
-  return { ms, cpuMs: cpuMs() - c0, clientCpuMs: Number(m[1]), chunks: Math.ceil(lines / CHUNK) };
+  return {
+    ms,
+    cpuMs: cpuMs() - c0,
+    mainCpuMs: mainCpuMs() - m0,
+    clientCpuMs: Number(m[1]),
+    chunks: Math.ceil(lines / CHUNK),
+  };
 }
 
 /** The first `count` tuples of the file as plain 100-tuple Writes, one after another. */
@@ -386,13 +402,17 @@ console.error('baseline', result.baseline);
 // The import, with Checks throughout.
 const store = await newStore('bench-import');
 const checks = checksFromChild(store.id);
-const imp: { ms: number; cpuMs: number; chunks: number; clientCpuMs?: number } =
+const imp: { ms: number; cpuMs: number; mainCpuMs: number; chunks: number; clientCpuMs?: number } =
   values.client === 'cli' ? await importByCli(store.id) : await importFile(store.id);
 const latencies = await checks.stop();
 result.import = {
   seconds: +(imp.ms / 1000).toFixed(1),
   tuplesPerSecond: Math.round(lines / (imp.ms / 1000)),
   cpuMicrosPerTuple: +((imp.cpuMs * 1000) / lines).toFixed(2),
+  // The process's CPU split: its main (JavaScript) thread, and every other thread (LevelDB's
+  // writer and compactions, libuv's pool, the walker's workers).
+  mainThreadCpuMicrosPerTuple: +((imp.mainCpuMs * 1000) / lines).toFixed(2),
+  otherThreadsCpuMicrosPerTuple: +(((imp.cpuMs - imp.mainCpuMs) * 1000) / lines).toFixed(2),
   ...(imp.clientCpuMs === undefined
     ? {}
     : { client: values['cli-root'], clientCpuMicrosPerTuple: +((imp.clientCpuMs * 1000) / lines).toFixed(2) }),

@@ -107,22 +107,54 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** How a body is encoded: JSON, msgpack, or (endpoints that take it) NDJSON, one value per line. */
 export type BodyFormat = 'json' | 'msgpack' | 'ndjson';
 
+/** A line of ASCII white space only: no value (`latch tuple import` counts lines by the same rule). */
+const BLANK = /^[\t\n\v\f\r ]*$/;
+
+/** True when bytes [from, to) hold only ASCII white space (a blank line, skipped). */
+function blankLine(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = b[i] as number;
+    if (c !== 0x20 && (c < 0x09 || c > 0x0d)) return false;
+  }
+  return true;
+}
+
 /**
- * An NDJSON body as the array of its lines' values (blank lines skipped). One JSON.parse of the
- * lines joined into an array; only when that fails are the lines parsed one by one, to name the
- * first bad one (validation_error, its 0-based position among the values in `tuple_index`).
+ * An NDJSON body as the array of its lines' values (blank lines skipped). The lines are joined
+ * into one JSON array on the bytes (`[`, lines separated by `,`, `]`: one copy, no string per
+ * line), decoded and parsed once; only when that fails are the lines parsed one by one, to name
+ * the first bad one (validation_error, its 0-based position among the values in `tuple_index`).
  */
-function decodeNdjson(bytes: ArrayBuffer | Uint8Array): unknown[] {
+function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
+  const bytes = body instanceof Uint8Array ? body : new Uint8Array(body);
+  const joined = new Uint8Array(bytes.length + 2);
+  let o = 0;
+  joined[o++] = 0x5b; // [
+  for (let from = 0; from < bytes.length;) {
+    let nl = bytes.indexOf(0x0a, from);
+    if (nl === -1) nl = bytes.length;
+    if (!blankLine(bytes, from, nl)) {
+      if (o > 1) joined[o++] = 0x2c; // ,
+      joined.set(bytes.subarray(from, nl), o);
+      o += nl - from;
+    }
+    from = nl + 1;
+  }
+  joined[o++] = 0x5d; // ]
   let text: string;
   try {
-    text = utf8.decode(bytes);
+    text = utf8.decode(joined.subarray(0, o));
   } catch {
     throw new AppError('validation_error', 'request body is not valid UTF-8');
   }
-  const lines = text.split('\n').filter((l) => l.trim() !== '');
   try {
-    return JSON.parse(`[${lines.join(',')}]`) as unknown[];
+    return JSON.parse(text) as unknown[];
   } catch {
+    // The lines again, as text, to name the first one that is not JSON.
+    const lines = utf8
+      .decode(bytes)
+      .split('\n')
+      .filter((l) => !BLANK.test(l));
     lines.forEach((line, i) => {
       try {
         JSON.parse(line);

@@ -237,6 +237,12 @@ export class StoreIndex {
         if (c) changes.push(c);
       }
       this.overlay.deleteAll(changes);
+    } else if (result.deleted.length === 0 && result.written.length >= 64) {
+      // A bulk write (an import chunk): interned in a row, applied in one sorted merge.
+      const changes = new Array<Change>(result.written.length);
+      for (let i = 0; i < changes.length; i++)
+        changes[i] = this.intern(result.revision, false, result.written[i] as TupleKey) as Change;
+      this.overlay.writeAll(changes);
     } else {
       for (const t of result.deleted) this.change(result.revision, true, t);
       for (const t of result.written) this.change(result.revision, false, t);

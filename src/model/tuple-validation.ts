@@ -65,48 +65,104 @@ export function findTupleProblem(
  * problem is reported with its exact message.
  */
 export class BulkTupleValidator {
+  /** The valid shapes as (object type, relation, user type, user form) parts, compared in place. */
+  private readonly recent: Shape[] = [];
+  /** Past RECENT_SHAPES shapes: their shape strings. */
   private readonly valid = new Set<string>();
 
   constructor(private readonly model: CompiledModel) {}
 
   problem(t: TupleKey): TupleProblem | undefined {
-    const shape = t.condition === undefined ? plainShape(t) : undefined;
-    if (shape !== undefined && this.valid.has(shape)) return undefined;
+    const plain = t.condition === undefined && plainShape(t);
+    if (plain) {
+      for (let i = 0; i < this.recent.length; i++) if (sameShape(this.recent[i] as Shape, t)) return undefined;
+      if (this.recent.length === RECENT_SHAPES && this.valid.has(shapeKey(t))) return undefined;
+    }
     const problem = findTupleProblem(this.model, t, 'write');
-    if (problem === undefined && shape !== undefined) this.valid.add(shape);
+    if (problem === undefined && plain) {
+      if (this.recent.length < RECENT_SHAPES) this.recent.push(shapeOf(t));
+      else this.valid.add(shapeKey(t));
+    }
     return problem;
   }
 }
 
+/** Shapes compared in place before a shape string is built (a model has a few dozen per store). */
+const RECENT_SHAPES = 32;
+
+/** The parts of a plain tuple's shape: `doc:1#viewer@group:g#member` → doc, viewer, group, #member. */
+interface Shape {
+  readonly objectType: string;
+  readonly relation: string;
+  readonly userType: string;
+  /** '' (an object), ':*' (a wildcard) or '#relation' (a userset). */
+  readonly form: string;
+}
+
+/** Positions `plainShape` found in the tuple it last accepted. */
+let oColon = 0;
+let uColon = 0;
+let uHash = -1;
+
+function formOf(u: string): string {
+  if (uHash !== -1) return u.slice(uHash);
+  return u.length === uColon + 2 && u.charCodeAt(uColon + 1) === 42 ? ':*' : '';
+}
+
+function shapeOf(t: TupleKey): Shape {
+  return {
+    objectType: t.object.slice(0, oColon),
+    relation: t.relation,
+    userType: t.user.slice(0, uColon),
+    form: formOf(t.user),
+  };
+}
+
+function shapeKey(t: TupleKey): string {
+  return `${t.object.slice(0, oColon)}\u0000${t.relation}\u0000${t.user.slice(0, uColon)}${formOf(t.user)}`;
+}
+
+/** True when the tuple `plainShape` last accepted has shape `s`; allocates nothing. */
+function sameShape(s: Shape, t: TupleKey): boolean {
+  const o = t.object;
+  const u = t.user;
+  if (oColon !== s.objectType.length || uColon !== s.userType.length || t.relation !== s.relation) return false;
+  if (!o.startsWith(s.objectType) || !u.startsWith(s.userType)) return false;
+  if (uHash !== -1) return s.form.length === u.length - uHash && u.endsWith(s.form);
+  const wildcard = u.length === uColon + 2 && u.charCodeAt(uColon + 1) === 42;
+  return s.form === (wildcard ? ':*' : '');
+}
+
 /**
- * The shape key of a tuple whose object and user parse (`parseObject`, `parseUser`) with ids that
- * need no rule of their own (no object wildcard, no `*` in a userset id, not its own userset);
- * undefined otherwise. Example: `doc:1#viewer@group:g#member` → `doc\0viewer\0group#member`.
+ * True for a tuple whose object and user parse (`parseObject`, `parseUser`) with ids that need no
+ * rule of their own (no object wildcard, no `*` in a userset id, not its own userset); it leaves
+ * the positions of the object's colon and the user's colon and `#` for the shape readers above.
+ * Example: `doc:1#viewer@group:g#member` has the shape doc, viewer, group, #member.
  */
-function plainShape(t: TupleKey): string | undefined {
+function plainShape(t: TupleKey): boolean {
   const o = t.object;
   const u = t.user;
   const colon = o.indexOf(':');
-  if (colon <= 0 || o.indexOf(':', colon + 1) !== -1 || o.indexOf('#') !== -1) return undefined;
-  if (!cleanRange(o, 0, colon) || !cleanRange(o, colon + 1, o.length)) return undefined;
-  if (o.length === colon + 2 && o.charCodeAt(colon + 1) === 42) return undefined; // object `T:*`
+  if (colon <= 0 || o.indexOf(':', colon + 1) !== -1 || o.indexOf('#') !== -1) return false;
+  if (!cleanRange(o, 0, colon) || !cleanRange(o, colon + 1, o.length)) return false;
+  if (o.length === colon + 2 && o.charCodeAt(colon + 1) === 42) return false; // object `T:*`
   const uc = u.indexOf(':');
-  if (uc <= 0 || u.indexOf(':', uc + 1) !== -1 || !cleanRange(u, 0, uc)) return undefined;
+  if (uc <= 0 || u.indexOf(':', uc + 1) !== -1 || !cleanRange(u, 0, uc)) return false;
   const hash = u.indexOf('#');
-  let form: string;
   if (hash === -1) {
-    if (!cleanRange(u, uc + 1, u.length)) return undefined;
-    form = u.length === uc + 2 && u.charCodeAt(uc + 1) === 42 ? ':*' : '';
+    if (!cleanRange(u, uc + 1, u.length)) return false;
   } else {
-    if (hash < uc || u.indexOf('#', hash + 1) !== -1) return undefined;
-    if (!cleanRange(u, uc + 1, hash) || !cleanRange(u, hash + 1, u.length)) return undefined;
-    if (u.indexOf('*', uc + 1) !== -1 && u.indexOf('*', uc + 1) < hash) return undefined;
+    if (hash < uc || u.indexOf('#', hash + 1) !== -1) return false;
+    if (!cleanRange(u, uc + 1, hash) || !cleanRange(u, hash + 1, u.length)) return false;
+    if (u.indexOf('*', uc + 1) !== -1 && u.indexOf('*', uc + 1) < hash) return false;
     // The userset of the tuple's own object and relation: `cannot write a tuple that is implicit`.
     if (hash === o.length && u.startsWith(o) && u.length - hash - 1 === t.relation.length && u.endsWith(t.relation))
-      return undefined;
-    form = u.slice(hash);
+      return false;
   }
-  return `${o.slice(0, colon)}\u0000${t.relation}\u0000${u.slice(0, uc)}${form}`;
+  oColon = colon;
+  uColon = uc;
+  uHash = hash;
+  return true;
 }
 
 /** The wire message of `findTupleProblem`, or undefined when valid. */

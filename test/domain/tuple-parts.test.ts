@@ -1,6 +1,7 @@
 // cleanPart (the scan behind parseObject/parseUser) against the two regexes it replaced, on every
 // BMP code unit alone and inside ids, and on random strings mixing the borders of each class; and
-// scanCheckKey (Check's one-scan proof of a well-formed key) against parseObject/parseUser.
+// scanCheckKey (Check's one-scan proof of a well-formed key) against parseObject/parseUser; and
+// TupleIdentitySet against a Set of joined identity strings.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,6 +10,7 @@ import {
   parseObject,
   parseUser,
   scanCheckKey,
+  TupleIdentitySet,
   type CheckKeyParts,
   type CheckKeyScan,
 } from '../../src/domain/tuple.js';
@@ -121,5 +123,31 @@ describe('scanCheckKey = parseObject + parseUser, the object no typed wildcard',
     expect(splitCheckKey('doc:*', 'user:1')).toBeUndefined();
     expect(splitCheckKey('doc:1', 'group:e*g#member')).toBeUndefined();
     expect(splitCheckKey('doc:1', 'group:eng#a:b')).toBeUndefined();
+  });
+});
+
+describe('TupleIdentitySet', () => {
+  it('finds exactly the tuples a Set of their joined (object, relation, user) strings finds again', () => {
+    // Parts drawn from few short strings (splits like "ab"+"c" / "a"+"bc" included), so that
+    // repeats, hash collisions and table growth all happen.
+    const parts = ['a', 'b', 'ab', 'c', 'bc', 'doc:1', 'user:x', ''];
+    let seed = 7;
+    const pick = (): string => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return parts[(seed >>> 16) % parts.length] as string;
+    };
+    const set = new TupleIdentitySet();
+    const strings = new Set<string>();
+    let repeats = 0;
+    for (let i = 0; i < 5000; i++) {
+      const t = { object: pick() + pick(), relation: pick(), user: pick() + pick() };
+      const id = `${t.object}\u0000${t.relation}\u0000${t.user}`;
+      const fresh = !strings.has(id);
+      strings.add(id);
+      if (!fresh) repeats++;
+      expect(set.add(t)).toBe(fresh);
+    }
+    expect(repeats).toBeGreaterThan(1000);
+    expect(strings.size).toBeGreaterThan(100);
   });
 });

@@ -232,6 +232,52 @@ describe('a bulk delete (one write of many deletes)', () => {
   });
 });
 
+describe('a bulk write (one write of many tuples: an import chunk)', () => {
+  it('leaves the same overlay records and answers as the same writes applied one by one', async () => {
+    // Base tuples with some deleted, then one write of >= 64 tuples (the batched merge) mixing
+    // re-adds of deleted base tuples, condition changes of overlay tuples and new tuples, against
+    // the same tuples in writes of fewer than 64 (one change at a time).
+    const base: string[] = [];
+    for (let i = 0; i < 300; i++) base.push(`doc:${i % 40}#viewer@user:u${i}`);
+    const earlier: string[] = [];
+    for (let i = 0; i < 100; i++) earlier.push(`doc:${i % 30}#viewer@group:g${i}#member`);
+    const bulk: string[] = [];
+    for (let i = 0; i < 400; i++) bulk.push(`doc:${(i * 7) % 60}#viewer@user:n${i}`);
+    for (let i = 0; i < 100; i += 3) bulk.push(`doc:${i % 30}#viewer@group:g${i}#member[c]`);
+    for (let i = 0; i < 300; i += 10) bulk.push(`doc:${i % 40}#viewer@user:u${i}`);
+    const [x, y] = [StoreIndex.build(base.map(tk), 1), StoreIndex.build(base.map(tk), 1)];
+    for (const ix of [x, y]) {
+      ix.apply(
+        write(
+          2,
+          earlier,
+          base.filter((_, i) => i % 10 === 0),
+        ),
+      );
+      ix.apply(
+        write(
+          3,
+          [],
+          base.filter((_, i) => i % 10 === 5),
+        ),
+      );
+    }
+    x.apply(write(4, bulk));
+    for (let i = 0; i < bulk.length; i += 50) y.apply(write(4 + i / 50, bulk.slice(i, i + 50)));
+    const [sx, sy] = [x.snapshot(), y.snapshot()];
+    expect(sx.overlay.copyWords()).toEqual(sy.overlay.copyWords());
+    expect(sx.overlay.addCount).toBe(earlier.length + 400 + 30);
+    for (let d = 0; d < 60; d++) expect(users(sx, `doc:${d}`, 'viewer')).toEqual(users(sy, `doc:${d}`, 'viewer'));
+    expect(users(sx, 'doc:3', 'viewer')).toContain('doc:3#viewer@group:g3#member[c]');
+    expect(users(sx, 'doc:0', 'viewer')).toContain('doc:0#viewer@user:u0'); // re-added over its delete
+    expect(users(sx, 'doc:5', 'viewer')).not.toContain('doc:5#viewer@user:u5'); // still deleted
+    // A merge folds the batched state into the base with the same answers.
+    await x.merge();
+    const merged = x.snapshot();
+    for (let d = 0; d < 60; d++) expect(users(merged, `doc:${d}`, 'viewer')).toEqual(users(sy, `doc:${d}`, 'viewer'));
+  });
+});
+
 describe('snapshot retirement', () => {
   it('a superseded snapshot is released after retireAfterMs, a pinned one only once unpinned', async () => {
     const ix = StoreIndex.build(seed.map(tk), 1, { retireAfterMs: 20 });

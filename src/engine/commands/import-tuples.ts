@@ -10,7 +10,7 @@
 //
 // Export: `Storage.scanTuples` (one snapshot, one revision) in batches of EXPORT_BATCH tuples.
 
-import { tupleIdentity, tupleString } from '../../domain/tuple.js';
+import { TupleIdentitySet, tupleString } from '../../domain/tuple.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import { BulkTupleValidator } from '../../model/tuple-validation.js';
@@ -65,13 +65,12 @@ export async function validateImport(model: CompiledModel, tuples: readonly Tupl
       'exceeded_entity_limit',
       `The number of tuples in one import chunk exceeds the allowed limit of ${MAX_IMPORT_CHUNK}`,
     );
-  const seen = new Set<string>();
+  const seen = new TupleIdentitySet();
   const validator = new BulkTupleValidator(model);
   for (let i = 0; i < tuples.length; i++) {
     if (i > 0 && i % VALIDATION_SLICE === 0) await turn();
     const t = tuples[i] as TupleKey;
-    const id = tupleIdentity(t);
-    if (seen.has(id))
+    if (!seen.add(t))
       throw at(
         i,
         new AppError(
@@ -79,7 +78,6 @@ export async function validateImport(model: CompiledModel, tuples: readonly Tupl
           `duplicate tuple in import chunk: ${tupleString(t)}`,
         ),
       );
-    seen.add(id);
     const fault = validator.problem(t);
     if (fault) throw at(i, new AppError('validation_error', fault.message));
     if (t.expires_at !== undefined) {

@@ -5,7 +5,7 @@
 // Expand but `relation_not_found` (2022) for ListObjects and ListUsers.
 
 import { expiryProblem, parseExpiry } from '../../domain/expiry.js';
-import { parseUser, tupleIdentity, tupleString, type CheckKeyParts } from '../../domain/tuple.js';
+import { parseUser, TupleIdentitySet, tupleString, type CheckKeyParts } from '../../domain/tuple.js';
 import { MAX_VALUE_DEPTH, deeperThan } from '../../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
@@ -83,16 +83,14 @@ export function validateCheckKey(
  * ignored (http-api §4.11 step 6). Shared by the HTTP edge and the embedded API.
  */
 export function rejectDuplicateTuples(writes: readonly TupleKey[], deletes: readonly TupleKey[]): void {
-  const seen = new Set<string>();
+  const seen = new TupleIdentitySet();
   for (const t of [...writes, ...deletes]) {
-    const id = tupleIdentity(t);
-    if (seen.has(id)) {
+    if (!seen.add(t)) {
       throw new AppError(
         'cannot_allow_duplicate_tuples_in_one_request',
         `duplicate tuple in write: user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`,
       );
     }
-    seen.add(id);
   }
 }
 
