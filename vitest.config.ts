@@ -40,9 +40,6 @@ const KEEP_ISOLATED = (file: string): boolean =>
     'test/ops/startup.test.ts',
     'test/ops/tracing.test.ts',
     'test/ops/otel-exporter.test.ts',
-    // Saw no decisions in a shared worker once (fresh-clone run of 2026-12-02; two later shared
-    // runs passed): isolated until the state it shares with another file is found.
-    'test/http/decisions-channel.test.ts',
   ].includes(file);
 
 /** test/<dir>/**\/*.test.ts, as paths relative to the project root. */

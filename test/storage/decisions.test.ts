@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DecisionLog } from '../../src/api/decisions/log.js';
-import { ulid, ulidTime } from '../../src/domain/ids.js';
+import { encodeTime, ulid, ulidTime } from '../../src/domain/ids.js';
 import { batchId, decisionIdOf, openDecisionRecords, type DecisionRecords } from '../../src/storage/decisions.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { databasePerFile } from '../support/postgres.js';
@@ -16,6 +16,8 @@ const pgdb = databasePerFile();
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
+  // The file leaves the process's decision-id clock no later than the real one (see decision()).
+  expect(ulidTime(batchId(Date.now()))).toBeLessThanOrEqual(Date.now());
 });
 
 const STORE_A = '01JAAAAAAAAAAAAAAAAAAAAAAA';
@@ -29,7 +31,11 @@ function decision(
   time: number,
   allowed: boolean,
 ): { storeId: string; batch: string; id: string; json: string[] } {
-  const batch = batchId(time);
+  // A batch id that carries exactly `time` (a fixed tag and counter), made without batchId:
+  // batchId's clock is process-wide and never goes back, so a time ahead of now given to it would
+  // stamp every later decision of this process with that time — other files' too, when they share
+  // the worker, whose searches up to now then found nothing.
+  const batch = `${encodeTime(time)}TESTS00000000100`;
   const id = decisionIdOf(batch, 0);
   const line = [
     time,
@@ -79,8 +85,7 @@ const backends: Backend[] = [
 describe.each(backends)('decision records on $name', (b) => {
   it.runIf(b.run)('stores, finds, scans in time order, prunes by age and by size, keeps settings', async () => {
     let r = await b.open();
-    // Past every id this process made (ids are monotonic): the ids carry exactly these times.
-    const t0 = Math.max(Date.now(), ulidTime(batchId(0))) + 1000;
+    const t0 = Date.now();
     const rows = [decision(STORE_A, t0, true), decision(STORE_B, t0 + 1, false), decision(STORE_A, t0 + 2, false)];
     // Three batches (the pruning index has one entry per batch and store).
     let added = 0;
