@@ -65,6 +65,8 @@ export default defineConfig({
     // PostgreSQL rather than compute, so at least three run at once. LATCH_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.LATCH_TEST_WORKERS) || Math.max(3, availableParallelism()),
     reporters: ['default'],
+    // LATCH_TEST_CPU_LOG=<file>: CPU seconds per test file (test/support/cpu-log.ts); else nothing.
+    setupFiles: ['test/support/cpu-log.ts'],
     // The longest files first, in a fresh clone too (test/support/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     // Projects, so that each run starts only the shared servers its files need: a stale
