@@ -21,13 +21,14 @@ import type { ToMain, ToThread } from './protocol.js';
 import type { ThreadData, ThreadEvent } from './worker.js';
 
 /**
- * An HTTP thread's young generation, in MB (V8 makes it three semi-spaces: 1 MB each). Under load
- * V8 grows an isolate's two active semi-spaces up to the process's `--max-semi-space-size` (4 MB
- * with the serve flags): 8 MB resident in every thread. A thread keeps nothing per request, so 1
- * MB semi-spaces hold its garbage as well; they keep ≤ 2 MB resident (bench/README.md, "HTTP
- * threads").
+ * An HTTP thread's heap limits: a young generation of 3 MB, which V8 makes three 1 MB
+ * semi-spaces. Under load V8 grows an isolate's two active semi-spaces up to the process's
+ * `--max-semi-space-size` (4 MB with the serve flags): 8 MB resident in every thread. With 1 MB
+ * they keep at most 2 MB; what survives two scavenges instead (requests in flight) moves to the
+ * old generation, which under load grew by 1–5 MB until its next major GC, less than the 6 MB saved
+ * (bench/README.md, "HTTP threads").
  */
-const THREAD_YOUNG_GENERATION_MB = 3;
+export const THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 3 } as const;
 
 /** How often each thread's copy of the engine figures (`stats()`, a metrics scrape) is refreshed. */
 const STATS_MS = 1000;
@@ -43,11 +44,10 @@ export interface HttpThreads {
  * The thread's entry: the one-file bundle (`npm run build:ts` writes it next to worker.js, see
  * scripts/bundle-thread.mjs: a thread then loads one module instead of ~300), else the built
  * worker.js, or (running from the TypeScript sources, as the tests do) a bootstrap that registers
- * tsx in the thread first. Its young generation is `THREAD_YOUNG_GENERATION_MB` (see
- * `withThreadHeapLimits`).
+ * tsx in the thread first. Its heap has `THREAD_RESOURCE_LIMITS` (see `withThreadHeapLimits`).
  */
 function spawn(data: ThreadData): Worker {
-  const options = { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } };
+  const options = { workerData: data, resourceLimits: THREAD_RESOURCE_LIMITS };
   if (!import.meta.url.endsWith('.ts')) return new Worker(builtEntry(), options);
   const entry = new URL('./worker.ts', import.meta.url).href;
   const api = import.meta.resolve('tsx/esm/api');
@@ -73,7 +73,7 @@ function builtEntry(): string {
  * main isolate (sized when the process started) and the walker pool's workers (started with the
  * engine, before the threads) keep the flag's value.
  */
-async function withThreadHeapLimits<T>(start: () => Promise<T>): Promise<T> {
+export async function withThreadHeapLimits<T>(start: () => Promise<T>): Promise<T> {
   const semi = semiSpaceFlag();
   if (semi === undefined) return start();
   setFlagsFromString('--max-semi-space-size=0');
