@@ -3,27 +3,30 @@
 //
 // `latch serve` needs V8 flags that only take effect when Node starts (dist/src/cli/node-flags.js,
 // the ones `npm start` passes). When they are missing — a globally installed `latch serve`, or
-// `node bin/latch.js serve` — the server is started in a child Node process that has them; this
-// process forwards signals to it and exits with its code. LATCH_NO_REEXEC=1 turns that off.
+// `node bin/latch.js serve` — the server is started in a child Node process that has them, and the
+// environment of SERVE_ENV (MALLOC_ARENA_MAX, read by the C library at start) where it is not set;
+// this process forwards signals to it and exits with its code. LATCH_NO_REEXEC=1 turns that off.
+// With the flags already given (`npm start`, the Dockerfile, the systemd unit) there is no child:
+// those set SERVE_ENV themselves.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
 
-/** The serve flags this process lacks (none for other commands). */
+/** The serve flags this process lacks (none for other commands), and the serve environment. */
 async function missingFlags() {
-  if (args[0] !== 'serve' || process.env.LATCH_NO_REEXEC === '1') return [];
-  const { SERVE_NODE_FLAGS } = await import('../dist/src/cli/node-flags.js');
+  if (args[0] !== 'serve' || process.env.LATCH_NO_REEXEC === '1') return { flags: [], env: {} };
+  const { SERVE_NODE_FLAGS, SERVE_ENV } = await import('../dist/src/cli/node-flags.js');
   const have = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return SERVE_NODE_FLAGS.filter((f) => !have.includes(f));
+  return { flags: SERVE_NODE_FLAGS.filter((f) => !have.includes(f)), env: SERVE_ENV };
 }
 
-function reexec(flags) {
+function reexec(flags, serveEnv) {
   const child = spawn(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...args], {
     stdio: 'inherit',
     // Its own process group: a terminal's Ctrl-C reaches this process only, which forwards it once.
     detached: true,
-    env: { ...process.env, LATCH_NO_REEXEC: '1' },
+    env: { ...serveEnv, ...process.env, LATCH_NO_REEXEC: '1' },
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {
@@ -34,8 +37,8 @@ function reexec(flags) {
 }
 
 missingFlags()
-  .then((flags) => {
-    if (flags.length > 0) return reexec(flags);
+  .then(({ flags, env }) => {
+    if (flags.length > 0) return reexec(flags, env);
     return import('../dist/src/cli/main.js')
       .then((m) => m.main(args))
       .then((code) => {

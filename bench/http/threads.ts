@@ -1,20 +1,24 @@
 // `--http-threads`: Check over HTTP JSON (wrk, on the same cores) against one server process
 // with 1 thread, 2 threads (main + 1 HTTP thread) and 2 HTTP threads beside an engine-only main
 // thread, each of the two-thread layouts with Checks answered on the threads from the shared
-// index and with every Check forwarded to the main thread, interleaved rounds in one run. Reports req/s (median of the rounds) and the ratio to
-// 1 thread, RSS after the rounds, the server's CPU µs per request split into its main thread and
-// every other thread, and a projection to 16 cores from that split. Every answer is checked first
-// (allowed and denied, on fresh connections so that every thread answers), and wrk's non-2xx count
-// must be 0.
+// index and with every Check forwarded to the main thread, interleaved rounds in one run. Reports
+// req/s (median of the rounds) and the ratio to 1 thread, RSS after the rounds, the server's CPU µs
+// per request split into its main thread and every other thread, and a projection to 16 cores
+// from that split; with a layout repeated (`--configs 0,1,0,1,0,1`: one process each time), a
+// summary per layout of the medians over its processes and their ratios to 1 thread. Every server
+// runs with the environment of `latch serve` (SERVE_ENV: MALLOC_ARENA_MAX=2) except the "glibc
+// default arenas" rows. Every answer is checked first (allowed and denied, on fresh connections so
+// that every thread answers), and wrk's non-2xx count must be 0.
 //
 //   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache] [--dist]
 
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { child, round1, round2, setup, wrk, type WrkRun } from './scenario.js';
 import { median } from '../harness.js';
+import { SERVE_ENV } from '../../src/cli/node-flags.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,6 +41,9 @@ const ROUNDS = Number(values.rounds);
 /** Extra tuples written into the store first (RSS with a larger index: the threads share it). */
 const TUPLES = Number(values.tuples);
 
+/** glibc's own arena limit on 64-bit hosts (what a process gets without MALLOC_ARENA_MAX). */
+const GLIBC_DEFAULT_ARENAS = { MALLOC_ARENA_MAX: String(8 * availableParallelism()) };
+
 interface Config {
   readonly name: string;
   readonly env: Record<string, string>;
@@ -51,6 +58,9 @@ const ALL_CONFIGS: readonly Config[] = [
     name: '2 HTTP threads + engine thread, forwarded',
     env: { LATCH_BENCH_HTTP_THREADS: '2', LATCH_BENCH_MAIN_SERVES: '0', LATCH_BENCH_THREAD_CHECKS: '0' },
   },
+  // 1 and 2 threads with glibc's default malloc arenas (8 per core) instead of SERVE_ENV's 2.
+  { name: '1 thread, glibc default arenas', env: { LATCH_BENCH_HTTP_THREADS: '1', ...GLIBC_DEFAULT_ARENAS } },
+  { name: '2 threads, glibc default arenas', env: { LATCH_BENCH_HTTP_THREADS: '2', ...GLIBC_DEFAULT_ARENAS } },
 ];
 const CONFIGS: readonly Config[] = values.configs
   ? values.configs.split(',').map((i) => {
@@ -134,6 +144,8 @@ interface Server {
 
 async function open(config: Config): Promise<Server> {
   const { proc, port } = await child(values.dist ? 'serve-dist.mjs' : 'serve.ts', {
+    // The environment `latch serve` runs with (bin/latch.js, npm start), unless the row says otherwise.
+    ...SERVE_ENV,
     ...config.env,
     LATCH_BENCH_WORKERS: '0',
     ...(NO_CACHE ? { LATCH_BENCH_CACHE_SIZE: '0' } : {}),
@@ -192,6 +204,19 @@ try {
     const engineCap = engine > 0 ? 1e6 / engine : Infinity;
     return { config: row.config, linear_16: Math.round(linear), main_thread_cap: Math.round(engineCap) };
   });
+  // Per layout, over its processes (RSS moves by ±10–25 MB from one process to the next).
+  const names = [...new Set(rows.map((r) => r.config))];
+  const of = (name: string, key: 'rps' | 'rss_mb' | 'cpu_us_per_request'): number =>
+    median(rows.filter((r) => r.config === name).map((r) => r[key]));
+  const summary = names.map((name) => ({
+    config: name,
+    processes: rows.filter((r) => r.config === name).length,
+    rps: Math.round(of(name, 'rps')),
+    rps_ratio: round2(of(name, 'rps') / of(one?.config ?? '', 'rps')),
+    rss_mb: round1(of(name, 'rss_mb')),
+    rss_ratio: round2(of(name, 'rss_mb') / of(one?.config ?? '', 'rss_mb')),
+    cpu_us_per_request: round2(of(name, 'cpu_us_per_request')),
+  }));
   console.log(
     JSON.stringify(
       {
@@ -203,6 +228,7 @@ try {
         load_before: round2(load0),
         load_after: round2(loadavg()[0] ?? 0),
         rows,
+        summary,
         projections,
       },
       null,

@@ -16,3 +16,17 @@
 // ≈ 0.5 ms) but did not move the p99 in interleaved rounds, so the 4 MB ceiling stays.
 
 export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--no-parallel-scavenge'];
+
+// The environment `latch serve` is started with, for what only the C library reads, and only when
+// the process starts. `MALLOC_ARENA_MAX=2` (glibc; other C libraries ignore it): by default glibc
+// gives each thread that allocates a malloc arena of its own, up to 8 per core, and each arena
+// keeps memory it has freed. Measured with 100k tuples on 2 cores under load, arenas other than
+// the main thread's held 19 MB in a one-thread process (V8's and libuv's helper threads) and 7–9
+// MB more for each HTTP thread (`--http-threads`); with 2 arenas (the main thread's, and one
+// every other thread shares) malloc's whole footprint was 12 MB smaller with one thread, and an
+// HTTP thread added under 1 MB to it (bench/README.md, "HTTP threads"). The cost: the threads
+// other than the main one take that arena's lock in turn; bench/http/threads.ts compares the CPU
+// per request with glibc's default in the same run. Set by `npm start`, the Dockerfile, the
+// systemd unit, and by bin/latch.js when it starts the server in a child process; a value already
+// in the environment is kept.
+export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };

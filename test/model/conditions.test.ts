@@ -110,7 +110,8 @@ describe('parameter conversions (§5.9.4)', () => {
     ['-2m3s', -123_000_000_000n],
     ['1h0.5s', 3_600_500_000_000n],
     ['0', 0n],
-    ['2µs', 2_000n],
+    ['2µs', 2_000n], // U+00B5, the micro sign
+    ['3\u03bcs', 3_000n], // U+03BC, Greek mu: Go accepts both
   ] as const)('Go duration %s', (text, nanos) => expect(parseGoDuration(text)).toBe(nanos));
   it.each(['', '1', 'h', '1d', '+', '.s', '1h2'])('Go duration %j is invalid', (text) =>
     expect(parseGoDuration(text)).toBeUndefined(),

@@ -3,13 +3,30 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
+import { SERVE_ENV, SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
-test('npm start runs `latch serve` with SERVE_NODE_FLAGS', () => {
+const serveEnv = Object.entries(SERVE_ENV).map(([k, v]) => `${k}=${v}`);
+
+test('npm start runs `latch serve` with SERVE_NODE_FLAGS and SERVE_ENV', () => {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  expect(pkg.scripts.start).toBe(`node ${SERVE_NODE_FLAGS.join(' ')} bin/latch.js serve`);
+  expect(pkg.scripts.start).toBe(`${serveEnv.join(' ')} node ${SERVE_NODE_FLAGS.join(' ')} bin/latch.js serve`);
+});
+
+test('the Dockerfile and the systemd unit start it with the same flags and environment', () => {
+  const read = (f: string): string => readFileSync(new URL(`../../deploy/${f}`, import.meta.url), 'utf8');
+  const docker = read('Dockerfile');
+  const unit = read('latch.service');
+  expect(serveEnv.length).toBeGreaterThan(0);
+  for (const kv of serveEnv) {
+    expect(docker).toMatch(new RegExp(`^ENV .*\\b${kv}\\b`, 'm'));
+    expect(unit).toMatch(new RegExp(`^Environment=${kv}$`, 'm'));
+  }
+  for (const f of SERVE_NODE_FLAGS) {
+    expect(docker).toMatch(new RegExp(`^ENTRYPOINT \\[.*"${f}"`, 'm'));
+    expect(unit).toMatch(new RegExp(`^ExecStart=.* ${f} `, 'm'));
+  }
 });
 
 test('this Node accepts the flags, and the young generation stays within the 4 MB semi-space ceiling under churn', () => {

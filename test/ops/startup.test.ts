@@ -1,13 +1,13 @@
 // What `latch serve` says and does at start-up, through the installed entry point bin/latch.js:
 // the listening line names the uWS build that loaded (and its header limit) and the playground's
-// URL; the server runs with the V8 flags of `npm start` however it was started; a refused
+// URL; the server runs with the V8 flags and environment of `npm start` however it was started; a refused
 // non-loopback bind names the flag that forces it; expected 503s are warnings; the schema
 // messages in docs/configuration.md are the ones latch prints.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test, vi } from 'vitest';
-import { SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
+import { SERVE_ENV, SERVE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { AppError } from '../../src/errors.js';
 import { logFailure } from '../../src/http/log.js';
 import { configureLogging } from '../../src/log.js';
@@ -26,7 +26,7 @@ afterEach(() => vi.restoreAllMocks());
 test('bin/latch.js serve: the listening line names the uWS build and the playground, and the server has the V8 flags', async () => {
   const p = spawn(process.execPath, [bin, 'serve', '--datastore', 'memory', '--port', '0'], {
     cwd: root,
-    env: { ...process.env, LATCH_NO_REEXEC: '' },
+    env: { ...process.env, LATCH_NO_REEXEC: '', MALLOC_ARENA_MAX: undefined },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => p.once('exit', resolve));
@@ -47,6 +47,9 @@ test('bin/latch.js serve: the listening line names the uWS build and the playgro
   expect(line.pid).not.toBe(p.pid);
   const cmdline = readFileSync(`/proc/${line.pid as number}/cmdline`, 'utf8').split('\0');
   for (const flag of SERVE_NODE_FLAGS) expect(cmdline).toContain(flag);
+  // And with the environment only the C library reads at start (MALLOC_ARENA_MAX).
+  const environ = readFileSync(`/proc/${line.pid as number}/environ`, 'utf8').split('\0');
+  for (const [k, v] of Object.entries(SERVE_ENV)) expect(environ).toContain(`${k}=${v}`);
   p.kill('SIGTERM'); // forwarded to the server, which shuts down gracefully
   expect(await exited).toBe(0);
 });

@@ -5,6 +5,7 @@
 
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_BUCKET, type Bucket, type ResolvedAuthConfig } from '../../api/auth/config.js';
 import type { Latch } from '../../engine/contract.js';
@@ -18,6 +19,16 @@ import { MAX_BOARD_THREADS, type ThreadBoard } from '../../index/thread-board.js
 import type { MetricsShareData } from '../metrics-share.js';
 import type { ToMain, ToThread } from './protocol.js';
 import type { ThreadData, ThreadEvent } from './worker.js';
+
+/**
+ * An HTTP thread's heap limits: a young generation of 3 MB, which V8 makes three 1 MB
+ * semi-spaces. Under load V8 grows an isolate's two active semi-spaces up to the process's
+ * `--max-semi-space-size` (4 MB with the serve flags): 8 MB resident in every thread. With 1 MB
+ * they keep at most 2 MB; what survives two scavenges instead (requests in flight) moves to the
+ * old generation, which under load grew by 1–5 MB until its next major GC, less than the 6 MB saved
+ * (bench/README.md, "HTTP threads").
+ */
+export const THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 3 } as const;
 
 /** How often each thread's copy of the engine figures (`stats()`, a metrics scrape) is refreshed. */
 const STATS_MS = 1000;
@@ -33,12 +44,10 @@ export interface HttpThreads {
  * The thread's entry: the one-file bundle (`npm run build:ts` writes it next to worker.js, see
  * scripts/bundle-thread.mjs: a thread then loads one module instead of ~300), else the built
  * worker.js, or (running from the TypeScript sources, as the tests do) a bootstrap that registers
- * tsx in the thread first. No resourceLimits: a thread's young generation follows the process's
- * flags (src/cli/node-flags.ts); capping it lower (6 MB) left the process's RSS about 12 MB larger
- * after load, as more of each request's objects were promoted to the old generation.
+ * tsx in the thread first. Its heap has `THREAD_RESOURCE_LIMITS` (see `withThreadHeapLimits`).
  */
 function spawn(data: ThreadData): Worker {
-  const options = { workerData: data };
+  const options = { workerData: data, resourceLimits: THREAD_RESOURCE_LIMITS };
   if (!import.meta.url.endsWith('.ts')) return new Worker(builtEntry(), options);
   const entry = new URL('./worker.ts', import.meta.url).href;
   const api = import.meta.resolve('tsx/esm/api');
@@ -55,6 +64,38 @@ function builtEntry(): string {
   } catch {
     return plain; // no bundle (built by tsc alone)
   }
+}
+
+/**
+ * Runs `start` (which creates the HTTP threads' isolates and resolves once each has started or
+ * failed) with the process's `--max-semi-space-size` unset, then sets it back. V8 takes that flag
+ * over a worker's `resourceLimits` when it sizes a new isolate's heap, and reads it then only: the
+ * main isolate (sized when the process started) and the walker pool's workers (started with the
+ * engine, before the threads) keep the flag's value.
+ */
+export async function withThreadHeapLimits<T>(start: () => Promise<T>): Promise<T> {
+  const semi = semiSpaceFlag();
+  if (semi === undefined) return start();
+  setFlagsFromString('--max-semi-space-size=0');
+  try {
+    return await start();
+  } finally {
+    setFlagsFromString(`--max-semi-space-size=${semi}`);
+  }
+}
+
+/**
+ * The `--max-semi-space-size` this process was started with, or undefined. Node hands V8 the
+ * NODE_OPTIONS flags before the command line's, and the last value given wins.
+ */
+function semiSpaceFlag(): string | undefined {
+  const given = [...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...process.execArgv];
+  let value: string | undefined;
+  for (const a of given) {
+    const m = /^--max[-_]semi[-_]space[-_]size=(\d+)$/.exec(a);
+    if (m) value = m[1];
+  }
+  return value;
 }
 
 interface Thread {
@@ -120,8 +161,10 @@ export async function startHttpThreads(
     const m = data.metrics;
     return m ? { ...data.http, threadMetrics: { share: m.share, thread: i + 1, route: m.route } } : data.http;
   };
-  const started = await Promise.allSettled(
-    Array.from({ length: count }, (_, i) => startOne(latch, { ...full, http: counted(i), local: local(i) })),
+  const started = await withThreadHeapLimits(() =>
+    Promise.allSettled(
+      Array.from({ length: count }, (_, i) => startOne(latch, { ...full, http: counted(i), local: local(i) })),
+    ),
   );
   const threads = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const close = async (graceMs: number): Promise<void> => {
