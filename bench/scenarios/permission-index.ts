@@ -376,7 +376,9 @@ async function loaded(quick: boolean): Promise<Metric[]> {
           })
         ).record.id;
         await active(latch, storeId, indexId);
-        rows.push(...(await sustained({ latch, storeId, modelId }, indexId, 100_000, 338, quick ? 3 : 10)));
+        // LATCH_PI_PACED_RATE: another target (events/s), e.g. one a loaded machine can sustain.
+        const rate = Number(process.env.LATCH_PI_PACED_RATE ?? 100_000);
+        rows.push(...(await sustained({ latch, storeId, modelId }, indexId, rate, 338, quick ? 3 : 10)));
       }
       rows.push(...(await attack({ latch, storeId, modelId }, indexId)));
     } finally {

@@ -79,6 +79,49 @@ describe('permission index in the service', () => {
     ).toEqual([]);
   }, 120_000);
 
+  it("sends each revision's freshness right after its last event, not after the backlog", async () => {
+    f = await fixture(DSL);
+    const info = await f.latch.createPermissionIndex({
+      storeId: f.storeId,
+      name: 'v',
+      relations: [{ object_type: 'doc', relation: 'viewer' }],
+    });
+    await active(f, info.record.id);
+    const ac = new AbortController();
+    const events = f.latch.expansions(
+      { storeId: f.storeId, indexId: info.record.id, modelId: f.modelId, heartbeatMs: 60_000, lifetimeMs: 60_000 },
+      ac.signal,
+    );
+    const stream = events[Symbol.asyncIterator]();
+    // The (empty) initial set ends with a freshness event.
+    for (let e = await stream.next(); e.value?.kind !== 'freshness'; e = await stream.next())
+      expect(e.done).toBe(false);
+    // Three revisions applied while the consumer reads nothing; each then ends with its freshness.
+    const revisions: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      const out = await write(f, [
+        { object: `doc:${r}`, relation: 'viewer', user: 'user:a' },
+        { object: `doc:${r}`, relation: 'viewer', user: 'user:b' },
+      ]);
+      revisions.push(out.revision);
+    }
+    await f.latch.permissionIndexesCaughtUp(f.storeId);
+    const seen: string[] = [];
+    const last = revisions[revisions.length - 1] as number;
+    for (let done = false; !done;) {
+      const e = (await stream.next()).value;
+      if (e?.kind === 'expansion') seen.push(`${e.event.revision} ${e.event.user}`);
+      else if (e?.kind === 'freshness') {
+        seen.push(`${e.revision} fresh`);
+        expect(e.at).toBeGreaterThan(0);
+        done = e.revision >= last;
+      }
+    }
+    ac.abort();
+    await stream.return?.(undefined);
+    expect(seen).toEqual(revisions.flatMap((r) => [`${r} user:a`, `${r} user:b`, `${r} fresh`]));
+  });
+
   it('keeps a bounded ring: a from older than it is refused; a wildcard stays user:*', async () => {
     f = await fixture(DSL, { config: { permissionIndex: { ringSize: 5 } } });
     await write(f, [{ object: 'doc:1', relation: 'viewer', user: 'user:*' }]);

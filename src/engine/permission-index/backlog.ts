@@ -4,7 +4,10 @@
 // snapshot corrected by the changes after v that this backlog holds: a tuple whose first change
 // after v is a delete existed at v, one whose first change after v is a write did not. The
 // backlog only grows by the RevisionFeed's hook (one entry per applied revision, in order) and
-// shrinks when every index of the store has passed an entry.
+// shrinks when every index of the store has passed an entry. The hook runs before the Write is
+// acknowledged, so it only queues: the changes are filed per key by the first read that needs
+// them (a view behind the snapshot), off the acknowledgement path; an index that keeps up reads
+// its views at the snapshot and files nothing.
 // Example: `doc:1#viewer@user:anne` written at 8, latest snapshot at 9: the view at 7 does not
 // list it in users('doc:1', 'viewer'), the views at 8 and 9 do.
 
@@ -60,6 +63,8 @@ function presentAt(h: History, v: number): boolean {
 export class Backlog {
   private readonly queue: PendingRevision[] = [];
   private head = 0;
+  /** Queue entries from here on are not filed in `byNode` / `byUser` yet. */
+  private filed = 0;
   /** `object#relation` → user → history. */
   private readonly byNode = new Map<string, Map<string, History>>();
   /** `relation@user` → object → history. */
@@ -71,9 +76,17 @@ export class Backlog {
 
   push(p: PendingRevision): void {
     this.queue.push(p);
-    for (const t of p.deleted) this.record(t, 2 * p.revision);
-    for (const t of p.written) this.record(t, 2 * p.revision + 1);
     this.changes += p.deleted.length + p.written.length;
+  }
+
+  /** Files every queued revision's changes per key (in revision order: histories ascend). */
+  private file(): void {
+    if (this.filed < this.head) this.filed = this.head;
+    while (this.filed < this.queue.length) {
+      const p = this.queue[this.filed++] as PendingRevision;
+      for (const t of p.deleted) this.record(t, 2 * p.revision);
+      for (const t of p.written) this.record(t, 2 * p.revision + 1);
+    }
   }
 
   /** The oldest pending revision after `revision`, if any. */
@@ -93,13 +106,18 @@ export class Backlog {
   dropThrough(revision: number): void {
     while (this.head < this.queue.length && (this.queue[this.head] as PendingRevision).revision <= revision) {
       const p = this.queue[this.head] as PendingRevision;
+      const wasFiled = this.head < this.filed;
       this.queue[this.head++] = undefined as unknown as PendingRevision;
-      for (const t of p.deleted) this.forget(t);
-      for (const t of p.written) this.forget(t);
+      if (wasFiled) {
+        for (const t of p.deleted) this.forget(t);
+        for (const t of p.written) this.forget(t);
+      }
       this.changes -= p.deleted.length + p.written.length;
     }
+    if (this.filed < this.head) this.filed = this.head;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue.splice(0, this.head);
+      this.filed -= this.head;
       this.head = 0;
     }
   }
@@ -140,10 +158,12 @@ export class Backlog {
   }
 
   usersOf(object: string, relation: string): Map<string, History> | undefined {
+    if (this.filed < this.queue.length) this.file();
     return this.byNode.get(`${object}#${relation}`);
   }
 
   objectsOf(relation: string, user: string): Map<string, History> | undefined {
+    if (this.filed < this.queue.length) this.file();
     return this.byUser.get(`${relation}@${user}`);
   }
 

@@ -50,6 +50,9 @@ export interface SetSnapshot {
 
 const NO_USERS: ReadonlySet<string> = new Set();
 
+/** Revisions whose time of application is kept (a stream's freshness event for each). */
+const APPLIED_TIMES = 1024;
+
 /** The kept closures hold at most this share of `maxTriples` users (1M at the default 50M). */
 const CLOSURE_SHARE = 50;
 
@@ -75,6 +78,9 @@ export class PermissionIndex {
   /** The revision being maintained (its differences are half applied), if any. */
   applying: number | undefined;
   freshness = Date.now();
+  /** When the last APPLIED_TIMES revisions were applied: [revision, Date.now()] pairs, a ring. */
+  private readonly appliedTimes = new Float64Array(2 * APPLIED_TIMES);
+  private appliedNext = 0;
   updatedAt = Date.now();
   private buildStarted = 0;
   /** How long the build took (ms), once it ended. */
@@ -223,7 +229,24 @@ export class PermissionIndex {
     this.applying = undefined;
     this.revision = p.revision;
     this.freshness = Date.now();
+    const slot = 2 * (this.appliedNext++ % APPLIED_TIMES);
+    this.appliedTimes[slot] = p.revision;
+    this.appliedTimes[slot + 1] = this.freshness;
     this.wake();
+  }
+
+  /**
+   * When the index applied `revision` (ms since the epoch); for a revision older than the kept
+   * times, the latest one (later than the truth: a lag read from it is never understated).
+   */
+  appliedAt(revision: number): number {
+    for (let i = 0; i < APPLIED_TIMES && i < this.appliedNext; i++) {
+      const slot = 2 * ((this.appliedNext - 1 - i) % APPLIED_TIMES);
+      const r = this.appliedTimes[slot] as number;
+      if (r === revision) return this.appliedTimes[slot + 1] as number;
+      if (r < revision) break;
+    }
+    return this.freshness;
   }
 
   /**

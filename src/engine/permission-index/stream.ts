@@ -1,13 +1,13 @@
 // ReadExpansions as a pulled stream of one permission index: without `from`, the whole current
 // set (INSERTs at the index's revision) and a freshness event that marks where it ends; then the
-// ring's events after that point as they come, a freshness event each time the index moves to a
-// new revision, heartbeats while nothing happens, and a `closed` event with the reason when the
-// stream ends (index or store deleted, index failed, stream lifetime reached, server stopping).
+// ring's events after that point as they come, a freshness event as soon as the events of a
+// revision the index has applied are all delivered (and when the index moves on without events),
+// heartbeats while nothing happens, and a `closed` event with the reason when the stream ends (index or store deleted, index failed, stream lifetime reached, server stopping).
 // A consumer that falls behind the ring is closed too: it resumes with `from` or restarts.
 
 import { AppError } from '../../errors.js';
 import type { PermissionIndex } from './permission-index.js';
-import type { EventPoint, ExpansionStreamEvent, ExpansionsInput } from '../contract.js';
+import type { EventPoint, ExpansionEvent, ExpansionStreamEvent, ExpansionsInput } from '../contract.js';
 
 /** Events taken from the ring at once: the most the stream holds. */
 const PAGE = 256;
@@ -94,16 +94,26 @@ export async function* expansionStream(
       yield { kind: 'closed', reason };
       return;
     }
-    const events = pi.eventsAfter(at, PAGE);
+    // One event past the page: it tells whether the page's last revision is complete.
+    const events = pi.eventsAfter(at, PAGE + 1);
     if (events === undefined) {
       yield { kind: 'closed', reason: 'the consumer fell behind the events the index keeps; restart without from' };
       return;
     }
-    for (const event of events) {
+    const n = Math.min(events.length, PAGE);
+    for (let i = 0; i < n; i++) {
+      const event = events[i] as ExpansionEvent;
       yield { kind: 'expansion', event };
       at = event;
+      // A revision's last event delivered: its freshness at once, not after the whole backlog.
+      const next = i + 1 < events.length ? (events[i + 1] as ExpansionEvent).revision : pi.revision + 1;
+      if (next > event.revision && event.revision <= pi.revision && event.revision > told) {
+        told = event.revision;
+        at = { revision: event.revision, position: Infinity };
+        yield { kind: 'freshness', revision: event.revision, at: pi.appliedAt(event.revision) };
+      }
     }
-    if (events.length === PAGE) continue;
+    if (events.length > PAGE) continue;
     if (pi.revision > told && pi.revision >= at.revision) {
       at = { revision: pi.revision, position: Infinity };
       told = pi.revision;
