@@ -123,6 +123,8 @@ async function ownProcess(): Promise<Target> {
     child.once('exit', (code) => reject(new Error(`listing-serve exited with ${code}`)));
   });
   const { port, store } = JSON.parse(line) as { port: number; store: string };
+  // A failed run exits without `close()`: the server goes with it.
+  process.once('exit', () => child.kill('SIGKILL'));
   // utime + stime (fields 14 and 15 of /proc/<pid>/stat), in clock ticks of 10 ms.
   const cpu = (): number => {
     const stat = readFileSync(`/proc/${child.pid}/stat`, 'latin1');
