@@ -5,6 +5,8 @@
 //
 //   node --import tsx bench/http/listing-serve.ts <tree> <N>
 
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -23,7 +25,7 @@ interface Server {
   };
 }
 
-const [tree = '.', count = '20000'] = process.argv.slice(2);
+const [tree = '.', count = '20000', profile] = process.argv.slice(2);
 const N = Number(count);
 const main = (await import(pathToFileURL(path.resolve(tree, 'src/main.ts')).href)) as {
   startServer(options: unknown): Promise<Server>;
@@ -74,5 +76,21 @@ for (const make of [
     for (let j = i; j < Math.min(N, i + 10_000); j++) writes.push(make(j));
     await write(writes);
   }
+// With a third argument (a file): SIGUSR2 starts a V8 CPU profile, written there on SIGTERM.
+const session = profile === undefined ? undefined : new Session();
+process.once('SIGUSR2', () => {
+  if (!session) return;
+  session.connect();
+  void session.post('Profiler.enable').then(() => session.post('Profiler.start'));
+});
 process.stdout.write(JSON.stringify({ port: server.port, store }) + '\n');
-process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
+process.once('SIGTERM', () => {
+  void (async () => {
+    if (session && profile) {
+      const { profile: p } = await session.post('Profiler.stop');
+      writeFileSync(profile, JSON.stringify(p));
+    }
+    await server.close();
+    process.exit(0);
+  })();
+});

@@ -10,7 +10,10 @@
 //   npx tsx bench/http/listings.ts --split --rounds 3         # server in its own process, 1M
 //
 // `--split` runs the server in its own process (bench/http/listing-serve.ts, from `--tree <checkout>`
-// when given: a baseline) and reports its CPU apart from the client's, read from /proc.
+// when given: a baseline) and reports its CPU apart from the client's, read from /proc;
+// `--server-profile <file>` writes that server's V8 CPU profile of the timed rounds. The clients are
+// what a user would write (see "The clients" below; `--stream-client http` reads streams through
+// node:http instead of fetch), and the OpenFGA JS SDK's own stream reader is a way of its own.
 // `--only <text>` runs the ways whose name contains it; `--cpu-profile <file>` writes a V8 CPU
 // profile of the timed rounds alone in this process (the client, and the server unless --split), e.g.
 //   npx tsx bench/http/listings.ts --n 200000 --only unpaged --cpu-profile /tmp/unpaged.cpuprofile
@@ -20,9 +23,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
-import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
 import { startServer } from '../../src/main.js';
 import type { TupleKey } from '../../src/domain/types.js';
 
@@ -36,6 +39,8 @@ const { values } = parseArgs({
     tree: { type: 'string' },
     only: { type: 'string' },
     'cpu-profile': { type: 'string' },
+    'server-profile': { type: 'string' },
+    'stream-client': { type: 'string', default: 'fetch' },
   },
 });
 const N = Number(values.n);
@@ -72,6 +77,8 @@ interface Target {
   readonly store: string;
   /** The server process's CPU time in µs; undefined in this process (counted with the client). */
   cpu(): number | undefined;
+  /** `--server-profile`: the server in its own process starts its CPU profile (written when it closes). */
+  profile?(): void;
   close(): Promise<void>;
 }
 
@@ -103,7 +110,8 @@ async function inProcess(): Promise<Target> {
 async function ownProcess(): Promise<Target> {
   const serve = fileURLToPath(new URL('./listing-serve.ts', import.meta.url));
   const tree = values.tree ?? fileURLToPath(new URL('../..', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', serve, tree, String(N)], {
+  const args = ['--import', 'tsx', serve, tree, String(N)];
+  const child = spawn(process.execPath, values['server-profile'] ? [...args, values['server-profile']] : args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -115,6 +123,8 @@ async function ownProcess(): Promise<Target> {
     child.once('exit', (code) => reject(new Error(`listing-serve exited with ${code}`)));
   });
   const { port, store } = JSON.parse(line) as { port: number; store: string };
+  // A failed run exits without `close()`: the server goes with it.
+  process.once('exit', () => child.kill('SIGKILL'));
   // utime + stime (fields 14 and 15 of /proc/<pid>/stat), in clock ticks of 10 ms.
   const cpu = (): number => {
     const stat = readFileSync(`/proc/${child.pid}/stat`, 'latin1');
@@ -125,6 +135,7 @@ async function ownProcess(): Promise<Target> {
     base: `http://127.0.0.1:${port}`,
     store,
     cpu,
+    profile: () => void child.kill('SIGUSR2'),
     close: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -153,14 +164,16 @@ function complete(items: readonly string[], what: string): void {
     if ((items[i - 1] as string) >= (items[i] as string)) throw new Error(`${what}: out of order at ${i}`);
 }
 
-// The clients: a page through fetch (`r.json()` parses the body's bytes in one step), a stream
-// through node:http on one keep-alive connection, its body read as Buffer chunks ('data' events):
-// fetch's WHATWG stream cost 1.5× the CPU per streamed result, node:http 2× per paged result
-// (measured in one run, 200k objects). Each way runs with the cheaper client for its form.
+// The clients, as a user would write them: a page through fetch (undici; `r.json()` parses the
+// whole body in one step); a stream through fetch too, its body read chunk by chunk and the
+// complete lines of each chunk parsed with ONE JSON.parse (joined into an array), or with
+// `--stream-client http` through node:http on one keep-alive connection (Buffer 'data' events,
+// the same parse). The OpenFGA JS SDK's own `streamedListObjects` (axios, a JSON.parse and an
+// async-generator step per line) runs as its own way, unpaged: the SDK sends no page fields.
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-/** POSTs `body` to `path`; `onChunk` sees the response body as it arrives. */
-function request(path: string, body: unknown, onChunk: (chunk: Buffer) => void): Promise<void> {
+/** POSTs `body` to `path` through node:http; `onChunk` sees the response body as it arrives. */
+function httpChunks(path: string, body: unknown, onChunk: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(
@@ -177,6 +190,15 @@ function request(path: string, body: unknown, onChunk: (chunk: Buffer) => void):
     req.end(payload);
   });
 }
+
+/** POSTs `body` to `path` through fetch; `onChunk` sees the response body as it arrives. */
+async function fetchChunks(path: string, body: unknown, onChunk: (chunk: Uint8Array) => void): Promise<void> {
+  const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body) });
+  if (r.status !== 200 || r.body === null) throw new Error(`${path}: ${r.status}`);
+  for await (const chunk of r.body) onChunk(chunk);
+}
+
+const request = values['stream-client'] === 'http' ? httpChunks : fetchChunks;
 
 /** The JSON body of a POST. */
 async function postJson(path: string, body: unknown): Promise<Record<string, unknown>> {
@@ -218,9 +240,9 @@ async function stream(body: unknown): Promise<{ objects: string[]; last: string 
   const objects: string[] = [];
   let last = '';
   let rest = '';
-  const decoder = new StringDecoder('utf8');
+  const decoder = new TextDecoder();
   await request(`/stores/${store}/streamed-list-objects`, body, (bytes) => {
-    const text = rest + decoder.write(bytes);
+    const text = rest + decoder.decode(bytes, { stream: true });
     const end = text.lastIndexOf('\n');
     rest = text.slice(end + 1);
     if (end === -1) return;
@@ -254,11 +276,21 @@ async function streamedWhole(): Promise<string[]> {
   return (await stream(objectsQuery)).objects.sort();
 }
 
+const sdk = new OpenFgaClient({ apiUrl: base, storeId: store, credentials: { method: CredentialsMethod.None } });
+
+/** The unpaged stream through the OpenFGA JS SDK's `streamedListObjects`, an object at a time. */
+async function sdkWhole(): Promise<string[]> {
+  const out: string[] = [];
+  for await (const r of sdk.streamedListObjects(objectsQuery)) out.push(r.object);
+  return out.sort();
+}
+
 const ways: [string, () => Promise<string[]>][] = (
   [
     ['ListObjects paged', pagedObjects],
     ['StreamedListObjects paged', streamedPages],
     ['StreamedListObjects unpaged', streamedWhole],
+    ['StreamedListObjects unpaged, OpenFGA SDK', sdkWhole],
     ...(values.users || values.split ? [['ListUsers paged', pagedUsers] as [string, () => Promise<string[]>]] : []),
   ] as [string, () => Promise<string[]>][]
 ).filter(([name]) => values.only === undefined || name.includes(values.only));
@@ -272,6 +304,7 @@ const times = new Map<string, number[]>(ways.map(([name]) => [name, []]));
 const cpu = new Map<string, number[]>(ways.map(([name]) => [name, []]));
 const serverCpu = new Map<string, number[]>(ways.map(([name]) => [name, []]));
 const session = values['cpu-profile'] === undefined ? undefined : new Session();
+target.profile?.();
 if (session) {
   session.connect();
   await session.post('Profiler.enable');

@@ -516,8 +516,16 @@ const listUsers = endpoint<ListUsersRequest>({
       r.next === undefined
         ? ''
         : ctx.tokens.encode('list-users', { storeId: input.storeId, filter: input.listingKey, cursor: r.next });
-    const body = { users: r.users, continuation_token: token };
-    return r.userKeys ? { status: 200, body, json: userPageJson(r.userKeys, token) } : ok(body);
+    if (!r.userKeys) return ok({ users: r.users, continuation_token: token });
+    // `users` read only when something encodes the body (msgpack, or a key JSON must escape):
+    // the JSON reply is rendered from the keys, with no object per user.
+    const body = {
+      get users(): unknown {
+        return r.users;
+      },
+      continuation_token: token,
+    };
+    return { status: 200, body, json: userPageJson(r.userKeys, token) };
   },
 });
 

@@ -206,6 +206,45 @@ describe('complete listings through pages', () => {
     expect(fresh.slice(fresh.indexOf(last[0] as string))).toEqual(last);
   }, 120_000);
 
+  test('an unpaged stream after a paged listing of the same state streams its cached answer', async () => {
+    const storeId = await storeWith(latch, 'unpaged');
+    // Written in descending order: the walk lists objects in the order the index met them.
+    const objects = Array.from({ length: 300 }, (_, i) => `doc:${String(299 - i).padStart(3, '0')}`);
+    await writeAll(
+      latch,
+      storeId,
+      objects.map((object) => ({ object, relation: 'viewer', user: 'user:anne' })),
+      1000,
+    );
+    const input: ListObjectsInput = {
+      storeId,
+      type: 'doc',
+      relation: 'viewer',
+      user: 'user:anne',
+      contextualTuples: [],
+      consistency: 'UNSPECIFIED',
+    };
+    const unpaged = async (): Promise<string[]> => {
+      const out: string[] = [];
+      const batches = latch.streamedListObjectBatches?.(input);
+      if (batches === undefined) throw new Error('no batches');
+      for await (const b of batches) out.push(...b);
+      return out;
+    };
+    const walked = await unpaged();
+    expect([...walked].sort()).toEqual([...objects].sort());
+    expect(walked).not.toEqual([...objects].sort()); // the walk's own order
+    const paged = (await allPages(latch, input, 100)).flat();
+    expect(paged).toEqual([...objects].sort());
+    // The same state: the complete answer the pages were cut from, as it is.
+    expect(await unpaged()).toEqual(paged);
+    // A write: the cached answer is of an older state; the stream walks again.
+    await writeAll(latch, storeId, [{ object: 'doc:300', relation: 'viewer', user: 'user:anne' }], 1);
+    const after = await unpaged();
+    expect([...after].sort()).toEqual([...paged, 'doc:300']);
+    expect(after).not.toEqual([...paged, 'doc:300']);
+  });
+
   test('ListUsers pages: ordered, complete, cursor = the user string', async () => {
     const storeId = await storeWith(latch, 'users');
     const users = Array.from({ length: 250 }, (_, i) => `user:u${i}`);

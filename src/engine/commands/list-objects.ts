@@ -5,7 +5,7 @@
 // deadline). With one: the complete, sorted answer against the current snapshot, from the listing
 // cache while the store state it was computed against lasts (evaluation/list/pages.ts).
 
-import type { IndexSnapshot } from '../../index/store-index.js';
+import type { IndexSnapshot, StoreIndex } from '../../index/store-index.js';
 import type { CompiledModel } from '../../model/types.js';
 import type { ListObjectsInput, ListObjectsResult, StreamEvaluated } from '../contract.js';
 import { openObjectWalk, streamWalk, streamWalkBatches } from '../evaluation/list/open.js';
@@ -120,9 +120,17 @@ export async function* streamedListObjectBatches(
     return;
   }
   await admit(e, input);
-  const { walk, snapshot, deadline, model, instant } = await openWalk(e, input);
+  const open = await openState(e, input);
+  const { snapshot, model, instant } = open;
   if (evaluated) Object.assign(evaluated, { modelId: model.id, revision: snapshot.revision, instant });
-  yield* streamWalkBatches(walk, snapshot, deadline, signal);
+  // A complete answer already cached for this state (a paged listing of the same request) is
+  // the same set of objects: it goes out as one batch, sorted, without walking again.
+  const cached = e.listings.peek(objectsKey(input), stampOf(open), instant);
+  if (cached !== undefined) {
+    if (cached.length > 0 && !signal?.aborted) yield cached;
+    return;
+  }
+  yield* streamWalkBatches(walkOf(e, input, model, snapshot, open.deadline, instant), snapshot, open.deadline, signal);
 }
 
 /** The model of a ListObjects request, after every model-dependent check with ListObjects' codes. */
@@ -149,15 +157,42 @@ interface OpenWalk {
   readonly outcome: { stopped: boolean };
 }
 
-async function openWalk(e: EngineParts, input: ListObjectsInput): Promise<OpenWalk> {
+/** The index at the asked freshness, the validated model, one snapshot and one instant. */
+interface OpenState {
+  readonly index: StoreIndex;
+  readonly model: CompiledModel;
+  readonly snapshot: IndexSnapshot;
+  readonly deadline: number;
+  readonly instant: number;
+}
+
+async function openState(e: EngineParts, input: ListObjectsInput): Promise<OpenState> {
   const deadline = Date.now() + e.config.listObjectsDeadlineMs;
   const index = await freshIndex(e, input, deadline);
   const model = await validModel(e, input);
-  const snapshot = index.snapshot();
-  const instant = e.clock();
+  return { index, model, snapshot: index.snapshot(), deadline, instant: e.clock() };
+}
+
+async function openWalk(e: EngineParts, input: ListObjectsInput): Promise<OpenWalk> {
+  const { model, snapshot, deadline, instant } = await openState(e, input);
   const outcome = { stopped: false };
   const walk = walkOf(e, input, model, snapshot, deadline, instant, outcome);
   return { model, walk, snapshot, deadline, instant, outcome };
+}
+
+/** The listing cache's key of a ListObjects request's complete answer. */
+function objectsKey(input: ListObjectsInput): string {
+  return `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
+}
+
+/** What a complete answer computed now would be computed against. */
+function stampOf(s: Omit<OpenState, 'deadline'>): ListingStamp {
+  return {
+    index: s.index,
+    revision: s.snapshot.revision,
+    modelId: s.model.id,
+    validUntil: s.snapshot.nextExpiry(s.instant),
+  };
 }
 
 /**
@@ -176,13 +211,8 @@ async function completeObjects(
   const model = await validModel(e, input);
   const snapshot = index.snapshot();
   const now = e.clock();
-  const stamp: ListingStamp = {
-    index,
-    revision: snapshot.revision,
-    modelId: model.id,
-    validUntil: snapshot.nextExpiry(now),
-  };
-  const key = `${input.storeId}\u0000${listingKey('list-objects', [input.type, input.relation, input.user, input.contextualTuples, input.context ?? null])}`;
+  const stamp = stampOf({ index, model, snapshot, instant: now });
+  const key = objectsKey(input);
   const hit = e.listings.get(key, stamp, now);
   if (hit) return { model, keys: hit, revision: snapshot.revision, instant: now };
   const outcome = { stopped: false };

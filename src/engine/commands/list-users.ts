@@ -7,7 +7,7 @@
 import { AppError } from '../../errors.js';
 import type { StoreIndex } from '../../index/store-index.js';
 import { validateUserFilter } from '../../model/query-validation.js';
-import type { ListUsersInput, ListUsersResult } from '../contract.js';
+import type { ListedUser, ListUsersInput, ListUsersResult } from '../contract.js';
 import { listUserKeys, listUsers as walkUsers, type ListUsersQuery } from '../evaluation/list/list-users.js';
 import { listingKey, listingTimeout, pageOf, userOfKey } from '../evaluation/list/pages.js';
 import type { EvalContext } from '../evaluation/semantics/context.js';
@@ -42,11 +42,33 @@ export async function listUsers(e: EngineParts, input: ListUsersInput): Promise<
   const ctx = evalContext(e, input, model, index.snapshot(), deadline);
   if (input.page) {
     const page = pageOf(completeUsers(e, input, index, ctx, q), input.page);
-    const users = page.items.map(userOfKey);
-    return { users, userKeys: page.items, modelId: model.id, next: page.next, ...evaluated(ctx) };
+    return pagedUsers(page.items, model.id, page.next, evaluated(ctx));
   }
   const users = walkUsers(ctx, q, e.config.listUsersMaxResults, { uniqueKeys: input.contextualTuples.length === 0 });
   return { users, modelId: model.id, ...evaluated(ctx) };
+}
+
+/**
+ * A page's result: `userKeys`, and `users` built from them only when first read. HTTP JSON renders
+ * the keys straight into bytes (api/listing-lines.ts), so a page of 100,000 users costs no
+ * 200,000 objects unless msgpack, the decision log or an embedded caller reads `users`.
+ */
+function pagedUsers(
+  keys: readonly string[],
+  modelId: string,
+  next: string | undefined,
+  at: { revision: number; instant: number },
+): ListUsersResult {
+  let users: ListedUser[] | undefined;
+  return {
+    get users(): ListedUser[] {
+      return (users ??= keys.map(userOfKey));
+    },
+    userKeys: keys,
+    modelId,
+    next,
+    ...at,
+  };
 }
 
 /** The revision and instant the listing read (the decision log replays them). */

@@ -14,6 +14,11 @@ export interface ListingStamp {
   readonly validUntil: number;
 }
 
+/** Whether an entry stamped `s` still answers a request stamped `stamp` at `now`. */
+function sameState(s: ListingStamp, stamp: ListingStamp, now: number): boolean {
+  return s.index === stamp.index && s.revision === stamp.revision && s.modelId === stamp.modelId && now < s.validUntil;
+}
+
 interface Entry {
   readonly stamp: ListingStamp;
   readonly keys: readonly string[];
@@ -33,20 +38,25 @@ export class ListingCache {
   get(key: string, stamp: ListingStamp, now: number): readonly string[] | undefined {
     const e = this.entries.get(key);
     const s = e?.stamp;
-    if (
-      !e ||
-      !s ||
-      s.index !== stamp.index ||
-      s.revision !== stamp.revision ||
-      s.modelId !== stamp.modelId ||
-      now >= s.validUntil
-    ) {
+    if (!e || !s || !sameState(s, stamp, now)) {
       this.misses++;
       return undefined;
     }
     this.hits++;
     this.entries.delete(key);
     this.entries.set(key, e);
+    return e.keys;
+  }
+
+  /**
+   * `get` for a request that computes no complete answer itself (an unpaged stream): a hit is
+   * counted, a miss is not, and the entry's recency is unchanged.
+   */
+  peek(key: string, stamp: ListingStamp, now: number): readonly string[] | undefined {
+    const e = this.entries.get(key);
+    const s = e?.stamp;
+    if (!e || !s || !sameState(s, stamp, now)) return undefined;
+    this.hits++;
     return e.keys;
   }
 
