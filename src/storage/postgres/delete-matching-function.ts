@@ -40,11 +40,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     v_n integer;
     v_changes jsonb;
   BEGIN
-    SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
-     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
-    END IF;
+    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     IF p_type IS NOT NULL THEN
       v_where := v_where || ' AND object_type = $2';
