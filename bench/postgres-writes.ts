@@ -238,7 +238,7 @@ if (cpu)
       `latch_write_all         ${cpu.writeAll.map((x) => x.toFixed(0)).join(' ')}\n`,
   );
 process.stdout.write(
-  `one store, ${WRITERS} concurrent writers × ${WRITES} writes, PostgreSQL group function before/after; writes/s, server CPU per write\n` +
+  `one store, ${WRITERS} concurrent writers × ${WRITES} writes, PostgreSQL group commit, 1 and 100 tuples; writes/s, server CPU per write\n` +
     `${grouped.join('\n')}\n`,
 );
 process.exit(0);

@@ -121,7 +121,7 @@ function batchItem(v: unknown): BatchCheckItem {
   return { correlationId, tupleKey, contextualTuples: contextual, context };
 }
 
-export function parseBatchCheck(
+function parseBatchCheck(
   store: string | undefined,
   body: Obj,
   minRevisionValue?: unknown,
@@ -157,14 +157,14 @@ export function parseBatchCheck(
  * The engine never lets `deadline_exceeded` (OpenFGA's un-throttled timeout, 500) out of a Check;
  * should one arrive it is the same event and gets the same answer, never an internal error.
  */
-export function checkErrorOut(err: AppError): Record<string, string> {
+function checkErrorOut(err: AppError): Record<string, string> {
   if (err.code === 'throttled_timeout_error' || err.code === 'deadline_exceeded')
     return { input_error: 'validation_error', message: err.message };
   if (err.status === 400) return { input_error: err.code, message: err.message };
   return { internal_error: 'internal_error', message: err.message };
 }
 
-export function outcomeOut(o: BatchCheckOutcome): Record<string, unknown> {
+function outcomeOut(o: BatchCheckOutcome): Record<string, unknown> {
   return 'error' in o ? { error: checkErrorOut(o.error) } : { allowed: o.allowed };
 }
 

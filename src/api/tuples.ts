@@ -8,6 +8,7 @@ import type { ReadChangesInput, ReadInput, WriteInput } from '../engine/contract
 import { AppError } from '../errors.js';
 import { EMPTY, endpoint, ok, type Endpoint } from './endpoint.js';
 import { preconditions } from './preconditions.js';
+import type { TokenCodec } from './tokens.js';
 import { deleteKey, tupleKey } from './tuple-key-parsers.js';
 import { changeOut, tupleOut } from './render.js';
 import { bodyObject, queryText } from './stores.js';
@@ -181,6 +182,24 @@ interface ChangesInput extends ReadChangesInput {
   readonly token: string;
 }
 
+/**
+ * The changelog cursor a ReadChanges or Watch continuation token carries (undefined without one);
+ * a token made for another object type than `type` is query_string_type_continuation_token_mismatch.
+ */
+export function changesCursor(
+  tokens: TokenCodec,
+  input: { readonly storeId: string; readonly type?: string | undefined; readonly token?: string | undefined },
+): string | undefined {
+  if (!input.token) return undefined;
+  const t = tokens.decode('changes', input.storeId, input.token);
+  if (t.filter !== (input.type ?? ''))
+    throw new AppError(
+      'query_string_type_continuation_token_mismatch',
+      "The type in the querystring and the continuation token don't match",
+    );
+  return t.cursor;
+}
+
 /** `start_time`: RFC 3339, before now, not before the epoch. */
 export function startTime(text: string, message = 'ReadChangesRequest'): string | undefined {
   if (text === '') return undefined;
@@ -210,17 +229,7 @@ const readChanges = endpoint<ChangesInput>({
     return { storeId: store, type: type || undefined, pageSize: size, token, startTime: start };
   },
   async handle(input, ctx) {
-    let after: string | undefined;
-    if (input.token) {
-      const t = ctx.tokens.decode('changes', input.storeId, input.token);
-      if (t.filter !== (input.type ?? '')) {
-        throw new AppError(
-          'query_string_type_continuation_token_mismatch',
-          "The type in the querystring and the continuation token don't match",
-        );
-      }
-      after = t.cursor;
-    }
+    const after = changesCursor(ctx.tokens, input);
     // A token takes precedence over start_time (§4.13).
     const page = await ctx.latch.readChanges({
       storeId: input.storeId,

@@ -5,12 +5,11 @@
 // ReadChanges token: it resumes right after its change, on Watch or on ReadChanges alike.
 
 import type { WatchEvent, WatchInput } from '../engine/contract.js';
-import { AppError } from '../errors.js';
 import { endpoint, type Endpoint } from './endpoint.js';
 import { changeOut } from './render.js';
 import { queryText } from './stores.js';
 import type { TokenCodec } from './tokens.js';
-import { startTime } from './tuples.js';
+import { changesCursor, startTime } from './tuples.js';
 import { P, int32, match, storeId, tokenText, violation } from './validate.js';
 
 /** Heartbeats: at least this often the stream proves it is alive (and keeps idle proxies and uWS's 10 s HTTP idle timer quiet). */
@@ -68,17 +67,7 @@ const watch = endpoint<WatchRequest>({
     };
   },
   async handle(input, ctx) {
-    let after: string | undefined;
-    if (input.token) {
-      const t = ctx.tokens.decode('changes', input.storeId, input.token);
-      if (t.filter !== (input.type ?? '')) {
-        throw new AppError(
-          'query_string_type_continuation_token_mismatch',
-          "The type in the querystring and the continuation token don't match",
-        );
-      }
-      after = t.cursor;
-    }
+    const after = changesCursor(ctx.tokens, input);
     const events = ctx.latch.watch({ ...input, after, startTime: after ? undefined : input.startTime }, ctx.signal);
     return { stream: render(events, ctx.tokens, input.storeId, input.type ?? ''), live: true };
   },

@@ -5,7 +5,7 @@
 import { Db, describeStartError, PgClusterRegistry } from '../storage/postgres/index.js';
 import type { ClusterMember } from '../storage/types.js';
 import { type Args, type FlagSpec, UsageError } from './args.js';
-import { type CliIo, type Command, printJson } from './common.js';
+import { type CliIo, type Command, postgresUrl, printJson } from './common.js';
 
 const URL_FLAG: FlagSpec = {
   name: 'postgres-url',
@@ -22,13 +22,7 @@ async function withRegistry(
   what: string,
   fn: (r: PgClusterRegistry) => Promise<number>,
 ): Promise<number> {
-  const url = args.string('postgres-url');
-  if (!url) throw new UsageError('missing --postgres-url (or LATCH_POSTGRES_URL)');
-  try {
-    new URL(url);
-  } catch {
-    throw new UsageError('--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)');
-  }
+  const url = postgresUrl(args);
   const db = new Db({ url, poolSize: 1 });
   try {
     return await fn(new PgClusterRegistry(db));

@@ -110,6 +110,18 @@ export function clientFrom(args: Args): FgaHttpClient {
   return new FgaHttpClient({ apiUrl, ...credentialOf(args) });
 }
 
+/** `--postgres-url` (or LATCH_POSTGRES_URL) of a command that talks to the database itself; a usage error when missing or not a URL. */
+export function postgresUrl(args: Args): string {
+  const url = args.string('postgres-url');
+  if (!url) throw new UsageError('missing --postgres-url (or LATCH_POSTGRES_URL)');
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError('--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)');
+  }
+  return url;
+}
+
 /** A message for a failure that is not a usage error (API answer, file problem, engine error). */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError || err instanceof FileFormatError) return err.message;

@@ -3,8 +3,8 @@
 // nodes run or start. Prints the versions before and after.
 
 import { Db, describeStartError, migrate, SCHEMA_VERSION } from '../storage/postgres/index.js';
-import { type Args, UsageError } from './args.js';
-import type { CliIo, Command } from './common.js';
+import type { Args } from './args.js';
+import { type CliIo, type Command, postgresUrl } from './common.js';
 
 export const migrateCommand: Command = {
   spec: {
@@ -28,13 +28,7 @@ export const migrateCommand: Command = {
     examples: ['LATCH_POSTGRES_URL=postgres://latch:secret@db:5432/latch latch migrate'],
   },
   async run(args: Args, io: CliIo): Promise<number> {
-    const url = args.string('postgres-url');
-    if (!url) throw new UsageError('missing --postgres-url (or LATCH_POSTGRES_URL)');
-    try {
-      new URL(url);
-    } catch {
-      throw new UsageError('--postgres-url is not a valid URL (expected postgres://user:password@host:port/database)');
-    }
+    const url = postgresUrl(args);
     const db = new Db({ url, poolSize: 1 });
     try {
       const { from, to } = await migrate(db);

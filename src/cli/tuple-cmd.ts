@@ -99,7 +99,7 @@ const FILTER_FLAGS: FlagSpec[] = [
 ];
 
 /** `--filter object_type=doc,relation=viewer` (commas split only before a known key). */
-export function parseFilter(values: readonly string[]): DeleteTuplesBody['filter'] {
+function parseFilter(values: readonly string[]): DeleteTuplesBody['filter'] {
   const filter: Partial<Record<FilterKey, string>> = {};
   for (const value of values) {
     for (const part of value.split(/,(?=(?:object_type|object|relation|user)=)/)) {
@@ -147,7 +147,7 @@ const PRECONDITION_FLAG: FlagSpec = {
  * `--precondition 'check user:anne can_share document:1'` → the wire precondition: `check` (expect
  * true), `not-check` (expect false), `exists`, `absent`; a value starting with `{` is sent as is.
  */
-export function parsePrecondition(text: string): Record<string, unknown> {
+function parsePrecondition(text: string): Record<string, unknown> {
   if (text.trimStart().startsWith('{')) {
     try {
       return JSON.parse(text) as Record<string, unknown>;

@@ -22,7 +22,7 @@ export interface HoldingEngine {
   heldStores(): HeldStore[];
 }
 
-export interface PlacementOptions {
+interface PlacementOptions {
   readonly registry: ClusterRegistry;
   readonly engine: HoldingEngine;
   readonly nodeId: string;

@@ -60,12 +60,12 @@ function uniformFrom(hi: number, lo: number, nodeId: string): number {
 }
 
 /** A uniform number in (0, 1) of the (node, store) pair. */
-export function pairUniform(nodeId: string, storeId: string): number {
+function pairUniform(nodeId: string, storeId: string): number {
   return uniformFrom(fnv(storeId, SEED_HI), fnv(storeId, SEED_LO), nodeId);
 }
 
 /** The node's score for the store: higher wins; proportional to capacity in expectation. */
-export function score(member: PlacementMember, storeId: string): number {
+function score(member: PlacementMember, storeId: string): number {
   return -member.capacity / Math.log(pairUniform(member.nodeId, storeId));
 }
 

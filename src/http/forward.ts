@@ -76,7 +76,7 @@ const BUFFER_LIMIT = 1024 * 1024;
 const SLICE = 12 * 1024;
 const RETRY_AFTER_S = 1;
 
-export interface ForwardTimeouts {
+interface ForwardTimeouts {
   /** Connecting to a peer (default 1 s): a dead host that does not refuse is skipped this fast. */
   readonly connectMs: number;
   /** No byte from the peer for this long ends a non-streaming answer (default 15 s). */

@@ -18,7 +18,7 @@ import { decodeJson, encodeJson, key, prefixEnd, readUint } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
 import type { CheckpointWriter } from './types.js';
 
-export const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
+const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
 /**
  * A writer stores its pending chunks once they reach this many bytes. LevelDB copies a batch's
  * values on the calling thread (measured: 2–8 ms for 2 MiB, 3–24 ms for 8 MiB), and a synced
@@ -34,7 +34,7 @@ interface Head {
 }
 
 /** Runs `fn` under the store's mutex after checking that the store is live (KvStorage.exclusive). */
-export type Exclusive = <T>(storeId: string, fn: () => Promise<T>) => Promise<T>;
+type Exclusive = <T>(storeId: string, fn: () => Promise<T>) => Promise<T>;
 
 async function readHead(kv: Kv, storeId: string): Promise<Head | undefined> {
   const v = await kv.get(key.checkpoint(storeId));

@@ -27,7 +27,7 @@
 
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 
-export const META = 'M';
+const META = 'M';
 export const STORE = 'S';
 export const TOMBSTONE = 'T';
 const DATA = 'D';
@@ -37,11 +37,11 @@ const TERM = '\u0000\u0001';
 const ASCII_NO_NUL = /^[\u0001-\u007f]*$/;
 
 /** UTF-8 bytes of `s` as a binary string (ASCII strings are their own encoding). */
-export function toBin(s: string): string {
+function toBin(s: string): string {
   return ASCII_NO_NUL.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
 }
 
-export function fromBin(b: string): string {
+function fromBin(b: string): string {
   return ASCII_NO_NUL.test(b) ? b : Buffer.from(b, 'latin1').toString('utf8');
 }
 
@@ -161,7 +161,7 @@ export const ISO_LENGTH = 24;
 /** Marks an expiry after the timestamp (a condition's JSON starts with `{`). */
 const EXPIRY_MARK = '@';
 
-export interface TupleValue {
+interface TupleValue {
   readonly timestamp: string;
   readonly condition?: RelationshipCondition | undefined;
   /** RFC 3339 normal form (`Date#toISOString`, 24 bytes). */
@@ -248,7 +248,7 @@ export const BULK_DELETE = 'bulk-delete';
 export const BULK_WRITE = 'bulk-write';
 
 /** The fields per change in a bulk record after its head. */
-export const BULK_STRIDE = 4;
+const BULK_STRIDE = 4;
 
 /** True when a changelog value (as text) is a bulk record rather than one change. */
 export function isBulkRecord(text: string): boolean {

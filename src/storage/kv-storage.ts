@@ -56,7 +56,7 @@ import type {
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
-export interface KvStorageOptions {
+interface KvStorageOptions {
   /** Reclaim deleted stores in the background (default true; tests turn it off to test resumption). */
   readonly reclaim?: boolean | undefined;
 }

@@ -64,7 +64,7 @@ const WRITE_BUFFER_BYTES = 64 << 20;
 const MAX_FILE_BYTES = 32 << 20;
 
 /** Free bytes a directory needs before a database whose write failed is reopened. */
-export const REOPEN_FREE_BYTES = 8 * 1024 * 1024;
+const REOPEN_FREE_BYTES = 8 * 1024 * 1024;
 
 /** A LevelDB I/O failure (disk full, read-only file system, EIO): the write did not happen. */
 function isIoError(err: unknown): boolean {

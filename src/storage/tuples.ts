@@ -66,6 +66,18 @@ export function scanFor(f: TupleFilter): Scan {
   return byObject(part(f.object), (t) => !user || t.user === user);
 }
 
+/**
+ * The position a Read continuation token resumes after, on every backend: undefined for none; a
+ * token of another scan (its tag) or not a key of this filter's range is invalid_continuation_token.
+ */
+export function resumeAfter(scan: Scan, token: string | undefined): string | undefined {
+  return decodeCursor(
+    token,
+    scan.tag,
+    (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined,
+  );
+}
+
 /** A page of tuples matching `filter`, resuming after `page.after`. */
 export async function readTuples(
   kv: Kv,
@@ -74,11 +86,7 @@ export async function readTuples(
   page: PageRequest,
 ): Promise<Page<Tuple>> {
   const scan = scanFor(filter);
-  const after = decodeCursor(
-    page.after,
-    scan.tag,
-    (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined,
-  );
+  const after = resumeAfter(scan, page.after);
   const base = scan.tag === 't' ? key.tuples(storeId) : key.byUser(storeId);
   const from = base + scan.prefix;
   // The revision key (`D <id> t` itself) falls in the unfiltered range; it does not decode.

@@ -81,7 +81,7 @@ function canonical(v: unknown): string {
 }
 
 /** Same condition name and context (key order ignored; a missing context equals `{}`). */
-export function sameCondition(a: RelationshipCondition | undefined, b: RelationshipCondition | undefined): boolean {
+function sameCondition(a: RelationshipCondition | undefined, b: RelationshipCondition | undefined): boolean {
   if (!a || !b) return !a && !b;
   return a.name === b.name && canonical(a.context ?? {}) === canonical(b.context ?? {});
 }
@@ -99,7 +99,7 @@ export function clean(t: TupleKey, withCondition: boolean): TupleKey {
   return { ...base, condition: context === undefined ? { name } : { name, context }, ...exp };
 }
 
-export interface Stored {
+interface Stored {
   readonly condition: RelationshipCondition | undefined;
   readonly expires_at: string | undefined;
 }

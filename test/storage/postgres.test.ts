@@ -160,6 +160,35 @@ describe.runIf(run)('postgres', () => {
       }
     });
 
+    it('a delete by filter cut by its limit: the commit event carries exactly the tuples it deleted', async () => {
+      const a = await open();
+      const b = await open();
+      try {
+        await Promise.all([a.listening(), b.listening()]);
+        const store = (await a.createStore('cut')).id;
+        const events: StorageEvent[] = [];
+        let done: () => void = () => undefined;
+        const arrived = new Promise<void>((resolve) => (done = resolve));
+        b.subscribe((e) => {
+          if (e.kind !== 'tuples') return;
+          events.push(e);
+          if (events.length === 2) done();
+        });
+        await a.writeTuples(
+          store,
+          writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:anne', 'doc:3#viewer@user:anne'),
+        );
+        const cut = await a.deleteMatching?.(store, { object: 'doc:' }, 2);
+        expect(cut?.more).toBe(true);
+        await arrived;
+        const deleted = [tk('doc:1#viewer@user:anne'), tk('doc:2#viewer@user:anne')];
+        expect(cut?.result.deleted).toEqual(deleted);
+        expect(events[1]?.kind === 'tuples' ? events[1].changes : undefined).toEqual({ deleted, written: [] });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
     it('a node applies another node’s small write from its commit event, without reading the log', async () => {
       const sa = await open();
       const sb = await open();

@@ -6,7 +6,7 @@
 
 import { isUlid } from '../../domain/ids.js';
 import { AppError } from '../../errors.js';
-import { endpoint, ok, type Endpoint } from '../endpoint.js';
+import { endpoint, ok, storeEndpoint, type Endpoint } from '../endpoint.js';
 import { searchParams, searchRecords, type RecordSearch } from '../record-search.js';
 import { bodyObject } from '../stores.js';
 import { storeId } from '../validate.js';
@@ -90,12 +90,11 @@ export function decisionEndpoints(log: DecisionLog): Endpoint[] {
       });
     },
   });
-  const read = endpoint<SettingInput>({
+  const read = storeEndpoint({
     name: 'ReadDecisionLog',
     op: 'read-decision-log',
     method: 'get',
     path: '/stores/:store_id/decision-log',
-    parse: (req) => ({ storeId: storeId(req.params.store_id, 'ReadDecisionLogRequest') }),
     async handle(input, ctx) {
       await ctx.latch.getStore(input.storeId);
       return ok(settingOf(log, input.storeId));

@@ -42,7 +42,7 @@ export interface DecisionStats {
 }
 
 /** The request of a checked tuple: what Check, a BatchCheck item and an AuthZEN evaluation share. */
-export interface CheckRequest {
+interface CheckRequest {
   readonly storeId: string;
   readonly tupleKey: { readonly user: string; readonly relation: string; readonly object: string };
   readonly contextualTuples: readonly TupleKey[];

@@ -20,7 +20,7 @@ import type {
 import type { StoredDecision } from '../../storage/decisions.js';
 
 /** One step of a why chain: a relation, a rewrite operator or the tuple that granted. */
-export interface WhyStep {
+interface WhyStep {
   readonly kind: string;
   readonly label: string;
 }
@@ -70,14 +70,14 @@ export function explainAt(
 }
 
 /** A listing's result with its why chain: an object of ListObjects, or a user of ListUsers. */
-export interface ListedWhy {
+interface ListedWhy {
   readonly object?: string | undefined;
   readonly user?: string | undefined;
   readonly reason: Reason;
 }
 
 /** The why chains of a listing decision: the first MAX_LISTED_WHYS results in answer order. */
-export interface ListedWhys {
+interface ListedWhys {
   readonly results: readonly ListedWhy[];
   /** True when the answer held more results than were explained. */
   readonly truncated: boolean;
@@ -86,7 +86,7 @@ export interface ListedWhys {
 /** Results of a recorded listing explained at most (each is one explained Check). */
 export const MAX_LISTED_WHYS = 50;
 
-export interface Replay {
+interface Replay {
   readonly decision: StoredDecision;
   readonly replayed: Record<string, unknown>;
   readonly equal: boolean;
@@ -97,7 +97,7 @@ export interface Replay {
 }
 
 /** A ListUsers result as the user string a Check takes: `type:id`, `type:id#relation` or `type:*`. */
-export function userOf(u: ListedUser): string {
+function userOf(u: ListedUser): string {
   if ('object' in u) return `${u.object.type}:${u.object.id}`;
   if ('userset' in u) return `${u.userset.type}:${u.userset.id}#${u.userset.relation}`;
   return `${u.wildcard.type}:*`;

@@ -20,7 +20,7 @@ import type { RevisionFeed } from './revision-feed.js';
 import type { StoreIndexes } from './store-indexes.js';
 
 /** The store as a query at a past point sees it. */
-export interface PastView {
+interface PastView {
   readonly snapshot: IndexSnapshot;
   readonly revision: number;
   /** The instant tuple expiry is judged at, and the latest model is chosen at (ms). */

@@ -15,7 +15,7 @@ import type { StoreIndexes } from './store-indexes.js';
 import { Timings } from '../stats.js';
 
 /** Commits one storage write of a store and applies its result to the store's index. */
-export type Commit = (write: (storage: Storage) => Promise<WriteResult>) => Promise<WriteResult>;
+type Commit = (write: (storage: Storage) => Promise<WriteResult>) => Promise<WriteResult>;
 
 export class StoreWriter {
   /** Storage commit latency of every tuple write. */

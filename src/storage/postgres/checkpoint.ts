@@ -30,7 +30,7 @@ import { classify, num, q, type Client, type Db } from './db.js';
 const READ_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** A writer silent this long is dead (a 10M-tuple image stores a batch every few ms). */
-export const WRITER_STALE_MS = 10 * 60 * 1000;
+const WRITER_STALE_MS = 10 * 60 * 1000;
 
 async function lockLive(c: Client, storeId: string): Promise<void> {
   const rows = await q(c, 'SELECT 1 FROM latch_stores WHERE id = $1 AND deleted_ms IS NULL FOR KEY SHARE', [storeId]);

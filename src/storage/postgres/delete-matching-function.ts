@@ -19,7 +19,8 @@
 // changelog row's condition as the pair `latch_prior` makes (write-function.ts); its
 // `expires_ms` stays NULL, as for every delete that no expiry guards. The row lock, revision and
 // the end every write function shares, latch_end_revision (the latch_revisions row and the
-// NOTIFY, the changes inline for at most 32), are those of every write function.
+// NOTIFY, the changes inline for at most 32: the rows deleted, never the one picked past the
+// limit), are those of every write function.
 // Once released, a change is a new schema step (CREATE OR REPLACE), never an edit of step 1.
 export const DELETE_MATCHING_FUNCTION_SQL = `
   CREATE FUNCTION latch_delete_matching(
@@ -39,11 +40,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     v_n integer;
     v_changes jsonb;
   BEGIN
-    SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
-     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
-    END IF;
+    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     IF p_type IS NOT NULL THEN
       v_where := v_where || ' AND object_type = $2';
@@ -71,7 +68,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
               coalesce(array_agg(object ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
               coalesce(array_agg(relation ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
               coalesce(array_agg("user" ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
-              jsonb_agg(jsonb_build_array(true, object, relation, "user", NULL, NULL) ORDER BY n) FILTER (WHERE n <= 32)
+              jsonb_agg(jsonb_build_array(true, object, relation, "user", NULL, NULL) ORDER BY n) FILTER (WHERE n <= least($6, 32))
          FROM picked', v_order, v_where)
       INTO v_seen, out_o, out_r, out_u, v_changes
       USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms;

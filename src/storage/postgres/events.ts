@@ -60,7 +60,7 @@ export function encodeEvent(node: string, e: StorageEvent): string {
 }
 
 /** The event and the node that sent it; undefined for a payload latch did not make. */
-export function decodeEvent(payload: string): { node: string; event: StorageEvent } | undefined {
+function decodeEvent(payload: string): { node: string; event: StorageEvent } | undefined {
   let p: Partial<Payload>;
   try {
     p = JSON.parse(payload) as Partial<Payload>;

@@ -16,9 +16,9 @@ import { classify, num, type Db, type Row } from './db.js';
 import { ruleErrorOf, writeArguments, writeTuples } from './tuples.js';
 
 /** The most Writes one group call carries. */
-export const MAX_GROUP_WRITES = 64;
+const MAX_GROUP_WRITES = 64;
 /** The most changes (deletes + writes) one group call carries, unless its first Write alone has more. */
-export const MAX_GROUP_CHANGES = 10_000;
+const MAX_GROUP_CHANGES = 10_000;
 
 const WRITE_GROUP = {
   name: 'latch_write_group',
@@ -36,8 +36,7 @@ interface Queued {
 }
 
 /** The outcome of one Write of a group: its result, or the error it fails with alone. */
-export type GroupOutcome =
-  { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: Error };
+type GroupOutcome = { readonly ok: true; readonly result: WriteResult } | { readonly ok: false; readonly error: Error };
 
 /**
  * Several Writes of one store as one latch_write_group call, in order; one outcome per Write.

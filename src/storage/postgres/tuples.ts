@@ -14,9 +14,9 @@ import pg from 'pg';
 import { AppError, fail } from '../../errors.js';
 import type { RelationshipCondition, Tuple, TupleKey } from '../../domain/types.js';
 import { typeOf } from '../../domain/tuple.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { encodeCursor } from '../cursor.js';
 import { part } from '../codec.js';
-import { scanFor } from '../tuples.js';
+import { resumeAfter, scanFor } from '../tuples.js';
 import { clean, writeErrors } from '../write-plan.js';
 import type { DeletedMatching, Page, PageRequest, TupleFilter, TupleWrite, WriteResult } from '../types.js';
 import { classify, dec, enc, num, type Client, type Db, type Row } from './db.js';
@@ -159,7 +159,7 @@ export async function writeTuples(db: Db | Client, storeId: string, w: TupleWrit
  * The lock is held across the guard's round trips, so the store's writes wait that long (a guard
  * is a few Checks on a node's index); a guard that throws rolls back and nothing is written.
  */
-export function writeGuarded(
+function writeGuarded(
   db: Db,
   storeId: string,
   w: TupleWrite,
@@ -323,11 +323,7 @@ export async function readTuples(
   page: PageRequest,
 ): Promise<Page<Tuple>> {
   const scan = scanFor(filter);
-  const after = decodeCursor(
-    page.after,
-    scan.tag,
-    (p) => p.startsWith(scan.prefix) && p.length > scan.prefix.length && scan.decode(p) !== undefined,
-  );
+  const after = resumeAfter(scan, page.after);
   const p = readPlan(storeId, filter);
   const values = [...p.values];
   const where = [...p.where];

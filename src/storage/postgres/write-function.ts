@@ -66,6 +66,20 @@ export const WRITE_FUNCTION_SQL = `
     END IF;
   END $fn$;
 
+  -- The store's row lock every Write function takes first (FOR NO KEY UPDATE: writers of one
+  -- store queue here, on every node) and the store's revision and last write time under it; an
+  -- unknown or deleted store raises 'latch:store_not_found'. (latch_write_all takes the same lock
+  -- by the UPDATE that allocates its revision.)
+  CREATE FUNCTION latch_lock_store(p_store text, OUT o_revision bigint, OUT o_last_ms bigint)
+  LANGUAGE plpgsql AS $fn$
+  BEGIN
+    SELECT s.revision, s.last_ms INTO o_revision, o_last_ms FROM latch_stores s
+     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
+    END IF;
+  END $fn$;
+
   -- The state of a deleted tuple as its delete row's condition column holds it: [condition, expiry].
   CREATE FUNCTION latch_prior(c text, e bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
     SELECT '[' || coalesce(c, 'null') || ',' || coalesce(e::text, 'null') || ']'
@@ -136,11 +150,7 @@ export const WRITE_FUNCTION_SQL = `
     v_existing integer[];
     v_missing integer;
   BEGIN
-    SELECT s.revision, s.last_ms INTO v_before, v_last FROM latch_stores s
-     WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
-    END IF;
+    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     v_rev := v_before + 1;
     out_deleted := '{}';
