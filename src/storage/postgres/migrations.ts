@@ -11,6 +11,7 @@
 import { num, q, type Db } from './db.js';
 import { DELETE_MATCHING_FUNCTION_SQL, DELETE_MATCHING_SET_SQL } from './delete-matching-function.js';
 import { PRIOR_STEP_SQL } from './prior-step.js';
+import { BULK_CHANGE_STEP_SQL } from './bulk-change-step.js';
 import { WRITE_ALL_FUNCTION_SQL } from './write-all-function.js';
 import { WRITE_FUNCTION_SQL } from './write-function.js';
 import { WRITE_GROUP_FUNCTION_SQL, WRITE_GROUP_WHOLE_SQL } from './write-group-function.js';
@@ -178,6 +179,9 @@ const MIGRATIONS: readonly string[] = [
   // Writes of a group through latch_write_all (write-group-function.ts); both keep step 7's
   // deleted-tuple state on delete rows
   DELETE_MATCHING_SET_SQL + WRITE_GROUP_WHOLE_SQL,
+  // step 9: delete by filter logs one compact changelog row per object type of a request, read
+  // back as its per-tuple changes (bulk-change-step.ts)
+  BULK_CHANGE_STEP_SQL,
 ];
 
 /** The schema version this code writes and reads. */
