@@ -7,9 +7,9 @@
 // The store of that second part (`--others` tuples) is written first, so the table the deletes
 // work in holds it too.
 //
-// PostgreSQL, `--compare`: the delete part runs `--rounds` times with the schema step 5
-// `latch_delete_matching` (select on the by-user index and sort, delete by a scan of the table)
-// and with the current one (one set-based statement), alternately, each on a fresh store of N
+// PostgreSQL, `--compare`: the delete part runs `--rounds` times with the schema step 8
+// `latch_delete_matching` (one changelog row per deleted tuple) and with the current one (step 9:
+// one compact changelog row per request and object type), alternately, each on a fresh store of N
 // matching tuples: a same-run before/after.
 //
 //   npx tsx bench/delete-by-filter.ts                                # 100k on LevelDB, limit 10000
@@ -28,10 +28,8 @@ import { startServer } from '../src/main.js';
 import type { TupleKey } from '../src/domain/types.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 import { MODEL } from '../test/http/helpers.js';
-import {
-  DELETE_MATCHING_FUNCTION_SQL,
-  DELETE_MATCHING_SET_SQL,
-} from '../src/storage/postgres/delete-matching-function.js';
+import { DELETE_MATCHING_SET_SQL } from '../src/storage/postgres/delete-matching-function.js';
+import { BULK_DELETE_MATCHING_SQL } from '../src/storage/postgres/bulk-change-step.js';
 import { databaseCpu, type DatabaseCpu } from './pg-cpu.js';
 
 const { values } = parseArgs({
@@ -155,10 +153,10 @@ if (values.compare && pgs) {
   const setup = new pg.Client({ connectionString: pgs.url });
   await setup.connect();
   for (let r = 0; r < ROUNDS; r++) {
-    await setup.query(DELETE_MATCHING_FUNCTION_SQL.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'));
-    await deleteRun(`round ${r + 1}, step 5 function`);
     await setup.query(DELETE_MATCHING_SET_SQL);
-    await deleteRun(`round ${r + 1}, current function`);
+    await deleteRun(`round ${r + 1}, step 8 function (a changelog row per tuple)`);
+    await setup.query(BULK_DELETE_MATCHING_SQL);
+    await deleteRun(`round ${r + 1}, current function (a compact changelog row)`);
   }
   await setup.end();
 } else await deleteRun(String(values.backend));
