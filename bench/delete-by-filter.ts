@@ -106,6 +106,7 @@ async function deleteRun(label: string): Promise<void> {
   let slowest = 0;
   const c0 = cpuMs();
   const d0 = dbCpu?.read() ?? 0;
+  const v0 = dbCpu?.readVacuum() ?? 0;
   const t0 = performance.now();
   for (;;) {
     const a = performance.now();
@@ -121,6 +122,7 @@ async function deleteRun(label: string): Promise<void> {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuMs() - c0;
   const db = (dbCpu?.read() ?? 0) - d0;
+  const vacuum = (dbCpu?.readVacuum() ?? 0) - v0;
   if (deleted !== N) throw new Error(`deleted ${deleted} of ${N}`);
   const left = await post(`/stores/${store}/delete-tuples`, {
     filter: { object_type: 'doc' },
@@ -132,7 +134,10 @@ async function deleteRun(label: string): Promise<void> {
     `${label}: ${N} tuples deleted in ${requests} requests of ≤ ${LIMIT}: ${seconds.toFixed(2)} s = ` +
       `${Math.round(N / seconds)} tuples/s; slowest request ${slowest.toFixed(0)} ms; ` +
       `process CPU ${((cpu * 1000) / N).toFixed(1)} µs/tuple (server and this client)` +
-      (dbCpu ? `, PostgreSQL backends ${((db * 1000) / N).toFixed(1)} µs/tuple` : '') +
+      (dbCpu
+        ? `, PostgreSQL backends ${((db * 1000) / N).toFixed(1)} µs/tuple ` +
+          `(of which autovacuum ${((vacuum * 1000) / N).toFixed(1)})`
+        : '') +
       `; load ${loadavg()[0]?.toFixed(1)}`,
   );
 }

@@ -105,11 +105,20 @@ class SortedRecords {
     const b = this.at;
     const n = this.length;
     const out = new Uint32Array((n + (puts.length >>> 2)) * 4);
-    const cmp = (x: Uint32Array | Uint32Array, i: number, y: Uint32Array, j: number): number =>
-      (x[i] ?? 0) - (y[j] ?? 0) ||
-      (x[i + 1] ?? 0) - (y[j + 1] ?? 0) ||
-      ((x[i + 3] ?? 0) & SR_MASK) - ((y[j + 3] ?? 0) & SR_MASK) ||
-      (x[i + 2] ?? 0) - (y[j + 2] ?? 0);
+    // Typed-array reads cast, not `?? 0`, and records copied word by word, not by a subarray
+    // each: this pass runs over the whole list (thousands of records) for every batch.
+    const cmp = (x: Uint32Array, i: number, y: Uint32Array, j: number): number =>
+      (x[i] as number) - (y[j] as number) ||
+      (x[i + 1] as number) - (y[j + 1] as number) ||
+      ((x[i + 3] as number) & SR_MASK) - ((y[j + 3] as number) & SR_MASK) ||
+      (x[i + 2] as number) - (y[j + 2] as number);
+    const copy = (from: Uint32Array, i: number): void => {
+      out[o] = from[i] as number;
+      out[o + 1] = from[i + 1] as number;
+      out[o + 2] = from[i + 2] as number;
+      out[o + 3] = from[i + 3] as number;
+      o += 4;
+    };
     const cur = w.subarray(b, b + n * 4);
     let o = 0;
     let k = 0;
@@ -117,19 +126,16 @@ class SortedRecords {
     for (let i = 0; i < cur.length; i += 4) {
       while (k < keys.length && cmp(keys, k, cur, i) < 0) k += 4;
       while (q < puts.length && cmp(puts, q, cur, i) < 0) {
-        out.set(puts.subarray(q, q + 4), o);
-        o += 4;
+        copy(puts, q);
         q += 4;
       }
       if (q < puts.length && cmp(puts, q, cur, i) === 0) {
-        out.set(puts.subarray(q, q + 4), o); // replaces the record with its key
-        o += 4;
+        copy(puts, q); // replaces the record with its key
         q += 4;
         continue;
       }
       if (k < keys.length && cmp(keys, k, cur, i) === 0) continue; // removed
-      out.set(cur.subarray(i, i + 4), o);
-      o += 4;
+      copy(cur, i);
     }
     if (q < puts.length) {
       out.set(puts.subarray(q), o);
@@ -271,37 +277,58 @@ export class Overlay {
       for (const c of changes) this.apply(c);
       return;
     }
-    const words = new Uint32Array(changes.length * 4);
-    changes.forEach((c, i) => {
+    const count = changes.length;
+    const words = new Uint32Array(count * 4);
+    const order = new Array<number>(count);
+    for (let i = 0; i < count; i++) {
+      const c = changes[i] as Change;
       this.log.push(c);
-      words[i * 4] = c.obj;
-      words[i * 4 + 1] = c.rel;
-      words[i * 4 + 2] = c.subj;
-      words[i * 4 + 3] = c.meta & SR_MASK;
-    });
-    const order = Array.from({ length: changes.length }, (_, i) => i * 4);
-    const w = (i: number): number => words[i] ?? 0;
-    order.sort((a, b) => w(a) - w(b) || w(a + 1) - w(b + 1) || w(a + 3) - w(b + 3) || w(a + 2) - w(b + 2) || a - b);
+      const p = i * 4;
+      words[p] = c.obj;
+      words[p + 1] = c.rel;
+      words[p + 2] = c.subj;
+      words[p + 3] = c.meta & SR_MASK;
+      order[i] = p;
+    }
+    // Typed-array reads cast, not `?? 0`: every index read is within `words`.
+    order.sort(
+      (a, b) =>
+        (words[a] as number) - (words[b] as number) ||
+        (words[a + 1] as number) - (words[b + 1] as number) ||
+        (words[a + 3] as number) - (words[b + 3] as number) ||
+        (words[a + 2] as number) - (words[b + 2] as number) ||
+        a - b,
+    );
     const sorted = new Uint32Array(words.length);
     const inBase = new Uint32Array(words.length);
     let n = 0;
     let m = 0;
     let prev = -1;
     for (const at of order) {
+      const obj = words[at] as number;
+      const rel = words[at + 1] as number;
+      const subj = words[at + 2] as number;
+      const sr = words[at + 3] as number;
       // a key twice in one batch: once is enough
       if (
         prev >= 0 &&
-        w(prev) === w(at) &&
-        w(prev + 1) === w(at + 1) &&
-        w(prev + 2) === w(at + 2) &&
-        w(prev + 3) === w(at + 3)
+        words[prev] === obj &&
+        words[prev + 1] === rel &&
+        words[prev + 2] === subj &&
+        words[prev + 3] === sr
       )
         continue;
       prev = at;
-      sorted.set(words.subarray(at, at + 4), n);
+      sorted[n] = obj;
+      sorted[n + 1] = rel;
+      sorted[n + 2] = subj;
+      sorted[n + 3] = sr;
       n += 4;
-      if (this.base.find(w(at), w(at + 1), w(at + 3), w(at + 2)) >= 0) {
-        inBase.set(words.subarray(at, at + 4), m);
+      if (this.base.find(obj, rel, sr, subj) >= 0) {
+        inBase[m] = obj;
+        inBase[m + 1] = rel;
+        inBase[m + 2] = subj;
+        inBase[m + 3] = sr;
         m += 4;
       }
     }

@@ -230,11 +230,27 @@ export class StoreIndex {
   apply(result: WriteResult): void {
     if (result.revision <= this.revision) return;
     if (result.written.length === 0 && result.deleted.length >= 64) {
-      // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll).
+      // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll). Its
+      // keys are looked up, never interned: a name or node the dictionary lacks is in no stored
+      // tuple, so that delete matches nothing (as `intern` decides it, without its key copy).
+      const d = this.dict;
+      const revision = result.revision;
       const changes: Change[] = [];
       for (const t of result.deleted) {
-        const c = this.intern(result.revision, true, t);
-        if (c) changes.push(c);
+        const obj = d.nodes.get(t.object);
+        const rel = d.names.get(t.relation);
+        if (obj === undefined || rel === undefined) continue;
+        const user = t.user;
+        const hash = user.lastIndexOf('#');
+        const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
+        if (subj === undefined) continue;
+        let sr = 0;
+        if (hash !== -1) {
+          const r = d.names.get(user.slice(hash + 1));
+          if (r === undefined) continue;
+          sr = r + 1;
+        }
+        changes.push({ revision, del: true, obj, rel, subj, meta: sr });
       }
       this.overlay.deleteAll(changes);
     } else if (result.deleted.length === 0 && result.written.length >= 64) {

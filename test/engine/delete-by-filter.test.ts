@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { LatchService } from '../../src/engine/service.js';
@@ -370,6 +371,7 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
     ['one object and relation', { object: 'doc:d2', relation: 'viewer' }],
     ['an object type and user (Read order: relation, object)', { object: 'doc:', user: 'user:u4' }],
     ['a userset user', { object: 'doc:', user: 'group:g1#member' }],
+    ['the whole store (two object types: one compact row each)', {}],
   ];
 
   it.each(filters)('%s: the same rows, order and changelog as latch_write with the same keys', async (_n, filter) => {
@@ -399,9 +401,44 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
     expect(first?.result.revision).toBe(before + 1);
     expect(none?.result).toMatchObject({ deleted: [], revision: await storage.revision(sa) });
     expect(await changesAfter(storage, sa, before)).toEqual(await changesAfter(storage, sb, before));
-    expect(await pagedChanges(storage, sa, 7)).toEqual(await pagedChanges(storage, sb, 7));
     expect(await everything(storage, sa)).toEqual(await everything(storage, sb));
     expect(await everything(storage, sa, filter)).toEqual([]);
+
+    // The deletes are logged as compact rows, one per request and object type,
+    // where latch_write logs one row per tuple; every ReadChanges page reads them back as the
+    // per-tuple rows: the same items and cursors at every page size, with and without a type, from
+    // a start time, and from a cursor inside a compact row.
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    closers.push(() => db.end());
+    const rowsOf = async (store: string): Promise<{ rows: number; bulk: number }> => {
+      const r = await db.query<{ rows: string; bulk: string }>(
+        'SELECT count(*) AS rows, count(bulk) AS bulk FROM latch_changes WHERE store_id = $1 AND revision > $2',
+        [store, before],
+      );
+      return { rows: Number(r.rows[0]?.rows), bulk: Number(r.rows[0]?.bulk) };
+    };
+    const types = (rows: TupleKey[]): number => new Set(rows.map((t) => t.object.split(':')[0])).size;
+    const requests = types(plain.slice(0, cut)) + types(plain.slice(cut));
+    expect(await rowsOf(sa)).toEqual({ rows: requests, bulk: requests });
+    expect(await rowsOf(sb)).toEqual({ rows: plain.length, bulk: 0 });
+    for (const pageSize of [1, 3, 7, 50, 1000])
+      for (const type of [undefined, 'doc', 'group']) {
+        const q = type === undefined ? {} : { type };
+        expect(await pagedChanges(storage, sa, pageSize, q)).toEqual(await pagedChanges(storage, sb, pageSize, q));
+      }
+    for (const pageSize of [2, 100])
+      expect(await pagedChanges(storage, sa, pageSize, { startTime: '2026-01-01T10:00:01.000Z' })).toEqual(
+        await pagedChanges(storage, sb, pageSize, { startTime: '2026-01-01T10:00:01.000Z' }),
+      );
+    const all = await pagedChanges(storage, sb, 1000);
+    const start = content().length;
+    expect(all.items).toHaveLength(start + plain.length);
+    for (const at of [start, start + 1, start + cut - 1, start + cut, start + plain.length - 1]) {
+      const page = await storage.readChanges(sa, { pageSize: 4, after: all.cursors[at - 1] });
+      expect(page.items).toEqual(all.items.slice(at, at + 4));
+      expect(page.cursors).toEqual(all.cursors.slice(at, at + 4));
+    }
   });
   it("tells another node a small delete's changes inline, a large one's revision only", async () => {
     const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });

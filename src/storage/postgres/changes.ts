@@ -3,18 +3,36 @@
 //
 // Reading without a snapshot is safe here: a store's revisions commit in order (tuples.ts), so
 // any read sees a prefix of the log, and a page that ends at revision n is followed by n + 1.
+//
+// A row with `bulk` set is a compact row of delete by filter (delete-matching-function.ts):
+// the deletes at seq `seq - n + 1` … `seq` of its revision. Both readers expand it into exactly
+// the changes per-change rows give (same keys, timestamps, priors, positions and cursors); a
+// ReadChanges page may end inside one and the next page resumes after its cursor's change.
 
 import type { RelationshipCondition, TupleChange, TupleKey } from '../../domain/types.js';
 import { readUint, u32, u48 } from '../codec.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { FlatIterator } from '../kv.js';
 import type { ChangePage, ChangeQuery, RevisionChange } from '../types.js';
-import { enc, num, type Db, type Row } from './db.js';
+import { dec, enc, num, type Db, type Row } from './db.js';
 import { toKey } from './tuples.js';
 
 const POSITION_LENGTH = 10;
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const BATCH = 5000;
+
+/** One entry of a compact row's `bulk`: stored object, relation, user, and the prior pair or 0. */
+type BulkEntry = [string, string, string, 0 | [RelationshipCondition | null, number | null]];
+
+/** A compact row's entries (seq order), or undefined for a row of one change. */
+function bulkOf(row: Row, at: number): BulkEntry[] | undefined {
+  const text = row[at];
+  return typeof text === 'string' ? (JSON.parse(text) as BulkEntry[]) : undefined;
+}
+
+function bulkKey(e: BulkEntry): TupleKey {
+  return { object: dec(e[0]), relation: dec(e[1]), user: dec(e[2]) };
+}
 
 function toChange(row: Row): TupleChange {
   // revision, seq, deleted, object, relation, user, condition, ms, expires_ms; a delete row's
@@ -50,12 +68,35 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
     where.push(`revision >= $${values.length}`);
   }
   values.push(q.pageSize);
+  // Every row yields at least one change (a compact row after the cursor holds one past it), so
+  // pageSize rows are enough.
   const rows = await db.rows(
-    `SELECT revision, seq, deleted, object, relation, "user", condition, ms, expires_ms FROM latch_changes WHERE ${where.join(' AND ')} ORDER BY revision, seq LIMIT $${values.length}`,
+    `SELECT revision, seq, deleted, object, relation, "user", condition, ms, expires_ms, bulk FROM latch_changes WHERE ${where.join(' AND ')} ORDER BY revision, seq LIMIT $${values.length}`,
     values,
   );
-  const cursors = rows.map((r) => encodeCursor('c', u48(num(r[0])) + u32(num(r[1]))));
-  return { items: rows.map(toChange), cursors, next: cursors[cursors.length - 1] ?? q.after };
+  const items: TupleChange[] = [];
+  const cursors: string[] = [];
+  for (const r of rows) {
+    if (items.length === q.pageSize) break;
+    const revision = num(r[0]);
+    const seq = num(r[1]);
+    const bulk = bulkOf(r, 9);
+    if (bulk === undefined) {
+      items.push(toChange(r));
+      cursors.push(encodeCursor('c', u48(revision) + u32(seq)));
+      continue;
+    }
+    const first = seq - bulk.length + 1;
+    const from = after !== undefined && readUint(after, 0, 6) === revision ? readUint(after, 6, 4) + 1 : first;
+    const timestamp = new Date(num(r[7])).toISOString();
+    const rev = u48(revision);
+    for (let s = Math.max(from, first); s <= seq && items.length < q.pageSize; s++) {
+      const e = bulk[s - first] as BulkEntry;
+      items.push({ tuple_key: bulkKey(e), operation: 'TUPLE_OPERATION_DELETE', timestamp });
+      cursors.push(encodeCursor('c', rev + u32(s)));
+    }
+  }
+  return { items, cursors, next: cursors[cursors.length - 1] ?? q.after };
 }
 
 /**
@@ -82,23 +123,51 @@ function toRevisionChange(row: Row): RevisionChange {
   return { revision, operation: 'delete', tuple, prior };
 }
 
-/** Changes with revision > `revision`, oldest first, in keyset batches of 5000. */
+/** The changes of a compact row (delete-matching-function.ts), each with its prior state, appended to `out`. */
+function bulkChanges(out: RevisionChange[], revision: number, bulk: readonly BulkEntry[]): void {
+  for (const e of bulk) {
+    const tuple = bulkKey(e);
+    const p = e[3];
+    const { object, relation, user } = tuple;
+    if (p === 0) {
+      out.push({ revision, operation: 'delete', tuple, prior: { object, relation, user } });
+      continue;
+    }
+    const [condition, expires] = p;
+    const prior: TupleKey = {
+      object,
+      relation,
+      user,
+      ...(condition === null ? {} : { condition }),
+      ...(expires === null ? {} : { expires_at: new Date(expires).toISOString() }),
+    };
+    out.push({ revision, operation: 'delete', tuple, prior });
+  }
+}
+
+/** Changes with revision > `revision`, oldest first, in keyset batches of 5000 rows. */
 export function changesSince(db: Db, storeId: string, revision: number): AsyncIterable<RevisionChange> {
-  async function* batches(): AsyncGenerator<readonly Row[]> {
+  async function* batches(): AsyncGenerator<readonly RevisionChange[]> {
     let at: [number, number] = [revision + 1, -1];
     for (;;) {
       const rows = await db.rows(
-        `SELECT revision, seq, deleted, object, relation, "user", condition, expires_ms FROM latch_changes
+        `SELECT revision, seq, deleted, object, relation, "user", condition, expires_ms, bulk FROM latch_changes
           WHERE store_id = $1 AND ${LIVE} AND (revision, seq) > ($2, $3) ORDER BY revision, seq LIMIT ${BATCH}`,
         [storeId, at[0], at[1]],
       );
-      if (rows.length > 0) yield rows;
+      const out: RevisionChange[] = [];
+      for (const r of rows) {
+        const bulk = bulkOf(r, 8);
+        if (bulk === undefined) out.push(toRevisionChange(r));
+        else bulkChanges(out, num(r[0]), bulk);
+      }
+      if (out.length > 0) yield out;
       const last = rows[rows.length - 1];
       if (rows.length < BATCH || !last) return;
       at = [num(last[0]), num(last[1])];
     }
   }
   return {
-    [Symbol.asyncIterator]: () => new FlatIterator(batches(), toRevisionChange),
+    [Symbol.asyncIterator]: () => new FlatIterator(batches(), (c: RevisionChange) => c),
   };
 }

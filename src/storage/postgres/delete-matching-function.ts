@@ -4,8 +4,8 @@
 // the filter's rows are picked in Read order (tuples.ts readPlan: (object, relation, user), or
 // (relation, object) for an object type with a user) straight off an index, numbered by a
 // row_number whose run condition stops the scan at `p_limit` + 1 rows, then one DELETE … USING (by
-// row id) feeds one INSERT of the changelog rows (a data-modifying CTE), and the same statement
-// aggregates the deleted keys for the answer. Nothing matched → nothing changes and the revision
+// row id) feeds one INSERT of the compact changelog rows (a data-modifying CTE, below), and the
+// same statement aggregates the deleted keys for the answer. Nothing matched → nothing changes and the revision
 // is the store's current one.
 //
 // The filter: `p_type` (object type) or `p_object` (one object), and optionally `p_relation` and
@@ -15,9 +15,22 @@
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
 //     byte order), relation a residual filter; an object type and a user → the by-user index,
 //     in (relation, object) order; an object → the primary key's prefix.
-// The deleted rows' `condition` and `expires_ms` are carried through the `gone` CTE into the
-// changelog row's condition as the pair `latch_prior` makes (write-function.ts); its
-// `expires_ms` stays NULL, as for every delete that no expiry guards. The row lock, revision and
+//
+// The changelog: ONE compact row per object type of a request, not one row per deleted tuple.
+// `latch_changes.bulk` set means the row stands for the revision's changes at seq `seq - n + 1` …
+// `seq` (n = its entries; the row is keyed at its LAST change's position, as the key-value
+// backends key a bulk record, codec.ts BULK_DELETE), all deletes at the row's `ms` and of its
+// `object_type`. `bulk` is JSON text `[[o, r, u, p], …]` in seq order: the deleted tuple's stored
+// object, relation and user (column encoding, db.ts enc) and `p`, its state as the pair
+// `latch_prior` makes (write-function.ts), or 0 for a tuple with neither condition nor expiry.
+// The row's own object, relation and user are '' and its condition and expires_ms NULL. Every
+// reader expands it into the per-change rows a Write's deletes would have given (changes.ts:
+// ReadChanges pages whose cursor may fall inside a row, the type filter, start times; the
+// changesSince stream of index catch-up, followers and past views), so no client sees a
+// difference. Why: one changelog INSERT per tuple (a heap tuple, two index entries and their WAL)
+// was about half of the statement. Seq ranges are contiguous per type: rows are picked in Read
+// order, the tuples of one object type share the prefix `T:` so in object order they form one
+// run, and a filter with a user is always of one type. The row lock, revision and
 // the end every write function shares, latch_end_revision (the latch_revisions row and the
 // NOTIFY, the changes inline for at most 32: the rows deleted, never the one picked past the
 // limit), are those of every write function.
@@ -62,8 +75,12 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
          DELETE FROM latch_tuples t USING picked p WHERE t.ctid = p.id AND p.n <= $6
          RETURNING p.n, p.object, p.object_type, p.relation, p."user", p.condition, p.expires_ms),
        logged AS (
-         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms)
-         SELECT $1, $7, g.n - 1, true, g.object, g.object_type, g.relation, g."user", latch_prior(g.condition, g.expires_ms), $8, NULL FROM gone g)
+         INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms, bulk)
+         SELECT $1, $7, max(g.n) - 1, true, '''', g.object_type, '''', '''', NULL, $8, NULL,
+                json_agg(json_build_array(g.object, g.relation, g."user",
+                  CASE WHEN g.condition IS NULL AND g.expires_ms IS NULL THEN ''0''::json
+                       ELSE latch_prior(g.condition, g.expires_ms)::json END) ORDER BY g.n)::text
+           FROM gone g GROUP BY g.object_type)
        SELECT count(*),
               coalesce(array_agg(object ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
               coalesce(array_agg(relation ORDER BY n) FILTER (WHERE n <= $6), ''{}''),

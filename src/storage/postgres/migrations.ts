@@ -79,6 +79,8 @@ const MIGRATIONS: readonly string[] = [
     condition   text,
     ms          bigint NOT NULL,
     expires_ms  bigint,
+    -- set: one compact row for a delete by filter's changes of one type (delete-matching-function.ts)
+    bulk        text,
     PRIMARY KEY (store_id, revision, seq)
   );
   CREATE INDEX latch_changes_by_type ON latch_changes (store_id, object_type, revision, seq);
