@@ -359,8 +359,7 @@ function checksFromChild(storeId: string): { stop: () => Promise<number[]> } {
       out.push(performance.now() - s);
       if (r.status !== 200 && r.status !== 404) throw new Error('check ' + r.status);
     }
-    process.stdout.write(JSON.stringify(out));
-    process.exit(0);`;
+    process.stdout.write(JSON.stringify(out), () => process.exit(0));`;
   const child = spawn(
     process.execPath,
     ['--input-type=module', '-e', code, base, storeId, String(data.documents), String(data.users)],
