@@ -178,6 +178,16 @@ class SortedRecords {
   }
 }
 
+/** The records at offsets `a` and `b` of `words` have the same key (meta beyond the subject relation aside). */
+function sameKey(words: Uint32Array, a: number, b: number): boolean {
+  return (
+    words[a] === words[b] &&
+    words[a + 1] === words[b + 1] &&
+    words[a + 2] === words[b + 2] &&
+    ((words[a + 3] as number) & SR_MASK) === ((words[b + 3] as number) & SR_MASK)
+  );
+}
+
 function* recordsOf(w: Uint32Array): Generator<Rec> {
   for (let i = 0; i + 3 < w.length; i += 4)
     yield { obj: w[i] ?? 0, rel: w[i + 1] ?? 0, subj: w[i + 2] ?? 0, meta: w[i + 3] ?? 0 };
@@ -267,16 +277,11 @@ export class Overlay {
   }
 
   /**
-   * The same state as `apply` of each change in order for the deletes of one write (a delete by
-   * filter: thousands): one sort of the batch and one merge pass over each record list instead
-   * of a memmove per change. Deletes commute (each removes its key from the adds and masks it in
-   * the base when the base holds it), so their order within the write does not matter.
+   * The batch's changes appended to the log and packed as records (obj, rel, subj, meta) in
+   * `words`; `order` holds their offsets in key order (obj, rel, subject-relation, subj), ties by
+   * position, so the last of a key's changes in the batch comes last.
    */
-  deleteAll(changes: readonly Change[]): void {
-    if (changes.length < 64) {
-      for (const c of changes) this.apply(c);
-      return;
-    }
+  private logSorted(changes: readonly Change[]): { words: Uint32Array; order: number[] } {
     const count = changes.length;
     const words = new Uint32Array(count * 4);
     const order = new Array<number>(count);
@@ -287,7 +292,7 @@ export class Overlay {
       words[p] = c.obj;
       words[p + 1] = c.rel;
       words[p + 2] = c.subj;
-      words[p + 3] = c.meta & SR_MASK;
+      words[p + 3] = c.meta;
       order[i] = p;
     }
     // Typed-array reads cast, not `?? 0`: every index read is within `words`.
@@ -295,10 +300,25 @@ export class Overlay {
       (a, b) =>
         (words[a] as number) - (words[b] as number) ||
         (words[a + 1] as number) - (words[b + 1] as number) ||
-        (words[a + 3] as number) - (words[b + 3] as number) ||
+        ((words[a + 3] as number) & SR_MASK) - ((words[b + 3] as number) & SR_MASK) ||
         (words[a + 2] as number) - (words[b + 2] as number) ||
         a - b,
     );
+    return { words, order };
+  }
+
+  /**
+   * The same state as `apply` of each change in order for the deletes of one write (a delete by
+   * filter: thousands): one sort of the batch and one merge pass over each record list instead
+   * of a memmove per change. Deletes commute (each removes its key from the adds and masks it in
+   * the base when the base holds it), so their order within the write does not matter.
+   */
+  deleteAll(changes: readonly Change[]): void {
+    if (changes.length < 64) {
+      for (const c of changes) this.apply(c);
+      return;
+    }
+    const { words, order } = this.logSorted(changes);
     const sorted = new Uint32Array(words.length);
     const inBase = new Uint32Array(words.length);
     let n = 0;
@@ -308,16 +328,9 @@ export class Overlay {
       const obj = words[at] as number;
       const rel = words[at + 1] as number;
       const subj = words[at + 2] as number;
-      const sr = words[at + 3] as number;
+      const sr = (words[at + 3] as number) & SR_MASK;
       // a key twice in one batch: once is enough
-      if (
-        prev >= 0 &&
-        words[prev] === obj &&
-        words[prev + 1] === rel &&
-        words[prev + 2] === subj &&
-        words[prev + 3] === sr
-      )
-        continue;
+      if (prev >= 0 && sameKey(words, prev, at)) continue;
       prev = at;
       sorted[n] = obj;
       sorted[n + 1] = rel;
@@ -349,43 +362,14 @@ export class Overlay {
       return;
     }
     const n = changes.length;
-    const words = new Uint32Array(n * 4);
-    for (let i = 0; i < n; i++) {
-      const c = changes[i] as Change;
-      this.log.push(c);
-      const p = i * 4;
-      words[p] = c.obj;
-      words[p + 1] = c.rel;
-      words[p + 2] = c.subj;
-      words[p + 3] = c.meta;
-    }
-    const order = new Uint32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i * 4;
-    const w = (i: number): number => words[i] ?? 0;
-    // Array.prototype.sort on a typed array's copy keeps the comparator generic; ties by position
-    // (a - b) keep the batch's order of a key's changes.
-    const sortedOrder = Array.from(order).sort(
-      (a, b) =>
-        w(a) - w(b) ||
-        w(a + 1) - w(b + 1) ||
-        (w(a + 3) & SR_MASK) - (w(b + 3) & SR_MASK) ||
-        w(a + 2) - w(b + 2) ||
-        a - b,
-    );
+    const { words, order: sortedOrder } = this.logSorted(changes);
     const sorted = new Uint32Array(n * 4);
     let m = 0;
     for (let k = 0; k < n; k++) {
       const at = sortedOrder[k] as number;
       const next = sortedOrder[k + 1];
       // A key twice: only its last change (the next in this order) is kept.
-      if (
-        next !== undefined &&
-        w(at) === w(next) &&
-        w(at + 1) === w(next + 1) &&
-        (w(at + 3) & SR_MASK) === (w(next + 3) & SR_MASK) &&
-        w(at + 2) === w(next + 2)
-      )
-        continue;
+      if (next !== undefined && sameKey(words, at, next)) continue;
       sorted.set(words.subarray(at, at + 4), m);
       m += 4;
     }

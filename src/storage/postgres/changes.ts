@@ -112,15 +112,19 @@ function toRevisionChange(row: Row): RevisionChange {
   const tuple = toKey([row[3], row[4], row[5], null, row[7]]);
   if (typeof row[6] !== 'string') return { revision, operation: 'delete', tuple };
   const [condition, expires] = JSON.parse(row[6]) as [RelationshipCondition | null, number | null];
+  return { revision, operation: 'delete', tuple, prior: priorOf(tuple, condition, expires) };
+}
+
+/** The deleted tuple's state before its delete: its key with the condition and expiry it had. */
+function priorOf(tuple: TupleKey, condition: RelationshipCondition | null, expires: number | null): TupleKey {
   const { object, relation, user } = tuple;
-  const prior: TupleKey = {
+  return {
     object,
     relation,
     user,
     ...(condition === null ? {} : { condition }),
     ...(expires === null ? {} : { expires_at: new Date(expires).toISOString() }),
   };
-  return { revision, operation: 'delete', tuple, prior };
 }
 
 /** The changes of a compact row (delete-matching-function.ts), each with its prior state, appended to `out`. */
@@ -128,19 +132,7 @@ function bulkChanges(out: RevisionChange[], revision: number, bulk: readonly Bul
   for (const e of bulk) {
     const tuple = bulkKey(e);
     const p = e[3];
-    const { object, relation, user } = tuple;
-    if (p === 0) {
-      out.push({ revision, operation: 'delete', tuple, prior: { object, relation, user } });
-      continue;
-    }
-    const [condition, expires] = p;
-    const prior: TupleKey = {
-      object,
-      relation,
-      user,
-      ...(condition === null ? {} : { condition }),
-      ...(expires === null ? {} : { expires_at: new Date(expires).toISOString() }),
-    };
+    const prior = p === 0 ? priorOf(tuple, null, null) : priorOf(tuple, p[0], p[1]);
     out.push({ revision, operation: 'delete', tuple, prior });
   }
 }
