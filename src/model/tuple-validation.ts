@@ -69,19 +69,21 @@ export class BulkTupleValidator {
   private readonly recent: Shape[] = [];
   /** Past RECENT_SHAPES shapes: their shape strings. */
   private readonly valid = new Set<string>();
+  /** Where `plainShape` found the current tuple's separators. */
+  private readonly at = new Positions();
 
   constructor(private readonly model: CompiledModel) {}
 
   problem(t: TupleKey): TupleProblem | undefined {
-    const plain = t.condition === undefined && plainShape(t);
+    const plain = t.condition === undefined && plainShape(this.at, t);
     if (plain) {
-      for (let i = 0; i < this.recent.length; i++) if (sameShape(this.recent[i] as Shape, t)) return undefined;
-      if (this.recent.length === RECENT_SHAPES && this.valid.has(shapeKey(t))) return undefined;
+      for (let i = 0; i < this.recent.length; i++) if (sameShape(this.at, this.recent[i] as Shape, t)) return undefined;
+      if (this.recent.length === RECENT_SHAPES && this.valid.has(shapeKey(this.at, t))) return undefined;
     }
     const problem = findTupleProblem(this.model, t, 'write');
     if (problem === undefined && plain) {
-      if (this.recent.length < RECENT_SHAPES) this.recent.push(shapeOf(t));
-      else this.valid.add(shapeKey(t));
+      if (this.recent.length < RECENT_SHAPES) this.recent.push(shapeOf(this.at, t));
+      else this.valid.add(shapeKey(this.at, t));
     }
     return problem;
   }
@@ -99,37 +101,42 @@ interface Shape {
   readonly form: string;
 }
 
-/** Positions `plainShape` found in the tuple it last accepted. */
-let oColon = 0;
-let uColon = 0;
-let uHash = -1;
-
-function formOf(u: string): string {
-  if (uHash !== -1) return u.slice(uHash);
-  return u.length === uColon + 2 && u.charCodeAt(uColon + 1) === 42 ? ':*' : '';
+/**
+ * Positions `plainShape` found in the tuple it last accepted, read by the shape readers below for
+ * that same tuple; one per validator, reused, so a shape test allocates nothing.
+ */
+class Positions {
+  oColon = 0;
+  uColon = 0;
+  uHash = -1;
 }
 
-function shapeOf(t: TupleKey): Shape {
+function formOf(p: Positions, u: string): string {
+  if (p.uHash !== -1) return u.slice(p.uHash);
+  return u.length === p.uColon + 2 && u.charCodeAt(p.uColon + 1) === 42 ? ':*' : '';
+}
+
+function shapeOf(p: Positions, t: TupleKey): Shape {
   return {
-    objectType: t.object.slice(0, oColon),
+    objectType: t.object.slice(0, p.oColon),
     relation: t.relation,
-    userType: t.user.slice(0, uColon),
-    form: formOf(t.user),
+    userType: t.user.slice(0, p.uColon),
+    form: formOf(p, t.user),
   };
 }
 
-function shapeKey(t: TupleKey): string {
-  return `${t.object.slice(0, oColon)}\u0000${t.relation}\u0000${t.user.slice(0, uColon)}${formOf(t.user)}`;
+function shapeKey(p: Positions, t: TupleKey): string {
+  return `${t.object.slice(0, p.oColon)}\u0000${t.relation}\u0000${t.user.slice(0, p.uColon)}${formOf(p, t.user)}`;
 }
 
 /** True when the tuple `plainShape` last accepted has shape `s`; allocates nothing. */
-function sameShape(s: Shape, t: TupleKey): boolean {
+function sameShape(p: Positions, s: Shape, t: TupleKey): boolean {
   const o = t.object;
   const u = t.user;
-  if (oColon !== s.objectType.length || uColon !== s.userType.length || t.relation !== s.relation) return false;
+  if (p.oColon !== s.objectType.length || p.uColon !== s.userType.length || t.relation !== s.relation) return false;
   if (!o.startsWith(s.objectType) || !u.startsWith(s.userType)) return false;
-  if (uHash !== -1) return s.form.length === u.length - uHash && u.endsWith(s.form);
-  const wildcard = u.length === uColon + 2 && u.charCodeAt(uColon + 1) === 42;
+  if (p.uHash !== -1) return s.form.length === u.length - p.uHash && u.endsWith(s.form);
+  const wildcard = u.length === p.uColon + 2 && u.charCodeAt(p.uColon + 1) === 42;
   return s.form === (wildcard ? ':*' : '');
 }
 
@@ -139,7 +146,7 @@ function sameShape(s: Shape, t: TupleKey): boolean {
  * the positions of the object's colon and the user's colon and `#` for the shape readers above.
  * Example: `doc:1#viewer@group:g#member` has the shape doc, viewer, group, #member.
  */
-function plainShape(t: TupleKey): boolean {
+function plainShape(p: Positions, t: TupleKey): boolean {
   const o = t.object;
   const u = t.user;
   const colon = o.indexOf(':');
@@ -159,9 +166,9 @@ function plainShape(t: TupleKey): boolean {
     if (hash === o.length && u.startsWith(o) && u.length - hash - 1 === t.relation.length && u.endsWith(t.relation))
       return false;
   }
-  oColon = colon;
-  uColon = uc;
-  uHash = hash;
+  p.oColon = colon;
+  p.uColon = uc;
+  p.uHash = hash;
   return true;
 }
 
