@@ -129,12 +129,13 @@ function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
   const bytes = body instanceof Uint8Array ? body : new Uint8Array(body);
   const joined = new Uint8Array(bytes.length + 2);
   let o = 0;
+  let lines = 0;
   joined[o++] = 0x5b; // [
   for (let from = 0; from < bytes.length;) {
     let nl = bytes.indexOf(0x0a, from);
     if (nl === -1) nl = bytes.length;
     if (!blankLine(bytes, from, nl)) {
-      if (o > 1) joined[o++] = 0x2c; // ,
+      if (lines++ > 0) joined[o++] = 0x2c; // ,
       joined.set(bytes.subarray(from, nl), o);
       o += nl - from;
     }
@@ -147,8 +148,9 @@ function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
   } catch {
     throw new AppError('validation_error', 'request body is not valid UTF-8');
   }
+  let values: unknown[];
   try {
-    return JSON.parse(text) as unknown[];
+    values = JSON.parse(text) as unknown[];
   } catch {
     // The lines again, as text, to name the first one that is not JSON.
     const lines = utf8
@@ -168,6 +170,9 @@ function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
     // Every line parses alone but not joined: a line holds more than one value.
     throw new AppError('validation_error', 'malformed NDJSON: one JSON value per line');
   }
+  // Joined, a line `{…},{…}` parses as two values: the count tells.
+  if (values.length !== lines) throw new AppError('validation_error', 'malformed NDJSON: one JSON value per line');
+  return values;
 }
 
 /** The request body as an untyped value; throws validation_error on malformed input. */

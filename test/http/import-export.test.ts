@@ -173,6 +173,16 @@ function suite(name: string, open: () => Promise<{ server: Server; close: () => 
       );
       expect(broken.status, broken.text).toBe(400);
       expect(broken.json).toMatchObject({ code: 'validation_error', tuple_index: 1 });
+      // Two values on one line: refused, though the lines joined into an array would parse.
+      const twoOnALine = await call(
+        s.base,
+        'POST',
+        `/stores/${store}/tuples/import`,
+        `${JSON.stringify(viewer(1))},${JSON.stringify(viewer(2))}\n`,
+        { 'content-type': 'application/x-ndjson' },
+      );
+      expect(twoOnALine.status, twoOnALine.text).toBe(400);
+      expect((twoOnALine.json as { code: string }).code).toBe('validation_error');
       expect((await exported(s, store)).map(key)).toEqual([key(viewer(0))]);
       expect((await changes(s, store)).length).toBe(1);
       const after = await importChunk(s, store, [viewer(0)]);
