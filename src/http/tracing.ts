@@ -9,6 +9,7 @@ import {
   context,
   createTraceState,
   isSpanContextValid,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -64,13 +65,30 @@ export interface Tracing {
   readonly latch: Latch;
 }
 
-/** True when a real tracer provider is registered (the API's global is a proxy over a no-op one). */
+/**
+ * The API's own no-op provider: what its proxy hands out until an SDK registers one. The API does
+ * not export it; a fresh proxy with no delegate returns the module's single instance.
+ */
+const NOOP_PROVIDER: unknown = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True when a real tracer provider is registered (the API's global is a proxy over a no-op one).
+ * Compared by identity with the API's instance, and by class name for a no-op provider that
+ * another copy of the API registered. The name alone is not enough: the HTTP threads' one-file
+ * bundle (scripts/bundle-thread.mjs) is minified, its class names are not the API's, and every
+ * thread took the no-op provider for an SDK (a no-op span per request, and an all-zero
+ * `traceparent` on every reply).
+ */
 function providerInstalled(): boolean {
   const provider = trace.getTracerProvider() as { getDelegate?: () => unknown };
   const delegate = (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) as
     object | null | undefined;
-  // The API does not export its no-op provider; its class name is stable (it is not minified).
-  return delegate !== null && delegate !== undefined && delegate.constructor.name !== 'NoopTracerProvider';
+  return (
+    delegate !== null &&
+    delegate !== undefined &&
+    delegate !== NOOP_PROVIDER &&
+    delegate.constructor.name !== 'NoopTracerProvider'
+  );
 }
 
 /** Tracing for a server, or undefined when no SDK is installed (then nothing is traced). */

@@ -11,6 +11,11 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
+import { build } from 'esbuild';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { DOC_MODEL } from './process.js';
@@ -61,6 +66,35 @@ describe('without an SDK', () => {
       expect(r.headers.get('traceparent')).toBeNull();
     } finally {
       await server.close();
+    }
+  });
+
+  it("a minified build (the HTTP threads' bundle) finds no SDK either", async () => {
+    // Built as scripts/bundle-thread.mjs builds the threads' code: the API bundled in, minified,
+    // so no class keeps its name. Such a build once took the API's no-op provider for an SDK.
+    const out = await build({
+      entryPoints: [fileURLToPath(new URL('../../src/http/tracing.ts', import.meta.url))],
+      bundle: true,
+      minify: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      write: false,
+    });
+    const dir = mkdtempSync(path.join(tmpdir(), 'latch-tracing-'));
+    try {
+      const file = path.join(dir, 'tracing.mjs');
+      writeFileSync(file, out.outputFiles[0]?.text ?? '');
+      const minified = (await import(pathToFileURL(file).href)) as typeof import('../../src/http/tracing.js');
+      expect(out.outputFiles[0]?.text).not.toContain('class NoopTracerProvider');
+      const server = await startServer({ host: '127.0.0.1', port: 0, datastore: 'memory' });
+      try {
+        expect(minified.openTracing(server.latch)).toBeUndefined();
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
