@@ -175,6 +175,8 @@ export interface WrkRun {
   readonly non2xx: number;
   /** Requests completed in the run. */
   readonly requests: number;
+  /** wrk's own CPU time (user + system, µs): the load generator's share of shared cores. */
+  readonly cpuUs: number;
 }
 
 function ms(value: string, unit: string): number {
@@ -191,9 +193,13 @@ export async function wrk(
   cpus?: string,
 ): Promise<WrkRun> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
-  const { stdout } = await run(cpus ? 'taskset' : 'wrk', cpus ? ['-c', cpus, 'wrk', ...args] : args, {
+  const command = cpus ? ['taskset', '-c', cpus, 'wrk', ...args] : ['wrk', ...args];
+  // Through bash, whose `times` prints its children's user and system CPU last (wrk's own cost).
+  const { stdout } = await run('bash', ['-c', '"$@"; times', 'wrk', ...command], {
     env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) },
   });
+  const times = [...stdout.matchAll(/(\d+)m([\d.]+)s/g)].slice(-2);
+  const cpuUs = times.reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const p = (q: string): number => {
     const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(stdout);
@@ -201,7 +207,7 @@ export async function wrk(
   };
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
   const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
-  return { rps, p50: p('50'), p99: p('99'), non2xx, requests };
+  return { rps, p50: p('50'), p99: p('99'), non2xx, requests, cpuUs };
 }
 
 /**

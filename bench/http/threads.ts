@@ -8,7 +8,11 @@
 // summary per layout of the medians over its processes and their ratios to 1 thread. Every server
 // runs with the environment of `latch serve` (SERVE_ENV: MALLOC_ARENA_MAX=2) except the "glibc
 // default arenas" rows. Every answer is checked first (allowed and denied, on fresh connections so
-// that every thread answers), and wrk's non-2xx count must be 0.
+// that every thread answers), and wrk's non-2xx count must be 0. wrk runs one thread with 64
+// connections, unpinned, on the same cores (about 32 connections per server thread at 2 threads);
+// its own CPU per request is reported too (`wrk_cpu_us`), and each layout's summary gives two
+// ratios to 1 thread derived from CPU per request: with the clients on other machines (the
+// layout's threads have both cores) and the most it can reach with wrk beside it on these cores.
 //
 //   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache] [--dist]
 
@@ -62,6 +66,19 @@ const ALL_CONFIGS: readonly Config[] = [
   { name: '1 thread, glibc default arenas', env: { LATCH_BENCH_HTTP_THREADS: '1', ...GLIBC_DEFAULT_ARENAS } },
   { name: '2 threads, glibc default arenas', env: { LATCH_BENCH_HTTP_THREADS: '2', ...GLIBC_DEFAULT_ARENAS } },
 ];
+/**
+ * The most req/s a layout can serve on this machine's two cores with wrk beside it: no thread
+ * past one core, and the two cores shared by the server's and wrk's CPU per request (µs).
+ */
+function bound(threads: number, serverUs: number, wrkUs: number): number {
+  return Math.min((threads * 1e6) / serverUs, 2e6 / (serverUs + wrkUs));
+}
+
+/** Threads serving HTTP in the layout named `name` (the main thread counted when it serves). */
+function threadsOf(name: string): number {
+  const env = ALL_CONFIGS.find((c) => c.name === name)?.env ?? {};
+  return Number(env.LATCH_BENCH_HTTP_THREADS ?? 1);
+}
 const CONFIGS: readonly Config[] = values.configs
   ? values.configs.split(',').map((i) => {
       const c = ALL_CONFIGS[Number(i)];
@@ -140,6 +157,8 @@ interface Server {
   main: number;
   other: number;
   requests: number;
+  /** wrk's CPU µs over the rounds. */
+  client: number;
 }
 
 async function open(config: Config): Promise<Server> {
@@ -155,7 +174,17 @@ async function open(config: Config): Promise<Server> {
   await grow(base, store);
   await verify(base, store);
   const body = JSON.stringify({ tuple_key: { user: 'user:u7', relation: 'viewer', object: 'doc:107' } });
-  return { config, proc, url: `${base}/stores/${store}/check`, body, runs: [], main: 0, other: 0, requests: 0 };
+  return {
+    config,
+    proc,
+    url: `${base}/stores/${store}/check`,
+    body,
+    runs: [],
+    main: 0,
+    other: 0,
+    requests: 0,
+    client: 0,
+  };
 }
 
 const load0 = loadavg()[0] ?? 0;
@@ -173,6 +202,7 @@ try {
       s.main += t1.main - t0.main;
       s.other += t1.other - t0.other;
       s.requests += run.requests;
+      s.client += run.cpuUs;
     }
   }
   const base = median(servers[0]?.runs.map((r) => r.rps) ?? []);
@@ -188,6 +218,7 @@ try {
       cpu_us_per_request: us(s.main + s.other),
       main_thread_us: us(s.main),
       other_threads_us: us(s.other),
+      wrk_cpu_us: round2(s.client / s.requests),
     };
   });
   const one = rows[0];
@@ -196,18 +227,21 @@ try {
   // 16 cores: the main thread runs every forwarded operation once, so it caps the process at
   // 1e6 / main_thread_us req/s; the HTTP threads' share scales with the cores given to them. With
   // Checks answered on the threads the main thread's share of a Check is ≈ 0 (it applies writes).
-  const projections = rows.slice(1).map((row) => {
-    const http = row.other_threads_us;
-    const engine = row.main_thread_us;
-    const cores = 16;
-    const linear = (cores * 1e6) / (http + engine);
-    const engineCap = engine > 0 ? 1e6 / engine : Infinity;
-    return { config: row.config, linear_16: Math.round(linear), main_thread_cap: Math.round(engineCap) };
-  });
+  const projections = rows
+    .filter((row) => threadsOf(row.config) > 1)
+    .map((row) => {
+      const http = row.other_threads_us;
+      const engine = row.main_thread_us;
+      const cores = 16;
+      const linear = (cores * 1e6) / (http + engine);
+      const engineCap = engine > 0 ? 1e6 / engine : Infinity;
+      return { config: row.config, linear_16: Math.round(linear), main_thread_cap: Math.round(engineCap) };
+    });
   // Per layout, over its processes (RSS moves by ±10–25 MB from one process to the next).
   const names = [...new Set(rows.map((r) => r.config))];
-  const of = (name: string, key: 'rps' | 'rss_mb' | 'cpu_us_per_request'): number =>
+  const of = (name: string, key: 'rps' | 'rss_mb' | 'cpu_us_per_request' | 'wrk_cpu_us'): number =>
     median(rows.filter((r) => r.config === name).map((r) => r[key]));
+  const oneUs = of(one?.config ?? '', 'cpu_us_per_request');
   const summary = names.map((name) => ({
     config: name,
     processes: rows.filter((r) => r.config === name).length,
@@ -216,6 +250,16 @@ try {
     rss_mb: round1(of(name, 'rss_mb')),
     rss_ratio: round2(of(name, 'rss_mb') / of(one?.config ?? '', 'rss_mb')),
     cpu_us_per_request: round2(of(name, 'cpu_us_per_request')),
+    wrk_cpu_us: round2(of(name, 'wrk_cpu_us')),
+    // From the CPU per request (load-independent): what this layout serves over 1 thread when its
+    // threads have the two cores to themselves (the clients on other machines), and the most it
+    // can serve with wrk on the same two cores (1 thread is held by its one thread, the other
+    // layouts by both cores shared with wrk's CPU per request).
+    two_core_ratio_clients_elsewhere: round2((Math.min(2, threadsOf(name)) * oneUs) / of(name, 'cpu_us_per_request')),
+    two_core_ratio_wrk_beside: round2(
+      bound(threadsOf(name), of(name, 'cpu_us_per_request'), of(name, 'wrk_cpu_us')) /
+        bound(1, oneUs, of(one?.config ?? '', 'wrk_cpu_us')),
+    ),
   }));
   console.log(
     JSON.stringify(
