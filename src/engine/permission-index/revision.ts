@@ -38,6 +38,14 @@ export class RevisionDeltas {
     return this.of(key).inserts;
   }
 
+  /** Records every user of `users` as inserted into `key` (counted in `count`). */
+  insertAll(key: string, users: ReadonlySet<string>): void {
+    const k = this.of(key);
+    if (k.inserts.length === 0) k.inserts = [...users];
+    else for (const u of users) k.inserts.push(u);
+    this.count += users.size;
+  }
+
   private of(key: string): KeyDeltas {
     let k = this.byKey.get(key);
     if (!k) {
