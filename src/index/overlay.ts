@@ -1,8 +1,10 @@
 // The write overlay: tuples added and base tuples deleted since the base was built, kept as an
-// ordered change log (so a background merge can drop exactly the prefix it folded in) plus two
-// record lists kept sorted incrementally (binary search + memmove per change), so publishing a
-// snapshot is one copy into shared memory, not a sort. The JS lookup maps TupleView needs are
-// built lazily, once per published image, only if a TypeScript evaluator reads it.
+// ordered change log (so a background merge can drop exactly the prefix it folded in) plus three
+// record lists kept sorted incrementally (binary search + memmove per change): the added records
+// in key order and again in subject order, and the deleted base keys in key order. Publishing a
+// snapshot is one copy of each into shared memory, not a sort, and a snapshot answers every read
+// by binary search over its copies: no per-snapshot JS lookup structure is built (building one
+// per snapshot cost O(overlay) and its garbage on every write a reader followed).
 
 import { SR_MASK } from '../abi.js';
 import type { Base } from './base.js';
@@ -25,47 +27,76 @@ export interface Rec {
   readonly meta: number;
 }
 
-const key = (obj: number, rel: number, sr: number, subj: number): string => `${obj},${rel},${sr},${subj}`;
+/** Compares record `i` of `x` with record `j` of `y` (words obj, rel, subj, meta); 0 for the same key. */
+type Compare = (x: Uint32Array, i: number, y: Uint32Array, j: number) => number;
+
+/** Key order: (obj, rel, subjRel, subj), the order of the base's forward entries and the walker's. */
+const byKey: Compare = (x, i, y, j) =>
+  (x[i] as number) - (y[j] as number) ||
+  (x[i + 1] as number) - (y[j + 1] as number) ||
+  ((x[i + 3] as number) & SR_MASK) - ((y[j + 3] as number) & SR_MASK) ||
+  (x[i + 2] as number) - (y[j + 2] as number);
+
+/** Subject order: (subj, subjRel, obj, rel); the same keys as `byKey`, for reads by subject. */
+const bySubject: Compare = (x, i, y, j) =>
+  (x[i + 2] as number) - (y[j + 2] as number) ||
+  ((x[i + 3] as number) & SR_MASK) - ((y[j + 3] as number) & SR_MASK) ||
+  (x[i] as number) - (y[j] as number) ||
+  (x[i + 1] as number) - (y[j + 1] as number);
+
+/** The key searched for, as a record (searches are synchronous: one probe serves them all). */
+const probe = new Uint32Array(4);
+const EMPTY = new Uint32Array(0);
 
 /**
- * Records (obj, rel, subj, meta) sorted by (obj, rel, subjRel, subj), unique per key, kept in a
- * shared-memory Region owned by the overlay. Inserts and removes shift with `copyWithin` and a
- * publication copies with `copyWithin` too: both stay inside the one SharedArrayBuffer (memmove),
- * where a `set()` from a JS-heap array into shared memory copies element by element (measured
- * ≈ 20× slower).
+ * Index of the first of `count` records at word `b` of `w` that is >= the probe in `order`. A probe
+ * of (obj, rel, 0, 0) in key order, or (0, 0, subj, subjRel) in subject order, finds the first
+ * record of that prefix.
+ */
+function lowerBound(w: Uint32Array, b: number, count: number, order: Compare): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (order(w, b + mid * 4, probe, 0) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Records (obj, rel, subj, meta) sorted in `order`, unique per key, kept in a shared-memory Region
+ * owned by the overlay. Inserts and removes shift with `copyWithin` and a publication copies with
+ * `copyWithin` too: both stay inside the one SharedArrayBuffer (memmove), where a `set()` from a
+ * JS-heap array into shared memory copies element by element (measured ≈ 20× slower).
  */
 class SortedRecords {
   private store = new Region(64 * 16);
   length = 0;
 
+  constructor(private readonly order: Compare) {}
+
   private get at(): number {
     return this.store.ptr >>> 2;
   }
 
-  /** Index of the first record >= the key, and whether it is equal. */
-  private search(obj: number, rel: number, sr: number, subj: number): [number, boolean] {
+  /** Index of the first record >= the key; `eq`: it has the key. */
+  private search(obj: number, rel: number, sr: number, subj: number): number {
+    probe[0] = obj;
+    probe[1] = rel;
+    probe[2] = subj;
+    probe[3] = sr;
     const w = u32();
-    const b = this.at;
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const p = b + mid * 4;
-      const d =
-        (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
-      if (d < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    const p = b + lo * 4;
-    const eq =
-      lo < this.length && w[p] === obj && w[p + 1] === rel && ((w[p + 3] ?? 0) & SR_MASK) === sr && w[p + 2] === subj;
-    return [lo, eq];
+    const i = lowerBound(w, this.at, this.length, this.order);
+    this.eq = i < this.length && this.order(w, this.at + i * 4, probe, 0) === 0;
+    return i;
   }
+  private eq = false;
 
   /** Inserts or replaces the record with this key. */
   put(r: Rec): void {
-    const [i, eq] = this.search(r.obj, r.rel, r.meta & SR_MASK, r.subj);
-    if (!eq) {
+    const i = this.search(r.obj, r.rel, r.meta & SR_MASK, r.subj);
+    if (!this.eq) {
       if ((this.length + 1) * 16 > this.store.size) {
         const next = new Region(this.store.size * 2, false);
         u32().copyWithin(next.ptr >>> 2, this.at, this.at + this.length * 4);
@@ -84,8 +115,8 @@ class SortedRecords {
   }
 
   remove(obj: number, rel: number, sr: number, subj: number): void {
-    const [i, eq] = this.search(obj, rel, sr, subj);
-    if (!eq) return;
+    const i = this.search(obj, rel, sr, subj);
+    if (!this.eq) return;
     u32().copyWithin(this.at + i * 4, this.at + i * 4 + 4, this.at + this.length * 4);
     this.length--;
   }
@@ -96,22 +127,18 @@ class SortedRecords {
 
   /**
    * `remove` of every key in `keys` and then `put` of every record in `puts` (both as record
-   * words sorted by key, unique per key; a key's sr is `meta & SR_MASK`) in ONE merge pass over
-   * the records: O(records + batch) where one call per change memmoves the tail each time
-   * (quadratic for a bulk delete of thousands).
+   * words sorted in this list's order, unique per key; a key's sr is `meta & SR_MASK`) in ONE
+   * merge pass over the records: O(records + batch) where one call per change memmoves the tail
+   * each time (quadratic for a bulk delete of thousands).
    */
   mergeBatch(keys: Uint32Array, puts: Uint32Array): void {
     const w = u32();
     const b = this.at;
     const n = this.length;
     const out = new Uint32Array((n + (puts.length >>> 2)) * 4);
+    const cmp = this.order;
     // Typed-array reads cast, not `?? 0`, and records copied word by word, not by a subarray
     // each: this pass runs over the whole list (thousands of records) for every batch.
-    const cmp = (x: Uint32Array, i: number, y: Uint32Array, j: number): number =>
-      (x[i] as number) - (y[j] as number) ||
-      (x[i + 1] as number) - (y[j + 1] as number) ||
-      ((x[i + 3] as number) & SR_MASK) - ((y[j + 3] as number) & SR_MASK) ||
-      (x[i + 2] as number) - (y[j + 2] as number);
     const copy = (from: Uint32Array, i: number): void => {
       out[o] = from[i] as number;
       out[o + 1] = from[i + 1] as number;
@@ -144,7 +171,7 @@ class SortedRecords {
     this.fill(out.subarray(0, o));
   }
 
-  /** Replaces the content with `words` (records already sorted and unique per key). */
+  /** Replaces the content with `words` (records already sorted in this list's order, unique per key). */
   fill(words: Uint32Array): void {
     const n = words.length >>> 2;
     if (n * 16 > this.store.size) {
@@ -178,6 +205,22 @@ class SortedRecords {
   }
 }
 
+/** `words`' records (key order) re-sorted in subject order (a copy). */
+function inSubjectOrder(words: Uint32Array): Uint32Array {
+  const n = words.length >>> 2;
+  const order = Array.from({ length: n }, (_, i) => i * 4);
+  order.sort((a, b) => bySubject(words, a, words, b));
+  const out = new Uint32Array(words.length);
+  for (let i = 0; i < n; i++) {
+    const at = order[i] as number;
+    out[i * 4] = words[at] as number;
+    out[i * 4 + 1] = words[at + 1] as number;
+    out[i * 4 + 2] = words[at + 2] as number;
+    out[i * 4 + 3] = words[at + 3] as number;
+  }
+  return out;
+}
+
 /** The records at offsets `a` and `b` of `words` have the same key (meta beyond the subject relation aside). */
 function sameKey(words: Uint32Array, a: number, b: number): boolean {
   return (
@@ -193,60 +236,94 @@ function* recordsOf(w: Uint32Array): Generator<Rec> {
     yield { obj: w[i] ?? 0, rel: w[i + 1] ?? 0, subj: w[i + 2] ?? 0, meta: w[i + 3] ?? 0 };
 }
 
-/** JS lookups over one image's records, for TupleView reads. */
-interface OverlayMaps {
-  /** `obj,rel` → added records. */
-  readonly addsByKey: ReadonlyMap<string, readonly Rec[]>;
-  /** `subj,sr` → added records (reverse). */
-  readonly addsBySubject: ReadonlyMap<string, readonly Rec[]>;
-  /** `obj,rel,sr,subj` of deleted base tuples. */
-  readonly deleted: ReadonlySet<string>;
-}
-
-/** Immutable serialised overlay: sorted records in shared memory plus lazily built JS maps. */
+/**
+ * Immutable serialised overlay: the sorted records in shared memory (the added ones in key and in
+ * subject order, the deleted base keys in key order), read by binary search.
+ */
 export class OverlayImage {
-  private cached: OverlayMaps | undefined;
   constructor(
     readonly adds: Region | undefined,
     readonly addCount: number,
+    /** The same records as `adds`, in subject order. */
+    readonly addsBySubj: Region | undefined,
     readonly dels: Region | undefined,
     readonly delCount: number,
   ) {}
 
   /** The image's records, read back from its (immutable, snapshot-held) shared regions. */
   private words(r: Region | undefined, count: number): Uint32Array {
-    return r ? u32().subarray(r.ptr >>> 2, (r.ptr >>> 2) + count * 4) : new Uint32Array(0);
+    return r ? u32().subarray(r.ptr >>> 2, (r.ptr >>> 2) + count * 4) : EMPTY;
   }
 
-  /** Copies of the image's added and deleted record words (a past view starts from them). */
-  copyWords(): { adds: Uint32Array; dels: Uint32Array } {
-    return { adds: this.words(this.adds, this.addCount).slice(), dels: this.words(this.dels, this.delCount).slice() };
+  /** Copies of the image's record words (a past view starts from them). */
+  copyWords(): { adds: Uint32Array; addsBySubj: Uint32Array; dels: Uint32Array } {
+    return {
+      adds: this.words(this.adds, this.addCount).slice(),
+      addsBySubj: this.words(this.addsBySubj, this.addCount).slice(),
+      dels: this.words(this.dels, this.delCount).slice(),
+    };
   }
 
-  get maps(): OverlayMaps {
-    if (this.cached) return this.cached;
-    const byKey = new Map<string, Rec[]>();
-    const bySubj = new Map<string, Rec[]>();
-    for (const r of recordsOf(this.words(this.adds, this.addCount))) {
-      const k1 = `${r.obj},${r.rel}`;
-      (byKey.get(k1) ?? byKey.set(k1, []).get(k1))?.push(r);
-      const k2 = `${r.subj},${r.meta & SR_MASK}`;
-      (bySubj.get(k2) ?? bySubj.set(k2, []).get(k2))?.push(r);
+  /** True when the base key (obj, rel, subjRel, subj) is deleted in this image. */
+  isDeleted(obj: number, rel: number, sr: number, subj: number): boolean {
+    if (this.delCount === 0 || !this.dels) return false;
+    probe[0] = obj;
+    probe[1] = rel;
+    probe[2] = subj;
+    probe[3] = sr;
+    const w = u32();
+    const b = this.dels.ptr >>> 2;
+    const i = lowerBound(w, b, this.delCount, byKey);
+    return i < this.delCount && byKey(w, b + i * 4, probe, 0) === 0;
+  }
+
+  /**
+   * Word offsets (into `u32()`, valid while the image is held) of the added records of
+   * (obj, rel), in key order.
+   */
+  *addsOf(obj: number, rel: number): Generator<number> {
+    if (this.addCount === 0 || !this.adds) return;
+    probe[0] = obj;
+    probe[1] = rel;
+    probe[2] = 0;
+    probe[3] = 0;
+    const b = this.adds.ptr >>> 2;
+    const end = b + this.addCount * 4;
+    for (let p = b + lowerBound(u32(), b, this.addCount, byKey) * 4; p < end; p += 4) {
+      const w = u32();
+      if (w[p] !== obj || w[p + 1] !== rel) return;
+      yield p;
     }
-    const deleted = new Set(
-      [...recordsOf(this.words(this.dels, this.delCount))].map((r) => key(r.obj, r.rel, r.meta & SR_MASK, r.subj)),
-    );
-    this.cached = { addsByKey: byKey, addsBySubject: bySubj, deleted };
-    return this.cached;
+  }
+
+  /**
+   * Word offsets (into `u32()`, valid while the image is held) of the added records whose subject
+   * is (subj, subjRel), in (obj, rel) order.
+   */
+  *addsOfSubject(subj: number, sr: number): Generator<number> {
+    if (this.addCount === 0 || !this.addsBySubj) return;
+    probe[0] = 0;
+    probe[1] = 0;
+    probe[2] = subj;
+    probe[3] = sr;
+    const b = this.addsBySubj.ptr >>> 2;
+    const end = b + this.addCount * 4;
+    for (let p = b + lowerBound(u32(), b, this.addCount, bySubject) * 4; p < end; p += 4) {
+      const w = u32();
+      if (w[p + 2] !== subj || ((w[p + 3] as number) & SR_MASK) !== sr) return;
+      yield p;
+    }
   }
 }
 
-const EMPTY_OVERLAY = new OverlayImage(undefined, 0, undefined, 0);
+const EMPTY_OVERLAY = new OverlayImage(undefined, 0, undefined, undefined, 0);
 
 export class Overlay {
   readonly log: Change[] = [];
-  private readonly adds = new SortedRecords();
-  private readonly dels = new SortedRecords();
+  private readonly adds = new SortedRecords(byKey);
+  /** The records of `adds` in subject order (snapshots read a subject's added tuples by it). */
+  private readonly addsBySubj = new SortedRecords(bySubject);
+  private readonly dels = new SortedRecords(byKey);
 
   constructor(private base: Base) {}
 
@@ -259,6 +336,7 @@ export class Overlay {
     const o = new Overlay(base);
     const w = image.copyWords();
     o.adds.fill(w.adds);
+    o.addsBySubj.fill(w.addsBySubj);
     o.dels.fill(w.dels);
     return o;
   }
@@ -269,10 +347,12 @@ export class Overlay {
     const sr = c.meta & SR_MASK;
     if (c.del) {
       this.adds.remove(c.obj, c.rel, sr, c.subj);
+      this.addsBySubj.remove(c.obj, c.rel, sr, c.subj);
       if (this.base.find(c.obj, c.rel, sr, c.subj) >= 0)
         this.dels.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: sr });
     } else {
-      this.adds.put({ obj: c.obj, rel: c.rel, subj: c.subj, meta: c.meta });
+      this.adds.put(c);
+      this.addsBySubj.put(c);
     }
   }
 
@@ -345,8 +425,10 @@ export class Overlay {
         m += 4;
       }
     }
-    this.adds.mergeBatch(sorted.subarray(0, n), new Uint32Array(0));
-    this.dels.mergeBatch(new Uint32Array(0), inBase.subarray(0, m));
+    const removed = sorted.subarray(0, n);
+    this.adds.mergeBatch(removed, EMPTY);
+    this.addsBySubj.mergeBatch(inSubjectOrder(removed), EMPTY);
+    this.dels.mergeBatch(EMPTY, inBase.subarray(0, m));
   }
 
   /**
@@ -373,7 +455,9 @@ export class Overlay {
       sorted.set(words.subarray(at, at + 4), m);
       m += 4;
     }
-    this.adds.mergeBatch(new Uint32Array(0), sorted.subarray(0, m));
+    const puts = sorted.subarray(0, m);
+    this.adds.mergeBatch(EMPTY, puts);
+    this.addsBySubj.mergeBatch(EMPTY, inSubjectOrder(puts));
   }
 
   /**
@@ -413,7 +497,9 @@ export class Overlay {
         dels.push(first.obj, first.rel, first.subj, sr);
       i = j;
     }
-    this.adds.fill(Uint32Array.from(adds));
+    const added = Uint32Array.from(adds);
+    this.adds.fill(added);
+    this.addsBySubj.fill(inSubjectOrder(added));
     this.dels.fill(Uint32Array.from(dels));
   }
 
@@ -423,6 +509,7 @@ export class Overlay {
     const tail = this.log.filter((c) => c.revision > revision);
     this.log.length = 0;
     this.adds.clear();
+    this.addsBySubj.clear();
     this.dels.clear();
     // The changes applied while the merge ran (import chunks among them: tens of thousands) in one
     // sorted pass, not one memmove each.
@@ -441,13 +528,18 @@ export class Overlay {
   /** Releases the record stores (the index is closing; published images keep their copies). */
   drop(): void {
     this.adds.drop();
+    this.addsBySubj.drop();
     this.dels.drop();
   }
 
   image(): OverlayImage {
     if (this.size === 0) return EMPTY_OVERLAY;
-    return new OverlayImage(this.adds.region(), this.adds.length, this.dels.region(), this.dels.length);
+    return new OverlayImage(
+      this.adds.region(),
+      this.adds.length,
+      this.addsBySubj.region(),
+      this.dels.region(),
+      this.dels.length,
+    );
   }
 }
-
-export { key as overlayKey };

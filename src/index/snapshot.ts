@@ -12,9 +12,7 @@ import { S, SR_MASK, COND_SHIFT, WILDCARD_BIT } from '../abi.js';
 import type { Base } from './base.js';
 import type { StoreDictionary } from './dictionary.js';
 import { type Hold, holdUntilCollected, Region, u32 } from './memory.js';
-import { overlayKey, type OverlayImage, type Rec } from './overlay.js';
-
-const NO_RECS: readonly Rec[] = [];
+import type { OverlayImage } from './overlay.js';
 
 /**
  * The words of a snapshot's thread record (a store whose node table is shared: HTTP threads read
@@ -94,6 +92,7 @@ export class IndexSnapshot implements TupleView {
     this.header = header.ptr;
     const held = [header, base.region, dict.nodeTypes.region, dict.condNames.region, dict.condExpiry.region];
     if (overlay.adds) held.push(overlay.adds);
+    if (overlay.addsBySubj) held.push(overlay.addsBySubj);
     if (overlay.dels) held.push(overlay.dels);
     let record: Region | undefined;
     if (dict.shared) {
@@ -123,6 +122,7 @@ export class IndexSnapshot implements TupleView {
     // creation references so the snapshot's hold is the only one (freed when it is collected).
     header.drop();
     overlay.adds?.drop();
+    overlay.addsBySubj?.drop();
     overlay.dels?.drop();
   }
 
@@ -207,22 +207,7 @@ export class IndexSnapshot implements TupleView {
 
   /** True when the base tuple (obj, rel, subjRel, subj) is deleted in this snapshot's overlay. */
   isDeleted(obj: number, rel: number, sr: number, subj: number): boolean {
-    const n = this.overlay.delCount;
-    if (n === 0 || !this.overlay.dels) return false;
-    const w = u32();
-    const b = this.overlay.dels.ptr >>> 2;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const p = b + mid * 4;
-      const d =
-        (w[p] ?? 0) - obj || (w[p + 1] ?? 0) - rel || ((w[p + 3] ?? 0) & SR_MASK) - sr || (w[p + 2] ?? 0) - subj;
-      if (d === 0) return true;
-      if (d < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return false;
+    return this.overlay.isDeleted(obj, rel, sr, subj);
   }
 
   /** Condition binding of the base tuple (obj, rel, subjRel, subj); 0 when unconditioned or absent. */
@@ -232,10 +217,12 @@ export class IndexSnapshot implements TupleView {
     return at < 0 ? 0 : (u32()[this.base.w('fwdEnt') + 2 * at + 1] ?? 0) >>> COND_SHIFT;
   }
 
-  /** Overlay-added records whose subject is (subj, subjRel), in (obj, rel) order. */
-  addedBySubject(subj: number, sr: number): readonly Rec[] {
-    if (this.overlay.addCount === 0) return NO_RECS;
-    return this.overlay.maps.addsBySubject.get(`${subj},${sr}`) ?? NO_RECS;
+  /**
+   * Overlay-added records whose subject is (subj, subjRel), in (obj, rel) order: the word offset
+   * of each in `u32()` (obj, rel, subj, meta), valid while this snapshot is.
+   */
+  addedBySubject(subj: number, sr: number): Iterable<number> {
+    return this.overlay.addsOfSubject(subj, sr);
   }
 
   /** Name string of a name id (type, relation, condition). */
@@ -319,12 +306,13 @@ export class IndexSnapshot implements TupleView {
       const m = u32();
       const subj = m[fe + 2 * i] ?? 0;
       const meta = m[fe + 2 * i + 1] ?? 0;
-      if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, meta & SR_MASK, subj)))
-        continue;
+      if (this.overlay.isDeleted(obj, rel, meta & SR_MASK, subj)) continue;
       yield this.entry(obj, rel, subj, meta);
     }
-    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsByKey.get(`${obj},${rel}`) ?? []) : [])
-      yield this.entry(r.obj, r.rel, r.subj, r.meta);
+    for (const p of this.overlay.addsOf(obj, rel)) {
+      const w = u32();
+      yield this.entry(obj, rel, w[p + 2] as number, w[p + 3] as number);
+    }
   }
 
   *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {
@@ -346,13 +334,15 @@ export class IndexSnapshot implements TupleView {
         if (m[re + 2 * i + 1] !== want) continue;
         const obj = m[re + 2 * i] ?? 0;
         if (this.nodeType(obj) !== type) continue;
-        if (this.overlay.delCount > 0 && this.overlay.maps.deleted.has(overlayKey(obj, rel, sr, subj))) continue;
+        if (this.overlay.isDeleted(obj, rel, sr, subj)) continue;
         const at = this.base.find(obj, rel, sr, subj);
         yield this.entry(obj, rel, subj, at >= 0 ? (m[this.base.w('fwdEnt') + 2 * at + 1] ?? 0) : sr);
       }
     }
-    for (const r of this.overlay.addCount > 0 ? (this.overlay.maps.addsBySubject.get(`${subj},${sr}`) ?? []) : []) {
-      if (r.rel === rel && this.nodeType(r.obj) === type) yield this.entry(r.obj, r.rel, r.subj, r.meta);
+    for (const p of this.overlay.addsOfSubject(subj, sr)) {
+      const w = u32();
+      const obj = w[p] as number;
+      if (w[p + 1] === rel && this.nodeType(obj) === type) yield this.entry(obj, rel, subj, w[p + 3] as number);
     }
   }
 }

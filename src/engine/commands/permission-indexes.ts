@@ -42,22 +42,58 @@ export function permissionIndexesCaughtUp(e: EngineParts, storeId: string): Prom
   return e.permissionIndexes.caughtUp(storeId);
 }
 
-export async function* expansions(
+/**
+ * ReadExpansions: the index's stream (../permission-index/stream.ts) once the store, the index and
+ * `from` are checked, which the first `next()` does (its rejection is the stream's first error).
+ * The checked stream is handed out as is, not re-yielded by a generator of this one: each event
+ * would cost another async-generator step (a promise and a microtask) on every stream.
+ */
+export function expansions(
   e: EngineParts,
   input: ExpansionsInput,
   signal?: AbortSignal,
 ): AsyncIterable<ExpansionStreamEvent> {
-  await storeOf(e, input.storeId);
-  const pi = await e.permissionIndexes.get(input.storeId, input.indexId);
-  // A cursor past the store's last commit names no event yet: resuming from it would silently
-  // skip every event up to that revision. (Past the index's own revision is fine: it lags.)
-  if (input.from && input.from.revision > (await e.storage.revision(input.storeId))) {
-    throw new AppError(
-      'revision_in_future',
-      `invalid from: revision ${input.from.revision} is after the store's revision`,
-    );
-  }
-  yield* expansionStream(pi, input, () => e.permissionIndexes.stillDefined(input.storeId, input.indexId), signal);
+  const open = async (): Promise<AsyncGenerator<ExpansionStreamEvent>> => {
+    await storeOf(e, input.storeId);
+    const pi = await e.permissionIndexes.get(input.storeId, input.indexId);
+    // A cursor past the store's last commit names no event yet: resuming from it would silently
+    // skip every event up to that revision. (Past the index's own revision is fine: it lags.)
+    if (input.from && input.from.revision > (await e.storage.revision(input.storeId))) {
+      throw new AppError(
+        'revision_in_future',
+        `invalid from: revision ${input.from.revision} is after the store's revision`,
+      );
+    }
+    return expansionStream(pi, input, () => e.permissionIndexes.stillDefined(input.storeId, input.indexId), signal);
+  };
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<ExpansionStreamEvent> {
+      let opened: Promise<AsyncGenerator<ExpansionStreamEvent>> | undefined;
+      let stream: AsyncGenerator<ExpansionStreamEvent> | undefined;
+      let failed = false;
+      return {
+        next: () => {
+          if (stream) return stream.next();
+          // After a failed open the stream is over, as a generator's is after it threw.
+          if (failed) return Promise.resolve({ done: true, value: undefined });
+          opened ??= open();
+          return opened.then(
+            (s) => (stream = s).next(),
+            (err: unknown) => {
+              failed = true;
+              throw err;
+            },
+          );
+        },
+        return: async (): Promise<IteratorResult<ExpansionStreamEvent>> => {
+          // Ends the stream if it was opened (its finally blocks run); a failed open has nothing to end.
+          const s = stream ?? (opened ? await opened.catch(() => undefined) : undefined);
+          if (s) await s.return(undefined);
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
 }
 
 function describe(pi: PermissionIndex): PermissionIndexInfo {

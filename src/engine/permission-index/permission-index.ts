@@ -27,12 +27,10 @@ import type { PendingRevision, RevisionView, RevisionViews } from './backlog.js'
 import { confirmAt, confirmOnWalker, type Confirmation } from './confirm.js';
 import { indexGraph, type IndexGraph } from './graph.js';
 import { candidateKeys, candidateUsers, usersOf } from './maintain.js';
+import { EventRing } from './event-ring.js';
 import { RevisionDeltas } from './revision.js';
 import { DEFAULT_PERMISSION_INDEX_LIMITS } from '../config.js';
 import type { EventPoint, ExpansionEvent, PermissionIndexLimits, PermissionIndexStatus } from '../contract.js';
-
-const before = (a: EventPoint, b: EventPoint): boolean =>
-  a.revision < b.revision || (a.revision === b.revision && a.position < b.position);
 
 /** The users of one key before a revision changed them (`undefined`: the key had none). */
 interface UndoEntry {
@@ -50,6 +48,9 @@ export interface SetSnapshot {
 
 const NO_USERS: ReadonlySet<string> = new Set();
 
+/** A new key's grants up to this many users are copied in one step (between two yields). */
+const GRANT_AT_ONCE = 4096;
+
 /** Revisions whose time of application is kept (a stream's freshness event for each). */
 const APPLIED_TIMES = 1024;
 
@@ -66,10 +67,8 @@ export class PermissionIndex {
   private pending: string[] | undefined;
   private pendingAt = 0;
   private readonly pendingSet = new Set<string>();
-  private readonly ring: ExpansionEvent[] = [];
-  private ringStart = 0;
-  /** Events at or before this point are not in the ring (evicted, or before the index became ACTIVE). */
-  floor: EventPoint = { revision: 0, position: Infinity };
+  /** The last events (for streams and `from`), in columns: keeping one allocates nothing. */
+  private readonly ring: EventRing;
   triples = 0;
   ingestedChanges = 0;
   eventsCount = 0;
@@ -115,6 +114,7 @@ export class PermissionIndex {
     private readonly limits: PermissionIndexLimits = DEFAULT_PERMISSION_INDEX_LIMITS,
   ) {
     this.graph = indexGraph(model, record.relations);
+    this.ring = new EventRing(limits.ringSize);
     this.expansionKey = `${model.id}|${this.graph.userTypes.join(',')}|`;
     this.confirmation = {
       model,
@@ -186,7 +186,7 @@ export class PermissionIndex {
     if (this.pendingAt < this.pending.length) return false;
     this.pending = undefined;
     this.status = 'ACTIVE';
-    this.floor = { revision: this.revision, position: Infinity };
+    this.ring.reset({ revision: this.revision, position: Infinity });
     this.wake();
     return true;
   }
@@ -427,6 +427,15 @@ export class PermissionIndex {
     let set: Set<string> | undefined;
     let inserts: string[] | undefined;
     let n = 0;
+    if (users.size <= GRANT_AT_ONCE && users.size > 0 && this.sets.get(key) === undefined) {
+      // A key with no users yet (a new object): every user is granted, the set copied at once
+      // (the engine's Set-from-Set copy, not a lookup and an insertion per user).
+      this.writable(key); // the undo entry a reader may need
+      this.sets.set(key, new Set(users));
+      d.insertAll(key, users);
+      this.triples += users.size;
+      return;
+    }
     for (const user of users) {
       if ((set ?? this.sets.get(key))?.has(user) !== true) {
         set ??= this.writable(key);
@@ -564,38 +573,14 @@ export class PermissionIndex {
     this.updatedAt = Date.now();
     if (this.status !== 'ACTIVE') return;
     const skip = Math.max(0, d.count - this.limits.ringSize);
-    if (skip > 0) {
-      this.ring.length = 0;
-      this.ringStart = 0;
-      this.floor = { revision, position: skip - 1 };
-    }
-    yield* d.numbered(revision, skip, (e) => this.ring.push(e));
+    if (skip > 0) this.ring.reset({ revision, position: skip - 1 });
+    yield* d.numbered(revision, skip, this.ring);
     this.eventsCount += d.count;
-    const excess = this.ring.length - this.ringStart - this.limits.ringSize;
-    if (excess > 0) {
-      const last = this.ring[this.ringStart + excess - 1] as ExpansionEvent;
-      this.floor = { revision: last.revision, position: last.position };
-      this.ringStart += excess;
-      if (this.ringStart > this.limits.ringSize) {
-        this.ring.splice(0, this.ringStart);
-        this.ringStart = 0;
-      }
-    }
   }
 
   /** Events after `from`, oldest first, at most `max`; undefined when `from` is older than the ring. */
   eventsAfter(from: EventPoint, max: number): ExpansionEvent[] | undefined {
-    if (before(from, this.floor)) return undefined;
-    // Binary search for the first event after `from`.
-    let lo = this.ringStart;
-    let hi = this.ring.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const e = this.ring[mid] as ExpansionEvent;
-      if (before(from, e)) hi = mid;
-      else lo = mid + 1;
-    }
-    return this.ring.slice(lo, lo + max);
+    return this.ring.after(from, max);
   }
 
   /** Listeners told of every applied revision, status change and deletion. */

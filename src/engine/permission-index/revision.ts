@@ -5,8 +5,12 @@
 // Example: INSERT doc:2#viewer@user:b and DELETE doc:1#viewer@user:a at revision 9 become
 // (9, 0) DELETE doc:1 … user:a, (9, 1) INSERT doc:2 … user:b.
 
-import type { ExpansionEvent } from '../contract.js';
 import { compareStrings, sortSliced } from './sliced-sort.js';
+
+/** Where numbered differences go (the index's event ring): one call each, no object per event. */
+export interface EventSink {
+  push(revision: number, position: number, insert: boolean, user: string, relation: string, object: string): void;
+}
 
 interface KeyDeltas {
   readonly object: string;
@@ -34,6 +38,14 @@ export class RevisionDeltas {
     return this.of(key).inserts;
   }
 
+  /** Records every user of `users` as inserted into `key` (counted in `count`). */
+  insertAll(key: string, users: ReadonlySet<string>): void {
+    const k = this.of(key);
+    if (k.inserts.length === 0) k.inserts = [...users];
+    else for (const u of users) k.inserts.push(u);
+    this.count += users.size;
+  }
+
   private of(key: string): KeyDeltas {
     let k = this.byKey.get(key);
     if (!k) {
@@ -45,10 +57,10 @@ export class RevisionDeltas {
   }
 
   /**
-   * Calls `emit` with each difference from position `skip` on, in sorted order, numbered from 0
-   * over all of them (the ones before `skip` are counted, not built). Yields between bounded steps.
+   * Pushes each difference from position `skip` on into `sink`, in sorted order, numbered from 0
+   * over all of them (the ones before `skip` are counted, not pushed). Yields between bounded steps.
    */
-  *numbered(revision: number, skip: number, emit: (e: ExpansionEvent) => void): Generator<void> {
+  *numbered(revision: number, skip: number, sink: EventSink): Generator<void> {
     const keys = yield* sortSliced([...this.byKey.values()], compareKeys);
     let position = 0;
     for (const k of keys) {
@@ -59,15 +71,7 @@ export class RevisionDeltas {
       while (i < ins.length || j < del.length) {
         const insert = j >= del.length || (i < ins.length && (ins[i] as string) <= (del[j] as string));
         const user = (insert ? ins[i++] : del[j++]) as string;
-        if (position >= skip)
-          emit({
-            revision,
-            position,
-            operation: insert ? 'INSERT' : 'DELETE',
-            user,
-            relation: k.relation,
-            object: k.object,
-          });
+        if (position >= skip) sink.push(revision, position, insert, user, k.relation, k.object);
         if ((++position & 4095) === 0) yield;
       }
     }

@@ -342,12 +342,14 @@ class Walk {
         if (this.visit(obj, into, depth)) yield ids.str(obj);
       }
     }
-    for (const r of snap.addedBySubject(subj, sr)) {
+    for (const p of snap.addedBySubject(subj, sr)) {
       if (this.stopped) return;
-      if (r.rel !== rel || snap.nodeType(r.obj) !== objType) continue;
-      const cond = r.meta >>> COND_SHIFT;
-      if (!valid.ok(r.obj, cond) || !this.storedMet(r.obj, rel, subj, sr, cond)) continue;
-      if (this.visit(r.obj, into, depth)) yield ids.str(r.obj);
+      const m = u32();
+      const obj = m[p] as number;
+      if (m[p + 1] !== rel || snap.nodeType(obj) !== objType) continue;
+      const cond = (m[p + 3] as number) >>> COND_SHIFT;
+      if (!valid.ok(obj, cond) || !this.storedMet(obj, rel, subj, sr, cond)) continue;
+      if (this.visit(obj, into, depth)) yield ids.str(obj);
     }
   }
 
