@@ -88,11 +88,9 @@ async function allowedAll(store: string, keys: readonly TupleKey[]): Promise<boo
   const r = await call(target.base, 'POST', `/stores/${store}/batch-check`, { checks });
   expect(r.status, r.text).toBe(200);
   const result = (r.json as { result: Record<string, { allowed?: boolean; error?: unknown }> }).result;
-  return keys.map((_, i) => {
-    const item = result[`c${i}`];
-    expect(item?.error).toBeUndefined();
-    return item?.allowed === true;
-  });
+  // One assertion for the batch (an expect per item was a tenth of this file's CPU): no item failed.
+  expect(keys.flatMap((_, i) => (result[`c${i}`]?.error === undefined ? [] : [result[`c${i}`]]))).toEqual([]);
+  return keys.map((_, i) => result[`c${i}`]?.allowed === true);
 }
 
 const id = (k: TupleKey): string => `${k.user} ${k.relation} ${k.object}`;
@@ -149,11 +147,15 @@ async function bulkDelete(matching: number, owners: number, limit: number): Prom
     expect(r.tuple_keys.length).toBeLessThanOrEqual(limit);
     expect(r.revision).toBe(revision + 1);
     revision = r.revision;
-    for (const k of r.tuple_keys) {
-      expect(k.relation).toBe('viewer');
-      expect(gone.has(id(k))).toBe(false);
-      gone.add(id(k));
+    // Only matching tuples, none deleted twice (within this reply or before it).
+    const ids = r.tuple_keys.map(id);
+    expect(r.tuple_keys.filter((k) => k.relation !== 'viewer')).toEqual([]);
+    const twice: string[] = [];
+    for (const k of ids) {
+      if (gone.has(k)) twice.push(k);
+      gone.add(k);
     }
+    expect(twice).toEqual([]);
     // The change log holds exactly this request's deletions, in order.
     const next = await changesAfter(store, token);
     token = next.token;

@@ -8,13 +8,20 @@
 //
 // Example: LATCH_TEST_CPU_LOG=/tmp/cpu.tsv npx vitest run, then
 // sort -t$'\t' -k2 -rn /tmp/cpu.tsv | head -20
+//
+// With LATCH_TEST_CPU_PROF=<dir>, each test file also writes a V8 CPU profile of its worker's main
+// thread (import and collection included) to <dir>/<path with / as _>.cpuprofile, for Chrome's
+// profiler or `node scripts/cpu-profile-top.mjs <file>`. (`--execArgv=--cpu-prof` writes nothing:
+// vitest ends its workers before Node writes the profile.)
 
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
 
 const out = process.env.LATCH_TEST_CPU_LOG;
+const profDir = process.env.LATCH_TEST_CPU_PROF;
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const HZ = 100;
 
@@ -46,5 +53,25 @@ if (out) {
     appendFileSync(out, `${rel}\t${(cpu - cpu0).toFixed(2)}\t${wall.toFixed(1)}\t${(loadavg()[0] ?? 0).toFixed(1)}\n`);
     cpu0 = cpuSeconds();
     wall0 = performance.now();
+  });
+}
+
+if (profDir) {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result)));
+    });
+  // Started here, before the test file is imported; stopped and written after its last test.
+  const started = post('Profiler.enable').then(() => post('Profiler.start'));
+  afterAll(async () => {
+    await started;
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    const file = expect.getState().testPath ?? 'unknown';
+    const name = path.relative(process.cwd(), file).split(path.sep).join('_');
+    mkdirSync(profDir, { recursive: true });
+    writeFileSync(path.join(profDir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
   });
 }
