@@ -2,12 +2,15 @@
 // wrapper's silent JS fallback is half as fast). Preference: the official package, then
 // `@btc-vision/uwebsockets.js` (an optional dependency: uWS v20.57 for Node 20, 22, 24 and 25, but
 // its Linux binaries need glibc ≥ 2.38), then the trufflesuite build (Node 16, 18, 20; older
-// glibc). A candidate that does not load is passed over silently; only when none loads does
-// startup fail, naming each one and why.
+// glibc): from its package in a checkout (a development dependency), from build/uws/ in the
+// installed package, which ships its Linux x64 binary for Node 20 only (scripts/uws-binaries.mjs).
+// A candidate that does not load is passed over silently; only when none loads does startup fail,
+// naming each one and why.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as UwsTypes from '@trufflesuite/uws-js-unofficial';
 
 export type Uws = typeof UwsTypes;
@@ -39,9 +42,29 @@ function looksNative(mod: unknown): mod is Uws {
   );
 }
 
+/** What build/uws/source.json holds: the package and version its binaries were copied from. */
+interface ShippedSource {
+  readonly package: string;
+  readonly version: string;
+}
+
+/**
+ * build/uws/, where the package ships its uWS binaries, from src/http (tsx, vitest), dist/src/http
+ * or the HTTP thread bundle in dist/src/http/threads; undefined when there is none.
+ */
+function shippedDir(): string | undefined {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const up of ['../..', '../../..', '../../../..']) {
+    const dir = join(here, up, 'build', 'uws');
+    if (existsSync(join(dir, 'source.json'))) return dir;
+  }
+  return undefined;
+}
+
 /** The places a native binary may live, in preference order. */
 export function candidates(): string[] {
   const name = binaryName();
+  const shipped = shippedDir();
   return [
     // The official package ships its binaries at its root and loads one from index.js.
     `uWebSockets.js/${name}`,
@@ -49,6 +72,7 @@ export function candidates(): string[] {
     `@btc-vision/uwebsockets.js/${name}`,
     `@trufflesuite/uws-js-unofficial/binaries/${name}`,
     `@trufflesuite/uws-js-unofficial/dist/${name}`,
+    ...(shipped === undefined ? [] : [join(shipped, name)]),
   ];
 }
 
@@ -82,13 +106,21 @@ interface UwsBuild {
 /** The build that loaded (undefined before loadUws). */
 export function uwsBuild(): UwsBuild | undefined {
   if (loadedFrom === undefined) return undefined;
-  const m = /^(@[^/]+\/[^/]+|[^@/][^/]*)\//.exec(loadedFrom);
-  const pkg = m?.[1] ?? loadedFrom;
+  let pkg: string;
   let version = 'unknown';
-  try {
-    version = (require(`${pkg}/package.json`) as { version: string }).version;
-  } catch {
-    // an exports map hides package.json: the version stays unknown
+  if (isAbsolute(loadedFrom)) {
+    // A binary the package ships (build/uws): its source.json names where it came from.
+    ({ package: pkg, version } = JSON.parse(
+      readFileSync(join(dirname(loadedFrom), 'source.json'), 'utf8'),
+    ) as ShippedSource);
+  } else {
+    const m = /^(@[^/]+\/[^/]+|[^@/][^/]*)\//.exec(loadedFrom);
+    pkg = m?.[1] ?? loadedFrom;
+    try {
+      version = (require(`${pkg}/package.json`) as { version: string }).version;
+    } catch {
+      // an exports map hides package.json: the version stays unknown
+    }
   }
   const fixed = pkg === '@trufflesuite/uws-js-unofficial';
   return {
