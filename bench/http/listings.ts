@@ -220,7 +220,11 @@ async function pagedObjects(): Promise<string[]> {
   return out;
 }
 
-async function pagedUsers(): Promise<string[]> {
+/**
+ * Paged ListUsers. `ids`: the client keeps each user's id (checking its type is `user`, the
+ * filter) instead of building a `type:id` key per user; the order checked is the same.
+ */
+async function pagedUsers(ids = false): Promise<string[]> {
   const out: string[] = [];
   let token = '';
   do {
@@ -229,51 +233,93 @@ async function pagedUsers(): Promise<string[]> {
       page_size: PAGE,
       continuation_token: token,
     });
-    for (const u of r.users as { object: { type: string; id: string } }[]) out.push(`${u.object.type}:${u.object.id}`);
+    const users = r.users as { object: { type: string; id: string } }[];
+    if (ids)
+      for (const u of users) {
+        if (u.object.type !== 'user') throw new Error(`ListUsers: a user of type ${u.object.type}`);
+        out.push(u.object.id);
+      }
+    else for (const u of users) out.push(`${u.object.type}:${u.object.id}`);
     token = r.continuation_token as string;
   } while (token !== '');
   return out;
 }
 
-/** The `result` lines of one NDJSON stream; `last` is the last token a line carried. */
-async function stream(body: unknown): Promise<{ objects: string[]; last: string }> {
+interface StreamLine {
+  result?: { object: string; continuation_token?: string };
+  error?: unknown;
+}
+
+/** The line `{"result":{"object":"` + id + `"}}` (the plain result line) starts with this. */
+const LINE_HEAD = '{"result":{"object":"';
+
+/**
+ * The `result` lines of one NDJSON stream; `last` is the last token a line carried. `scan`: the
+ * line scan client (below) instead of one JSON.parse per read.
+ */
+async function stream(body: unknown, scan = false): Promise<{ objects: string[]; last: string }> {
   const objects: string[] = [];
   let last = '';
   let rest = '';
   const decoder = new TextDecoder();
+  /** A line that is not a plain result line, through JSON.parse. */
+  const parseLine = (line: StreamLine): void => {
+    if (!line.result) throw new Error(`stream error: ${JSON.stringify(line)}`);
+    objects.push(line.result.object);
+    // A resumable stream's token lines: every 1,000th of a page and its last.
+    if (line.result.continuation_token !== undefined) last = line.result.continuation_token;
+  };
   await request(`/stores/${store}/streamed-list-objects`, body, (bytes) => {
     const text = rest + decoder.decode(bytes, { stream: true });
     const end = text.lastIndexOf('\n');
     rest = text.slice(end + 1);
     if (end === -1) return;
-    // The lines received so far parsed as one JSON array: one parse per read, not per line.
-    const parsed = JSON.parse(`[${text.slice(0, end).replaceAll('\n', ',')}]`) as {
-      result?: { object: string; continuation_token?: string };
-      error?: unknown;
-    }[];
-    for (const line of parsed) {
-      if (!line.result) throw new Error(`stream error: ${JSON.stringify(line)}`);
-      objects.push(line.result.object);
-      // A resumable stream's token lines: every 1,000th of a page and its last.
-      if (line.result.continuation_token !== undefined) last = line.result.continuation_token;
+    if (!scan) {
+      // The lines received so far parsed as one JSON array: one parse per read, not per line.
+      for (const line of JSON.parse(`[${text.slice(0, end).replaceAll('\n', ',')}]`) as StreamLine[]) parseLine(line);
+      return;
+    }
+    // The line scan client: a line that is exactly LINE_HEAD + s + `"}}` with no `"` or `\` in s
+    // is the result {object: s} (JSON.parse would give the same s: nothing in it is escaped), read
+    // with two indexOf and one slice; every other line (a token line, an escaped id, an error)
+    // goes through JSON.parse. It accepts every body JSON.parse accepts, with the same objects.
+    let backslash = text.indexOf('\\');
+    if (backslash === -1) backslash = end;
+    for (let from = 0; from < end;) {
+      const nl = text.indexOf('\n', from);
+      if (backslash < from) {
+        backslash = text.indexOf('\\', from);
+        if (backslash === -1) backslash = end;
+      }
+      const quote = text.indexOf('"', from + LINE_HEAD.length);
+      if (
+        quote === nl - 3 &&
+        backslash > nl &&
+        text.startsWith(LINE_HEAD, from) &&
+        text.charCodeAt(nl - 2) === 0x7d &&
+        text.charCodeAt(nl - 1) === 0x7d
+      )
+        objects.push(text.slice(from + LINE_HEAD.length, quote));
+      else parseLine(JSON.parse(text.slice(from, nl)) as StreamLine);
+      from = nl + 1;
     }
   });
   return { objects, last };
 }
 
-async function streamedPages(): Promise<string[]> {
+async function streamedPages(scan = false): Promise<string[]> {
   const out: string[] = [];
   let token = '';
   do {
-    const r = await stream({ ...objectsQuery, page_size: PAGE, continuation_token: token });
+    const r = await stream({ ...objectsQuery, page_size: PAGE, continuation_token: token }, scan);
     for (const o of r.objects) out.push(o);
     token = r.last;
   } while (token !== '');
   return out;
 }
 
-async function streamedWhole(): Promise<string[]> {
-  return (await stream(objectsQuery)).objects.sort();
+async function streamedWhole(scan = false): Promise<string[]> {
+  return (await stream(objectsQuery, scan)).objects.sort();
 }
 
 const sdk = new OpenFgaClient({ apiUrl: base, storeId: store, credentials: { method: CredentialsMethod.None } });
@@ -288,10 +334,17 @@ async function sdkWhole(): Promise<string[]> {
 const ways: [string, () => Promise<string[]>][] = (
   [
     ['ListObjects paged', pagedObjects],
-    ['StreamedListObjects paged', streamedPages],
-    ['StreamedListObjects unpaged', streamedWhole],
+    ['StreamedListObjects paged', () => streamedPages()],
+    ['StreamedListObjects unpaged', () => streamedWhole()],
+    ['StreamedListObjects paged, line scan', () => streamedPages(true)],
+    ['StreamedListObjects unpaged, line scan', () => streamedWhole(true)],
     ['StreamedListObjects unpaged, OpenFGA SDK', sdkWhole],
-    ...(values.users || values.split ? [['ListUsers paged', pagedUsers] as [string, () => Promise<string[]>]] : []),
+    ...(values.users || values.split
+      ? ([
+          ['ListUsers paged', () => pagedUsers()],
+          ['ListUsers paged, ids', () => pagedUsers(true)],
+        ] as [string, () => Promise<string[]>][])
+      : []),
   ] as [string, () => Promise<string[]>][]
 ).filter(([name]) => values.only === undefined || name.includes(values.only));
 // Warm the listing cache (the first page computes the complete answer once per store state).

@@ -508,15 +508,24 @@ export class Exchange implements CallContext, RequestIdParts {
   }
 
   /**
-   * Writes `buf[0, end)` in slices of at most `STREAM_SLICE_BYTES`, each in a cork of its own (with
-   * the whole 64 KB in one cork, a stalled consumer once read a body whose chunked framing did not
-   * parse, as STREAM_CHUNK_CHARS warns); false when a write was refused.
+   * Writes `buf[0, end)` (whole NDJSON lines) in slices of at most `STREAM_SLICE_BYTES`, each in a
+   * cork of its own (with the whole 64 KB in one cork, a stalled consumer once read a body whose
+   * chunked framing did not parse, as STREAM_CHUNK_CHARS warns); false when a write was refused.
+   * Each slice ends on a line end (only a line longer than a slice is cut), so each HTTP chunk, and
+   * mostly each read of the client, holds whole lines: a client parses a read as it is instead of
+   * joining its tail to the next read's text first.
    */
   #writeBytes(buf: Buffer, end: number): boolean {
     let ok = true;
-    for (let at = 0; at < end; at += STREAM_SLICE_BYTES) {
-      const slice = buf.subarray(at, Math.min(end, at + STREAM_SLICE_BYTES));
+    for (let at = 0; at < end;) {
+      let to = Math.min(end, at + STREAM_SLICE_BYTES);
+      if (to < end) {
+        const nl = buf.lastIndexOf(0x0a, to - 1);
+        if (nl >= at) to = nl + 1;
+      }
+      const slice = buf.subarray(at, to);
       this.res.cork(() => (ok = this.res.write(slice) && ok));
+      at = to;
     }
     return ok;
   }

@@ -5,6 +5,7 @@
 // across buffers; and a consumer that reads nothing is cut off with a resource_exhausted line
 // after the stall limit, the server holding no more than one buffer beyond the socket's.
 
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TOKEN_EVERY } from '../../src/api/listing-lines.js';
 import { TokenCodec } from '../../src/api/tokens.js';
@@ -59,6 +60,35 @@ function dechunk(raw: Buffer): string {
   return Buffer.concat(parts).toString('utf8');
 }
 
+/** The data of each chunk of a raw chunked HTTP/1.1 response, in order. */
+function chunksOf(raw: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let at = raw.indexOf('\r\n\r\n') + 4;
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    const size = parseInt(raw.toString('latin1', at, eol), 16);
+    if (!(size > 0)) break;
+    parts.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return parts;
+}
+
+/** Sends `request` (raw HTTP/1.1, `Connection: close`) and reads the whole response; its raw bytes. */
+async function rawResponse(port: number, request: string): Promise<Buffer> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const ended = new Promise<void>((resolve, reject) => {
+    socket.once('end', () => resolve());
+    socket.once('error', reject);
+  });
+  socket.write(request);
+  await ended;
+  socket.destroy();
+  return Buffer.concat(chunks);
+}
+
 /** The body clients read: each line as JSON.stringify renders it, with `encode`'s tokens where they go. */
 function expected(objects: readonly string[], filter: string, endsListing: boolean): string {
   const codec = new TokenCodec(SECRET);
@@ -97,6 +127,28 @@ describe('rendered StreamedListObjects', () => {
       token = lastToken;
     }
     expect(from).toBe(ids.length);
+  });
+
+  test('each HTTP chunk of a rendered stream holds whole lines', async () => {
+    const body = JSON.stringify({ ...LO, page_size: ids.length });
+    const raw = await rawResponse(
+      server.port,
+      `POST /stores/${store}/streamed-list-objects HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    const chunks = chunksOf(raw);
+    // ≈ 170 KB of lines: several buffers, each written in several slices.
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const chunk of chunks) expect(chunk[chunk.length - 1]).toBe(0x0a);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const lines = text.trim().split('\n');
+    const lastToken = (JSON.parse(lines[lines.length - 1] ?? '') as { result: { continuation_token: string } }).result
+      .continuation_token;
+    expect(lastToken).toBe('');
+    const first = (JSON.parse(lines[TOKEN_EVERY - 1] ?? '') as { result: { continuation_token: string } }).result
+      .continuation_token;
+    const filter = new TokenCodec(SECRET).decode('list-objects', store, first).filter;
+    expect(text).toBe(expected(ids, filter, true));
   });
 
   test('a consumer that reads nothing is cut off with resource_exhausted, then resumes from its last token', async () => {
