@@ -25,12 +25,11 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
-import { findMatching } from './delete-matching.js';
+import { planMatchingDeletes } from './delete-matching.js';
 import {
   expiredTuples,
   firstExpiry,
   loadState,
-  planDeletes,
   planImport,
   planWrite,
   type PlannedWrite,
@@ -258,8 +257,7 @@ export class KvStorage implements Storage {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
-      const { found, more } = await findMatching(this.kv, storeId, filter, limit);
-      const plan = planDeletes(storeId, state, found);
+      const { plan, more } = await planMatchingDeletes(this.kv, storeId, state, filter, limit);
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
       return { result: plan.result, more };
     });
