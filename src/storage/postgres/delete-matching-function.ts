@@ -5,7 +5,11 @@
 // (relation, object) for an object type with a user) straight off an index, numbered by a
 // row_number whose run condition stops the scan at `p_limit` + 1 rows, then one DELETE … USING (by
 // row id) feeds one INSERT of the compact changelog rows (a data-modifying CTE, below), and the
-// same statement aggregates the deleted keys for the answer. Nothing matched → nothing changes and the revision
+// same statement aggregates the deleted keys for the answer: ONE text of every key's object,
+// relation and user (column encoding, db.ts enc) in Read order, all fields separated by \x01\x03
+// (the column encoding writes \x01 only as \x01\x01 or \x01\x02, so no field holds it): one sort
+// and one string, where three text arrays took three sorts and node-postgres's array parser.
+// Nothing matched → nothing changes and the revision
 // is the store's current one.
 //
 // The filter: `p_type` (object type) or `p_object` (one object), and optionally `p_relation` and
@@ -40,7 +44,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     p_store text, p_now bigint, p_node text,
     p_type text, p_object text, p_relation text, p_user text, p_limit integer,
     OUT out_revision bigint, OUT out_ms bigint, OUT out_more boolean,
-    OUT out_o text[], OUT out_r text[], OUT out_u text[])
+    OUT out_keys text)
   LANGUAGE plpgsql
   SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
   AS $fn$
@@ -82,12 +86,11 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
                        ELSE latch_prior(g.condition, g.expires_ms)::json END) ORDER BY g.n)::text
            FROM gone g GROUP BY g.object_type)
        SELECT count(*),
-              coalesce(array_agg(object ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
-              coalesce(array_agg(relation ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
-              coalesce(array_agg("user" ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
+              coalesce(string_agg(object || chr(1) || chr(3) || relation || chr(1) || chr(3) || "user",
+                                  chr(1) || chr(3) ORDER BY n) FILTER (WHERE n <= $6), ''''),
               jsonb_agg(jsonb_build_array(true, object, relation, "user", NULL, NULL) ORDER BY n) FILTER (WHERE n <= least($6, 32))
          FROM picked', v_order, v_where)
-      INTO v_seen, out_o, out_r, out_u, v_changes
+      INTO v_seen, out_keys, v_changes
       USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms;
     out_more := v_seen > p_limit;
     v_n := least(v_seen, p_limit);

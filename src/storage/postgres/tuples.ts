@@ -212,10 +212,13 @@ export class GuardedWriter {
 /** `latch_delete_matching` (delete-matching-function.ts) as a prepared statement. */
 const DELETE_MATCHING = {
   name: 'latch_delete_matching',
-  text: `SELECT out_revision, out_ms, out_more, out_o, out_r, out_u
+  text: `SELECT out_revision, out_ms, out_more, out_keys
            FROM latch_delete_matching($1, $2, $3, $4, $5, $6, $7, $8)`,
   rowMode: 'array' as const,
 };
+
+/** Between the fields of `out_keys` (delete-matching-function.ts): in no column-encoded string. */
+const KEY_SEPARATOR = '\u0001\u0003';
 
 /**
  * Delete by filter as one statement: the first `limit` tuples `filter` selects (an object or an
@@ -243,12 +246,13 @@ export async function deleteMatching(
     return classify(err);
   }
   if (!row) throw new Error('latch_delete_matching returned no row');
-  const [os, rs, us] = [row[3] as string[], row[4] as string[], row[5] as string[]];
-  const deleted: TupleKey[] = os.map((x, i) => ({
-    user: dec(us[i] as string),
-    relation: dec(rs[i] as string),
-    object: dec(x),
-  }));
+  const deleted: TupleKey[] = [];
+  const keys = row[3] as string;
+  if (keys !== '') {
+    const f = keys.split(KEY_SEPARATOR);
+    for (let i = 0; i + 2 < f.length; i += 3)
+      deleted.push({ user: dec(f[i + 2] as string), relation: dec(f[i + 1] as string), object: dec(f[i] as string) });
+  }
   const result = { revision: num(row[0]), timestamp: new Date(num(row[1])).toISOString(), deleted, written: [] };
   return { result, more: row[2] === true };
 }
