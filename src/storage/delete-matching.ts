@@ -69,11 +69,13 @@ class Deletes {
 }
 
 /**
- * Delete by filter: the first `limit` tuples `filter` selects (Read order) planned as one batch
+ * Delete by filter: the first `limit` tuples `filter` selects (Read order) after the key `after`
+ * of the filter's scan (none: from its start) planned as one batch
  * (the tuple ops `planWrite` makes for these deletes with onMissing 'ignore'), and whether more
  * match. When every deleted tuple has one object type (a keyed filter: always) the revision's
  * changelog is ONE bulk record (codec.ts BULK_DELETE) with one per-type index entry, read back as
- * the same changes; otherwise one entry per change as `planWrite` logs them.
+ * the same changes; otherwise one entry per change as `planWrite` logs them. `last` is the scan
+ * key of the last tuple planned (KvStorage resumes the next request of the same filter after it).
  */
 export async function planMatchingDeletes(
   kv: Kv,
@@ -81,7 +83,8 @@ export async function planMatchingDeletes(
   state: StoreState,
   filter: TupleFilter,
   limit: number,
-): Promise<{ plan: PlannedWrite; more: boolean }> {
+  after?: string,
+): Promise<{ plan: PlannedWrite; more: boolean; last: string | undefined }> {
   const scan = scanFor(filter);
   const byObject = scan.tag === 't';
   const base = byObject ? key.tuples(storeId) : key.byUser(storeId);
@@ -93,6 +96,7 @@ export async function planMatchingDeletes(
   const usr = filter.user || undefined;
   const d = new Deletes(storeId);
   let more = false;
+  let last: string | undefined;
 
   /** The entry's tuple when the filter selects it (false: skipped; true: past the limit). */
   const visit = ([k, v]: KvTextEntry): boolean => {
@@ -101,6 +105,7 @@ export async function planMatchingDeletes(
       if (!t || !scan.match(t)) return false;
       if (d.deleted.length === limit) return true;
       d.add(t.object, t.relation, t.user, key.tuple(storeId, t), key.userIndex(storeId, t), v);
+      last = k;
       return false;
     }
     // Plain: every NUL is a separator. `D <id> t <obj>⁰¹<rel>⁰¹<user>⁰¹` or `D <id> u <type>⁰¹<user>⁰¹<rel>⁰¹<id>⁰¹`.
@@ -122,6 +127,7 @@ export async function planMatchingDeletes(
         k.slice(z1 + 2, z2 + 2) +
         k.slice(colon + 1, z1 + 2);
       d.add(k.slice(s, z1), k.slice(z1 + 2, z2), k.slice(z2 + 2, z3), k, byUser, v);
+      last = k;
       return false;
     }
     // The by-user scan's prefix holds the type, the user and any relation: every key matches.
@@ -130,10 +136,12 @@ export async function planMatchingDeletes(
     const object = `${k.slice(s, z1)}:${k.slice(z3 + 2, z4)}`;
     const primary = tupleBase + object + TERM + k.slice(z2 + 2, z3 + 2) + k.slice(z1 + 2, z2 + 2);
     d.add(object, k.slice(z2 + 2, z3), k.slice(z1 + 2, z2), primary, k, v);
+    last = k;
     return false;
   };
 
-  const batches = kv.textBatches({ gte: from, lt: prefixEnd(from) })[Symbol.asyncIterator]();
+  const range = after === undefined ? { gte: from } : { gt: after };
+  const batches = kv.textBatches({ ...range, lt: prefixEnd(from) })[Symbol.asyncIterator]();
   let next: Promise<IteratorResult<readonly KvTextEntry[]>> | undefined = batches.next();
   try {
     scan: for (let b = await next; !b.done; b = await next) {
@@ -154,7 +162,7 @@ export async function planMatchingDeletes(
     if (next) await next.catch(() => undefined);
     await batches.return?.();
   }
-  return { plan: planOf(storeId, state, d), more };
+  return { plan: planOf(storeId, state, d), more, last };
 }
 
 /** The batch of the collected deletes: tuple ops, then the changelog, time index and revision. */

@@ -178,6 +178,34 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     expect(await everything(a, sa, { object: 'doc:', user: 'user:v1500' })).toEqual([]);
     expect(await everything(a, sa, { object: 'doc:', user: 'user:o1500' })).toHaveLength(1);
   });
+
+  it('a write between two requests of one filter: the next request scans from the start again', async () => {
+    const a = await open(kind);
+    closers.push(() => a.close());
+    const s = (await a.createStore('resume')).id;
+    const keys = Array.from({ length: 40 }, (_, i) => ({
+      object: `doc:d${String(i).padStart(2, '0')}`,
+      relation: 'viewer',
+      user: 'user:v',
+    }));
+    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    const first = await a.deleteMatching?.(s, filter, 10);
+    expect(first?.more).toBe(true);
+    // A match that sorts before where the first request stopped, written in between.
+    const early = { object: 'doc:d00', relation: 'viewer', user: 'user:w' };
+    await a.writeTuples(s, { writes: [early], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const second = await a.deleteMatching?.(s, filter, 10);
+    expect(second?.result.deleted[0]).toEqual({ user: 'user:w', relation: 'viewer', object: 'doc:d00' });
+    expect(second?.result.deleted.slice(1)).toEqual(keys.slice(10, 19));
+    // Another filter in between does not resume where the first left off either.
+    const third = await a.deleteMatching?.(s, { object: 'doc:' }, 5);
+    expect(third?.result.deleted).toEqual(keys.slice(19, 24));
+    const rest = await a.deleteMatching?.(s, filter, 100);
+    expect(rest?.result.deleted).toEqual(keys.slice(24));
+    expect(rest?.more).toBe(false);
+    expect(await everything(a, s)).toEqual([]);
+  });
 });
 
 /** A storage whose `readTuples` calls are counted and can be held until released. */
