@@ -512,6 +512,38 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
       expect(page.cursors).toEqual(all.cursors.slice(at, at + 4));
     }
   });
+  it('a write by another node between two requests of one filter: the next one scans from the start', async () => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(
+      () => storage.close(),
+      () => other.close(),
+    );
+    const s = (await storage.createStore('resume')).id;
+    const keys = Array.from({ length: 40 }, (_, i) => ({
+      object: `doc:d${String(i).padStart(2, '0')}`,
+      relation: 'viewer',
+      user: 'user:v',
+    }));
+    await storage.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    const first = await storage.deleteMatching?.(s, filter, 10);
+    expect(first?.more).toBe(true);
+    // A match that sorts before where the first request stopped, written by the other node.
+    const early = { object: 'doc:d00', relation: 'viewer', user: 'user:w' };
+    await other.writeTuples(s, { writes: [early], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const second = await storage.deleteMatching?.(s, filter, 10);
+    expect(second?.result.deleted[0]).toEqual({ user: 'user:w', relation: 'viewer', object: 'doc:d00' });
+    expect(second?.result.deleted.slice(1)).toEqual(keys.slice(10, 19));
+    // Unchanged since: the next request resumes, and still deletes exactly the next matches.
+    const third = await storage.deleteMatching?.(s, filter, 10);
+    expect(third?.result.deleted).toEqual(keys.slice(19, 29));
+    const rest = await storage.deleteMatching?.(s, filter, 100);
+    expect(rest?.result.deleted).toEqual(keys.slice(29));
+    expect(rest?.more).toBe(false);
+    expect(await everything(storage, s)).toEqual([]);
+  });
+
   it("tells another node a small delete's changes inline, a large one's revision only", async () => {
     const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
     const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });

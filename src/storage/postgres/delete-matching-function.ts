@@ -14,6 +14,11 @@
 //
 // The filter: `p_type` (object type) or `p_object` (one object), and optionally `p_relation` and
 // `p_user`; the statement is built from fixed fragments and takes every value as a parameter.
+// `p_after_*`: the revision the same filter's previous request committed and the last tuple it
+// deleted (column encoding); when the store is still at that revision the scan starts after that
+// tuple in Read order, instead of reading again every row it skips and every index entry of the
+// rows already deleted (without it, 100k deleted in requests of 10,000 read the skipped rows 55
+// times over in place of 10). NULL: from the start.
 // Access paths (enable_seqscan / hashjoin / mergejoin off inside the function: a scan of the
 // whole table is never right here, and right after a bulk load the statistics may say otherwise):
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
@@ -43,6 +48,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
   CREATE FUNCTION latch_delete_matching(
     p_store text, p_now bigint, p_node text,
     p_type text, p_object text, p_relation text, p_user text, p_limit integer,
+    p_after_revision bigint, p_after_o text, p_after_r text, p_after_u text,
     OUT out_revision bigint, OUT out_ms bigint, OUT out_more boolean,
     OUT out_keys text)
   LANGUAGE plpgsql
@@ -69,6 +75,15 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     IF p_relation IS NOT NULL THEN v_where := v_where || ' AND relation = $4'; END IF;
     IF p_user IS NOT NULL THEN v_where := v_where || ' AND "user" = $5'; END IF;
     IF p_type IS NOT NULL AND p_user IS NOT NULL THEN v_order := 'relation, object'; END IF;
+    -- Resume after the last tuple the same filter's previous request deleted, while the store is
+    -- still at the revision that request committed (no write since: every match before it is gone).
+    IF p_after_revision = v_before THEN
+      IF p_type IS NOT NULL AND p_user IS NOT NULL THEN
+        v_where := v_where || ' AND (relation, object) > ($10, $9)';
+      ELSE
+        v_where := v_where || ' AND (object, relation, "user") > ($9, $10, $11)';
+      END IF;
+    END IF;
     EXECUTE format(
       'WITH picked AS MATERIALIZED (
          SELECT * FROM (SELECT ctid AS id, object, object_type, relation, "user", condition, expires_ms,
@@ -91,7 +106,8 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
               jsonb_agg(jsonb_build_array(true, object, relation, "user", NULL, NULL) ORDER BY n) FILTER (WHERE n <= least($6, 32))
          FROM picked', v_order, v_where)
       INTO v_seen, out_keys, v_changes
-      USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms;
+      USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms,
+            p_after_o, p_after_r, p_after_u;
     out_more := v_seen > p_limit;
     v_n := least(v_seen, p_limit);
     IF v_n = 0 THEN
