@@ -10,10 +10,17 @@
 //   npx tsx bench/delete-by-filter.ts                                # 100k on LevelDB, limit 10000
 //   npx tsx bench/delete-by-filter.ts --backend postgres --tuples 100000 --limit 10000
 //   npx tsx bench/delete-by-filter.ts --tuples 20000 --limit 1000    # a quick run
+//   npx tsx bench/delete-by-filter.ts --scans 0 --cpu-profile /tmp/d.cpuprofile  # V8 profile of part 1
+//
+// CPU is split: the main thread (the server's JavaScript, and this client's, whose JSON.parse of
+// the replies is shown apart) and the process's other threads (LevelDB's, libuv's pool, V8's GC
+// helpers).
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
 
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +38,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'leveldb' },
     others: { type: 'string', default: '300000' },
     scans: { type: 'string', default: '10' },
+    'cpu-profile': { type: 'string' },
   },
 });
 const N = Number(values.tuples);
@@ -88,6 +96,19 @@ const cpuMs = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+/** User + system CPU (ms) of one thread of this process, from /proc (0 once it has exited). */
+const threadCpuMs = (tid: string): number => {
+  try {
+    const f = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+};
+const mainCpuMs = (): number => threadCpuMs(String(process.pid));
+/** CPU (ms) of every thread now, by thread id. */
+const threadsCpuMs = (): Map<string, number> =>
+  new Map(readdirSync('/proc/self/task').map((tid) => [tid, threadCpuMs(tid)]));
 
 // The store of part 2 first: the deletes below work in a table that holds it too.
 const wide = await storeOf(OTHERS, (i) => ({ object: `doc:w${i}`, relation: 'viewer', user: `user:u${i % 1000}` }));
@@ -104,16 +125,30 @@ async function deleteRun(label: string): Promise<void> {
   let deleted = 0;
   let requests = 0;
   let slowest = 0;
+  let parseMs = 0;
+  const session = values['cpu-profile'] === undefined ? undefined : new Session();
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  const m0 = mainCpuMs();
+  const t0s = threadsCpuMs();
   const c0 = cpuMs();
   const d0 = dbCpu?.read() ?? 0;
   const v0 = dbCpu?.readVacuum() ?? 0;
   const t0 = performance.now();
   for (;;) {
     const a = performance.now();
-    const r = await post(`/stores/${store}/delete-tuples`, {
-      filter: { object_type: 'doc', relation: 'viewer' },
-      limit: LIMIT,
+    const res = await fetch(`${base}/stores/${store}/delete-tuples`, {
+      method: 'POST',
+      body: JSON.stringify({ filter: { object_type: 'doc', relation: 'viewer' }, limit: LIMIT }),
     });
+    const text = await res.text();
+    const p0 = cpuMs();
+    const r = JSON.parse(text) as Record<string, unknown>;
+    parseMs += cpuMs() - p0;
+    if (res.status !== 200) throw new Error(`delete-tuples: ${res.status} ${text}`);
     slowest = Math.max(slowest, performance.now() - a);
     requests++;
     deleted += (r.tuple_keys as unknown[]).length;
@@ -121,6 +156,20 @@ async function deleteRun(label: string): Promise<void> {
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuMs() - c0;
+  const main = mainCpuMs() - m0;
+  // The other threads that used CPU, busiest first (V8's GC helpers, libuv's pool that runs
+  // LevelDB's reads and writes, LevelDB's compaction thread), in µs per tuple.
+  const others = [...threadsCpuMs()]
+    .filter(([tid]) => tid !== String(process.pid))
+    .map(([tid, ms]) => ms - (t0s.get(tid) ?? 0))
+    .filter((ms) => ms > 0)
+    .sort((a, b) => b - a)
+    .map((ms) => ((ms * 1000) / N).toFixed(1));
+  if (session && values['cpu-profile']) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(values['cpu-profile'], JSON.stringify(profile));
+    session.disconnect();
+  }
   const db = (dbCpu?.read() ?? 0) - d0;
   const vacuum = (dbCpu?.readVacuum() ?? 0) - v0;
   if (deleted !== N) throw new Error(`deleted ${deleted} of ${N}`);
@@ -133,7 +182,9 @@ async function deleteRun(label: string): Promise<void> {
   console.log(
     `${label}: ${N} tuples deleted in ${requests} requests of ≤ ${LIMIT}: ${seconds.toFixed(2)} s = ` +
       `${Math.round(N / seconds)} tuples/s; slowest request ${slowest.toFixed(0)} ms; ` +
-      `process CPU ${((cpu * 1000) / N).toFixed(1)} µs/tuple (server and this client)` +
+      `process CPU ${((cpu * 1000) / N).toFixed(1)} µs/tuple (server and this client; main thread ` +
+      `${((main * 1000) / N).toFixed(1)}, of which the client's JSON.parse ${((parseMs * 1000) / N).toFixed(1)}; ` +
+      `other threads ${(((cpu - main) * 1000) / N).toFixed(1)}: ${others.join(' ')})` +
       (dbCpu
         ? `, PostgreSQL backends ${((db * 1000) / N).toFixed(1)} µs/tuple ` +
           `(of which autovacuum ${((vacuum * 1000) / N).toFixed(1)})`

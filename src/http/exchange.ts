@@ -289,9 +289,11 @@ export class Exchange implements CallContext, RequestIdParts {
    */
   send(reply: Reply, closeConnection = false, corked = false): void {
     if (this.aborted) return;
-    const { status, body } = reply;
+    const { status } = reply;
     let payload: string | Uint8Array | ArrayBuffer | undefined;
-    if (body !== undefined) payload = this.msgpack ? encodeMsgpack(body) : (reply.json ?? JSON.stringify(body));
+    // A reply with its JSON made needs no `body` here (it may build it only when asked: delete-tuples).
+    if (reply.json !== undefined && !this.msgpack) payload = reply.json;
+    else if (reply.body !== undefined) payload = this.msgpack ? encodeMsgpack(reply.body) : JSON.stringify(reply.body);
     const extra = reply.headers;
     if (corked) this.#reply(status, payload, closeConnection, extra);
     else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));

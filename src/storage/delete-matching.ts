@@ -1,41 +1,189 @@
 // Delete by filter on the key-value backends: one iterator over the filter's key range (the same
-// scan Read uses, tuples.ts) collects the first `limit` matches with their stored values, and
-// write-plan.ts turns them into the one batch — no second read of the keys it just saw. The
-// caller holds the store's mutex from the scan until the batch has committed.
+// scan Read uses, tuples.ts) visits the matches with their stored values, and each match becomes
+// its batch ops and changelog fields at once: no second read of the keys it just saw, no object
+// per match beyond the deleted tuple key itself. The caller holds the store's mutex from the scan
+// until the batch has committed.
+//
+// Cost (the store's CPU per deleted tuple is what bounds delete by filter): a key that is ASCII
+// and has no escaped NUL (every key of a plain store) is cut at its separators, its parts and the
+// other index's key taken as slices of it, and a non-matching key is skipped on its relation
+// and user slices alone; any other key is decoded as Read decodes it. The iterator's next native
+// read is started before a batch is processed (when the batch cannot end the scan), so LevelDB's
+// read of it runs on its own thread while JavaScript works through the current one.
 
-import { decodeTupleText, key, prefixEnd } from './codec.js';
-import type { Kv } from './kv.js';
+import type { TupleKey } from '../domain/types.js';
+import { typeOf } from '../domain/tuple.js';
+import {
+  BULK_DELETE,
+  bulkChanges,
+  decodeTupleText,
+  encodeJson,
+  encodeRevision,
+  ISO_LENGTH,
+  key,
+  prefixEnd,
+  u32,
+  u48,
+} from './codec.js';
+import type { Kv, KvOp, KvTextEntry } from './kv.js';
 import { scanFor } from './tuples.js';
 import type { TupleFilter } from './types.js';
-import type { FoundTuple } from './write-plan.js';
+import { logOps, type PlannedWrite, type StoreState } from './write-plan.js';
 
-export interface Matches {
-  readonly found: FoundTuple[];
-  readonly more: boolean;
+const TERM = '\u0000\u0001';
+
+/** A key needing the full decode: a byte ≥ 0x80 (UTF-8 or escaped text) or an escaped NUL. */
+// eslint-disable-next-line no-control-regex
+const NOT_PLAIN = /[\u0080-\u00ff]|\u0000\u00ff/;
+
+/** The batch being built: tuple ops, the bulk record's fields, the deleted keys. */
+class Deletes {
+  readonly ops: KvOp[] = [];
+  /** `[BULK_DELETE, timestamp, o1, r1, u1, w1, …]` (codec.ts), the timestamp set at the end. */
+  readonly flat: unknown[] = [BULK_DELETE, ''];
+  readonly deleted: TupleKey[] = [];
+  /** The object type of the first match, and whether every match has it. */
+  type = '';
+  mixed = false;
+
+  constructor(private readonly storeId: string) {}
+
+  /** One matched tuple: its primary and by-user keys and its stored value's text. */
+  add(object: string, relation: string, user: string, primary: string, byUser: string, value: string): void {
+    const t = { user, relation, object };
+    this.ops.push({ type: 'del', key: primary }, { type: 'del', key: byUser });
+    let was: unknown = 0;
+    if (value.length !== ISO_LENGTH) {
+      const { condition, expires_at } = decodeTupleText(value);
+      if (expires_at !== undefined)
+        this.ops.push({ type: 'del', key: key.expiry(this.storeId, Date.parse(expires_at), t) });
+      if (condition || expires_at !== undefined)
+        was = { ...(condition ? { condition } : {}), ...(expires_at === undefined ? {} : { expires_at }) };
+    }
+    if (this.deleted.length === 0) this.type = typeOf(object);
+    else if (!this.mixed && !(object.startsWith(this.type) && object.charCodeAt(this.type.length) === 0x3a))
+      this.mixed = true;
+    this.flat.push(object, relation, user, was);
+    this.deleted.push(t);
+  }
 }
 
-/** The first `limit` tuples `filter` selects (Read order) with their stored state, and whether more match. */
-export async function findMatching(kv: Kv, storeId: string, filter: TupleFilter, limit: number): Promise<Matches> {
+/**
+ * Delete by filter: the first `limit` tuples `filter` selects (Read order) after the key `after`
+ * of the filter's scan (none: from its start) planned as one batch
+ * (the tuple ops `planWrite` makes for these deletes with onMissing 'ignore'), and whether more
+ * match. When every deleted tuple has one object type (a keyed filter: always) the revision's
+ * changelog is ONE bulk record (codec.ts BULK_DELETE) with one per-type index entry, read back as
+ * the same changes; otherwise one entry per change as `planWrite` logs them. `last` is the scan
+ * key of the last tuple planned (KvStorage resumes the next request of the same filter after it).
+ */
+export async function planMatchingDeletes(
+  kv: Kv,
+  storeId: string,
+  state: StoreState,
+  filter: TupleFilter,
+  limit: number,
+  after?: string,
+): Promise<{ plan: PlannedWrite; more: boolean; last: string | undefined }> {
   const scan = scanFor(filter);
-  const base = scan.tag === 't' ? key.tuples(storeId) : key.byUser(storeId);
+  const byObject = scan.tag === 't';
+  const base = byObject ? key.tuples(storeId) : key.byUser(storeId);
+  const tupleBase = key.tuples(storeId);
+  const userBase = key.byUser(storeId);
   const from = base + scan.prefix;
-  const found: FoundTuple[] = [];
-  const batches = kv.textBatches({ gte: from, lt: prefixEnd(from) })[Symbol.asyncIterator]();
-  try {
-    for (let b = await batches.next(); !b.done; b = await batches.next()) {
-      for (const [k, v] of b.value) {
-        const t = scan.decode(k.slice(base.length));
-        if (!t || !scan.match(t)) continue;
-        if (found.length === limit) return { found, more: true };
-        const value = decodeTupleText(v);
-        const stored = { condition: value.condition, expires_at: value.expires_at };
-        // Field order as write-plan.ts `clean` gives it: the changelog entry is byte-identical.
-        const tuple = { user: t.user, relation: t.relation, object: t.object };
-        found.push({ key: scan.tag === 't' ? k : key.tuple(storeId, t), tuple, stored });
-      }
+  const s = base.length;
+  const rel = filter.relation || undefined;
+  const usr = filter.user || undefined;
+  const d = new Deletes(storeId);
+  let more = false;
+  let last: string | undefined;
+
+  /** The entry's tuple when the filter selects it (false: skipped; true: past the limit). */
+  const visit = ([k, v]: KvTextEntry): boolean => {
+    if (NOT_PLAIN.test(k)) {
+      const t = scan.decode(k.slice(s));
+      if (!t || !scan.match(t)) return false;
+      if (d.deleted.length === limit) return true;
+      d.add(t.object, t.relation, t.user, key.tuple(storeId, t), key.userIndex(storeId, t), v);
+      last = k;
+      return false;
     }
-    return { found, more: false };
+    // Plain: every NUL is a separator. `D <id> t <obj>⁰¹<rel>⁰¹<user>⁰¹` or `D <id> u <type>⁰¹<user>⁰¹<rel>⁰¹<id>⁰¹`.
+    const z1 = k.indexOf('\u0000', s);
+    if (z1 === -1) return false; // the revision key `D <id> t`
+    const z2 = k.indexOf('\u0000', z1 + 2);
+    const z3 = k.indexOf('\u0000', z2 + 2);
+    if (byObject) {
+      if (rel !== undefined && (z2 - z1 - 2 !== rel.length || !k.startsWith(rel, z1 + 2))) return false;
+      if (usr !== undefined && (z3 - z2 - 2 !== usr.length || !k.startsWith(usr, z2 + 2))) return false;
+      if (d.deleted.length === limit) return true;
+      const colon = k.indexOf(':', s);
+      // part(type) part(user) part(relation) part(id), each a slice of this key with its terminator.
+      const byUser =
+        userBase +
+        k.slice(s, colon) +
+        TERM +
+        k.slice(z2 + 2, z3 + 2) +
+        k.slice(z1 + 2, z2 + 2) +
+        k.slice(colon + 1, z1 + 2);
+      d.add(k.slice(s, z1), k.slice(z1 + 2, z2), k.slice(z2 + 2, z3), k, byUser, v);
+      last = k;
+      return false;
+    }
+    // The by-user scan's prefix holds the type, the user and any relation: every key matches.
+    if (d.deleted.length === limit) return true;
+    const z4 = k.indexOf('\u0000', z3 + 2);
+    const object = `${k.slice(s, z1)}:${k.slice(z3 + 2, z4)}`;
+    const primary = tupleBase + object + TERM + k.slice(z2 + 2, z3 + 2) + k.slice(z1 + 2, z2 + 2);
+    d.add(object, k.slice(z2 + 2, z3), k.slice(z1 + 2, z2), primary, k, v);
+    last = k;
+    return false;
+  };
+
+  const range = after === undefined ? { gte: from } : { gt: after };
+  const batches = kv.textBatches({ ...range, lt: prefixEnd(from) })[Symbol.asyncIterator]();
+  let next: Promise<IteratorResult<readonly KvTextEntry[]>> | undefined = batches.next();
+  try {
+    scan: for (let b = await next; !b.done; b = await next) {
+      const rows = b.value;
+      // Read the next batch while this one is worked through, unless this one may end the scan.
+      next = limit - d.deleted.length >= rows.length ? batches.next() : undefined;
+      for (const row of rows) {
+        if (visit(row)) {
+          more = true;
+          break scan;
+        }
+      }
+      next ??= batches.next();
+    }
+    next = undefined;
   } finally {
+    // A read started ahead and not needed settles before the iterator is closed.
+    if (next) await next.catch(() => undefined);
     await batches.return?.();
   }
+  return { plan: planOf(storeId, state, d), more, last };
+}
+
+/** The batch of the collected deletes: tuple ops, then the changelog, time index and revision. */
+function planOf(storeId: string, state: StoreState, d: Deletes): PlannedWrite {
+  const ms = Math.max(Date.now(), state.lastMs);
+  const timestamp = new Date(ms).toISOString();
+  const { ops, flat, deleted } = d;
+  if (deleted.length === 0)
+    return { ops: [], ms, result: { revision: state.revision, timestamp, deleted, written: [] } };
+  const rev = state.revision + 1;
+  flat[1] = timestamp;
+  if (d.mixed) logOps(ops, storeId, rev, ms, bulkChanges(flat, 0, deleted.length));
+  else {
+    const position = u48(rev) + u32(deleted.length - 1);
+    const empty = new Uint8Array(0);
+    ops.push(
+      { type: 'put', key: key.changes(storeId) + position, value: encodeJson(flat) },
+      { type: 'put', key: key.changesOfType(storeId, d.type) + position, value: empty },
+      { type: 'put', key: key.time(storeId, ms, rev), value: empty },
+      { type: 'put', key: key.revision(storeId), value: encodeRevision(rev) },
+    );
+  }
+  return { ops, ms, result: { revision: rev, timestamp, deleted, written: [] } };
 }

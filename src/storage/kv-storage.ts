@@ -25,12 +25,11 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
-import { findMatching } from './delete-matching.js';
+import { planMatchingDeletes } from './delete-matching.js';
 import {
   expiredTuples,
   firstExpiry,
   loadState,
-  planDeletes,
   planImport,
   planWrite,
   type PlannedWrite,
@@ -70,6 +69,15 @@ export class KvStorage implements Storage {
   private readonly reclaimer: Reclaimer;
   private readonly checkpoints: CheckpointGenerations;
   private readonly listeners = new Set<(event: StorageEvent) => void>();
+  /**
+   * Per store, where the last delete by filter that left more matches stopped: its filter, the
+   * revision it committed and the scan key of its last deleted tuple. Every tuple of that filter
+   * before the key is gone, so while the store is still at that revision (no write since) the
+   * same filter's next request starts after the key instead of reading again, from the range's
+   * start, every non-matching tuple and deleted key before it (bulk deletes in requests of
+   * `limit` read the range once, not once per request).
+   */
+  private readonly resumes = new Map<string, { filter: string; revision: number; after: string }>();
 
   constructor(
     readonly kind: string,
@@ -163,6 +171,7 @@ export class KvStorage implements Storage {
       );
       this.stores.delete(id);
       this.states.delete(id);
+      this.resumes.delete(id);
       this.checkpoints.forget(id);
       this.scheduleReclaim(id);
       this.emit({ kind: 'store', storeId: id, deleted: true });
@@ -258,9 +267,13 @@ export class KvStorage implements Storage {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
-      const { found, more } = await findMatching(this.kv, storeId, filter, limit);
-      const plan = planDeletes(storeId, state, found);
+      const f = `${filter.object ?? ''}\u0000${filter.relation ?? ''}\u0000${filter.user ?? ''}`;
+      const hint = this.resumes.get(storeId);
+      const after = hint?.filter === f && hint.revision === state.revision ? hint.after : undefined;
+      const { plan, more, last } = await planMatchingDeletes(this.kv, storeId, state, filter, limit, after);
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+      if (more && last !== undefined) this.resumes.set(storeId, { filter: f, revision: state.revision, after: last });
+      else this.resumes.delete(storeId);
       return { result: plan.result, more };
     });
   }

@@ -18,7 +18,6 @@ import {
   u32,
   u48,
   type StoredChange,
-  BULK_DELETE,
   BULK_WRITE,
 } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
@@ -152,59 +151,6 @@ function deleteOps(
   changes.push({ op: 'delete', tuple: t, timestamp, was });
 }
 
-/** A tuple found by a scan under the store's mutex: its primary key, key and stored value. */
-export interface FoundTuple {
-  readonly key: string;
-  readonly tuple: TupleKey;
-  readonly stored: Stored;
-}
-
-/**
- * The batch deleting tuples just read under the store's mutex (delete by filter): the same tuple
- * ops as `planWrite` with these deletes and onMissing 'ignore', without reading them again. When
- * every tuple has one object type (a keyed filter: always) the revision's changelog is ONE bulk
- * record (codec.ts BULK_DELETE) with one per-type index entry, read back as the same changes;
- * otherwise one entry per change as `planWrite` logs them.
- */
-export function planDeletes(storeId: string, state: StoreState, found: readonly FoundTuple[]): PlannedWrite {
-  const ms = Math.max(Date.now(), state.lastMs);
-  const timestamp = new Date(ms).toISOString();
-  const deleted: TupleKey[] = [];
-  if (found.length === 0) return { ops: [], ms, result: { revision: state.revision, timestamp, deleted, written: [] } };
-  const rev = state.revision + 1;
-  const ops: KvOp[] = [];
-  const type = typeOf((found[0] as FoundTuple).tuple.object);
-  if (!found.every((f) => f.tuple.object.startsWith(type) && f.tuple.object.charCodeAt(type.length) === 0x3a)) {
-    const changes: StoredChange[] = [];
-    for (const f of found) deleteOps(storeId, f.key, f.tuple, f.stored, timestamp, ops, changes);
-    for (const c of changes) deleted.push(c.tuple);
-    logOps(ops, storeId, rev, ms, changes);
-    return { ops, ms, result: { revision: rev, timestamp, deleted, written: [] } };
-  }
-  const flat: unknown[] = [BULK_DELETE, timestamp];
-  for (const f of found) {
-    const t = f.tuple;
-    ops.push({ type: 'del', key: f.key }, { type: 'del', key: key.userIndex(storeId, t) });
-    const { condition, expires_at } = f.stored;
-    if (expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, expires_at) });
-    const was =
-      !condition && expires_at === undefined
-        ? 0
-        : { ...(condition ? { condition } : {}), ...(expires_at === undefined ? {} : { expires_at }) };
-    flat.push(t.object, t.relation, t.user, was);
-    deleted.push(t);
-  }
-  const position = u48(rev) + u32(found.length - 1);
-  const empty = new Uint8Array(0);
-  ops.push(
-    { type: 'put', key: key.changes(storeId) + position, value: encodeJson(flat) },
-    { type: 'put', key: key.changesOfType(storeId, type) + position, value: empty },
-    { type: 'put', key: key.time(storeId, ms, rev), value: empty },
-    { type: 'put', key: key.revision(storeId), value: encodeRevision(rev) },
-  );
-  return { ops, ms, result: { revision: rev, timestamp, deleted, written: [] } };
-}
-
 /** Checks the existence rules and builds the batch; throws (changing nothing) on any failure. */
 export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: TupleWrite): Promise<PlannedWrite> {
   const dels = w.deletes.map((t) => clean(t, false));
@@ -336,7 +282,7 @@ export async function planImport(
 }
 
 /** Changelog entries (deletes first, request order), their type index, time index and revision. */
-function logOps(ops: KvOp[], storeId: string, rev: number, ms: number, changes: readonly StoredChange[]): void {
+export function logOps(ops: KvOp[], storeId: string, rev: number, ms: number, changes: readonly StoredChange[]): void {
   const empty = new Uint8Array(0);
   const revision = u48(rev);
   const log = key.changes(storeId);

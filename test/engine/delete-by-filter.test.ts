@@ -85,6 +85,9 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     ['one object', { object: 'doc:d1' }],
     ['an object type and user (by-user index)', { object: 'doc:', user: 'user:u4' }],
     ['a userset user', { object: 'doc:', user: 'group:g1#member' }],
+    // Tuples of two object types: one changelog entry per change, as a Write logs them.
+    ['a user across object types', { user: 'user:u3' }],
+    ['a relation alone', { relation: 'viewer' }],
   ];
 
   it.each(filters)('%s: the same state and changelog as deleting the keys through writeTuples', async (_n, filter) => {
@@ -133,6 +136,75 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     expect(none?.result.deleted).toEqual([]);
     expect(none?.result.revision).toBe(before + 2);
     expect(await a.revision(s)).toBe(before + 2);
+  });
+
+  it('requests spanning many native reads (read ahead) delete exactly the first `limit` in Read order', async () => {
+    const a = await open(kind);
+    const b = await open(kind);
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    // 2,600 viewers and as many owners, one key that is not plain ASCII among them.
+    const keys: TupleKey[] = [];
+    for (let i = 0; i < 2600; i++) {
+      const object = i === 1500 ? 'doc:d1500\u00e9' : `doc:d${String(i).padStart(5, '0')}`;
+      keys.push({ object, relation: 'owner', user: `user:o${i}` }, { object, relation: 'viewer', user: `user:v${i}` });
+    }
+    const [sa, sb] = [(await a.createStore('a')).id, (await b.createStore('b')).id];
+    for (const [s, id] of [[a, sa] as const, [b, sb] as const])
+      await s.writeTuples(id, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    const expected = await everything(b, sb, filter);
+    const before = await a.revision(sa);
+    for (const [limit, more] of [
+      [1100, true],
+      [1100, true],
+      [1100, false],
+    ] as const) {
+      const done = await a.deleteMatching?.(sa, filter, limit);
+      const plain = expected.splice(0, limit);
+      const viaWrite = await b.writeTuples(sb, {
+        writes: [],
+        deletes: plain,
+        onDuplicate: 'error',
+        onMissing: 'error',
+      });
+      expect(done?.more).toBe(more);
+      expect(done?.result.deleted).toEqual(viaWrite.deleted);
+    }
+    expect(await changesAfter(a, sa, before)).toEqual(await changesAfter(b, sb, before));
+    expect(await everything(a, sa)).toEqual(await everything(b, sb));
+    expect(await everything(a, sa, { object: 'doc:', user: 'user:v1500' })).toEqual([]);
+    expect(await everything(a, sa, { object: 'doc:', user: 'user:o1500' })).toHaveLength(1);
+  });
+
+  it('a write between two requests of one filter: the next request scans from the start again', async () => {
+    const a = await open(kind);
+    closers.push(() => a.close());
+    const s = (await a.createStore('resume')).id;
+    const keys = Array.from({ length: 40 }, (_, i) => ({
+      object: `doc:d${String(i).padStart(2, '0')}`,
+      relation: 'viewer',
+      user: 'user:v',
+    }));
+    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    const first = await a.deleteMatching?.(s, filter, 10);
+    expect(first?.more).toBe(true);
+    // A match that sorts before where the first request stopped, written in between.
+    const early = { object: 'doc:d00', relation: 'viewer', user: 'user:w' };
+    await a.writeTuples(s, { writes: [early], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const second = await a.deleteMatching?.(s, filter, 10);
+    expect(second?.result.deleted[0]).toEqual({ user: 'user:w', relation: 'viewer', object: 'doc:d00' });
+    expect(second?.result.deleted.slice(1)).toEqual(keys.slice(10, 19));
+    // Another filter in between does not resume where the first left off either.
+    const third = await a.deleteMatching?.(s, { object: 'doc:' }, 5);
+    expect(third?.result.deleted).toEqual(keys.slice(19, 24));
+    const rest = await a.deleteMatching?.(s, filter, 100);
+    expect(rest?.result.deleted).toEqual(keys.slice(24));
+    expect(rest?.more).toBe(false);
+    expect(await everything(a, s)).toEqual([]);
   });
 });
 
@@ -440,6 +512,38 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
       expect(page.cursors).toEqual(all.cursors.slice(at, at + 4));
     }
   });
+  it('a write by another node between two requests of one filter: the next one scans from the start', async () => {
+    const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
+    closers.push(
+      () => storage.close(),
+      () => other.close(),
+    );
+    const s = (await storage.createStore('resume')).id;
+    const keys = Array.from({ length: 40 }, (_, i) => ({
+      object: `doc:d${String(i).padStart(2, '0')}`,
+      relation: 'viewer',
+      user: 'user:v',
+    }));
+    await storage.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    const first = await storage.deleteMatching?.(s, filter, 10);
+    expect(first?.more).toBe(true);
+    // A match that sorts before where the first request stopped, written by the other node.
+    const early = { object: 'doc:d00', relation: 'viewer', user: 'user:w' };
+    await other.writeTuples(s, { writes: [early], deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const second = await storage.deleteMatching?.(s, filter, 10);
+    expect(second?.result.deleted[0]).toEqual({ user: 'user:w', relation: 'viewer', object: 'doc:d00' });
+    expect(second?.result.deleted.slice(1)).toEqual(keys.slice(10, 19));
+    // Unchanged since: the next request resumes, and still deletes exactly the next matches.
+    const third = await storage.deleteMatching?.(s, filter, 10);
+    expect(third?.result.deleted).toEqual(keys.slice(19, 29));
+    const rest = await storage.deleteMatching?.(s, filter, 100);
+    expect(rest?.result.deleted).toEqual(keys.slice(29));
+    expect(rest?.more).toBe(false);
+    expect(await everything(storage, s)).toEqual([]);
+  });
+
   it("tells another node a small delete's changes inline, a large one's revision only", async () => {
     const storage = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });
     const other = await openPostgresStorage({ url: pgdb.url, poolSize: 2 });

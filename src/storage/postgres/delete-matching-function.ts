@@ -5,11 +5,20 @@
 // (relation, object) for an object type with a user) straight off an index, numbered by a
 // row_number whose run condition stops the scan at `p_limit` + 1 rows, then one DELETE … USING (by
 // row id) feeds one INSERT of the compact changelog rows (a data-modifying CTE, below), and the
-// same statement aggregates the deleted keys for the answer. Nothing matched → nothing changes and the revision
+// same statement aggregates the deleted keys for the answer: ONE text of every key's object,
+// relation and user (column encoding, db.ts enc) in Read order, all fields separated by \x01\x03
+// (the column encoding writes \x01 only as \x01\x01 or \x01\x02, so no field holds it): one sort
+// and one string, where three text arrays took three sorts and node-postgres's array parser.
+// Nothing matched → nothing changes and the revision
 // is the store's current one.
 //
 // The filter: `p_type` (object type) or `p_object` (one object), and optionally `p_relation` and
 // `p_user`; the statement is built from fixed fragments and takes every value as a parameter.
+// `p_after_*`: the revision the same filter's previous request committed and the last tuple it
+// deleted (column encoding); when the store is still at that revision the scan starts after that
+// tuple in Read order, instead of reading again every row it skips and every index entry of the
+// rows already deleted (without it, 100k deleted in requests of 10,000 read the skipped rows 55
+// times over in place of 10). NULL: from the start.
 // Access paths (enable_seqscan / hashjoin / mergejoin off inside the function: a scan of the
 // whole table is never right here, and right after a bulk load the statistics may say otherwise):
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
@@ -39,8 +48,9 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
   CREATE FUNCTION latch_delete_matching(
     p_store text, p_now bigint, p_node text,
     p_type text, p_object text, p_relation text, p_user text, p_limit integer,
+    p_after_revision bigint, p_after_o text, p_after_r text, p_after_u text,
     OUT out_revision bigint, OUT out_ms bigint, OUT out_more boolean,
-    OUT out_o text[], OUT out_r text[], OUT out_u text[])
+    OUT out_keys text)
   LANGUAGE plpgsql
   SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
   AS $fn$
@@ -65,6 +75,15 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     IF p_relation IS NOT NULL THEN v_where := v_where || ' AND relation = $4'; END IF;
     IF p_user IS NOT NULL THEN v_where := v_where || ' AND "user" = $5'; END IF;
     IF p_type IS NOT NULL AND p_user IS NOT NULL THEN v_order := 'relation, object'; END IF;
+    -- Resume after the last tuple the same filter's previous request deleted, while the store is
+    -- still at the revision that request committed (no write since: every match before it is gone).
+    IF p_after_revision = v_before THEN
+      IF p_type IS NOT NULL AND p_user IS NOT NULL THEN
+        v_where := v_where || ' AND (relation, object) > ($10, $9)';
+      ELSE
+        v_where := v_where || ' AND (object, relation, "user") > ($9, $10, $11)';
+      END IF;
+    END IF;
     EXECUTE format(
       'WITH picked AS MATERIALIZED (
          SELECT * FROM (SELECT ctid AS id, object, object_type, relation, "user", condition, expires_ms,
@@ -82,13 +101,13 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
                        ELSE latch_prior(g.condition, g.expires_ms)::json END) ORDER BY g.n)::text
            FROM gone g GROUP BY g.object_type)
        SELECT count(*),
-              coalesce(array_agg(object ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
-              coalesce(array_agg(relation ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
-              coalesce(array_agg("user" ORDER BY n) FILTER (WHERE n <= $6), ''{}''),
+              coalesce(string_agg(object || chr(1) || chr(3) || relation || chr(1) || chr(3) || "user",
+                                  chr(1) || chr(3) ORDER BY n) FILTER (WHERE n <= $6), ''''),
               jsonb_agg(jsonb_build_array(true, object, relation, "user", NULL, NULL) ORDER BY n) FILTER (WHERE n <= least($6, 32))
          FROM picked', v_order, v_where)
-      INTO v_seen, out_o, out_r, out_u, v_changes
-      USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms;
+      INTO v_seen, out_keys, v_changes
+      USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms,
+            p_after_o, p_after_r, p_after_u;
     out_more := v_seen > p_limit;
     v_n := least(v_seen, p_limit);
     IF v_n = 0 THEN

@@ -47,7 +47,15 @@ import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
 import { readShadow, readShadows, writeShadow } from './shadow.js';
 import { GroupWriter } from './group-writer.js';
-import { deleteMatching, expiredTuples, firstExpiry, GuardedWriter, readTuples, toKey } from './tuples.js';
+import {
+  deleteMatching,
+  type DeleteResume,
+  expiredTuples,
+  firstExpiry,
+  GuardedWriter,
+  readTuples,
+  toKey,
+} from './tuples.js';
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
@@ -81,6 +89,8 @@ export class PgStorage implements Storage {
   private readonly guarded: GuardedWriter;
   /** Group commit of the Writes of one store queued on this object (group-writer.ts). */
   private readonly groups: GroupWriter;
+  /** Per store, where its last delete by filter that left more matches stopped (deleteMatching). */
+  private readonly resumes = new Map<string, DeleteResume>();
 
   constructor(private readonly options: PgStorageOptions) {
     this.db = new Db(options);
@@ -310,11 +320,20 @@ export class PgStorage implements Storage {
     return result;
   }
 
-  /** Delete by filter as one statement under the store's row lock (tuples.ts deleteMatching). */
+  /**
+   * Delete by filter as one statement under the store's row lock (tuples.ts deleteMatching). Per
+   * store, where the last request that left more matches stopped: the same filter's next request
+   * resumes there if the store is still at that revision (the statement checks under the lock).
+   */
   async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
-    const done = await this.groups.exclusive(storeId, () => deleteMatching(this.db, storeId, filter, limit, this.node));
+    const done = await this.groups.exclusive(storeId, async () => {
+      const d = await deleteMatching(this.db, storeId, filter, limit, this.node, this.resumes.get(storeId));
+      if (d.resume) this.resumes.set(storeId, d.resume);
+      else this.resumes.delete(storeId);
+      return d;
+    });
     if (done.result.deleted.length > 0) this.emit({ kind: 'tuples', storeId, revision: done.result.revision });
-    return done;
+    return { result: done.result, more: done.more };
   }
 
   /**

@@ -212,30 +212,48 @@ export class GuardedWriter {
 /** `latch_delete_matching` (delete-matching-function.ts) as a prepared statement. */
 const DELETE_MATCHING = {
   name: 'latch_delete_matching',
-  text: `SELECT out_revision, out_ms, out_more, out_o, out_r, out_u
-           FROM latch_delete_matching($1, $2, $3, $4, $5, $6, $7, $8)`,
+  text: `SELECT out_revision, out_ms, out_more, out_keys
+           FROM latch_delete_matching($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
   rowMode: 'array' as const,
 };
+
+/** Between the fields of `out_keys` (delete-matching-function.ts): in no column-encoded string. */
+const KEY_SEPARATOR = '\u0001\u0003';
 
 /**
  * Delete by filter as one statement: the first `limit` tuples `filter` selects (an object or an
  * object type, optionally a relation and a user), in Read order, deleted and logged as one
  * revision under the store's row lock; `more` when at least one more matched.
  */
+/**
+ * Where a delete by filter that left more matches stopped: its filter, the revision it committed
+ * and its last deleted tuple (column encoding); the same filter's next request on an unchanged
+ * store resumes after it (delete-matching-function.ts `p_after_*`).
+ */
+export interface DeleteResume {
+  readonly filter: string;
+  readonly revision: number;
+  readonly after: readonly [string, string, string];
+}
+
 export async function deleteMatching(
   db: Db,
   storeId: string,
   filter: TupleFilter,
   limit: number,
   node: string,
-): Promise<DeletedMatching> {
+  resume?: DeleteResume,
+): Promise<DeletedMatching & { readonly resume?: DeleteResume | undefined }> {
   const o = filter.object;
   const type = o !== undefined && o.endsWith(':') && o.indexOf(':') === o.length - 1 ? o.slice(0, -1) : undefined;
   const object = type === undefined ? o : undefined;
   const opt = (v: string | undefined): string | null => (v ? enc(v) : null);
+  const f = `${o ?? ''}\u0000${filter.relation ?? ''}\u0000${filter.user ?? ''}`;
   let row: Row | undefined;
   try {
+    const r = resume?.filter === f ? resume : undefined;
     const values = [storeId, Date.now(), node, opt(type), opt(object), opt(filter.relation), opt(filter.user), limit];
+    values.push(r?.revision ?? null, ...(r?.after ?? [null, null, null]));
     row = (await db.pool.query<Row>({ ...DELETE_MATCHING, values })).rows[0];
   } catch (err) {
     const rule = ruleError(err, [], []);
@@ -243,14 +261,27 @@ export async function deleteMatching(
     return classify(err);
   }
   if (!row) throw new Error('latch_delete_matching returned no row');
-  const [os, rs, us] = [row[3] as string[], row[4] as string[], row[5] as string[]];
-  const deleted: TupleKey[] = os.map((x, i) => ({
-    user: dec(us[i] as string),
-    relation: dec(rs[i] as string),
-    object: dec(x),
-  }));
+  const deleted: TupleKey[] = [];
+  const keys = row[3] as string;
+  const parts = keys === '' ? [] : keys.split(KEY_SEPARATOR);
+  for (let i = 0; i + 2 < parts.length; i += 3)
+    deleted.push({
+      user: dec(parts[i + 2] as string),
+      relation: dec(parts[i + 1] as string),
+      object: dec(parts[i] as string),
+    });
   const result = { revision: num(row[0]), timestamp: new Date(num(row[1])).toISOString(), deleted, written: [] };
-  return { result, more: row[2] === true };
+  const more = row[2] === true;
+  const n = parts.length;
+  const next: DeleteResume | undefined =
+    more && n >= 3
+      ? {
+          filter: f,
+          revision: result.revision,
+          after: [parts[n - 3] as string, parts[n - 2] as string, parts[n - 1] as string],
+        }
+      : undefined;
+  return { result, more, resume: next };
 }
 
 // ---- reads ----
