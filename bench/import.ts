@@ -6,16 +6,18 @@
 // view computed from the generator, not read back from latch); then the export stream. A
 // same-run baseline imports the first `--baseline` tuples of the file as plain 100-tuple Writes.
 // CPU per tuple is this process's (server and importing client) user+system time from
-// /proc/self/stat; the Checks during the import come from a child process, not counted.
+// /proc/self/stat; the Checks during the import come from a child process, not counted. On an
+// embedded PostgreSQL (this machine's /proc) the database's CPU per tuple is reported beside it:
+// its postmaster's own and reaped children's time plus its live processes'.
 //
 //   npx tsx bench/import.ts                                  # 10M on LevelDB
 //   npx tsx bench/import.ts --tuples 1000000                 # 1M
-//   npx tsx bench/import.ts --backend postgres --tuples 1000000
+//   npx tsx bench/import.ts --backend postgres --tuples 1000000 --chunk 10000 --baseline 10000
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server.
 
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
@@ -197,6 +199,45 @@ const cpuMs = (): number => statCpuMs('/proc/self/stat');
 /** The main thread alone: the server's JavaScript (and the fetch client's, with `--client fetch`). */
 const mainCpuMs = (): number => statCpuMs(`/proc/self/task/${process.pid}/stat`);
 
+/**
+ * CPU (ms) of a local PostgreSQL server: its postmaster's own and reaped children's time
+ * (utime, stime, cutime, cstime) plus each live child's (its backends, WAL writer, checkpointer).
+ * Undefined when the server is not on this machine's /proc.
+ */
+function databaseCpuMs(postmaster: number | undefined): number | undefined {
+  if (postmaster === undefined) return undefined;
+  const fields = (pid: string): string[] | undefined => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  const own = fields(String(postmaster));
+  if (!own) return undefined;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const f = fields(pid);
+    if (f && Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10;
+}
+
+/** The postmaster's pid: the parent of a backend serving `url`. */
+async function postmasterOf(url: string): Promise<number | undefined> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const pid = Number((await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+  } catch {
+    return undefined;
+  } finally {
+    await c.end();
+  }
+}
+
 async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
   const given = process.env.LATCH_TEST_POSTGRES_URL;
   const server = given
@@ -226,6 +267,8 @@ const server = await startServer({
   postgres: pgs ? { url: pgs.url, poolSize: 4, startTimeoutMs: 0 } : undefined,
 });
 const base = `http://127.0.0.1:${server.port}`;
+const postmaster = pgs ? await postmasterOf(pgs.url) : undefined;
+const dbCpuMs = (): number => databaseCpuMs(postmaster) ?? NaN;
 
 async function post(path: string, body: unknown): Promise<Record<string, unknown>> {
   const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body) });
@@ -316,8 +359,9 @@ async function importByCli(
 }
 
 /** The first `count` tuples of the file as plain 100-tuple Writes, one after another. */
-async function baselineWrites(storeId: string, count: number): Promise<{ ms: number; cpuMs: number }> {
+async function baselineWrites(storeId: string, count: number): Promise<{ ms: number; cpuMs: number; dbCpuMs: number }> {
   const c0 = cpuMs();
+  const d0 = dbCpuMs();
   const s0 = performance.now();
   let batch: unknown[] = [];
   const flush = async (): Promise<void> => {
@@ -332,7 +376,7 @@ async function baselineWrites(storeId: string, count: number): Promise<{ ms: num
     }
   }
   if (batch.length > 0) await flush();
-  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0 };
+  return { ms: performance.now() - s0, cpuMs: cpuMs() - c0, dbCpuMs: dbCpuMs() - d0 };
 }
 
 function pct(sorted: readonly number[], p: number): number {
@@ -394,6 +438,9 @@ result.baseline = {
   tuples: BASELINE,
   tuplesPerSecond: Math.round(BASELINE / (baseline.ms / 1000)),
   cpuMicrosPerTuple: +((baseline.cpuMs * 1000) / BASELINE).toFixed(2),
+  ...(postmaster === undefined
+    ? {}
+    : { databaseCpuMicrosPerTuple: +((baseline.dbCpuMs * 1000) / BASELINE).toFixed(2) }),
   load: load(),
 };
 console.error('baseline', result.baseline);
@@ -401,8 +448,10 @@ console.error('baseline', result.baseline);
 // The import, with Checks throughout.
 const store = await newStore('bench-import');
 const checks = checksFromChild(store.id);
+const importDb0 = dbCpuMs();
 const imp: { ms: number; cpuMs: number; mainCpuMs: number; chunks: number; clientCpuMs?: number } =
   values.client === 'cli' ? await importByCli(store.id) : await importFile(store.id);
+const importDbMs = dbCpuMs() - importDb0;
 const latencies = await checks.stop();
 result.import = {
   seconds: +(imp.ms / 1000).toFixed(1),
@@ -412,6 +461,8 @@ result.import = {
   // writer and compactions, libuv's pool, the walker's workers).
   mainThreadCpuMicrosPerTuple: +((imp.mainCpuMs * 1000) / lines).toFixed(2),
   otherThreadsCpuMicrosPerTuple: +(((imp.cpuMs - imp.mainCpuMs) * 1000) / lines).toFixed(2),
+  // PostgreSQL's processes (the embedded server on this machine), the Checks' reads included.
+  ...(postmaster === undefined ? {} : { databaseCpuMicrosPerTuple: +((importDbMs * 1000) / lines).toFixed(2) }),
   ...(imp.clientCpuMs === undefined
     ? {}
     : { client: values['cli-root'], clientCpuMicrosPerTuple: +((imp.clientCpuMs * 1000) / lines).toFixed(2) }),
@@ -484,6 +535,7 @@ console.error('differential', result.differential);
 // Export: the whole store as one stream.
 {
   const c0 = cpuMs();
+  const d0 = dbCpuMs();
   const s0 = performance.now();
   const r = await fetch(`${base}/stores/${store.id}/tuples/export`);
   let n = 0;
@@ -499,6 +551,7 @@ console.error('differential', result.differential);
     seconds: +(ms / 1000).toFixed(1),
     tuplesPerSecond: Math.round(n / (ms / 1000)),
     cpuMicrosPerTuple: +(((cpuMs() - c0) * 1000) / n).toFixed(2),
+    ...(postmaster === undefined ? {} : { databaseCpuMicrosPerTuple: +(((dbCpuMs() - d0) * 1000) / n).toFixed(2) }),
     load: load(),
   };
   console.error('export', result.export);

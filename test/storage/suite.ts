@@ -634,6 +634,28 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(await s.revisionTime(id, 2)).toBe(Date.parse(r.timestamp));
       });
 
+      it('importTuples keeps every character (backslash, tab, newline, CR, NUL) and conflicts on expiry', async () => {
+        const T = '2030-01-01T00:00:00.000Z';
+        const odd = [
+          { object: 'doc:a\\b', relation: 'viewer', user: 'user:\\N' },
+          { object: 'doc:\tc', relation: 'viewer', user: 'user:x\ny' },
+          { object: 'doc:d\r', relation: 'viewer', user: 'user:\u0000\u0001' },
+          tk('doc:e#viewer@user:z', { name: 'c', context: { s: 'tab\there\\' } }),
+        ];
+        await s.writeTuples(id, writes('doc:e#viewer@user:old'));
+        const r = await s.importTuples(id, [...odd, { ...tk('doc:e#viewer@user:old') }]);
+        expect(r.written).toEqual(odd);
+        expect((await allTuples(s, id)).sort()).toEqual([...odd, tk('doc:e#viewer@user:old')].map(str).sort());
+        const since: TupleKey[] = [];
+        for await (const c of s.changesSince(id, 1)) since.push(c.tuple);
+        expect(since).toEqual(odd);
+        await rejectsWith(
+          s.importTuples(id, [tk('doc:f#viewer@user:new'), { ...tk('doc:e#viewer@user:old'), expires_at: T }]),
+          'transaction_conflict',
+        );
+        expect(await s.revision(id)).toBe(2);
+      });
+
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
         const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
         await s.writeTuples(id, writes(...odd));

@@ -4,9 +4,11 @@
 // Reading without a snapshot is safe here: a store's revisions commit in order (tuples.ts), so
 // any read sees a prefix of the log, and a page that ends at revision n is followed by n + 1.
 //
-// A row with `bulk` set is a compact row of delete by filter (delete-matching-function.ts):
-// the deletes at seq `seq - n + 1` … `seq` of its revision. Both readers expand it into exactly
-// the changes per-change rows give (same keys, timestamps, priors, positions and cursors); a
+// A row with `bulk` set is a compact row: the changes at seq `seq - n + 1` … `seq` of its
+// revision, deletes of a delete by filter (delete-matching-function.ts; `deleted` true, each
+// entry's `p` the deleted tuple's prior state) or writes of an import chunk (import.ts; `deleted`
+// false, `p` the written tuple's condition and expiry). Both readers expand it into exactly the
+// changes per-change rows give (same keys, timestamps, priors, positions and cursors); a
 // ReadChanges page may end inside one and the next page resumes after its cursor's change.
 
 import type { RelationshipCondition, TupleChange, TupleKey } from '../../domain/types.js';
@@ -21,7 +23,10 @@ const POSITION_LENGTH = 10;
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const BATCH = 5000;
 
-/** One entry of a compact row's `bulk`: stored object, relation, user, and the prior pair or 0. */
+/**
+ * One entry of a compact row's `bulk`: stored object, relation, user, and the pair
+ * `[condition, expires_ms]` (a delete's prior state, a write's own) or 0 when both are null.
+ */
 type BulkEntry = [string, string, string, 0 | [RelationshipCondition | null, number | null]];
 
 /** A compact row's entries (seq order), or undefined for a row of one change. */
@@ -90,9 +95,14 @@ export async function readChanges(db: Db, storeId: string, q: ChangeQuery): Prom
     const from = after !== undefined && readUint(after, 0, 6) === revision ? readUint(after, 6, 4) + 1 : first;
     const timestamp = new Date(num(r[7])).toISOString();
     const rev = u48(revision);
+    const deleted = r[2] === true;
     for (let s = Math.max(from, first); s <= seq && items.length < q.pageSize; s++) {
       const e = bulk[s - first] as BulkEntry;
-      items.push({ tuple_key: bulkKey(e), operation: 'TUPLE_OPERATION_DELETE', timestamp });
+      items.push(
+        deleted
+          ? { tuple_key: bulkKey(e), operation: 'TUPLE_OPERATION_DELETE', timestamp }
+          : { tuple_key: withPair(bulkKey(e), e[3]), operation: 'TUPLE_OPERATION_WRITE', timestamp },
+      );
       cursors.push(encodeCursor('c', rev + u32(s)));
     }
   }
@@ -127,13 +137,20 @@ function priorOf(tuple: TupleKey, condition: RelationshipCondition | null, expir
   };
 }
 
-/** The changes of a compact row (delete-matching-function.ts), each with its prior state, appended to `out`. */
-function bulkChanges(out: RevisionChange[], revision: number, bulk: readonly BulkEntry[]): void {
+/** A key with the condition and expiry of an entry's pair. */
+function withPair(tuple: TupleKey, p: BulkEntry[3]): TupleKey {
+  return p === 0 ? priorOf(tuple, null, null) : priorOf(tuple, p[0], p[1]);
+}
+
+/**
+ * The changes of a compact row, appended to `out`: deletes (delete-matching-function.ts) each
+ * with its prior state, or writes (import.ts) each with its condition and expiry.
+ */
+function bulkChanges(out: RevisionChange[], revision: number, deleted: boolean, bulk: readonly BulkEntry[]): void {
   for (const e of bulk) {
     const tuple = bulkKey(e);
-    const p = e[3];
-    const prior = p === 0 ? priorOf(tuple, null, null) : priorOf(tuple, p[0], p[1]);
-    out.push({ revision, operation: 'delete', tuple, prior });
+    if (deleted) out.push({ revision, operation: 'delete', tuple, prior: withPair(tuple, e[3]) });
+    else out.push({ revision, operation: 'write', tuple: withPair(tuple, e[3]) });
   }
 }
 
@@ -151,7 +168,7 @@ export function changesSince(db: Db, storeId: string, revision: number): AsyncIt
       for (const r of rows) {
         const bulk = bulkOf(r, 8);
         if (bulk === undefined) out.push(toRevisionChange(r));
-        else bulkChanges(out, num(r[0]), bulk);
+        else bulkChanges(out, num(r[0]), r[2] === true, bulk);
       }
       if (out.length > 0) yield out;
       const last = rows[rows.length - 1];

@@ -79,7 +79,8 @@ const MIGRATIONS: readonly string[] = [
     condition   text,
     ms          bigint NOT NULL,
     expires_ms  bigint,
-    -- set: one compact row for a delete by filter's changes of one type (delete-matching-function.ts)
+    -- set: one compact row for the changes of one type of a delete by filter (delete-matching-function.ts)
+    -- or of an import chunk (import.ts)
     bulk        text,
     PRIMARY KEY (store_id, revision, seq)
   );

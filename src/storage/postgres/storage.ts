@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../../errors.js';
 import { isUlid, ulid, ulidTime } from '../../domain/ids.js';
-import { groupedByType } from '../../domain/tuple.js';
 import type {
   Assertion,
   AuthorizationModel,
@@ -47,6 +46,7 @@ import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
 import { readShadow, readShadows, writeShadow } from './shadow.js';
 import { GroupWriter } from './group-writer.js';
+import { importChunk } from './import.js';
 import {
   deleteMatching,
   type DeleteResume,
@@ -300,12 +300,13 @@ export class PgStorage implements Storage {
   }
 
   /**
-   * One import chunk: `latch_write` with onDuplicate 'ignore' (one statement, the store's row
-   * lock), its writes grouped by object type as the key-value backends log them.
+   * One import chunk (import.ts): COPY into a staging table and set statements in one
+   * transaction under the store's row lock, the changelog as one compact row per object type.
    */
   async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
-    const writes = groupedByType(tuples);
-    return this.writeTuples(storeId, { writes, deletes: [], onDuplicate: 'ignore', onMissing: 'error' });
+    const result = await this.groups.exclusive(storeId, () => importChunk(this.db, storeId, tuples, this.node));
+    if (result.written.length > 0) this.emit({ kind: 'tuples', storeId, revision: result.revision });
+    return result;
   }
 
   /** tuples.ts writeGuarded: one transaction holding the store's row lock across `guard`. */

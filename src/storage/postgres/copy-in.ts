@@ -1,0 +1,76 @@
+// `COPY … FROM STDIN` on a node-postgres client, driven by hand: node-postgres has the protocol's
+// messages (Connection.sendCopyFromChunk / endCopyFrom / sendCopyFail) but no API for them, so a
+// Submittable sends the statement, then, on the backend's CopyInResponse, the given bytes as
+// CopyData messages and CopyDone. Rows travel in COPY's text format (`copyText` below): one
+// line per row, fields split by a tab, `\N` for NULL. The statement goes out with the simple
+// query protocol (it takes no parameters).
+
+import type pg from 'pg';
+
+/** Bytes per CopyData message: the server takes any size; this keeps each write of the socket small. */
+const MESSAGE_BYTES = 1 << 20;
+
+/** Sends `data` (COPY text rows) as the input of `sql`, a `COPY … FROM STDIN` statement, on client `c`. */
+export function copyIn(c: pg.ClientBase, sql: string, data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    c.query(new CopyIn(sql, data, resolve, reject));
+  });
+}
+
+/** The Submittable: node-postgres calls these handlers with the backend's messages. */
+class CopyIn implements pg.Submittable {
+  private settled = false;
+
+  constructor(
+    private readonly sql: string,
+    private readonly data: Buffer,
+    private readonly resolve: () => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  submit(connection: pg.Connection): void {
+    connection.query(this.sql);
+  }
+
+  /** The server is ready for the rows: all of them, then CopyDone (it answers when it has read them). */
+  handleCopyInResponse(connection: pg.Connection): void {
+    const c = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void };
+    for (let at = 0; at < this.data.byteLength; at += MESSAGE_BYTES)
+      c.sendCopyFromChunk(this.data.subarray(at, Math.min(this.data.byteLength, at + MESSAGE_BYTES)));
+    c.endCopyFrom();
+  }
+
+  /** Once per statement: after CommandComplete, or after an error (then `handleError` ran first). */
+  handleReadyForQuery(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve();
+  }
+
+  /** A backend error (the connection stays usable) or a lost connection. */
+  handleError(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(err);
+  }
+
+  handleCommandComplete(): void {}
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+}
+
+const SPECIAL = /[\\\t\n\r]/;
+const SPECIAL_ALL = /[\\\t\n\r]/g;
+const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * One field in COPY's text format: a backslash, tab, newline or carriage return escaped (the
+ * only characters the format gives a meaning), everything else as it is; null is `\N`.
+ */
+export function copyText(v: string | null): string {
+  if (v === null) return '\\N';
+  return SPECIAL.test(v) ? v.replace(SPECIAL_ALL, (ch) => ESCAPES[ch] as string) : v;
+}
