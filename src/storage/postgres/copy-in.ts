@@ -6,6 +6,7 @@
 // query protocol (it takes no parameters).
 
 import type pg from 'pg';
+import { CopyStatement } from './copy-statement.js';
 
 /** Bytes per CopyData message: the server takes any size; this keeps each write of the socket small. */
 const MESSAGE_BYTES = 1 << 20;
@@ -17,49 +18,26 @@ export function copyIn(c: pg.ClientBase, sql: string, data: Buffer): Promise<voi
   });
 }
 
-/** The Submittable: node-postgres calls these handlers with the backend's messages. */
-class CopyIn implements pg.Submittable {
-  private settled = false;
-
+/** The statement: on the backend's CopyInResponse, every row, then CopyDone. */
+class CopyIn extends CopyStatement<void> {
   constructor(
-    private readonly sql: string,
+    sql: string,
     private readonly data: Buffer,
-    private readonly resolve: () => void,
-    private readonly reject: (err: unknown) => void,
-  ) {}
-
-  submit(connection: pg.Connection): void {
-    connection.query(this.sql);
+    resolve: () => void,
+    reject: (err: unknown) => void,
+  ) {
+    super(sql, resolve, reject);
   }
 
+  protected result(): void {}
+
   /** The server is ready for the rows: all of them, then CopyDone (it answers when it has read them). */
-  handleCopyInResponse(connection: pg.Connection): void {
+  override handleCopyInResponse(connection: pg.Connection): void {
     const c = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void };
     for (let at = 0; at < this.data.byteLength; at += MESSAGE_BYTES)
       c.sendCopyFromChunk(this.data.subarray(at, Math.min(this.data.byteLength, at + MESSAGE_BYTES)));
     c.endCopyFrom();
   }
-
-  /** Once per statement: after CommandComplete, or after an error (then `handleError` ran first). */
-  handleReadyForQuery(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolve();
-  }
-
-  /** A backend error (the connection stays usable) or a lost connection. */
-  handleError(err: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(err);
-  }
-
-  handleCommandComplete(): void {}
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyData(): void {}
 }
 
 const SPECIAL = /[\\\t\n\r]/;

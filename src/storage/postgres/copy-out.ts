@@ -9,6 +9,7 @@
 // in it is inlined (strings through the client's `escapeLiteral`).
 
 import type pg from 'pg';
+import { CopyStatement } from './copy-statement.js';
 
 /** One row: its fields' bytes (null for SQL NULL). */
 export type CopyRow = (Buffer | null)[];
@@ -27,47 +28,17 @@ export function copyOutBytes(c: pg.ClientBase, sql: string): Promise<Buffer[]> {
   });
 }
 
-/** The Submittable: node-postgres calls these handlers with the backend's messages. */
-class CopyOut implements pg.Submittable {
+/** The statement: collects the CopyData messages until the backend is done. */
+class CopyOut extends CopyStatement<Buffer[]> {
   private readonly parts: Buffer[] = [];
-  private settled = false;
 
-  constructor(
-    private readonly sql: string,
-    private readonly resolve: (parts: Buffer[]) => void,
-    private readonly reject: (err: unknown) => void,
-  ) {}
-
-  submit(connection: pg.Connection): void {
-    connection.query(this.sql);
+  protected result(): Buffer[] {
+    return this.parts;
   }
 
   /** The message's bytes are a view of the parser's buffer, which it reuses: copied here. */
-  handleCopyData(msg: { chunk: Buffer }): void {
+  override handleCopyData(msg: { chunk: Buffer }): void {
     this.parts.push(Buffer.from(msg.chunk));
-  }
-
-  /** Once per statement: after the last CopyData, or after an error (then `handleError` ran first). */
-  handleReadyForQuery(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolve(this.parts);
-  }
-
-  /** A backend error (the connection stays usable) or a lost connection. */
-  handleError(err: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(err);
-  }
-
-  handleCommandComplete(): void {}
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {
-    this.handleError(new Error('latch: COPY FROM is not supported here'));
   }
 }
 
