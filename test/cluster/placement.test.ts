@@ -135,10 +135,18 @@ describe.runIf(run)('stores placed across four latch processes (K = 2)', () => {
     expect(members.reduce((sum, m) => sum + m.ready.length, 0)).toBe(STORES * K);
     for (const n of nodes) {
       await vi.waitFor(async () => expect((await fetch(`${n.base}/readyz`)).status).toBe(200), { timeout: 30_000 });
-      const metrics = await (await fetch(`${n.base}/metrics`)).text();
       const held = members.find((m) => m.nodeId === idOf(n))?.ready.length;
-      expect(Number(/^latch_index_stores (\d+)$/m.exec(metrics)?.[1])).toBe(held);
-      expect(metrics).toMatch(/^latch_placement_forwards_total \d+$/m);
+      // A node drops a store it no longer owns only once the new owners report it ready, and
+      // asynchronously: one that briefly held an extra store (a lease renewed late at load, while
+      // the stores were created) still counts it for a moment after the placement settled.
+      await vi.waitFor(
+        async () => {
+          const metrics = await (await fetch(`${n.base}/metrics`)).text();
+          expect(Number(/^latch_index_stores (\d+)$/m.exec(metrics)?.[1])).toBe(held);
+          expect(metrics).toMatch(/^latch_placement_forwards_total \d+$/m);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
     }
   }, 180_000);
 
