@@ -10,6 +10,7 @@ import { DEFAULT_DELETE_BY_FILTER, MAX_DELETE_BY_FILTER } from '../engine/comman
 import type { DeleteTuplesFilter, DeleteTuplesInput, DeleteTuplesOutput } from '../engine/contract.js';
 import { AppError } from '../errors.js';
 import { endpoint, type Endpoint, type Reply } from './endpoint.js';
+import { plain, putPlain } from './plain-json.js';
 import { tupleKeyOut } from './render.js';
 import { bodyObject } from './stores.js';
 import { P, REASON, bool, int32, match, maxBytes, optMessage, storeId, str, violation, type Obj } from './validate.js';
@@ -86,19 +87,6 @@ function put(buf: Buffer, at: number, src: Buffer): number {
 }
 
 /**
- * Writes `s` at `at` when JSON writes it as it is (printable ASCII without `"` and `\`); returns
- * the end, or -1 for any other string.
- */
-function putPlain(buf: Buffer, at: number, s: string): number {
-  for (let c = 0; c < s.length; c++) {
-    const u = s.charCodeAt(c);
-    if (u < 0x20 || u > 0x7e || u === 0x22 || u === 0x5c) return -1;
-    buf[at++] = u;
-  }
-  return at;
-}
-
-/**
  * The reply's JSON, byte for byte what `JSON.stringify` makes of `body` (a tuple key as
  * render.ts `tupleKeyOut` shapes it), written straight into one buffer: a request deletes up to
  * 10,000 tuples, and an object and a string per tuple were a large share of its CPU. Undefined
@@ -114,13 +102,14 @@ function replyJson(out: DeleteTuplesOutput, dryRun: boolean): Uint8Array | undef
   for (let i = 0; i < out.tuples.length; i++) {
     const t = out.tuples[i] as TupleKey;
     if (t.condition !== undefined || t.expires_at !== undefined) return undefined;
+    if (!plain(t.user) || !plain(t.relation) || !plain(t.object)) return undefined;
     if (i > 0) buf[at++] = 0x2c;
     at = put(buf, at, KEY_USER);
-    if ((at = putPlain(buf, at, t.user)) < 0) return undefined;
+    at = putPlain(buf, at, t.user);
     at = put(buf, at, KEY_RELATION);
-    if ((at = putPlain(buf, at, t.relation)) < 0) return undefined;
+    at = putPlain(buf, at, t.relation);
     at = put(buf, at, KEY_OBJECT);
-    if ((at = putPlain(buf, at, t.object)) < 0) return undefined;
+    at = putPlain(buf, at, t.object);
     at = put(buf, at, KEY_END);
   }
   at += buf.write(tail, at, 'latin1');

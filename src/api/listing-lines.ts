@@ -13,6 +13,7 @@
 //   byte `JSON.stringify` of `{"objects", "continuation_token"}` and `{"users", "continuation_token"}`.
 
 import { Buffer } from 'node:buffer';
+import { plain, putPlain } from './plain-json.js';
 import type { ListingTokens } from './tokens.js';
 
 /**
@@ -81,21 +82,6 @@ function base64(buf: Buffer, at: number, lead: Buffer, src: Uint8Array, from: nu
  * lines it read after that token (at most TOKEN_EVERY - 1): the rule in docs/reference/http-api.md.
  */
 export const TOKEN_EVERY = 1000;
-
-/** Whether `s` is written by JSON as it is and as one byte a character (printable ASCII, no `"` or `\`). */
-function plain(s: string): boolean {
-  for (let c = 0; c < s.length; c++) {
-    const u = s.charCodeAt(c);
-    if (u < 0x20 || u > 0x7e || u === 0x22 || u === 0x5c) return false;
-  }
-  return true;
-}
-
-/** Copies the characters of a `plain` string `s` to `buf` at `at`; returns the end. */
-function putPlain(buf: Uint8Array, at: number, s: string): number {
-  for (let c = 0; c < s.length; c++) buf[at++] = s.charCodeAt(c);
-  return at;
-}
 
 /**
  * The NDJSON lines of StreamedListObjects for `objects` (see the head of this file). With
