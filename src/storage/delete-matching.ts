@@ -13,22 +13,11 @@
 
 import type { TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
-import {
-  BULK_DELETE,
-  bulkChanges,
-  decodeTupleText,
-  encodeJson,
-  encodeRevision,
-  ISO_LENGTH,
-  key,
-  prefixEnd,
-  u32,
-  u48,
-} from './codec.js';
+import { BULK_DELETE, bulkChanges, decodeTupleText, ISO_LENGTH, key, prefixEnd, u32, u48 } from './codec.js';
 import type { Kv, KvOp, KvTextEntry } from './kv.js';
 import { scanFor } from './tuples.js';
 import type { TupleFilter } from './types.js';
-import { logOps, type PlannedWrite, type StoreState } from './write-plan.js';
+import { bulkOps, endRevisionOps, logOps, type PlannedWrite, type StoreState } from './write-plan.js';
 
 const TERM = '\u0000\u0001';
 
@@ -176,14 +165,8 @@ function planOf(storeId: string, state: StoreState, d: Deletes): PlannedWrite {
   flat[1] = timestamp;
   if (d.mixed) logOps(ops, storeId, rev, ms, bulkChanges(flat, 0, deleted.length));
   else {
-    const position = u48(rev) + u32(deleted.length - 1);
-    const empty = new Uint8Array(0);
-    ops.push(
-      { type: 'put', key: key.changes(storeId) + position, value: encodeJson(flat) },
-      { type: 'put', key: key.changesOfType(storeId, d.type) + position, value: empty },
-      { type: 'put', key: key.time(storeId, ms, rev), value: empty },
-      { type: 'put', key: key.revision(storeId), value: encodeRevision(rev) },
-    );
+    bulkOps(ops, storeId, u48(rev) + u32(deleted.length - 1), d.type, flat);
+    endRevisionOps(ops, storeId, rev, ms);
   }
   return { ops, ms, result: { revision: rev, timestamp, deleted, written: [] } };
 }

@@ -244,7 +244,6 @@ export async function planImport(
     last.push(i);
   }
   const revision = u48(rev);
-  const log = key.changes(storeId);
   const empty = new Uint8Array(0);
   let seq = 0;
   for (const [type, members] of groups) {
@@ -269,16 +268,27 @@ export async function planImport(
       written.push(logged);
     }
     seq += members.length;
-    const position = revision + u32(seq - 1);
-    ops.push(
-      { type: 'put', key: log + position, value: encodeJson(flat) },
-      { type: 'put', key: key.changesOfType(storeId, type) + position, value: empty },
-    );
+    bulkOps(ops, storeId, revision + u32(seq - 1), type, flat);
   }
   if (written.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted: [], written } };
-  ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
-  ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
+  endRevisionOps(ops, storeId, rev, ms);
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };
+}
+
+/** A bulk changelog record (codec.ts `flat`) at `position`, and its entry in the index by object type. */
+export function bulkOps(ops: KvOp[], storeId: string, position: string, type: string, flat: readonly unknown[]): void {
+  ops.push(
+    { type: 'put', key: key.changes(storeId) + position, value: encodeJson(flat) },
+    { type: 'put', key: key.changesOfType(storeId, type) + position, value: new Uint8Array(0) },
+  );
+}
+
+/** The end of every revision's batch: its entry in the time index, and the store's revision. */
+export function endRevisionOps(ops: KvOp[], storeId: string, rev: number, ms: number): void {
+  ops.push(
+    { type: 'put', key: key.time(storeId, ms, rev), value: new Uint8Array(0) },
+    { type: 'put', key: key.revision(storeId), value: encodeRevision(rev) },
+  );
 }
 
 /** Changelog entries (deletes first, request order), their type index, time index and revision. */
@@ -291,8 +301,7 @@ export function logOps(ops: KvOp[], storeId: string, rev: number, ms: number, ch
     ops.push({ type: 'put', key: log + position, value: encodeJson(c) });
     ops.push({ type: 'put', key: key.changesOfType(storeId, typeOf(c.tuple.object)) + position, value: empty });
   });
-  ops.push({ type: 'put', key: key.time(storeId, ms, rev), value: empty });
-  ops.push({ type: 'put', key: key.revision(storeId), value: encodeRevision(rev) });
+  endRevisionOps(ops, storeId, rev, ms);
 }
 
 /**
