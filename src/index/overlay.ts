@@ -48,6 +48,14 @@ const bySubject: Compare = (x, i, y, j) =>
 const probe = new Uint32Array(4);
 const EMPTY = new Uint32Array(0);
 
+/** Sets the probe to the record (obj, rel, subj, subjRel); meta's other bits are 0. */
+function setProbe(obj: number, rel: number, subj: number, sr: number): void {
+  probe[0] = obj;
+  probe[1] = rel;
+  probe[2] = subj;
+  probe[3] = sr;
+}
+
 /**
  * Index of the first of `count` records at word `b` of `w` that is >= the probe in `order`. A probe
  * of (obj, rel, 0, 0) in key order, or (0, 0, subj, subjRel) in subject order, finds the first
@@ -82,10 +90,7 @@ class SortedRecords {
 
   /** Index of the first record >= the key; `eq`: it has the key. */
   private search(obj: number, rel: number, sr: number, subj: number): number {
-    probe[0] = obj;
-    probe[1] = rel;
-    probe[2] = subj;
-    probe[3] = sr;
+    setProbe(obj, rel, subj, sr);
     const w = u32();
     const i = lowerBound(w, this.at, this.length, this.order);
     this.eq = i < this.length && this.order(w, this.at + i * 4, probe, 0) === 0;
@@ -267,10 +272,7 @@ export class OverlayImage {
   /** True when the base key (obj, rel, subjRel, subj) is deleted in this image. */
   isDeleted(obj: number, rel: number, sr: number, subj: number): boolean {
     if (this.delCount === 0 || !this.dels) return false;
-    probe[0] = obj;
-    probe[1] = rel;
-    probe[2] = subj;
-    probe[3] = sr;
+    setProbe(obj, rel, subj, sr);
     const w = u32();
     const b = this.dels.ptr >>> 2;
     const i = lowerBound(w, b, this.delCount, byKey);
@@ -283,10 +285,7 @@ export class OverlayImage {
    */
   *addsOf(obj: number, rel: number): Generator<number> {
     if (this.addCount === 0 || !this.adds) return;
-    probe[0] = obj;
-    probe[1] = rel;
-    probe[2] = 0;
-    probe[3] = 0;
+    setProbe(obj, rel, 0, 0);
     const b = this.adds.ptr >>> 2;
     const end = b + this.addCount * 4;
     for (let p = b + lowerBound(u32(), b, this.addCount, byKey) * 4; p < end; p += 4) {
@@ -302,10 +301,7 @@ export class OverlayImage {
    */
   *addsOfSubject(subj: number, sr: number): Generator<number> {
     if (this.addCount === 0 || !this.addsBySubj) return;
-    probe[0] = 0;
-    probe[1] = 0;
-    probe[2] = subj;
-    probe[3] = sr;
+    setProbe(0, 0, subj, sr);
     const b = this.addsBySubj.ptr >>> 2;
     const end = b + this.addCount * 4;
     for (let p = b + lowerBound(u32(), b, this.addCount, bySubject) * 4; p < end; p += 4) {
