@@ -48,16 +48,7 @@ afterAll(async () => {
 
 /** The body of a raw chunked HTTP/1.1 response (`Transfer-Encoding: chunked`) as text. */
 function dechunk(raw: Buffer): string {
-  const parts: Buffer[] = [];
-  let at = raw.indexOf('\r\n\r\n') + 4;
-  for (;;) {
-    const eol = raw.indexOf('\r\n', at);
-    const size = parseInt(raw.toString('latin1', at, eol), 16);
-    if (!(size > 0)) break;
-    parts.push(raw.subarray(eol + 2, eol + 2 + size));
-    at = eol + 2 + size + 2;
-  }
-  return Buffer.concat(parts).toString('utf8');
+  return Buffer.concat(chunksOf(raw)).toString('utf8');
 }
 
 /** The data of each chunk of a raw chunked HTTP/1.1 response, in order. */
