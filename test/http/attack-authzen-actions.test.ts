@@ -1,17 +1,17 @@
 // AuthZEN ActionSearch under attack: a type with 201 relations, each costly to walk, is searched
 // with ONE deadline for the whole request (not one per BatchCheck-sized slice: 201 relations
 // took four deadlines and more) and yields to the event loop between relations, so the node
-// answers cheap Checks meanwhile and no stall is longer than a few relations' walks.
+// answers cheap Checks meanwhile and each event-loop turn walks one relation.
 //
 // The costly data: every group is a member of every other group (a clique) and each relation of
 // doc:1 names group:0#member, so a Check for a user in none of the groups walks the clique.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, start } from './helpers.js';
-import { probeLoop } from '../support/stall.js';
+import { countTurns, probeLoop } from '../support/stall.js';
 
 const RELATIONS = 201;
-/** Attempts at a wall-clock bound before it fails (a sliced search fails every one). */
+/** Attempts at the deadline test's wall-clock bounds before it fails (five deadlines fail every one). */
 const ATTEMPTS = 3;
 /** Groups in the clique of the costly case: each relation a short walk (10 groups made the search take 98 s alone, over 180 s in a full run). */
 const GROUPS_COSTLY = 8;
@@ -84,50 +84,33 @@ describe('AuthZEN ActionSearch on a 201-relation type', () => {
     afterAll(() => s.close());
 
     it('attack: the search yields between relations; cheap Checks answer while it runs', async () => {
-      // The baseline, same run: the loop's busy time while one relation of the type is checked
-      // (after a first Check has built the store's index).
-      await call(s.base, 'POST', `/stores/${store}/check`, {
-        tuple_key: { user: 'user:nobody', relation: 'r000', object: 'doc:1' },
-      });
-      // The stall bound is wall-clock, so a descheduled process (2 shared cores at load 30+)
-      // reads as a stall. A search that slices its relations stalls on EVERY attempt; the
-      // bound is held by the least stall of up to three attempts, each with its own baseline.
-      let best = { maxStallMs: Infinity, bound: 0 };
-      for (let attempt = 0; attempt < ATTEMPTS && best.maxStallMs >= best.bound; attempt++) {
-        const one = probeLoop();
-        const single = await call(s.base, 'POST', `/stores/${store}/check`, {
-          tuple_key: { user: 'user:nobody', relation: 'r199', object: 'doc:1' },
+      // The property counted, not timed: a wall-clock stall bound read a descheduled process (2
+      // shared cores at load 20+) as a stall. The search yields once per relation, so it spans at
+      // least one event-loop iteration per relation; a search holding the loop for a slice of 50
+      // relations spans a handful, whatever the machine's load.
+      const turns = countTurns();
+      let searchDone = false;
+      const searching = search(s.base, store, 'nobody').then((r) => ((searchDone = true), r));
+      // Cheap Checks one after another while the search runs: each is answered between two
+      // relations. Yielding only between slices of 50 relations gave them four turns in all.
+      let answered = 0;
+      let cheapWrong = 0;
+      while (!searchDone) {
+        const cheap = await call(s.base, 'POST', `/stores/${store}/check`, {
+          tuple_key: { user: 'user:nobody', relation: 'owner', object: 'doc:1' },
         });
-        const oneRelation = one.stop();
-        expect(single.json, single.text).toMatchObject({ allowed: false });
-
-        const probe = probeLoop();
-        let searchDone = false;
-        const searching = search(s.base, store, 'nobody').then((r) => ((searchDone = true), r));
-        // Cheap Checks one after another while the search runs: each is answered between two
-        // relations. Yielding only between slices of 50 relations gave them four turns in all.
-        let answered = 0;
-        let cheapWrong = 0;
-        while (!searchDone) {
-          const cheap = await call(s.base, 'POST', `/stores/${store}/check`, {
-            tuple_key: { user: 'user:nobody', relation: 'owner', object: 'doc:1' },
-          });
-          if (searchDone) break;
-          answered++;
-          if ((cheap.json as { allowed?: boolean }).allowed !== true) cheapWrong++;
-        }
-        const r = await searching;
-        const load = probe.stop();
-        expect(r.status, r.text).toBe(200);
-        // Every relation evaluated: only the direct one is permitted.
-        expect(r.json).toEqual({ results: [{ name: 'owner' }] });
-        expect(cheapWrong).toBe(0);
-        expect(answered).toBeGreaterThanOrEqual(10);
-        // A slice of 50 relations on one turn stalled ~50 relations' walk; now about one.
-        const bound = 4 * oneRelation.activeMs + 50;
-        if (load.maxStallMs - bound < best.maxStallMs - best.bound) best = { maxStallMs: load.maxStallMs, bound };
+        if (searchDone) break;
+        answered++;
+        if ((cheap.json as { allowed?: boolean }).allowed !== true) cheapWrong++;
       }
-      expect(best.maxStallMs).toBeLessThan(best.bound);
+      const r = await searching;
+      const iterations = turns.stop();
+      expect(r.status, r.text).toBe(200);
+      // Every relation evaluated: only the direct one is permitted.
+      expect(r.json).toEqual({ results: [{ name: 'owner' }] });
+      expect(cheapWrong).toBe(0);
+      expect(answered).toBeGreaterThanOrEqual(10);
+      expect(iterations).toBeGreaterThanOrEqual(RELATIONS - 1);
     });
 
     it('a user in the groups is permitted every relation', async () => {
@@ -149,7 +132,7 @@ describe('AuthZEN ActionSearch on a 201-relation type', () => {
 
     it('attack: the whole search runs under one deadline, not one per slice of relations', async () => {
       // Busy time and stall are wall-clock; a deadline per 50 relations costs five deadlines on
-      // every attempt, so the least of up to three attempts holds the bound (see above).
+      // every attempt, so the least of up to three attempts holds the bound (the least of them is held).
       let best = { activeMs: Infinity, maxStallMs: Infinity };
       for (
         let attempt = 0;

@@ -31,3 +31,25 @@ export function timeOf(work: () => void, times = 1): number {
   for (let i = 0; i < times; i++) work();
   return performance.now() - t0;
 }
+
+/**
+ * Counts this thread's event-loop iterations until `stop()`: one `setImmediate` per iteration's
+ * check phase. Work that yields once per item takes at least one iteration per item, however
+ * busy the machine; work that holds the loop for many items takes one for all of them.
+ */
+export function countTurns(): { stop(): number } {
+  let turns = 0;
+  let stopped = false;
+  const tick = (): void => {
+    if (stopped) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    stop() {
+      stopped = true;
+      return turns;
+    },
+  };
+}
