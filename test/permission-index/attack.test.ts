@@ -1,13 +1,14 @@
 // Attack regression: one 100-tuple write that grants a 10,000-member group on an indexed relation
 // (1,000,000 new triples) used to be maintained inside the write, blocking the event loop for
 // 10-25 s. The write is now acknowledged before the maintenance, which runs in bounded slices:
-// the longest event-loop stall while it is acknowledged and maintained stays under a bound an
-// order of magnitude below that failure, and the index still ends exact. Then: the lag bound holds
+// the write and its maintenance span many event-loop iterations, the longest stall a small part
+// of the loop's busy time, and the index still ends exact. Then: the lag bound holds
 // writes back, and an index catches up exactly after a burst of writes it lagged behind.
 
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
+import { countTurns } from '../support/stall.js';
 import { active, diff, fixture, Folded, oracle, snapshotSet, type Fixture } from './harness.js';
 
 const DSL = `model
@@ -21,9 +22,6 @@ type doc
     define viewer: [user, group#member]
 `;
 
-/** The longest event-loop stall allowed (ms): the failure blocked it 10,000-25,000 ms. */
-const STALL_BOUND_MS = 1000;
-
 let f: Fixture | undefined;
 afterEach(async () => {
   await f?.latch.close();
@@ -34,7 +32,7 @@ const write = (fx: Fixture, writes: TupleKey[]) =>
   fx.latch.write({ storeId: fx.storeId, writes, deletes: [], onDuplicate: 'error', onMissing: 'error' });
 
 describe('permission index maintenance off the write path', () => {
-  it('a 100-tuple write granting a 10,000-member group stalls the event loop less than the bound', async () => {
+  it('a 100-tuple write granting a 10,000-member group yields the event loop in slices', async () => {
     f = await fixture(DSL);
     for (let b = 0; b < 100; b++)
       await write(
@@ -53,6 +51,8 @@ describe('permission index maintenance off the write path', () => {
     await active(f, info.record.id);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
+    const elu0 = performance.eventLoopUtilization();
+    const turns = countTurns();
     const out = await write(
       f,
       Array.from({ length: 100 }, (_, d) => ({ object: `doc:${d}`, relation: 'viewer', user: 'group:big#member' })),
@@ -68,11 +68,20 @@ describe('permission index maintenance off the write path', () => {
     expect((await f.latch.getPermissionIndex(f.storeId, info.record.id)).revision).toBeLessThan(out.revision);
     await f.latch.permissionIndexesCaughtUp(f.storeId);
     delay.disable();
+    const iterations = turns.stop();
+    const activeMs = performance.eventLoopUtilization(elu0).active;
     const got = await f.latch.getPermissionIndex(f.storeId, info.record.id);
     expect(got).toMatchObject({ status: 'ACTIVE', revision: out.revision, expansions: 1_000_000 });
     const stallMs = delay.max / 1e6;
-    console.info(`10,000-member group granted on 100 documents: longest event-loop stall ${stallMs.toFixed(1)} ms`);
-    expect(stallMs).toBeLessThan(STALL_BOUND_MS);
+    console.info(
+      `10,000-member group granted on 100 documents: longest event-loop stall ${stallMs.toFixed(1)} ms ` +
+        `of ${activeMs.toFixed(0)} ms busy, over ${iterations} event-loop iterations`,
+    );
+    // In slices: many iterations (71 at load 23), the longest stall a small part of the busy
+    // time (93 of 1,944 ms). All of it in one turn (maintainSliceMs unbounded) was 1 iteration.
+    // Same-run ratios, not an absolute bound: a descheduled process stretches both.
+    expect(iterations).toBeGreaterThanOrEqual(10);
+    expect(stallMs).toBeLessThan(activeMs / 4);
   }, 300_000);
 
   it('holds a write until the index is within maxLagChanges of the store', async () => {
