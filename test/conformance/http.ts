@@ -10,8 +10,11 @@ import type { ListedUser } from '../../src/engine/contract.js';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import { dslToModel } from '../../src/model/dsl.js';
-import { engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
+import { cachedModel, engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
 import type { FileResult, RunOptions, Target } from './types.js';
+
+/** One DSL conversion per model for every wire run of this process. */
+const toModel = cachedModel(dslToModel);
 
 /** One request/answer exchange: op name (the channel op), store, JSON-shaped body. */
 export type Send = (op: string, storeId: string | undefined, body: Record<string, unknown>) => Promise<unknown>;
@@ -90,7 +93,7 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
       const r = (await send(
         'write-authorization-model',
         storeId,
-        dslToModel(dsl) as unknown as Record<string, unknown>,
+        toModel(dsl) as unknown as Record<string, unknown>,
       )) as { authorization_model_id: string };
       return r.authorization_model_id;
     },
