@@ -10,6 +10,7 @@ import type { ListedUser } from '../../src/engine/contract.js';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import { dslToModel } from '../../src/model/dsl.js';
+import { send as httpSend } from '../support/http-client.js';
 import { cachedModel, engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
 import type { FileResult, RunOptions, Target } from './types.js';
 
@@ -40,12 +41,12 @@ function jsonSender(base: string): Send {
   };
   return async (op, storeId, body) => {
     const path = op === 'create-store' ? '/stores' : `/stores/${storeId}${route[op]}`;
-    const r = await fetch(base + path, {
+    const r = await httpSend(base + path, {
       method: 'POST',
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
     });
-    const text = await r.text();
+    const text = r.text;
     if (op === 'streamed-list-objects' && r.status === 200) {
       const lines = text
         .split('\n')
