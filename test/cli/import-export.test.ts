@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { startServer, type RunningServer } from '../../src/main.js';
+import { LATCH_ENTRY } from '../support/latch-process.js';
 import { latch, type Run } from './helpers.js';
 
 let server: RunningServer;
@@ -79,18 +80,7 @@ describe('tuple import', () => {
     const state = `${file}.import-state`;
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'test/cli/latch-entry.ts',
-        'tuple',
-        'import',
-        '--store-id',
-        storeId,
-        file,
-        '--chunk-size',
-        '500',
-      ],
+      [...LATCH_ENTRY, 'tuple', 'import', '--store-id', storeId, file, '--chunk-size', '500'],
       { env: { ...process.env, ...env }, stdio: 'ignore' },
     );
     const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -9,6 +9,7 @@ import { runCli } from '../../src/cli/commands.js';
 import { ChannelError, LatchChannelClient, channelUrlOf } from '../../src/client/index.js';
 import { Db, PgClusterRegistry } from '../../src/storage/postgres/index.js';
 import type { ClusterMember } from '../../src/storage/types.js';
+import { send } from '../support/http-client.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
 import { DOC_MODEL, json, startLatch, type LatchProcess } from '../ops/process.js';
 
@@ -51,13 +52,12 @@ interface Answer {
 }
 
 async function post(base: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const r = await fetch(base + path, {
+  const r = await send(base + path, {
     method: 'POST',
     body: JSON.stringify(body),
     headers: { 'content-type': 'application/json', ...headers },
   });
-  const text = await r.text();
-  return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: r.headers };
+  return { status: r.status, body: r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {}, headers: r.headers };
 }
 
 const check = (base: string, store: string, object: string, user: string, extra: Record<string, unknown> = {}) =>

@@ -216,6 +216,32 @@ async function runTest(driver: ConformanceDriver, t: YTest, replay: boolean, tal
 }
 
 /**
+ * Suite files and models parsed once per process (the targets run the same suites again: two wire
+ * modes, two in-process drivers, one worker for many files), each use getting a fresh copy. The
+ * YAML parser and the DSL parser (antlr4) were ≈ 1 s of CPU per pass over both suites; a
+ * structured clone is a few milliseconds. Not JSON: abac_tests.yaml holds ±Infinity contexts.
+ */
+const suites = new Map<string, { tests: YTest[] }>();
+
+function readSuite(file: string): { tests: YTest[] } {
+  let doc = suites.get(file);
+  if (doc === undefined) {
+    doc = parse(readFileSync(file, 'utf8')) as { tests: YTest[] };
+    suites.set(file, doc);
+  }
+  return structuredClone(doc);
+}
+
+/** `toModel(dsl)` once per DSL text; a DSL it rejects is converted (and throws) every time. */
+export function cachedModel<M>(toModel: (dsl: string) => M): (dsl: string) => M {
+  const models = new Map<string, M>();
+  return (dsl) => {
+    if (!models.has(dsl)) models.set(dsl, toModel(dsl));
+    return structuredClone(models.get(dsl) as M);
+  };
+}
+
+/**
  * Runs every test of one suite file. `lanes` tests run at once (each on a store of its own, so
  * they cannot see each other): more than one only for a target whose time goes to waiting on
  * other processes (the replicated target), where the lanes overlap those waits.
@@ -227,7 +253,7 @@ export async function runQueryFile(
   lanes = 1,
 ): Promise<FileResult> {
   const tally = new FileTally(rel);
-  const doc = parse(readFileSync(file, 'utf8')) as { tests: YTest[] };
+  const doc = readSuite(file);
   let next = 0;
   const lane = async (): Promise<void> => {
     for (let t = doc.tests[next++]; t !== undefined; t = doc.tests[next++]) {

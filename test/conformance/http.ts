@@ -10,8 +10,12 @@ import type { ListedUser } from '../../src/engine/contract.js';
 import { ChannelError, LatchChannelClient } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import { dslToModel } from '../../src/model/dsl.js';
-import { engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
+import { send as httpSend } from '../support/http-client.js';
+import { cachedModel, engineTarget, type ConformanceDriver, type QueryOf, type StoreDriver } from './engine.js';
 import type { FileResult, RunOptions, Target } from './types.js';
+
+/** One DSL conversion per model for every wire run of this process. */
+const toModel = cachedModel(dslToModel);
 
 /** One request/answer exchange: op name (the channel op), store, JSON-shaped body. */
 export type Send = (op: string, storeId: string | undefined, body: Record<string, unknown>) => Promise<unknown>;
@@ -37,12 +41,12 @@ function jsonSender(base: string): Send {
   };
   return async (op, storeId, body) => {
     const path = op === 'create-store' ? '/stores' : `/stores/${storeId}${route[op]}`;
-    const r = await fetch(base + path, {
+    const r = await httpSend(base + path, {
       method: 'POST',
       body: JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
     });
-    const text = await r.text();
+    const text = r.text;
     if (op === 'streamed-list-objects' && r.status === 200) {
       const lines = text
         .split('\n')
@@ -90,7 +94,7 @@ function storeDriver(send: Send, storeId: string, client?: LatchChannelClient): 
       const r = (await send(
         'write-authorization-model',
         storeId,
-        dslToModel(dsl) as unknown as Record<string, unknown>,
+        toModel(dsl) as unknown as Record<string, unknown>,
       )) as { authorization_model_id: string };
       return r.authorization_model_id;
     },

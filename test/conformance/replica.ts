@@ -6,6 +6,7 @@
 import { AppError } from '../../src/errors.js';
 import { driver, wireError, type Send } from './http.js';
 import { engineTarget } from './engine.js';
+import { failedBeforeReply, send as httpSend } from '../support/http-client.js';
 import type { FileResult, RunOptions } from './types.js';
 
 const ROUTES: Record<string, string> = {
@@ -32,11 +33,11 @@ export function replicaSender(writer: string, reader: string): Send {
     // synchronous suite parse at load 20+ outlasts the server's 10 s idle limit) fails before
     // any reply byte. Safe operations are sent again once, as HTTP clients do for idempotent
     // requests; a Write is never resent (its first attempt may have been applied).
-    const r = await fetch(base + path, init).catch((e: unknown) => {
-      if (op === 'write' || !socketFailed(e)) throw e;
-      return fetch(base + path, init);
+    const r = await httpSend(base + path, init).catch((e: unknown) => {
+      if (op === 'write' || !failedBeforeReply(e)) throw e;
+      return httpSend(base + path, init);
     });
-    const text = await r.text();
+    const text = r.text;
     if (op === 'write' && r.status === 200 && storeId !== undefined) {
       const revision = r.headers.get('latch-revision');
       if (revision === null) throw new Error('a Write answer without Latch-Revision');
@@ -58,12 +59,6 @@ export function replicaSender(writer: string, reader: string): Send {
     }
     return json;
   };
-}
-
-/** The connection failed under the request (undici: UND_ERR_SOCKET, e.g. "other side closed"). */
-function socketFailed(e: unknown): boolean {
-  const cause = e instanceof Error ? (e.cause as { code?: string } | undefined) : undefined;
-  return cause?.code === 'UND_ERR_SOCKET';
 }
 
 /** The query suites, written through `writer`, asked of `reader`. */

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, vi } from 'vitest';
+import { send } from '../support/http-client.js';
 import { LATCH_ENTRY } from '../support/latch-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -75,13 +76,12 @@ export async function json(
   p: string,
   body?: unknown,
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const r = await fetch(base + p, {
+  const r = await send(base + p, {
     method,
     body: body === undefined ? undefined : JSON.stringify(body),
     headers: { 'content-type': 'application/json' },
   });
-  const text = await r.text();
-  return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: r.headers };
+  return { status: r.status, body: r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {}, headers: r.headers };
 }
 
 export const DOC_MODEL = {

@@ -15,6 +15,7 @@ import { LatchService } from '../../src/engine/service.js';
 
 import { openStorage } from '../../src/storage/index.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.js';
+import { send } from '../support/http-client.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { DOC_MODEL, json, readAll, startLatch, type LatchProcess } from './process.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
@@ -68,13 +69,12 @@ async function check(
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${base}/stores/${store}/check`, {
+  const r = await send(`${base}/stores/${store}/check`, {
     method: 'POST',
     body: JSON.stringify({ tuple_key: k, ...extra }),
     headers: { 'content-type': 'application/json', ...headers },
   });
-  const text = await r.text();
-  return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return { status: r.status, body: r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {} };
 }
 
 /** A write of `writes` (and `deletes`); its status, body and Latch-Revision. */
