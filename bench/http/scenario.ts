@@ -184,7 +184,7 @@ function ms(value: string, unit: string): number {
 }
 
 /** `cpus` pins wrk (taskset -c), e.g. '1'. */
-export async function wrk(
+export function wrk(
   url: string,
   body: string,
   seconds: number,
@@ -192,11 +192,37 @@ export async function wrk(
   targetRps = 0,
   cpus?: string,
 ): Promise<WrkRun> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, 'check.lua'), url];
+  return wrkWith('check.lua', { TARGET_RPS: String(Math.round(targetRps)) }, url, body, seconds, connections, cpus);
+}
+
+/**
+ * wrk with `depth` requests per write on each connection (HTTP pipelining, check-pipeline.lua):
+ * the client's CPU per request falls with the depth, as in HTTP framework benchmarks.
+ */
+export function wrkPipelined(
+  url: string,
+  body: string,
+  seconds: number,
+  connections: number,
+  depth: number,
+): Promise<WrkRun> {
+  return wrkWith('check-pipeline.lua', { DEPTH: String(depth) }, url, body, seconds, connections);
+}
+
+async function wrkWith(
+  script: string,
+  scriptEnv: Record<string, string>,
+  url: string,
+  body: string,
+  seconds: number,
+  connections: number,
+  cpus?: string,
+): Promise<WrkRun> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', path.join(here, script), url];
   const command = cpus ? ['taskset', '-c', cpus, 'wrk', ...args] : ['wrk', ...args];
   // Through bash, whose `times` prints its children's user and system CPU last (wrk's own cost).
   const { stdout } = await run('bash', ['-c', '"$@"; times', 'wrk', ...command], {
-    env: { ...process.env, BODY: body, TARGET_RPS: String(Math.round(targetRps)) },
+    env: { ...process.env, BODY: body, ...scriptEnv },
   });
   const times = [...stdout.matchAll(/(\d+)m([\d.]+)s/g)].slice(-2);
   const cpuUs = times.reduce((sum, m) => sum + (Number(m[1]) * 60 + Number(m[2])) * 1e6, 0);

@@ -13,14 +13,19 @@
 // its own CPU per request is reported too (`wrk_cpu_us`), and each layout's summary gives two
 // ratios to 1 thread derived from CPU per request: with the clients on other machines (the
 // layout's threads have both cores) and the most it can reach with wrk beside it on these cores.
+// `--pipeline N` also runs, right after each plain wrk run, the same run with N requests per write
+// on each connection (HTTP pipelining, check-pipeline.lua), which cuts wrk's CPU per request as
+// HTTP benchmarks do; its rows and summary are reported beside the plain ones ("pipelined"), with
+// ratios to the pipelined 1-thread rows, never mixed into the plain figures.
 //
 //   npx tsx bench/http/threads.ts [--seconds 3] [--connections 64] [--rounds 3] [--tuples 0] [--no-cache] [--dist]
+//     [--configs 0,1] [--pipeline 16]
 
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { child, round1, round2, setup, wrk, type WrkRun } from './scenario.js';
+import { child, round1, round2, setup, wrk, wrkPipelined, type WrkRun } from './scenario.js';
 import { median } from '../harness.js';
 import { SERVE_ENV } from '../../src/cli/node-flags.js';
 
@@ -36,8 +41,11 @@ const { values } = parseArgs({
     dist: { type: 'boolean', default: false },
     // --configs 0,1: only these rows of CONFIGS (0 = 1 thread, 1 = 2 threads, …): a shorter run.
     configs: { type: 'string' },
+    // --pipeline N: also a run with N requests per write after each plain run (0: none).
+    pipeline: { type: 'string', default: '0' },
   },
 });
+const PIPELINE = Number(values.pipeline);
 const NO_CACHE = values['no-cache'];
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
@@ -78,6 +86,11 @@ function bound(threads: number, serverUs: number, wrkUs: number): number {
 function threadsOf(name: string): number {
   const env = ALL_CONFIGS.find((c) => c.name === name)?.env ?? {};
   return Number(env.LATCH_BENCH_HTTP_THREADS ?? 1);
+}
+
+/** Whether the main thread of the layout named `name` accepts API connections too. */
+function mainServes(name: string): boolean {
+  return ALL_CONFIGS.find((c) => c.name === name)?.env.LATCH_BENCH_MAIN_SERVES !== '0';
 }
 const CONFIGS: readonly Config[] = values.configs
   ? values.configs.split(',').map((i) => {
@@ -148,17 +161,41 @@ async function grow(base: string, store: string): Promise<void> {
   await Promise.all([0, 100, 200, 300].map(lane));
 }
 
-interface Server {
-  readonly config: Config;
-  readonly proc: ChildProcess;
-  readonly url: string;
-  readonly body: string;
+/** One way of driving a server (plain or pipelined wrk), summed over the rounds. */
+interface Measure {
   readonly runs: WrkRun[];
+  /** CPU ticks of the main thread and of the other threads during the runs. */
   main: number;
   other: number;
   requests: number;
   /** wrk's CPU µs over the rounds. */
   client: number;
+}
+
+function measure(): Measure {
+  return { runs: [], main: 0, other: 0, requests: 0, client: 0 };
+}
+
+interface Server {
+  readonly config: Config;
+  readonly proc: ChildProcess;
+  readonly url: string;
+  readonly body: string;
+  readonly plain: Measure;
+  readonly piped: Measure;
+}
+
+/** One wrk run against `s`, its server's CPU split by thread and wrk's CPU added to `m`. */
+async function drive(s: Server, m: Measure, run: () => Promise<WrkRun>): Promise<void> {
+  const t0 = threadTicks(s.proc.pid as number);
+  const r = await run();
+  const t1 = threadTicks(s.proc.pid as number);
+  if (r.non2xx !== 0) throw new Error(`${s.config.name}: ${r.non2xx} non-2xx answers`);
+  m.runs.push(r);
+  m.main += t1.main - t0.main;
+  m.other += t1.other - t0.other;
+  m.requests += r.requests;
+  m.client += r.cpuUs;
 }
 
 async function open(config: Config): Promise<Server> {
@@ -179,76 +216,61 @@ async function open(config: Config): Promise<Server> {
     proc,
     url: `${base}/stores/${store}/check`,
     body,
-    runs: [],
-    main: 0,
-    other: 0,
-    requests: 0,
-    client: 0,
+    plain: measure(),
+    piped: measure(),
   };
 }
 
-const load0 = loadavg()[0] ?? 0;
-const servers: Server[] = [];
-for (const c of CONFIGS) servers.push(await open(c));
-try {
-  for (const s of servers) await wrk(s.url, s.body, 1, CONNECTIONS); // warm-up
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const s of servers) {
-      const t0 = threadTicks(s.proc.pid as number);
-      const run = await wrk(s.url, s.body, SECONDS, CONNECTIONS);
-      const t1 = threadTicks(s.proc.pid as number);
-      if (run.non2xx !== 0) throw new Error(`${s.config.name}: ${run.non2xx} non-2xx answers`);
-      s.runs.push(run);
-      s.main += t1.main - t0.main;
-      s.other += t1.other - t0.other;
-      s.requests += run.requests;
-      s.client += run.cpuUs;
-    }
-  }
-  const base = median(servers[0]?.runs.map((r) => r.rps) ?? []);
-  const rows = servers.map((s) => {
-    const rps = median(s.runs.map((r) => r.rps));
-    const us = (t: number): number => round2((t * 1e4) / s.requests); // 100 ticks/s
+/** Rows per process, the summary per layout and the 16-core projection of one kind of run. */
+function report(measured: readonly { name: string; m: Measure; rss: number }[]): {
+  rows: Row[];
+  summary: Record<string, number | string>[];
+  projections: Record<string, number | string>[];
+} {
+  const base = median(measured[0]?.m.runs.map((r) => r.rps) ?? []);
+  const rows: Row[] = measured.map(({ name, m, rss }) => {
+    const rps = median(m.runs.map((r) => r.rps));
+    const us = (t: number): number => round2((t * 1e4) / m.requests); // 100 ticks/s
     return {
-      config: s.config.name,
+      config: name,
       rps: Math.round(rps),
       ratio: round2(rps / base),
-      p99_ms: round2(median(s.runs.map((r) => r.p99))),
-      rss_mb: round1(rssMb(s.proc.pid as number)),
-      cpu_us_per_request: us(s.main + s.other),
-      main_thread_us: us(s.main),
-      other_threads_us: us(s.other),
-      wrk_cpu_us: round2(s.client / s.requests),
+      p99_ms: round2(median(m.runs.map((r) => r.p99))),
+      rss_mb: round1(rss),
+      rss_ratio: NaN,
+      cpu_us_per_request: us(m.main + m.other),
+      main_thread_us: us(m.main),
+      other_threads_us: us(m.other),
+      wrk_cpu_us: round2(m.client / m.requests),
     };
   });
-  const one = rows[0];
-  const rssBase = one?.rss_mb ?? NaN;
-  for (const row of rows) Object.assign(row, { rss_ratio: round2(row.rss_mb / rssBase) });
-  // 16 cores: the main thread runs every forwarded operation once, so it caps the process at
-  // 1e6 / main_thread_us req/s; the HTTP threads' share scales with the cores given to them. With
-  // Checks answered on the threads the main thread's share of a Check is ≈ 0 (it applies writes).
+  const rssBase = rows[0]?.rss_mb ?? NaN;
+  for (const row of rows) row.rss_ratio = round2(row.rss_mb / rssBase);
+  // 16 cores, the clients elsewhere: every thread a core, so 16e6 / the CPU per request, unless
+  // one thread is the bottleneck. That is the main thread only when it serves no HTTP (the engine
+  // thread of "2 HTTP threads + engine thread": what it spends per Check answered elsewhere caps
+  // the process at 1e6 / main_thread_us); where it also serves, its figure is its share of the
+  // requests and caps nothing.
   const projections = rows
     .filter((row) => threadsOf(row.config) > 1)
-    .map((row) => {
-      const http = row.other_threads_us;
-      const engine = row.main_thread_us;
-      const cores = 16;
-      const linear = (cores * 1e6) / (http + engine);
-      const engineCap = engine > 0 ? 1e6 / engine : Infinity;
-      return { config: row.config, linear_16: Math.round(linear), main_thread_cap: Math.round(engineCap) };
-    });
+    .map((row) => ({
+      config: row.config,
+      linear_16: Math.round((16 * 1e6) / row.cpu_us_per_request),
+      ...(mainServes(row.config) ? {} : { engine_thread_cap: Math.round(1e6 / row.main_thread_us) }),
+    }));
   // Per layout, over its processes (RSS moves by ±10–25 MB from one process to the next).
   const names = [...new Set(rows.map((r) => r.config))];
+  const first = rows[0]?.config ?? '';
   const of = (name: string, key: 'rps' | 'rss_mb' | 'cpu_us_per_request' | 'wrk_cpu_us'): number =>
     median(rows.filter((r) => r.config === name).map((r) => r[key]));
-  const oneUs = of(one?.config ?? '', 'cpu_us_per_request');
+  const oneUs = of(first, 'cpu_us_per_request');
   const summary = names.map((name) => ({
     config: name,
     processes: rows.filter((r) => r.config === name).length,
     rps: Math.round(of(name, 'rps')),
-    rps_ratio: round2(of(name, 'rps') / of(one?.config ?? '', 'rps')),
+    rps_ratio: round2(of(name, 'rps') / of(first, 'rps')),
     rss_mb: round1(of(name, 'rss_mb')),
-    rss_ratio: round2(of(name, 'rss_mb') / of(one?.config ?? '', 'rss_mb')),
+    rss_ratio: round2(of(name, 'rss_mb') / of(first, 'rss_mb')),
     cpu_us_per_request: round2(of(name, 'cpu_us_per_request')),
     wrk_cpu_us: round2(of(name, 'wrk_cpu_us')),
     // From the CPU per request (load-independent): what this layout serves over 1 thread when its
@@ -258,9 +280,43 @@ try {
     two_core_ratio_clients_elsewhere: round2((Math.min(2, threadsOf(name)) * oneUs) / of(name, 'cpu_us_per_request')),
     two_core_ratio_wrk_beside: round2(
       bound(threadsOf(name), of(name, 'cpu_us_per_request'), of(name, 'wrk_cpu_us')) /
-        bound(1, oneUs, of(one?.config ?? '', 'wrk_cpu_us')),
+        bound(1, oneUs, of(first, 'wrk_cpu_us')),
     ),
   }));
+  return { rows, summary, projections };
+}
+
+interface Row {
+  readonly config: string;
+  readonly rps: number;
+  readonly ratio: number;
+  readonly p99_ms: number;
+  readonly rss_mb: number;
+  rss_ratio: number;
+  readonly cpu_us_per_request: number;
+  readonly main_thread_us: number;
+  readonly other_threads_us: number;
+  readonly wrk_cpu_us: number;
+}
+
+const load0 = loadavg()[0] ?? 0;
+const servers: Server[] = [];
+for (const c of CONFIGS) servers.push(await open(c));
+try {
+  for (const s of servers) await wrk(s.url, s.body, 1, CONNECTIONS); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const s of servers) {
+      await drive(s, s.plain, () => wrk(s.url, s.body, SECONDS, CONNECTIONS));
+      if (PIPELINE > 0) await drive(s, s.piped, () => wrkPipelined(s.url, s.body, SECONDS, CONNECTIONS, PIPELINE));
+    }
+  }
+  // RSS once, after every round (both kinds of run).
+  const rss = new Map(servers.map((s) => [s, rssMb(s.proc.pid as number)]));
+  const plain = report(servers.map((s) => ({ name: s.config.name, m: s.plain, rss: rss.get(s) ?? NaN })));
+  const pipelined =
+    PIPELINE > 0
+      ? report(servers.map((s) => ({ name: s.config.name, m: s.piped, rss: rss.get(s) ?? NaN })))
+      : undefined;
   console.log(
     JSON.stringify(
       {
@@ -271,9 +327,9 @@ try {
         compiled: values.dist,
         load_before: round2(load0),
         load_after: round2(loadavg()[0] ?? 0),
-        rows,
-        summary,
-        projections,
+        pipeline_depth: PIPELINE,
+        ...plain,
+        ...(pipelined ? { pipelined } : {}),
       },
       null,
       2,
