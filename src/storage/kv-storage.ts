@@ -291,8 +291,13 @@ export class KvStorage implements Storage {
     this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
   }
 
-  /** Scan and delete under the store's mutex (delete-matching.ts). */
-  async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
+  /** Scan and delete under the store's mutex (delete-matching.ts); `planned` runs while the batch is written. */
+  async deleteMatching(
+    storeId: string,
+    filter: TupleFilter,
+    limit: number,
+    planned?: (result: WriteResult) => void,
+  ): Promise<DeletedMatching> {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
@@ -306,7 +311,11 @@ export class KvStorage implements Storage {
       } else void drop(hint);
       const { plan, more, last, rest } = await planMatchingDeletes(this.kv, storeId, state, filter, limit, from);
       try {
-        if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+        if (plan.ops.length > 0) {
+          const committed = this.commitPlan(storeId, state, plan);
+          planned?.(plan.result);
+          await committed;
+        }
       } catch (err) {
         await rest?.close();
         throw err;
