@@ -14,7 +14,7 @@ import { imageChunks, readImage, streamImage, UnsupportedImageError } from './ch
 import { logger } from '../log.js';
 import { expiryMs, StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
-import { Overlay, type Change } from './overlay.js';
+import { Overlay, sortDeletes, type Change, type SortedDeletes } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
 
 export { IndexSnapshot } from './snapshot.js';
@@ -117,7 +117,7 @@ export class StoreIndex {
   /** The checkpoint being copied; at most one per index. */
   private saving: { stop: boolean; readonly done: Promise<CheckpointOutcome> } | undefined;
   /** A bulk delete's changes looked up ahead of its apply (`prepare`). */
-  private prepared: { readonly result: WriteResult; readonly changes: Change[] } | undefined;
+  private prepared: { readonly result: WriteResult; readonly deletes: SortedDeletes } | undefined;
 
   /** How the last load found the store: from a checkpoint image or a full scan, and how many changes of the log tail it applied. */
   loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = {
@@ -234,13 +234,14 @@ export class StoreIndex {
   onPublish: ((snapshot: IndexSnapshot) => void) | undefined;
 
   /**
-   * Looks up a bulk delete's keys (a delete by filter) before `result` commits, so the lookups run
-   * while the datastore writes; `apply` of the same result object uses them. Reads the dictionary
-   * only: a name it lacks is in no stored tuple, and a store's writes apply one at a time, so the
-   * lookups equal those `apply` would make. Nothing else (a write that fails is never applied).
+   * Looks up and sorts a bulk delete's keys (a delete by filter) before `result` commits, so that
+   * work runs while the datastore writes; `apply` of the same result object only merges them.
+   * Reads the dictionary only: a name it lacks is in no stored tuple, and a store's writes apply
+   * one at a time, so the lookups equal those `apply` would make; the sort reads nothing else.
+   * Nothing else changes (a write that fails is never applied).
    */
   prepare(result: WriteResult): void {
-    this.prepared = isBulkDelete(result) ? { result, changes: this.bulkDeletes(result) } : undefined;
+    this.prepared = isBulkDelete(result) ? { result, deletes: sortDeletes(this.bulkDeletes(result)) } : undefined;
   }
 
   /** The interned changes of a bulk delete, skipping keys the dictionary lacks (they match nothing). */
@@ -276,7 +277,8 @@ export class StoreIndex {
     if (result.revision <= this.revision) return;
     if (isBulkDelete(result)) {
       // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll).
-      this.overlay.deleteAll(prepared?.result === result ? prepared.changes : this.bulkDeletes(result));
+      if (prepared?.result === result) this.overlay.deleteSorted(prepared.deletes);
+      else this.overlay.deleteAll(this.bulkDeletes(result));
     } else if (result.deleted.length === 0 && result.written.length >= 64) {
       // A bulk write (an import chunk): interned in a row, applied in one sorted merge.
       const changes = new Array<Change>(result.written.length);
