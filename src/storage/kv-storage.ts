@@ -58,7 +58,8 @@ async function* nothing<T>(): AsyncGenerator<T> {}
 /**
  * How long a stopped delete-by-filter scan waits for the same filter's next request before its
  * iterator (and LevelDB snapshot) is closed: a client deleting in pages sends the next request
- * at once; one that does not costs at most this long of `limit` rows held.
+ * at once; one that does not holds, this long, the rows read ahead (delete-matching.ts
+ * AHEAD_ROWS, and the rest of one native read).
  */
 const REST_MS = 2000;
 
