@@ -236,6 +236,68 @@ function sameKey(words: Uint32Array, a: number, b: number): boolean {
   );
 }
 
+/**
+ * The changes packed as records (obj, rel, subj, meta) in `words`; `order` holds their offsets in
+ * key order (obj, rel, subject-relation, subj), ties by position, so the last of a key's changes
+ * in the batch comes last.
+ */
+function packSorted(changes: readonly Change[]): { words: Uint32Array; order: number[] } {
+  const count = changes.length;
+  const words = new Uint32Array(count * 4);
+  const order = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    const c = changes[i] as Change;
+    const p = i * 4;
+    words[p] = c.obj;
+    words[p + 1] = c.rel;
+    words[p + 2] = c.subj;
+    words[p + 3] = c.meta;
+    order[i] = p;
+  }
+  // Typed-array reads cast, not `?? 0`: every index read is within `words`.
+  order.sort(
+    (a, b) =>
+      (words[a] as number) - (words[b] as number) ||
+      (words[a + 1] as number) - (words[b + 1] as number) ||
+      ((words[a + 3] as number) & SR_MASK) - ((words[b + 3] as number) & SR_MASK) ||
+      (words[a + 2] as number) - (words[b + 2] as number) ||
+      a - b,
+  );
+  return { words, order };
+}
+
+/** The deletes of one write sorted for `Overlay.deleteSorted`. */
+export interface SortedDeletes {
+  readonly changes: readonly Change[];
+  /** Each deleted key once, (obj, rel, subj, subject relation), in key order. */
+  readonly removed: Uint32Array;
+  /** The same keys in subject order. */
+  readonly bySubject: Uint32Array;
+}
+
+/**
+ * The sorting half of `Overlay.deleteAll`: it reads only `changes` (no overlay, no base), so a
+ * bulk delete's keys can be sorted before its write has committed (StoreIndex.prepare).
+ */
+export function sortDeletes(changes: readonly Change[]): SortedDeletes {
+  const { words, order } = packSorted(changes);
+  const sorted = new Uint32Array(words.length);
+  let n = 0;
+  let prev = -1;
+  for (const at of order) {
+    // a key twice in one batch: once is enough
+    if (prev >= 0 && sameKey(words, prev, at)) continue;
+    prev = at;
+    sorted[n] = words[at] as number;
+    sorted[n + 1] = words[at + 1] as number;
+    sorted[n + 2] = words[at + 2] as number;
+    sorted[n + 3] = (words[at + 3] as number) & SR_MASK;
+    n += 4;
+  }
+  const removed = sorted.subarray(0, n);
+  return { changes, removed, bySubject: inSubjectOrder(removed) };
+}
+
 function* recordsOf(w: Uint32Array): Generator<Rec> {
   for (let i = 0; i + 3 < w.length; i += 4)
     yield { obj: w[i] ?? 0, rel: w[i + 1] ?? 0, subj: w[i + 2] ?? 0, meta: w[i + 3] ?? 0 };
@@ -358,29 +420,8 @@ export class Overlay {
    * position, so the last of a key's changes in the batch comes last.
    */
   private logSorted(changes: readonly Change[]): { words: Uint32Array; order: number[] } {
-    const count = changes.length;
-    const words = new Uint32Array(count * 4);
-    const order = new Array<number>(count);
-    for (let i = 0; i < count; i++) {
-      const c = changes[i] as Change;
-      this.log.push(c);
-      const p = i * 4;
-      words[p] = c.obj;
-      words[p + 1] = c.rel;
-      words[p + 2] = c.subj;
-      words[p + 3] = c.meta;
-      order[i] = p;
-    }
-    // Typed-array reads cast, not `?? 0`: every index read is within `words`.
-    order.sort(
-      (a, b) =>
-        (words[a] as number) - (words[b] as number) ||
-        (words[a + 1] as number) - (words[b + 1] as number) ||
-        ((words[a + 3] as number) & SR_MASK) - ((words[b + 3] as number) & SR_MASK) ||
-        (words[a + 2] as number) - (words[b + 2] as number) ||
-        a - b,
-    );
-    return { words, order };
+    for (const c of changes) this.log.push(c);
+    return packSorted(changes);
   }
 
   /**
@@ -394,25 +435,20 @@ export class Overlay {
       for (const c of changes) this.apply(c);
       return;
     }
-    const { words, order } = this.logSorted(changes);
-    const sorted = new Uint32Array(words.length);
-    const inBase = new Uint32Array(words.length);
-    let n = 0;
+    this.deleteSorted(sortDeletes(changes));
+  }
+
+  /** `deleteAll` of deletes sorted ahead (`sortDeletes`, which reads nothing of the overlay). */
+  deleteSorted(d: SortedDeletes): void {
+    for (const c of d.changes) this.log.push(c);
+    const removed = d.removed;
+    const inBase = new Uint32Array(removed.length);
     let m = 0;
-    let prev = -1;
-    for (const at of order) {
-      const obj = words[at] as number;
-      const rel = words[at + 1] as number;
-      const subj = words[at + 2] as number;
-      const sr = (words[at + 3] as number) & SR_MASK;
-      // a key twice in one batch: once is enough
-      if (prev >= 0 && sameKey(words, prev, at)) continue;
-      prev = at;
-      sorted[n] = obj;
-      sorted[n + 1] = rel;
-      sorted[n + 2] = subj;
-      sorted[n + 3] = sr;
-      n += 4;
+    for (let at = 0; at < removed.length; at += 4) {
+      const obj = removed[at] as number;
+      const rel = removed[at + 1] as number;
+      const subj = removed[at + 2] as number;
+      const sr = removed[at + 3] as number;
       if (this.base.find(obj, rel, sr, subj) >= 0) {
         inBase[m] = obj;
         inBase[m + 1] = rel;
@@ -421,9 +457,8 @@ export class Overlay {
         m += 4;
       }
     }
-    const removed = sorted.subarray(0, n);
     this.adds.mergeBatch(removed, EMPTY);
-    this.addsBySubj.mergeBatch(inSubjectOrder(removed), EMPTY);
+    this.addsBySubj.mergeBatch(d.bySubject, EMPTY);
     this.dels.mergeBatch(EMPTY, inBase.subarray(0, m));
   }
 

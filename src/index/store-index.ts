@@ -14,7 +14,7 @@ import { imageChunks, readImage, streamImage, UnsupportedImageError } from './ch
 import { logger } from '../log.js';
 import { expiryMs, StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
-import { Overlay, type Change } from './overlay.js';
+import { Overlay, sortDeletes, type Change, type SortedDeletes } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
 
 export { IndexSnapshot } from './snapshot.js';
@@ -87,6 +87,11 @@ class ColumnInterner {
   }
 }
 
+/** A write of deletes only, enough of them to be applied in one sorted merge (a delete by filter). */
+function isBulkDelete(result: WriteResult): boolean {
+  return result.written.length === 0 && result.deleted.length >= 64;
+}
+
 /** A write of at least this many changes is a bulk apply (see `mergeIfDue`). */
 const BULK_CHANGES = 1_024;
 
@@ -111,6 +116,8 @@ export class StoreIndex {
   private savedRevision: number | undefined;
   /** The checkpoint being copied; at most one per index. */
   private saving: { stop: boolean; readonly done: Promise<CheckpointOutcome> } | undefined;
+  /** A bulk delete's changes looked up ahead of its apply (`prepare`). */
+  private prepared: { readonly result: WriteResult; readonly deletes: SortedDeletes } | undefined;
 
   /** How the last load found the store: from a checkpoint image or a full scan, and how many changes of the log tail it applied. */
   loaded: { readonly fromCheckpoint: boolean; readonly tailChanges: number } = {
@@ -226,33 +233,52 @@ export class StoreIndex {
    */
   onPublish: ((snapshot: IndexSnapshot) => void) | undefined;
 
+  /**
+   * Looks up and sorts a bulk delete's keys (a delete by filter) before `result` commits, so that
+   * work runs while the datastore writes; `apply` of the same result object only merges them.
+   * Reads the dictionary only: a name it lacks is in no stored tuple, and a store's writes apply
+   * one at a time, so the lookups equal those `apply` would make; the sort reads nothing else.
+   * Nothing else changes (a write that fails is never applied).
+   */
+  prepare(result: WriteResult): void {
+    this.prepared = isBulkDelete(result) ? { result, deletes: sortDeletes(this.bulkDeletes(result)) } : undefined;
+  }
+
+  /** The interned changes of a bulk delete, skipping keys the dictionary lacks (they match nothing). */
+  private bulkDeletes(result: WriteResult): Change[] {
+    // Its keys are looked up, never interned: a name or node the dictionary lacks is in no stored
+    // tuple, so that delete matches nothing (as `intern` decides it, without its key copy).
+    const d = this.dict;
+    const revision = result.revision;
+    const changes: Change[] = [];
+    for (const t of result.deleted) {
+      const obj = d.nodes.get(t.object);
+      const rel = d.names.get(t.relation);
+      if (obj === undefined || rel === undefined) continue;
+      const user = t.user;
+      const hash = user.lastIndexOf('#');
+      const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
+      if (subj === undefined) continue;
+      let sr = 0;
+      if (hash !== -1) {
+        const r = d.names.get(user.slice(hash + 1));
+        if (r === undefined) continue;
+        sr = r + 1;
+      }
+      changes.push({ revision, del: true, obj, rel, subj, meta: sr });
+    }
+    return changes;
+  }
+
   /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
   apply(result: WriteResult): void {
+    const prepared = this.prepared;
+    this.prepared = undefined;
     if (result.revision <= this.revision) return;
-    if (result.written.length === 0 && result.deleted.length >= 64) {
-      // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll). Its
-      // keys are looked up, never interned: a name or node the dictionary lacks is in no stored
-      // tuple, so that delete matches nothing (as `intern` decides it, without its key copy).
-      const d = this.dict;
-      const revision = result.revision;
-      const changes: Change[] = [];
-      for (const t of result.deleted) {
-        const obj = d.nodes.get(t.object);
-        const rel = d.names.get(t.relation);
-        if (obj === undefined || rel === undefined) continue;
-        const user = t.user;
-        const hash = user.lastIndexOf('#');
-        const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
-        if (subj === undefined) continue;
-        let sr = 0;
-        if (hash !== -1) {
-          const r = d.names.get(user.slice(hash + 1));
-          if (r === undefined) continue;
-          sr = r + 1;
-        }
-        changes.push({ revision, del: true, obj, rel, subj, meta: sr });
-      }
-      this.overlay.deleteAll(changes);
+    if (isBulkDelete(result)) {
+      // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll).
+      if (prepared?.result === result) this.overlay.deleteSorted(prepared.deletes);
+      else this.overlay.deleteAll(this.bulkDeletes(result));
     } else if (result.deleted.length === 0 && result.written.length >= 64) {
       // A bulk write (an import chunk): interned in a row, applied in one sorted merge.
       const changes = new Array<Change>(result.written.length);

@@ -25,7 +25,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
-import { planMatchingDeletes } from './delete-matching.js';
+import { planMatchingDeletes, ScanAhead } from './delete-matching.js';
 import {
   expiredTuples,
   firstExpiry,
@@ -55,6 +55,32 @@ import type {
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
+/**
+ * How long a stopped delete-by-filter scan waits for the same filter's next request before its
+ * iterator (and LevelDB snapshot) is closed: a client deleting in pages sends the next request
+ * at once; one that does not holds, this long, the rows read ahead (delete-matching.ts
+ * AHEAD_ROWS, and the rest of one native read).
+ */
+const REST_MS = 2000;
+
+/** Where a store's last delete by filter stopped (KvStorage.resumes). */
+interface Resume {
+  readonly filter: string;
+  readonly revision: number;
+  readonly after: string;
+  rest: ScanAhead | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** Closes a stopped scan nobody will take (a failed close only loses a read ahead). */
+function drop(resume: Resume | undefined): Promise<void> {
+  if (!resume) return Promise.resolve();
+  clearTimeout(resume.timer);
+  const rest = resume.rest;
+  resume.rest = undefined;
+  return rest ? rest.close().catch(() => undefined) : Promise.resolve();
+}
+
 interface KvStorageOptions {
   /** Reclaim deleted stores in the background (default true; tests turn it off to test resumption). */
   readonly reclaim?: boolean | undefined;
@@ -75,10 +101,11 @@ export class KvStorage implements Storage {
    * before the key is gone, so while the store is still at that revision (no write since) the
    * same filter's next request starts after the key instead of reading again, from the range's
    * start, every non-matching tuple and deleted key before it (bulk deletes in requests of
-   * `limit` read the range once, not once per request).
+   * `limit` read the range once, not once per request). For REST_MS it also holds the stopped
+   * scan itself, still reading ahead (delete-matching.ts ScanAhead): the next request takes its
+   * rows instead of reading them.
    */
-  private readonly resumes = new Map<string, { filter: string; revision: number; after: string }>();
-
+  private readonly resumes = new Map<string, Resume>();
   constructor(
     readonly kind: string,
     private readonly kv: Kv,
@@ -111,6 +138,8 @@ export class KvStorage implements Storage {
   /** Lets queued mutations finish, stops reclamation (it resumes at the next open), closes. */
   async close(): Promise<void> {
     await this.mutex.idle();
+    await Promise.all([...this.resumes.values()].map(drop));
+    this.resumes.clear();
     await this.reclaimer.stop();
     await this.kv.close();
   }
@@ -171,6 +200,7 @@ export class KvStorage implements Storage {
       );
       this.stores.delete(id);
       this.states.delete(id);
+      void drop(this.resumes.get(id));
       this.resumes.delete(id);
       this.checkpoints.forget(id);
       this.scheduleReclaim(id);
@@ -262,18 +292,40 @@ export class KvStorage implements Storage {
     this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
   }
 
-  /** Scan and delete under the store's mutex (delete-matching.ts). */
-  async deleteMatching(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching> {
+  /** Scan and delete under the store's mutex (delete-matching.ts); `planned` runs while the batch is written. */
+  async deleteMatching(
+    storeId: string,
+    filter: TupleFilter,
+    limit: number,
+    planned?: (result: WriteResult) => void,
+  ): Promise<DeletedMatching> {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
       const f = `${filter.object ?? ''}\u0000${filter.relation ?? ''}\u0000${filter.user ?? ''}`;
       const hint = this.resumes.get(storeId);
-      const after = hint?.filter === f && hint.revision === state.revision ? hint.after : undefined;
-      const { plan, more, last } = await planMatchingDeletes(this.kv, storeId, state, filter, limit, after);
-      if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
-      if (more && last !== undefined) this.resumes.set(storeId, { filter: f, revision: state.revision, after: last });
-      else this.resumes.delete(storeId);
+      this.resumes.delete(storeId);
+      let from: string | ScanAhead | undefined;
+      if (hint?.filter === f && hint.revision === state.revision) {
+        clearTimeout(hint.timer);
+        from = hint.rest ?? hint.after;
+      } else void drop(hint);
+      const { plan, more, last, rest } = await planMatchingDeletes(this.kv, storeId, state, filter, limit, from);
+      try {
+        if (plan.ops.length > 0) {
+          const committed = this.commitPlan(storeId, state, plan);
+          planned?.(plan.result);
+          await committed;
+        }
+      } catch (err) {
+        await rest?.close();
+        throw err;
+      }
+      if (more && last !== undefined) {
+        const resume: Resume = { filter: f, revision: state.revision, after: last, rest, timer: undefined };
+        if (rest) (resume.timer = setTimeout(() => void drop(resume), REST_MS)).unref();
+        this.resumes.set(storeId, resume);
+      } else await rest?.close();
       return { result: plan.result, more };
     });
   }

@@ -211,9 +211,17 @@ export interface Storage {
    * Delete by filter in one step (optional: where absent the engine reads the matches, then
    * deletes them through `writeTuples`): the first `limit` tuples `filter` selects, in Read order,
    * deleted as one write (one revision, one delete change each, as `writeTuples` records them);
-   * `more` when at least one more matched. Nothing matched → nothing changes.
+   * `more` when at least one more matched. Nothing matched → nothing changes. `planned`, when
+   * given, may be told the write's result after it is planned and before it has committed (the
+   * key-value backends: while the batch is written), for work that only reads it; the write may
+   * still fail.
    */
-  deleteMatching?(storeId: string, filter: TupleFilter, limit: number): Promise<DeletedMatching>;
+  deleteMatching?(
+    storeId: string,
+    filter: TupleFilter,
+    limit: number,
+    planned?: (result: WriteResult) => void,
+  ): Promise<DeletedMatching>;
   /**
    * The expiry sweep (tuple `expires_at`, docs/reference/decisions.md D15): deletes, as one write under the store's write
    * order, up to `limit` tuples whose expiry is at or before `now` (ms since the epoch), earliest

@@ -206,6 +206,62 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     expect(rest?.more).toBe(false);
     expect(await everything(a, s)).toEqual([]);
   });
+
+  it('a write past where a request stopped: the next request deletes it (the scan read ahead is dropped)', async () => {
+    const a = await open(kind);
+    closers.push(() => a.close());
+    const s = (await a.createStore('ahead')).id;
+    const keys = Array.from({ length: 40 }, (_, i) => ({
+      object: `doc:d${String(i).padStart(2, '0')}`,
+      relation: 'viewer',
+      user: 'user:v',
+    }));
+    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', relation: 'viewer' };
+    expect((await a.deleteMatching?.(s, filter, 10))?.result.deleted).toEqual(keys.slice(0, 10));
+    // A match after where the first request stopped (the stopped scan has read past it) and the
+    // deletion of one the stopped scan holds.
+    const late = { object: 'doc:d15', relation: 'viewer', user: 'user:w' };
+    await a.writeTuples(s, {
+      writes: [late],
+      deletes: [keys[12] as TupleKey],
+      onDuplicate: 'error',
+      onMissing: 'error',
+    });
+    const second = await a.deleteMatching?.(s, filter, 10);
+    expect(second?.result.deleted).toEqual([...keys.slice(10, 12), ...keys.slice(13, 16), late, ...keys.slice(16, 20)]);
+    // Unchanged since: the next requests take the rows read ahead, in order, until none is left.
+    const third = await a.deleteMatching?.(s, filter, 7);
+    expect(third?.result.deleted).toEqual(keys.slice(20, 27));
+    expect(third?.more).toBe(true);
+    const rest = await a.deleteMatching?.(s, filter, 14);
+    expect(rest?.result.deleted).toEqual(keys.slice(27));
+    expect(rest?.more).toBe(false);
+    expect(await everything(a, s)).toEqual([]);
+  });
+
+  it('an object type and a user (the by-user scan): requests of a limit resume in order', async () => {
+    const a = await open(kind);
+    closers.push(() => a.close());
+    const s = (await a.createStore('by-user')).id;
+    const keys: TupleKey[] = [];
+    for (let i = 0; i < 30; i++)
+      for (const relation of ['owner', 'viewer'])
+        keys.push({ object: `doc:d${String(i).padStart(2, '0')}`, relation, user: i % 2 ? 'user:anne' : 'user:bob' });
+    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const filter = { object: 'doc:', user: 'user:anne' };
+    const expected = await everything(a, s, filter);
+    expect(expected).toHaveLength(30);
+    const got: TupleKey[] = [];
+    for (;;) {
+      const r = await a.deleteMatching?.(s, filter, 4);
+      got.push(...(r?.result.deleted ?? []));
+      if (!r?.more) break;
+    }
+    expect(got).toEqual(expected.map((t) => ({ user: t.user, relation: t.relation, object: t.object })));
+    expect(await everything(a, s, filter)).toEqual([]);
+    expect(await everything(a, s, { object: 'doc:', user: 'user:bob' })).toHaveLength(30);
+  });
 });
 
 /** A storage whose `readTuples` calls are counted and can be held until released. */

@@ -238,6 +238,34 @@ describe('a bulk delete (one write of many deletes)', () => {
     x.apply(write(100, ['doc:1#viewer@user:u1']));
     expect(users(x.snapshot(), 'doc:1', 'viewer')).toContain('doc:1#viewer@user:u1');
   });
+
+  it('prepared before its commit (lookups ahead): the same state as applied alone; a result never applied changes nothing', () => {
+    const base: string[] = [];
+    for (let i = 0; i < 300; i++) base.push(`doc:${i % 40}#viewer@user:u${i}`);
+    const bulk = [...base.filter((_, i) => i % 3 !== 1), 'doc:1#viewer@user:nobody'];
+    const [x, y] = [StoreIndex.build(base.map(tk), 1), StoreIndex.build(base.map(tk), 1)];
+    // A prepared write that never commits (its datastore write failed) is not applied.
+    const failed = write(2, [], base.slice(0, 100));
+    x.prepare(failed);
+    const before = x.snapshot().overlay.copyWords();
+    expect(before).toEqual(y.snapshot().overlay.copyWords());
+    const r = write(2, [], bulk);
+    x.prepare(r);
+    x.apply(r);
+    y.apply(write(2, [], bulk));
+    const [sx, sy] = [x.snapshot(), y.snapshot()];
+    expect(sx.revision).toBe(2);
+    expect(sx.overlay.copyWords()).toEqual(sy.overlay.copyWords());
+    expect(sx.overlay.delCount).toBe(200);
+    for (let d = 0; d < 40; d++) expect(users(sx, `doc:${d}`, 'viewer')).toEqual(users(sy, `doc:${d}`, 'viewer'));
+    // Prepared for one result, applied with another: the other's own keys are looked up.
+    const next = write(3, [], ['doc:1#viewer@user:u1', ...base.filter((_, i) => i % 3 === 1).slice(0, 70)]);
+    x.prepare(write(3, [], base.slice(0, 64)));
+    x.apply(next);
+    y.apply(next);
+    expect(x.snapshot().overlay.copyWords()).toEqual(y.snapshot().overlay.copyWords());
+    expect(users(x.snapshot(), 'doc:1', 'viewer')).toEqual(users(y.snapshot(), 'doc:1', 'viewer'));
+  });
 });
 
 describe('a bulk write (one write of many tuples: an import chunk)', () => {

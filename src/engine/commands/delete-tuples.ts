@@ -6,7 +6,7 @@
 // run only reads.
 
 import type { TupleKey } from '../../domain/types.js';
-import type { Storage, TupleFilter } from '../../storage/types.js';
+import type { Storage, TupleFilter, WriteResult } from '../../storage/types.js';
 import type { DeleteTuplesFilter, DeleteTuplesInput, DeleteTuplesOutput } from '../contract.js';
 import type { EngineParts } from './parts.js';
 import { storeOf } from './request-steps.js';
@@ -40,8 +40,11 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
     const { deleteMatching } = e.storage;
     if (deleteMatching) {
       let more = false;
+      // The index looks the deleted keys up while the datastore commits them (StoreIndex.prepare).
+      const index = e.indexes.peek(storeId);
+      const prepare = index && ((r: WriteResult): void => index.prepare(r));
       const res = await commit(async (storage) => {
-        const d = await deleteMatching.call(storage, storeId, readFilterOf(filter), limit);
+        const d = await deleteMatching.call(storage, storeId, readFilterOf(filter), limit, prepare);
         more = d.more;
         return d.result;
       });
