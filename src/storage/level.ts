@@ -182,11 +182,28 @@ class LevelKv implements Kv {
     };
   }
 
+  /**
+   * Writes the memtable to a table file first: LevelDB does not at close, and the next open would
+   * replay its log (up to WRITE_BUFFER_BYTES) before serving. Measured with a full 128 MB
+   * memtable: reopening took 4.5 s of CPU, 2.1 s with 64 MB (load 25). A manual compaction of a
+   * range holding no key (every key starts with a letter, codec.ts) flushes the memtable and
+   * compacts nothing. A failed flush (a full disk) leaves the log to replay, as before.
+   */
   async close(): Promise<void> {
+    await (this.db as Compactable).compactRange?.(NO_KEY_FROM, NO_KEY_TO).catch(() => undefined);
     await this.db.close();
     await clearHolderPid(this.path);
   }
 }
+
+/** On Node `Level` is classic-level, whose manual compaction the `level` package's types leave out. */
+interface Compactable {
+  compactRange?(start: string, end: string): Promise<void>;
+}
+
+/** A key range no key of codec.ts lies in (they all start with a letter). */
+const NO_KEY_FROM = '\u0000';
+const NO_KEY_TO = '\u0000\u0001';
 
 export interface LevelOptions {
   /** Background reclamation of deleted stores (default true). */
