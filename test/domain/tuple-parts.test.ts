@@ -127,27 +127,31 @@ describe('scanCheckKey = parseObject + parseUser, the object no typed wildcard',
 });
 
 describe('TupleIdentitySet', () => {
-  it('finds exactly the tuples a Set of their joined (object, relation, user) strings finds again', () => {
-    // Parts drawn from few short strings (splits like "ab"+"c" / "a"+"bc" included), so that
-    // repeats, hash collisions and table growth all happen.
-    const parts = ['a', 'b', 'ab', 'c', 'bc', 'doc:1', 'user:x', ''];
-    let seed = 7;
-    const pick = (): string => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return parts[(seed >>> 16) % parts.length] as string;
-    };
-    const set = new TupleIdentitySet();
-    const strings = new Set<string>();
-    let repeats = 0;
-    for (let i = 0; i < 5000; i++) {
-      const t = { object: pick() + pick(), relation: pick(), user: pick() + pick() };
-      const id = `${t.object}\u0000${t.relation}\u0000${t.user}`;
-      const fresh = !strings.has(id);
-      strings.add(id);
-      if (!fresh) repeats++;
-      expect(set.add(t)).toBe(fresh);
-    }
-    expect(repeats).toBeGreaterThan(1000);
-    expect(strings.size).toBeGreaterThan(100);
-  });
+  // Sized for no tuples, for fewer than are added (it grows past the size given), and for all.
+  it.each([0, 16, 5000])(
+    'expecting %i tuples, finds exactly the tuples a Set of their joined strings finds again',
+    (expected) => {
+      // Parts drawn from few short strings (splits like "ab"+"c" / "a"+"bc" included), so that
+      // repeats, hash collisions and table growth all happen.
+      const parts = ['a', 'b', 'ab', 'c', 'bc', 'doc:1', 'user:x', ''];
+      let seed = 7;
+      const pick = (): string => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return parts[(seed >>> 16) % parts.length] as string;
+      };
+      const set = new TupleIdentitySet(expected);
+      const strings = new Set<string>();
+      let repeats = 0;
+      for (let i = 0; i < 5000; i++) {
+        const t = { object: pick() + pick(), relation: pick(), user: pick() + pick() };
+        const id = `${t.object}\u0000${t.relation}\u0000${t.user}`;
+        const fresh = !strings.has(id);
+        strings.add(id);
+        if (!fresh) repeats++;
+        expect(set.add(t)).toBe(fresh);
+      }
+      expect(repeats).toBeGreaterThan(1000);
+      expect(strings.size).toBeGreaterThan(100);
+    },
+  );
 });

@@ -65,7 +65,7 @@ export async function validateImport(model: CompiledModel, tuples: readonly Tupl
       'exceeded_entity_limit',
       `The number of tuples in one import chunk exceeds the allowed limit of ${MAX_IMPORT_CHUNK}`,
     );
-  const seen = new TupleIdentitySet();
+  const seen = new TupleIdentitySet(tuples.length);
   const validator = new BulkTupleValidator(model);
   for (let i = 0; i < tuples.length; i++) {
     if (i > 0 && i % VALIDATION_SLICE === 0) await turn();
