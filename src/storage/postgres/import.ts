@@ -66,14 +66,22 @@ const INSERT = `INSERT INTO latch_tuples (store_id, object, object_type, relatio
 
 /**
  * The end of the chunk's revision in one statement: its compact changelog rows ($5 seqs, $6
- * object types, $7 bulk texts, one per type), the store's revision, latch_end_revision.
+ * object types, one per type, and $7 their bulk texts joined by BULK_SEPARATOR), the store's
+ * revision, latch_end_revision.
  */
 const END = `WITH logged AS (
     INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms, bulk)
     SELECT $1, $2, x.seq, false, '', x.ot, '', '', NULL, $3, NULL, x.bulk
-      FROM unnest($5::integer[], $6::text[], $7::text[]) AS x(seq, ot, bulk)),
+      FROM unnest($5::integer[], $6::text[], string_to_array($7, chr(1))) AS x(seq, ot, bulk)),
   bumped AS (UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1)
   SELECT latch_end_revision($1, $4, $2, $3, $8::jsonb)`;
+
+/**
+ * Between two bulk texts in one parameter: U+0001, which JSON text never holds raw (JSON.stringify
+ * escapes every control character). One text, not a text[] parameter: node-postgres would
+ * escape every quote of the JSON into the array literal and the server parse it back.
+ */
+const BULK_SEPARATOR = '\u0001';
 
 /** Changes inlined in the commit NOTIFY up to this many (latch_end_revision's contract). */
 const INLINE_CHANGES = 32;
@@ -215,16 +223,17 @@ class TypeText {
 
 /**
  * The compact changelog rows (step 4 of the header) of the written tuples of `adds` (all but
- * those `stored` marks), grouped by type as `adds` is: per type its last seq, its stored type
- * and its `bulk` text, `[[o, r, u, p], …]` (changes.ts reads it with JSON.parse).
+ * those `stored` marks), grouped by type as `adds` is: per type its last seq and its stored
+ * type; the types' `bulk` texts, `[[o, r, u, p], …]` each (changes.ts reads it with JSON.parse),
+ * joined by BULK_SEPARATOR.
  */
 function changelog(
   adds: readonly TupleKey[],
   stored: Uint8Array | undefined,
-): { seqs: number[]; types: string[]; bulks: string[] } {
+): { seqs: number[]; types: string[]; bulks: string } {
   const seqs: number[] = [];
   const types: string[] = [];
-  const bulks: string[] = [];
+  let bulks = '';
   let type = '';
   let bulk = '';
   let seq = -1;
@@ -236,7 +245,7 @@ function changelog(
       if (bulk !== '') {
         seqs.push(seq - 1);
         types.push(enc(type));
-        bulks.push(bulk + ']');
+        bulks += bulk + ']' + BULK_SEPARATOR;
       }
       type = typeOf(t.object);
       bulk = '[';
@@ -250,7 +259,7 @@ function changelog(
   if (bulk !== '') {
     seqs.push(seq);
     types.push(enc(type));
-    bulks.push(bulk + ']');
+    bulks += bulk + ']';
   }
   return { seqs, types, bulks };
 }
