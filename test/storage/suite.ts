@@ -696,6 +696,19 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         const again = await s.importTuples(id, [...chunk].reverse());
         expect([again.revision, again.written]).toEqual([2, []]);
         expect(await s.revision(id)).toBe(2);
+        // Then chunks with some, none, none stored: each writes exactly its new tuples.
+        const next = [
+          [chunk[1] as TupleKey, tk('doc:n1#viewer@user:a')],
+          [tk('doc:n2#viewer@user:a')],
+          [tk('doc:n3#viewer@user:a')],
+        ];
+        for (const [i, c] of next.entries()) {
+          const w = await s.importTuples(id, c);
+          expect([w.revision, w.written]).toEqual([3 + i, c.filter((t) => t !== chunk[1])]);
+        }
+        expect(
+          (await s.readChanges(id, { pageSize: 100, type: 'doc' })).items.slice(-3).map((c) => c.tuple_key),
+        ).toEqual([tk('doc:n1#viewer@user:a'), tk('doc:n2#viewer@user:a'), tk('doc:n3#viewer@user:a')]);
       });
 
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {

@@ -10,7 +10,8 @@
 //      client resuming, or overlapping data. Per tuple the database then does only what any
 //      write must: parse the row, insert it into the heap and the two indexes (primary key,
 //      latch_tuples_by_user), log that in the WAL;
-//   3. on 23505, back to the savepoint and the staged path: the rows by COPY into
+//   3. on 23505, back to the savepoint and the staged path (straight to it when the caller says
+//      the store's last chunk had stored tuples, so overlapping data wastes no COPY per chunk): the rows by COPY into
 //      `latch_import`, a temporary table of the connection emptied at each commit; one statement
 //      probes the primary key for each staged row (a LATERAL probe per row, so the plan never
 //      scans the tuples table whatever its statistics say): a stored tuple identical to the
@@ -89,13 +90,15 @@ const INLINE_CHANGES = 32;
 /**
  * One import chunk (the header above): the tuples not yet stored are written in one revision,
  * identical stored ones skipped, a stored one with a different condition or expiry the conflict
- * error (nothing written). The caller validated the tuples and passes no key twice.
+ * error (nothing written). The caller validated the tuples and passes no key twice; `staged`
+ * takes the staged path at once (the same result, for a chunk that likely holds stored tuples).
  */
 export async function importChunk(
   db: Db,
   storeId: string,
   tuples: readonly TupleKey[],
   node: string,
+  staged = false,
 ): Promise<WriteResult> {
   // Request order grouped by object type is the seq order of the changelog.
   const adds = groupedByType(tuples).map((t) => clean(t, true));
@@ -111,7 +114,7 @@ export async function importChunk(
     }
     const ms = Math.max(Date.now(), lastMs);
     const timestamp = new Date(ms).toISOString();
-    const stored = await writeTuples(c, storeId, adds, ms);
+    const stored = await writeTuples(c, storeId, adds, ms, staged);
     const n = stored === undefined ? adds.length : adds.length - stored.count;
     if (n === 0) return { revision: before, timestamp, deleted: [], written: [] };
     const rev = before + 1;
@@ -141,24 +144,27 @@ interface Stored {
 }
 
 /**
- * Writes the tuples of `adds` not stored yet (steps 2 and 3 of the header); which were stored
- * (identically: a conflict throws), undefined when none was.
+ * Writes the tuples of `adds` not stored yet (steps 2 and 3 of the header, step 2 left out when
+ * `staged`); which were stored (identically: a conflict throws), undefined when none was.
  */
 async function writeTuples(
   c: Client,
   storeId: string,
   adds: readonly TupleKey[],
   ms: number,
+  staged: boolean,
 ): Promise<Stored | undefined> {
-  await c.query('SAVEPOINT latch_import_copy');
-  try {
-    await copyIn(c, COPY_TUPLES, tupleRows(storeId, adds, ms));
-    await c.query('RELEASE SAVEPOINT latch_import_copy');
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof pg.DatabaseError) || err.code !== UNIQUE_VIOLATION) throw err;
+  if (!staged) {
+    await c.query('SAVEPOINT latch_import_copy');
+    try {
+      await copyIn(c, COPY_TUPLES, tupleRows(storeId, adds, ms));
+      await c.query('RELEASE SAVEPOINT latch_import_copy');
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof pg.DatabaseError) || err.code !== UNIQUE_VIOLATION) throw err;
+    }
+    await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
   }
-  await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
   await c.query(STAGE);
   await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', stagedRows(adds));
   const at = new Uint8Array(adds.length);
