@@ -5,7 +5,7 @@
 // `--base <checkout>`, another checkout's (each into its own store of the same tables), so both
 // meet the same table sizes and the same load.
 //
-//   npx tsx bench/import-pg-chunk.ts --tuples 200000 --chunk 10000 [--base /path/to/checkout]
+//   npx tsx bench/import-pg-chunk.ts --tuples 200000 --chunk 10000 [--base /path/to/checkout] [--overlap]
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server (fsync on, as the
 // import bench runs it). Tuples: the shapes of bench/import.ts (documents with four relations,
@@ -28,13 +28,22 @@ const { values } = parseArgs({
     tuples: { type: 'string', default: '200000' },
     chunk: { type: 'string', default: '10000' },
     base: { type: 'string' },
+    // every chunk after the first also holds the previous chunk's first tuple (stored already):
+    // data that overlaps what the store holds
+    overlap: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
 const N = Number(values.tuples);
 const CHUNK = Number(values.chunk);
 
-type ImportChunk = (db: Db, storeId: string, tuples: readonly TupleKey[], node: string) => Promise<unknown>;
+type ImportChunk = (
+  db: Db,
+  storeId: string,
+  tuples: readonly TupleKey[],
+  node: string,
+  staged: boolean,
+) => Promise<{ written: readonly unknown[] }>;
 const load = async (root: string): Promise<ImportChunk> =>
   (
     (await import(pathToFileURL(join(resolvePath(root), 'src/storage/postgres/import.ts')).href)) as {
@@ -97,13 +106,23 @@ const url = new URL(server.url);
 url.pathname = '/latch_bench_chunk';
 const storage = await openPostgresStorage({ url: url.toString(), poolSize: 2, reclaim: false });
 
-const variants: { name: string; run: ImportChunk; store: string; db: Db; pid: number; cpuMs: number; ms: number }[] =
-  [];
+interface Variant {
+  readonly name: string;
+  readonly run: ImportChunk;
+  readonly store: string;
+  readonly db: Db;
+  readonly pid: number;
+  cpuMs: number;
+  ms: number;
+  /** Whether its last chunk held stored tuples. */
+  staged: boolean;
+}
+const variants: Variant[] = [];
 for (const [name, root] of [['this', '.'], ...(values.base ? [['base', values.base]] : [])] as [string, string][]) {
   const db = new Db({ url: url.toString(), poolSize: 1, statementTimeoutMs: 0 });
   const pid = Number(await db.value('SELECT pg_backend_pid()'));
   const store = (await storage.createStore(`bench-${name}`)).id;
-  variants.push({ name, run: await load(root), store, db, pid, cpuMs: 0, ms: 0 });
+  variants.push({ name, run: await load(root), store, db, pid, cpuMs: 0, ms: 0, staged: false });
 }
 const postmaster = Number(readFileSync(`/proc/${variants[0]!.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
 
@@ -111,12 +130,14 @@ const s0 = serverCpuMs(postmaster);
 const chunks = Math.ceil(N / CHUNK);
 for (let i = 0; i < chunks; i++) {
   const tuples = chunkOf(i);
+  if (values.overlap && i > 0) tuples.push(chunkOf(i - 1)[0] as TupleKey);
   // Alternate which variant goes first, so neither always meets the other's fresh pages.
   const order = i % 2 === 0 ? variants : [...variants].reverse();
   for (const v of order) {
     const c0 = processCpuMs(v.pid);
     const t0 = performance.now();
-    await v.run(v.db, v.store, tuples, 'bench');
+    // PgStorage.importTuples's rule: after a chunk that held stored tuples, the staged path at once.
+    v.staged = (await v.run(v.db, v.store, tuples, 'bench', v.staged)).written.length < tuples.length;
     v.ms += performance.now() - t0;
     v.cpuMs += processCpuMs(v.pid) - c0;
   }
@@ -126,6 +147,7 @@ const serverMs = serverCpuMs(postmaster) - s0;
 const result = {
   tuples: N,
   chunk: CHUNK,
+  overlap: values.overlap,
   settings: Object.fromEntries(settings.map((r) => [r.name, r.setting])),
   variants: Object.fromEntries(
     variants.map((v) => [
