@@ -6,6 +6,7 @@
 // meet the same table sizes and the same load.
 //
 //   npx tsx bench/import-pg-chunk.ts --tuples 200000 --chunk 10000 [--base /path/to/checkout] [--overlap]
+//     [--set shared_buffers=2GB --set max_wal_size=16GB …]
 //
 // PostgreSQL: LATCH_TEST_POSTGRES_URL, else a throwaway embedded server (fsync on, as the
 // import bench runs it). Tuples: the shapes of bench/import.ts (documents with four relations,
@@ -31,6 +32,8 @@ const { values } = parseArgs({
     // every chunk after the first also holds the previous chunk's first tuple (stored already):
     // data that overlaps what the store holds
     overlap: { type: 'boolean', default: false },
+    // server settings for the run, `name=value` (ALTER SYSTEM, then a restart of the embedded server)
+    set: { type: 'string', multiple: true, default: [] },
     out: { type: 'string' },
   },
 });
@@ -92,13 +95,25 @@ function serverCpuMs(postmaster: number): number {
 }
 
 const server = await startPostgres(process.env, { fsync: true });
+if (values.set.length > 0) {
+  const c = new pg.Client({ connectionString: server.url });
+  await c.connect();
+  for (const s of values.set) {
+    const [name, value] = s.split('=') as [string, string];
+    if (!/^[a-z_]+$/.test(name)) throw new Error(`--set ${s}: not a setting name`);
+    await c.query(`ALTER SYSTEM SET ${name} = '${value.replace(/'/g, "''")}'`);
+  }
+  await c.end();
+  await server.pause();
+  await server.resume();
+}
 const admin = new pg.Client({ connectionString: server.url });
 await admin.connect();
 await admin.query('DROP DATABASE IF EXISTS latch_bench_chunk WITH (FORCE)');
 await admin.query('CREATE DATABASE latch_bench_chunk');
 const settings = (
   await admin.query<{ name: string; setting: string }>(
-    `SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'shared_buffers', 'max_wal_size', 'wal_compression', 'full_page_writes', 'checkpoint_timeout', 'server_version')`,
+    `SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'shared_buffers', 'max_wal_size', 'wal_compression', 'full_page_writes', 'checkpoint_timeout', 'server_version', 'wal_buffers')`,
   )
 ).rows;
 await admin.end();
