@@ -160,6 +160,57 @@ describe.runIf(run)('postgres', () => {
       }
     });
 
+    it('an import chunk’s commit event carries its changes as the log has them, whether any was stored', async () => {
+      const a = await open();
+      const b = await open();
+      try {
+        await Promise.all([a.listening(), b.listening()]);
+        const store = (await a.createStore('imported')).id;
+        const events: StorageEvent[] = [];
+        let done: () => void = () => undefined;
+        const arrived = new Promise<void>((resolve) => (done = resolve));
+        b.subscribe((e) => {
+          if (e.kind !== 'tuples') return;
+          events.push(e);
+          if (events.length === 3) done();
+        });
+        const fresh = [
+          tk('group:g#member@user:\u0000bob'),
+          {
+            ...tk('doc:1#viewer@user:anne', { name: 'c', context: { b: [1], a: 'x' } }),
+            expires_at: '2099-01-01T00:00:00.000Z',
+          },
+          tk('doc:2#viewer@user:a\\b\tc'),
+        ];
+        // All new (one COPY into the tuples table); then one stored among new ones (staged); then 33.
+        await a.importTuples(store, fresh);
+        await a.importTuples(store, [tk('doc:3#viewer@user:carl'), fresh[0]!, tk('folder:f#viewer@user:x')]);
+        await a.importTuples(
+          store,
+          Array.from({ length: 33 }, (_, i) => tk(`doc:m${i}#viewer@user:anne`)),
+        );
+        await arrived;
+        const log = await collect(a.changesSince(store, 0));
+        const fromLog = (revision: number): unknown => ({
+          deleted: [],
+          written: log.filter((c) => c.revision === revision).map((c) => c.tuple),
+        });
+        expect(events.map((e) => (e.kind === 'tuples' ? e.revision : 0))).toEqual([1, 2, 3]);
+        expect(events.map((e) => (e.kind === 'tuples' ? e.changes : undefined))).toEqual([
+          fromLog(1),
+          fromLog(2),
+          undefined, // 33 changes
+        ]);
+        expect(fromLog(1)).toEqual({ deleted: [], written: fresh });
+        expect(fromLog(2)).toEqual({
+          deleted: [],
+          written: [tk('doc:3#viewer@user:carl'), tk('folder:f#viewer@user:x')],
+        });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
     it('a delete by filter cut by its limit: the commit event carries exactly the tuples it deleted', async () => {
       const a = await open();
       const b = await open();
@@ -204,8 +255,9 @@ describe.runIf(run)('postgres', () => {
         expect((await b.check({ ...check, consistency: 'MINIMIZE_LATENCY' })).allowed).toBe(false);
         let logReads = 0;
         const read = sb.changesSince.bind(sb);
+        // Reads of this store's log only: b preloads the stores earlier tests left, in the background.
         sb.changesSince = (id, revision) => {
-          logReads++;
+          if (id === store) logReads++;
           return read(id, revision);
         };
         // b's follower subscribed first: when this listener runs, it has handled the event.

@@ -656,6 +656,61 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
         expect(await s.revision(id)).toBe(2);
       });
 
+      it('importTuples of a chunk none of which is stored writes each tuple as given and logs it by type', async () => {
+        const T = '2030-01-01T00:00:00.000Z';
+        const cond = { name: 'c', context: { s: 'tab\there\\', n: [1, { x: null }] } };
+        await s.writeTuples(id, writes('doc:0#viewer@user:x'));
+        const chunk: TupleKey[] = [
+          { object: 'doc:a\\b', relation: 'viewer', user: 'user:\\N' },
+          tk('group:g#member@user:\u{1F600}'),
+          { object: 'doc:\tc', relation: 'viewer', user: 'user:x\ny' },
+          { object: 'doc:d\r', relation: 'viewer', user: 'user:\u0000\u0001"', condition: cond, expires_at: T },
+          { ...tk('group:h#member@user:e'), expires_at: T },
+          tk('doc:0#viewer@user:y', { name: 'only' }),
+        ];
+        const grouped = [chunk[0], chunk[2], chunk[3], chunk[5], chunk[1], chunk[4]] as TupleKey[];
+        const r = await s.importTuples(id, chunk);
+        expect(r.revision).toBe(2);
+        expect(r.deleted).toEqual([]);
+        expect(r.written).toEqual(grouped);
+        const byKey = (a: TupleKey, b: TupleKey): number => (str(a) < str(b) ? -1 : str(a) > str(b) ? 1 : 0);
+        const read = (await s.readTuples(id, {}, { pageSize: 100 })).items.map((t) => t.key);
+        expect([...read].sort(byKey)).toEqual([tk('doc:0#viewer@user:x'), ...chunk].sort(byKey));
+        const changes = (await s.readChanges(id, { pageSize: 100 })).items;
+        expect(changes.map((c) => c.tuple_key)).toEqual([tk('doc:0#viewer@user:x'), ...grouped]);
+        expect(changes.slice(1).map((c) => [c.operation, c.timestamp])).toEqual(
+          grouped.map(() => ['TUPLE_OPERATION_WRITE', r.timestamp]),
+        );
+        expect((await s.readChanges(id, { pageSize: 100, type: 'group' })).items.map((c) => c.tuple_key)).toEqual([
+          chunk[1],
+          chunk[4],
+        ]);
+        const since: TupleKey[] = [];
+        for await (const c of s.changesSince(id, 1)) {
+          expect([c.revision, c.operation, c.prior]).toEqual([2, 'write', undefined]);
+          since.push(c.tuple);
+        }
+        expect(since).toEqual(grouped);
+        expect(await s.firstExpiry(id)).toBe(Date.parse(T));
+        // Sent again (a client resuming): nothing changes.
+        const again = await s.importTuples(id, [...chunk].reverse());
+        expect([again.revision, again.written]).toEqual([2, []]);
+        expect(await s.revision(id)).toBe(2);
+        // Then chunks with some, none, none stored: each writes exactly its new tuples.
+        const next = [
+          [chunk[1] as TupleKey, tk('doc:n1#viewer@user:a')],
+          [tk('doc:n2#viewer@user:a')],
+          [tk('doc:n3#viewer@user:a')],
+        ];
+        for (const [i, c] of next.entries()) {
+          const w = await s.importTuples(id, c);
+          expect([w.revision, w.written]).toEqual([3 + i, c.filter((t) => t !== chunk[1])]);
+        }
+        expect(
+          (await s.readChanges(id, { pageSize: 100, type: 'doc' })).items.slice(-3).map((c) => c.tuple_key),
+        ).toEqual([tk('doc:n1#viewer@user:a'), tk('doc:n2#viewer@user:a'), tk('doc:n3#viewer@user:a')]);
+      });
+
       it('keeps binary-unsafe strings intact (NUL, non-ASCII, astral)', async () => {
         const odd = ['doc:\u0000a#viewer@user:é', 'doc:a#viewer@user:\u{1F600}', 'doc:a#viewer@user:\uFFFD'];
         await s.writeTuples(id, writes(...odd));

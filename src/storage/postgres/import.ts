@@ -1,27 +1,39 @@
-// One import chunk on PostgreSQL (Storage.importTuples): COPY into a staging table, then set
-// statements, all in one transaction holding the store's row lock.
+// One import chunk on PostgreSQL (Storage.importTuples): one transaction holding the store's row
+// lock, the tuples by `COPY … FROM STDIN` (copy-in.ts) straight into latch_tuples when none is
+// stored yet, else through a staging table.
 //
 //   1. `latch_lock_store` (the lock every Write function takes first: writers of the store queue
 //      behind the chunk on every node) gives the revision and the last write's time;
-//   2. the chunk's rows go by `COPY … FROM STDIN` (copy-in.ts) into `latch_import`, a temporary
-//      table of the connection emptied at each commit (no WAL, no parameter arrays to parse);
-//   3. one statement probes the primary key for each staged row (a LATERAL probe per row, so the
-//      plan never scans the tuples table whatever its statistics say): a stored tuple identical to
-//      the staged one is skipped; one with a different condition or expiry is the conflict
+//   2. fast path, under a savepoint: ONE `COPY latch_tuples … FROM STDIN` of every row. Under the
+//      lock no other writer changes the store's tuples, so the COPY fails on the primary key
+//      (23505) exactly when some tuple of the chunk is already stored: a chunk sent again by a
+//      client resuming, or overlapping data. Per tuple the database then does only what any
+//      write must: parse the row, insert it into the heap and the two indexes (primary key,
+//      latch_tuples_by_user), log that in the WAL;
+//   3. on 23505, back to the savepoint and the staged path (straight to it when the caller says
+//      the store's last chunk had stored tuples, so overlapping data wastes no COPY per chunk): the rows by COPY into
+//      `latch_import`, a temporary table of the connection emptied at each commit; one statement
+//      probes the primary key for each staged row (a LATERAL probe per row, so the plan never
+//      scans the tuples table whatever its statistics say): a stored tuple identical to the
+//      staged one is skipped; one with a different condition or expiry is the conflict
 //      `latch_write` raises with onDuplicate 'ignore' (the first in request order, rolled back);
-//   4. one INSERT … SELECT of the new rows into latch_tuples;
-//   5. the changelog as the compact rows delete by filter writes (`latch_changes.bulk`,
+//      one INSERT … SELECT writes the others;
+//   4. the changelog as the compact rows delete by filter writes (`latch_changes.bulk`,
 //      delete-matching-function.ts), here with `deleted` false: ONE row per object type, keyed at
 //      its last change's seq, `bulk` = `[[o, r, u, p], …]` in seq order with `p` the written
 //      tuple's `[condition, expires_ms]` (latch_prior) or 0 when it has neither. changes.ts expands
 //      it into the write changes per-tuple rows would give. Seq order is the request order
 //      grouped by object type (types in the order of their first tuple), as the key-value backends
-//      log an import (write-plan.ts planImport);
-//   6. the store's revision, then `latch_end_revision` (latch_revisions row and NOTIFY, the
-//      changes inline for at most 32), as every Write function ends.
+//      log an import (write-plan.ts planImport). The rows are made here (`changelog`), so the
+//      database only stores them;
+//   5. in the same statement, the store's revision, then `latch_end_revision` (latch_revisions row
+//      and NOTIFY, the changes inline for at most 32), as every Write function ends.
 //
 // Each statement is bounded by the chunk (MAX_IMPORT_CHUNK rows), well under the statement
 // timeout; the row lock is held across the transaction's round trips (as a guarded write holds it).
+// The commit waits for the WAL flush (synchronous_commit as the server sets it): once the chunk is
+// acknowledged it is durable, so a resuming client never skips a chunk that was lost; that is one
+// flush per chunk, nothing per tuple.
 
 import type { TupleKey } from '../../domain/types.js';
 import { groupedByType, typeOf } from '../../domain/tuple.js';
@@ -31,6 +43,12 @@ import { copyIn, copyText } from './copy-in.js';
 import { enc, num, q, type Client, type Db } from './db.js';
 import { ruleErrorOf } from './tuples.js';
 import pg from 'pg';
+
+/** The fast path's one statement: every row of the chunk into the tuples table. */
+const COPY_TUPLES = `COPY latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms) FROM STDIN`;
+
+/** SQLSTATE unique_violation: a tuple of the chunk is stored already. */
+const UNIQUE_VIOLATION = '23505';
 
 const STAGE = `CREATE TEMPORARY TABLE IF NOT EXISTS latch_import
   (n integer NOT NULL, o text NOT NULL, ot text NOT NULL, r text NOT NULL, u text NOT NULL, c text, e bigint)
@@ -43,35 +61,47 @@ const PROBE = `SELECT i.n, latch_same_condition(t.condition, i.c), t.expires_ms 
                        WHERE x.store_id = $1 AND x.object = i.o AND x.relation = i.r AND x."user" = i.u LIMIT 1) AS t
  ORDER BY i.n`;
 
-/** The rows to write: every staged row but the skipped ($2, 0-based positions). */
-const NEW_ROWS = 'FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))';
-
+/** The staged rows not stored: every one but the skipped ($2, 0-based positions). */
 const INSERT = `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-  SELECT $1, i.o, i.ot, i.r, i.u, i.c, $3, i.e ${NEW_ROWS}`;
+  SELECT $1, i.o, i.ot, i.r, i.u, i.c, $3, i.e FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))`;
 
-const LOG = `WITH w AS (SELECT i.o, i.ot, i.r, i.u, i.c, i.e, row_number() OVER (ORDER BY i.n) - 1 AS s ${NEW_ROWS}),
-  logged AS (
+/**
+ * The end of the chunk's revision in one statement: its compact changelog rows ($5 seqs, $6
+ * object types, one per type, and $7 their bulk texts joined by BULK_SEPARATOR), the store's
+ * revision, latch_end_revision.
+ */
+const END = `WITH logged AS (
     INSERT INTO latch_changes (store_id, revision, seq, deleted, object, object_type, relation, "user", condition, ms, expires_ms, bulk)
-    SELECT $1, $4, max(w.s), false, '', w.ot, '', '', NULL, $3, NULL,
-           json_agg(json_build_array(w.o, w.r, w.u,
-             CASE WHEN w.c IS NULL AND w.e IS NULL THEN '0'::json ELSE latch_prior(w.c, w.e)::json END) ORDER BY w.s)::text
-      FROM w GROUP BY w.ot)
-  SELECT jsonb_agg(jsonb_build_array(false, w.o, w.r, w.u, w.c, w.e) ORDER BY w.s) FILTER (WHERE $5) FROM w`;
+    SELECT $1, $2, x.seq, false, '', x.ot, '', '', NULL, $3, NULL, x.bulk
+      FROM unnest($5::integer[], $6::text[], string_to_array($7, chr(1))) AS x(seq, ot, bulk)),
+  bumped AS (UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1)
+  SELECT latch_end_revision($1, $4, $2, $3, $8::jsonb)`;
+
+/**
+ * Between two bulk texts in one parameter: U+0001, which JSON text never holds raw (JSON.stringify
+ * escapes every control character). One text, not a text[] parameter: node-postgres would
+ * escape every quote of the JSON into the array literal and the server parse it back.
+ */
+const BULK_SEPARATOR = '\u0001';
+
+/** Changes inlined in the commit NOTIFY up to this many (latch_end_revision's contract). */
+const INLINE_CHANGES = 32;
 
 /**
  * One import chunk (the header above): the tuples not yet stored are written in one revision,
  * identical stored ones skipped, a stored one with a different condition or expiry the conflict
- * error (nothing written). The caller validated the tuples and passes no key twice.
+ * error (nothing written). The caller validated the tuples and passes no key twice; `staged`
+ * takes the staged path at once (the same result, for a chunk that likely holds stored tuples).
  */
 export async function importChunk(
   db: Db,
   storeId: string,
   tuples: readonly TupleKey[],
   node: string,
+  staged = false,
 ): Promise<WriteResult> {
-  // Request order grouped by object type is the seq order of the changelog (and of `n`).
+  // Request order grouped by object type is the seq order of the changelog.
   const adds = groupedByType(tuples).map((t) => clean(t, true));
-  const rows = copyRows(adds);
   return db.tx(async (c) => {
     let before: number;
     let lastMs: number;
@@ -83,60 +113,182 @@ export async function importChunk(
       throw ruleOf(err, adds) ?? err;
     }
     const ms = Math.max(Date.now(), lastMs);
-    await c.query(STAGE);
-    await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', rows);
-    const skipped = await probe(c, storeId, adds);
-    const n = adds.length - skipped.length;
     const timestamp = new Date(ms).toISOString();
+    const stored = await writeTuples(c, storeId, adds, ms, staged);
+    const n = stored === undefined ? adds.length : adds.length - stored.count;
     if (n === 0) return { revision: before, timestamp, deleted: [], written: [] };
     const rev = before + 1;
-    await c.query({ text: INSERT, values: [storeId, skipped, ms] });
-    const changes = (await q(c, LOG, [storeId, skipped, ms, rev, n <= 32]))[0]?.[0] ?? null;
+    const log = changelog(adds, stored?.at);
     await c.query({
-      text: 'UPDATE latch_stores SET revision = $2, last_ms = $3 WHERE id = $1',
-      values: [storeId, rev, ms],
+      text: END,
+      values: [
+        storeId,
+        rev,
+        ms,
+        node,
+        log.seqs,
+        log.types,
+        log.bulks,
+        n <= INLINE_CHANGES ? inline(adds, stored?.at) : null,
+      ],
     });
-    await c.query({
-      text: 'SELECT latch_end_revision($1, $2, $3, $4, $5::jsonb)',
-      values: [storeId, node, rev, ms, changes === null ? null : JSON.stringify(changes)],
-    });
-    const stored = new Uint8Array(adds.length);
-    for (const i of skipped) stored[i] = 1;
-    const written = skipped.length === 0 ? adds : adds.filter((_, i) => stored[i] === 0);
+    const written = stored === undefined ? adds : adds.filter((_, i) => stored.at[i] === 0);
     return { revision: rev, timestamp, deleted: [], written };
   });
 }
 
-/** The COPY text of the staged rows: n, object, object type, relation, user, condition, expiry. */
-function copyRows(adds: readonly TupleKey[]): Buffer {
-  let text = '';
-  let type = '';
-  let typeText = '';
-  for (let i = 0; i < adds.length; i++) {
-    const t = adds[i] as TupleKey;
-    const o = t.object;
-    if (i === 0 || !o.startsWith(type) || o.charCodeAt(type.length) !== 0x3a) {
-      type = typeOf(o);
-      typeText = copyText(enc(type));
-    }
-    const c = t.condition ? copyText(JSON.stringify(t.condition)) : '\\N';
-    const e = t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at));
-    text += `${i}\t${copyText(enc(o))}\t${typeText}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}\t${c}\t${e}\n`;
-  }
-  return Buffer.from(text, 'utf8');
+/** The positions of `adds` stored already (`at[i]` 1), and how many: none when undefined. */
+interface Stored {
+  readonly at: Uint8Array;
+  readonly count: number;
 }
 
-/** The positions of the staged rows stored identically; throws the first conflict in request order. */
-async function probe(c: Client, storeId: string, adds: readonly TupleKey[]): Promise<number[]> {
+/**
+ * Writes the tuples of `adds` not stored yet (steps 2 and 3 of the header, step 2 left out when
+ * `staged`); which were stored (identically: a conflict throws), undefined when none was.
+ */
+async function writeTuples(
+  c: Client,
+  storeId: string,
+  adds: readonly TupleKey[],
+  ms: number,
+  staged: boolean,
+): Promise<Stored | undefined> {
+  if (!staged) {
+    await c.query('SAVEPOINT latch_import_copy');
+    try {
+      await copyIn(c, COPY_TUPLES, tupleRows(storeId, adds, ms));
+      await c.query('RELEASE SAVEPOINT latch_import_copy');
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof pg.DatabaseError) || err.code !== UNIQUE_VIOLATION) throw err;
+    }
+    await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
+  }
+  await c.query(STAGE);
+  await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', stagedRows(adds));
+  const at = new Uint8Array(adds.length);
+  let count = 0;
   const skipped: number[] = [];
   for (const row of await q(c, PROBE, [storeId])) {
     const i = num(row[0]);
     const t = adds[i] as TupleKey;
     if (row[1] !== true) throw writeErrors.conflict(t, 'condition');
     if (row[2] !== true) throw writeErrors.conflict(t, 'expires_at');
+    at[i] = 1;
+    count++;
     skipped.push(i);
   }
-  return skipped;
+  if (count < adds.length) await c.query({ text: INSERT, values: [storeId, skipped, ms] });
+  return { at, count };
+}
+
+/**
+ * The COPY text of latch_tuples rows: store, object, object type, relation, user, condition,
+ * written_ms, expiry. The store's and each type's text are escaped once.
+ */
+function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number): Buffer {
+  const store = copyText(storeId);
+  const written = String(ms);
+  let text = '';
+  const types = new TypeText();
+  for (let i = 0; i < adds.length; i++) {
+    const t = adds[i] as TupleKey;
+    const c = t.condition ? copyText(JSON.stringify(t.condition)) : '\\N';
+    const e = t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at));
+    text += `${store}\t${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}\t${c}\t${written}\t${e}\n`;
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+/** The COPY text of the staged rows: n, object, object type, relation, user, condition, expiry. */
+function stagedRows(adds: readonly TupleKey[]): Buffer {
+  let text = '';
+  const types = new TypeText();
+  for (let i = 0; i < adds.length; i++) {
+    const t = adds[i] as TupleKey;
+    const c = t.condition ? copyText(JSON.stringify(t.condition)) : '\\N';
+    const e = t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at));
+    text += `${i}\t${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}\t${c}\t${e}\n`;
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+/** The COPY text of an object's type, made again only when the type changes from one row to the next. */
+class TypeText {
+  private type = '';
+  private text = '';
+  of(object: string): string {
+    if (this.text === '' || !object.startsWith(this.type) || object.charCodeAt(this.type.length) !== 0x3a) {
+      this.type = typeOf(object);
+      this.text = copyText(enc(this.type));
+    }
+    return this.text;
+  }
+}
+
+/**
+ * The compact changelog rows (step 4 of the header) of the written tuples of `adds` (all but
+ * those `stored` marks), grouped by type as `adds` is: per type its last seq and its stored
+ * type; the types' `bulk` texts, `[[o, r, u, p], …]` each (changes.ts reads it with JSON.parse),
+ * joined by BULK_SEPARATOR.
+ */
+function changelog(
+  adds: readonly TupleKey[],
+  stored: Uint8Array | undefined,
+): { seqs: number[]; types: string[]; bulks: string } {
+  const seqs: number[] = [];
+  const types: string[] = [];
+  let bulks = '';
+  let type = '';
+  let bulk = '';
+  let seq = -1;
+  for (let i = 0; i < adds.length; i++) {
+    if (stored !== undefined && stored[i] === 1) continue;
+    const t = adds[i] as TupleKey;
+    seq++;
+    if (bulk === '' || !t.object.startsWith(type) || t.object.charCodeAt(type.length) !== 0x3a) {
+      if (bulk !== '') {
+        seqs.push(seq - 1);
+        types.push(enc(type));
+        bulks += bulk + ']' + BULK_SEPARATOR;
+      }
+      type = typeOf(t.object);
+      bulk = '[';
+    } else bulk += ',';
+    const p =
+      t.condition === undefined && t.expires_at === undefined
+        ? '0'
+        : `[${t.condition ? JSON.stringify(t.condition) : 'null'},${t.expires_at === undefined ? 'null' : Date.parse(t.expires_at)}]`;
+    bulk += `[${JSON.stringify(enc(t.object))},${JSON.stringify(enc(t.relation))},${JSON.stringify(enc(t.user))},${p}]`;
+  }
+  if (bulk !== '') {
+    seqs.push(seq);
+    types.push(enc(type));
+    bulks += bulk + ']';
+  }
+  return { seqs, types, bulks };
+}
+
+/**
+ * The written tuples as latch_end_revision inlines them in the NOTIFY: `[false, o, r, u,
+ * condition text, expires_ms]` each, as JSON text.
+ */
+function inline(adds: readonly TupleKey[], stored: Uint8Array | undefined): string {
+  const changes: unknown[] = [];
+  for (let i = 0; i < adds.length; i++) {
+    if (stored !== undefined && stored[i] === 1) continue;
+    const t = adds[i] as TupleKey;
+    changes.push([
+      false,
+      enc(t.object),
+      enc(t.relation),
+      enc(t.user),
+      t.condition ? JSON.stringify(t.condition) : null,
+      t.expires_at === undefined ? null : Date.parse(t.expires_at),
+    ]);
+  }
+  return JSON.stringify(changes);
 }
 
 /** The store's lock raised 'latch:store_not_found' (or another rule): its error. */

@@ -59,6 +59,8 @@ import {
 
 const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
 const SCAN_ROWS = 10_000;
+/** Stores remembered as importing tuples already stored (PgStorage.importsStaged). */
+const IMPORTS_STAGED = 1024;
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
@@ -91,6 +93,11 @@ export class PgStorage implements Storage {
   private readonly groups: GroupWriter;
   /** Per store, where its last delete by filter that left more matches stopped (deleteMatching). */
   private readonly resumes = new Map<string, DeleteResume>();
+  /**
+   * The stores whose last import chunk held stored tuples (import.ts: their next chunk goes
+   * straight to the staged path), at most IMPORTS_STAGED, the oldest forgotten first.
+   */
+  private readonly importsStaged = new Set<string>();
 
   constructor(private readonly options: PgStorageOptions) {
     this.db = new Db(options);
@@ -300,11 +307,20 @@ export class PgStorage implements Storage {
   }
 
   /**
-   * One import chunk (import.ts): COPY into a staging table and set statements in one
-   * transaction under the store's row lock, the changelog as one compact row per object type.
+   * One import chunk (import.ts): one transaction under the store's row lock, the tuples by one
+   * COPY into latch_tuples (or, when some are stored, through a staging table), the changelog as
+   * one compact row per object type. A chunk that held stored tuples sends the store's next one
+   * straight to the staged path, which a chunk with none stored ends.
    */
   async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
-    const result = await this.groups.exclusive(storeId, () => importChunk(this.db, storeId, tuples, this.node));
+    const staged = this.importsStaged.has(storeId);
+    const result = await this.groups.exclusive(storeId, () => importChunk(this.db, storeId, tuples, this.node, staged));
+    this.importsStaged.delete(storeId);
+    if (result.written.length < tuples.length) {
+      if (this.importsStaged.size >= IMPORTS_STAGED)
+        this.importsStaged.delete(this.importsStaged.values().next().value as string);
+      this.importsStaged.add(storeId);
+    }
     if (result.written.length > 0) this.emit({ kind: 'tuples', storeId, revision: result.revision });
     return result;
   }
