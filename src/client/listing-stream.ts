@@ -12,6 +12,12 @@ import { plainEnd } from './listings.js';
 const LINE_HEAD = '{"result":{"object":"';
 const TOKEN = '","continuation_token":"';
 const LINE_END = '"}}';
+/**
+ * The longest line kept while waiting for its end, in UTF-16 units: a result line is at most a few
+ * KB (an object of ≤ 256 characters, escaped, and a token of ≤ 5,120 bytes); a longer partial line
+ * is not a listing, and holding it would let a body without newlines grow the reader unbounded.
+ */
+export const MAX_LINE = 1 << 20;
 
 /**
  * Reads one StreamedListObjects body, a received chunk at a time:
@@ -37,6 +43,8 @@ export class ObjectStreamReader {
     const text = this.#rest + this.#decoder.decode(bytes, { stream: true });
     const end = text.lastIndexOf('\n');
     this.#rest = text.slice(end + 1);
+    if (this.#rest.length > MAX_LINE)
+      throw this.#invalid(`a line longer than ${MAX_LINE} characters: ${this.#rest.slice(0, 200)}`);
     for (let from = 0; from <= end;) {
       const nl = text.indexOf('\n', from);
       if (!this.#fast(text, from, nl, objects)) this.#slow(text.slice(from, nl), objects);
@@ -77,25 +85,29 @@ export class ObjectStreamReader {
     try {
       parsed = JSON.parse(line);
     } catch {
-      throw this.#invalid(line);
+      parsed = undefined;
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw this.#invalid(line);
-    const keys = Object.keys(parsed);
-    if (keys.length !== 1) throw this.#invalid(line);
-    if (keys[0] === 'error') throw lineError(this.status, parsed as StreamLine);
-    const result = (parsed as { result?: unknown }).result;
-    if (keys[0] !== 'result' || typeof result !== 'object' || result === null || Array.isArray(result))
-      throw this.#invalid(line);
-    const r = result as { object?: unknown; continuation_token?: unknown };
-    for (const k of Object.keys(r)) if (k !== 'object' && k !== 'continuation_token') throw this.#invalid(line);
-    if (typeof r.object !== 'string') throw this.#invalid(line);
-    const token = r.continuation_token;
-    if (token !== undefined && typeof token !== 'string') throw this.#invalid(line);
+    const o = isRecord(parsed) ? parsed : undefined;
+    const keys = o ? Object.keys(o) : [];
+    if (keys.length === 1 && keys[0] === 'error') throw lineError(this.status, o as StreamLine);
+    const r = keys.length === 1 && isRecord(o?.result) ? o.result : undefined;
+    const token = r?.continuation_token;
+    if (
+      r === undefined ||
+      typeof r.object !== 'string' ||
+      (token !== undefined && typeof token !== 'string') ||
+      Object.keys(r).some((k) => k !== 'object' && k !== 'continuation_token')
+    )
+      throw this.#invalid(`not a result line: ${line.slice(0, 200)}`);
     objects.push(r.object);
     if (token !== undefined) this.token = token;
   }
 
-  #invalid(line: string): ApiError {
-    return new ApiError(this.status, FallbackCode.invalidResponse, `not a result line: ${line.slice(0, 200)}`);
+  #invalid(what: string): ApiError {
+    return new ApiError(this.status, FallbackCode.invalidResponse, what);
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

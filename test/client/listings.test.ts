@@ -10,7 +10,7 @@ import { TokenCodec } from '../../src/api/tokens.js';
 import { userOfKey } from '../../src/engine/evaluation/list/pages.js';
 import { ApiError, FallbackCode } from '../../src/client/json.js';
 import { decodeObjectsPage, decodeUsersPage } from '../../src/client/listings.js';
-import { ObjectStreamReader } from '../../src/client/listing-stream.js';
+import { MAX_LINE, ObjectStreamReader } from '../../src/client/listing-stream.js';
 
 /** A small deterministic generator (mulberry32), so a failure names its seed. */
 function rng(seed: number): () => number {
@@ -330,12 +330,29 @@ describe('ObjectStreamReader', () => {
     }
   });
 
+  test('a partial line longer than MAX_LINE is invalid_response, however it arrives', () => {
+    const reader = new ObjectStreamReader();
+    const objects: string[] = [];
+    reader.read(Buffer.from('{"result":{"object":"doc:1"}}\n{"result":{"object":"'), objects);
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    let error: unknown;
+    try {
+      for (let sent = 0; sent <= MAX_LINE; sent += piece.length) reader.read(piece, objects);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe(FallbackCode.invalidResponse);
+    expect(objects).toEqual(['doc:1']);
+  });
+
   test('a body cut inside a line, or a line of another shape, is invalid_response', () => {
     for (const body of [
       '{"result":{"object":"doc:1"}}\n{"result":{"object":"doc:2"',
       '{"result":{"object":"doc:1"}}\n{"result":{"object":"doc:2","x":1}}\n',
       '{"result":{"object":2}}\n',
       '{"result":{"object":"a"},"error":{}}\n',
+      '{"error":{"code":"unavailable"},"result":{"object":"a"}}\n',
       '{"result":{"object":"a","continuation_token":null}}\n',
       '["doc:1"]\n',
       '{"result":"doc:1"}\n',
