@@ -14,6 +14,8 @@
 // `--server-profile <file>` writes that server's V8 CPU profile of the timed rounds. The clients are
 // what a user would write (see "The clients" below; `--stream-client http` reads streams through
 // node:http instead of fetch), and the OpenFGA JS SDK's own stream reader is a way of its own.
+// The ways named `latch client` read the same replies with latch/client's listing readers
+// (src/client/listings.ts, listing-stream.ts: a scan of latch's own bytes, JSON.parse otherwise).
 // `--only <text>` runs the ways whose name contains it; `--cpu-profile <file>` writes a V8 CPU
 // profile of the timed rounds alone in this process (the client, and the server unless --split), e.g.
 //   npx tsx bench/http/listings.ts --n 200000 --only unpaged --cpu-profile /tmp/unpaged.cpuprofile
@@ -26,6 +28,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CredentialsMethod, OpenFgaClient } from '@openfga/sdk';
+import { ObjectStreamReader, decodeObjectsPage, decodeUsersPage } from '../../src/client/index.js';
 import { startServer } from '../../src/main.js';
 import type { TupleKey } from '../../src/domain/types.js';
 
@@ -205,6 +208,51 @@ async function postJson(path: string, body: unknown): Promise<Record<string, unk
   return post(base, path, body);
 }
 
+/** The text of a POST's answer through fetch (a 200, else thrown). */
+async function postText(path: string, body: unknown): Promise<string> {
+  const r = await fetch(base + path, { method: 'POST', body: JSON.stringify(body) });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** Paged ListObjects through latch/client's `decodeObjectsPage`. */
+async function pagedObjectsLatch(): Promise<string[]> {
+  const out: string[] = [];
+  let token = '';
+  do {
+    const text = await postText(`/stores/${store}/list-objects`, {
+      ...objectsQuery,
+      page_size: PAGE,
+      continuation_token: token,
+    });
+    const page = decodeObjectsPage(text);
+    for (const o of page.objects) out.push(o);
+    token = page.continuation_token;
+  } while (token !== '');
+  return out;
+}
+
+/** Paged ListUsers through latch/client's `decodeUsersPage`, keeping ids as `pagedUsers(true)` does. */
+async function pagedUsersLatch(): Promise<string[]> {
+  const out: string[] = [];
+  let token = '';
+  do {
+    const text = await postText(`/stores/${store}/list-users`, {
+      ...usersQuery,
+      page_size: PAGE,
+      continuation_token: token,
+    });
+    const page = decodeUsersPage(text);
+    for (const u of page.users) {
+      if (!('object' in u) || u.object.type !== 'user') throw new Error(`ListUsers: not a user: ${JSON.stringify(u)}`);
+      out.push(u.object.id);
+    }
+    token = page.continuation_token;
+  } while (token !== '');
+  return out;
+}
+
 async function pagedObjects(): Promise<string[]> {
   const out: string[] = [];
   let token = '';
@@ -307,6 +355,28 @@ async function stream(body: unknown, scan = false): Promise<{ objects: string[];
   return { objects, last };
 }
 
+/** One stream through latch/client's `ObjectStreamReader`, its objects appended to `out`; the last token. */
+async function streamLatch(body: unknown, out: string[]): Promise<string> {
+  const reader = new ObjectStreamReader();
+  await request(`/stores/${store}/streamed-list-objects`, body, (bytes) => reader.read(bytes, out));
+  reader.end(out);
+  return reader.token ?? '';
+}
+
+async function streamedPagesLatch(): Promise<string[]> {
+  const out: string[] = [];
+  let token = '';
+  do token = await streamLatch({ ...objectsQuery, page_size: PAGE, continuation_token: token }, out);
+  while (token !== '');
+  return out;
+}
+
+async function streamedWholeLatch(): Promise<string[]> {
+  const out: string[] = [];
+  await streamLatch(objectsQuery, out);
+  return out.sort();
+}
+
 async function streamedPages(scan = false): Promise<string[]> {
   const out: string[] = [];
   let token = '';
@@ -339,10 +409,14 @@ const ways: [string, () => Promise<string[]>][] = (
     ['StreamedListObjects paged, line scan', () => streamedPages(true)],
     ['StreamedListObjects unpaged, line scan', () => streamedWhole(true)],
     ['StreamedListObjects unpaged, OpenFGA SDK', sdkWhole],
+    ['ListObjects paged, latch client', pagedObjectsLatch],
+    ['StreamedListObjects paged, latch client', streamedPagesLatch],
+    ['StreamedListObjects unpaged, latch client', streamedWholeLatch],
     ...(values.users || values.split
       ? ([
           ['ListUsers paged', () => pagedUsers()],
           ['ListUsers paged, ids', () => pagedUsers(true)],
+          ['ListUsers paged, latch client', pagedUsersLatch],
         ] as [string, () => Promise<string[]>][])
       : []),
   ] as [string, () => Promise<string[]>][]

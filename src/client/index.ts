@@ -3,10 +3,16 @@
 // costs one round trip; answers are matched to requests by id. Plain checks (no contextual tuples,
 // no context) travel in the dictionary form: strings declared once per connection, checks as
 // packed u32 triples, answers as one byte each (docs/msgpack.md "Bulk checks").
+// It also exports the readers of HTTP listing replies (ListUsers and ListObjects pages, the
+// StreamedListObjects lines: listings.ts, listing-stream.ts), for callers that page over fetch.
 
 import { RECORDS_PROTOCOL, decodeMsgpack, encodeMsgpackRecords } from '../domain/msgpack.js';
 import { openFrameSocket, type FrameSocket } from './ws.js';
 import { ClientDictionary } from './dictionary.js';
+
+export { ApiError, FallbackCode } from './json.js';
+export { decodeObjectsPage, decodeUsersPage, type ListedUser, type ObjectsPage, type UsersPage } from './listings.js';
+export { ObjectStreamReader } from './listing-stream.js';
 
 const BIG_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 0;
 

@@ -273,7 +273,8 @@ function errorOf(status: number, json: unknown, text: string): ApiError {
   );
 }
 
-interface StreamLine {
+/** A line of a streamed reply, parsed. */
+export interface StreamLine {
   result?: Record<string, unknown>;
   error?: { code?: unknown; message?: unknown; details?: unknown };
   code?: unknown;
@@ -294,7 +295,7 @@ function parseLine(status: number, line: string): StreamLine {
  * An error line (`{"error": {code, message, details}}`, whose catalog code is a string `code` or
  * a google.rpc.ErrorInfo `reason` in `details`) or a plain error object as an ApiError.
  */
-function lineError(status: number, line: StreamLine): ApiError {
+export function lineError(status: number, line: StreamLine): ApiError {
   const code =
     typeof line.error?.code === 'string'
       ? line.error.code
