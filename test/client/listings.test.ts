@@ -11,17 +11,12 @@ import { userOfKey } from '../../src/engine/evaluation/list/pages.js';
 import { ApiError, FallbackCode } from '../../src/client/json.js';
 import { decodeObjectsPage, decodeUsersPage } from '../../src/client/listings.js';
 import { MAX_LINE, ObjectStreamReader } from '../../src/client/listing-stream.js';
+import { Rng } from '../oracle/generate.js';
 
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
+/** The oracle's seeded generator (mulberry32), so a failure names its seed. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 // Characters JSON writes as they are, that it escapes, that are multi-byte, and lone surrogates.

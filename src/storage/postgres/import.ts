@@ -183,6 +183,17 @@ async function writeTuples(
   return { at, count };
 }
 
+/** A tuple's object, object type, relation and user as COPY text columns. */
+function keyColumns(t: TupleKey, types: TypeText): string {
+  return `${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}`;
+}
+
+/** A tuple's condition column (its JSON, or NULL) as COPY text. */
+const conditionColumn = (t: TupleKey): string => (t.condition ? copyText(JSON.stringify(t.condition)) : '\\N');
+
+/** A tuple's expiry column (epoch ms, or NULL) as COPY text. */
+const expiryColumn = (t: TupleKey): string => (t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at)));
+
 /**
  * The COPY text of latch_tuples rows: store, object, object type, relation, user, condition,
  * written_ms, expiry. The store's and each type's text are escaped once.
@@ -194,9 +205,7 @@ function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number): Buff
   const types = new TypeText();
   for (let i = 0; i < adds.length; i++) {
     const t = adds[i] as TupleKey;
-    const c = t.condition ? copyText(JSON.stringify(t.condition)) : '\\N';
-    const e = t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at));
-    text += `${store}\t${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}\t${c}\t${written}\t${e}\n`;
+    text += `${store}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
   }
   return Buffer.from(text, 'utf8');
 }
@@ -207,9 +216,7 @@ function stagedRows(adds: readonly TupleKey[]): Buffer {
   const types = new TypeText();
   for (let i = 0; i < adds.length; i++) {
     const t = adds[i] as TupleKey;
-    const c = t.condition ? copyText(JSON.stringify(t.condition)) : '\\N';
-    const e = t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at));
-    text += `${i}\t${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}\t${c}\t${e}\n`;
+    text += `${i}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${expiryColumn(t)}\n`;
   }
   return Buffer.from(text, 'utf8');
 }
