@@ -281,7 +281,8 @@ export interface StreamLine {
   message?: unknown;
 }
 
-function parseLine(status: number, line: string): StreamLine {
+/** One line of a streamed reply as a JSON object (or array); anything else is `invalid_response`. */
+export function parseLine(status: number, line: string): StreamLine {
   try {
     const parsed = JSON.parse(line) as unknown;
     if (typeof parsed === 'object' && parsed !== null) return parsed as StreamLine;

@@ -6,8 +6,8 @@
 // or escapes gives the same object, an `{"error": …}` line is its ApiError, and anything else is
 // ApiError `invalid_response`. Imports nothing but the JSON client (Node and the browser).
 
-import { ApiError, FallbackCode, lineError, type StreamLine } from './json.js';
-import { plainEnd } from './listings.js';
+import { ApiError, FallbackCode, lineError, parseLine } from './json.js';
+import { isRecord, plainEnd } from './listings.js';
 
 const LINE_HEAD = '{"result":{"object":"';
 const TOKEN = '","continuation_token":"';
@@ -81,16 +81,10 @@ export class ObjectStreamReader {
   /** Any other line: blank (skipped), a result line, an error line (thrown), or malformed (thrown). */
   #slow(line: string, objects: string[]): void {
     if (line.trim() === '') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      parsed = undefined;
-    }
-    const o = isRecord(parsed) ? parsed : undefined;
-    const keys = o ? Object.keys(o) : [];
-    if (keys.length === 1 && keys[0] === 'error') throw lineError(this.status, o as StreamLine);
-    const r = keys.length === 1 && isRecord(o?.result) ? o.result : undefined;
+    const o = parseLine(this.status, line);
+    const keys = Object.keys(o);
+    if (keys.length === 1 && keys[0] === 'error') throw lineError(this.status, o);
+    const r = keys.length === 1 && isRecord(o.result) ? o.result : undefined;
     const token = r?.continuation_token;
     if (
       r === undefined ||
@@ -106,8 +100,4 @@ export class ObjectStreamReader {
   #invalid(what: string): ApiError {
     return new ApiError(this.status, FallbackCode.invalidResponse, what);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -141,10 +141,15 @@ function parse(text: string, status: number): unknown {
 
 type Fields = Record<string, unknown>;
 
+/** True for a JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** `value` as an object whose keys are all in `allowed` and whose `required` ones are strings. */
 function record(value: unknown, allowed: readonly string[], required: readonly string[]): Fields | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const o = value as Fields;
+  if (!isRecord(value)) return undefined;
+  const o = value;
   for (const k of Object.keys(o)) if (!allowed.includes(k)) return undefined;
   for (const k of required) if (typeof o[k] !== 'string') return undefined;
   return o;
@@ -171,7 +176,7 @@ function usersOf(json: unknown, status: number): UsersPage {
   const { list, token } = pageOf(json, 'users', status);
   for (let i = 0; i < list.length; i++) {
     const u = list[i];
-    const keys = typeof u === 'object' && u !== null && !Array.isArray(u) ? Object.keys(u) : [];
+    const keys = isRecord(u) ? Object.keys(u) : [];
     const form = keys.length === 1 ? USER_FORMS.find(([name]) => name === keys[0]) : undefined;
     if (!form || !record((u as Fields)[form[0]], form[1], form[1]))
       throw invalid(status, `users[${i}] is not one of {object}, {userset}, {wildcard}`);

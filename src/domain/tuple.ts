@@ -238,6 +238,11 @@ export function typeOf(objectOrUser: string): string {
   return colon === -1 ? objectOrUser : objectOrUser.slice(0, colon);
 }
 
+/** True when `object` is of type `type` (`type:` starts it): no slice, for loops over runs of one type. */
+export function hasType(object: string, type: string): boolean {
+  return object.startsWith(type) && object.charCodeAt(type.length) === 0x3a;
+}
+
 /**
  * The tuples grouped by object type: the types in the order of their first tuple, input order
  * within a type (a bulk import logs one changelog record per type). The same array when it is
@@ -248,7 +253,7 @@ export function groupedByType<T extends { readonly object: string }>(tuples: rea
   let type = '';
   for (let i = 0; i < tuples.length; i++) {
     const o = (tuples[i] as T).object;
-    if (i > 0 && o.startsWith(type) && o.charCodeAt(type.length) === 0x3a) continue;
+    if (i > 0 && hasType(o, type)) continue;
     type = typeOf(o);
     if (seen.has(type)) return regroup(tuples);
     seen.add(type);

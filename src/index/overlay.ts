@@ -415,16 +415,6 @@ export class Overlay {
   }
 
   /**
-   * The batch's changes appended to the log and packed as records (obj, rel, subj, meta) in
-   * `words`; `order` holds their offsets in key order (obj, rel, subject-relation, subj), ties by
-   * position, so the last of a key's changes in the batch comes last.
-   */
-  private logSorted(changes: readonly Change[]): { words: Uint32Array; order: number[] } {
-    for (const c of changes) this.log.push(c);
-    return packSorted(changes);
-  }
-
-  /**
    * The same state as `apply` of each change in order for the deletes of one write (a delete by
    * filter: thousands): one sort of the batch and one merge pass over each record list instead
    * of a memmove per change. Deletes commute (each removes its key from the adds and masks it in
@@ -475,7 +465,8 @@ export class Overlay {
       return;
     }
     const n = changes.length;
-    const { words, order: sortedOrder } = this.logSorted(changes);
+    for (const c of changes) this.log.push(c);
+    const { words, order: sortedOrder } = packSorted(changes);
     const sorted = new Uint32Array(n * 4);
     let m = 0;
     for (let k = 0; k < n; k++) {

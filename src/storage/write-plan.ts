@@ -4,7 +4,7 @@
 
 import { AppError } from '../errors.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
-import { typeOf } from '../domain/tuple.js';
+import { hasType, typeOf } from '../domain/tuple.js';
 import {
   decodeRevision,
   decodeTupleKey,
@@ -243,7 +243,7 @@ export async function planImport(
       throw writeErrors.conflict(t, same ? 'expires_at' : 'condition');
     }
     const o = t.object;
-    if (last === undefined || !o.startsWith(lastType) || o.charCodeAt(lastType.length) !== 0x3a) {
+    if (last === undefined || !hasType(o, lastType)) {
       lastType = typeOf(o);
       last = groups.get(lastType);
       if (last === undefined) groups.set(lastType, (last = []));

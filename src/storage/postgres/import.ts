@@ -11,8 +11,8 @@
 //      write must: parse the row, insert it into the heap and the two indexes (primary key,
 //      latch_tuples_by_user), log that in the WAL;
 //   3. on 23505, back to the savepoint and the staged path (straight to it when the caller says
-//      the store's last chunk had stored tuples, so overlapping data wastes no COPY per chunk): the rows by COPY into
-//      `latch_import`, a temporary table of the connection emptied at each commit; one statement
+//      the store's last chunk had stored tuples, so overlapping data wastes no COPY per chunk):
+//      the rows by COPY into `latch_import`, a temporary table of the connection emptied at each commit; one statement
 //      probes the primary key for each staged row (a LATERAL probe per row, so the plan never
 //      scans the tuples table whatever its statistics say): a stored tuple identical to the
 //      staged one is skipped; one with a different condition or expiry is the conflict
@@ -36,7 +36,7 @@
 // flush per chunk, nothing per tuple.
 
 import type { TupleKey } from '../../domain/types.js';
-import { groupedByType, typeOf } from '../../domain/tuple.js';
+import { groupedByType, hasType, typeOf } from '../../domain/tuple.js';
 import { clean, writeErrors } from '../write-plan.js';
 import type { WriteResult } from '../types.js';
 import { copyIn, copyText } from './copy-in.js';
@@ -168,7 +168,6 @@ async function writeTuples(
   await c.query(STAGE);
   await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', stagedRows(adds));
   const at = new Uint8Array(adds.length);
-  let count = 0;
   const skipped: number[] = [];
   for (const row of await q(c, PROBE, [storeId])) {
     const i = num(row[0]);
@@ -176,11 +175,10 @@ async function writeTuples(
     if (row[1] !== true) throw writeErrors.conflict(t, 'condition');
     if (row[2] !== true) throw writeErrors.conflict(t, 'expires_at');
     at[i] = 1;
-    count++;
     skipped.push(i);
   }
-  if (count < adds.length) await c.query({ text: INSERT, values: [storeId, skipped, ms] });
-  return { at, count };
+  if (skipped.length < adds.length) await c.query({ text: INSERT, values: [storeId, skipped, ms] });
+  return { at, count: skipped.length };
 }
 
 /** A tuple's object, object type, relation and user as COPY text columns. */
@@ -226,7 +224,7 @@ class TypeText {
   private type = '';
   private text = '';
   of(object: string): string {
-    if (this.text === '' || !object.startsWith(this.type) || object.charCodeAt(this.type.length) !== 0x3a) {
+    if (this.text === '' || !hasType(object, this.type)) {
       this.type = typeOf(object);
       this.text = copyText(enc(this.type));
     }
@@ -254,7 +252,7 @@ function changelog(
     if (stored !== undefined && stored[i] === 1) continue;
     const t = adds[i] as TupleKey;
     seq++;
-    if (bulk === '' || !t.object.startsWith(type) || t.object.charCodeAt(type.length) !== 0x3a) {
+    if (bulk === '' || !hasType(t.object, type)) {
       if (bulk !== '') {
         seqs.push(seq - 1);
         types.push(enc(type));
