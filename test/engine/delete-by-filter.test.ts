@@ -74,6 +74,18 @@ async function changesAfter(storage: Storage, storeId: string, revision: number)
   return out;
 }
 
+/** A new store of 40 viewers of doc:d00 … doc:d39 (key order), and those tuples. */
+async function fortyViewers(storage: Storage, name: string): Promise<{ s: string; keys: TupleKey[] }> {
+  const s = (await storage.createStore(name)).id;
+  const keys = Array.from({ length: 40 }, (_, i) => ({
+    object: `doc:d${String(i).padStart(2, '0')}`,
+    relation: 'viewer',
+    user: 'user:v',
+  }));
+  await storage.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+  return { s, keys };
+}
+
 async function everything(storage: Storage, storeId: string, filter: TupleFilter = {}): Promise<TupleKey[]> {
   return (await storage.readTuples(storeId, filter, { pageSize: 10_000 })).items.map((t) => t.key);
 }
@@ -182,13 +194,7 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
   it('a write between two requests of one filter: the next request scans from the start again', async () => {
     const a = await open(kind);
     closers.push(() => a.close());
-    const s = (await a.createStore('resume')).id;
-    const keys = Array.from({ length: 40 }, (_, i) => ({
-      object: `doc:d${String(i).padStart(2, '0')}`,
-      relation: 'viewer',
-      user: 'user:v',
-    }));
-    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const { s, keys } = await fortyViewers(a, 'resume');
     const filter = { object: 'doc:', relation: 'viewer' };
     const first = await a.deleteMatching?.(s, filter, 10);
     expect(first?.more).toBe(true);
@@ -210,13 +216,7 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
   it('a write past where a request stopped: the next request deletes it (the scan read ahead is dropped)', async () => {
     const a = await open(kind);
     closers.push(() => a.close());
-    const s = (await a.createStore('ahead')).id;
-    const keys = Array.from({ length: 40 }, (_, i) => ({
-      object: `doc:d${String(i).padStart(2, '0')}`,
-      relation: 'viewer',
-      user: 'user:v',
-    }));
-    await a.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const { s, keys } = await fortyViewers(a, 'ahead');
     const filter = { object: 'doc:', relation: 'viewer' };
     expect((await a.deleteMatching?.(s, filter, 10))?.result.deleted).toEqual(keys.slice(0, 10));
     // A match after where the first request stopped (the stopped scan has read past it) and the
@@ -575,13 +575,7 @@ describe.runIf(pgdb.run)('deleteMatching on PostgreSQL', () => {
       () => storage.close(),
       () => other.close(),
     );
-    const s = (await storage.createStore('resume')).id;
-    const keys = Array.from({ length: 40 }, (_, i) => ({
-      object: `doc:d${String(i).padStart(2, '0')}`,
-      relation: 'viewer',
-      user: 'user:v',
-    }));
-    await storage.writeTuples(s, { writes: keys, deletes: [], onDuplicate: 'error', onMissing: 'error' });
+    const { s, keys } = await fortyViewers(storage, 'resume');
     const filter = { object: 'doc:', relation: 'viewer' };
     const first = await storage.deleteMatching?.(s, filter, 10);
     expect(first?.more).toBe(true);

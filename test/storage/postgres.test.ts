@@ -46,6 +46,19 @@ async function empty(): Promise<void> {
 
 const open = (reclaim = true): Promise<PgStorage> => openPostgresStorage({ url: pgdb.url, poolSize: 4, reclaim });
 
+/** The tuple events `storage` hears from now on; `arrived` resolves once `count` have. */
+function tupleEvents(storage: PgStorage, count: number): { events: StorageEvent[]; arrived: Promise<void> } {
+  const events: StorageEvent[] = [];
+  let done: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => (done = resolve));
+  storage.subscribe((e) => {
+    if (e.kind !== 'tuples') return;
+    events.push(e);
+    if (events.length === count) done();
+  });
+  return { events, arrived };
+}
+
 describe.runIf(run)('postgres', () => {
   storageSuite(
     'postgres',
@@ -166,14 +179,7 @@ describe.runIf(run)('postgres', () => {
       try {
         await Promise.all([a.listening(), b.listening()]);
         const store = (await a.createStore('imported')).id;
-        const events: StorageEvent[] = [];
-        let done: () => void = () => undefined;
-        const arrived = new Promise<void>((resolve) => (done = resolve));
-        b.subscribe((e) => {
-          if (e.kind !== 'tuples') return;
-          events.push(e);
-          if (events.length === 3) done();
-        });
+        const { events, arrived } = tupleEvents(b, 3);
         const fresh = [
           tk('group:g#member@user:\u0000bob'),
           {
@@ -217,14 +223,7 @@ describe.runIf(run)('postgres', () => {
       try {
         await Promise.all([a.listening(), b.listening()]);
         const store = (await a.createStore('cut')).id;
-        const events: StorageEvent[] = [];
-        let done: () => void = () => undefined;
-        const arrived = new Promise<void>((resolve) => (done = resolve));
-        b.subscribe((e) => {
-          if (e.kind !== 'tuples') return;
-          events.push(e);
-          if (events.length === 2) done();
-        });
+        const { events, arrived } = tupleEvents(b, 2);
         await a.writeTuples(
           store,
           writes('doc:1#viewer@user:anne', 'doc:2#viewer@user:anne', 'doc:3#viewer@user:anne'),
