@@ -325,6 +325,20 @@ export class StoreIndex {
     return this.revision;
   }
 
+  /**
+   * False only when no tuple (object, relation, user) is in the index: one of its strings was
+   * never interned (the dictionary keeps every string of every tuple applied, deleted ones too).
+   * A bulk import's hint to the storage (HeldHint): reads only the tuples this may hold.
+   */
+  mayHold(t: TupleKey): boolean {
+    const d = this.dict;
+    if (d.nodes.get(t.object) === undefined || d.names.get(t.relation) === undefined) return false;
+    const user = t.user;
+    const hash = user.lastIndexOf('#');
+    if (hash === -1) return d.nodes.get(user) !== undefined;
+    return d.nodes.get(user.slice(0, hash)) !== undefined && d.names.get(user.slice(hash + 1)) !== undefined;
+  }
+
   /** Resolves when no background merge is running. */
   async settled(): Promise<void> {
     while (this.merging) await this.merging;

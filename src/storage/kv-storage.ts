@@ -40,6 +40,7 @@ import type {
   ChangeQuery,
   CheckpointWriter,
   DeletedMatching,
+  HeldHint,
   Page,
   PageRequest,
   PermissionIndexRecord,
@@ -265,11 +266,13 @@ export class KvStorage implements Storage {
     return this.exclusive(storeId, () => this.commitWrite(storeId, write));
   }
 
-  async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
+  async importTuples(storeId: string, tuples: readonly TupleKey[], held?: HeldHint): Promise<WriteResult> {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
-      const plan = await planImport(this.kv, storeId, state, tuples);
+      // The hint describes the store at its revision: taken only if no write came in between.
+      const hint = held?.revision === state.revision ? held : undefined;
+      const plan = await planImport(this.kv, storeId, state, tuples, hint);
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
       return plan.result;
     });

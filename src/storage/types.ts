@@ -144,6 +144,18 @@ export interface ClusterRegistry {
   leave(nodeId: string): Promise<void>;
 }
 
+/**
+ * What a caller knows of a store's tuples at one revision (the engine's index): `mayHold(t)` is
+ * false only for a tuple (object, relation, user) the store does not hold at `revision`. A bulk
+ * import reads the stored value only of the tuples it may hold (for the condition and expiry
+ * check); the storage uses the hint only while the store is still at `revision`, under its own
+ * write lock, and is correct without it.
+ */
+export interface HeldHint {
+  readonly revision: number;
+  mayHold(t: TupleKey): boolean;
+}
+
 export interface Storage {
   /** A human-readable name of the backend: 'leveldb', 'memory' or 'postgres'. */
   readonly kind: string;
@@ -193,8 +205,10 @@ export interface Storage {
    * throws transaction_conflict (nothing written), as `writeTuples` with onDuplicate 'ignore'.
    * Inputs are validated by the caller and hold no key twice. Example: importTuples(s, [a, b])
    * with `a` stored → revision + 1, one change (write b), `written` = [b].
+   * `held` (optional, a hint from the caller's index) lets a backend skip reading the tuples it
+   * rules out; a backend may ignore it, and ignores it unless the store is at `held.revision`.
    */
-  importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult>;
+  importTuples(storeId: string, tuples: readonly TupleKey[], held?: HeldHint): Promise<WriteResult>;
   /**
    * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
    * store's write lock (held against every node), calls `guard` with the store's revision read

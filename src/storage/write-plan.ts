@@ -21,7 +21,7 @@ import {
   BULK_WRITE,
 } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
-import type { TupleWrite, WriteResult } from './types.js';
+import type { HeldHint, TupleWrite, WriteResult } from './types.js';
 
 /** Per-store write state, owned by the holder of the store's mutex. */
 export interface StoreState {
@@ -218,11 +218,12 @@ export async function planImport(
   storeId: string,
   state: StoreState,
   tuples: readonly TupleKey[],
+  held?: HeldHint,
 ): Promise<PlannedWrite> {
   const n = tuples.length;
   const keys = new Array<string>(n);
   for (let i = 0; i < n; i++) keys[i] = key.tuple(storeId, tuples[i] as TupleKey);
-  const found = await kv.getMany(keys);
+  const found = await storedValues(kv, keys, tuples, held);
   const ms = Math.max(Date.now(), state.lastMs);
   const timestamp = new Date(ms).toISOString();
   const plain = encodeTupleValue(timestamp, undefined);
@@ -291,6 +292,30 @@ export async function planImport(
   for (const k of plainUsers.sort()) ops.push({ type: 'put', key: k, value: plain });
   endRevisionOps(ops, storeId, rev, ms);
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };
+}
+
+/**
+ * The stored values at `keys` (those of `tuples`), undefined where none. With a hint (the store
+ * at its revision, see HeldHint) only the tuples it may hold are read: on an empty store, or
+ * tuples among nodes the store has never seen, none. Each read is a point lookup through the
+ * levels of the LSM, whose cost grows with the data: in the import bench at 1M tuples (same run,
+ * load 10-11) the process's threads other than the main one went 5.46 → 4.40 µs per tuple
+ * without them, and a profile put the reads' key conversion on the calling thread at ≈ 0.85 µs.
+ */
+async function storedValues(
+  kv: Kv,
+  keys: readonly string[],
+  tuples: readonly TupleKey[],
+  held: HeldHint | undefined,
+): Promise<readonly (Uint8Array | undefined)[]> {
+  if (held === undefined) return kv.getMany(keys);
+  const at: number[] = [];
+  for (let i = 0; i < tuples.length; i++) if (held.mayHold(tuples[i] as TupleKey)) at.push(i);
+  const found = new Array<Uint8Array | undefined>(keys.length);
+  if (at.length === 0) return found;
+  const values = await kv.getMany(at.map((i) => keys[i] as string));
+  for (let j = 0; j < at.length; j++) found[at[j] as number] = values[j];
+  return found;
 }
 
 /** A bulk changelog record (codec.ts `flat`) at `position`, and its entry in the index by object type. */

@@ -314,6 +314,25 @@ describe('a bulk write (one write of many tuples: an import chunk)', () => {
   });
 });
 
+describe("mayHold (a bulk import's hint to the storage)", () => {
+  it('is true for every tuple the index holds, deleted ones too, and false where a string was never interned', () => {
+    const ix = StoreIndex.build(seed.map(tk), 1);
+    ix.apply(write(2, ['doc:9#viewer@user:zed'], ['doc:3#viewer@user:*']));
+    for (const t of [...seed, 'doc:9#viewer@user:zed', 'doc:3#viewer@user:*']) expect(ix.mayHold(tk(t)), t).toBe(true);
+    // Each string unknown in turn: the object, the relation, the user, its type, its relation.
+    for (const t of [
+      'doc:new#viewer@user:anne',
+      'doc:1#owner@user:anne',
+      'doc:1#viewer@user:new',
+      'doc:1#viewer@group:new#member',
+      'doc:1#viewer@group:eng#admin',
+    ])
+      expect(ix.mayHold(tk(t)), t).toBe(false);
+    // Known strings in a combination never written: may be held (the storage reads it).
+    expect(ix.mayHold(tk('doc:2#viewer@user:bob'))).toBe(true);
+  });
+});
+
 describe('snapshot retirement', () => {
   it('a superseded snapshot is released after retireAfterMs, a pinned one only once unpinned', async () => {
     const ix = StoreIndex.build(seed.map(tk), 1, { retireAfterMs: 20 });

@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/storage/index.js';
 import { openLevelStorage } from '../../src/storage/level.js';
 import { DataDirectoryInUseError } from '../../src/storage/lock.js';
-import { allTuples, collect, writes } from './helpers.js';
+import type { TupleKey } from '../../src/domain/types.js';
+import type { HeldHint } from '../../src/storage/types.js';
+import { allTuples, collect, rejectsWith, str, tk, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
 
 async function tempDir(): Promise<string> {
@@ -55,6 +57,61 @@ describe('storage: leveldb on disk', () => {
     const later = (await b.writeModel(id, { schema_version: '1.1', type_definitions: [{ type: 'user' }] })).id;
     expect(later > model.id).toBe(true);
     await b.close();
+  });
+
+  it("importTuples reads only the tuples a hint at the store's revision may hold; a stale hint is ignored", async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const s = await openLevelStorage(dir);
+    try {
+      const id = (await s.createStore('hint')).id;
+      await s.writeTuples(id, writes('doc:1#viewer@user:anne'));
+      await s.writeTuples(id, { ...writes(), writes: [tk('doc:2#viewer@user:bob', { name: 'c' })] });
+      const asked: string[] = [];
+      const hint = (revision: number, held: (t: TupleKey) => boolean): HeldHint => ({
+        revision,
+        mayHold: (t) => {
+          asked.push(str(t));
+          return held(t);
+        },
+      });
+      // A hint of another revision is not asked: every tuple is read, the conflict found.
+      await rejectsWith(
+        s.importTuples(
+          id,
+          [tk('doc:2#viewer@user:bob'), tk('doc:3#viewer@user:new')],
+          hint(1, () => false),
+        ),
+        'transaction_conflict',
+      );
+      expect(asked).toEqual([]);
+      // At the store's revision: asked once per tuple; the stored one it may hold is read and conflicts.
+      await rejectsWith(
+        s.importTuples(
+          id,
+          [tk('doc:3#viewer@user:new'), tk('doc:2#viewer@user:bob')],
+          hint(2, (t) => t.object === 'doc:2'),
+        ),
+        'transaction_conflict',
+      );
+      expect(asked).toEqual(['doc:3#viewer@user:new', 'doc:2#viewer@user:bob']);
+      // The same stored tuple again, identical: read and skipped; the new ones are written.
+      const r = await s.importTuples(
+        id,
+        [tk('doc:1#viewer@user:anne'), tk('doc:3#viewer@user:new'), tk('doc:4#viewer@user:new')],
+        hint(2, (t) => t.object === 'doc:1'),
+      );
+      expect(r.revision).toBe(3);
+      expect(r.written.map((t) => t.object)).toEqual(['doc:3', 'doc:4']);
+      expect((await allTuples(s, id)).sort()).toEqual([
+        'doc:1#viewer@user:anne',
+        'doc:2#viewer@user:bob',
+        'doc:3#viewer@user:new',
+        'doc:4#viewer@user:new',
+      ]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('resumes reclaiming a tombstoned store after a restart', async () => {

@@ -14,6 +14,7 @@ import { TupleIdentitySet, tupleString } from '../../domain/tuple.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
 import { BulkTupleValidator } from '../../model/tuple-validation.js';
+import type { HeldHint } from '../../storage/types.js';
 import type { CompiledModel } from '../../model/types.js';
 import {
   MAX_IMPORT_CHUNK,
@@ -34,9 +35,19 @@ export async function importTuples(e: EngineParts, input: ImportTuplesInput): Pr
   const model = await e.models.resolve(input.storeId, input.modelId);
   await validateImport(model, input.tuples, e.clock());
   const result = await e.writer.write(input.storeId, (commit) =>
-    commit((storage) => storage.importTuples(input.storeId, input.tuples)),
+    commit((storage) => storage.importTuples(input.storeId, input.tuples, heldHint(e, input.storeId))),
   );
   return { modelId: model.id, revision: result.revision, written: result.written.length };
+}
+
+/**
+ * The store's index as a hint to the storage (HeldHint): in the store's write order every earlier
+ * write of this node is applied to it, so it holds what the storage holds at its revision (the
+ * storage takes the hint only at that revision). None when the index is not loaded.
+ */
+function heldHint(e: EngineParts, storeId: string): HeldHint | undefined {
+  const index = e.indexes.peek(storeId);
+  return index && { revision: index.currentRevision, mayHold: (t) => index.mayHold(t) };
 }
 
 /** The error of the tuple at `index`: its code, its message prefixed with its position, `tuple_index`. */
