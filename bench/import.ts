@@ -46,6 +46,9 @@ const { values } = parseArgs({
     // another checkout (a same-run baseline of the client).
     client: { type: 'string', default: 'fetch' },
     'cli-root': { type: 'string', default: '.' },
+    // The embedded PostgreSQL's deployment settings, `name=value,name=value` (e.g.
+    // `max_wal_size=8GB,shared_buffers=1GB`); none by default: the server's own defaults.
+    'pg-settings': { type: 'string', default: '' },
   },
 });
 const N = Number(values.tuples);
@@ -53,6 +56,12 @@ const CHUNK = Number(values.chunk);
 const INFLIGHT = Number(values.inflight);
 const BASELINE = Math.min(Number(values.baseline), N);
 const SAMPLES = Number(values.samples);
+const PG_SETTINGS: Record<string, string> = Object.fromEntries(
+  String(values['pg-settings'])
+    .split(',')
+    .filter((kv) => kv !== '')
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 
 export const DSL = `model
   schema 1.1
@@ -242,7 +251,7 @@ async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }
   const given = process.env.LATCH_TEST_POSTGRES_URL;
   const server = given
     ? { url: given, stop: async () => undefined }
-    : await startPostgres(process.env, { fsync: true });
+    : await startPostgres(process.env, { fsync: true, settings: PG_SETTINGS });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   await admin.query('DROP DATABASE IF EXISTS latch_bench_import WITH (FORCE)');
@@ -429,6 +438,7 @@ const result: Record<string, unknown> = {
   chunk: CHUNK,
   inflight: INFLIGHT,
   client: values.client,
+  ...(values.backend === 'postgres' ? { postgresSettings: PG_SETTINGS } : {}),
 };
 
 // Baseline: plain 100-tuple Writes of the first BASELINE tuples.

@@ -217,6 +217,38 @@ describe.runIf(run)('postgres', () => {
       }
     });
 
+    it('an import chunk timed before the store’s last write takes that write’s time: times never go back', async () => {
+      const a = await open();
+      const c = new pg.Client({ connectionString: pgdb.url });
+      await c.connect();
+      try {
+        const store = (await a.createStore('clock')).id;
+        // Another node's clock an hour ahead wrote last: this node's chunk, timed by its own clock
+        // when prepared, commits after it. More tuples than one slice of COPY rows.
+        const ahead = Date.now() + 3_600_000;
+        await c.query('UPDATE latch_stores SET last_ms = $2 WHERE id = $1', [store, ahead]);
+        const chunk = Array.from({ length: 5000 }, (_, i) => tk(`doc:${i}#viewer@user:u${i % 7}`));
+        const r = await a.importTuples(store, chunk);
+        expect(r.timestamp).toBe(new Date(ahead).toISOString());
+        const rows = await c.query<{ n: string; ms: string }>(
+          'SELECT count(*) AS n, min(written_ms) AS ms FROM latch_tuples WHERE store_id = $1 AND written_ms = $2',
+          [store, ahead],
+        );
+        expect(rows.rows[0]).toEqual({ n: '5000', ms: String(ahead) });
+        const changes = await a.readChanges(store, { pageSize: 1 });
+        expect(changes.items[0]?.timestamp).toBe(new Date(ahead).toISOString());
+        // The next chunk again: no earlier than the store's last write.
+        const next = await a.importTuples(store, [tk('doc:x#viewer@user:anne')]);
+        expect(Date.parse(next.timestamp)).toBeGreaterThanOrEqual(ahead);
+        expect((await a.readTuples(store, { object: 'doc:x' }, { pageSize: 1 })).items[0]?.timestamp).toBe(
+          next.timestamp,
+        );
+      } finally {
+        await c.end();
+        await a.close();
+      }
+    });
+
     it('a delete by filter cut by its limit: the commit event carries exactly the tuples it deleted', async () => {
       const a = await open();
       const b = await open();

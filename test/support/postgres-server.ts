@@ -37,7 +37,7 @@ export function freePort(): Promise<number> {
 /** Starts (or adopts) the test run's PostgreSQL server; rejects with the cause when it cannot. */
 export async function startPostgres(
   env: Readonly<Record<string, string | undefined>> = process.env,
-  options: { readonly fsync?: boolean } = {},
+  options: { readonly fsync?: boolean; readonly settings?: Readonly<Record<string, string>> } = {},
 ): Promise<PostgresServer> {
   const given = env.LATCH_TEST_POSTGRES_URL;
   const cannot = async (): Promise<void> => {
@@ -54,7 +54,8 @@ export async function startPostgres(
     user: 'postgres',
     password: 'latch-test',
     // Tests run without fsync (a crashed test server is thrown away); benchmarks keep it on.
-    settings: { fsync: options.fsync ? 'on' : 'off', max_connections: '300' },
+    // `options.settings` (a bench's deployment settings) come last.
+    settings: { fsync: options.fsync ? 'on' : 'off', max_connections: '300', ...options.settings },
     onLog: (m) => void logs.push(m),
   };
   let server: LocalPostgres;

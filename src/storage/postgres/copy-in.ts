@@ -11,8 +11,11 @@ import { CopyStatement } from './copy-statement.js';
 /** Bytes per CopyData message: the server takes any size; this keeps each write of the socket small. */
 const MESSAGE_BYTES = 1 << 20;
 
-/** Sends `data` (COPY text rows) as the input of `sql`, a `COPY … FROM STDIN` statement, on client `c`. */
-export function copyIn(c: pg.ClientBase, sql: string, data: Buffer): Promise<void> {
+/**
+ * Sends `data` (COPY text rows, whole rows or not: the server reads one stream) as the input of
+ * `sql`, a `COPY … FROM STDIN` statement, on client `c`.
+ */
+export function copyIn(c: pg.ClientBase, sql: string, data: readonly Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
     c.query(new CopyIn(sql, data, resolve, reject));
   });
@@ -22,7 +25,7 @@ export function copyIn(c: pg.ClientBase, sql: string, data: Buffer): Promise<voi
 class CopyIn extends CopyStatement<void> {
   constructor(
     sql: string,
-    private readonly data: Buffer,
+    private readonly data: readonly Buffer[],
     resolve: () => void,
     reject: (err: unknown) => void,
   ) {
@@ -34,8 +37,9 @@ class CopyIn extends CopyStatement<void> {
   /** The server is ready for the rows: all of them, then CopyDone (it answers when it has read them). */
   override handleCopyInResponse(connection: pg.Connection): void {
     const c = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void };
-    for (let at = 0; at < this.data.byteLength; at += MESSAGE_BYTES)
-      c.sendCopyFromChunk(this.data.subarray(at, Math.min(this.data.byteLength, at + MESSAGE_BYTES)));
+    for (const b of this.data)
+      for (let at = 0; at < b.byteLength; at += MESSAGE_BYTES)
+        c.sendCopyFromChunk(b.subarray(at, Math.min(b.byteLength, at + MESSAGE_BYTES)));
     c.endCopyFrom();
   }
 }

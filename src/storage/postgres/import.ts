@@ -2,6 +2,10 @@
 // lock, the tuples by `COPY … FROM STDIN` (copy-in.ts) straight into latch_tuples when none is
 // stored yet, else through a staging table.
 //
+//   0. before any lock (prepareChunk, in slices with turns of the event loop between them): the
+//      COPY rows and the changelog rows of the chunk, timed when prepared. A client keeps two
+//      chunks in flight, so latch encodes chunk N + 1 while the database writes chunk N, and the
+//      transaction holds the store's lock only for the database's work;
 //   1. `latch_lock_store` (the lock every Write function takes first: writers of the store queue
 //      behind the chunk on every node) gives the revision and the last write's time;
 //   2. fast path, under a savepoint: ONE `COPY latch_tuples … FROM STDIN` of every row. Under the
@@ -18,7 +22,8 @@
 //      staged one is skipped; one with a different condition or expiry is the conflict
 //      `latch_write` raises with onDuplicate 'ignore' (the first in request order, rolled back);
 //      one INSERT … SELECT writes the others;
-//   4. the changelog as the compact rows delete by filter writes (`latch_changes.bulk`,
+//   4. the changelog (made in step 0; again, without the skipped, after the staged path) as the
+//      compact rows delete by filter writes (`latch_changes.bulk`,
 //      delete-matching-function.ts), here with `deleted` false: ONE row per object type, keyed at
 //      its last change's seq, `bulk` = `[[o, r, u, p], …]` in seq order with `p` the written
 //      tuple's `[condition, expires_ms]` (latch_prior) or 0 when it has neither. changes.ts expands
@@ -87,21 +92,49 @@ const BULK_SEPARATOR = '\u0001';
 /** Changes inlined in the commit NOTIFY up to this many (latch_end_revision's contract). */
 const INLINE_CHANGES = 32;
 
+/** Rows encoded between two turns of the event loop while a chunk is prepared (Checks run in between). */
+const PREPARE_SLICE = 4096;
+
+/** A turn of the event loop: pending I/O runs before the next slice. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A chunk made ready for the database before the store's lock is taken (prepareChunk), so that
+ * latch encodes one chunk while the database writes the one before it: its tuples in changelog
+ * order, its COPY rows and its changelog for the case where none is stored, both with the
+ * chunk's time `ms` (the time it was prepared).
+ */
+export interface PreparedChunk {
+  readonly storeId: string;
+  readonly adds: readonly TupleKey[];
+  readonly ms: number;
+  readonly rows: readonly Buffer[];
+  readonly log: Changelog;
+}
+
+/**
+ * Encodes a chunk (the caller validated it; no key twice) for importChunk: the tuples grouped by
+ * type (the changelog's seq order), their latch_tuples COPY rows and the changelog rows, each in
+ * slices of PREPARE_SLICE tuples with a turn of the event loop between them; timed now.
+ */
+export async function prepareChunk(storeId: string, tuples: readonly TupleKey[]): Promise<PreparedChunk> {
+  // Request order grouped by object type is the seq order of the changelog.
+  const adds = groupedByType(tuples).map((t) => clean(t, true));
+  const ms = Date.now();
+  const rows = await tupleRows(storeId, adds, ms);
+  return { storeId, adds, ms, rows, log: await changelog(adds, undefined) };
+}
+
 /**
  * One import chunk (the header above): the tuples not yet stored are written in one revision,
  * identical stored ones skipped, a stored one with a different condition or expiry the conflict
- * error (nothing written). The caller validated the tuples and passes no key twice; `staged`
- * takes the staged path at once (the same result, for a chunk that likely holds stored tuples).
+ * error (nothing written). `staged` takes the staged path at once (the same result, for a chunk
+ * that likely holds stored tuples). The revision's time is the chunk's, unless the store's last
+ * write is later (another node's clock, a chunk prepared earlier but committed later): then the
+ * rows are encoded again with that time, so a store's times never go back.
  */
-export async function importChunk(
-  db: Db,
-  storeId: string,
-  tuples: readonly TupleKey[],
-  node: string,
-  staged = false,
-): Promise<WriteResult> {
-  // Request order grouped by object type is the seq order of the changelog.
-  const adds = groupedByType(tuples).map((t) => clean(t, true));
+export async function importChunk(db: Db, chunk: PreparedChunk, node: string, staged = false): Promise<WriteResult> {
+  const { storeId, adds } = chunk;
   return db.tx(async (c) => {
     let before: number;
     let lastMs: number;
@@ -112,13 +145,14 @@ export async function importChunk(
     } catch (err) {
       throw ruleOf(err, adds) ?? err;
     }
-    const ms = Math.max(Date.now(), lastMs);
+    const ms = Math.max(chunk.ms, lastMs);
     const timestamp = new Date(ms).toISOString();
-    const stored = await writeTuples(c, storeId, adds, ms, staged);
+    const rows = ms === chunk.ms ? chunk.rows : await tupleRows(storeId, adds, ms);
+    const stored = await writeTuples(c, storeId, adds, rows, ms, staged);
     const n = stored === undefined ? adds.length : adds.length - stored.count;
     if (n === 0) return { revision: before, timestamp, deleted: [], written: [] };
     const rev = before + 1;
-    const log = changelog(adds, stored?.at);
+    const log = stored === undefined ? chunk.log : await changelog(adds, stored.at);
     await c.query({
       text: END,
       values: [
@@ -151,13 +185,14 @@ async function writeTuples(
   c: Client,
   storeId: string,
   adds: readonly TupleKey[],
+  rows: readonly Buffer[],
   ms: number,
   staged: boolean,
 ): Promise<Stored | undefined> {
   if (!staged) {
     await c.query('SAVEPOINT latch_import_copy');
     try {
-      await copyIn(c, COPY_TUPLES, tupleRows(storeId, adds, ms));
+      await copyIn(c, COPY_TUPLES, rows);
       await c.query('RELEASE SAVEPOINT latch_import_copy');
       return undefined;
     } catch (err) {
@@ -166,7 +201,7 @@ async function writeTuples(
     await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
   }
   await c.query(STAGE);
-  await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', stagedRows(adds));
+  await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', [stagedRows(adds)]);
   const at = new Uint8Array(adds.length);
   const skipped: number[] = [];
   for (const row of await q(c, PROBE, [storeId])) {
@@ -194,18 +229,25 @@ const expiryColumn = (t: TupleKey): string => (t.expires_at === undefined ? '\\N
 
 /**
  * The COPY text of latch_tuples rows: store, object, object type, relation, user, condition,
- * written_ms, expiry. The store's and each type's text are escaped once.
+ * written_ms, expiry; one buffer per PREPARE_SLICE rows, a turn of the event loop between two. The
+ * store's and each type's text are escaped once.
  */
-function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number): Buffer {
+async function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number): Promise<Buffer[]> {
   const store = copyText(storeId);
   const written = String(ms);
-  let text = '';
   const types = new TypeText();
-  for (let i = 0; i < adds.length; i++) {
-    const t = adds[i] as TupleKey;
-    text += `${store}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
+  const out: Buffer[] = [];
+  for (let from = 0; from < adds.length; from += PREPARE_SLICE) {
+    if (from > 0) await turn();
+    let text = '';
+    const to = Math.min(adds.length, from + PREPARE_SLICE);
+    for (let i = from; i < to; i++) {
+      const t = adds[i] as TupleKey;
+      text += `${store}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
+    }
+    out.push(Buffer.from(text, 'utf8'));
   }
-  return Buffer.from(text, 'utf8');
+  return out;
 }
 
 /** The COPY text of the staged rows: n, object, object type, relation, user, condition, expiry. */
@@ -232,16 +274,21 @@ class TypeText {
   }
 }
 
+/** A chunk's compact changelog rows: per object type its last seq, its stored type, its bulk text. */
+interface Changelog {
+  readonly seqs: number[];
+  readonly types: string[];
+  /** The types' bulk texts joined by BULK_SEPARATOR. */
+  readonly bulks: string;
+}
+
 /**
  * The compact changelog rows (step 4 of the header) of the written tuples of `adds` (all but
  * those `stored` marks), grouped by type as `adds` is: per type its last seq and its stored
  * type; the types' `bulk` texts, `[[o, r, u, p], …]` each (changes.ts reads it with JSON.parse),
  * joined by BULK_SEPARATOR.
  */
-function changelog(
-  adds: readonly TupleKey[],
-  stored: Uint8Array | undefined,
-): { seqs: number[]; types: string[]; bulks: string } {
+async function changelog(adds: readonly TupleKey[], stored: Uint8Array | undefined): Promise<Changelog> {
   const seqs: number[] = [];
   const types: string[] = [];
   let bulks = '';
@@ -249,6 +296,7 @@ function changelog(
   let bulk = '';
   let seq = -1;
   for (let i = 0; i < adds.length; i++) {
+    if (i > 0 && i % PREPARE_SLICE === 0) await turn();
     if (stored !== undefined && stored[i] === 1) continue;
     const t = adds[i] as TupleKey;
     seq++;

@@ -46,7 +46,7 @@ import { CHANNEL, encodeEvent, Listener } from './events.js';
 import { PgReclaimer } from './reclaim.js';
 import { readShadow, readShadows, writeShadow } from './shadow.js';
 import { GroupWriter } from './group-writer.js';
-import { importChunk } from './import.js';
+import { importChunk, prepareChunk } from './import.js';
 import {
   deleteMatching,
   type DeleteResume,
@@ -313,8 +313,11 @@ export class PgStorage implements Storage {
    * straight to the staged path, which a chunk with none stored ends.
    */
   async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
-    const staged = this.importsStaged.has(storeId);
-    const result = await this.groups.exclusive(storeId, () => importChunk(this.db, storeId, tuples, this.node, staged));
+    // Encoded before the store's mutex: this chunk's rows are made while an earlier one commits.
+    const chunk = await prepareChunk(storeId, tuples);
+    const result = await this.groups.exclusive(storeId, () =>
+      importChunk(this.db, chunk, this.node, this.importsStaged.has(storeId)),
+    );
     this.importsStaged.delete(storeId);
     if (result.written.length < tuples.length) {
       if (this.importsStaged.size >= IMPORTS_STAGED)
