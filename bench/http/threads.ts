@@ -2,7 +2,9 @@
 // with 1 thread, 2 threads (main + 1 HTTP thread) and 2 HTTP threads beside an engine-only main
 // thread, each of the two-thread layouts with Checks answered on the threads from the shared
 // index and with every Check forwarded to the main thread, interleaved rounds in one run. Reports
-// req/s (median of the rounds) and the ratio to 1 thread, RSS after the rounds, the server's CPU µs
+// req/s (median of the rounds) and the ratio to 1 thread, the whole process's RSS (`rss`: read
+// after the rounds, and the median of readings every 250 ms while wrk drives it; per process, per
+// layout and per pair of processes opened side by side), the server's CPU µs
 // per request split into its main thread and every other thread, and a projection to 16 cores
 // from that split; with a layout repeated (`--configs 0,1,0,1,0,1`: one process each time), a
 // summary per layout of the medians over its processes and their ratios to 1 thread. Every server
@@ -183,13 +185,29 @@ interface Server {
   readonly body: string;
   readonly plain: Measure;
   readonly piped: Measure;
+  /** The process's RSS (MB) every RSS_SAMPLE_MS while wrk drives it, over the measured runs. */
+  readonly rssUnderLoad: number[];
 }
+
+/**
+ * How often RSS is read while a server is driven. One reading after the rounds lands anywhere in
+ * the main thread's old-generation cycle (its garbage moved one process's figure by 10–30 MB);
+ * the median of the readings under load is the same figure with that phase averaged out.
+ */
+const RSS_SAMPLE_MS = 250;
 
 /** One wrk run against `s`, its server's CPU split by thread and wrk's CPU added to `m`. */
 async function drive(s: Server, m: Measure, run: () => Promise<WrkRun>): Promise<void> {
-  const t0 = threadTicks(s.proc.pid as number);
-  const r = await run();
-  const t1 = threadTicks(s.proc.pid as number);
+  const pid = s.proc.pid as number;
+  const sampler = setInterval(() => s.rssUnderLoad.push(rssMb(pid)), RSS_SAMPLE_MS);
+  const t0 = threadTicks(pid);
+  let r: WrkRun;
+  try {
+    r = await run();
+  } finally {
+    clearInterval(sampler);
+  }
+  const t1 = threadTicks(pid);
   if (r.non2xx !== 0) throw new Error(`${s.config.name}: ${r.non2xx} non-2xx answers`);
   m.runs.push(r);
   m.main += t1.main - t0.main;
@@ -218,7 +236,44 @@ async function open(config: Config): Promise<Server> {
     body,
     plain: measure(),
     piped: measure(),
+    rssUnderLoad: [],
   };
+}
+
+/**
+ * The whole process's RSS per process, per layout (medians over its processes) and per pair: the
+ * k-th process of each layout against the k-th of the first layout (`--configs 0,1,0,1,0,1`: the
+ * processes opened side by side), both as read after every round and as the median under load.
+ */
+function rssReport(servers: readonly Server[], after: ReadonlyMap<Server, number>): Record<string, unknown> {
+  const processes = servers.map((s) => ({
+    config: s.config.name,
+    after_rounds_mb: round1(after.get(s) ?? NaN),
+    under_load_median_mb: round1(median(s.rssUnderLoad)),
+    under_load_min_max_mb: [round1(Math.min(...s.rssUnderLoad)), round1(Math.max(...s.rssUnderLoad))],
+  }));
+  const names = [...new Set(processes.map((p) => p.config))];
+  const of = (name: string): typeof processes => processes.filter((p) => p.config === name);
+  const first = of(names[0] ?? '');
+  const layouts = names.map((name) => ({
+    config: name,
+    processes: of(name).length,
+    after_rounds_mb: round1(median(of(name).map((p) => p.after_rounds_mb))),
+    under_load_median_mb: round1(median(of(name).map((p) => p.under_load_median_mb))),
+  }));
+  const base = layouts[0];
+  const pairs = names.slice(1).map((name) => ({
+    config: name,
+    after_rounds_ratio: round2(
+      (layouts.find((l) => l.config === name)?.after_rounds_mb ?? NaN) / (base?.after_rounds_mb ?? NaN),
+    ),
+    under_load_ratio: round2(
+      (layouts.find((l) => l.config === name)?.under_load_median_mb ?? NaN) / (base?.under_load_median_mb ?? NaN),
+    ),
+    after_rounds_pairs: of(name).map((p, k) => round2(p.after_rounds_mb / (first[k]?.after_rounds_mb ?? NaN))),
+    under_load_pairs: of(name).map((p, k) => round2(p.under_load_median_mb / (first[k]?.under_load_median_mb ?? NaN))),
+  }));
+  return { processes, layouts, ratios: pairs };
 }
 
 /** Rows per process, the summary per layout and the 16-core projection of one kind of run. */
@@ -310,7 +365,7 @@ try {
       if (PIPELINE > 0) await drive(s, s.piped, () => wrkPipelined(s.url, s.body, SECONDS, CONNECTIONS, PIPELINE));
     }
   }
-  // RSS once, after every round (both kinds of run).
+  // RSS once, after every round (both kinds of run), of every process at the same moment.
   const rss = new Map(servers.map((s) => [s, rssMb(s.proc.pid as number)]));
   const plain = report(servers.map((s) => ({ name: s.config.name, m: s.plain, rss: rss.get(s) ?? NaN })));
   const pipelined =
@@ -328,6 +383,7 @@ try {
         load_before: round2(load0),
         load_after: round2(loadavg()[0] ?? 0),
         pipeline_depth: PIPELINE,
+        rss: rssReport(servers, rss),
         ...plain,
         ...(pipelined ? { pipelined } : {}),
       },
