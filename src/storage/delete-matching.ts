@@ -19,7 +19,7 @@
 import type { TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
 import { BULK_DELETE, bulkChanges, decodeTupleText, ISO_LENGTH, key, prefixEnd, u32, u48 } from './codec.js';
-import type { Kv, KvOp, KvTextEntry } from './kv.js';
+import type { Kv, KvOp, KvTextEntry, KvWriter } from './kv.js';
 import { scanFor } from './tuples.js';
 import type { TupleFilter } from './types.js';
 import { bulkOps, endRevisionOps, logOps, type PlannedWrite, type StoreState } from './write-plan.js';
@@ -30,7 +30,11 @@ const TERM = '\u0000\u0001';
 // eslint-disable-next-line no-control-regex
 const NOT_PLAIN = /[\u0080-\u00ff]|\u0000\u00ff/;
 
-/** The batch being built: tuple ops, the bulk record's fields, the deleted keys. */
+/**
+ * The batch being built: tuple ops, the bulk record's fields, the deleted keys. With a writer the
+ * tuple ops go straight to it (the native batch, while the scan waits on its next read) and `ops`
+ * gets only the changelog's: no op object per deleted key lives through the request.
+ */
 class Deletes {
   readonly ops: KvOp[] = [];
   /** `[BULK_DELETE, timestamp, o1, r1, u1, w1, …]` (codec.ts), the timestamp set at the end. */
@@ -40,17 +44,25 @@ class Deletes {
   type = '';
   mixed = false;
 
-  constructor(private readonly storeId: string) {}
+  constructor(
+    private readonly storeId: string,
+    private readonly writer: KvWriter | undefined,
+  ) {}
+
+  private del(key: string): void {
+    if (this.writer) this.writer.del(key);
+    else this.ops.push({ type: 'del', key });
+  }
 
   /** One matched tuple: its primary and by-user keys and its stored value's text. */
   add(object: string, relation: string, user: string, primary: string, byUser: string, value: string): void {
     const t = { user, relation, object };
-    this.ops.push({ type: 'del', key: primary }, { type: 'del', key: byUser });
+    this.del(primary);
+    this.del(byUser);
     let was: unknown = 0;
     if (value.length !== ISO_LENGTH) {
       const { condition, expires_at } = decodeTupleText(value);
-      if (expires_at !== undefined)
-        this.ops.push({ type: 'del', key: key.expiry(this.storeId, Date.parse(expires_at), t) });
+      if (expires_at !== undefined) this.del(key.expiry(this.storeId, Date.parse(expires_at), t));
       if (condition || expires_at !== undefined)
         was = { ...(condition ? { condition } : {}), ...(expires_at === undefined ? {} : { expires_at }) };
     }
@@ -71,7 +83,8 @@ class Deletes {
  * (codec.ts BULK_DELETE) with one per-type index entry, read back as the same changes; otherwise
  * one entry per change as `planWrite` logs them. `last` is the scan key of the last tuple planned;
  * `rest`, when more match, the scan after it, still reading ahead: the caller resumes with it or
- * closes it.
+ * closes it. With `writer` the tuple deletes are added to it as they are found and the plan's ops
+ * are the rest of the batch, to add before writing it (nothing deleted: no ops, discard it).
  */
 export async function planMatchingDeletes(
   kv: Kv,
@@ -80,6 +93,7 @@ export async function planMatchingDeletes(
   filter: TupleFilter,
   limit: number,
   after?: string | ScanAhead,
+  writer?: KvWriter,
 ): Promise<{ plan: PlannedWrite; more: boolean; last: string | undefined; rest: ScanAhead | undefined }> {
   const scan = scanFor(filter);
   const byObject = scan.tag === 't';
@@ -90,7 +104,7 @@ export async function planMatchingDeletes(
   const s = base.length;
   const rel = filter.relation || undefined;
   const usr = filter.user || undefined;
-  const d = new Deletes(storeId);
+  const d = new Deletes(storeId, writer);
   let more = false;
   let last: string | undefined;
 

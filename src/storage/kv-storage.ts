@@ -22,7 +22,7 @@ import { changesSince, readChanges, revisionAt, revisionTime } from './changes.j
 import { CheckpointGenerations, readCheckpoint, writeAllChunks } from './checkpoint.js';
 import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { KeyedMutex, type Kv } from './kv.js';
+import { KeyedMutex, type Kv, type KvWriter } from './kv.js';
 import { Reclaimer } from './reclaim.js';
 import { readTuples, scanTuples } from './tuples.js';
 import { planMatchingDeletes, ScanAhead } from './delete-matching.js';
@@ -287,9 +287,15 @@ export class KvStorage implements Storage {
     return plan.result;
   }
 
-  /** Commits a planned write; the caller holds the store's mutex. */
-  private async commitPlan(storeId: string, state: StoreState, plan: PlannedWrite): Promise<void> {
-    await this.kv.batch(plan.ops, true);
+  /** Commits a planned write (its ops, after those `writer` holds); the caller holds the store's mutex. */
+  private async commitPlan(storeId: string, state: StoreState, plan: PlannedWrite, writer?: KvWriter): Promise<void> {
+    if (writer) {
+      for (const op of plan.ops) {
+        if (op.type === 'put') writer.put(op.key, op.value);
+        else writer.del(op.key);
+      }
+      await writer.write(true);
+    } else await this.kv.batch(plan.ops, true);
     state.revision = plan.result.revision;
     state.lastMs = plan.ms;
     this.emit({ kind: 'tuples', storeId, revision: plan.result.revision });
@@ -313,13 +319,22 @@ export class KvStorage implements Storage {
         clearTimeout(hint.timer);
         from = hint.rest ?? hint.after;
       } else void drop(hint);
-      const { plan, more, last, rest } = await planMatchingDeletes(this.kv, storeId, state, filter, limit, from);
+      // The scan adds its deletes to a native batch while it waits on reads (delete-matching.ts).
+      const writer = this.kv.writer?.();
+      let planning: Awaited<ReturnType<typeof planMatchingDeletes>>;
+      try {
+        planning = await planMatchingDeletes(this.kv, storeId, state, filter, limit, from, writer);
+      } catch (err) {
+        await writer?.discard();
+        throw err;
+      }
+      const { plan, more, last, rest } = planning;
       try {
         if (plan.ops.length > 0) {
-          const committed = this.commitPlan(storeId, state, plan);
+          const committed = this.commitPlan(storeId, state, plan, writer);
           planned?.(plan.result);
           await committed;
-        }
+        } else await writer?.discard();
       } catch (err) {
         await rest?.close();
         throw err;

@@ -14,6 +14,20 @@ export interface KvRange {
   readonly limit?: number | undefined;
 }
 
+/**
+ * One atomic batch filled op by op as the caller finds them (LevelDB: its chained batch, each op
+ * handed to the native batch at once), so a large batch needs no array of ops. `write` or
+ * `discard` must follow, once.
+ */
+export interface KvWriter {
+  put(key: string, value: Uint8Array): void;
+  del(key: string): void;
+  /** Writes every op added, atomically; durable on resolve when `sync`. As `Kv.batch` fails. */
+  write(sync: boolean): Promise<void>;
+  /** Drops the ops unwritten. */
+  discard(): Promise<void>;
+}
+
 export type KvEntry = readonly [string, Uint8Array];
 export type KvTextEntry = readonly [string, string];
 
@@ -22,6 +36,11 @@ export interface Kv {
   getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
   /** Atomic; durable on resolve when `sync` (every API mutation passes sync: true). */
   batch(ops: readonly KvOp[], sync: boolean): Promise<void>;
+  /**
+   * Optional: a batch to fill op by op (KvWriter), for a caller that finds its ops one at a time
+   * while it waits on reads; undefined when the backend has none to give now (then: `batch`).
+   */
+  writer?(): KvWriter | undefined;
   /**
    * Entries in key order (reverse when asked). The snapshot is taken synchronously when this is
    * called, so a caller that reads in-memory state and opens the iterator in the same tick sees

@@ -10,7 +10,7 @@ import { Level } from 'level';
 import { mkdir, statfs } from 'node:fs/promises';
 import { AppError } from '../errors.js';
 import { KvStorage } from './kv-storage.js';
-import { FlatIterator, type Kv, type KvEntry, type KvOp, type KvRange, type KvTextEntry } from './kv.js';
+import { FlatIterator, type Kv, type KvEntry, type KvOp, type KvRange, type KvTextEntry, type KvWriter } from './kv.js';
 import { clearHolderPid, DataDirectoryInUseError, isLockedError, readHolderPid, writeHolderPid } from './lock.js';
 
 type Db = Level<string, Uint8Array>;
@@ -100,6 +100,8 @@ class LevelKv implements Kv {
    */
   #broken = false;
   #reopening: Promise<void> | undefined;
+  /** Counts reopens: a chained batch made before one was closed with the database. */
+  #opens = 0;
 
   constructor(
     private readonly db: Db,
@@ -112,6 +114,7 @@ class LevelKv implements Kv {
       try {
         const fs = await statfs(this.path);
         if (fs.bavail * fs.bsize < REOPEN_FREE_BYTES) throw new Error('IO error: no space left on device (still full)');
+        this.#opens++;
         await this.db.close();
         await this.db.open();
         this.#broken = false;
@@ -164,6 +167,36 @@ class LevelKv implements Kv {
       this.#broken = true;
       throw unwritable(err as Error);
     }
+  }
+
+  /**
+   * A chained batch filled op by op (delete by filter adds its deletes while its scan waits on
+   * reads). None while the database is broken (the caller uses `batch`, which reopens it first);
+   * one whose database broke (or was reopened) before its `write` fails as that write would have
+   * (503), unwritten.
+   */
+  writer(): KvWriter | undefined {
+    if (this.#broken) return undefined;
+    const b = this.db.batch();
+    const opens = this.#opens;
+    return {
+      put: (key, value) => void b.put(key, value),
+      del: (key) => void b.del(key),
+      write: async (sync) => {
+        if (this.#broken || this.#opens !== opens) {
+          await b.close();
+          throw unwritable(new Error('IO error: an earlier write failed; the database is reopened first'));
+        }
+        try {
+          await b.write({ sync });
+        } catch (err) {
+          if (!isIoError(err)) throw err;
+          this.#broken = true;
+          throw unwritable(err as Error);
+        }
+      },
+      discard: () => b.close(),
+    };
   }
 
   /** The iterator (and so its snapshot) is created now, not at the first `next()`. */

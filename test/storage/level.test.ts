@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/storage/index.js';
-import { openLevelStorage } from '../../src/storage/level.js';
+import { openLevelKv, openLevelStorage } from '../../src/storage/level.js';
 import { DataDirectoryInUseError } from '../../src/storage/lock.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import type { HeldHint } from '../../src/storage/types.js';
@@ -156,5 +156,35 @@ describe('storage: leveldb on disk', () => {
     await a.close();
     const again = await openLevelStorage(dir);
     await again.close();
+  });
+
+  it('a writer writes the ops added to it as one batch, and a discarded one writes nothing', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const kv = await openLevelKv(dir);
+    const one = new Uint8Array([1]);
+    await kv.batch(
+      [
+        { type: 'put', key: 'a', value: one },
+        { type: 'put', key: 'b', value: one },
+      ],
+      true,
+    );
+    const dropped = kv.writer?.();
+    if (!dropped) throw new Error('LevelDB gives a writer');
+    dropped.del('a');
+    dropped.put('c', one);
+    await dropped.discard();
+    const bytes = async (keys: string[]): Promise<(number[] | undefined)[]> =>
+      (await kv.getMany(keys)).map((v) => (v ? [...v] : undefined));
+    const w = kv.writer?.();
+    if (!w) throw new Error('LevelDB gives a writer');
+    w.del('a');
+    w.put('d', new Uint8Array([2]));
+    // Nothing is visible before `write`.
+    expect(await bytes(['a', 'c', 'd'])).toEqual([[1], undefined, undefined]);
+    await w.write(true);
+    expect(await bytes(['a', 'b', 'c', 'd'])).toEqual([undefined, [1], undefined, [2]]);
+    await kv.close();
   });
 });

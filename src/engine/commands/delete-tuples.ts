@@ -70,13 +70,16 @@ function keyed(f: DeleteTuplesFilter): boolean {
  * the index is at the datastore's revision, on a datastore whose writes this node orders.
  */
 async function namesUnknown(e: EngineParts, storeId: string, f: DeleteTuplesFilter): Promise<boolean> {
-  const view = (await e.indexes.get(storeId)).snapshot();
+  const index = await e.indexes.get(storeId);
   // An index behind the datastore (another node's writes not yet applied) proves nothing.
-  if (view.revision !== (await e.storage.revision(storeId))) return false;
-  if (f.relation !== undefined && view.nameId(f.relation) === undefined) return true;
-  if (f.objectType !== undefined && view.nameId(f.objectType) === undefined) return true;
-  if (f.object !== undefined && view.nodeId(f.object) === undefined) return true;
-  return f.user !== undefined && view.nodeId(f.user.split('#')[0] ?? '') === undefined;
+  if (index.currentRevision !== (await e.storage.revision(storeId))) return false;
+  // The live dictionary, not a snapshot: it holds every name applied so far, and a snapshot built
+  // here copied the index's overlay (a bulk delete's keys) into shared memory once per request.
+  const { names, nodes } = index.dict;
+  if (f.relation !== undefined && names.get(f.relation) === undefined) return true;
+  if (f.objectType !== undefined && names.get(f.objectType) === undefined) return true;
+  if (f.object !== undefined && nodes.get(f.object) === undefined) return true;
+  return f.user !== undefined && nodes.get(f.user.split('#')[0] ?? '') === undefined;
 }
 
 /** The most tuples one delete-by-filter request removes. */

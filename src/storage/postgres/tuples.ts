@@ -217,8 +217,40 @@ const DELETE_MATCHING = {
   rowMode: 'array' as const,
 };
 
-/** Between the fields of `out_keys` (delete-matching-function.ts): in no column-encoded string. */
-const KEY_SEPARATOR = '\u0001\u0003';
+/**
+ * Reads `out_keys` (delete-matching-function.ts): a tuple's fields (column encoding, db.ts enc)
+ * separated by \x01\x03 and tuples by \x01\x04, where a field holds \x01 only as \x01\x01 or
+ * \x01\x02. Appends the decoded keys to `out`; returns the last tuple's fields as stored.
+ */
+function readKeys(text: string, out: TupleKey[]): readonly [string, string, string] | undefined {
+  if (text === '') return undefined;
+  const fields = ['', '', ''];
+  let field = 0;
+  let start = 0;
+  let at = 0;
+  for (;;) {
+    const x = text.indexOf('\u0001', at);
+    const c = x === -1 ? 4 : text.charCodeAt(x + 1);
+    if (c === 1 || c === 2) {
+      at = x + 2; // an encoded U+0000 or U+0001 inside a field
+      continue;
+    }
+    if ((c !== 3 && c !== 4) || (c === 3) === (field === 2))
+      throw new Error('latch_delete_matching: malformed out_keys');
+    fields[field] = text.slice(start, x === -1 ? text.length : x);
+    if (c === 3) field++;
+    else {
+      out.push({
+        user: dec(fields[2] as string),
+        relation: dec(fields[1] as string),
+        object: dec(fields[0] as string),
+      });
+      field = 0;
+    }
+    if (x === -1) return [fields[0] as string, fields[1] as string, fields[2] as string];
+    start = at = x + 2;
+  }
+}
 
 /**
  * Delete by filter as one statement: the first `limit` tuples `filter` selects (an object or an
@@ -262,25 +294,11 @@ export async function deleteMatching(
   }
   if (!row) throw new Error('latch_delete_matching returned no row');
   const deleted: TupleKey[] = [];
-  const keys = row[3] as string;
-  const parts = keys === '' ? [] : keys.split(KEY_SEPARATOR);
-  for (let i = 0; i + 2 < parts.length; i += 3)
-    deleted.push({
-      user: dec(parts[i + 2] as string),
-      relation: dec(parts[i + 1] as string),
-      object: dec(parts[i] as string),
-    });
+  const last = readKeys(row[3] as string, deleted);
   const result = { revision: num(row[0]), timestamp: new Date(num(row[1])).toISOString(), deleted, written: [] };
   const more = row[2] === true;
-  const n = parts.length;
   const next: DeleteResume | undefined =
-    more && n >= 3
-      ? {
-          filter: f,
-          revision: result.revision,
-          after: [parts[n - 3] as string, parts[n - 2] as string, parts[n - 1] as string],
-        }
-      : undefined;
+    more && last !== undefined ? { filter: f, revision: result.revision, after: last } : undefined;
   return { result, more, resume: next };
 }
 
