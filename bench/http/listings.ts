@@ -465,10 +465,20 @@ for (const [name, xs] of times) {
     server === undefined
       ? `${client.toFixed(2)} µs CPU per result, client and server`
       : `${(client + server).toFixed(2)} µs CPU per result (client ${client.toFixed(2)}, server ${server.toFixed(2)})`;
+  const each = xs.map((x) => Math.round((N / x) * 1000)).join(', ');
   console.log(
     `${name}: ${N} results in ${ms.toFixed(0)} ms = ${Math.round((N / ms) * 1000)} results/s, ${split} ` +
-      `(median of ${ROUNDS}; pages of ${PAGE})`,
+      `(median of ${ROUNDS}: ${each} results/s; pages of ${PAGE})`,
   );
+}
+// The stream against paging with the same client, round by round (the ways interleave in a round).
+const PAGED = 'ListObjects paged, latch client';
+for (const stream of ['StreamedListObjects unpaged, latch client', 'StreamedListObjects paged, latch client']) {
+  const paged = times.get(PAGED);
+  const streamed = times.get(stream);
+  if (paged === undefined || streamed === undefined) continue;
+  const ratios = streamed.map((t, r) => ((paged[r] as number) / t).toFixed(2));
+  console.log(`${stream} / ${PAGED}, results/s per round: ${ratios.join(', ')}`);
 }
 console.log(
   `load average ${loadavg()

@@ -325,6 +325,67 @@ describe('ObjectStreamReader', () => {
     }
   });
 
+  test('a byte order mark is dropped at the body’s start only, as TextDecoder drops it', () => {
+    const line = '{"result":{"object":"doc:1"}}\n';
+    const bom = '\ufeff';
+    for (const body of [bom + line + line, line + bom + line, bom, bom + '\n', '\ufffd' + line, bom + bom + line]) {
+      const bytes = Buffer.from(body, 'utf8');
+      // Whole, a byte at a time, and cut at every offset.
+      const cuts = [[bytes.length], Array.from({ length: bytes.length }, (_, i) => i + 1)];
+      for (let at = 1; at < bytes.length; at++) cuts.push([at, bytes.length]);
+      const want = expectedStream(new TextDecoder().decode(bytes));
+      for (const ends of cuts) {
+        const reader = new ObjectStreamReader();
+        const objects: string[] = [];
+        let error: string | undefined;
+        try {
+          let from = 0;
+          for (const end of ends) {
+            reader.read(bytes.subarray(from, end), objects);
+            from = end;
+          }
+          reader.end(objects);
+        } catch (e) {
+          expect(e).toBeInstanceOf(ApiError);
+          error = (e as ApiError).code;
+        }
+        expect({ objects, token: reader.token, ...(error ? { error } : {}) }, JSON.stringify({ body, ends })).toEqual(
+          want,
+        );
+      }
+    }
+    // The first body is read; the second's BOM is a character JSON.parse refuses.
+    expect(expectedStream(new TextDecoder().decode(Buffer.from(bom + line)))).toEqual({
+      objects: ['doc:1'],
+      token: undefined,
+    });
+    expect(expectedStream(line + bom + line).error).toBe(FallbackCode.invalidResponse);
+  });
+
+  test('ASCII result lines, lines of other characters and other renderings mixed in one read give every object in order', () => {
+    const lines = [
+      '{"result":{"object":"doc:a"}}',
+      '{"result":{"object":"doc:é✓"}}',
+      '{"result":{"object":"doc:b","continuation_token":"T1"}}',
+      '{"result": {"object": "doc:c"}}',
+      '{"result":{"object":"doc:\\u0041"}}',
+      '{"result":{"object":"doc:d","continuation_token":"T2"}}',
+      '',
+      '{"result":{"object":"doc:e\u007f"}}',
+    ];
+    const body = Buffer.from(lines.join('\n') + '\n', 'utf8');
+    const want = ['doc:a', 'doc:é✓', 'doc:b', 'doc:c', 'doc:A', 'doc:d', 'doc:e\u007f'];
+    for (let cut = 0; cut <= body.length; cut++) {
+      const reader = new ObjectStreamReader();
+      const objects: string[] = [];
+      reader.read(body.subarray(0, cut), objects);
+      reader.read(body.subarray(cut), objects);
+      reader.end(objects);
+      expect(objects, String(cut)).toEqual(want);
+      expect(reader.token).toBe('T2');
+    }
+  });
+
   test('a partial line longer than MAX_LINE is invalid_response, however it arrives', () => {
     const reader = new ObjectStreamReader();
     const objects: string[] = [];
