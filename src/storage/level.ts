@@ -160,6 +160,11 @@ class LevelKv implements Kv {
       await b.close().catch(() => undefined);
       throw err;
     }
+    await this.#write(b, sync);
+  }
+
+  /** Writes a filled chained batch; an I/O error marks the database broken (reopened by the next write) and is 503. */
+  async #write(b: { write(options: { sync: boolean }): Promise<void> }, sync: boolean): Promise<void> {
     try {
       await b.write({ sync });
     } catch (err) {
@@ -187,13 +192,7 @@ class LevelKv implements Kv {
           await b.close();
           throw unwritable(new Error('IO error: an earlier write failed; the database is reopened first'));
         }
-        try {
-          await b.write({ sync });
-        } catch (err) {
-          if (!isIoError(err)) throw err;
-          this.#broken = true;
-          throw unwritable(err as Error);
-        }
+        await this.#write(b, sync);
       },
       discard: () => b.close(),
     };
