@@ -94,6 +94,15 @@ beforeAll(async () => {
   // The first node creates the schema; the others start once it has.
   nodes.push(await startNode());
   nodes.push(...(await Promise.all([startNode(), startNode(), startNode()])));
+  // startLatch waits for /healthz, which answers before placement's first heartbeat; until that
+  // heartbeat a node knows no owner for any store and answers its requests 503 with Retry-After,
+  // as documented. /readyz turns 200 once the node has joined and loaded what it owns: a client
+  // (or a load balancer) sends store requests from then on, and so does this test.
+  for (const n of nodes)
+    await vi.waitFor(async () => expect((await fetch(`${n.base}/readyz`)).status).toBe(200), {
+      timeout: 30_000,
+      interval: 50,
+    });
 }, 180_000);
 
 afterAll(async () => {
@@ -110,7 +119,7 @@ describe.runIf(run)('stores placed across four latch processes (K = 2)', () => {
       const id = (await json(base, 'POST', '/stores', { name: `store-${i}` })).body.id as string;
       stores.push(id);
       const model = await json(base, 'POST', `/stores/${id}/authorization-models`, DOC_MODEL);
-      expect(model.status).toBe(201);
+      expect(model.status, JSON.stringify(model.body)).toBe(201);
       const set = new Set<string>();
       const keys: { object: string; relation: string; user: string }[] = [];
       for (let t = 0; t < 12; t++) {
@@ -121,7 +130,7 @@ describe.runIf(run)('stores placed across four latch processes (K = 2)', () => {
         keys.push({ object, relation: 'viewer', user });
       }
       const w = await json(base, 'POST', `/stores/${id}/write`, { writes: { tuple_keys: keys } });
-      expect(w.status).toBe(200);
+      expect(w.status, JSON.stringify(w.body)).toBe(200);
       truth.set(id, set);
     }
     const members = await settled(4);
