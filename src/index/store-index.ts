@@ -248,26 +248,42 @@ export class StoreIndex {
   private bulkDeletes(result: WriteResult): Change[] {
     // Its keys are looked up, never interned: a name or node the dictionary lacks is in no stored
     // tuple, so that delete matches nothing (as `intern` decides it, without its key copy).
-    const d = this.dict;
     const revision = result.revision;
     const changes: Change[] = [];
-    for (const t of result.deleted) {
-      const obj = d.nodes.get(t.object);
-      const rel = d.names.get(t.relation);
-      if (obj === undefined || rel === undefined) continue;
-      const user = t.user;
-      const hash = user.lastIndexOf('#');
-      const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
-      if (subj === undefined) continue;
-      let sr = 0;
-      if (hash !== -1) {
-        const r = d.names.get(user.slice(hash + 1));
-        if (r === undefined) continue;
-        sr = r + 1;
-      }
-      changes.push({ revision, del: true, obj, rel, subj, meta: sr });
-    }
+    const k = this.found;
+    for (const t of result.deleted)
+      if (this.lookUp(t)) changes.push({ revision, del: true, obj: k.obj, rel: k.rel, subj: k.subj, meta: k.sr });
     return changes;
+  }
+
+  /** The ids `lookUp` found last (one record, reused: no allocation per tuple looked up). */
+  private readonly found = { obj: 0, rel: 0, subj: 0, sr: 0 };
+
+  /**
+   * Looks the strings of `t` up without interning any: false when one was never interned (no
+   * tuple of the index has it); else true, the ids in `found` (`sr`: subject relation + 1, or 0).
+   */
+  private lookUp(t: Pick<TupleKey, 'object' | 'relation' | 'user'>): boolean {
+    const d = this.dict;
+    const obj = d.nodes.get(t.object);
+    const rel = d.names.get(t.relation);
+    if (obj === undefined || rel === undefined) return false;
+    const user = t.user;
+    const hash = user.lastIndexOf('#');
+    const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
+    if (subj === undefined) return false;
+    let sr = 0;
+    if (hash !== -1) {
+      const r = d.names.get(user.slice(hash + 1));
+      if (r === undefined) return false;
+      sr = r + 1;
+    }
+    const k = this.found;
+    k.obj = obj;
+    k.rel = rel;
+    k.subj = subj;
+    k.sr = sr;
+    return true;
   }
 
   /** Applies an acknowledged write (deletes first, as storage did) and publishes its revision. */
@@ -331,12 +347,7 @@ export class StoreIndex {
    * A bulk import's hint to the storage (HeldHint): reads only the tuples this may hold.
    */
   mayHold(t: TupleKey): boolean {
-    const d = this.dict;
-    if (d.nodes.get(t.object) === undefined || d.names.get(t.relation) === undefined) return false;
-    const user = t.user;
-    const hash = user.lastIndexOf('#');
-    if (hash === -1) return d.nodes.get(user) !== undefined;
-    return d.nodes.get(user.slice(0, hash)) !== undefined && d.names.get(user.slice(hash + 1)) !== undefined;
+    return this.lookUp(t);
   }
 
   /** Resolves when no background merge is running. */
