@@ -203,7 +203,7 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
 const PLAN_SLICE = 4096;
 
 /** A turn of the event loop: pending I/O runs before the next slice. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * One import chunk (Storage.importTuples): the tuple keys and values `planWrite` builds for these

@@ -42,7 +42,7 @@
 
 import type { TupleKey } from '../../domain/types.js';
 import { groupedByType, hasType, typeOf } from '../../domain/tuple.js';
-import { clean, writeErrors } from '../write-plan.js';
+import { clean, turn, writeErrors } from '../write-plan.js';
 import type { WriteResult } from '../types.js';
 import { copyIn, copyText } from './copy-in.js';
 import { enc, num, q, type Client, type Db } from './db.js';
@@ -94,9 +94,6 @@ const INLINE_CHANGES = 32;
 
 /** Rows encoded between two turns of the event loop while a chunk is prepared (Checks run in between). */
 const PREPARE_SLICE = 4096;
-
-/** A turn of the event loop: pending I/O runs before the next slice. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * A chunk made ready for the database before the store's lock is taken (prepareChunk), so that
