@@ -80,17 +80,28 @@ export interface ServerShared {
 
 /**
  * A stream's lines are written in chunks of about this many characters (`Exchange.#stream`; a
- * chunk ends with the line that fills it), each in one cork as slices of at most this size: at
- * most 12 KB of UTF-8 per write, under uWS's 16 KB cork buffer. A larger write in a cork of its
- * own corrupts uWS's chunked framing (seen with 16 KB chunks: the response never reached its
- * terminator).
+ * chunk ends with the line that fills it), each chunk in slices of at most this many characters, a
+ * cork each: at most 12 KB of UTF-8 per write, under STREAM_SLICE_BYTES (see there).
  */
 const STREAM_CHUNK_CHARS = 4 * 1024;
 
 /** A rendered stream's buffer (`Exchange.#lines`): about 650 listing lines. */
 const STREAM_BUFFER_BYTES = 64 * 1024;
-/** The most bytes of one write of a rendered stream, under uWS's 16 KB cork buffer (see STREAM_CHUNK_CHARS). */
-const STREAM_SLICE_BYTES = 12 * 1024;
+/**
+ * The most bytes of one write of a stream, each in a cork of its own. uWS (v20.30, and upstream's
+ * `AsyncSocket::uncork` as of this writing) copies a write into its 16 KB cork buffer when it
+ * fits; a write that does not fit makes it flush the cork buffer first, and when the socket takes
+ * only part of that flush (a consumer reading slower than the stream is written) uWS returns
+ * without keeping the write: its chunk header went out with the flush, its bytes never do, and
+ * the chunked framing breaks (test/http/uws-cork.test.ts; bench/http/uws-cork.ts reproduces the
+ * loss). A write that fits is never lost: it goes into the cork buffer, or into uWS's own
+ * backpressure buffer when the socket is full, copied before `write` returns (so a buffer may be
+ * reused at once, and writing again before `onWritable` appends). So one write holds at most the
+ * 16 KB less room for its chunk header (8 bytes) and, on the first write, uWS's
+ * `Transfer-Encoding` header; the first slice of a stream waits a turn, so that the cork it opens
+ * is empty (not the route's, which holds the reply's headers).
+ */
+export const STREAM_SLICE_BYTES = 16 * 1024 - 256;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -442,13 +453,12 @@ export class Exchange implements CallContext, RequestIdParts {
       }
       if (deferred !== undefined) clearImmediate(deferred);
       if (this.aborted) return void (await it.return?.());
-      const tail = chunk + (lastLine() ?? '');
-      this.res.cork(() => (tail === '' ? this.res.end() : this.res.end(tail)));
+      this.#endWith(chunk + (lastLine() ?? ''));
     } catch (err) {
       if (deferred !== undefined) clearImmediate(deferred);
       const e = toAppError(err);
       if (e.status >= 500) logFailure(this.requestId, this.route, e);
-      if (!this.aborted) this.res.cork(() => this.res.end(chunk + this.#errorLine(e)));
+      if (!this.aborted) this.#endWith(chunk + this.#errorLine(e));
     }
   }
 
@@ -467,6 +477,9 @@ export class Exchange implements CallContext, RequestIdParts {
     if (opened === undefined) return;
     const { it } = opened;
     let { next } = opened;
+    // Out of the route's cork (which may still hold the headers) before the first slice: see STREAM_SLICE_BYTES.
+    await nextTurn();
+    if (this.aborted) return void (await it.return?.());
     let buf = Buffer.allocUnsafe(STREAM_BUFFER_BYTES);
     let at = 0;
     /** Writes `buf[0, at)`; false when the consumer stalled (the stream was ended). */
@@ -511,8 +524,8 @@ export class Exchange implements CallContext, RequestIdParts {
 
   /**
    * Writes `buf[0, end)` (whole NDJSON lines) in slices of at most `STREAM_SLICE_BYTES`, each in a
-   * cork of its own (with the whole 64 KB in one cork, a stalled consumer once read a body whose
-   * chunked framing did not parse, as STREAM_CHUNK_CHARS warns); false when a write was refused.
+   * cork of its own (several in one cork lose a write when the socket is full: see there); false
+   * when a write was refused (the later slices are still written: uWS keeps them).
    * Each slice ends on a line end (only a line longer than a slice is cut), so each HTTP chunk, and
    * mostly each read of the client, holds whole lines: a client parses a read as it is instead of
    * joining its tail to the next read's text first.
@@ -573,22 +586,33 @@ export class Exchange implements CallContext, RequestIdParts {
     });
   }
 
-  /** Writes `chunk` in one cork, in slices of at most `STREAM_CHUNK_CHARS` (see there). */
+  /**
+   * Writes `chunk` in slices of at most `STREAM_CHUNK_CHARS`, a cork each (see STREAM_SLICE_BYTES);
+   * false when a write was refused (the rest is still written: uWS keeps it).
+   */
   #write(chunk: string): boolean {
+    if (chunk.length <= STREAM_CHUNK_CHARS) {
+      let ok = true;
+      this.res.cork(() => (ok = this.res.write(chunk)));
+      return ok;
+    }
     let ok = true;
-    this.res.cork(() => {
-      if (chunk.length <= STREAM_CHUNK_CHARS) ok = this.res.write(chunk);
-      else
-        for (let at = 0; at < chunk.length;) {
-          let end = Math.min(at + STREAM_CHUNK_CHARS, chunk.length);
-          // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
-          const last = chunk.charCodeAt(end - 1);
-          if (end < chunk.length && last >= 0xd800 && last <= 0xdbff) end--;
-          ok = this.res.write(chunk.slice(at, end));
-          at = end;
-        }
-    });
+    for (let at = 0; at < chunk.length;) {
+      let end = Math.min(at + STREAM_CHUNK_CHARS, chunk.length);
+      // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
+      const last = chunk.charCodeAt(end - 1);
+      if (end < chunk.length && last >= 0xd800 && last <= 0xdbff) end--;
+      const slice = chunk.slice(at, end);
+      this.res.cork(() => (ok = this.res.write(slice) && ok));
+      at = end;
+    }
     return ok;
+  }
+
+  /** Writes `tail` (see #write) and ends the stream; the end's own cork holds only the terminator. */
+  #endWith(tail: string): void {
+    if (tail !== '') this.#write(tail);
+    this.res.cork(() => this.res.end());
   }
 
   /** The consumer read nothing for `ms`: stop the stream and say why in its last line. */

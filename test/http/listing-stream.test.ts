@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TOKEN_EVERY } from '../../src/api/listing-lines.js';
 import { TokenCodec } from '../../src/api/tokens.js';
+import { STREAM_SLICE_BYTES } from '../../src/http/exchange.js';
 import { call, stalledResponse, start, storeWithModel } from './helpers.js';
 
 const SECRET = 'listing stream test secret';
@@ -128,10 +129,16 @@ describe('rendered StreamedListObjects', () => {
         `Content-Length: ${body.length}\r\n\r\n${body}`,
     );
     const chunks = chunksOf(raw);
-    // ≈ 170 KB of lines: several buffers, each written in several slices.
-    expect(chunks.length).toBeGreaterThan(10);
-    for (const chunk of chunks) expect(chunk[chunk.length - 1]).toBe(0x0a);
-    const text = Buffer.concat(chunks).toString('utf8');
+    const bytes = Buffer.concat(chunks);
+    // ≈ 150 KB of lines: several buffers, each written in several slices, none larger than a
+    // write uWS is sure to keep (STREAM_SLICE_BYTES).
+    expect(bytes.length).toBeGreaterThan(2 * 64 * 1024);
+    expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(bytes.length / STREAM_SLICE_BYTES));
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(STREAM_SLICE_BYTES);
+      expect(chunk[chunk.length - 1]).toBe(0x0a);
+    }
+    const text = bytes.toString('utf8');
     const lines = text.trim().split('\n');
     const lastToken = (JSON.parse(lines[lines.length - 1] ?? '') as { result: { continuation_token: string } }).result
       .continuation_token;
