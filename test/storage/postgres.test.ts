@@ -231,7 +231,7 @@ describe.runIf(run)('postgres', () => {
         const r = await a.importTuples(store, chunk);
         expect(r.timestamp).toBe(new Date(ahead).toISOString());
         const rows = await c.query<{ n: string; ms: string }>(
-          'SELECT count(*) AS n, min(written_ms) AS ms FROM latch_tuples WHERE store_id = $1 AND written_ms = $2',
+          'SELECT count(*) AS n, min(written_ms) AS ms FROM latch_tuples WHERE store_key = (SELECT key FROM latch_stores WHERE id = $1) AND written_ms = $2',
           [store, ahead],
         );
         expect(rows.rows[0]).toEqual({ n: '5000', ms: String(ahead) });

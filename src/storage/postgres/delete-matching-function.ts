@@ -72,13 +72,14 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
   DECLARE
     v_before bigint;
     v_last bigint;
-    v_where text := 'store_id = $1';
+    v_key integer;
+    v_where text := 'store_key = $12';
     v_order text := 'object, relation, "user"';
     v_seen bigint;
     v_n integer;
     v_changes jsonb;
   BEGIN
-    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
+    SELECT x.o_revision, x.o_last_ms, x.o_key INTO v_before, v_last, v_key FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     IF p_type IS NOT NULL THEN
       v_where := v_where || ' AND object_type = $2';
@@ -133,7 +134,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
        SELECT seen, keys, changes FROM k', v_order, v_where, ${LEAN_UNSAFE})
       INTO v_seen, out_keys, v_changes
       USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms,
-            p_after_o, p_after_r, p_after_u;
+            p_after_o, p_after_r, p_after_u, v_key;
     out_more := v_seen > p_limit;
     v_n := least(v_seen, p_limit);
     IF v_n = 0 THEN
