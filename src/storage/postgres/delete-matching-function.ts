@@ -24,7 +24,8 @@
 // whole table is never right here, and right after a bulk load the statistics may say otherwise):
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
 //     byte order), relation a residual filter; an object type and a user → the by-user index,
-//     in (relation, object) order; an object → the primary key's prefix.
+//     in (relation, object) order, the same object range within each relation (the index holds
+//     no type); an object → the primary key's prefix.
 //
 // The changelog: ONE compact row per object type of a request, not one row per deleted tuple.
 // `latch_changes.bulk` set means the row stands for the revision's changes at seq `seq - n + 1` …
@@ -82,10 +83,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     SELECT x.o_revision, x.o_last_ms, x.o_key INTO v_before, v_last, v_key FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     IF p_type IS NOT NULL THEN
-      v_where := v_where || ' AND object_type = $2';
-      IF p_user IS NULL THEN
-        v_where := v_where || ' AND object >= ($2 || '':'') COLLATE "C" AND object < ($2 || '';'') COLLATE "C"';
-      END IF;
+      v_where := v_where || ' AND object >= ($2 || '':'') COLLATE "C" AND object < ($2 || '';'') COLLATE "C"';
     END IF;
     IF p_object IS NOT NULL THEN v_where := v_where || ' AND object = $3'; END IF;
     IF p_relation IS NOT NULL THEN v_where := v_where || ' AND relation = $4'; END IF;

@@ -72,8 +72,10 @@ const MIGRATIONS: readonly string[] = [
   -- the expiry sweeper's index (deleteExpired, firstExpiry)
   CREATE INDEX latch_tuples_expiry ON latch_tuples (store_key, expires_ms) WHERE expires_ms IS NOT NULL;
   -- Read and delete by filter of an object type and a user (tuples.ts readPlan,
-  -- delete-matching-function.ts): store, user and type by equality, then (relation, object) order.
-  CREATE INDEX latch_tuples_by_user ON latch_tuples (store_key, "user", object_type, relation, object);
+  -- delete-matching-function.ts): store and user by equality, then (relation, object) order; the
+  -- type is the range 'T:' <= object < 'T;' within each relation (a skip scan over the user's
+  -- relations), so the entries hold no type column.
+  CREATE INDEX latch_tuples_by_user ON latch_tuples (store_key, "user", relation, object);
 
   CREATE TABLE latch_changes (
     store_id    text ${C} NOT NULL,

@@ -345,7 +345,10 @@ function readPlan(storeId: string, f: TupleFilter): ReadPlan {
   };
   if (f.object?.endsWith(':') && f.object.indexOf(':') === f.object.length - 1) {
     const type = f.object.slice(0, -1);
-    eq('object_type', type);
+    // The type's objects are the range `T:` ≤ object < `T;` (a type holds no ':', ';' follows ':'
+    // in byte order): in the primary key one range, in the by-user index one range per relation.
+    values.push(enc(type) + ':', enc(type) + ';');
+    where.push(`object >= $${values.length - 1} AND object < $${values.length}`);
     if (user) {
       eq('"user"', user);
       if (rel) eq('relation', rel);
