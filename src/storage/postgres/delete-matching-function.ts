@@ -100,7 +100,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     END IF;
     EXECUTE format(
       'WITH picked AS MATERIALIZED (
-         SELECT * FROM (SELECT ctid AS id, object, object_type, relation, "user", condition, expires_ms,
+         SELECT * FROM (SELECT ctid AS id, object, split_part(object, '':'', 1) AS object_type, relation, "user", condition, expires_ms,
                                row_number() OVER (ORDER BY %1$s) AS n
                           FROM latch_tuples WHERE %2$s) AS s
           WHERE n <= $6 + 1),

@@ -52,13 +52,13 @@ import { ruleErrorOf } from './tuples.js';
 import pg from 'pg';
 
 /** The fast path's one statement: every row of the chunk into the tuples table. */
-const COPY_TUPLES = `COPY latch_tuples (store_key, object, object_type, relation, "user", condition, written_ms, expires_ms) FROM STDIN`;
+const COPY_TUPLES = `COPY latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms) FROM STDIN`;
 
 /** SQLSTATE unique_violation: a tuple of the chunk is stored already. */
 const UNIQUE_VIOLATION = '23505';
 
 const STAGE = `CREATE TEMPORARY TABLE IF NOT EXISTS latch_import
-  (n integer NOT NULL, o text NOT NULL, ot text NOT NULL, r text NOT NULL, u text NOT NULL, c text, e bigint)
+  (n integer NOT NULL, o text NOT NULL, r text NOT NULL, u text NOT NULL, c text, e bigint)
   ON COMMIT DELETE ROWS`;
 
 /** The staged rows already stored, in request order, with whether condition and expiry equal. */
@@ -69,8 +69,8 @@ const PROBE = `SELECT i.n, latch_same_condition(t.condition, i.c), t.expires_ms 
  ORDER BY i.n`;
 
 /** The staged rows not stored: every one but the skipped ($2, 0-based positions); $1 the store's number. */
-const INSERT = `INSERT INTO latch_tuples (store_key, object, object_type, relation, "user", condition, written_ms, expires_ms)
-  SELECT $1, i.o, i.ot, i.r, i.u, i.c, $3, i.e FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))`;
+const INSERT = `INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+  SELECT $1, i.o, i.r, i.u, i.c, $3, i.e FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))`;
 
 /**
  * The end of the chunk's revision in one statement: its compact changelog rows ($5 seqs, $6
@@ -206,7 +206,7 @@ async function writeTuples(
     await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
   }
   await c.query(STAGE);
-  await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', [stagedRows(adds)]);
+  await copyIn(c, 'COPY latch_import (n, o, r, u, c, e) FROM STDIN', [stagedRows(adds)]);
   const at = new Uint8Array(adds.length);
   const skipped: number[] = [];
   for (const row of await q(c, PROBE, [key])) {
@@ -221,10 +221,9 @@ async function writeTuples(
   return { at, count: skipped.length };
 }
 
-/** A tuple's object, object type, relation and user as COPY text columns. */
-function keyColumns(t: TupleKey, types: TypeText): string {
-  return `${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}`;
-}
+/** A tuple's object, relation and user as COPY text columns. */
+const keyColumns = (t: TupleKey): string =>
+  `${copyText(enc(t.object))}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}`;
 
 /** A tuple's condition column (its JSON, or NULL) as COPY text. */
 const conditionColumn = (t: TupleKey): string => (t.condition ? copyText(JSON.stringify(t.condition)) : '\\N');
@@ -233,14 +232,12 @@ const conditionColumn = (t: TupleKey): string => (t.condition ? copyText(JSON.st
 const expiryColumn = (t: TupleKey): string => (t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at)));
 
 /**
- * The COPY text of latch_tuples rows: store's number, object, object type, relation, user,
- * condition, written_ms, expiry; one buffer per PREPARE_SLICE rows, a turn of the event loop
- * between two. Each type's text is escaped once.
+ * The COPY text of latch_tuples rows: store's number, object, relation, user, condition,
+ * written_ms, expiry; one buffer per PREPARE_SLICE rows, a turn of the event loop between two.
  */
 async function tupleRows(key: number, adds: readonly TupleKey[], ms: number): Promise<Buffer[]> {
   const store = String(key);
   const written = String(ms);
-  const types = new TypeText();
   const out: Buffer[] = [];
   for (let from = 0; from < adds.length; from += PREPARE_SLICE) {
     if (from > 0) await turn();
@@ -248,35 +245,21 @@ async function tupleRows(key: number, adds: readonly TupleKey[], ms: number): Pr
     const to = Math.min(adds.length, from + PREPARE_SLICE);
     for (let i = from; i < to; i++) {
       const t = adds[i] as TupleKey;
-      text += `${store}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
+      text += `${store}\t${keyColumns(t)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
     }
     out.push(Buffer.from(text, 'utf8'));
   }
   return out;
 }
 
-/** The COPY text of the staged rows: n, object, object type, relation, user, condition, expiry. */
+/** The COPY text of the staged rows: n, object, relation, user, condition, expiry. */
 function stagedRows(adds: readonly TupleKey[]): Buffer {
   let text = '';
-  const types = new TypeText();
   for (let i = 0; i < adds.length; i++) {
     const t = adds[i] as TupleKey;
-    text += `${i}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${expiryColumn(t)}\n`;
+    text += `${i}\t${keyColumns(t)}\t${conditionColumn(t)}\t${expiryColumn(t)}\n`;
   }
   return Buffer.from(text, 'utf8');
-}
-
-/** The COPY text of an object's type, made again only when the type changes from one row to the next. */
-class TypeText {
-  private type = '';
-  private text = '';
-  of(object: string): string {
-    if (this.text === '' || !hasType(object, this.type)) {
-      this.type = typeOf(object);
-      this.text = copyText(enc(this.type));
-    }
-    return this.text;
-  }
 }
 
 /** A chunk's compact changelog rows: per object type its last seq, its stored type, its bulk text. */

@@ -56,13 +56,14 @@ const MIGRATIONS: readonly string[] = [
   -- A store's tuples are keyed by its number (latch_stores.key), not its id: every statement maps
   -- the id once (the store's row lock of a write function, a sub-select of a read), and each heap
   -- row and index entry is 23 bytes narrower. The fixed-width columns come first (no padding).
+  -- No type column: an object's type is its text before the first ':', and the type's objects
+  -- are the range 'T:' <= object < 'T;' (a type holds no ':'; ';' follows ':' in byte order).
   CREATE TABLE latch_tuples (
     written_ms  bigint NOT NULL,
     -- tuple expiry (expires_at, ms since the epoch), or NULL
     expires_ms  bigint,
     store_key   integer NOT NULL,
     object      text ${C} NOT NULL,
-    object_type text ${C} NOT NULL,
     relation    text ${C} NOT NULL,
     "user"      text ${C} NOT NULL,
     -- {"name":…,"context":…} as JSON text, or NULL
@@ -73,8 +74,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX latch_tuples_expiry ON latch_tuples (store_key, expires_ms) WHERE expires_ms IS NOT NULL;
   -- Read and delete by filter of an object type and a user (tuples.ts readPlan,
   -- delete-matching-function.ts): store and user by equality, then (relation, object) order; the
-  -- type is the range 'T:' <= object < 'T;' within each relation (a skip scan over the user's
-  -- relations), so the entries hold no type column.
+  -- type is the object range within each relation (a skip scan over the user's relations).
   CREATE INDEX latch_tuples_by_user ON latch_tuples (store_key, "user", relation, object);
 
   CREATE TABLE latch_changes (

@@ -58,8 +58,8 @@ export const WRITE_ALL_FUNCTION_SQL = `
     END IF;
     IF v_nw > 0 THEN
       WITH ins AS (
-        INSERT INTO latch_tuples (store_key, object, object_type, relation, "user", condition, written_ms, expires_ms)
-        SELECT v_key, k.o, k.ot, k.r, k.u, k.c, out_ms, k.e FROM unnest(w_o, w_ot, w_r, w_u, w_c, w_e) AS k(o, ot, r, u, c, e)
+        INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+        SELECT v_key, k.o, k.r, k.u, k.c, out_ms, k.e FROM unnest(w_o, w_r, w_u, w_c, w_e) AS k(o, r, u, c, e)
         ON CONFLICT DO NOTHING
         RETURNING xmin)
       SELECT count(*), min(xmin::text)::xid INTO v_n, v_mine FROM ins;

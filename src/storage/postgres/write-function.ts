@@ -184,8 +184,8 @@ export const WRITE_FUNCTION_SQL = `
                                   w_c[v_existing[j]], w_e[v_existing[j]]);
       END LOOP;
       out_written := ARRAY(SELECT i FROM generate_subscripts(w_o, 1) AS i WHERE NOT (i = ANY (v_existing)) ORDER BY i);
-      INSERT INTO latch_tuples (store_key, object, object_type, relation, "user", condition, written_ms, expires_ms)
-      SELECT v_key, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i] FROM unnest(out_written) AS i;
+      INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+      SELECT v_key, w_o[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i] FROM unnest(out_written) AS i;
     ELSE
       FOR i IN 1 .. coalesce(cardinality(d_o), 0) LOOP
         DELETE FROM latch_tuples t
@@ -200,8 +200,8 @@ export const WRITE_FUNCTION_SQL = `
         END IF;
       END LOOP;
       FOR i IN 1 .. coalesce(cardinality(w_o), 0) LOOP
-        INSERT INTO latch_tuples (store_key, object, object_type, relation, "user", condition, written_ms, expires_ms)
-        VALUES (v_key, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
+        INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+        VALUES (v_key, w_o[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
         ON CONFLICT DO NOTHING;
         IF FOUND THEN
           out_written := out_written || i;
