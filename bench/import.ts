@@ -486,12 +486,20 @@ async function dbReport(c: pg.Client, before: DbCounters, perTuple: number): Pro
   ).rows[0];
   sizes.latch_checkpoint_chunks_toast = Number(toast.t);
   sizes.latch_checkpoint_chunks_toast_index = Number(toast.ti);
+  // Everything latch's index checkpoints stored over the run (the chunks of every image, the
+  // replaced ones included): their TOAST table's inserted rows, up to 1,996 bytes each.
+  const written = (
+    await c.query(
+      `SELECT n_tup_ins FROM pg_stat_all_tables WHERE relid = (SELECT reltoastrelid FROM pg_class WHERE oid = 'latch_checkpoint_chunks'::regclass)`,
+    )
+  ).rows[0];
   const out: Record<string, unknown> = {
     walBytes,
     walBytesPerTuple: +(walBytes / perTuple).toFixed(1),
     wal: delta(after.wal, before.wal),
     checkpointer: delta(after.checkpointer, before.checkpointer),
     relationBytes: sizes,
+    checkpointChunksToastRowsInserted: Number(written?.n_tup_ins ?? 0),
   };
   if (WAL_DETAIL) {
     await c.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
