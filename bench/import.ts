@@ -503,19 +503,19 @@ async function dbReport(c: pg.Client, before: DbCounters, perTuple: number): Pro
   };
   if (WAL_DETAIL) {
     await c.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
-    // A TOAST table or its index by its owner's name (latch_changes.bulk, latch_checkpoint_chunks.data).
+    // Summed by relation file first, then named (a TOAST table or its index by its owner's name:
+    // latch_changes.bulk, latch_checkpoint_chunks.data).
     const rows = (
       await c.query(
-        `WITH b AS (
+        `WITH f AS (
            SELECT pg_filenode_relation(b.reltablespace, b.relfilenode) AS oid, b.relfilenode,
-                  b.block_data_length, b.block_fpi_length
-             FROM pg_get_wal_block_info($1, $2, false) b)
-         SELECT coalesce((SELECT o.relname || ' TOAST' FROM pg_class o WHERE o.reltoastrelid = b.oid),
+                  sum(b.block_data_length)::bigint AS data, sum(b.block_fpi_length)::bigint AS fpi, count(*) AS blocks
+             FROM pg_get_wal_block_info($1, $2, false) b GROUP BY b.reltablespace, b.relfilenode)
+         SELECT coalesce((SELECT o.relname || ' TOAST' FROM pg_class o WHERE o.reltoastrelid = f.oid),
                          (SELECT o.relname || ' TOAST index' FROM pg_class o JOIN pg_index i ON i.indrelid = o.reltoastrelid
-                           WHERE i.indexrelid = b.oid),
-                         b.oid::regclass::text, b.relfilenode::text) AS rel,
-                sum(b.block_data_length)::bigint AS data, sum(b.block_fpi_length)::bigint AS fpi, count(*) AS blocks
-           FROM b GROUP BY 1 ORDER BY sum(b.block_data_length) + sum(b.block_fpi_length) DESC`,
+                           WHERE i.indexrelid = f.oid),
+                         f.oid::regclass::text, f.relfilenode::text) AS rel, f.data, f.fpi, f.blocks
+           FROM f ORDER BY f.data + f.fpi DESC`,
         [before.lsn, after.lsn],
       )
     ).rows;
