@@ -49,6 +49,9 @@ const { values } = parseArgs({
     // The embedded PostgreSQL's deployment settings, `name=value,name=value` (e.g.
     // `max_wal_size=8GB,shared_buffers=1GB`); none by default: the server's own defaults.
     'pg-settings': { type: 'string', default: '' },
+    // PostgreSQL: the import's WAL split by relation (pg_walinspect over WAL kept for the purpose
+    // by wal_keep_size; reading it back takes a while at 10M).
+    'wal-detail': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.tuples);
@@ -62,6 +65,9 @@ const PG_SETTINGS: Record<string, string> = Object.fromEntries(
     .filter((kv) => kv !== '')
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
+const WAL_DETAIL = values['wal-detail'] === true;
+// Keeps every WAL segment of the run for pg_walinspect (not part of the reported settings).
+const SERVER_SETTINGS = WAL_DETAIL ? { wal_keep_size: '64GB', ...PG_SETTINGS } : PG_SETTINGS;
 
 export const DSL = `model
   schema 1.1
@@ -251,7 +257,7 @@ async function postgresUrl(): Promise<{ url: string; stop: () => Promise<void> }
   const given = process.env.LATCH_TEST_POSTGRES_URL;
   const server = given
     ? { url: given, stop: async () => undefined }
-    : await startPostgres(process.env, { fsync: true, settings: PG_SETTINGS });
+    : await startPostgres(process.env, { fsync: true, settings: SERVER_SETTINGS });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   await admin.query('DROP DATABASE IF EXISTS latch_bench_import WITH (FORCE)');
@@ -431,6 +437,98 @@ function checksFromChild(storeId: string): { stop: () => Promise<number[]> } {
   };
 }
 
+/** PostgreSQL's WAL position and counters (pg_stat_wal, pg_stat_checkpointer): the import's deltas. */
+interface DbCounters {
+  readonly lsn: string;
+  readonly wal: Record<string, number>;
+  readonly checkpointer: Record<string, number>;
+}
+
+async function dbCounters(c: pg.Client): Promise<DbCounters> {
+  await c.query('SELECT pg_stat_clear_snapshot()');
+  const lsn = (await c.query('SELECT pg_current_wal_lsn()::text AS l')).rows[0].l as string;
+  const wal = (await c.query('SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal')).rows[0];
+  const cp = (
+    await c.query(
+      'SELECT num_timed, num_requested, num_done, buffers_written, write_time, sync_time FROM pg_stat_checkpointer',
+    )
+  ).rows[0];
+  const nums = (r: Record<string, unknown>): Record<string, number> =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)]));
+  return { lsn, wal: nums(wal), checkpointer: nums(cp) };
+}
+
+const RELATIONS = [
+  'latch_tuples',
+  'latch_tuples_pkey',
+  'latch_tuples_by_user',
+  'latch_tuples_expiry',
+  'latch_changes',
+  'latch_changes_pkey',
+  'latch_changes_by_type',
+  'latch_checkpoint_chunks',
+  'latch_checkpoint_chunks_pkey',
+];
+
+/** The database's work for the import: WAL bytes, full-page images, checkpoints, relation sizes, WAL by relation. */
+async function dbReport(c: pg.Client, before: DbCounters, perTuple: number): Promise<Record<string, unknown>> {
+  const after = await dbCounters(c);
+  const walBytes = Number((await c.query('SELECT pg_wal_lsn_diff($1, $2) AS d', [after.lsn, before.lsn])).rows[0].d);
+  const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
+    Object.fromEntries(Object.keys(a).map((k) => [k, +((a[k] ?? 0) - (b[k] ?? 0)).toFixed(1)]));
+  const sizes: Record<string, number> = {};
+  for (const r of RELATIONS)
+    sizes[r] = Number((await c.query('SELECT pg_relation_size(to_regclass($1)) AS s', [r])).rows[0].s ?? 0);
+  const toast = (
+    await c.query(
+      `SELECT pg_relation_size(reltoastrelid) AS t, pg_indexes_size(reltoastrelid) AS ti FROM pg_class WHERE oid = 'latch_checkpoint_chunks'::regclass`,
+    )
+  ).rows[0];
+  sizes.latch_checkpoint_chunks_toast = Number(toast.t);
+  sizes.latch_checkpoint_chunks_toast_index = Number(toast.ti);
+  // Everything latch's index checkpoints stored over the run (the chunks of every image, the
+  // replaced ones included): their TOAST table's inserted rows, up to 1,996 bytes each.
+  const written = (
+    await c.query(
+      `SELECT n_tup_ins FROM pg_stat_all_tables WHERE relid = (SELECT reltoastrelid FROM pg_class WHERE oid = 'latch_checkpoint_chunks'::regclass)`,
+    )
+  ).rows[0];
+  const out: Record<string, unknown> = {
+    walBytes,
+    walBytesPerTuple: +(walBytes / perTuple).toFixed(1),
+    wal: delta(after.wal, before.wal),
+    checkpointer: delta(after.checkpointer, before.checkpointer),
+    relationBytes: sizes,
+    checkpointChunksToastRowsInserted: Number(written?.n_tup_ins ?? 0),
+  };
+  if (WAL_DETAIL) {
+    await c.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    // Summed by relation file first, then named (a TOAST table or its index by its owner's name:
+    // latch_changes.bulk, latch_checkpoint_chunks.data).
+    const rows = (
+      await c.query(
+        `WITH f AS (
+           SELECT pg_filenode_relation(b.reltablespace, b.relfilenode) AS oid, b.relfilenode,
+                  sum(b.block_data_length)::bigint AS data, sum(b.block_fpi_length)::bigint AS fpi, count(*) AS blocks
+             FROM pg_get_wal_block_info($1, $2, false) b GROUP BY b.reltablespace, b.relfilenode)
+         SELECT coalesce((SELECT o.relname || ' TOAST' FROM pg_class o WHERE o.reltoastrelid = f.oid),
+                         (SELECT o.relname || ' TOAST index' FROM pg_class o JOIN pg_index i ON i.indrelid = o.reltoastrelid
+                           WHERE i.indexrelid = f.oid),
+                         f.oid::regclass::text, f.relfilenode::text) AS rel, f.data, f.fpi, f.blocks
+           FROM f ORDER BY f.data + f.fpi DESC`,
+        [before.lsn, after.lsn],
+      )
+    ).rows;
+    out.walByRelation = rows.slice(0, 12).map((r) => ({
+      relation: r.rel,
+      dataBytes: Number(r.data),
+      fpiBytes: Number(r.fpi),
+      blocks: Number(r.blocks),
+    }));
+  }
+  return out;
+}
+
 const load = (): string => loadavg()[0]?.toFixed(1) ?? '?';
 const result: Record<string, unknown> = {
   tuples: lines,
@@ -458,6 +556,9 @@ console.error('baseline', result.baseline);
 // The import, with Checks throughout.
 const store = await newStore('bench-import');
 const checks = checksFromChild(store.id);
+const stats = pgs ? new pg.Client({ connectionString: pgs.url }) : undefined;
+await stats?.connect();
+const counters0 = stats ? await dbCounters(stats) : undefined;
 const importDb0 = dbCpuMs();
 const imp: { ms: number; cpuMs: number; mainCpuMs: number; chunks: number; clientCpuMs?: number } =
   values.client === 'cli' ? await importByCli(store.id) : await importFile(store.id);
@@ -484,6 +585,11 @@ result.import = {
   load: load(),
 };
 console.error('import', result.import);
+if (stats && counters0) {
+  result.database = await dbReport(stats, counters0, lines);
+  console.error('database', JSON.stringify(result.database));
+  await stats.end();
+}
 
 // Differential: random Checks against the reference evaluator over the generator's own tuples.
 const stored: AuthorizationModel = { id: store.modelId, ...modelInput } as AuthorizationModel;

@@ -181,7 +181,12 @@ async function dataReady(db: pg.Client): Promise<string[] | undefined> {
   ).rows as { id: string }[];
   if (stores.length !== STORES) return undefined;
   const n = Number(
-    (await db.query('SELECT count(*) AS n FROM latch_tuples WHERE store_id = $1', [stores[0]?.id])).rows[0].n,
+    (
+      await db.query(
+        'SELECT count(*) AS n FROM latch_tuples WHERE store_key = (SELECT key FROM latch_stores WHERE id = $1)',
+        [stores[0]?.id],
+      )
+    ).rows[0].n,
   );
   return n === TUPLES ? stores.map((r) => r.id) : undefined;
 }
@@ -209,8 +214,8 @@ async function loadData(db: pg.Client): Promise<string[]> {
   await db.query('SET synchronous_commit = off');
   const tuples = (id: string): Promise<unknown> =>
     db.query(
-      `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms)
-       SELECT $1, 'doc:' || g, 'doc', 'viewer', 'user:' || (g % 1000), NULL, 0
+      `INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms)
+       SELECT (SELECT key FROM latch_stores WHERE id = $1), 'doc:' || g, 'viewer', 'user:' || (g % 1000), NULL, 0
        FROM generate_series(0, $2 - 1) g ORDER BY 2`,
       [id, TUPLES],
     );

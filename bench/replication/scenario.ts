@@ -291,8 +291,8 @@ async function bulkFill(url: string, count: number): Promise<string> {
     const revisions = Math.ceil(count / 100);
     await c.query('BEGIN');
     await c.query(
-      `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms)
-       SELECT $1, 'doc:' || i, 'doc', 'viewer', 'user:u' || (i % 1000), NULL, $2 FROM generate_series(0, $3 - 1) AS i`,
+      `INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms)
+       SELECT (SELECT key FROM latch_stores WHERE id = $1), 'doc:' || i, 'viewer', 'user:u' || (i % 1000), NULL, $2 FROM generate_series(0, $3 - 1) AS i`,
       [store, ms, count],
     );
     await c.query(

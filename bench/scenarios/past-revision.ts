@@ -105,10 +105,10 @@ async function fillPostgres(n: number, history: number): Promise<Filled> {
     await c.query('BEGIN');
     // originals h/2 … n-1 survive (0 … h/2-1 are deleted by the history), and the history's writes
     await c.query(
-      `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms)
-       SELECT $1, ${o('i')}, 'doc', 'viewer', ${u('i')}, NULL, $2::bigint FROM generate_series($3::bigint, $4::bigint - 1) AS i
+      `INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms)
+       SELECT (SELECT key FROM latch_stores WHERE id = $1), ${o('i')}, 'viewer', ${u('i')}, NULL, $2::bigint FROM generate_series($3::bigint, $4::bigint - 1) AS i
        UNION ALL
-       SELECT $1, ${o('($4 + j)')}, 'doc', 'viewer', ${u('($4 + j)')}, NULL, $2::bigint FROM generate_series(1, $5::bigint - 1, 2) AS j`,
+       SELECT (SELECT key FROM latch_stores WHERE id = $1), ${o('($4 + j)')}, 'viewer', ${u('($4 + j)')}, NULL, $2::bigint FROM generate_series(1, $5::bigint - 1, 2) AS j`,
       [store.id, ms, history / 2, n, history],
     );
     await c.query(

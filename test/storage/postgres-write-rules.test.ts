@@ -137,7 +137,7 @@ describe.runIf(pgdb.run)('PostgreSQL write rules against write-plan.ts', () => {
     return {
       tuples: (
         await rows(
-          `SELECT object, relation, "user", condition, expires_ms, written_ms FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"`,
+          `SELECT object, relation, "user", condition, expires_ms, written_ms FROM latch_tuples WHERE store_key = (SELECT key FROM latch_stores WHERE id = $1) ORDER BY object, relation, "user"`,
         )
       ).map(([o, r, u, c, e, w]) => [o, r, u, c, e, at(w)]),
       changes: (

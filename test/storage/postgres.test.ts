@@ -18,7 +18,7 @@ import type { StorageEvent } from '../../src/storage/types.js';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliIo } from '../../src/cli/common.js';
 import { createTestDatabase, databasePerFile } from '../support/postgres.js';
-import { allTuples, collect, tk, writes } from './helpers.js';
+import { allTuples, collect, str, tk, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
 import { StoreIndex } from '../../src/index/store-index.js';
 import type { AuthorizationModelInput } from '../../src/domain/types.js';
@@ -231,7 +231,7 @@ describe.runIf(run)('postgres', () => {
         const r = await a.importTuples(store, chunk);
         expect(r.timestamp).toBe(new Date(ahead).toISOString());
         const rows = await c.query<{ n: string; ms: string }>(
-          'SELECT count(*) AS n, min(written_ms) AS ms FROM latch_tuples WHERE store_id = $1 AND written_ms = $2',
+          'SELECT count(*) AS n, min(written_ms) AS ms FROM latch_tuples WHERE store_key = (SELECT key FROM latch_stores WHERE id = $1) AND written_ms = $2',
           [store, ahead],
         );
         expect(rows.rows[0]).toEqual({ n: '5000', ms: String(ahead) });
@@ -268,6 +268,48 @@ describe.runIf(run)('postgres', () => {
         expect(events[1]?.kind === 'tuples' ? events[1].changes : undefined).toEqual({ deleted, written: [] });
       } finally {
         await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('a type’s tuples are its objects’ range: delete by filter and Read of a type and a user take no other type', async () => {
+      const a = await open();
+      try {
+        const store = (await a.createStore('type-range')).id;
+        // Types whose objects sort right before, inside and after `doc:`'s range in byte order, the
+        // same user and relation: the by-user index holds them side by side.
+        const all = [
+          'do:1#viewer@user:anne',
+          'doc:1#viewer@user:anne',
+          'doc:2#viewer@user:anne',
+          'doc:2#owner@user:anne',
+          'doc;:1#viewer@user:anne',
+          'doc9:1#viewer@user:anne',
+          'docs:1#viewer@user:anne',
+          'doc:3#viewer@user:bob',
+        ];
+        await a.writeTuples(store, writes(...all));
+        const read = await a.readTuples(store, { object: 'doc:', user: 'user:anne' }, { pageSize: 1 });
+        expect(read.items.map((t) => str(t.key))).toEqual(['doc:2#owner@user:anne']);
+        const next = await a.readTuples(
+          store,
+          { object: 'doc:', user: 'user:anne' },
+          { pageSize: 10, after: read.next },
+        );
+        expect(next.items.map((t) => str(t.key))).toEqual(['doc:1#viewer@user:anne', 'doc:2#viewer@user:anne']);
+        const cut = await a.deleteMatching?.(store, { object: 'doc:', user: 'user:anne' }, 10);
+        expect(cut?.result.deleted.map(str)).toEqual([
+          'doc:2#owner@user:anne',
+          'doc:1#viewer@user:anne',
+          'doc:2#viewer@user:anne',
+        ]);
+        const left = await a.readTuples(store, {}, { pageSize: 100 });
+        expect(left.items.map((t) => str(t.key)).sort()).toEqual(
+          all.filter((k) => !k.startsWith('doc:') || k.endsWith('bob')).sort(),
+        );
+        const type = await a.deleteMatching?.(store, { object: 'doc:' }, 10);
+        expect(type?.result.deleted.map(str)).toEqual(['doc:3#viewer@user:bob']);
+      } finally {
+        await a.close();
       }
     });
 

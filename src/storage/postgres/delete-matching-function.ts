@@ -24,7 +24,8 @@
 // whole table is never right here, and right after a bulk load the statistics may say otherwise):
 //   an object type, no user → the primary key's range of the type's objects (`T:` ≤ object < `T;`,
 //     byte order), relation a residual filter; an object type and a user → the by-user index,
-//     in (relation, object) order; an object → the primary key's prefix.
+//     in (relation, object) order, the same object range within each relation (the index holds
+//     no type); an object → the primary key's prefix.
 //
 // The changelog: ONE compact row per object type of a request, not one row per deleted tuple.
 // `latch_changes.bulk` set means the row stands for the revision's changes at seq `seq - n + 1` …
@@ -72,19 +73,17 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
   DECLARE
     v_before bigint;
     v_last bigint;
-    v_where text := 'store_id = $1';
+    v_key integer;
+    v_where text := 'store_key = $12';
     v_order text := 'object, relation, "user"';
     v_seen bigint;
     v_n integer;
     v_changes jsonb;
   BEGIN
-    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
+    SELECT x.o_revision, x.o_last_ms, x.o_key INTO v_before, v_last, v_key FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     IF p_type IS NOT NULL THEN
-      v_where := v_where || ' AND object_type = $2';
-      IF p_user IS NULL THEN
-        v_where := v_where || ' AND object >= ($2 || '':'') COLLATE "C" AND object < ($2 || '';'') COLLATE "C"';
-      END IF;
+      v_where := v_where || ' AND object >= ($2 || '':'') COLLATE "C" AND object < ($2 || '';'') COLLATE "C"';
     END IF;
     IF p_object IS NOT NULL THEN v_where := v_where || ' AND object = $3'; END IF;
     IF p_relation IS NOT NULL THEN v_where := v_where || ' AND relation = $4'; END IF;
@@ -101,7 +100,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
     END IF;
     EXECUTE format(
       'WITH picked AS MATERIALIZED (
-         SELECT * FROM (SELECT ctid AS id, object, object_type, relation, "user", condition, expires_ms,
+         SELECT * FROM (SELECT ctid AS id, object, split_part(object, '':'', 1) AS object_type, relation, "user", condition, expires_ms,
                                row_number() OVER (ORDER BY %1$s) AS n
                           FROM latch_tuples WHERE %2$s) AS s
           WHERE n <= $6 + 1),
@@ -133,7 +132,7 @@ export const DELETE_MATCHING_FUNCTION_SQL = `
        SELECT seen, keys, changes FROM k', v_order, v_where, ${LEAN_UNSAFE})
       INTO v_seen, out_keys, v_changes
       USING p_store, p_type, p_object, p_relation, p_user, p_limit, v_before + 1, out_ms,
-            p_after_o, p_after_r, p_after_u;
+            p_after_o, p_after_r, p_after_u, v_key;
     out_more := v_seen > p_limit;
     v_n := least(v_seen, p_limit);
     IF v_n = 0 THEN

@@ -3,11 +3,13 @@
 // stored yet, else through a staging table.
 //
 //   0. before any lock (prepareChunk, in slices with turns of the event loop between them): the
-//      COPY rows and the changelog rows of the chunk, timed when prepared. A client keeps two
+//      COPY rows (keyed by the store's number, latch_stores.key) and the changelog rows of the
+//      chunk, timed when prepared. A client keeps two
 //      chunks in flight, so latch encodes chunk N + 1 while the database writes chunk N, and the
 //      transaction holds the store's lock only for the database's work;
 //   1. `latch_lock_store` (the lock every Write function takes first: writers of the store queue
-//      behind the chunk on every node) gives the revision and the last write's time;
+//      behind the chunk on every node) gives the revision, the last write's time and the store's
+//      number;
 //   2. fast path, under a savepoint: ONE `COPY latch_tuples … FROM STDIN` of every row. Under the
 //      lock no other writer changes the store's tuples, so the COPY fails on the primary key
 //      (23505) exactly when some tuple of the chunk is already stored: a chunk sent again by a
@@ -50,25 +52,25 @@ import { ruleErrorOf } from './tuples.js';
 import pg from 'pg';
 
 /** The fast path's one statement: every row of the chunk into the tuples table. */
-const COPY_TUPLES = `COPY latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms) FROM STDIN`;
+const COPY_TUPLES = `COPY latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms) FROM STDIN`;
 
 /** SQLSTATE unique_violation: a tuple of the chunk is stored already. */
 const UNIQUE_VIOLATION = '23505';
 
 const STAGE = `CREATE TEMPORARY TABLE IF NOT EXISTS latch_import
-  (n integer NOT NULL, o text NOT NULL, ot text NOT NULL, r text NOT NULL, u text NOT NULL, c text, e bigint)
+  (n integer NOT NULL, o text NOT NULL, r text NOT NULL, u text NOT NULL, c text, e bigint)
   ON COMMIT DELETE ROWS`;
 
 /** The staged rows already stored, in request order, with whether condition and expiry equal. */
 const PROBE = `SELECT i.n, latch_same_condition(t.condition, i.c), t.expires_ms IS NOT DISTINCT FROM i.e
   FROM latch_import i
   CROSS JOIN LATERAL (SELECT x.condition, x.expires_ms FROM latch_tuples x
-                       WHERE x.store_id = $1 AND x.object = i.o AND x.relation = i.r AND x."user" = i.u LIMIT 1) AS t
+                       WHERE x.store_key = $1 AND x.object = i.o AND x.relation = i.r AND x."user" = i.u LIMIT 1) AS t
  ORDER BY i.n`;
 
-/** The staged rows not stored: every one but the skipped ($2, 0-based positions). */
-const INSERT = `INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-  SELECT $1, i.o, i.ot, i.r, i.u, i.c, $3, i.e FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))`;
+/** The staged rows not stored: every one but the skipped ($2, 0-based positions); $1 the store's number. */
+const INSERT = `INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+  SELECT $1, i.o, i.r, i.u, i.c, $3, i.e FROM latch_import i WHERE NOT (i.n = ANY ($2::integer[]))`;
 
 /**
  * The end of the chunk's revision in one statement: its compact changelog rows ($5 seqs, $6
@@ -103,6 +105,8 @@ const PREPARE_SLICE = 4096;
  */
 export interface PreparedChunk {
   readonly storeId: string;
+  /** The store's number (latch_stores.key) the rows were encoded with. */
+  readonly key: number;
   readonly adds: readonly TupleKey[];
   readonly ms: number;
   readonly rows: readonly Buffer[];
@@ -111,15 +115,17 @@ export interface PreparedChunk {
 
 /**
  * Encodes a chunk (the caller validated it; no key twice) for importChunk: the tuples grouped by
- * type (the changelog's seq order), their latch_tuples COPY rows and the changelog rows, each in
- * slices of PREPARE_SLICE tuples with a turn of the event loop between them; timed now.
+ * type (the changelog's seq order), their latch_tuples COPY rows keyed by `key` (the store's
+ * number, latch_stores.key; importChunk encodes them again should the store's row say otherwise)
+ * and the changelog rows, each in slices of PREPARE_SLICE tuples with a turn of the event loop
+ * between them; timed now.
  */
-export async function prepareChunk(storeId: string, tuples: readonly TupleKey[]): Promise<PreparedChunk> {
+export async function prepareChunk(storeId: string, key: number, tuples: readonly TupleKey[]): Promise<PreparedChunk> {
   // Request order grouped by object type is the seq order of the changelog.
   const adds = groupedByType(tuples).map((t) => clean(t, true));
   const ms = Date.now();
-  const rows = await tupleRows(storeId, adds, ms);
-  return { storeId, adds, ms, rows, log: await changelog(adds, undefined) };
+  const rows = await tupleRows(key, adds, ms);
+  return { storeId, key, adds, ms, rows, log: await changelog(adds, undefined) };
 }
 
 /**
@@ -135,17 +141,19 @@ export async function importChunk(db: Db, chunk: PreparedChunk, node: string, st
   return db.tx(async (c) => {
     let before: number;
     let lastMs: number;
+    let key: number;
     try {
-      const row = (await q(c, 'SELECT o_revision, o_last_ms FROM latch_lock_store($1)', [storeId]))[0];
+      const row = (await q(c, 'SELECT o_revision, o_last_ms, o_key FROM latch_lock_store($1)', [storeId]))[0];
       before = num(row?.[0]);
       lastMs = num(row?.[1]);
+      key = num(row?.[2]);
     } catch (err) {
       throw ruleOf(err, adds) ?? err;
     }
     const ms = Math.max(chunk.ms, lastMs);
     const timestamp = new Date(ms).toISOString();
-    const rows = ms === chunk.ms ? chunk.rows : await tupleRows(storeId, adds, ms);
-    const stored = await writeTuples(c, storeId, adds, rows, ms, staged);
+    const rows = ms === chunk.ms && key === chunk.key ? chunk.rows : await tupleRows(key, adds, ms);
+    const stored = await writeTuples(c, key, adds, rows, ms, staged);
     const n = stored === undefined ? adds.length : adds.length - stored.count;
     if (n === 0) return { revision: before, timestamp, deleted: [], written: [] };
     const rev = before + 1;
@@ -180,7 +188,7 @@ interface Stored {
  */
 async function writeTuples(
   c: Client,
-  storeId: string,
+  key: number,
   adds: readonly TupleKey[],
   rows: readonly Buffer[],
   ms: number,
@@ -198,10 +206,10 @@ async function writeTuples(
     await c.query('ROLLBACK TO SAVEPOINT latch_import_copy');
   }
   await c.query(STAGE);
-  await copyIn(c, 'COPY latch_import (n, o, ot, r, u, c, e) FROM STDIN', [stagedRows(adds)]);
+  await copyIn(c, 'COPY latch_import (n, o, r, u, c, e) FROM STDIN', [stagedRows(adds)]);
   const at = new Uint8Array(adds.length);
   const skipped: number[] = [];
-  for (const row of await q(c, PROBE, [storeId])) {
+  for (const row of await q(c, PROBE, [key])) {
     const i = num(row[0]);
     const t = adds[i] as TupleKey;
     if (row[1] !== true) throw writeErrors.conflict(t, 'condition');
@@ -209,14 +217,13 @@ async function writeTuples(
     at[i] = 1;
     skipped.push(i);
   }
-  if (skipped.length < adds.length) await c.query({ text: INSERT, values: [storeId, skipped, ms] });
+  if (skipped.length < adds.length) await c.query({ text: INSERT, values: [key, skipped, ms] });
   return { at, count: skipped.length };
 }
 
-/** A tuple's object, object type, relation and user as COPY text columns. */
-function keyColumns(t: TupleKey, types: TypeText): string {
-  return `${copyText(enc(t.object))}\t${types.of(t.object)}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}`;
-}
+/** A tuple's object, relation and user as COPY text columns. */
+const keyColumns = (t: TupleKey): string =>
+  `${copyText(enc(t.object))}\t${copyText(enc(t.relation))}\t${copyText(enc(t.user))}`;
 
 /** A tuple's condition column (its JSON, or NULL) as COPY text. */
 const conditionColumn = (t: TupleKey): string => (t.condition ? copyText(JSON.stringify(t.condition)) : '\\N');
@@ -225,14 +232,12 @@ const conditionColumn = (t: TupleKey): string => (t.condition ? copyText(JSON.st
 const expiryColumn = (t: TupleKey): string => (t.expires_at === undefined ? '\\N' : String(Date.parse(t.expires_at)));
 
 /**
- * The COPY text of latch_tuples rows: store, object, object type, relation, user, condition,
- * written_ms, expiry; one buffer per PREPARE_SLICE rows, a turn of the event loop between two. The
- * store's and each type's text are escaped once.
+ * The COPY text of latch_tuples rows: store's number, object, relation, user, condition,
+ * written_ms, expiry; one buffer per PREPARE_SLICE rows, a turn of the event loop between two.
  */
-async function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number): Promise<Buffer[]> {
-  const store = copyText(storeId);
+async function tupleRows(key: number, adds: readonly TupleKey[], ms: number): Promise<Buffer[]> {
+  const store = String(key);
   const written = String(ms);
-  const types = new TypeText();
   const out: Buffer[] = [];
   for (let from = 0; from < adds.length; from += PREPARE_SLICE) {
     if (from > 0) await turn();
@@ -240,35 +245,21 @@ async function tupleRows(storeId: string, adds: readonly TupleKey[], ms: number)
     const to = Math.min(adds.length, from + PREPARE_SLICE);
     for (let i = from; i < to; i++) {
       const t = adds[i] as TupleKey;
-      text += `${store}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
+      text += `${store}\t${keyColumns(t)}\t${conditionColumn(t)}\t${written}\t${expiryColumn(t)}\n`;
     }
     out.push(Buffer.from(text, 'utf8'));
   }
   return out;
 }
 
-/** The COPY text of the staged rows: n, object, object type, relation, user, condition, expiry. */
+/** The COPY text of the staged rows: n, object, relation, user, condition, expiry. */
 function stagedRows(adds: readonly TupleKey[]): Buffer {
   let text = '';
-  const types = new TypeText();
   for (let i = 0; i < adds.length; i++) {
     const t = adds[i] as TupleKey;
-    text += `${i}\t${keyColumns(t, types)}\t${conditionColumn(t)}\t${expiryColumn(t)}\n`;
+    text += `${i}\t${keyColumns(t)}\t${conditionColumn(t)}\t${expiryColumn(t)}\n`;
   }
   return Buffer.from(text, 'utf8');
-}
-
-/** The COPY text of an object's type, made again only when the type changes from one row to the next. */
-class TypeText {
-  private type = '';
-  private text = '';
-  of(object: string): string {
-    if (this.text === '' || !hasType(object, this.type)) {
-      this.type = typeOf(object);
-      this.text = copyText(enc(this.type));
-    }
-    return this.text;
-  }
 }
 
 /** A chunk's compact changelog rows: per object type its last seq, its stored type, its bulk text. */

@@ -1,10 +1,12 @@
 // Background reclamation of deleted stores on PostgreSQL: deletes a tombstoned store's rows table
-// by table in batches (short transactions, no long lock), then the store row itself. Any node may
-// run it, and several at once do no harm (a batch deletes what is still there); a node resumes the
-// tombstones it finds at open, so a reclamation cut short by a crash finishes later.
+// by table in batches (short transactions, no long lock), then the store row itself (last: its
+// number keys the store's tuples). Any node may run it, and several at once do no harm (a batch
+// deletes what is still there); a node resumes the tombstones it finds at open, so a reclamation
+// cut short by a crash finishes later.
 
 import type { Db } from './db.js';
 import { ReclaimQueue } from '../reclaim-queue.js';
+import { STORE_TUPLES_ANY } from './tuples.js';
 
 const TABLES = [
   'latch_tuples',
@@ -30,7 +32,7 @@ export class PgReclaimer extends ReclaimQueue {
       for (;;) {
         if (this.stopped) return;
         const n = await this.db.exec(
-          `DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE store_id = $1 LIMIT ${BATCH_ROWS}))`,
+          `DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE ${table === 'latch_tuples' ? STORE_TUPLES_ANY : 'store_id = $1'} LIMIT ${BATCH_ROWS}))`,
           [storeId],
         );
         if (n < BATCH_ROWS) break;

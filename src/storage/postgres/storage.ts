@@ -54,6 +54,7 @@ import {
   firstExpiry,
   GuardedWriter,
   readTuples,
+  STORE_TUPLES_ANY,
   toKey,
 } from './tuples.js';
 
@@ -147,7 +148,9 @@ export class PgStorage implements Storage {
       'latch_checkpoint_chunks',
       'latch_checkpoints',
     ];
-    const sum = tables.map((t) => `(SELECT count(*) FROM ${t} WHERE store_id = $1)`).join(' + ');
+    const sum = tables
+      .map((t) => `(SELECT count(*) FROM ${t} WHERE ${t === 'latch_tuples' ? STORE_TUPLES_ANY : 'store_id = $1'})`)
+      .join(' + ');
     return num(await this.db.value(`SELECT ${sum} + (SELECT count(*) FROM latch_stores WHERE id = $1)`, [storeId]));
   }
 
@@ -314,7 +317,9 @@ export class PgStorage implements Storage {
    */
   async importTuples(storeId: string, tuples: readonly TupleKey[]): Promise<WriteResult> {
     // Encoded before the store's mutex: this chunk's rows are made while an earlier one commits.
-    const chunk = await prepareChunk(storeId, tuples);
+    // The store's number keys the rows; 0 (no store has it) for an unknown store, which the lock refuses.
+    const key = num((await this.db.value('SELECT key FROM latch_stores WHERE id = $1', [storeId])) ?? 0);
+    const chunk = await prepareChunk(storeId, key, tuples);
     const result = await this.groups.exclusive(storeId, () =>
       importChunk(this.db, chunk, this.node, this.importsStaged.has(storeId)),
     );
@@ -396,7 +401,7 @@ export class PgStorage implements Storage {
       }
       revision = num(row[0]);
       await c.query({
-        text: 'DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition, expires_ms FROM latch_tuples WHERE store_id = $1 ORDER BY object, relation, "user"',
+        text: `DECLARE latch_scan NO SCROLL CURSOR FOR SELECT object, relation, "user", condition, expires_ms FROM latch_tuples WHERE ${STORE_TUPLES_ANY} ORDER BY object, relation, "user"`,
         values: [storeId],
       });
     } catch (err) {

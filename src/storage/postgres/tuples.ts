@@ -304,7 +304,15 @@ export async function deleteMatching(
 
 // ---- reads ----
 
-const LIVE = 'EXISTS (SELECT 1 FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
+/**
+ * The tuples of live store $1: its number (latch_stores.key, the tuple table's store column) by a
+ * sub-select the server runs once per statement (an InitPlan), NULL for a deleted or unknown store,
+ * which matches no row.
+ */
+export const STORE_TUPLES = 'store_key = (SELECT s.key FROM latch_stores s WHERE s.id = $1 AND s.deleted_ms IS NULL)';
+
+/** The tuples of store $1, live or tombstoned (reclamation, countStoreKeys). */
+export const STORE_TUPLES_ANY = 'store_key = (SELECT s.key FROM latch_stores s WHERE s.id = $1)';
 const TUPLE_COLUMNS = `object, relation, "user", condition, written_ms, expires_ms`;
 
 interface ReadPlan {
@@ -324,7 +332,7 @@ function readPlan(storeId: string, f: TupleFilter): ReadPlan {
   const rel = f.relation || undefined;
   const user = f.user || undefined;
   const values: unknown[] = [storeId];
-  const where: string[] = ['store_id = $1', LIVE];
+  const where: string[] = [STORE_TUPLES];
   const eq = (column: string, v: string): void => {
     values.push(enc(v));
     where.push(`${column} = $${values.length}`);
@@ -337,7 +345,10 @@ function readPlan(storeId: string, f: TupleFilter): ReadPlan {
   };
   if (f.object?.endsWith(':') && f.object.indexOf(':') === f.object.length - 1) {
     const type = f.object.slice(0, -1);
-    eq('object_type', type);
+    // The type's objects are the range `T:` ≤ object < `T;` (a type holds no ':', ';' follows ':'
+    // in byte order): in the primary key one range, in the by-user index one range per relation.
+    values.push(enc(type) + ':', enc(type) + ';');
+    where.push(`object >= $${values.length - 1} AND object < $${values.length}`);
     if (user) {
       eq('"user"', user);
       if (rel) eq('relation', rel);
@@ -406,7 +417,7 @@ export function toKey(row: Row): TupleKey {
 /** The tuples expired at `now` (ms), earliest first, at most `limit`, each with its expires_at. */
 export async function expiredTuples(db: Db, storeId: string, now: number, limit: number): Promise<TupleKey[]> {
   const rows = await db.rows(
-    `SELECT object, relation, "user", NULL, expires_ms FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL AND expires_ms <= $2
+    `SELECT object, relation, "user", NULL, expires_ms FROM latch_tuples WHERE ${STORE_TUPLES} AND expires_ms IS NOT NULL AND expires_ms <= $2
       ORDER BY expires_ms, object, relation, "user" LIMIT $3`,
     [storeId, Math.floor(now), limit],
   );
@@ -416,7 +427,7 @@ export async function expiredTuples(db: Db, storeId: string, now: number, limit:
 /** The earliest expiry (ms) of the store's tuples, undefined when none expires. */
 export async function firstExpiry(db: Db, storeId: string): Promise<number | undefined> {
   const v = await db.value(
-    `SELECT min(expires_ms) FROM latch_tuples WHERE store_id = $1 AND ${LIVE} AND expires_ms IS NOT NULL`,
+    `SELECT min(expires_ms) FROM latch_tuples WHERE ${STORE_TUPLES} AND expires_ms IS NOT NULL`,
     [storeId],
   );
   return v === null || v === undefined ? undefined : num(v);

@@ -29,6 +29,7 @@ export const WRITE_ALL_FUNCTION_SQL = `
     OUT out_revision bigint, OUT out_ms bigint)
   LANGUAGE plpgsql AS $fn$
   DECLARE
+    v_key integer;
     v_nd integer := coalesce(cardinality(d_o), 0);
     v_nw integer := coalesce(cardinality(w_o), 0);
     v_gone integer[];
@@ -38,7 +39,7 @@ export const WRITE_ALL_FUNCTION_SQL = `
     v_at integer;
   BEGIN
     UPDATE latch_stores SET revision = revision + 1, last_ms = greatest(last_ms, p_now)
-     WHERE id = p_store AND deleted_ms IS NULL RETURNING revision, last_ms INTO out_revision, out_ms;
+     WHERE id = p_store AND deleted_ms IS NULL RETURNING revision, last_ms, key INTO out_revision, out_ms, v_key;
     IF NOT FOUND THEN
       RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
     END IF;
@@ -46,7 +47,7 @@ export const WRITE_ALL_FUNCTION_SQL = `
       -- a delete carrying expires_ms takes the tuple only while it still expires then
       WITH gone AS (
         DELETE FROM latch_tuples x USING unnest(d_o, d_r, d_u, d_e) WITH ORDINALITY AS k(o, r, u, e, n)
-         WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
+         WHERE x.store_key = v_key AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
            AND (k.e IS NULL OR x.expires_ms = k.e)
         RETURNING k.n, latch_prior(x.condition, x.expires_ms) AS p)
       SELECT array_agg(n), array_agg(p ORDER BY n) INTO v_gone, v_prior FROM gone;
@@ -57,15 +58,15 @@ export const WRITE_ALL_FUNCTION_SQL = `
     END IF;
     IF v_nw > 0 THEN
       WITH ins AS (
-        INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-        SELECT p_store, k.o, k.ot, k.r, k.u, k.c, out_ms, k.e FROM unnest(w_o, w_ot, w_r, w_u, w_c, w_e) AS k(o, ot, r, u, c, e)
+        INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+        SELECT v_key, k.o, k.r, k.u, k.c, out_ms, k.e FROM unnest(w_o, w_r, w_u, w_c, w_e) AS k(o, r, u, c, e)
         ON CONFLICT DO NOTHING
         RETURNING xmin)
       SELECT count(*), min(xmin::text)::xid INTO v_n, v_mine FROM ins;
       IF v_n < v_nw THEN
         -- the first key stored before this statement (the rows it inserted carry v_mine)
         SELECT min(k.n) INTO v_at FROM unnest(w_o, w_r, w_u) WITH ORDINALITY AS k(o, r, u, n)
-          JOIN latch_tuples x ON x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
+          JOIN latch_tuples x ON x.store_key = v_key AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
          WHERE v_mine IS NULL OR x.xmin <> v_mine;
         RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = v_at::text;
       END IF;

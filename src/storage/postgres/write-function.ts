@@ -50,14 +50,14 @@ export const WRITE_FUNCTION_SQL = `
   END $fn$;
 
   -- An existing tuple met by a write under on_duplicate ignore: identical, or a conflict raised.
-  CREATE FUNCTION latch_write_check(p_store text, i integer, o text, r text, u text, c text, e bigint)
+  CREATE FUNCTION latch_write_check(p_key integer, i integer, o text, r text, u text, c text, e bigint)
   RETURNS void LANGUAGE plpgsql AS $fn$
   DECLARE
     v_cond text;
     v_exp bigint;
   BEGIN
     SELECT t.condition, t.expires_ms INTO v_cond, v_exp FROM latch_tuples t
-     WHERE t.store_id = p_store AND t.object = o AND t.relation = r AND t."user" = u;
+     WHERE t.store_key = p_key AND t.object = o AND t.relation = r AND t."user" = u;
     IF NOT latch_same_condition(v_cond, c) THEN
       RAISE EXCEPTION USING MESSAGE = 'latch:conflict', DETAIL = i::text || ':condition';
     END IF;
@@ -67,13 +67,13 @@ export const WRITE_FUNCTION_SQL = `
   END $fn$;
 
   -- The store's row lock every Write function takes first (FOR NO KEY UPDATE: writers of one
-  -- store queue here, on every node) and the store's revision and last write time under it; an
-  -- unknown or deleted store raises 'latch:store_not_found'. (latch_write_all takes the same lock
-  -- by the UPDATE that allocates its revision.)
-  CREATE FUNCTION latch_lock_store(p_store text, OUT o_revision bigint, OUT o_last_ms bigint)
+  -- store queue here, on every node) and the store's revision, last write time and number (its
+  -- key in latch_tuples) under it; an unknown or deleted store raises 'latch:store_not_found'.
+  -- (latch_write_all takes the same lock by the UPDATE that allocates its revision.)
+  CREATE FUNCTION latch_lock_store(p_store text, OUT o_revision bigint, OUT o_last_ms bigint, OUT o_key integer)
   LANGUAGE plpgsql AS $fn$
   BEGIN
-    SELECT s.revision, s.last_ms INTO o_revision, o_last_ms FROM latch_stores s
+    SELECT s.revision, s.last_ms, s.key INTO o_revision, o_last_ms, o_key FROM latch_stores s
      WHERE s.id = p_store AND s.deleted_ms IS NULL FOR NO KEY UPDATE;
     IF NOT FOUND THEN
       RAISE EXCEPTION USING MESSAGE = 'latch:store_not_found';
@@ -142,6 +142,7 @@ export const WRITE_FUNCTION_SQL = `
   DECLARE
     v_before bigint;
     v_last bigint;
+    v_key integer;
     v_rev bigint;
     v_seq integer;
     v_ctids tid[];
@@ -150,7 +151,7 @@ export const WRITE_FUNCTION_SQL = `
     v_existing integer[];
     v_missing integer;
   BEGIN
-    SELECT x.o_revision, x.o_last_ms INTO v_before, v_last FROM latch_lock_store(p_store) AS x;
+    SELECT x.o_revision, x.o_last_ms, x.o_key INTO v_before, v_last, v_key FROM latch_lock_store(p_store) AS x;
     out_ms := greatest(p_now, v_last);
     v_rev := v_before + 1;
     out_deleted := '{}';
@@ -163,7 +164,7 @@ export const WRITE_FUNCTION_SQL = `
         INTO out_deleted, v_ctids, v_prior
         FROM unnest(d_o, d_r, d_u, d_e) WITH ORDINALITY AS k(o, r, u, e, n)
        CROSS JOIN LATERAL (SELECT x.ctid, x.condition, x.expires_ms FROM latch_tuples x
-                            WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
+                            WHERE x.store_key = v_key AND x.object = k.o AND x.relation = k.r AND x."user" = k.u
                               AND (k.e IS NULL OR x.expires_ms = k.e) LIMIT 1) AS t;
       IF p_missing_error AND cardinality(out_deleted) < cardinality(d_o) THEN
         SELECT min(i) INTO v_missing FROM generate_subscripts(d_o, 1) AS i WHERE NOT (i = ANY (out_deleted));
@@ -174,21 +175,21 @@ export const WRITE_FUNCTION_SQL = `
       SELECT coalesce(array_agg(k.n ORDER BY k.n), '{}') INTO v_existing
         FROM unnest(w_o, w_r, w_u) WITH ORDINALITY AS k(o, r, u, n)
        CROSS JOIN LATERAL (SELECT 1 FROM latch_tuples x
-                            WHERE x.store_id = p_store AND x.object = k.o AND x.relation = k.r AND x."user" = k.u LIMIT 1) AS t;
+                            WHERE x.store_key = v_key AND x.object = k.o AND x.relation = k.r AND x."user" = k.u LIMIT 1) AS t;
       IF cardinality(v_existing) > 0 AND p_duplicate_error THEN
         RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = v_existing[1]::text;
       END IF;
       FOR j IN 1 .. cardinality(v_existing) LOOP
-        PERFORM latch_write_check(p_store, v_existing[j], w_o[v_existing[j]], w_r[v_existing[j]], w_u[v_existing[j]],
+        PERFORM latch_write_check(v_key, v_existing[j], w_o[v_existing[j]], w_r[v_existing[j]], w_u[v_existing[j]],
                                   w_c[v_existing[j]], w_e[v_existing[j]]);
       END LOOP;
       out_written := ARRAY(SELECT i FROM generate_subscripts(w_o, 1) AS i WHERE NOT (i = ANY (v_existing)) ORDER BY i);
-      INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-      SELECT p_store, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i] FROM unnest(out_written) AS i;
+      INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+      SELECT v_key, w_o[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i] FROM unnest(out_written) AS i;
     ELSE
       FOR i IN 1 .. coalesce(cardinality(d_o), 0) LOOP
         DELETE FROM latch_tuples t
-         WHERE t.store_id = p_store AND t.object = d_o[i] AND t.relation = d_r[i] AND t."user" = d_u[i]
+         WHERE t.store_key = v_key AND t.object = d_o[i] AND t.relation = d_r[i] AND t."user" = d_u[i]
            AND (d_e[i] IS NULL OR t.expires_ms = d_e[i])
         RETURNING latch_prior(t.condition, t.expires_ms) INTO v_one;
         IF FOUND THEN
@@ -199,15 +200,15 @@ export const WRITE_FUNCTION_SQL = `
         END IF;
       END LOOP;
       FOR i IN 1 .. coalesce(cardinality(w_o), 0) LOOP
-        INSERT INTO latch_tuples (store_id, object, object_type, relation, "user", condition, written_ms, expires_ms)
-        VALUES (p_store, w_o[i], w_ot[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
+        INSERT INTO latch_tuples (store_key, object, relation, "user", condition, written_ms, expires_ms)
+        VALUES (v_key, w_o[i], w_r[i], w_u[i], w_c[i], out_ms, w_e[i])
         ON CONFLICT DO NOTHING;
         IF FOUND THEN
           out_written := out_written || i;
         ELSIF p_duplicate_error THEN
           RAISE EXCEPTION USING MESSAGE = 'latch:duplicate', DETAIL = i::text;
         ELSE
-          PERFORM latch_write_check(p_store, i, w_o[i], w_r[i], w_u[i], w_c[i], w_e[i]);
+          PERFORM latch_write_check(v_key, i, w_o[i], w_r[i], w_u[i], w_c[i], w_e[i]);
         END IF;
       END LOOP;
     END IF;
