@@ -272,8 +272,17 @@ export class KvStorage implements Storage {
       this.states.set(storeId, state);
       // The hint describes the store at its revision: taken only if no write came in between.
       const hint = held?.revision === state.revision ? held : undefined;
-      const plan = await planImport(this.kv, storeId, state, tuples, hint);
-      if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan);
+      // The new plain tuples' keys go straight into a native batch (write-plan.ts planImport).
+      const writer = this.kv.writer?.();
+      let plan: PlannedWrite;
+      try {
+        plan = await planImport(this.kv, storeId, state, tuples, hint, writer);
+      } catch (err) {
+        await writer?.discard();
+        throw err;
+      }
+      if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan, writer);
+      else await writer?.discard();
       return plan.result;
     });
   }

@@ -20,7 +20,7 @@ import {
   type StoredChange,
   BULK_WRITE,
 } from './codec.js';
-import type { Kv, KvOp } from './kv.js';
+import type { Kv, KvOp, KvWriter } from './kv.js';
 import type { HeldHint, TupleWrite, WriteResult } from './types.js';
 
 /** Per-store write state, owned by the holder of the store's mutex. */
@@ -223,6 +223,12 @@ export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(r
  * whole, so the order of its distinct keys changes nothing else. The work is done in slices of
  * PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the store's
  * mutex throughout.
+ *
+ * With `writer` (the backend's native batch, Kv.writer) those sorted plain keys are put straight
+ * into it, in the same order, and `ops` holds the rest of the batch (to add after them): no op
+ * object per key lives through the chunk. Measured on LevelDB alone, 1M tuples in 50,000-tuple
+ * chunks, two interleaved pairs: the calling thread 2.07 / 2.13 → 1.95 / 1.97 µs per tuple (load
+ * 5-6). The caller discards the writer when planning throws or nothing is written.
  */
 export async function planImport(
   kv: Kv,
@@ -230,6 +236,7 @@ export async function planImport(
   state: StoreState,
   tuples: readonly TupleKey[],
   held?: HeldHint,
+  writer?: KvWriter,
 ): Promise<PlannedWrite> {
   const n = tuples.length;
   const keys = new Array<string>(n);
@@ -315,10 +322,23 @@ export async function planImport(
   // Binary strings: code unit order is byte order, LevelDB's order.
   keyRuns.push(plainKeys);
   userRuns.push(plainUsers);
-  for (const k of keyRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
-  for (const k of userRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
+  if (writer) {
+    await putAll(writer, keyRuns.flat().sort(), plain);
+    await putAll(writer, userRuns.flat().sort(), plain);
+  } else {
+    for (const k of keyRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
+    for (const k of userRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
+  }
   endRevisionOps(ops, storeId, rev, ms);
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };
+}
+
+/** Puts `keys` with one value into `writer`, in order, a turn of the event loop every PLAN_SLICE keys. */
+async function putAll(writer: KvWriter, keys: readonly string[], value: Uint8Array): Promise<void> {
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0 && i % PLAN_SLICE === 0) await turn();
+    writer.put(keys[i] as string, value);
+  }
 }
 
 /**
