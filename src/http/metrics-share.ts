@@ -12,6 +12,9 @@
 //              slot it took stays unused). `unmatched` has a fixed slot per status.
 //   segments   one per thread, apart: its extras (in flight, cache hits, misses, entries), then
 //              per slot: count, sum of ms, then one count per latency bucket
+//   gc         the main thread's GC pauses per kind (count, sum of ms, buckets): only the main
+//              thread observes its GC (an HTTP thread's observer allocated an entry per scavenge,
+//              half of what its young generation promoted), a scrape on any thread reads them
 // Example: thread 1 finishing a Check with 200 in 0.3 ms adds 1 to count, 0.3 to the sum and 1 to
 // the 0.5 ms bucket of its own copy of slot(Check, 200); a scrape adds the copies of all threads.
 
@@ -36,6 +39,9 @@ export const EXTRA_CACHE_ENTRIES = 3;
 const EXTRAS = 8;
 /** Words of one thread's segment (segments are apart: no two threads write one cache line). */
 const SEGMENT = EXTRAS + SLOTS * SERIES_WORDS;
+/** The main thread's GC pause histograms after the segments: per kind, count, sum of ms, buckets. */
+export const GC_KINDS = 4;
+export const GC_KIND_WORDS = 32;
 
 /** What an HTTP thread needs to write its own segment (plain data: cloned, the buffer shared). */
 export interface MetricsShareData {
@@ -61,11 +67,13 @@ export class MetricsShare {
   private readonly own: number;
   /** This thread's extras, writable by the caller (in flight, cache counts). */
   readonly extras: Float64Array;
+  /** The main thread's GC area (GC_KINDS × GC_KIND_WORDS): it writes, a scrape on any thread reads. */
+  readonly gc: Float64Array;
 
   /** A new share for `threads` threads (`endpoints` with `unmatched` last), or one received from the main thread. */
   static create(endpoints: readonly string[], threads: number): MetricsShareData {
     const dirBytes = align8(4 + endpoints.length * STATUSES * 4);
-    const bytes = dirBytes + 8 * threads * SEGMENT;
+    const bytes = dirBytes + 8 * (threads * SEGMENT + GC_KINDS * GC_KIND_WORDS);
     return { buffer: new SharedArrayBuffer(bytes), endpoints, threads };
   }
 
@@ -82,6 +90,8 @@ export class MetricsShare {
     this.row = new Map(endpoints.map((e, i) => [e, i]));
     this.own = thread * SEGMENT;
     this.extras = this.words.subarray(this.own, this.own + EXTRAS);
+    const gc = data.threads * SEGMENT;
+    this.gc = this.words.subarray(gc, gc + GC_KINDS * GC_KIND_WORDS);
   }
 
   /** One finished request on this thread. */

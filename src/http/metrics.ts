@@ -11,7 +11,6 @@
 
 import { constants, performance, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
-import { Timings } from '../engine/stats.js';
 import type { EngineStats, Histogram, ShadowStats } from '../engine/contract.js';
 import type { DecisionStats } from '../api/decisions/log.js';
 import {
@@ -19,6 +18,7 @@ import {
   EXTRA_CACHE_HITS,
   EXTRA_CACHE_MISSES,
   EXTRA_IN_FLIGHT,
+  GC_KIND_WORDS,
   MetricsShare,
 } from './metrics-share.js';
 
@@ -53,8 +53,8 @@ function header(out: string[], name: string, type: string, help: string): void {
 /** Bucket bounds of the GC pause histogram (ms): fine below the 2 ms a Check's p99 is held to. */
 const GC_BOUNDS_MS: readonly number[] = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 25, 50, 100, 250, 1000];
 
-/** GC kinds as Node reports them (perf_hooks `entry.detail.kind`), by label. */
-const GC_KINDS: readonly (readonly [string, number])[] = [
+/** GC kinds as Node reports them (perf_hooks `entry.detail.kind`), by label, in the share's GC area order. */
+const GC_KIND_LABELS: readonly (readonly [string, number])[] = [
   ['minor', constants.NODE_PERFORMANCE_GC_MINOR],
   ['major', constants.NODE_PERFORMANCE_GC_MAJOR],
   ['incremental', constants.NODE_PERFORMANCE_GC_INCREMENTAL],
@@ -65,11 +65,8 @@ export class Metrics {
   /** The HTTP series: this thread's segment, every thread's when scraped. */
   readonly share: MetricsShare;
   private readonly started = Date.now();
-  /** Main-thread GC pauses by kind (the event loop stands still meanwhile). */
-  private readonly gc = new Map<number, Timings>(GC_KINDS.map(([, kind]) => [kind, new Timings(GC_BOUNDS_MS)]));
-  private readonly gcObserver = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) this.gc.get(gcKind(entry))?.observe(entry.duration);
-  });
+  /** Main-thread GC pauses by kind (the event loop stands still meanwhile), into the share's GC area. */
+  private readonly gcObserver: PerformanceObserver | undefined;
 
   /**
    * `endpoints`: every route name the server registers (anything else counts as `unmatched`).
@@ -81,12 +78,22 @@ export class Metrics {
       typeof share === 'number'
         ? new MetricsShare(MetricsShare.create([...endpoints, UNMATCHED], 1 + share), 0)
         : share;
+    // The main thread's alone: an HTTP thread renders the main thread's figures from the share.
+    if (this.share.thread !== 0) return;
+    const gc = this.share.gc;
+    this.gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const kind = gcKind(entry);
+        const k = GC_KIND_LABELS.findIndex((l) => l[1] === kind);
+        if (k >= 0) observeGc(gc, k * GC_KIND_WORDS, entry.duration);
+      }
+    });
     this.gcObserver.observe({ entryTypes: ['gc'] });
   }
 
   /** Stops observing GC (the server closed). */
   close(): void {
-    this.gcObserver.disconnect();
+    this.gcObserver?.disconnect();
   }
 
   /** One finished request; `status` 499 when the client went away before a reply. */
@@ -107,8 +114,9 @@ export class Metrics {
       'histogram',
       'Main-thread garbage-collection pauses, by kind (minor = scavenge).',
     );
-    for (const [label, kind] of GC_KINDS)
-      histogram(out, 'latch_gc_pause_seconds', `kind="${label}"`, this.gc.get(kind) as Timings);
+    GC_KIND_LABELS.forEach(([label], k) =>
+      histogram(out, 'latch_gc_pause_seconds', `kind="${label}"`, gcHistogram(this.share.gc, k)),
+    );
     return out.join('\n') + '\n';
   }
 
@@ -155,6 +163,27 @@ export class Metrics {
 }
 
 /** The GC kind of a `gc` entry (Node puts it in `detail`, which the typings of PerformanceEntry omit). */
+/** One pause into the kind at word `at` of the share's GC area: count, sum of ms, its bucket. */
+function observeGc(w: Float64Array, at: number, ms: number): void {
+  let i = 0;
+  while (i < GC_BOUNDS_MS.length && ms > (GC_BOUNDS_MS[i] as number)) i++;
+  w[at] = (w[at] as number) + 1;
+  w[at + 1] = (w[at + 1] as number) + ms;
+  w[at + 2 + i] = (w[at + 2 + i] as number) + 1;
+}
+
+/** Kind `k`'s pauses as read from the share's GC area now. */
+function gcHistogram(gc: Float64Array, k: number): Histogram {
+  const at = k * GC_KIND_WORDS;
+  return {
+    bounds: GC_BOUNDS_MS,
+    counts: gc.slice(at + 2, at + 3 + GC_BOUNDS_MS.length),
+    count: gc[at] as number,
+    sumMs: gc[at + 1] as number,
+    last: 0,
+  };
+}
+
 function gcKind(entry: PerformanceEntry): number {
   const detail = (entry as PerformanceEntry & { readonly detail?: { readonly kind?: number } }).detail;
   return detail?.kind ?? -1;

@@ -3,38 +3,54 @@
 // the dictionary and without asking the main thread. The main thread is its only writer; any
 // thread reads it through a published snapshot record (`thread-board.ts`).
 //
-// Layout (each a Region; growth copies into a new Region and drops the old one, which the
-// published snapshots that point at it keep alive):
+// Layout: the words are one Region, copied into a new one when they grow (rehashed); the spans
+// and the string bytes are written in chunks that never move, so growth copies nothing and leaves
+// no retired copies behind in the memory (which never shrinks: at 100k nodes the copies of the
+// spans and string bytes took ≈ 3 MB of it, ≈ 25 MB at 1M):
 //   words  slot i = (hash, id + 1) at words 2i, 2i + 1 (id + 1 = 0: empty), linear probing, at
 //          most half full: NodeTable's layout, the same hash (`nodeHash`)
-//   spans  per id: (byte offset in the arena, code units | WIDE), WIDE = stored as UTF-16
-//   arena  the strings, appended: one byte per code unit when every unit is below 0x100, else two
+//   spans  per id: (address of its bytes, code units | WIDE), WIDE = stored as UTF-16; id i is
+//          entry i − SPAN_IDS·(2^k − 1) of chunk k, which holds SPAN_IDS·2^k ids (k = ⌊log2(i /
+//          SPAN_IDS + 1)⌋): `dir` holds each chunk's address, one word per k, never moved
+//   bytes  the strings, appended to the current arena chunk (one byte per code unit when every
+//          unit is below 0x100, else two); a string that does not fit starts a new chunk, each
+//          chunk as large as all before it (from ARENA_FIRST to ARENA_MAX, or the string's size)
+// The span directory owns the chunks: they are released with it, once the table and every
+// published snapshot that holds it have dropped it.
 //
-// Publication: a writer fills the string bytes and its span, writes the slot's hash, then stores
-// its id + 1 with Atomics; a snapshot publishes its node count afterwards (a sequentially
-// consistent store of the record's address). A reader trusts only ids below the node count of the
-// record it read: every such entry, and every slot on its probe path, was complete before that
-// store. An entry being added meanwhile has a larger id, and a probe that meets it either stops (id
-// not stored yet: the searched string is newer or absent) or skips it (larger id). Slots are never
-// overwritten, so a probe path of a published entry never changes under a reader.
+// Publication: a writer fills the string bytes and its span (and a new span chunk's directory
+// word), writes the slot's hash, then stores its id + 1 with Atomics; a snapshot publishes its node
+// count afterwards (a sequentially consistent store of the record's address). A reader trusts only
+// ids below the node count of the record it read: every such entry, and every slot on its probe
+// path, was complete before that store. An entry being added meanwhile has a larger id, and a probe
+// that meets it either stops (id not stored yet: the searched string is newer or absent) or skips
+// it (larger id). Slots are never overwritten, so a probe path of a published entry never changes
+// under a reader.
 //
 // On the main thread `get` compares with the dictionary's JS strings (as NodeTable does); only
 // readers compare bytes. Costs over NodeTable: the strings once more in the arena (1 byte per ASCII
 // character), 8 bytes of span per node. Example: `add('doc:1', 0)` then a reader's
-// `sharedNodeId(words, mask, spans, arena, 'doc:1', 1)` is 0, and with a limit of 0 undefined.
+// `sharedNodeId(w, b, table.at, 'doc:1', 1)` is 0, and with a limit of 0 undefined.
 
 import { Region, u32, u8 } from './memory.js';
 import { nodeHash } from './node-table.js';
 
 const MIN_SLOTS = 16;
 const WIDE = 0x80000000;
+/** Ids in span chunk 0 (chunk k holds SPAN_IDS · 2^k; 8 bytes each). */
+const SPAN_SHIFT = 4;
+/** Directory words: chunks 0 … 28 cover every u32 id. */
+const DIR_WORDS = 32;
+/** The first arena chunk's bytes (at least), and the most a chunk takes unless a string needs more. */
+const ARENA_FIRST = 256;
+const ARENA_MAX = 4 << 20;
 
 /** The addresses a reader needs; valid while the snapshot that recorded them is held. */
 export interface SharedNodesAt {
   readonly words: number;
   readonly mask: number;
+  /** The span directory (DIR_WORDS chunk addresses). */
   readonly spans: number;
-  readonly arena: number;
 }
 
 function slotsFor(n: number): number {
@@ -43,13 +59,38 @@ function slotsFor(n: number): number {
   return slots;
 }
 
+/** The span chunk of `id` (see the layout). */
+function spanChunk(id: number): number {
+  return 31 - Math.clz32((id >>> SPAN_SHIFT) + 1);
+}
+
+/** The first id of span chunk `k`. */
+function chunkStart(k: number): number {
+  return ((1 << k) - 1) * (1 << SPAN_SHIFT);
+}
+
+/** The span directory: one Region for the table's life, owning the span and arena chunks. */
+class SpanDirectory extends Region {
+  readonly chunks: Region[] = [];
+  constructor() {
+    super(DIR_WORDS * 4);
+  }
+  /** Releases the chunks with the directory's last reference. */
+  override drop(): void {
+    super.drop();
+    if (!this.alive) for (const c of this.chunks.splice(0)) c.drop();
+  }
+}
+
 export class SharedNodeTable {
   private words: Region;
   private mask: number;
-  private spans: Region;
-  private arena: Region;
-  /** Bytes of the arena in use. */
-  private arenaUsed = 0;
+  private readonly dir = new SpanDirectory();
+  /** Where the next string's bytes go in the current arena chunk, and that chunk's end. */
+  private arenaAt = 0;
+  private arenaEnd = 0;
+  /** Bytes of every arena chunk so far (the next chunk's size, up to ARENA_MAX). */
+  private arenaBytes: number;
   private count = 0;
 
   constructor(
@@ -59,8 +100,8 @@ export class SharedNodeTable {
     const slots = slotsFor(capacity);
     this.words = new Region(8 * slots);
     this.mask = slots - 1;
-    this.spans = new Region(8 * Math.max(capacity, 16));
-    this.arena = new Region(Math.max(capacity * 16, 256), false);
+    // A load of `capacity` nodes (≈ 12 bytes each) fills few chunks.
+    this.arenaBytes = Math.max(ARENA_FIRST, Math.min(capacity * 12, ARENA_MAX));
   }
 
   get size(): number {
@@ -69,12 +110,12 @@ export class SharedNodeTable {
 
   /** Where readers find the table now (recorded by each published snapshot). */
   get at(): SharedNodesAt {
-    return { words: this.words.ptr, mask: this.mask, spans: this.spans.ptr, arena: this.arena.ptr };
+    return { words: this.words.ptr, mask: this.mask, spans: this.dir.ptr };
   }
 
-  /** The regions a snapshot holds while it is readable. */
+  /** The regions a snapshot holds while it is readable (the directory holds the chunks). */
   regions(): Region[] {
-    return [this.words, this.spans, this.arena];
+    return [this.words, this.dir];
   }
 
   /** The id of `s`, undefined when it was never added (the main thread's lookup). */
@@ -113,8 +154,7 @@ export class SharedNodeTable {
   /** Releases the table's regions (the index is closing; held snapshots keep theirs). */
   drop(): void {
     this.words.drop();
-    this.spans.drop();
-    this.arena.drop();
+    this.dir.drop();
   }
 
   /** Appends the string's bytes and writes its span. */
@@ -122,33 +162,41 @@ export class SharedNodeTable {
     let wide = false;
     for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) wide = true;
     const bytes = wide ? 2 * s.length : s.length;
-    const at = wide ? (this.arenaUsed + 1) & ~1 : this.arenaUsed;
-    if (at + bytes > this.arena.size)
-      this.arena = this.moved(this.arena, Math.max(2 * this.arena.size, at + bytes), this.arenaUsed);
-    if (8 * (id + 1) > this.spans.size)
-      this.spans = this.moved(this.spans, Math.max(2 * this.spans.size, 8 * (id + 1)), 8 * id);
+    let at = wide ? this.arenaAt + (this.arenaAt & 1) : this.arenaAt;
+    if (at + bytes > this.arenaEnd) at = this.newArenaChunk(bytes);
+    const k = spanChunk(id);
+    if (id === chunkStart(k)) this.newSpanChunk(k);
     const b = u8();
-    const p = this.arena.ptr + at;
     if (wide)
       for (let i = 0; i < s.length; i++) {
         const c = s.charCodeAt(i);
-        b[p + 2 * i] = c & 0xff;
-        b[p + 2 * i + 1] = c >>> 8;
+        b[at + 2 * i] = c & 0xff;
+        b[at + 2 * i + 1] = c >>> 8;
       }
-    else for (let i = 0; i < s.length; i++) b[p + i] = s.charCodeAt(i);
-    this.arenaUsed = at + bytes;
+    else for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
+    this.arenaAt = at + bytes;
     const w = u32();
-    const sp = (this.spans.ptr >>> 2) + 2 * id;
+    const sp = ((w[(this.dir.ptr >>> 2) + k] as number) >>> 2) + 2 * (id - chunkStart(k));
     w[sp] = at;
     w[sp + 1] = (s.length | (wide ? WIDE : 0)) >>> 0;
   }
 
-  /** A copy of the first `used` bytes of `r` in a Region of `size` bytes; `r` is dropped. */
-  private moved(r: Region, size: number, used: number): Region {
-    const next = new Region(size, false);
-    u8().copyWithin(next.ptr, r.ptr, r.ptr + used);
-    r.drop();
-    return next;
+  /** Starts an arena chunk with room for `bytes`; the address of its first byte. */
+  private newArenaChunk(bytes: number): number {
+    const size = Math.max(bytes, Math.min(this.arenaBytes, ARENA_MAX));
+    const chunk = new Region(size, false);
+    this.dir.chunks.push(chunk);
+    this.arenaBytes += size;
+    this.arenaAt = chunk.ptr;
+    this.arenaEnd = chunk.ptr + size;
+    return chunk.ptr;
+  }
+
+  /** Allocates span chunk `k` and records it in the directory (before any of its ids is published). */
+  private newSpanChunk(k: number): void {
+    const chunk = new Region(8 * 2 ** (SPAN_SHIFT + k), false);
+    this.dir.chunks.push(chunk);
+    u32()[(this.dir.ptr >>> 2) + k] = chunk.ptr;
   }
 
   /** Writes the pair (h, id1) into the first empty slot from h's: the hash first, the id last, atomically. */
@@ -198,10 +246,11 @@ export function sharedNodeId(
     if (w[base + 2 * i] !== h) continue;
     const id = id1 - 1;
     if (id >= limit) return undefined; // added after the snapshot (a string has one id)
-    const sp = (at.spans >>> 2) + 2 * id;
+    const k = spanChunk(id);
+    const sp = ((w[(at.spans >>> 2) + k] as number) >>> 2) + 2 * (id - chunkStart(k));
     const len = w[sp + 1] as number;
     if ((len & ~WIDE) !== s.length) continue;
-    const p = at.arena + (w[sp] as number);
+    const p = w[sp] as number;
     let same = true;
     if (len & WIDE) {
       for (let k = 0; k < s.length && same; k++)

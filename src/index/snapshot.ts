@@ -27,15 +27,14 @@ export const R = {
   TABLE: 5,
   MASK: 6,
   SPANS: 7,
-  ARENA: 8,
-  NODE_TYPE: 9,
-  EXPIRING: 10,
+  NODE_TYPE: 8,
+  EXPIRING: 9,
   /**
    * A number no other record of this process had (block addresses are reused once a record is
    * released): a reader that keeps a view of a record knows it by its address AND this.
    */
-  SERIAL: 11,
-  WORDS: 12,
+  SERIAL: 10,
+  WORDS: 11,
 } as const;
 
 /** The last SERIAL given (wraps after 2^32 records; a reader compares it together with the address). */
@@ -108,7 +107,6 @@ export class IndexSnapshot implements TupleView {
       w[r + R.TABLE] = at.words;
       w[r + R.MASK] = at.mask;
       w[r + R.SPANS] = at.spans;
-      w[r + R.ARENA] = at.arena;
       w[r + R.NODE_TYPE] = dict.nodeTypes.region.ptr;
       w[r + R.EXPIRING] = this.expiring ? 1 : 0;
       serials = (serials + 1) >>> 0;

@@ -7,11 +7,14 @@
 // The threads run the built bundle when dist/ is fresh (THREAD_ENTRY, the entry `latch serve`
 // starts), else the sources through tsx: about 0.5 s of CPU per thread against 2.2 s.
 
+import { PerformanceObserver } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { THREAD_ENTRY } from '../support/latch-process.js';
 import { LatchChannelClient } from '../../src/client/index.js';
 import { parseServeArgs } from '../../src/cli/serve.js';
 import { UsageError } from '../../src/cli/args.js';
+import { Metrics } from '../../src/http/metrics.js';
+import { MetricsShare } from '../../src/http/metrics-share.js';
 import { STREAM_WINDOW } from '../../src/http/threads/protocol.js';
 import { call, MODEL, start } from './helpers.js';
 
@@ -621,4 +624,45 @@ describe('--http-threads: /metrics counts every thread', () => {
     // The API port serves no /metrics then.
     expect((await call(server.base, 'GET', '/metrics')).status).toBe(404);
   }, 60_000);
+});
+
+describe("--http-threads: an HTTP thread's /metrics", () => {
+  it("shows the main thread's GC pauses: the thread observes none of its own", async () => {
+    const data = MetricsShare.create(['Check', 'unmatched'], 2);
+    const minor = (m: Metrics): number => sample(m.render(undefined), 'latch_gc_pause_seconds_count{kind="minor"}');
+    const gcLines = (m: Metrics): string =>
+      m
+        .render(undefined)
+        .split('\n')
+        .filter((l) => l.startsWith('latch_gc_pause_seconds'))
+        .join('\n');
+    /** Garbage on this thread until `counted` sees a scavenge more than `from`. */
+    const scavenge = async (counted: () => number, from: number): Promise<void> => {
+      let keep: unknown[] = [];
+      await vi.waitFor(() => {
+        for (let i = 0; i < 20_000; i++) keep.push({ i });
+        keep = [];
+        expect(counted()).toBeGreaterThan(from);
+      }, WAIT);
+    };
+    let seen = 0;
+    const observer = new PerformanceObserver((list) => void (seen += list.getEntries().length));
+    observer.observe({ entryTypes: ['gc'] });
+    const thread = new Metrics(['Check'], new MetricsShare(data, 1));
+    try {
+      await scavenge(() => seen, 0);
+      expect(minor(thread)).toBe(0);
+      const main = new Metrics(['Check'], new MetricsShare(data, 0));
+      try {
+        await scavenge(() => minor(main), 0);
+        // Both render the share's words (a pause between the two renders: read again).
+        await vi.waitFor(() => expect(gcLines(thread)).toBe(gcLines(main)), WAIT);
+      } finally {
+        main.close();
+      }
+    } finally {
+      observer.disconnect();
+      thread.close();
+    }
+  });
 });

@@ -4,7 +4,7 @@
 // publication until the reader leaves.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { u32, u8 } from '../../src/index/memory.js';
+import { allocatedBytes, Region, u32, u8 } from '../../src/index/memory.js';
 import { shareNodeTables, SharedNodeTable, sharedNodeId } from '../../src/index/shared-nodes.js';
 import { R } from '../../src/index/snapshot.js';
 import { StoreIndex } from '../../src/index/store-index.js';
@@ -34,6 +34,34 @@ describe('SharedNodeTable', () => {
     for (const absent of ['user:u5000', 'doc:é→1', 'user:u', ''])
       expect(sharedNodeId(u32(), u8(), at, absent, strings.length)).toBeUndefined();
     table.drop();
+  });
+
+  it('keeps every string where it was written, and frees its chunks with the last holder', () => {
+    const before = allocatedBytes();
+    const list: string[] = [];
+    const table = new SharedNodeTable(list);
+    const add = (from: number, to: number): void => {
+      for (let i = from; i < to; i++) {
+        list.push(`doc:${i}`);
+        table.add(list[i] as string, i);
+      }
+    };
+    add(0, 100);
+    // A published snapshot's view: ids below 100, held across the growth that follows.
+    const early = table.at;
+    const held = table.regions().map((r) => r.retain());
+    add(100, 20_000);
+    // The span directory never moves; the words were rehashed into a new region.
+    expect(table.at.spans).toBe(early.spans);
+    expect(table.at.words).not.toBe(early.words);
+    for (const i of [0, 57, 99]) expect(sharedNodeId(u32(), u8(), early, `doc:${i}`, 100)).toBe(i);
+    for (const i of [0, 99, 100, 16_383, 19_999])
+      expect(sharedNodeId(u32(), u8(), table.at, `doc:${i}`, 20_000)).toBe(i);
+    table.drop();
+    // The snapshot's regions still read (the chunks are freed with the directory, not before).
+    expect(sharedNodeId(u32(), u8(), early, 'doc:42', 100)).toBe(42);
+    held.forEach((r: Region) => r.drop());
+    expect(allocatedBytes()).toBe(before);
   });
 });
 

@@ -102,7 +102,6 @@ class RecordView implements WalkView {
       words: w[r + R.TABLE] as number,
       mask: w[r + R.MASK] as number,
       spans: w[r + R.SPANS] as number,
-      arena: w[r + R.ARENA] as number,
     };
     this.nodeTypes = w[r + R.NODE_TYPE] as number;
     this.expiring = w[r + R.EXPIRING] !== 0;
