@@ -44,6 +44,18 @@ export const GC_KINDS = 4;
 export const GC_KIND_WORDS = 32;
 
 /** What an HTTP thread needs to write its own segment (plain data: cloned, the buffer shared). */
+/**
+ * One observation of `ms` into the series at word `at` of `w`: its count, its sum of ms, then one
+ * counter per bucket of `bounds` (the first bound `ms` does not exceed; past the last, the +Inf one).
+ */
+export function addToSeries(w: Float64Array, at: number, bounds: readonly number[], ms: number): void {
+  let i = 0;
+  while (i < bounds.length && ms > (bounds[i] as number)) i++;
+  w[at] = (w[at] as number) + 1;
+  w[at + 1] = (w[at + 1] as number) + ms;
+  w[at + 2 + i] = (w[at + 2 + i] as number) + 1;
+}
+
 export interface MetricsShareData {
   readonly buffer: SharedArrayBuffer;
   /** Every endpoint name, `unmatched` last: the directory's rows. */
@@ -98,12 +110,7 @@ export class MetricsShare {
   observe(endpoint: string, status: number, ms: number): void {
     const slot = this.slot(endpoint, status);
     const at = this.own + EXTRAS + slot * SERIES_WORDS;
-    const w = this.words;
-    let i = 0;
-    while (i < LATENCY_BOUNDS_MS.length && ms > (LATENCY_BOUNDS_MS[i] as number)) i++;
-    w[at] = (w[at] as number) + 1;
-    w[at + 1] = (w[at + 1] as number) + ms;
-    w[at + 2 + i] = (w[at + 2 + i] as number) + 1;
+    addToSeries(this.words, at, LATENCY_BOUNDS_MS, ms);
   }
 
   private slot(endpoint: string, status: number): number {

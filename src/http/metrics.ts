@@ -14,6 +14,7 @@ import { constants, performance, PerformanceObserver, type PerformanceEntry } fr
 import type { EngineStats, Histogram, ShadowStats } from '../engine/contract.js';
 import type { DecisionStats } from '../api/decisions/log.js';
 import {
+  addToSeries,
   EXTRA_CACHE_ENTRIES,
   EXTRA_CACHE_HITS,
   EXTRA_CACHE_MISSES,
@@ -85,7 +86,7 @@ export class Metrics {
       for (const entry of list.getEntries()) {
         const kind = gcKind(entry);
         const k = GC_KIND_LABELS.findIndex((l) => l[1] === kind);
-        if (k >= 0) observeGc(gc, k * GC_KIND_WORDS, entry.duration);
+        if (k >= 0) addToSeries(gc, k * GC_KIND_WORDS, GC_BOUNDS_MS, entry.duration);
       }
     });
     this.gcObserver.observe({ entryTypes: ['gc'] });
@@ -162,16 +163,6 @@ export class Metrics {
   }
 }
 
-/** The GC kind of a `gc` entry (Node puts it in `detail`, which the typings of PerformanceEntry omit). */
-/** One pause into the kind at word `at` of the share's GC area: count, sum of ms, its bucket. */
-function observeGc(w: Float64Array, at: number, ms: number): void {
-  let i = 0;
-  while (i < GC_BOUNDS_MS.length && ms > (GC_BOUNDS_MS[i] as number)) i++;
-  w[at] = (w[at] as number) + 1;
-  w[at + 1] = (w[at + 1] as number) + ms;
-  w[at + 2 + i] = (w[at + 2 + i] as number) + 1;
-}
-
 /** Kind `k`'s pauses as read from the share's GC area now. */
 function gcHistogram(gc: Float64Array, k: number): Histogram {
   const at = k * GC_KIND_WORDS;
@@ -184,6 +175,7 @@ function gcHistogram(gc: Float64Array, k: number): Histogram {
   };
 }
 
+/** The GC kind of a `gc` entry (Node puts it in `detail`, which the typings of PerformanceEntry omit). */
 function gcKind(entry: PerformanceEntry): number {
   const detail = (entry as PerformanceEntry & { readonly detail?: { readonly kind?: number } }).detail;
   return detail?.kind ?? -1;
