@@ -40,6 +40,7 @@ const { values } = parseArgs({
 const N = Number(values.tuples);
 const CHUNK = Number(values.chunk);
 
+/** One chunk into a store: its encoding (`prepareChunk`) and the write (`importChunk`), as one call. */
 type ImportChunk = (
   db: Db,
   storeId: string,
@@ -47,12 +48,41 @@ type ImportChunk = (
   node: string,
   staged: boolean,
 ) => Promise<{ written: readonly unknown[] }>;
-const load = async (root: string): Promise<ImportChunk> =>
-  (
-    (await import(pathToFileURL(join(resolvePath(root), 'src/storage/postgres/import.ts')).href)) as {
-      importChunk: ImportChunk;
+
+/** The two steps of src/storage/postgres/import.ts, as this tree declares them. */
+interface ImportSteps {
+  readonly prepareChunk: (storeId: string, key: number, tuples: readonly TupleKey[]) => Promise<unknown>;
+  readonly importChunk: (
+    db: Db,
+    chunk: never,
+    node: string,
+    staged: boolean,
+  ) => Promise<{ written: readonly unknown[] }>;
+}
+
+/**
+ * `root`'s import steps as one ImportChunk. A `--base` checkout must declare the same two steps
+ * (a store's tuples keyed by its number, latch_stores.key): the bench compares trees of this
+ * shape, not the import's history.
+ */
+const load = async (root: string): Promise<ImportChunk> => {
+  const steps = (await import(
+    pathToFileURL(join(resolvePath(root), 'src/storage/postgres/import.ts')).href
+  )) as ImportSteps;
+  if (typeof steps.prepareChunk !== 'function' || steps.prepareChunk.length !== 3)
+    throw new Error(`${root}: its import.ts has no prepareChunk(storeId, key, tuples)`);
+  const keys = new Map<string, number>();
+  return async (db, storeId, tuples, node, staged) => {
+    let key = keys.get(storeId);
+    if (key === undefined) {
+      const rows = await db.rows('SELECT key FROM latch_stores WHERE id = $1', [storeId]);
+      key = Number(rows[0]?.[0]);
+      keys.set(storeId, key);
     }
-  ).importChunk;
+    const chunk = await steps.prepareChunk(storeId, key, tuples);
+    return steps.importChunk(db, chunk as never, node, staged);
+  };
+};
 
 /** The chunk `i` of the data set: documents (parent, owner, editor, viewer) and group members. */
 function chunkOf(i: number): TupleKey[] {
