@@ -2,6 +2,7 @@
 // replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
 // Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
 
+import { nextTurn } from '../domain/turn.js';
 import { performance } from 'node:perf_hooks';
 import type { Principal } from '../api/auth/principal.js';
 import { retryAfterOf } from '../api/auth/ratelimit.js';
@@ -102,8 +103,6 @@ const STREAM_BUFFER_BYTES = 64 * 1024;
  * is empty (not the route's, which holds the reply's headers).
  */
 export const STREAM_SLICE_BYTES = 16 * 1024 - 256;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class Exchange implements CallContext, RequestIdParts {
   aborted = false;

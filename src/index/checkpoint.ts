@@ -15,6 +15,7 @@
 // Version 1 (read only): the header's `stringBytes`, then one run of all strings joined by '\n',
 // then the node types and the base.
 
+import { nextTurn } from '../domain/turn.js';
 import type { JsonObject } from '../domain/types.js';
 import type { CheckpointWriter } from '../storage/types.js';
 import { Base, type BaseLayout, offsets } from './base.js';
@@ -146,7 +147,7 @@ async function internAsRead(reader: ChunkReader, nodes: number, dict: StoreDicti
     const { count, bytes } = await readFrame(reader, read, nodes);
     internStrings(dict, count, await reader.bytes(bytes));
     read += count;
-    if (read < nodes) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (read < nodes) await nextTurn();
   }
 }
 
@@ -234,7 +235,7 @@ export async function streamImage(
       const r = image.next();
       if (r.done) break;
       await writer.write(r.value);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     if (stopped()) {
       await writer.abort();

@@ -5,6 +5,7 @@
 // into the base since the last checkpoint pass a threshold, a checkpoint of that base is due; it is
 // copied out in slices too (`checkpointBase`).
 
+import { nextTurn } from '../domain/turn.js';
 import type { TupleKey } from '../domain/types.js';
 import { AppError } from '../errors.js';
 import type { Storage, WriteResult } from '../storage/types.js';
@@ -365,7 +366,7 @@ export class StoreIndex {
     const gen = this.mergeSteps();
     let r = gen.next();
     while (!r.done) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       r = gen.next();
     }
     if (this.closed) {

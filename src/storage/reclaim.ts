@@ -5,6 +5,7 @@
 // (KvStorage schedules every tombstone found at open). Range deletes are not synced — losing
 // some to a crash only means redoing them; the final tombstone removal is synced.
 
+import { nextTurn } from '../domain/turn.js';
 import { key, prefixEnd } from './codec.js';
 import type { Kv, KvOp } from './kv.js';
 import { ReclaimQueue } from './reclaim-queue.js';
@@ -33,7 +34,7 @@ export class Reclaimer extends ReclaimQueue {
       if (tail === undefined) break;
       await this.kv.batch(ops, false);
       last = tail.key;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     await this.kv.batch([{ type: 'del', key: key.tombstone(storeId) }], true);
   }

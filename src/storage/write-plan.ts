@@ -2,6 +2,7 @@
 // the one batch that applies a write (tuples, by-user index, changelog, type and time indexes,
 // revision). The caller holds the store's mutex from planWrite until the batch has committed.
 
+import { nextTurn } from '../domain/turn.js';
 import { AppError } from '../errors.js';
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 import { hasType, typeOf } from '../domain/tuple.js';
@@ -202,9 +203,6 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
  */
 const PLAN_SLICE = 4096;
 
-/** A turn of the event loop: pending I/O runs before the next slice. */
-export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * One import chunk (Storage.importTuples): the tuple keys and values `planWrite` builds for these
  * writes with onDuplicate 'ignore' (an identical stored tuple skipped, a different one a
@@ -241,7 +239,7 @@ export async function planImport(
   const n = tuples.length;
   const keys = new Array<string>(n);
   for (let i = 0; i < n; i++) {
-    if (i > 0 && i % PLAN_SLICE === 0) await turn();
+    if (i > 0 && i % PLAN_SLICE === 0) await nextTurn();
     keys[i] = key.tuple(storeId, tuples[i] as TupleKey);
   }
   const found = await storedValues(kv, keys, tuples, held);
@@ -290,7 +288,7 @@ export async function planImport(
         userRuns.push(plainUsers.sort());
         plainKeys = [];
         plainUsers = [];
-        await turn();
+        await nextTurn();
       }
       const t = tuples[i] as TupleKey;
       let extra: unknown = 0;
@@ -336,7 +334,7 @@ export async function planImport(
 /** Puts `keys` with one value into `writer`, in order, a turn of the event loop every PLAN_SLICE keys. */
 async function putAll(writer: KvWriter, keys: readonly string[], value: Uint8Array): Promise<void> {
   for (let i = 0; i < keys.length; i++) {
-    if (i > 0 && i % PLAN_SLICE === 0) await turn();
+    if (i > 0 && i % PLAN_SLICE === 0) await nextTurn();
     writer.put(keys[i] as string, value);
   }
 }

@@ -3,13 +3,14 @@
 // implementation maps them. Whole-request errors use latch's error body and status (a 400 with
 // its message, as the spec's Transport section asks); per-item errors are embedded (§7.2.1).
 
+import { nextTurn } from '../../domain/turn.js';
 import type { AuthorizationModel, JsonObject } from '../../domain/types.js';
 import type { CheckInput, ListedUser } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
 import { clientOf, endpoint, ok, type ApiRequest, type CallContext, type Endpoint } from '../endpoint.js';
 import { bodyObject } from '../stores.js';
 import { storeId, type Obj } from '../validate.js';
-import { evaluate, parseEvaluations, yieldTurn, type EvaluationsInput } from './evaluations.js';
+import { evaluate, parseEvaluations, type EvaluationsInput } from './evaluations.js';
 import { reasonFor, wantsReason } from './reasons.js';
 import {
   MODEL_HEADER,
@@ -206,7 +207,7 @@ const actionSearch = endpoint<AccessInput<Subject, Resource, undefined>>({
     // or the deadline spent) is left out, as OpenFGA leaves it out.
     const deadline = Date.now() + ctx.latch.config.checkDeadlineMs;
     for (let i = 0; i < names.length; i++) {
-      if (i > 0) await yieldTurn();
+      if (i > 0) await nextTurn();
       if (Date.now() >= deadline) break;
       const name = names[i] as string;
       try {

@@ -5,6 +5,7 @@
 // the short-circuit ones yield to the event loop between items, so a long request never holds it.
 // Per-item errors are embedded as `{decision: false, context: {error: {status, message}}}`.
 
+import { nextTurn } from '../../domain/turn.js';
 import type { JsonObject } from '../../domain/types.js';
 import type { BatchCheckInput, BatchCheckItem, CheckInput, CheckResult } from '../../engine/contract.js';
 import { AppError } from '../../errors.js';
@@ -138,9 +139,6 @@ function assertBatchSize(input: EvaluationsInput, ctx: CallContext): void {
   }
 }
 
-/** One turn of the event loop (other requests run meanwhile). */
-export const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 async function executeAll(input: EvaluationsInput, ctx: CallContext, deadline: number): Promise<Decision[]> {
   const checks: BatchCheckItem[] = input.items.map((item, i) => {
     const gap = missing(item);
@@ -196,7 +194,7 @@ async function shortCircuit(input: EvaluationsInput, ctx: CallContext, deadline:
   const denyFirst = input.semantic === 'deny_on_first_deny';
   const out: Decision[] = [];
   for (let i = 0; i < input.items.length; i++) {
-    if (i > 0) await yieldTurn();
+    if (i > 0) await nextTurn();
     if (Date.now() >= deadline) {
       // The request's time is spent: this item says so and the rest are not evaluated.
       out.push(failed(422, `evaluation ${i}: the request's deadline passed before it was evaluated`));

@@ -10,6 +10,7 @@
 //
 // Export: `Storage.scanTuples` (one snapshot, one revision) in batches of EXPORT_BATCH tuples.
 
+import { nextTurn } from '../../domain/turn.js';
 import { TupleIdentitySet, tupleString } from '../../domain/tuple.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
@@ -58,9 +59,6 @@ function at(index: number, err: AppError): AppError {
 /** Tuples validated between two turns of the event loop, so Checks are answered during an import. */
 export const VALIDATION_SLICE = 2048;
 
-/** A turn of the event loop: pending I/O (Checks) runs before the next slice. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * Write's rules for one chunk of writes: 1 … MAX_IMPORT_CHUNK tuples, no tuple twice
  * (cannot_allow_duplicate_tuples_in_one_request), each valid against the model
@@ -79,7 +77,7 @@ export async function validateImport(model: CompiledModel, tuples: readonly Tupl
   const seen = new TupleIdentitySet(tuples.length);
   const validator = new BulkTupleValidator(model);
   for (let i = 0; i < tuples.length; i++) {
-    if (i > 0 && i % VALIDATION_SLICE === 0) await turn();
+    if (i > 0 && i % VALIDATION_SLICE === 0) await nextTurn();
     const t = tuples[i] as TupleKey;
     if (!seen.add(t))
       throw at(

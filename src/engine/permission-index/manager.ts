@@ -7,6 +7,7 @@
 // acknowledgement only while the store's backlog exceeds `maxLagChanges`. A definition created
 // or deleted on another node is found on the next lookup of it (get, list, or a stream's heartbeat).
 
+import { nextTurn } from '../../domain/turn.js';
 import { ulid } from '../../domain/ids.js';
 import type { TupleKey } from '../../domain/types.js';
 import { AppError } from '../../errors.js';
@@ -271,7 +272,7 @@ export class PermissionIndexes implements AppliedObserver {
       // build slice: writes landing between every turn cannot starve the build.
       if (this.maintain(this.limits.maintainSliceMs)) this.schedule();
       if (pi.buildStep(index.snapshot(), BUILD_SLICE_MS)) break;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     pi.buildMs = performance.now() - t0;
     if (pi.status === 'FAILED')

@@ -5,6 +5,7 @@
 // turn, by the runner the wiring installs (commands/shadow-evaluation.ts). A full queue drops the
 // job and counts it: the request path never waits for, nor allocates for, a shadow.
 
+import { nextTurn } from '../../domain/turn.js';
 import type { IndexSnapshot } from '../../index/snapshot.js';
 import type { CheckInput, ListObjectsInput } from '../contract.js';
 import type { ShadowRecords } from './shadow-records.js';
@@ -118,7 +119,7 @@ export class ShadowQueue {
         job.snapshot.unpin();
       }
       if (Date.now() - start >= SLICE_MS && this.length > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
         start = Date.now();
       }
     }

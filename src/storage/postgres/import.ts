@@ -42,9 +42,10 @@
 // acknowledged it is durable, so a resuming client never skips a chunk that was lost; that is one
 // flush per chunk, nothing per tuple.
 
+import { nextTurn } from '../../domain/turn.js';
 import type { TupleKey } from '../../domain/types.js';
 import { groupedByType, hasType, typeOf } from '../../domain/tuple.js';
-import { clean, turn, writeErrors } from '../write-plan.js';
+import { clean, writeErrors } from '../write-plan.js';
 import type { WriteResult } from '../types.js';
 import { copyIn, copyText } from './copy-in.js';
 import { enc, num, q, type Client, type Db } from './db.js';
@@ -240,7 +241,7 @@ async function tupleRows(key: number, adds: readonly TupleKey[], ms: number): Pr
   const written = String(ms);
   const out: Buffer[] = [];
   for (let from = 0; from < adds.length; from += PREPARE_SLICE) {
-    if (from > 0) await turn();
+    if (from > 0) await nextTurn();
     let text = '';
     const to = Math.min(adds.length, from + PREPARE_SLICE);
     for (let i = from; i < to; i++) {
@@ -284,7 +285,7 @@ async function changelog(adds: readonly TupleKey[], stored: Uint8Array | undefin
   let bulk = '';
   let seq = -1;
   for (let i = 0; i < adds.length; i++) {
-    if (i > 0 && i % PREPARE_SLICE === 0) await turn();
+    if (i > 0 && i % PREPARE_SLICE === 0) await nextTurn();
     if (stored !== undefined && stored[i] === 1) continue;
     const t = adds[i] as TupleKey;
     seq++;

@@ -4,6 +4,7 @@
 // deletes what is still there); a node resumes the tombstones it finds at open, so a reclamation
 // cut short by a crash finishes later.
 
+import { nextTurn } from '../../domain/turn.js';
 import type { Db } from './db.js';
 import { ReclaimQueue } from '../reclaim-queue.js';
 import { STORE_TUPLES_ANY } from './tuples.js';
@@ -36,7 +37,7 @@ export class PgReclaimer extends ReclaimQueue {
           [storeId],
         );
         if (n < BATCH_ROWS) break;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     }
     await this.db.exec('DELETE FROM latch_stores WHERE id = $1 AND deleted_ms IS NOT NULL', [storeId]);

@@ -8,6 +8,7 @@
 // counts). The work
 // runs in slices of about 10 ms between which the event loop runs; the stream stops at `signal`.
 
+import { nextTurn } from '../../../domain/turn.js';
 import type { Assertion } from '../../../domain/types.js';
 import type { IndexSnapshot } from '../../../index/snapshot.js';
 import type { TupleView } from '../../../index/types.js';
@@ -56,7 +57,7 @@ class Pacer {
   constructor(private readonly signal: AbortSignal | undefined) {}
   async pause(): Promise<boolean> {
     if (Date.now() - this.start < SLICE_MS) return !this.signal?.aborted;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     this.start = Date.now();
     return !this.signal?.aborted;
   }

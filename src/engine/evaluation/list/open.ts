@@ -7,6 +7,7 @@
 // Example: openObjectWalk({snapshot, model, contextual: [], resolveDepth: 25, deadline},
 //   {type: 'doc', relation: 'viewer', user: 'user:anne'}) yields 'doc:1', 'doc:7', … as confirmed.
 
+import { nextTurn } from '../../../domain/turn.js';
 import type { IndexSnapshot } from '../../../index/store-index.js';
 import { listObjectsOnIndex, type ListQuery, type ListWalkBase } from './list-objects.js';
 import { referenceConfirmer, RequestNodeIds, requestNodes } from './confirm.js';
@@ -87,7 +88,7 @@ export async function* streamWalkBatches(
       }
       if (batch.length > 0) yield batch;
       if (done) return;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   } finally {
     clearTimeout(timer);

@@ -12,6 +12,7 @@
 // then [doc:c] (end); a doc:aa granted after the first page is not listed (it sorts before the
 // cursor), a doc:bb granted then is.
 
+import { nextTurn } from '../../../domain/turn.js';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../errors.js';
 import type { Latch, ListedUser, ListObjectsInput, ListPageRequest, ListUsersInput } from '../../contract.js';
@@ -108,7 +109,7 @@ export async function collectAll(
     if (next.done) break;
     out.push(next.value);
     if (performance.now() > sliceEnd) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       sliceEnd = performance.now() + SLICE_MS;
     }
   }
