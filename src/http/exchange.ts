@@ -590,11 +590,6 @@ export class Exchange implements CallContext, RequestIdParts {
    * false when a write was refused (the rest is still written: uWS keeps it).
    */
   #write(chunk: string): boolean {
-    if (chunk.length <= STREAM_CHUNK_CHARS) {
-      let ok = true;
-      this.res.cork(() => (ok = this.res.write(chunk)));
-      return ok;
-    }
     let ok = true;
     for (let at = 0; at < chunk.length;) {
       let end = Math.min(at + STREAM_CHUNK_CHARS, chunk.length);
@@ -610,7 +605,7 @@ export class Exchange implements CallContext, RequestIdParts {
 
   /** Writes `tail` (see #write) and ends the stream; the end's own cork holds only the terminator. */
   #endWith(tail: string): void {
-    if (tail !== '') this.#write(tail);
+    this.#write(tail);
     this.res.cork(() => this.res.end());
   }
 

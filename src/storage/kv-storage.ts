@@ -273,18 +273,25 @@ export class KvStorage implements Storage {
       // The hint describes the store at its revision: taken only if no write came in between.
       const hint = held?.revision === state.revision ? held : undefined;
       // The new plain tuples' keys go straight into a native batch (write-plan.ts planImport).
-      const writer = this.kv.writer?.();
-      let plan: PlannedWrite;
-      try {
-        plan = await planImport(this.kv, storeId, state, tuples, hint, writer);
-      } catch (err) {
-        await writer?.discard();
-        throw err;
-      }
+      const [plan, writer] = await this.planInto((w) => planImport(this.kv, storeId, state, tuples, hint, w));
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan, writer);
       else await writer?.discard();
       return plan.result;
     });
+  }
+
+  /**
+   * Runs `plan` with the backend's native batch to fill (Kv.writer; none on the memory backend),
+   * discarding that batch when planning throws. The caller commits it (commitPlan) or discards it.
+   */
+  private async planInto<T>(plan: (writer: KvWriter | undefined) => Promise<T>): Promise<[T, KvWriter | undefined]> {
+    const writer = this.kv.writer?.();
+    try {
+      return [await plan(writer), writer];
+    } catch (err) {
+      await writer?.discard();
+      throw err;
+    }
   }
 
   /** Plans and commits one tuple write; the caller holds the store's mutex. */
@@ -329,15 +336,9 @@ export class KvStorage implements Storage {
         from = hint.rest ?? hint.after;
       } else void drop(hint);
       // The scan adds its deletes to a native batch while it waits on reads (delete-matching.ts).
-      const writer = this.kv.writer?.();
-      let planning: Awaited<ReturnType<typeof planMatchingDeletes>>;
-      try {
-        planning = await planMatchingDeletes(this.kv, storeId, state, filter, limit, from, writer);
-      } catch (err) {
-        await writer?.discard();
-        throw err;
-      }
-      const { plan, more, last, rest } = planning;
+      const [{ plan, more, last, rest }, writer] = await this.planInto((w) =>
+        planMatchingDeletes(this.kv, storeId, state, filter, limit, from, w),
+      );
       try {
         if (plan.ops.length > 0) {
           const committed = this.commitPlan(storeId, state, plan, writer);
