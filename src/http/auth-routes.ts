@@ -10,16 +10,17 @@ import { logger } from '../log.js';
 import { readBody, type DiscardBound } from './body.js';
 import { statusLine } from './status-line.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
+import { endWhole } from './whole-reply.js';
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
 
 function write(res: HttpResponse, state: { aborted: boolean }, r: RawReply, close = false): void {
   if (state.aborted) return;
-  res.cork(() => {
+  const head = (): void => {
     res.writeStatus(statusLine(r.status));
     for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
-    res.end(JSON.stringify(r.body), close);
-  });
+  };
+  endWhole(res, head, JSON.stringify(r.body), close);
 }
 
 const INTERNAL: RawReply = {

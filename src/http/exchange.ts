@@ -1,6 +1,7 @@
 // One HTTP request/response on uWS: abort tracking (→ AbortSignal), the docs/reference/decisions.md D11 headers, corked
 // replies in JSON or msgpack, and the chunked NDJSON stream of StreamedListObjects.
-// Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork.
+// Contract: after `aborted` is set nothing touches `res` again; every reply is written in one cork,
+// but a whole body larger than the cork buffer holds, which follows its headers' cork (./whole-reply.ts).
 
 import { nextTurn } from '../domain/turn.js';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +25,7 @@ import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
 import { statusLine } from './status-line.js';
 import { wireBytes } from './wire-strings.js';
+import { endLarge, largeBody } from './whole-reply.js';
 import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdParts } from './reply-head.js';
 
 // Reply header names as ArrayBuffers: uWS converts a string argument to UTF-8 in a fresh buffer
@@ -305,6 +307,12 @@ export class Exchange implements CallContext, RequestIdParts {
     if (reply.json !== undefined && !this.msgpack) payload = reply.json;
     else if (reply.body !== undefined) payload = this.msgpack ? encodeMsgpack(reply.body) : JSON.stringify(reply.body);
     const extra = reply.headers;
+    // A body that may not fit uWS's cork buffer beside the headers: its own cork (./whole-reply.ts).
+    const large = payload === undefined || closeConnection ? undefined : largeBody(payload);
+    if (large !== undefined) {
+      const type = this.msgpack ? MSGPACK_TYPE : JSON_TYPE;
+      return endLarge(this.res, () => void (this.#end = this.#headers(status, type, extra)), large);
+    }
     if (corked) this.#reply(status, payload, closeConnection, extra);
     else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));
   }

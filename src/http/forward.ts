@@ -14,6 +14,7 @@ import { readBody, tooLarge, type DiscardBound } from './body.js';
 import type { Exchange } from './exchange.js';
 import { statusLine } from './status-line.js';
 import type { HttpRequest } from './uws.js';
+import { endWhole } from './whole-reply.js';
 
 /** What the HTTP edge asks placement (../cluster/node.ts). */
 export interface PlacementEdge {
@@ -242,7 +243,7 @@ export class Forwarder {
       answer.on('end', () => {
         if (done) return;
         done = true;
-        if (!x.aborted) res.cork(() => (head(), res.end(Buffer.concat(parts))));
+        if (!x.aborted) endWhole(res, head, Buffer.concat(parts));
         x.passedBack(status);
         x.finish();
       });

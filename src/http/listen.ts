@@ -3,6 +3,7 @@
 // the system's reason when the bind fails, and the separate metrics listener (`--metrics-addr`).
 
 import { statusLine } from './status-line.js';
+import { endWhole } from './whole-reply.js';
 import { createServer } from 'node:net';
 import type { HttpResponse, TemplatedApp, Uws, us_listen_socket, us_socket } from './uws.js';
 
@@ -113,12 +114,9 @@ function probe(host: string, port: number): Promise<string> {
 export function metricsRoute(render: () => string) {
   return (res: HttpResponse): void => {
     const body = render();
-    res.cork(() =>
-      res
-        .writeStatus(statusLine(200))
-        .writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-        .end(body),
-    );
+    const head = (): void =>
+      void res.writeStatus(statusLine(200)).writeHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+    endWhole(res, head, body);
   };
 }
 
