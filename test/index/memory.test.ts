@@ -1,6 +1,7 @@
 // The shared memory's allocator (src/index/memory.ts): every block handed out zero-filled, whether
 // it reuses bytes an earlier block wrote or lies in memory no block has used yet (left unfilled,
-// as `memory.grow` gave it).
+// as `memory.grow` gave it). Other test files may share the allocator: nothing here depends on
+// where a block lands.
 
 import { describe, expect, it } from 'vitest';
 import { Region, u8 } from '../../src/index/memory.js';
@@ -14,29 +15,18 @@ function zeroed(r: Region): boolean {
 
 describe('shared memory allocator', () => {
   it('hands out zeroed blocks over written, released and never used memory', () => {
-    // Past the small-block bins: blocks taken from and returned to the top of the memory.
-    const size = 256 * 1024;
-    const a = new Region(size);
-    expect(zeroed(a)).toBe(true);
-    u8().fill(0xa5, a.ptr, a.ptr + size);
-    a.drop(); // the last block: the top shrinks back to it
-
-    // Half over a's written bytes, half over memory no block has used.
-    const b = new Region(2 * size);
-    expect(b.ptr).toBe(a.ptr);
-    expect(zeroed(b)).toBe(true);
-    u8().fill(0x5a, b.ptr, b.ptr + 2 * size);
-    b.drop();
-
-    // Written memory handed out again without a fill keeps its bytes (the caller writes them all).
-    const c = new Region(size, false);
-    expect(c.ptr).toBe(b.ptr);
-    expect(u8()[c.ptr]).toBe(0x5a);
-    c.drop();
-
-    // Grown past everything used so far (the memory grows): zero throughout.
-    const d = new Region(8 * size);
-    expect(zeroed(d)).toBe(true);
-    d.drop();
+    // Past the small-block bins: blocks from the free list and the top of the memory, growing it.
+    const sizes = [256, 512, 1024, 2048, 4096, 8192].map((k) => k * 1024);
+    for (let round = 0; round < 3; round++) {
+      const held: Region[] = [];
+      for (const size of sizes) {
+        const r = new Region(size);
+        expect(zeroed(r)).toBe(true);
+        u8().fill(0xa5, r.ptr, r.ptr + size);
+        held.push(r);
+      }
+      // Released last to first: the top shrinks back over written memory for the next round.
+      for (const r of held.reverse()) r.drop();
+    }
   });
 });
