@@ -18,6 +18,11 @@ let reader = false;
 let onGrow: ((bytes: number) => void) | undefined;
 
 let top = HEAP_START;
+/**
+ * The end of the highest block ever handed out: the memory above it was never written, so it
+ * still holds the zeros `memory.grow` gave it, and the OS has not backed it with pages yet.
+ */
+let touched = HEAP_START;
 /** Free blocks sorted by address, coalesced. */
 const free: { ptr: number; size: number }[] = [];
 let allocated = 0;
@@ -118,7 +123,11 @@ function alloc(bytes: number, zero = true): number {
   }
   top = end;
   allocated += size;
-  if (zero) u8().fill(0, ptr, end); // the range may have been used before `top` last shrank
+  // Only what was used before `top` last shrank needs zeros: filling the rest would make the OS
+  // back pages a block may never write (a walker scratch area's memo table: 512 KB, most of it
+  // untouched by a light load).
+  if (zero && ptr < touched) u8().fill(0, ptr, Math.min(end, touched));
+  if (end > touched) touched = end;
   return ptr;
 }
 
