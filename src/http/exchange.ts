@@ -25,7 +25,7 @@ import type { Span, Tracing } from './tracing.js';
 import type { HttpResponse } from './uws.js';
 import { statusLine } from './status-line.js';
 import { wireBytes } from './wire-strings.js';
-import { endLarge, largeBody } from './whole-reply.js';
+import { endLarge, largeBodySize } from './whole-reply.js';
 import { assignRequestId, idLines, jsonHeadBlock, requestIdText, type RequestIdParts } from './reply-head.js';
 
 // Reply header names as ArrayBuffers: uWS converts a string argument to UTF-8 in a fresh buffer
@@ -308,10 +308,10 @@ export class Exchange implements CallContext, RequestIdParts {
     else if (reply.body !== undefined) payload = this.msgpack ? encodeMsgpack(reply.body) : JSON.stringify(reply.body);
     const extra = reply.headers;
     // A body that may not fit uWS's cork buffer beside the headers: its own cork (./whole-reply.ts).
-    const large = payload === undefined || closeConnection ? undefined : largeBody(payload);
-    if (large !== undefined) {
+    const size = payload === undefined || closeConnection ? undefined : largeBodySize(payload);
+    if (size !== undefined && payload !== undefined) {
       const type = this.msgpack ? MSGPACK_TYPE : JSON_TYPE;
-      return endLarge(this.res, () => void (this.#end = this.#headers(status, type, extra)), large);
+      return endLarge(this.res, () => void (this.#end = this.#headers(status, type, extra)), payload, size);
     }
     if (corked) this.#reply(status, payload, closeConnection, extra);
     else this.res.cork(() => this.#reply(status, payload, closeConnection, extra));

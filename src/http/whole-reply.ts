@@ -35,26 +35,33 @@ export const CORKED_BODY_BYTES = 8 * 1024;
 const NO_BYTES = new ArrayBuffer(0);
 
 /**
- * `payload` as bytes when it is larger than CORKED_BODY_BYTES, else undefined (written with one
- * `end`). A string is measured only when it may be that large: at most 3 UTF-8 bytes per UTF-16
- * unit, so the short replies of the hot paths cost one comparison.
+ * The size in bytes of `payload` when it is larger than CORKED_BODY_BYTES, else undefined (written
+ * with one `end`). A string is measured only when it may be that large (at most 3 UTF-8 bytes per
+ * UTF-16 unit, so the short replies of the hot paths cost one comparison), and without encoding
+ * it: uWS encodes it once, when it writes it.
  */
-export function largeBody(payload: string | Uint8Array | ArrayBuffer): Uint8Array | ArrayBuffer | undefined {
-  if (typeof payload !== 'string') return payload.byteLength > CORKED_BODY_BYTES ? payload : undefined;
+export function largeBodySize(payload: string | Uint8Array | ArrayBuffer): number | undefined {
+  if (typeof payload !== 'string') return payload.byteLength > CORKED_BODY_BYTES ? payload.byteLength : undefined;
   if (payload.length * 3 <= CORKED_BODY_BYTES) return undefined;
-  const bytes = Buffer.from(payload, 'utf8');
-  return bytes.length > CORKED_BODY_BYTES ? bytes : undefined;
+  const size = Buffer.byteLength(payload, 'utf8');
+  return size > CORKED_BODY_BYTES ? size : undefined;
 }
 
 /**
- * Ends `res` with `body` (from `largeBody`): `head` (the status and headers) and the Content-Length
- * in one cork, the body in the next. Not for a reply that closes the connection: uWS writes its
- * `Connection: close` header at the `end` call, which here is after the header block.
+ * Ends `res` with `body` of `size` bytes (from `largeBodySize`): `head` (the status and headers)
+ * and the Content-Length in one cork, the body in the next. Not for a reply that closes the
+ * connection: uWS writes its `Connection: close` header at the `end` call, which here is after the
+ * header block.
  */
-export function endLarge(res: HttpResponse, head: () => void, body: Uint8Array | ArrayBuffer): void {
+export function endLarge(
+  res: HttpResponse,
+  head: () => void,
+  body: string | Uint8Array | ArrayBuffer,
+  size: number,
+): void {
   res.cork(() => {
     head();
-    res.tryEnd(NO_BYTES, body.byteLength);
+    res.tryEnd(NO_BYTES, size);
   });
   res.cork(() => res.end(body));
 }
@@ -64,8 +71,8 @@ export function endLarge(res: HttpResponse, head: () => void, body: Uint8Array |
  * closes after it), else as `endLarge` does.
  */
 export function endWhole(res: HttpResponse, head: () => void, payload: string | Uint8Array, close = false): void {
-  const large = close ? undefined : largeBody(payload);
-  if (large !== undefined) return endLarge(res, head, large);
+  const size = close ? undefined : largeBodySize(payload);
+  if (size !== undefined) return endLarge(res, head, payload, size);
   res.cork(() => {
     head();
     res.end(payload, close);
