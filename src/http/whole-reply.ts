@@ -18,9 +18,10 @@
 // Inside a uWS callback that corked the socket already (a request's own handler or body, and the
 // microtasks after it: a reply answered at once), both run in that cork as one `end` does, and the
 // window stays for the first such reply of that read: uWS.js has no call that flushes its cork.
-// Writing the body in `tryEnd` slices over several turns would avoid it, but on bare uWS such a
-// reply was cut off under a pipelining client (bench/http/uws-end.ts `sliced`: uWS closed 51
-// connections of 51), so the body is written at once.
+// Writing the body in `tryEnd` slices over several turns would avoid it, but uWS allows pipelining
+// only of answers written at once: it closes a connection on which a request arrives while an
+// earlier answer is pending (docs/reference/http-api.md §1.1; bench/http/uws-end.ts `sliced`: 51
+// connections of 51 closed), so the body is written in the same turn as its headers.
 
 import type { HttpResponse } from './uws.js';
 
