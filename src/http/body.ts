@@ -120,13 +120,36 @@ function blankLine(b: Uint8Array, from: number, to: number): boolean {
 }
 
 /**
- * An NDJSON body as the array of its lines' values (blank lines skipped). The lines are joined
- * into one JSON array on the bytes (`[`, lines separated by `,`, `]`: one copy, no string per
- * line), decoded and parsed once; only when that fails are the lines parsed one by one, to name
- * the first bad one (validation_error, its 0-based position among the values in `tuple_index`).
+ * An NDJSON body as the array of its lines' values (blank lines skipped). The body is copied once
+ * between `[` and `]`, the newline that ends each line but the last turned into `,` (the last
+ * one's stays, white space before the `]`), decoded and parsed once: nothing allocated per line.
+ * A body with a blank line is joined line by line instead, without them (`decodeJoined`): kept,
+ * its bytes could fall inside a string a line leaves open. Only when the parse fails are the lines
+ * parsed one by one, to name the first bad one (validation_error, its 0-based position among the
+ * values in `tuple_index`).
  */
 function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
   const bytes = body instanceof Uint8Array ? body : new Uint8Array(body);
+  const joined = new Uint8Array(bytes.length + 2);
+  joined[0] = 0x5b; // [
+  joined.set(bytes, 1);
+  let lines = 0;
+  /** The index in `joined` of the newline after the last value's line, -1 before the first. */
+  let after = -1;
+  for (let from = 0; from < bytes.length;) {
+    let nl = bytes.indexOf(0x0a, from);
+    if (nl === -1) nl = bytes.length;
+    if (blankLine(bytes, from, nl)) return decodeJoined(bytes);
+    if (lines++ > 0) joined[after] = 0x2c; // ,
+    after = nl + 1;
+    from = nl + 1;
+  }
+  joined[bytes.length + 1] = 0x5d; // ]
+  return parseNdjson(bytes, joined, lines);
+}
+
+/** `decodeNdjson` for a body with a blank line: its other lines joined by `,`. */
+function decodeJoined(bytes: Uint8Array): unknown[] {
   const joined = new Uint8Array(bytes.length + 2);
   let o = 0;
   let lines = 0;
@@ -142,9 +165,14 @@ function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
     from = nl + 1;
   }
   joined[o++] = 0x5d; // ]
+  return parseNdjson(bytes, joined.subarray(0, o), lines);
+}
+
+/** The values of `joined` (the body's `lines` values as one JSON array), or the body's first bad line's error. */
+function parseNdjson(bytes: Uint8Array, joined: Uint8Array, lines: number): unknown[] {
   let text: string;
   try {
-    text = utf8.decode(joined.subarray(0, o));
+    text = utf8.decode(joined);
   } catch {
     throw new AppError('validation_error', 'request body is not valid UTF-8');
   }
@@ -153,11 +181,11 @@ function decodeNdjson(body: ArrayBuffer | Uint8Array): unknown[] {
     values = JSON.parse(text) as unknown[];
   } catch {
     // The lines again, as text, to name the first one that is not JSON.
-    const lines = utf8
+    const values = utf8
       .decode(bytes)
       .split('\n')
       .filter((l) => !BLANK.test(l));
-    lines.forEach((line, i) => {
+    values.forEach((line, i) => {
       try {
         JSON.parse(line);
       } catch (err) {
