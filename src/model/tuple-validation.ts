@@ -7,7 +7,14 @@
 
 import { MAX_VALUE_DEPTH, deeperThan } from '../domain/depth.js';
 import type { JsonObject, JsonValue, TupleKey } from '../domain/types.js';
-import { cleanRange, parseObject, parseUser, tupleString, type ParsedUser } from '../domain/tuple.js';
+import {
+  parseObject,
+  parseUser,
+  scanCheckKey,
+  tupleString,
+  type CheckKeyScan,
+  type ParsedUser,
+} from '../domain/tuple.js';
 import type { CompiledModel, CompiledRelation, CompiledType, DirectType } from './types.js';
 
 export interface TupleProblem {
@@ -102,74 +109,59 @@ interface Shape {
 }
 
 /**
- * Positions `plainShape` found in the tuple it last accepted, read by the shape readers below for
- * that same tuple; one per validator, reused, so a shape test allocates nothing.
+ * Positions `plainShape` found in the tuple it last accepted (`scanCheckKey`'s), read by the shape
+ * readers below for that same tuple; one per validator, reused, so a shape test allocates nothing.
  */
-class Positions {
-  oColon = 0;
-  uColon = 0;
-  uHash = -1;
+class Positions implements CheckKeyScan {
+  objectColon = 0;
+  userColon = 0;
+  userHash = -1;
+  userWildcard = false;
 }
 
 function formOf(p: Positions, u: string): string {
-  if (p.uHash !== -1) return u.slice(p.uHash);
-  return u.length === p.uColon + 2 && u.charCodeAt(p.uColon + 1) === 42 ? ':*' : '';
+  if (p.userHash !== -1) return u.slice(p.userHash);
+  return p.userWildcard ? ':*' : '';
 }
 
 function shapeOf(p: Positions, t: TupleKey): Shape {
   return {
-    objectType: t.object.slice(0, p.oColon),
+    objectType: t.object.slice(0, p.objectColon),
     relation: t.relation,
-    userType: t.user.slice(0, p.uColon),
+    userType: t.user.slice(0, p.userColon),
     form: formOf(p, t.user),
   };
 }
 
 function shapeKey(p: Positions, t: TupleKey): string {
-  return `${t.object.slice(0, p.oColon)}\u0000${t.relation}\u0000${t.user.slice(0, p.uColon)}${formOf(p, t.user)}`;
+  return `${t.object.slice(0, p.objectColon)}\u0000${t.relation}\u0000${t.user.slice(0, p.userColon)}${formOf(p, t.user)}`;
 }
 
 /** True when the tuple `plainShape` last accepted has shape `s`; allocates nothing. */
 function sameShape(p: Positions, s: Shape, t: TupleKey): boolean {
   const o = t.object;
   const u = t.user;
-  if (p.oColon !== s.objectType.length || p.uColon !== s.userType.length || t.relation !== s.relation) return false;
+  if (p.objectColon !== s.objectType.length || p.userColon !== s.userType.length || t.relation !== s.relation)
+    return false;
   if (!o.startsWith(s.objectType) || !u.startsWith(s.userType)) return false;
-  if (p.uHash !== -1) return s.form.length === u.length - p.uHash && u.endsWith(s.form);
-  const wildcard = u.length === p.uColon + 2 && u.charCodeAt(p.uColon + 1) === 42;
-  return s.form === (wildcard ? ':*' : '');
+  if (p.userHash !== -1) return s.form.length === u.length - p.userHash && u.endsWith(s.form);
+  return s.form === (p.userWildcard ? ':*' : '');
 }
 
 /**
  * True for a tuple whose object and user parse (`parseObject`, `parseUser`) with ids that need no
- * rule of their own (no object wildcard, no `*` in a userset id, not its own userset); it leaves
- * the positions of the object's colon and the user's colon and `#` for the shape readers above.
+ * rule of their own (no object wildcard, no `*` in a userset id: `scanCheckKey`, one scan of each
+ * string), and that is not the userset of its own object and relation; it leaves the positions
+ * of the object's colon and the user's colon and `#` for the shape readers above.
  * Example: `doc:1#viewer@group:g#member` has the shape doc, viewer, group, #member.
  */
 function plainShape(p: Positions, t: TupleKey): boolean {
   const o = t.object;
   const u = t.user;
-  const colon = o.indexOf(':');
-  if (colon <= 0 || o.indexOf(':', colon + 1) !== -1 || o.indexOf('#') !== -1) return false;
-  if (!cleanRange(o, 0, colon) || !cleanRange(o, colon + 1, o.length)) return false;
-  if (o.length === colon + 2 && o.charCodeAt(colon + 1) === 42) return false; // object `T:*`
-  const uc = u.indexOf(':');
-  if (uc <= 0 || u.indexOf(':', uc + 1) !== -1 || !cleanRange(u, 0, uc)) return false;
-  const hash = u.indexOf('#');
-  if (hash === -1) {
-    if (!cleanRange(u, uc + 1, u.length)) return false;
-  } else {
-    if (hash < uc || u.indexOf('#', hash + 1) !== -1) return false;
-    if (!cleanRange(u, uc + 1, hash) || !cleanRange(u, hash + 1, u.length)) return false;
-    if (u.indexOf('*', uc + 1) !== -1 && u.indexOf('*', uc + 1) < hash) return false;
-    // The userset of the tuple's own object and relation: `cannot write a tuple that is implicit`.
-    if (hash === o.length && u.startsWith(o) && u.length - hash - 1 === t.relation.length && u.endsWith(t.relation))
-      return false;
-  }
-  p.oColon = colon;
-  p.uColon = uc;
-  p.uHash = hash;
-  return true;
+  if (!scanCheckKey(o, u, p)) return false;
+  const hash = p.userHash;
+  // The userset of the tuple's own object and relation: `cannot write a tuple that is implicit`.
+  return !(hash === o.length && u.startsWith(o) && u.length - hash - 1 === t.relation.length && u.endsWith(t.relation));
 }
 
 /** The wire message of `findTupleProblem`, or undefined when valid. */
