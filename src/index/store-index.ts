@@ -407,7 +407,7 @@ export class StoreIndex {
     // Deleted keys come sorted (obj, rel, subjRel, subj): the same order the base is walked in,
     // so they are skipped with one moving pointer instead of a per-entry key lookup.
     const dels = this.overlay.deletedWords();
-    const adds = this.overlay.addedRecords();
+    const adds = this.overlay.addedWords();
     const nodes = this.dict.nodeList.length;
     const b = this.base;
     const fn = b.w('fwdNode');
@@ -441,7 +441,10 @@ export class StoreIndex {
         }
       }
     }
-    for (const a of adds) cols.push(a.obj, a.rel, a.subj, a.meta);
+    for (let i = 0; i < adds.length; i += 4) {
+      if ((i & 0x3ffff) === 0) yield; // every 64k records
+      cols.push(adds[i] as number, adds[i + 1] as number, adds[i + 2] as number, adds[i + 3] as number);
+    }
     return yield* buildBase(cols, nodes);
   }
 
