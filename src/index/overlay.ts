@@ -482,9 +482,8 @@ export class Overlay {
       for (const c of changes) this.apply(c);
       return;
     }
-    // Writes only (the import chunks a merge's rebase replays): the same state through `writeAll`,
-    // whose sort compares packed words, not Change objects: 200k changes in 90–110 ms where this
-    // sort took 145–185 ms (one synchronous step of a merge's install, on the main thread).
+    // Writes only (the tail of an import): the same state through `writeAll`, whose sort compares
+    // packed words, not Change objects: 200k changes in 90–110 ms where this sort took 145–185 ms.
     let writesOnly = true;
     for (const c of changes) if (c.del) writesOnly = false;
     if (writesOnly) {
@@ -522,19 +521,6 @@ export class Overlay {
     this.adds.fill(added);
     this.addsBySubj.fill(inSubjectOrder(added));
     this.dels.fill(Uint32Array.from(dels));
-  }
-
-  /** Restarts over a new base that already contains every change up to `revision`. */
-  rebase(base: Base, revision: number): void {
-    this.base = base;
-    const tail = this.log.filter((c) => c.revision > revision);
-    this.log.length = 0;
-    this.adds.clear();
-    this.addsBySubj.clear();
-    this.dels.clear();
-    // The changes applied while the merge ran (import chunks among them: tens of thousands) in one
-    // sorted pass, not one memmove each.
-    this.applyAll(tail);
   }
 
   /**
