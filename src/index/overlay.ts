@@ -137,6 +137,10 @@ class SortedRecords {
    * each time (quadratic for a bulk delete of thousands).
    */
   mergeBatch(keys: Uint32Array, puts: Uint32Array): void {
+    if (keys.length === 0) {
+      this.insertBatch(puts);
+      return;
+    }
     const w = u32();
     const b = this.at;
     const n = this.length;
@@ -174,6 +178,47 @@ class SortedRecords {
       o += puts.length - q;
     }
     this.fill(out.subarray(0, o));
+  }
+
+  /**
+   * `mergeBatch` of puts alone (an import chunk), in place: from the last put down, each put's
+   * place is found by binary search and the records above it move up in one `copyWithin` (a
+   * memmove), so the list's records are moved once each, natively, and compared O(puts · log n)
+   * times. A merge pass in JS over the whole list took 0.3–0.9 s per 50k-tuple chunk once the
+   * overlay held 1.2–2.2M records (a 10M import), on the main thread.
+   */
+  private insertBatch(puts: Uint32Array): void {
+    const m = puts.length >>> 2;
+    const n = this.length;
+    if ((n + m) * 16 > this.store.size) {
+      const next = new Region(Math.max(this.store.size * 2, (n + m) * 16), false);
+      u32().copyWithin(next.ptr >>> 2, this.at, this.at + n * 4);
+      this.store.drop();
+      this.store = next;
+    }
+    const w = u32();
+    const b = this.at;
+    // Records [0, end) of the list are not placed yet; [o, n + m) is the merged upper part.
+    let end = n;
+    let o = n + m;
+    for (let q = (m - 1) * 4; q >= 0; q -= 4) {
+      setProbe(puts[q] as number, puts[q + 1] as number, puts[q + 2] as number, (puts[q + 3] as number) & SR_MASK);
+      const p = lowerBound(w, b, end, this.order);
+      const same = p < end && this.order(w, b + p * 4, probe, 0) === 0; // replaced by the put
+      const above = same ? p + 1 : p;
+      w.copyWithin(b + (o - (end - above)) * 4, b + above * 4, b + end * 4);
+      o -= end - above + 1;
+      w[b + o * 4] = puts[q] as number;
+      w[b + o * 4 + 1] = puts[q + 1] as number;
+      w[b + o * 4 + 2] = puts[q + 2] as number;
+      w[b + o * 4 + 3] = puts[q + 3] as number;
+      end = p;
+    }
+    // Replaced records leave a gap of o - end records below the merged part: close it.
+    if (o > end) {
+      w.copyWithin(b + end * 4, b + o * 4, b + (n + m) * 4);
+    }
+    this.length = n + m - (o - end);
   }
 
   /** Replaces the content with `words` (records already sorted in this list's order, unique per key). */
