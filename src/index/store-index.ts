@@ -93,6 +93,40 @@ function isBulkDelete(result: WriteResult): boolean {
   return result.written.length === 0 && result.deleted.length >= 64;
 }
 
+/**
+ * A merge's catch-up (`catchUp`): changes replayed per turn (one import chunk or more), the most
+ * left for the synchronous step at install, and the most turns it takes before finishing at
+ * install whatever remains (writes arriving as fast as it replays cannot hold a merge off).
+ */
+const CATCH_UP_SLICE = 16_384;
+const CATCH_UP_LAST = 8_192;
+const CATCH_UP_TURNS = 256;
+
+/**
+ * Replays `log`'s changes from `at` into `overlay` one write (one revision) at a time, as `apply`
+ * of each in order would (a write's deletes come first, then its writes: one sorted batch each),
+ * until at least `budget` changes are replayed or the log ends. Returns where it stopped.
+ */
+function catchUp(overlay: Overlay, log: readonly Change[], at: number, budget: number): number {
+  const start = at;
+  while (at < log.length && at - start < budget) {
+    const revision = (log[at] as Change).revision;
+    let end = at;
+    let dels = at;
+    while (end < log.length && (log[end] as Change).revision === revision) end++;
+    while (dels < end && (log[dels] as Change).del) dels++;
+    let ordered = true;
+    for (let i = dels; i < end; i++) if ((log[i] as Change).del) ordered = false;
+    if (!ordered) for (let i = at; i < end; i++) overlay.apply(log[i] as Change);
+    else {
+      if (dels > at) overlay.deleteAll(log.slice(at, dels));
+      if (end > dels) overlay.writeAll(log.slice(dels, end));
+    }
+    at = end;
+  }
+  return at;
+}
+
 /** A write of at least this many changes is a bulk apply (see `mergeIfDue`). */
 const BULK_CHANGES = 1_024;
 
@@ -358,41 +392,59 @@ export class StoreIndex {
 
   /**
    * Folds the overlay into a new base. Runs in slices (one per event-loop turn); changes applied
-   * meanwhile stay in the overlay log and are replayed over the new base when it is published.
+   * meanwhile stay in the overlay log. They are replayed over the new base into a new overlay in
+   * slices too (`catchUp`), and the last few synchronously when the new base and overlay are
+   * published together.
    */
   async merge(): Promise<void> {
     const revision = this.revision;
     const applied = this.applied;
+    // The log's changes from here on are the ones applied after `revision` (apply logs a write's
+    // changes and publishes its revision in one step).
+    const from = this.overlay.log.length;
     const gen = this.mergeSteps();
     let r = gen.next();
     while (!r.done) {
       await nextTurn();
       r = gen.next();
     }
+    const base = r.value;
+    const next = new Overlay(base);
+    let at = from;
+    for (let turns = 0; !this.closed && turns < CATCH_UP_TURNS; turns++) {
+      if (this.overlay.log.length - at <= CATCH_UP_LAST) break;
+      at = catchUp(next, this.overlay.log, at, CATCH_UP_SLICE);
+      await nextTurn();
+    }
     if (this.closed) {
-      r.value.drop();
+      next.drop();
+      base.drop();
       return;
     }
-    this.install(r.value, revision, applied);
+    this.install(base, revision, applied, next, at);
     if (!this.saving && this.checkpointDue) this.onCheckpointDue?.(this);
   }
 
   /** Synchronous merge (used before writing a checkpoint at a stop). */
   private mergeSync(): void {
     if (this.overlay.size === 0) return;
-    this.install(drain(this.mergeSteps()), this.revision, this.applied);
+    const base = drain(this.mergeSteps());
+    this.install(base, this.revision, this.applied, new Overlay(base), this.overlay.log.length);
   }
 
   /**
-   * Publishes a merged base that reflects every change up to `revision` (`applied` of them):
-   * the overlay keeps only the changes after it, and the old base goes with its last reader.
+   * Publishes a merged base that reflects every change up to `revision` (`applied` of them) with
+   * `next`, an overlay over it that holds the current overlay's logged changes before `at`: the
+   * rest are replayed into it here. The old base goes with its last reader.
    */
-  private install(base: Base, revision: number, applied: number): void {
+  private install(base: Base, revision: number, applied: number, next: Overlay, at: number): void {
+    catchUp(next, this.overlay.log, at, Number.POSITIVE_INFINITY);
     const old = this.base;
     this.base = base;
     this.baseRevision = revision;
     this.baseApplied = applied;
-    this.overlay.rebase(base, revision);
+    this.overlay.drop(); // published images hold copies of its records
+    this.overlay = next;
     this.publish(this.revision);
     old.drop();
   }
@@ -407,7 +459,7 @@ export class StoreIndex {
     // Deleted keys come sorted (obj, rel, subjRel, subj): the same order the base is walked in,
     // so they are skipped with one moving pointer instead of a per-entry key lookup.
     const dels = this.overlay.deletedWords();
-    const adds = this.overlay.addedRecords();
+    const adds = this.overlay.addedWords();
     const nodes = this.dict.nodeList.length;
     const b = this.base;
     const fn = b.w('fwdNode');
@@ -441,7 +493,10 @@ export class StoreIndex {
         }
       }
     }
-    for (const a of adds) cols.push(a.obj, a.rel, a.subj, a.meta);
+    for (let i = 0; i < adds.length; i += 4) {
+      if ((i & 0x3ffff) === 0) yield; // every 64k records
+      cols.push(adds[i] as number, adds[i + 1] as number, adds[i + 2] as number, adds[i + 3] as number);
+    }
     return yield* buildBase(cols, nodes);
   }
 
