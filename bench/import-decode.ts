@@ -18,25 +18,7 @@ import { decodeBody } from '../src/http/body.js';
 import { compileModel } from '../src/model/compile.js';
 import { dslToModel } from '../src/model/dsl.js';
 import { validateModel } from '../src/model/validate.js';
-
-/** bench/import.ts's model (that file runs its bench when imported). */
-const DSL = `model
-  schema 1.1
-type user
-type group
-  relations
-    define member: [user, group#member]
-type folder
-  relations
-    define parent: [folder]
-    define viewer: [user, group#member] or viewer from parent
-type document
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define editor: [user, group#member] or owner
-    define viewer: [user, group#member] or editor or viewer from parent
-`;
+import { DSL } from './import-model.js';
 
 const { values } = parseArgs({
   options: {

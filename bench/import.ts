@@ -31,6 +31,7 @@ import type { AuthorizationModel, TupleKey } from '../src/domain/types.js';
 import type { TupleEntry, TupleView } from '../src/index/types.js';
 import { evalCheck } from '../test/oracle/reference.js';
 import { startPostgres } from '../test/support/postgres-server.js';
+import { DSL } from './import-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -68,24 +69,6 @@ const PG_SETTINGS: Record<string, string> = Object.fromEntries(
 const WAL_DETAIL = values['wal-detail'] === true;
 // Keeps every WAL segment of the run for pg_walinspect (not part of the reported settings).
 const SERVER_SETTINGS = WAL_DETAIL ? { wal_keep_size: '64GB', ...PG_SETTINGS } : PG_SETTINGS;
-
-export const DSL = `model
-  schema 1.1
-type user
-type group
-  relations
-    define member: [user, group#member]
-type folder
-  relations
-    define parent: [folder]
-    define viewer: [user, group#member] or viewer from parent
-type document
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define editor: [user, group#member] or owner
-    define viewer: [user, group#member] or editor or viewer from parent
-`;
 
 /**
  * The data set, a pure function of N: per 100 tuples ≈ 80 document tuples (4 per document),
