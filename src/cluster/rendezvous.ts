@@ -190,18 +190,51 @@ export function placement(
       down(0);
     }
   }
-  // The rare remainder: best-ranked non-owners, those with room first.
+  /** Stores whose owners `handOver` changed: their lists are put back in score order below. */
+  const moved = new Set<number>();
+  /**
+   * Frees a place at full member `j`: the first store it owns (by store id, so that the result
+   * does not depend on the order of `storeIds`) that a member with room does not own passes to
+   * the best-ranked such member. False when none can.
+   */
+  let byStoreId: number[] | undefined;
+  const handOver = (j: number): boolean => {
+    const from = (live[j] as PlacementMember).nodeId;
+    byStoreId ??= ids.map((_, i) => i).sort((a, b) => byId(ids[a] as string, ids[b] as string));
+    for (const y of byStoreId) {
+      const owners = out.get(ids[y] as string) as string[];
+      const at = owners.indexOf(from);
+      if (at === -1) continue;
+      for (let r = 0; r < n; r++) {
+        const t = rank[y * n + r] as number;
+        const to = (live[t] as PlacementMember).nodeId;
+        if ((left[t] as number) <= 0 || owners.includes(to)) continue;
+        owners[at] = to;
+        left[t] = (left[t] as number) - 1;
+        left[j] = (left[j] as number) + 1;
+        moved.add(y);
+        return true;
+      }
+    }
+    return false;
+  };
+  // The remainder: best-ranked non-owners with room; else a full non-owner that hands one of its
+  // stores to a member with room (`handOver`), so every bound still holds; past that (no such
+  // exchange exists) best-ranked non-owners over their bound.
   for (const s of short) {
     const list = out.get(ids[s] as string) as string[];
-    for (const withRoom of [true, false])
+    for (let pass = 0; pass < 3; pass++)
       for (let r = 0; r < n && list.length < want; r++) {
         const j = rank[s * n + r] as number;
         const m = live[j] as PlacementMember;
-        if (list.includes(m.nodeId) || (left[j] as number) > 0 !== withRoom) continue;
+        if (list.includes(m.nodeId)) continue;
+        if (pass === 0 && (left[j] as number) <= 0) continue;
+        if (pass === 1 && ((left[j] as number) > 0 || !handOver(j))) continue;
         list.push(m.nodeId);
         left[j] = (left[j] as number) - 1;
       }
   }
+  for (const s of moved) if (!short.includes(s)) short.push(s);
   // Best first: the grants came in score order, except the remainder's.
   for (const s of short) {
     const list = out.get(ids[s] as string) as string[];
