@@ -2,8 +2,7 @@
 // nearest-rank percentiles, the throughput of a phase, and the memory probe (with a real GC
 // before each reading when V8 lets us expose it, so "bytes per tuple" is not allocation noise).
 
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { collectGarbage } from '../domain/gc.js';
 
 export interface Sample {
   readonly op: string;
@@ -72,22 +71,6 @@ export function slowestPaths(samples: readonly Sample[], top: number): PathStats
     out.push({ op, path, count: values.length, p50: percentile(values, 50), p99: percentile(values, 99) });
   }
   return out.sort((a, b) => b.p99 - a.p99).slice(0, top);
-}
-
-let gc: (() => void) | undefined;
-
-/** Runs a full garbage collection when possible (exposes V8's gc once; no-op if refused). */
-function collectGarbage(): void {
-  if (gc === undefined) {
-    try {
-      setFlagsFromString('--expose-gc');
-      gc = runInNewContext('gc') as () => void;
-    } catch {
-      gc = () => {};
-    }
-  }
-  gc();
-  gc();
 }
 
 /** Bytes held by the JS heap plus off-heap buffers (ArrayBuffers, WebAssembly memory). */

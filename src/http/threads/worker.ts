@@ -13,6 +13,7 @@ import { RemoteLatch } from './remote-latch.js';
 import type { LocalCheckData } from './local-check.js';
 import { adoptMemory } from '../../index/memory.js';
 import { MetricsShare } from '../metrics-share.js';
+import { collectGarbage } from '../../domain/gc.js';
 
 /** What the main thread hands each HTTP thread (plain data: it is cloned). */
 export interface ThreadData {
@@ -51,7 +52,12 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
   });
   const auth = await openAuth({ config: data.auth, host: data.host });
   const server = createHttpServer(latch, { ...data.http, auth, sharedPort: 'bind' });
-  await collectStartGarbage();
+  // The garbage of compiling and running the bundle and building the app (≈ 2 MB): under load V8
+  // collects a thread's old generation only once it has grown 8 MB past its size at start, which
+  // takes minutes, and until then it stays resident. Measured (compiled, `--trace-gc`): the
+  // thread's heap 8.3 MB used / 10.3 MB committed → 6.7 / 8.0 MB, once, before any request
+  // (bench/README.md, "HTTP threads").
+  collectGarbage();
   try {
     await server.listen(data.host, data.port);
   } catch (err) {
@@ -68,32 +74,6 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
     const done: ThreadEvent = { t: 'closed' };
     port.postMessage(done);
     port.close();
-  }
-}
-
-/**
- * One full garbage collection of this thread's heap, before it accepts connections: the garbage
- * that compiling and running the bundle and building the app left behind (≈ 2 MB). Nothing else
- * would collect it soon: under load V8 collects a thread's old generation only once it has grown
- * by 8 MB past its size at start, which takes minutes, and until then the garbage stays resident.
- * Measured (compiled, `--trace-gc`): the thread's heap 8.3 MB used / 10.3 MB committed → 6.7 /
- * 8.0 MB, in ≈ 20 ms once, before any request (bench/README.md, "HTTP threads"). Asked through
- * the inspector protocol (`HeapProfiler.collectGarbage`), Node's supported way to request a
- * collection; a Node built without the inspector skips it.
- */
-async function collectStartGarbage(): Promise<void> {
-  let inspector: typeof import('node:inspector');
-  try {
-    inspector = await import('node:inspector');
-  } catch {
-    return;
-  }
-  const session = new inspector.Session();
-  session.connect();
-  try {
-    await new Promise<void>((resolve) => session.post('HeapProfiler.collectGarbage', () => resolve()));
-  } finally {
-    session.disconnect();
   }
 }
 
