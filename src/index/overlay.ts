@@ -98,16 +98,20 @@ class SortedRecords {
   }
   private eq = false;
 
+  /** Room for `records` records, the live ones kept: at least double the Region, copied once. */
+  private reserve(records: number): void {
+    if (records * 16 <= this.store.size) return;
+    const next = new Region(Math.max(this.store.size * 2, records * 16), false);
+    u32().copyWithin(next.ptr >>> 2, this.at, this.at + this.length * 4);
+    this.store.drop();
+    this.store = next;
+  }
+
   /** Inserts or replaces the record with this key. */
   put(r: Rec): void {
     const i = this.search(r.obj, r.rel, r.meta & SR_MASK, r.subj);
     if (!this.eq) {
-      if ((this.length + 1) * 16 > this.store.size) {
-        const next = new Region(this.store.size * 2, false);
-        u32().copyWithin(next.ptr >>> 2, this.at, this.at + this.length * 4);
-        this.store.drop();
-        this.store = next;
-      }
+      this.reserve(this.length + 1);
       u32().copyWithin(this.at + i * 4 + 4, this.at + i * 4, this.at + this.length * 4);
       this.length++;
     }
@@ -190,12 +194,7 @@ class SortedRecords {
   private insertBatch(puts: Uint32Array): void {
     const m = puts.length >>> 2;
     const n = this.length;
-    if ((n + m) * 16 > this.store.size) {
-      const next = new Region(Math.max(this.store.size * 2, (n + m) * 16), false);
-      u32().copyWithin(next.ptr >>> 2, this.at, this.at + n * 4);
-      this.store.drop();
-      this.store = next;
-    }
+    this.reserve(n + m);
     const w = u32();
     const b = this.at;
     // Records [0, end) of the list are not placed yet; [o, n + m) is the merged upper part.
