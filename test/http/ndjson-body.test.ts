@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { decodeBody } from '../../src/http/body.js';
 import { AppError } from '../../src/errors.js';
+import { rng } from '../../src/cli/bench-data.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const BLANK = /^[\t\n\v\f\r ]*$/;
@@ -77,18 +78,6 @@ function outcome(f: () => unknown): Outcome {
   }
 }
 
-/** A deterministic generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PIECES = [
   '{"user":"user:1","relation":"viewer","object":"doc:1"}',
   '{"user":"user:\\u00e9","relation":"viewer","object":"doc:\\"2\\""}',
@@ -132,7 +121,7 @@ function body(rand: () => number): Uint8Array {
 
 describe('NDJSON body decoding', () => {
   test('gives the values or the error of the line-by-line join, on generated bodies', () => {
-    const rand = random(20261202);
+    const rand = rng(20261202); // seeded (mulberry32): a failure names its case
     let failures = 0;
     let successes = 0;
     for (let i = 0; i < 20_000; i++) {
