@@ -8,6 +8,7 @@
 // so nothing is written to a store after its tombstone.
 
 import { randomBytes } from 'node:crypto';
+import type { PriorityLane } from '../domain/turn.js';
 import { fail } from '../errors.js';
 import { isUlid, ulid, ulidTime } from '../domain/ids.js';
 import type {
@@ -266,14 +267,27 @@ export class KvStorage implements Storage {
     return this.exclusive(storeId, () => this.commitWrite(storeId, write));
   }
 
-  async importTuples(storeId: string, tuples: readonly TupleKey[], held?: HeldHint): Promise<WriteResult> {
+  async importTuples(
+    storeId: string,
+    tuples: readonly TupleKey[],
+    held?: HeldHint,
+    lane?: PriorityLane,
+  ): Promise<WriteResult> {
     return this.exclusive(storeId, async () => {
       const state = this.states.get(storeId) ?? (await loadState(this.kv, storeId));
       this.states.set(storeId, state);
       // The hint describes the store at its revision: taken only if no write came in between.
       const hint = held?.revision === state.revision ? held : undefined;
-      // The new plain tuples' keys go straight into a native batch (write-plan.ts planImport).
-      const [plan, writer] = await this.planInto((w) => planImport(this.kv, storeId, state, tuples, hint, w));
+      // The new plain tuples' keys go straight into a native batch (write-plan.ts planImport),
+      // planned in a section of `lane` (closed before the batch is written).
+      lane?.open();
+      let planned: [PlannedWrite, KvWriter | undefined];
+      try {
+        planned = await this.planInto((w) => planImport(this.kv, storeId, state, tuples, hint, w));
+      } finally {
+        lane?.close();
+      }
+      const [plan, writer] = planned;
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan, writer);
       else await writer?.discard();
       return plan.result;

@@ -27,6 +27,7 @@ import type {
   TupleKey,
   TupleWrite,
 } from '../domain/types.js';
+import type { PriorityLane } from '../domain/turn.js';
 
 // Defined in src/domain (the engine's contract uses them too); named here for storage's users.
 export type { IndexedRelation, Page, PageRequest, PermissionIndexRecord, ShadowSetting, TupleFilter, TupleWrite };
@@ -207,8 +208,15 @@ export interface Storage {
    * with `a` stored → revision + 1, one change (write b), `written` = [b].
    * `held` (optional, a hint from the caller's index) lets a backend skip reading the tuples it
    * rules out; a backend may ignore it, and ignores it unless the store is at `held.revision`.
+   * `lane` (optional): a backend that plans the chunk on the calling thread in slices holds a
+   * section of it open while it does (PriorityLane, src/domain/turn.ts), not while it writes.
    */
-  importTuples(storeId: string, tuples: readonly TupleKey[], held?: HeldHint): Promise<WriteResult>;
+  importTuples(
+    storeId: string,
+    tuples: readonly TupleKey[],
+    held?: HeldHint,
+    lane?: PriorityLane,
+  ): Promise<WriteResult>;
   /**
    * Backends with `ordersWrites` only (PostgreSQL): the write of `writeTuples`, guarded. Takes the
    * store's write lock (held against every node), calls `guard` with the store's revision read

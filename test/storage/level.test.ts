@@ -10,6 +10,7 @@ import { openLevelKv, openLevelStorage } from '../../src/storage/level.js';
 import { DataDirectoryInUseError } from '../../src/storage/lock.js';
 import type { TupleKey } from '../../src/domain/types.js';
 import type { HeldHint } from '../../src/storage/types.js';
+import { nextTurn, PriorityLane } from '../../src/domain/turn.js';
 import { allTuples, collect, rejectsWith, str, tk, writes } from './helpers.js';
 import { storageSuite } from './suite.js';
 
@@ -109,6 +110,61 @@ describe('storage: leveldb on disk', () => {
         'doc:3#viewer@user:new',
         'doc:4#viewer@user:new',
       ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('importTuples holds a section of the lane open while it plans, not while it writes', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const s = await openLevelStorage(dir);
+    try {
+      const id = (await s.createStore('lane')).id;
+      const lane = new PriorityLane();
+      // 10,000 tuples: planned in several slices, each a turn of the event loop apart.
+      const tuples = Array.from({ length: 10_000 }, (_, i) => tk(`doc:${i}#viewer@user:u${i % 97}`));
+      let turnsWhileOpen = 0;
+      let sawOpen = false;
+      const watch = async (): Promise<void> => {
+        while (!settled) {
+          await nextTurn();
+          if (lane.busy) {
+            sawOpen = true;
+            turnsWhileOpen++;
+          }
+        }
+      };
+      let settled = false;
+      const watching = watch();
+      // Work that yields through the lane: none of its turns end while planning is under way.
+      let laneTurns = 0;
+      const behind = (async () => {
+        while (!settled) {
+          await lane.turn();
+          expect(lane.busy).toBe(false);
+          laneTurns++;
+        }
+      })();
+      const r = await s.importTuples(id, tuples, undefined, lane);
+      settled = true;
+      await Promise.all([watching, behind]);
+      expect(r.written).toHaveLength(10_000);
+      expect(sawOpen).toBe(true);
+      expect(turnsWhileOpen).toBeGreaterThan(1);
+      expect(laneTurns).toBeGreaterThan(0);
+      expect(lane.busy).toBe(false);
+      // A chunk that fails in planning (a conflicting stored tuple) closes its section too.
+      await rejectsWith(
+        s.importTuples(
+          id,
+          [tk('doc:1#viewer@user:u1', { name: 'c' })],
+          { revision: r.revision, mayHold: () => true },
+          lane,
+        ),
+        'transaction_conflict',
+      );
+      expect(lane.busy).toBe(false);
     } finally {
       await s.close();
     }

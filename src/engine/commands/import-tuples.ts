@@ -34,9 +34,12 @@ export const EXPORT_BATCH = 1024;
 export async function importTuples(e: EngineParts, input: ImportTuplesInput): Promise<ImportTuplesOutput> {
   await assertKnownStore(e, input.storeId);
   const model = await e.models.resolve(input.storeId, input.modelId);
-  await validateImport(model, input.tuples, e.clock());
+  // Validation yields to the planning of chunks already validated (StoreWriter.importLane): that
+  // planning is on the store's write path, this chunk's validation is not yet.
+  const lane = e.writer.importLane;
+  await validateImport(model, input.tuples, e.clock(), lane.turn);
   const result = await e.writer.write(input.storeId, (commit) =>
-    commit((storage) => storage.importTuples(input.storeId, input.tuples, heldHint(e, input.storeId))),
+    commit((storage) => storage.importTuples(input.storeId, input.tuples, heldHint(e, input.storeId), lane)),
   );
   return { modelId: model.id, revision: result.revision, written: result.written.length };
 }
@@ -64,9 +67,15 @@ export const VALIDATION_SLICE = 2048;
  * (cannot_allow_duplicate_tuples_in_one_request), each valid against the model
  * (validation_error) with an expiry in the future and within the horizon. The model lookups are
  * made once per tuple shape (BulkTupleValidator), and the chunk is validated in slices of
- * VALIDATION_SLICE tuples with a turn of the event loop between them.
+ * VALIDATION_SLICE tuples, with `turn` (a turn of the event loop by default) before each slice
+ * but the first.
  */
-export async function validateImport(model: CompiledModel, tuples: readonly TupleKey[], now: number): Promise<void> {
+export async function validateImport(
+  model: CompiledModel,
+  tuples: readonly TupleKey[],
+  now: number,
+  turn: () => Promise<void> = nextTurn,
+): Promise<void> {
   if (tuples.length === 0)
     throw new AppError('invalid_write_input', 'Invalid input. Make sure you provide at least one tuple to import');
   if (tuples.length > MAX_IMPORT_CHUNK)
@@ -77,7 +86,7 @@ export async function validateImport(model: CompiledModel, tuples: readonly Tupl
   const seen = new TupleIdentitySet(tuples.length);
   const validator = new BulkTupleValidator(model);
   for (let i = 0; i < tuples.length; i++) {
-    if (i > 0 && i % VALIDATION_SLICE === 0) await nextTurn();
+    if (i > 0 && i % VALIDATION_SLICE === 0) await turn();
     const t = tuples[i] as TupleKey;
     if (!seen.add(t))
       throw at(
