@@ -13,8 +13,9 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmedia
  * every open section has closed; requests are not held (they never wait on the lane). The bulk
  * import opens one around a chunk's storage planning: that planning is on the store's write path
  * (the next chunk cannot be planned until this one is written), while the next chunk's validation
- * is not, and can run while LevelDB writes this one instead of stretching this one's planning.
- * A section must not wait on the work it holds back (the planning never waits on validation).
+ * is not, and can run while LevelDB writes this one instead of stretching this one's planning;
+ * the index's background merges yield the same way. A section must not wait on the work it holds
+ * back (the planning never waits on validation or merges).
  */
 export class PriorityLane {
   #open = 0;

@@ -30,6 +30,7 @@ import { StoreWriter } from './state/store-writer.js';
 import { ShadowQueue } from './state/shadow-queue.js';
 import { ShadowRecords } from './state/shadow-records.js';
 import { ShadowSettings } from './state/shadow-settings.js';
+import { PriorityLane } from '../domain/turn.js';
 
 export interface LatchOptions {
   /** LevelDB directory; omitted → in-memory store. */
@@ -77,7 +78,9 @@ export function wireEngine(
   const engineLog = log ?? processLog;
   const models = new ModelCache(storage);
   const board = options.board;
-  const indexes = new StoreIndexes(storage, { log, board });
+  // Import chunks' planning goes before their validation and background merges (PriorityLane).
+  const importLane = new PriorityLane();
+  const indexes = new StoreIndexes(storage, { log, board, index: { backgroundTurn: importLane.turn } });
   const feed = new RevisionFeed(storage, indexes, models, { pollIntervalMs: config.pollIntervalMs, log: engineLog });
   const permissionIndexes = new PermissionIndexes(
     storage,
@@ -88,7 +91,7 @@ export function wireEngine(
   );
   feed.observer = permissionIndexes;
   indexes.onLoaded = (storeId, index) => feed.loaded(storeId, index);
-  const writer = new StoreWriter(storage, indexes, feed);
+  const writer = new StoreWriter(storage, indexes, feed, importLane);
   const shadowLimits = { ...DEFAULT_SHADOW_LIMITS, ...config.shadow };
   const shadowSettings = new ShadowSettings(storage, config.pollIntervalMs, engineLog);
   const shadowRecords = new ShadowRecords(shadowLimits.records);

@@ -36,6 +36,12 @@ export interface StoreIndexOptions {
   readonly checkpointChanges?: number;
   /** Called when a background merge has published a base whose checkpoint is due (none is running). */
   readonly onCheckpointDue?: ((index: StoreIndex) => void) | undefined;
+  /**
+   * A background merge's yield between its slices (default: one turn of the event loop). The
+   * engine passes its import lane's turn (PriorityLane): a merge is not on any write's path, so
+   * its slices wait while an import chunk is planned.
+   */
+  readonly backgroundTurn?: (() => Promise<void>) | undefined;
 }
 
 /** The most changes a crash leaves to replay over the last checkpoint (see `checkpointDue`). */
@@ -142,6 +148,7 @@ export class StoreIndex {
   private readonly retireAfterMs: number;
   private readonly checkpointChanges: number;
   private readonly onCheckpointDue: ((index: StoreIndex) => void) | undefined;
+  private readonly backgroundTurn: () => Promise<void>;
   /** The revision the base reflects: later changes are in the overlay only (and in the change log). */
   private baseRevision: number;
   /** Changes applied since build or load (the load's tail included), and how many of them the base and the last checkpoint hold. */
@@ -172,6 +179,7 @@ export class StoreIndex {
     this.retireAfterMs = opts.retireAfterMs ?? 0;
     this.checkpointChanges = opts.checkpointChanges ?? 100_000;
     this.onCheckpointDue = opts.onCheckpointDue;
+    this.backgroundTurn = opts.backgroundTurn ?? nextTurn;
     this.baseRevision = revision;
     this.current = new IndexSnapshot(dict, base, this.overlay.image(), revision);
   }
@@ -405,7 +413,7 @@ export class StoreIndex {
     const gen = this.mergeSteps();
     let r = gen.next();
     while (!r.done) {
-      await nextTurn();
+      await this.backgroundTurn();
       r = gen.next();
     }
     const base = r.value;
@@ -414,7 +422,7 @@ export class StoreIndex {
     for (let turns = 0; !this.closed && turns < CATCH_UP_TURNS; turns++) {
       if (this.overlay.log.length - at <= CATCH_UP_LAST) break;
       at = catchUp(next, this.overlay.log, at, CATCH_UP_SLICE);
-      await nextTurn();
+      await this.backgroundTurn();
     }
     if (this.closed) {
       next.drop();

@@ -8,7 +8,7 @@ import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import type { WriteResult } from '../../src/storage/types.js';
 import { checkStatus } from '../../src/engine/evaluation/walker/checker.js';
-import { nextTurn } from '../../src/domain/turn.js';
+import { nextTurn, PriorityLane } from '../../src/domain/turn.js';
 import { model, tk } from '../walker/helpers.js';
 
 const m = model(
@@ -101,6 +101,24 @@ describe('StoreIndex', () => {
     expect(queries.map((q) => allowed(merged, q))).toEqual(expected);
     expect(queries.map((q) => allowed(beforeMerge, q))).toEqual(expected);
     expect(users(merged, 'doc:m39', 'viewer')).toEqual(users(beforeMerge, 'doc:m39', 'viewer'));
+  });
+
+  it("a background merge's slices wait while its background turn is held", async () => {
+    const lane = new PriorityLane();
+    const ix = StoreIndex.build(seed.map(tk), 1, { mergeThreshold: 8, backgroundTurn: lane.turn });
+    lane.open();
+    for (let i = 0; i < 10; i++) ix.apply(write(2 + i, [`doc:l${i}#viewer@user:u${i}`]));
+    let merged = false;
+    const settled = ix.settled().then(() => (merged = true));
+    for (let i = 0; i < 10; i++) await nextTurn();
+    expect(merged).toBe(false);
+    expect(ix.snapshot().overlay.addCount).toBe(10);
+    lane.close();
+    await settled;
+    // The merge began at the 8th write: the base holds those, the overlay the 2 applied after.
+    expect(ix.snapshot().overlay.addCount).toBe(2);
+    expect(allowed(ix.snapshot(), 'doc:l9#viewer@user:u9')).toBe(true);
+    expect(allowed(ix.snapshot(), 'doc:l0#viewer@user:u0')).toBe(true);
   });
 
   it('writes applied while a merge runs survive it', async () => {

@@ -25,14 +25,17 @@ export class StoreWriter {
    * Open while a bulk import chunk is planned on this thread (Storage.importTuples): the
    * validation of other chunks waits for it between its slices (PriorityLane).
    */
-  readonly importLane = new PriorityLane();
+  readonly importLane: PriorityLane;
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly storage: Storage,
     private readonly indexes: StoreIndexes,
     private readonly feed: RevisionFeed,
-  ) {}
+    importLane = new PriorityLane(),
+  ) {
+    this.importLane = importLane;
+  }
 
   /**
    * Runs `txn` in the store's write order (loading the store's index first: an unknown store
