@@ -568,9 +568,11 @@ const stats = pgs ? new pg.Client({ connectionString: pgs.url }) : undefined;
 await stats?.connect();
 const counters0 = stats ? await dbCounters(stats) : undefined;
 const importDb0 = dbCpuMs();
+const elu0 = performance.eventLoopUtilization();
 const imp: { ms: number; cpuMs: number; mainCpuMs: number; chunks: number; clientCpuMs?: number } =
   values.client === 'cli' ? await importByCli(store.id) : await importFile(store.id);
 const importDbMs = dbCpuMs() - importDb0;
+const elu = performance.eventLoopUtilization(elu0);
 const latencies = await checks.stop();
 result.import = {
   seconds: +(imp.ms / 1000).toFixed(1),
@@ -580,6 +582,10 @@ result.import = {
   // writer and compactions, libuv's pool, the walker's workers).
   mainThreadCpuMicrosPerTuple: +((imp.mainCpuMs * 1000) / lines).toFixed(2),
   otherThreadsCpuMicrosPerTuple: +(((imp.cpuMs - imp.mainCpuMs) * 1000) / lines).toFixed(2),
+  // The share of the import's wall time the main thread's event loop was not waiting for I/O
+  // (Node's event-loop utilization; time the thread was runnable but preempted counts as busy):
+  // below 1, the main thread waited, on LevelDB's writes or on the next chunk.
+  mainThreadBusyShare: +elu.utilization.toFixed(3),
   // PostgreSQL's processes (the embedded server on this machine), the Checks' reads included.
   ...(postmaster === undefined ? {} : { databaseCpuMicrosPerTuple: +((importDbMs * 1000) / lines).toFixed(2) }),
   ...(imp.clientCpuMs === undefined
