@@ -44,15 +44,31 @@ export const MAX_TAIL = 250_000;
 /** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
+/** The object a run of `internInto` calls interned last and its id (-1: none yet). */
+export interface LastObject {
+  object: string;
+  id: number;
+}
+
 /**
  * Interns one tuple key into the record words `out[p..p+3]` (obj, rel, subj, meta): no object per
- * tuple (an import chunk interns tens of thousands in a row).
+ * tuple (an import chunk interns tens of thousands in a row). With `last`, a tuple of the same
+ * object as the previous one reuses its id without a dictionary lookup (hashing a freshly decoded
+ * string is most of a lookup's cost). Strings are interned in the same order either way.
  */
-export function internInto(d: StoreDictionary, t: TupleKey, out: Uint32Array, p: number): void {
+export function internInto(d: StoreDictionary, t: TupleKey, out: Uint32Array, p: number, last?: LastObject): void {
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-  const obj = d.node(t.object);
+  let obj: number;
+  if (last === undefined) obj = d.node(t.object);
+  else {
+    if (last.id < 0 || t.object !== last.object) {
+      last.object = t.object;
+      last.id = d.node(t.object);
+    }
+    obj = last.id;
+  }
   out[p] = obj;
   out[p + 1] = d.name(t.relation);
   out[p + 2] = subj;
@@ -278,6 +294,7 @@ export class StoreIndex {
    * into words that the overlay copies, not into an object per tuple.
    */
   private chunk = new Uint32Array(0);
+  private readonly lastObject: LastObject = { object: '', id: -1 };
 
   /**
    * Marks the state at `revision` as the one to publish. The snapshot itself is built lazily by
@@ -372,11 +389,15 @@ export class StoreIndex {
       else this.overlay.deleteAll(result.revision, this.bulkDeletes(result));
     } else if (result.deleted.length === 0 && result.written.length >= 64) {
       // A bulk write (an import chunk): interned in a row into record words, applied in one sorted
-      // merge.
+      // merge. An import's tuples come grouped by object (a document's tuples together): the
+      // previous tuple's object id is reused without a dictionary lookup.
       const written = result.written;
       if (this.chunk.length < written.length * 4) this.chunk = new Uint32Array(written.length * 4);
       const words = this.chunk;
-      for (let i = 0; i < written.length; i++) internInto(this.dict, written[i] as TupleKey, words, i * 4);
+      const last = this.lastObject;
+      last.id = -1;
+      for (let i = 0; i < written.length; i++) internInto(this.dict, written[i] as TupleKey, words, i * 4, last);
+      last.object = ''; // holds no string of the chunk
       this.overlay.writeAll(result.revision, words.subarray(0, written.length * 4));
     } else {
       for (const t of result.deleted) this.change(result.revision, true, t);
