@@ -420,8 +420,7 @@ export class StoreIndex {
    */
   private mergeIfDue(bulk = false): void {
     const due = bulk ? Math.max(this.threshold, this.base.layout.entries >>> 2) : this.threshold;
-    if (this.overlay.size >= due && !this.merging)
-      this.merging = this.merge().finally(() => (this.merging = undefined));
+    if (this.overlay.size >= due && !this.merging) void this.merge();
   }
 
   /** The latest published snapshot; a query uses one snapshot from start to end. */
@@ -455,11 +454,25 @@ export class StoreIndex {
 
   /**
    * Folds the overlay into a new base. Runs in slices (one per event-loop turn); changes applied
-   * meanwhile stay in the overlay log. They are replayed over the new base into a new overlay in
-   * slices too (`catchUp`), and the last few synchronously when the new base and overlay are
-   * published together.
+   * meanwhile are logged by the overlay (Overlay.record). They are replayed over the new base into
+   * a new overlay in slices too (`catchUp`), and the last few synchronously when the new base and
+   * overlay are published together. One merge at a time: asked for while one runs, it starts
+   * when that one has installed its base (a second merge of the same overlay would install a
+   * base missing what the first's new overlay took meanwhile), so it folds every change applied
+   * before the call.
    */
-  async merge(): Promise<void> {
+  merge(): Promise<void> {
+    const prior = this.merging;
+    const run = prior ? prior.catch(() => undefined).then(() => this.mergeNow()) : this.mergeNow();
+    const tracked: Promise<void> = run.finally(() => {
+      if (this.merging === tracked) this.merging = undefined;
+    });
+    this.merging = tracked;
+    return tracked;
+  }
+
+  private async mergeNow(): Promise<void> {
+    if (this.closed) return;
     const revision = this.revision;
     const applied = this.applied;
     // The changes logged from here on are the ones applied after `revision` (apply logs a write's
