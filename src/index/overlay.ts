@@ -340,13 +340,105 @@ class SortedRecords {
   }
 }
 
-/** `words`' records (key order) re-sorted in subject order (a copy). */
-function inSubjectOrder(words: Uint32Array): Uint32Array {
+/**
+ * A batch's sort runs in typed arrays reused from batch to batch (the main thread applies one
+ * batch at a time), up to this many records; a larger batch (a cold load's long tail) gets its own.
+ */
+const SCRATCH_RECORDS = 1 << 17;
+const scratch: Uint32Array[] = [];
+
+/** `length` u32s of reusable slot `slot` (valid until the slot's next use), or a new array. */
+function scratchArray(slot: number, length: number): Uint32Array {
+  if (length > SCRATCH_RECORDS * 4) return new Uint32Array(length);
+  let a = scratch[slot];
+  if (a === undefined || a.length < length) {
+    a = new Uint32Array(Math.min(SCRATCH_RECORDS * 4, Math.max(length, 2 * (a?.length ?? 0))));
+    scratch[slot] = a;
+  }
+  return a.subarray(0, length);
+}
+
+/** Scratch slots: the two halves of a radix sort's offsets, `putAll`'s records, their subject order. */
+const ORDER_A = 0;
+const ORDER_B = 1;
+const PUTS = 2;
+const BY_SUBJECT = 3;
+
+/** A sort field: word `[0]` of each record, masked with `[1]`. */
+type Field = readonly [word: number, mask: number];
+/** Key order (obj, rel, subjRel, subj), least significant field first. */
+const KEY_FIELDS: readonly Field[] = [
+  [2, 0xffffffff],
+  [3, SR_MASK],
+  [1, 0xffffffff],
+  [0, 0xffffffff],
+];
+/** Subject order (subj, subjRel, obj, rel), least significant field first. */
+const SUBJECT_FIELDS: readonly Field[] = [
+  [1, 0xffffffff],
+  [0, 0xffffffff],
+  [3, SR_MASK],
+  [2, 0xffffffff],
+];
+
+const DIGIT_BITS = 11;
+const BUCKETS = 1 << DIGIT_BITS;
+const counts = new Uint32Array(BUCKETS);
+
+/**
+ * Offsets of `words`' records sorted by `fields` (least significant first), ties by position: an
+ * LSD radix sort, 11 bits per pass, only as many passes per field as its largest value needs, a
+ * pass skipped when every record has the same digit. In scratch slots (valid until the next
+ * sort). Where a comparison sort of a 50k-record import chunk called a JS comparator ≈ 800k
+ * times (twice per chunk: key and subject order), this reads each record a few times.
+ */
+function radixOrder(words: Uint32Array, fields: readonly Field[]): Uint32Array {
   const n = words.length >>> 2;
-  const order = Array.from({ length: n }, (_, i) => i * 4);
-  order.sort((a, b) => bySubject(words, a, words, b));
-  const out = new Uint32Array(words.length);
-  for (let i = 0; i < n; i++) {
+  let src = scratchArray(ORDER_A, n);
+  let dst = scratchArray(ORDER_B, n);
+  for (let i = 0; i < n; i++) src[i] = i * 4;
+  for (const [word, mask] of fields) {
+    let max = 0;
+    for (let p = word; p < words.length; p += 4) {
+      const v = ((words[p] as number) & mask) >>> 0;
+      if (v > max) max = v;
+    }
+    for (let shift = 0; shift < 32 && max >>> shift !== 0; shift += DIGIT_BITS) {
+      counts.fill(0);
+      for (let p = word; p < words.length; p += 4) {
+        const b = (((words[p] as number) & mask) >>> shift) & (BUCKETS - 1);
+        counts[b] = (counts[b] as number) + 1;
+      }
+      let sum = 0;
+      let single = false;
+      for (let b = 0; b < BUCKETS; b++) {
+        const c = counts[b] as number;
+        if (c === n) single = true;
+        counts[b] = sum;
+        sum += c;
+      }
+      if (single) continue; // every record has this digit: the pass would keep the order
+      for (let i = 0; i < n; i++) {
+        const at = src[i] as number;
+        const b = (((words[at + word] as number) & mask) >>> shift) & (BUCKETS - 1);
+        dst[counts[b] as number] = at;
+        counts[b] = (counts[b] as number) + 1;
+      }
+      const t = src;
+      src = dst;
+      dst = t;
+    }
+  }
+  return src;
+}
+
+/**
+ * `words`' records (key order, unique per key) re-sorted in subject order: in `out` when given
+ * (as long as `words`), else in a new array.
+ */
+function inSubjectOrder(words: Uint32Array, out: Uint32Array = new Uint32Array(words.length)): Uint32Array {
+  const order = radixOrder(words, SUBJECT_FIELDS);
+  for (let i = 0; i < order.length; i++) {
     const at = order[i] as number;
     out[i * 4] = words[at] as number;
     out[i * 4 + 1] = words[at + 1] as number;
@@ -368,22 +460,10 @@ function sameKey(words: Uint32Array, a: number, b: number): boolean {
 
 /**
  * Offsets of `words`' records (obj, rel, subj, meta) in key order (obj, rel, subject-relation,
- * subj), ties by position, so the last of a key's records comes last.
+ * subj), ties by position, so the last of a key's records comes last. In scratch (`radixOrder`).
  */
-function keyOrder(words: Uint32Array): number[] {
-  const count = words.length >>> 2;
-  const order = new Array<number>(count);
-  for (let i = 0; i < count; i++) order[i] = i * 4;
-  // Typed-array reads cast, not `?? 0`: every index read is within `words`.
-  order.sort(
-    (a, b) =>
-      (words[a] as number) - (words[b] as number) ||
-      (words[a + 1] as number) - (words[b + 1] as number) ||
-      ((words[a + 3] as number) & SR_MASK) - ((words[b + 3] as number) & SR_MASK) ||
-      (words[a + 2] as number) - (words[b + 2] as number) ||
-      a - b,
-  );
-  return order;
+function keyOrder(words: Uint32Array): Uint32Array {
+  return radixOrder(words, KEY_FIELDS);
 }
 
 /** The deletes of one write sorted for `Overlay.deleteSorted`. */
@@ -620,7 +700,7 @@ export class Overlay {
   private putAll(words: Uint32Array): void {
     const order = keyOrder(words);
     const n = order.length;
-    const sorted = new Uint32Array(n * 4);
+    const sorted = scratchArray(PUTS, n * 4);
     let m = 0;
     for (let k = 0; k < n; k++) {
       const at = order[k] as number;
@@ -635,7 +715,7 @@ export class Overlay {
     }
     const puts = sorted.subarray(0, m);
     this.adds.mergeBatch(EMPTY, puts);
-    this.addsBySubj.mergeBatch(EMPTY, inSubjectOrder(puts));
+    this.addsBySubj.mergeBatch(EMPTY, inSubjectOrder(puts, scratchArray(BY_SUBJECT, m)));
   }
 
   /**
