@@ -589,8 +589,8 @@ export class Overlay {
   /**
    * From now on every change applied is also logged, in order, in the log returned: a merge's
    * catch-up replays the changes logged after its `length` when it copied the overlay. One log
-   * per overlay (merges started meanwhile read it from their own positions); before the first
-   * call nothing is logged, since only a running merge reads the log.
+   * per overlay (a second call returns the same log); before the first call nothing is logged,
+   * since only a running merge reads the log.
    */
   record(): ChangeLog {
     this.log ??= new ChangeLog();
