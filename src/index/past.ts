@@ -12,7 +12,7 @@
 import type { TupleKey } from '../domain/types.js';
 import { Overlay } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
-import { internTuple } from './store-index.js';
+import { internInto } from './store-index.js';
 
 /** The net difference between the target revision and the snapshot's, per tuple key. */
 export interface Undo {
@@ -31,19 +31,25 @@ export interface Undo {
 export function pastSnapshot(current: IndexSnapshot, revision: number, undo: Undo): IndexSnapshot {
   const dict = current.dict;
   const overlay = Overlay.from(current.base, current.overlay);
+  const k = new Uint32Array(4);
+  const apply = (del: boolean): void =>
+    overlay.apply(revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
   try {
     const remove = (t: TupleKey): void => {
       const hash = t.user.lastIndexOf('#');
       // A key whose strings were never interned is in neither the base nor the overlay.
       if (dict.nodes.get(t.object) === undefined) return;
       if (dict.nodes.get(hash === -1 ? t.user : t.user.slice(0, hash)) === undefined) return;
-      const x = internTuple(dict, { object: t.object, relation: t.relation, user: t.user });
-      overlay.apply({ revision, del: true, ...x });
+      internInto(dict, { object: t.object, relation: t.relation, user: t.user }, k, 0);
+      apply(true);
     };
     for (const t of undo.absent) remove(t);
     // Delete first: the base may hold the key with a later condition or expiry.
     for (const t of undo.present) remove(t);
-    for (const t of undo.present) overlay.apply({ revision, del: false, ...internTuple(dict, t) });
+    for (const t of undo.present) {
+      internInto(dict, t, k, 0);
+      apply(false);
+    }
     return new IndexSnapshot(dict, current.base, overlay.image(), revision);
   } finally {
     overlay.drop();

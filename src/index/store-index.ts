@@ -15,7 +15,7 @@ import { imageChunks, readImage, streamImage, UnsupportedImageError } from './ch
 import { logger } from '../log.js';
 import { expiryMs, StoreDictionary } from './dictionary.js';
 import { u32 } from './memory.js';
-import { Overlay, sortDeletes, type Change, type SortedDeletes } from './overlay.js';
+import { ChangeLog, Overlay, sortDeletes, type SortedDeletes } from './overlay.js';
 import { IndexSnapshot } from './snapshot.js';
 
 export { IndexSnapshot } from './snapshot.js';
@@ -50,17 +50,35 @@ export const MAX_TAIL = 250_000;
 /** What became of a checkpoint: committed, not started (one is running, or the index is closed), or stopped. */
 export type CheckpointOutcome = 'written' | 'skipped' | 'cancelled';
 
-/** Interned ids of one tuple key (a past view interns the tuples it restores the same way). */
-export function internTuple(d: StoreDictionary, t: TupleKey): { obj: number; rel: number; subj: number; meta: number } {
+/** The object a run of `internInto` calls interned last and its id (-1: none yet). */
+export interface LastObject {
+  object: string;
+  id: number;
+}
+
+/**
+ * Interns one tuple key into the record words `out[p..p+3]` (obj, rel, subj, meta): no object per
+ * tuple (an import chunk interns tens of thousands in a row). With `last`, a tuple of the same
+ * object as the previous one reuses its id without a dictionary lookup (hashing a freshly decoded
+ * string is most of a lookup's cost). Strings are interned in the same order either way.
+ */
+export function internInto(d: StoreDictionary, t: TupleKey, out: Uint32Array, p: number, last?: LastObject): void {
   const hash = t.user.lastIndexOf('#');
   const subj = d.node(hash === -1 ? t.user : t.user.slice(0, hash));
   const sr = hash === -1 ? 0 : d.name(t.user.slice(hash + 1)) + 1;
-  return {
-    obj: d.node(t.object),
-    rel: d.name(t.relation),
-    subj,
-    meta: (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0,
-  };
+  let obj: number;
+  if (last === undefined) obj = d.node(t.object);
+  else {
+    if (last.id < 0 || t.object !== last.object) {
+      last.object = t.object;
+      last.id = d.node(t.object);
+    }
+    obj = last.id;
+  }
+  out[p] = obj;
+  out[p + 1] = d.name(t.relation);
+  out[p + 2] = subj;
+  out[p + 3] = (sr | (d.cond(t.condition, expiryMs(t.expires_at)) << 12)) >>> 0;
 }
 
 /**
@@ -113,20 +131,32 @@ const CATCH_UP_TURNS = 256;
  * of each in order would (a write's deletes come first, then its writes: one sorted batch each),
  * until at least `budget` changes are replayed or the log ends. Returns where it stopped.
  */
-function catchUp(overlay: Overlay, log: readonly Change[], at: number, budget: number): number {
+function catchUp(overlay: Overlay, log: ChangeLog, at: number, budget: number): number {
   const start = at;
   while (at < log.length && at - start < budget) {
-    const revision = (log[at] as Change).revision;
-    let end = at;
+    const revision = log.revisionAt(at);
+    const end = log.runEnd(at);
     let dels = at;
-    while (end < log.length && (log[end] as Change).revision === revision) end++;
-    while (dels < end && (log[dels] as Change).del) dels++;
+    while (dels < end && log.isDelete(dels)) dels++;
     let ordered = true;
-    for (let i = dels; i < end; i++) if ((log[i] as Change).del) ordered = false;
-    if (!ordered) for (let i = at; i < end; i++) overlay.apply(log[i] as Change);
+    for (let i = dels; i < end; i++) if (log.isDelete(i)) ordered = false;
+    // `overlay` logs into a log of its own: nothing is pushed to `log` during this call.
+    const w = log.words;
+    if (!ordered)
+      for (let i = at; i < end; i++) {
+        const p = i * 4;
+        overlay.apply(
+          revision,
+          log.isDelete(i),
+          w[p] as number,
+          w[p + 1] as number,
+          w[p + 2] as number,
+          w[p + 3] as number,
+        );
+      }
     else {
-      if (dels > at) overlay.deleteAll(log.slice(at, dels));
-      if (end > dels) overlay.writeAll(log.slice(dels, end));
+      if (dels > at) overlay.deleteAll(revision, w.subarray(at * 4, dels * 4));
+      if (end > dels) overlay.writeAll(revision, w.subarray(dels * 4, end * 4));
     }
     at = end;
   }
@@ -224,10 +254,12 @@ export class StoreIndex {
     // threshold it is folded into the base by a background merge while the index already serves
     // (a synchronous fold cost ≈ 3 s of a 10M-tuple restart; readers see base + overlay meanwhile).
     let last = index.revision;
-    const tail: Change[] = [];
+    const tail = new ChangeLog();
+    const k = new Uint32Array(4);
     for await (const ch of storage.changesSince(storeId, index.revision)) {
-      const c = index.intern(ch.revision, ch.operation === 'delete', ch.tuple);
-      if (c) tail.push(c);
+      const del = ch.operation === 'delete';
+      if (index.intern(del, ch.tuple, k, 0))
+        tail.push(ch.revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
       last = Math.max(last, ch.revision);
     }
     index.overlay.applyAll(tail);
@@ -239,24 +271,38 @@ export class StoreIndex {
     return index;
   }
 
-  /** The interned change, or undefined for a delete of strings never interned (it matches nothing). */
-  private intern(revision: number, del: boolean, t: TupleKey): Change | undefined {
+  /**
+   * Interns a change's record into `out[p..p+3]`; false (nothing written) for a delete of strings
+   * never interned (it matches nothing). A delete's record has no condition (meta = subjRel).
+   */
+  private intern(del: boolean, t: TupleKey, out: Uint32Array, p: number): boolean {
     if (del) {
       const hash = t.user.lastIndexOf('#');
       if (
         this.dict.nodes.get(t.object) === undefined ||
         this.dict.nodes.get(hash === -1 ? t.user : t.user.slice(0, hash)) === undefined
       )
-        return undefined;
+        return false;
     }
-    const x = internTuple(this.dict, del ? { object: t.object, relation: t.relation, user: t.user } : t);
-    return { revision, del, obj: x.obj, rel: x.rel, subj: x.subj, meta: x.meta };
+    internInto(this.dict, del ? { object: t.object, relation: t.relation, user: t.user } : t, out, p);
+    return true;
   }
 
+  /** One change's record (`change`; reused: no allocation per change). */
+  private readonly one = new Uint32Array(4);
+
   private change(revision: number, del: boolean, t: TupleKey): void {
-    const c = this.intern(revision, del, t);
-    if (c) this.overlay.apply(c);
+    const k = this.one;
+    if (this.intern(del, t, k, 0))
+      this.overlay.apply(revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
   }
+
+  /**
+   * A bulk write's records (`apply`), kept between writes: an import chunk is interned straight
+   * into words that the overlay copies, not into an object per tuple.
+   */
+  private chunk = new Uint32Array(0);
+  private readonly lastObject: LastObject = { object: '', id: -1 };
 
   /**
    * Marks the state at `revision` as the one to publish. The snapshot itself is built lazily by
@@ -284,19 +330,30 @@ export class StoreIndex {
    * Nothing else changes (a write that fails is never applied).
    */
   prepare(result: WriteResult): void {
-    this.prepared = isBulkDelete(result) ? { result, deletes: sortDeletes(this.bulkDeletes(result)) } : undefined;
+    this.prepared = isBulkDelete(result)
+      ? { result, deletes: sortDeletes(result.revision, this.bulkDeletes(result)) }
+      : undefined;
   }
 
-  /** The interned changes of a bulk delete, skipping keys the dictionary lacks (they match nothing). */
-  private bulkDeletes(result: WriteResult): Change[] {
+  /**
+   * The record words of a bulk delete's keys (meta = subjRel), skipping keys the dictionary lacks
+   * (they match nothing).
+   */
+  private bulkDeletes(result: WriteResult): Uint32Array {
     // Its keys are looked up, never interned: a name or node the dictionary lacks is in no stored
     // tuple, so that delete matches nothing (as `intern` decides it, without its key copy).
-    const revision = result.revision;
-    const changes: Change[] = [];
+    const words = new Uint32Array(result.deleted.length * 4);
     const k = this.found;
+    let p = 0;
     for (const t of result.deleted)
-      if (this.lookUp(t)) changes.push({ revision, del: true, obj: k.obj, rel: k.rel, subj: k.subj, meta: k.sr });
-    return changes;
+      if (this.lookUp(t)) {
+        words[p] = k.obj;
+        words[p + 1] = k.rel;
+        words[p + 2] = k.subj;
+        words[p + 3] = k.sr;
+        p += 4;
+      }
+    return words.subarray(0, p);
   }
 
   /** The ids `lookUp` found last (one record, reused: no allocation per tuple looked up). */
@@ -337,13 +394,19 @@ export class StoreIndex {
     if (isBulkDelete(result)) {
       // A bulk delete (delete by filter): applied in one sorted merge (Overlay.deleteAll).
       if (prepared?.result === result) this.overlay.deleteSorted(prepared.deletes);
-      else this.overlay.deleteAll(this.bulkDeletes(result));
+      else this.overlay.deleteAll(result.revision, this.bulkDeletes(result));
     } else if (result.deleted.length === 0 && result.written.length >= 64) {
-      // A bulk write (an import chunk): interned in a row, applied in one sorted merge.
-      const changes = new Array<Change>(result.written.length);
-      for (let i = 0; i < changes.length; i++)
-        changes[i] = this.intern(result.revision, false, result.written[i] as TupleKey) as Change;
-      this.overlay.writeAll(changes);
+      // A bulk write (an import chunk): interned in a row into record words, applied in one sorted
+      // merge. An import's tuples come grouped by object (a document's tuples together): the
+      // previous tuple's object id is reused without a dictionary lookup.
+      const written = result.written;
+      if (this.chunk.length < written.length * 4) this.chunk = new Uint32Array(written.length * 4);
+      const words = this.chunk;
+      const last = this.lastObject;
+      last.id = -1;
+      for (let i = 0; i < written.length; i++) internInto(this.dict, written[i] as TupleKey, words, i * 4, last);
+      last.object = ''; // holds no string of the chunk
+      this.overlay.writeAll(result.revision, words.subarray(0, written.length * 4));
     } else {
       for (const t of result.deleted) this.change(result.revision, true, t);
       for (const t of result.written) this.change(result.revision, false, t);
@@ -365,8 +428,7 @@ export class StoreIndex {
    */
   private mergeIfDue(bulk = false): void {
     const due = bulk ? Math.max(this.threshold, this.base.layout.entries >>> 2) : this.threshold;
-    if (this.overlay.size >= due && !this.merging)
-      this.merging = this.merge().finally(() => (this.merging = undefined));
+    if (this.overlay.size >= due && !this.merging) void this.merge();
   }
 
   /** The latest published snapshot; a query uses one snapshot from start to end. */
@@ -400,16 +462,31 @@ export class StoreIndex {
 
   /**
    * Folds the overlay into a new base. Runs in slices (one per event-loop turn); changes applied
-   * meanwhile stay in the overlay log. They are replayed over the new base into a new overlay in
-   * slices too (`catchUp`), and the last few synchronously when the new base and overlay are
-   * published together.
+   * meanwhile are logged by the overlay (Overlay.record). They are replayed over the new base into
+   * a new overlay in slices too (`catchUp`), and the last few synchronously when the new base and
+   * overlay are published together. One merge at a time: asked for while one runs, it starts
+   * when that one has installed its base (a second merge of the same overlay would install a
+   * base missing what the first's new overlay took meanwhile), so it folds every change applied
+   * before the call.
    */
-  async merge(): Promise<void> {
+  merge(): Promise<void> {
+    const prior = this.merging;
+    const run = prior ? prior.catch(() => undefined).then(() => this.mergeNow()) : this.mergeNow();
+    const tracked: Promise<void> = run.finally(() => {
+      if (this.merging === tracked) this.merging = undefined;
+    });
+    this.merging = tracked;
+    return tracked;
+  }
+
+  private async mergeNow(): Promise<void> {
+    if (this.closed) return;
     const revision = this.revision;
     const applied = this.applied;
-    // The log's changes from here on are the ones applied after `revision` (apply logs a write's
+    // The changes logged from here on are the ones applied after `revision` (apply logs a write's
     // changes and publishes its revision in one step).
-    const from = this.overlay.log.length;
+    const log = this.overlay.record();
+    const from = log.length;
     const gen = this.mergeSteps();
     let r = gen.next();
     while (!r.done) {
@@ -420,8 +497,8 @@ export class StoreIndex {
     const next = new Overlay(base);
     let at = from;
     for (let turns = 0; !this.closed && turns < CATCH_UP_TURNS; turns++) {
-      if (this.overlay.log.length - at <= CATCH_UP_LAST) break;
-      at = catchUp(next, this.overlay.log, at, CATCH_UP_SLICE);
+      if (log.length - at <= CATCH_UP_LAST) break;
+      at = catchUp(next, log, at, CATCH_UP_SLICE);
       await this.backgroundTurn();
     }
     if (this.closed) {
@@ -429,7 +506,7 @@ export class StoreIndex {
       base.drop();
       return;
     }
-    this.install(base, revision, applied, next, at);
+    this.install(base, revision, applied, next, log, at);
     if (!this.saving && this.checkpointDue) this.onCheckpointDue?.(this);
   }
 
@@ -437,16 +514,24 @@ export class StoreIndex {
   private mergeSync(): void {
     if (this.overlay.size === 0) return;
     const base = drain(this.mergeSteps());
-    this.install(base, this.revision, this.applied, new Overlay(base), this.overlay.log.length);
+    this.install(base, this.revision, this.applied, new Overlay(base), undefined, 0);
   }
 
   /**
    * Publishes a merged base that reflects every change up to `revision` (`applied` of them) with
-   * `next`, an overlay over it that holds the current overlay's logged changes before `at`: the
-   * rest are replayed into it here. The old base goes with its last reader.
+   * `next`, an overlay over it that holds the changes of `log` (what the current overlay logged
+   * since the merge copied it; undefined: nothing) before `at`: the rest are replayed into it
+   * here. The old base goes with its last reader.
    */
-  private install(base: Base, revision: number, applied: number, next: Overlay, at: number): void {
-    catchUp(next, this.overlay.log, at, Number.POSITIVE_INFINITY);
+  private install(
+    base: Base,
+    revision: number,
+    applied: number,
+    next: Overlay,
+    log: ChangeLog | undefined,
+    at: number,
+  ): void {
+    if (log) catchUp(next, log, at, Number.POSITIVE_INFINITY);
     const old = this.base;
     this.base = base;
     this.baseRevision = revision;
