@@ -81,8 +81,14 @@ function sortRange(keys: string[], s: Scratch, from: number, to: number, depth: 
   let d = depth;
   for (;;) {
     if (to - from < 2) return;
-    const diff = pack(keys, s, from, to, d);
-    if (diff < 0) return nativeSort(keys, from, to);
+    // The chars the range's first and last keys share from d are likely shared by all its keys
+    // (a chunk's "document\0\1"): read past them in the same visit of each key, which checks them
+    // (when one key lacks them, the range is packed again at d: at most twice the reads).
+    const common = sharedRun(keys[from] as string, keys[to - 1] as string, d);
+    let diff = common === '' ? MISMATCH : pack(keys, s, from, to, d + common.length, common, d);
+    if (diff === MISMATCH) diff = pack(keys, s, from, to, d, '', d);
+    else d += common.length;
+    if (diff === WIDE_CHAR) return nativeSort(keys, from, to);
     // Keys ending inside [d, d + 8) sort before the keys their padded words equal (a prefix is
     // smaller); within one run they are the only ones to order by length.
     if (diff === 0) {
@@ -103,7 +109,15 @@ function sortRange(keys: string[], s: Scratch, from: number, to: number, depth: 
  * Returns a mask of the bytes (bit b: byte b of the 64-bit word, 0 = least significant) that
  * differ within the range, or -1 when a char code is above 0xff.
  */
-function pack(keys: readonly string[], s: Scratch, from: number, to: number, d: number): number {
+function pack(
+  keys: readonly string[],
+  s: Scratch,
+  from: number,
+  to: number,
+  d: number,
+  common: string,
+  at: number,
+): number {
   let hiAnd = -1;
   let hiOr = 0;
   let loAnd = -1;
@@ -111,6 +125,7 @@ function pack(keys: readonly string[], s: Scratch, from: number, to: number, d: 
   let wide = 0;
   for (let i = from; i < to; i++) {
     const k = keys[i] as string;
+    if (common !== '' && !k.startsWith(common, at)) return MISMATCH;
     const len = k.length;
     let hi = 0;
     let lo = 0;
@@ -143,8 +158,20 @@ function pack(keys: readonly string[], s: Scratch, from: number, to: number, d: 
     loAnd &= lo;
     loOr |= lo;
   }
-  if (wide > 0xff) return -1;
+  if (wide > 0xff) return WIDE_CHAR;
   return byteMask(loAnd ^ loOr) | (byteMask(hiAnd ^ hiOr) << 4);
+}
+
+/** What pack returns when a key has a char code above 0xff, and when one lacks `common`. */
+const WIDE_CHAR = -1;
+const MISMATCH = -2;
+
+/** The chars a and b share from d on, '' when fewer than WIDTH. */
+function sharedRun(a: string, b: string, d: number): string {
+  const n = a.length < b.length ? a.length : b.length;
+  let i = d;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i - d < WIDTH ? '' : a.slice(d, i);
 }
 
 /** Bit b set when byte b of `x` is not zero. */

@@ -131,6 +131,19 @@ describe('sortBinaryKeys', () => {
     }
   });
 
+  it('sorts a range whose first and last keys share chars the keys between them lack', () => {
+    const next = random(25);
+    const keys: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const shared = next(10) === 0 ? 'document\u0000\u0001' : pick(next, ['document\u0000\u0002', 'doc', '']);
+      keys.push(shared + text(next, 'ab\u0000', next(10)));
+    }
+    keys[0] = 'document\u0000\u0001first';
+    keys[keys.length - 1] = 'document\u0000\u0001last';
+    expectSorted(keys);
+    expectSorted(keys.slice(0, 40));
+  });
+
   it('sorts strings with char codes above 0xff as sort() does (UTF-16 code units)', () => {
     const next = random(30);
     const keys: string[] = [];
