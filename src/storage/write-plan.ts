@@ -221,7 +221,7 @@ const PLAN_SLICE = 4096;
  * 5.5 → 3.9 µs per tuple. A batch is applied whole, so the order of its distinct keys changes
  * nothing else (a wrong order would cost only that speed). The sort is key-sort.ts's radix sort,
  * one step per array (≈ 5-10 ms at 50,000 keys, about a slice's work): in the 3M import the two
- * sorts cost 0.31-0.34 µs per tuple of the calling thread's CPU where slices of PLAN_SLICE keys
+ * sorts cost 0.31-0.36 µs per tuple of the calling thread's CPU where slices of PLAN_SLICE keys
  * sorted on their own, then `flat().sort()` of the runs, cost 0.53-0.57. The work is done in
  * slices of PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the
  * store's mutex throughout.
