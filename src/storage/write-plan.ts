@@ -21,6 +21,7 @@ import {
   type StoredChange,
   BULK_WRITE,
 } from './codec.js';
+import { sortBinaryKeys } from './key-sort.js';
 import type { Kv, KvOp, KvWriter } from './kv.js';
 import type { HeldHint, TupleWrite, WriteResult } from './types.js';
 
@@ -217,10 +218,13 @@ const PLAN_SLICE = 4096;
  * LevelDB inserts a batch into its memtable (a skip list) one key at a time, and a key next to the
  * previous one finds its path there in cache, where a key anywhere in a 128 MB memtable misses it
  * at most levels. Measured on LevelDB alone, 1M tuples in 50,000-tuple batches: its threads' CPU
- * 5.5 → 3.9 µs per tuple, for ≈ 0.3 µs of sorting on the calling thread. A batch is applied
- * whole, so the order of its distinct keys changes nothing else. The work is done in slices of
- * PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the store's
- * mutex throughout.
+ * 5.5 → 3.9 µs per tuple. A batch is applied whole, so the order of its distinct keys changes
+ * nothing else (a wrong order would cost only that speed). The sort is key-sort.ts's radix sort,
+ * one step per array (≈ 5-10 ms at 50,000 keys, about a slice's work): in the 3M import the two
+ * sorts cost 0.31-0.36 µs per tuple of the calling thread's CPU where slices of PLAN_SLICE keys
+ * sorted on their own, then `flat().sort()` of the runs, cost 0.53-0.57. The work is done in
+ * slices of PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the
+ * store's mutex throughout.
  *
  * With `writer` (the backend's native batch, Kv.writer) those sorted plain keys are put straight
  * into it, in the same order, and `ops` holds the rest of the batch (to add after them): no op
@@ -272,24 +276,15 @@ export async function planImport(
   }
   const revision = u48(rev);
   const empty = new Uint8Array(0);
-  // The keys of the new plain tuples (one shared value), sorted into the batch at the end: each
-  // slice's keys sorted on their own, so the final sort merges these runs.
-  let plainKeys: string[] = [];
-  let plainUsers: string[] = [];
-  const keyRuns: string[][] = [];
-  const userRuns: string[][] = [];
+  // The keys of the new plain tuples (one shared value), sorted into the batch at the end.
+  const plainKeys: string[] = [];
+  const plainUsers: string[] = [];
   let seq = 0;
   let done = 0;
   for (const [type, members] of groups) {
     const flat: unknown[] = [BULK_WRITE, timestamp, seq];
     for (const i of members) {
-      if (++done % PLAN_SLICE === 0) {
-        keyRuns.push(plainKeys.sort());
-        userRuns.push(plainUsers.sort());
-        plainKeys = [];
-        plainUsers = [];
-        await nextTurn();
-      }
+      if (++done % PLAN_SLICE === 0) await nextTurn();
       const t = tuples[i] as TupleKey;
       let extra: unknown = 0;
       let logged = t;
@@ -317,15 +312,17 @@ export async function planImport(
     bulkOps(ops, storeId, revision + u32(seq - 1), type, flat);
   }
   if (written.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted: [], written } };
-  // Binary strings: code unit order is byte order, LevelDB's order.
-  keyRuns.push(plainKeys);
-  userRuns.push(plainUsers);
+  // Binary strings: code unit order is byte order, LevelDB's order. Each sort is one step.
+  await nextTurn();
+  sortBinaryKeys(plainKeys, key.tuples(storeId).length);
+  await nextTurn();
+  sortBinaryKeys(plainUsers, key.byUser(storeId).length);
   if (writer) {
-    await putAll(writer, keyRuns.flat().sort(), plain);
-    await putAll(writer, userRuns.flat().sort(), plain);
+    await putAll(writer, plainKeys, plain);
+    await putAll(writer, plainUsers, plain);
   } else {
-    for (const k of keyRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
-    for (const k of userRuns.flat().sort()) ops.push({ type: 'put', key: k, value: plain });
+    for (const k of plainKeys) ops.push({ type: 'put', key: k, value: plain });
+    for (const k of plainUsers) ops.push({ type: 'put', key: k, value: plain });
   }
   endRevisionOps(ops, storeId, rev, ms);
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };
