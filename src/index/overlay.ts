@@ -624,6 +624,13 @@ export class Overlay {
     }
   }
 
+  /** Applies change `i` of `log` at `revision` (`apply` with that change's words). */
+  applyLogged(log: ChangeLog, i: number, revision: number): void {
+    const w = log.words;
+    const p = i * 4;
+    this.apply(revision, log.isDelete(i), w[p] as number, w[p + 1] as number, w[p + 2] as number, w[p + 3] as number);
+  }
+
   /** `apply` of each change of `words` (record words, 4 per change, read during the call only), in order. */
   private applyEach(revision: number, del: boolean, words: Uint32Array): void {
     for (let p = 0; p < words.length; p += 4)
@@ -728,18 +735,7 @@ export class Overlay {
     const n = changes.length;
     const words = changes.words;
     if (this.size > 0 || n < 64) {
-      for (let i = 0; i < n; i++) {
-        const p = i * 4;
-        const rev = changes.revisionAt(i);
-        this.apply(
-          rev,
-          changes.isDelete(i),
-          words[p] as number,
-          words[p + 1] as number,
-          words[p + 2] as number,
-          words[p + 3] as number,
-        );
-      }
+      for (let i = 0; i < n; i++) this.applyLogged(changes, i, changes.revisionAt(i));
       return;
     }
     this.log?.append(changes);

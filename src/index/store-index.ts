@@ -142,18 +142,7 @@ function catchUp(overlay: Overlay, log: ChangeLog, at: number, budget: number): 
     for (let i = dels; i < end; i++) if (log.isDelete(i)) ordered = false;
     // `overlay` logs into a log of its own: nothing is pushed to `log` during this call.
     const w = log.words;
-    if (!ordered)
-      for (let i = at; i < end; i++) {
-        const p = i * 4;
-        overlay.apply(
-          revision,
-          log.isDelete(i),
-          w[p] as number,
-          w[p + 1] as number,
-          w[p + 2] as number,
-          w[p + 3] as number,
-        );
-      }
+    if (!ordered) for (let i = at; i < end; i++) overlay.applyLogged(log, i, revision);
     else {
       if (dels > at) overlay.deleteAll(revision, w.subarray(at * 4, dels * 4));
       if (end > dels) overlay.writeAll(revision, w.subarray(dels * 4, end * 4));
