@@ -74,23 +74,15 @@ export class ChangeLog {
     this.length += n;
   }
 
-  /** Logs every change of `other`, in order. */
+  /** Logs every change of `other`, in order: one copy per run of a revision. */
   append(other: ChangeLog): void {
     for (let r = 0; r < other.starts.length; r++) {
       const start = other.starts[r] as number;
       const end = other.runEnd(start);
-      for (let i = start; i < end; i++) {
-        const p = i * 4;
-        const w = other.w;
-        this.push(
-          other.revs[r] as number,
-          other.isDelete(i),
-          w[p] as number,
-          w[p + 1] as number,
-          w[p + 2] as number,
-          w[p + 3] as number,
-        );
-      }
+      this.grow(other.revs[r] as number, end - start);
+      this.w.set(other.w.subarray(start * 4, end * 4), this.length * 4);
+      this.d.set(other.d.subarray(start, end), this.length);
+      this.length += end - start;
     }
   }
 
@@ -624,24 +616,21 @@ export class Overlay {
     }
   }
 
-  /** Applies change `i` of `log` at `revision` (`apply` with that change's words). */
-  applyLogged(log: ChangeLog, i: number, revision: number): void {
-    const w = log.words;
-    const p = i * 4;
-    this.apply(revision, log.isDelete(i), w[p] as number, w[p + 1] as number, w[p + 2] as number, w[p + 3] as number);
+  /** `apply` of the record at `words[p..p+3]`. */
+  applyRecord(revision: number, del: boolean, words: Uint32Array, p: number): void {
+    this.apply(
+      revision,
+      del,
+      words[p] as number,
+      words[p + 1] as number,
+      words[p + 2] as number,
+      words[p + 3] as number,
+    );
   }
 
   /** `apply` of each change of `words` (record words, 4 per change, read during the call only), in order. */
   private applyEach(revision: number, del: boolean, words: Uint32Array): void {
-    for (let p = 0; p < words.length; p += 4)
-      this.apply(
-        revision,
-        del,
-        words[p] as number,
-        words[p + 1] as number,
-        words[p + 2] as number,
-        words[p + 3] as number,
-      );
+    for (let p = 0; p < words.length; p += 4) this.applyRecord(revision, del, words, p);
   }
 
   /**
@@ -735,7 +724,7 @@ export class Overlay {
     const n = changes.length;
     const words = changes.words;
     if (this.size > 0 || n < 64) {
-      for (let i = 0; i < n; i++) this.applyLogged(changes, i, changes.revisionAt(i));
+      for (let i = 0; i < n; i++) this.applyRecord(changes.revisionAt(i), changes.isDelete(i), words, i * 4);
       return;
     }
     this.log?.append(changes);

@@ -32,8 +32,7 @@ export function pastSnapshot(current: IndexSnapshot, revision: number, undo: Und
   const dict = current.dict;
   const overlay = Overlay.from(current.base, current.overlay);
   const k = new Uint32Array(4);
-  const apply = (del: boolean): void =>
-    overlay.apply(revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
+  const apply = (del: boolean): void => overlay.applyRecord(revision, del, k, 0);
   try {
     const remove = (t: TupleKey): void => {
       const hash = t.user.lastIndexOf('#');

@@ -142,7 +142,7 @@ function catchUp(overlay: Overlay, log: ChangeLog, at: number, budget: number): 
     for (let i = dels; i < end; i++) if (log.isDelete(i)) ordered = false;
     // `overlay` logs into a log of its own: nothing is pushed to `log` during this call.
     const w = log.words;
-    if (!ordered) for (let i = at; i < end; i++) overlay.applyLogged(log, i, revision);
+    if (!ordered) for (let i = at; i < end; i++) overlay.applyRecord(revision, log.isDelete(i), w, i * 4);
     else {
       if (dels > at) overlay.deleteAll(revision, w.subarray(at * 4, dels * 4));
       if (end > dels) overlay.writeAll(revision, w.subarray(dels * 4, end * 4));
@@ -247,8 +247,7 @@ export class StoreIndex {
     const k = new Uint32Array(4);
     for await (const ch of storage.changesSince(storeId, index.revision)) {
       const del = ch.operation === 'delete';
-      if (index.intern(del, ch.tuple, k, 0))
-        tail.push(ch.revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
+      if (index.intern(del, ch.tuple, k, 0)) tail.pushAll(ch.revision, del, k);
       last = Math.max(last, ch.revision);
     }
     index.overlay.applyAll(tail);
@@ -282,8 +281,7 @@ export class StoreIndex {
 
   private change(revision: number, del: boolean, t: TupleKey): void {
     const k = this.one;
-    if (this.intern(del, t, k, 0))
-      this.overlay.apply(revision, del, k[0] as number, k[1] as number, k[2] as number, k[3] as number);
+    if (this.intern(del, t, k, 0)) this.overlay.applyRecord(revision, del, k, 0);
   }
 
   /**

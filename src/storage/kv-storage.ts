@@ -281,13 +281,9 @@ export class KvStorage implements Storage {
       // The new plain tuples' keys go straight into a native batch (write-plan.ts planImport),
       // planned in a section of `lane` (closed before the batch is written).
       lane?.open();
-      let planned: [PlannedWrite, KvWriter | undefined];
-      try {
-        planned = await this.planInto((w) => planImport(this.kv, storeId, state, tuples, hint, w));
-      } finally {
-        lane?.close();
-      }
-      const [plan, writer] = planned;
+      const [plan, writer] = await this.planInto((w) => planImport(this.kv, storeId, state, tuples, hint, w)).finally(
+        () => lane?.close(),
+      );
       if (plan.ops.length > 0) await this.commitPlan(storeId, state, plan, writer);
       else await writer?.discard();
       return plan.result;

@@ -13,7 +13,7 @@ import type { Storage, TupleWrite, WriteResult } from '../../storage/types.js';
 import type { RevisionFeed } from './revision-feed.js';
 import type { StoreIndexes } from './store-indexes.js';
 import { Timings } from '../stats.js';
-import { PriorityLane } from '../../domain/turn.js';
+import type { PriorityLane } from '../../domain/turn.js';
 
 /** Commits one storage write of a store and applies its result to the store's index. */
 type Commit = (write: (storage: Storage) => Promise<WriteResult>) => Promise<WriteResult>;
@@ -21,21 +21,19 @@ type Commit = (write: (storage: Storage) => Promise<WriteResult>) => Promise<Wri
 export class StoreWriter {
   /** Storage commit latency of every tuple write. */
   readonly timings = new Timings();
-  /**
-   * Open while a bulk import chunk is planned on this thread (Storage.importTuples): the
-   * validation of other chunks waits for it between its slices (PriorityLane).
-   */
-  readonly importLane: PriorityLane;
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  /**
+   * `importLane` is open while a bulk import chunk is planned on this thread
+   * (Storage.importTuples): the validation of other chunks and the indexes' background merges
+   * wait for it between their slices (PriorityLane).
+   */
   constructor(
     private readonly storage: Storage,
     private readonly indexes: StoreIndexes,
     private readonly feed: RevisionFeed,
-    importLane = new PriorityLane(),
-  ) {
-    this.importLane = importLane;
-  }
+    readonly importLane: PriorityLane,
+  ) {}
 
   /**
    * Runs `txn` in the store's write order (loading the store's index first: an unknown store
