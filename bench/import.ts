@@ -24,7 +24,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { SERVE_ENV, SERVE_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { missingServeFlags, SERVE_ENV } from '../src/cli/node-flags.js';
 import { startServer } from '../src/main.js';
 import { compileModel } from '../src/model/compile.js';
 import { dslToModel } from '../src/model/dsl.js';
@@ -41,8 +41,7 @@ import { DSL } from './import-model.js';
 // speed. Started without them, the bench runs itself again in a child that has them.
 // LATCH_BENCH_NODE_FLAGS adds flags (e.g. --cpu-prof) to that child.
 {
-  const have = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  const missing = SERVE_NODE_FLAGS.filter((f) => !have.includes(f));
+  const missing = missingServeFlags(process.execArgv, process.env.NODE_OPTIONS);
   if (missing.length > 0 && process.env.LATCH_BENCH_SERVE_FLAGS !== '1') {
     const extra = (process.env.LATCH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
     const child = spawn(

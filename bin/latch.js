@@ -16,9 +16,8 @@ const args = process.argv.slice(2);
 /** The serve flags this process lacks (none for other commands), and the serve environment. */
 async function missingFlags() {
   if (args[0] !== 'serve' || process.env.LATCH_NO_REEXEC === '1') return { flags: [], env: {} };
-  const { SERVE_NODE_FLAGS, SERVE_ENV } = await import('../dist/src/cli/node-flags.js');
-  const have = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return { flags: SERVE_NODE_FLAGS.filter((f) => !have.includes(f)), env: SERVE_ENV };
+  const { missingServeFlags, SERVE_ENV } = await import('../dist/src/cli/node-flags.js');
+  return { flags: missingServeFlags(process.execArgv, process.env.NODE_OPTIONS), env: SERVE_ENV };
 }
 
 function reexec(flags, serveEnv) {

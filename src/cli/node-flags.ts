@@ -17,6 +17,12 @@
 
 export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--no-parallel-scavenge'];
 
+/** The serve flags a process started with `execArgv` and `nodeOptions` (NODE_OPTIONS) lacks. */
+export function missingServeFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
+  const have = [...execArgv, ...nodeOptions.split(/\s+/)];
+  return SERVE_NODE_FLAGS.filter((f) => !have.includes(f));
+}
+
 // The environment `latch serve` is started with, for what only the C library reads, and only when
 // the process starts. `MALLOC_ARENA_MAX=2` (glibc; other C libraries ignore it): by default glibc
 // gives each thread that allocates a malloc arena of its own, up to 8 per core, and each arena
