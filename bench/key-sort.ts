@@ -6,7 +6,7 @@
 // random 26-char ids (no order in the input, long shared prefixes only in the types). Each sort
 // gets keys built afresh the way planImport builds them (key.tuple, key.userIndex, tuple order), so
 // they are scattered in the heap as there, not warm in the cache from the previous sort. CPU from
-// process.cpuUsage around the two sorts of a chunk (tuple keys, by-user keys), methods interleaved
+// process.cpuUsage around the two sorts of a chunk (tuple keys, by-user positions), methods interleaved
 // chunk by chunk, the median of `--rounds`; every result is checked against `sort()` first.
 //
 //   node --max-semi-space-size=4 --no-parallel-scavenge --import tsx bench/key-sort.ts --tuples 3000000
@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { TupleKey } from '../src/domain/types.js';
-import { key } from '../src/storage/codec.js';
+import { key, userPosition } from '../src/storage/codec.js';
 import { sortBinaryKeys } from '../src/storage/key-sort.js';
 
 const { values } = parseArgs({
@@ -95,14 +95,14 @@ const cpuMicros = (): number => {
   return u.user + u.system;
 };
 
-/** One chunk's two key arrays, built afresh as planImport builds them. */
+/** One chunk's tuple keys as planImport builds them, and its by-user positions as keys (a second shape). */
 function build(tuples: readonly TupleKey[]): [string[], string[]] {
   const keys = new Array<string>(tuples.length);
   const users = new Array<string>(tuples.length);
   for (let i = 0; i < tuples.length; i++) {
     const t = tuples[i] as TupleKey;
     keys[i] = key.tuple(STORE, t);
-    users[i] = key.userIndex(STORE, t);
+    users[i] = key.byUser(STORE) + userPosition(t);
   }
   return [keys, users];
 }

@@ -313,6 +313,46 @@ export class IndexSnapshot implements TupleView {
     }
   }
 
+  /**
+   * Every tuple `<objectType>:<any id>#<relation>@user` of this snapshot, any relation when
+   * `relation` is undefined, as its (relation, object) names, in no particular order: what Read by
+   * user needs (engine/commands/read.ts). Expired tuples are included (a snapshot holds what is
+   * stored). A generator that reads shared memory: pin the snapshot to hold it across waits.
+   */
+  *namesOfUser(objectType: string, user: string, relation?: string): Generator<readonly [string, string]> {
+    const hash = user.lastIndexOf('#');
+    const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));
+    const sr = hash === -1 ? 0 : (this.nameId(user.slice(hash + 1)) ?? -1) + 1;
+    const rel = relation === undefined ? -1 : this.nameId(relation);
+    const type = this.nameId(objectType);
+    if (subj === undefined || sr < 0 || rel === undefined || type === undefined) return;
+    const names = this.dict.nameList;
+    const nodes = this.dict.nodeList;
+    if (subj < this.base.layout.nodes) {
+      const rn = this.base.w('revNode');
+      const re = this.base.w('revEnt');
+      const m0 = u32();
+      const lo = m0[rn + subj] ?? 0;
+      const hi = m0[rn + subj + 1] ?? 0;
+      for (let i = lo; i < hi; i++) {
+        const m = u32();
+        const meta = m[re + 2 * i + 1] ?? 0;
+        if (meta >>> COND_SHIFT !== sr) continue;
+        const r = meta & SR_MASK;
+        if (rel !== -1 && r !== rel) continue;
+        const obj = m[re + 2 * i] ?? 0;
+        if (this.nodeType(obj) !== type || this.overlay.isDeleted(obj, r, sr, subj)) continue;
+        yield [names[r] ?? '', nodes[obj] ?? ''];
+      }
+    }
+    for (const p of this.overlay.addsOfSubject(subj, sr)) {
+      const w = u32();
+      const obj = w[p] as number;
+      const r = w[p + 1] as number;
+      if ((rel === -1 || r === rel) && this.nodeType(obj) === type) yield [names[r] ?? '', nodes[obj] ?? ''];
+    }
+  }
+
   *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {
     const hash = user.lastIndexOf('#');
     const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));

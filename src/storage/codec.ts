@@ -1,4 +1,7 @@
-// The key space and value codecs shared by both backends: pure functions, byte-stable.
+// The key space and value codecs shared by both backends: pure functions, byte-stable. The
+// by-user position (`<type><user><rel><id>`, decodeUserIndexKey) is no key of this layout: it
+// orders and resumes the by-user Read shape, which PostgreSQL serves from its own index and the
+// engine from the store's in-memory index (tuples.ts scanFor).
 //
 // Keys are "binary strings": one char per byte (latin1), so JS string order equals LevelDB's
 // bytewise order and the memory backend can compare keys with `<`. Layout:
@@ -9,7 +12,7 @@
 //   D <storeId> t                    the store's revision (decimal)   sorts right before its tuples
 //   D <storeId> t <obj><rel><user>   tuple → timestamp [+ expiry] [+ condition]  Read, scanTuples
 //   D <storeId> e <ms u48><obj><rel><user>  empty: a tuple expiring at ms  the expiry sweeper
-//   D <storeId> u <type><user><rel><id>  same value, by user          Read `{object:"T:", user}`
+//   D <storeId> u …                  by-user keys of older versions   dropped at open (see key.byUser)
 //   D <storeId> c <rev u48><seq u32> one change (JSON)                ReadChanges, changesSince
 //   D <storeId> y <type><rev><seq>   empty: the changes of one object type (ReadChanges `type`)
 //   D <storeId> i <ms u48><rev u48>  time index → first rev at a ms    ReadChanges start_time
@@ -125,33 +128,11 @@ export const key = {
       return [DATA, id, 't', object, TERM, relation, TERM, user, TERM].join('');
     return DATA + id + 't' + part(object) + part(relation) + part(user);
   },
+  /**
+   * Where older versions kept a by-user index (`D <id> u <type><user><relation><id>`); none is
+   * written now (Storage.readsByUser), and KvStorage drops what an older version left.
+   */
   byUser: (id: string): string => DATA + id + 'u',
-  userIndex: (id: string, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => {
-    const colon = t.object.indexOf(':');
-    if (plainAscii(t.object) && plainAscii(t.relation) && plainAscii(t.user))
-      return [
-        DATA,
-        id,
-        'u',
-        t.object.slice(0, colon),
-        TERM,
-        t.user,
-        TERM,
-        t.relation,
-        TERM,
-        t.object.slice(colon + 1),
-        TERM,
-      ].join('');
-    return (
-      DATA +
-      id +
-      'u' +
-      part(t.object.slice(0, colon)) +
-      part(t.user) +
-      part(t.relation) +
-      part(t.object.slice(colon + 1))
-    );
-  },
   expiries: (id: string): string => DATA + id + 'e',
   expiry: (id: string, ms: number, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string =>
     DATA + id + 'e' + u48(ms) + part(t.object) + part(t.relation) + part(t.user),
@@ -179,7 +160,16 @@ export function decodeTupleKey(suffix: string): Pick<TupleKey, 'object' | 'relat
   return { object: p[0] as string, relation: p[1] as string, user: p[2] as string };
 }
 
-/** Tuple from a user-index key suffix (after `D <id> u`). */
+/**
+ * The by-user position of a tuple: `<type><user><relation><id>`, each part escaped and
+ * terminated. Positions order the by-user Read shape and resume it (tuples.ts scanFor).
+ */
+export function userPosition(t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string {
+  const colon = t.object.indexOf(':');
+  return part(t.object.slice(0, colon)) + part(t.user) + part(t.relation) + part(t.object.slice(colon + 1));
+}
+
+/** The tuple at a by-user position (userPosition's inverse); undefined when malformed. */
 export function decodeUserIndexKey(suffix: string): Pick<TupleKey, 'object' | 'relation' | 'user'> | undefined {
   const p = parts(suffix);
   if (!p || p.length !== 4) return undefined;

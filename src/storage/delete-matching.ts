@@ -5,9 +5,10 @@
 // until the batch has committed.
 //
 // Cost (the store's CPU per deleted tuple is what bounds delete by filter): a key that is ASCII
-// and has no escaped NUL (every key of a plain store) is cut at its separators, its parts and the
-// other index's key taken as slices of it, and a non-matching key is skipped on its relation
-// and user slices alone; any other key is decoded as Read decodes it.
+// and has no escaped NUL (every key of a plain store) is cut at its separators, its parts taken
+// as slices of it, and a non-matching key is skipped on its relation and user slices alone; any
+// other key is decoded as Read decodes it. A by-user filter (object type and user) scans its
+// object type (tuples.ts kvScanFor): the engine deletes that shape through its index instead.
 //
 // Reads run ahead (ScanAhead): the iterator's next native reads are started while JavaScript
 // works through the rows already read, and a scan stopped at its limit keeps reading the rows
@@ -20,11 +21,9 @@ import type { TupleKey } from '../domain/types.js';
 import { typeOf } from '../domain/tuple.js';
 import { BULK_DELETE, bulkChanges, decodeTupleText, ISO_LENGTH, key, prefixEnd, u32, u48 } from './codec.js';
 import type { Kv, KvOp, KvTextEntry, KvWriter } from './kv.js';
-import { scanFor } from './tuples.js';
+import { kvScanFor } from './tuples.js';
 import type { TupleFilter } from './types.js';
 import { bulkOps, endRevisionOps, logOps, type PlannedWrite, type StoreState } from './write-plan.js';
-
-const TERM = '\u0000\u0001';
 
 /** A key needing the full decode: a byte ≥ 0x80 (UTF-8 or escaped text) or an escaped NUL. */
 // eslint-disable-next-line no-control-regex
@@ -54,11 +53,10 @@ class Deletes {
     else this.ops.push({ type: 'del', key });
   }
 
-  /** One matched tuple: its primary and by-user keys and its stored value's text. */
-  add(object: string, relation: string, user: string, primary: string, byUser: string, value: string): void {
+  /** One matched tuple: its key and its stored value's text. */
+  add(object: string, relation: string, user: string, primary: string, value: string): void {
     const t = { user, relation, object };
     this.del(primary);
-    this.del(byUser);
     let was: unknown = 0;
     if (value.length !== ISO_LENGTH) {
       const { condition, expires_at } = decodeTupleText(value);
@@ -95,11 +93,8 @@ export async function planMatchingDeletes(
   after?: string | ScanAhead,
   writer?: KvWriter,
 ): Promise<{ plan: PlannedWrite; more: boolean; last: string | undefined; rest: ScanAhead | undefined }> {
-  const scan = scanFor(filter);
-  const byObject = scan.tag === 't';
-  const base = byObject ? key.tuples(storeId) : key.byUser(storeId);
-  const tupleBase = key.tuples(storeId);
-  const userBase = key.byUser(storeId);
+  const scan = kvScanFor(filter);
+  const base = key.tuples(storeId);
   const from = base + scan.prefix;
   const s = base.length;
   const rel = filter.relation || undefined;
@@ -114,38 +109,19 @@ export async function planMatchingDeletes(
       const t = scan.decode(k.slice(s));
       if (!t || !scan.match(t)) return false;
       if (d.deleted.length === limit) return true;
-      d.add(t.object, t.relation, t.user, key.tuple(storeId, t), key.userIndex(storeId, t), v);
+      d.add(t.object, t.relation, t.user, key.tuple(storeId, t), v);
       last = k;
       return false;
     }
-    // Plain: every NUL is a separator. `D <id> t <obj>⁰¹<rel>⁰¹<user>⁰¹` or `D <id> u <type>⁰¹<user>⁰¹<rel>⁰¹<id>⁰¹`.
+    // Plain: every NUL is a separator. `D <id> t <obj>⁰¹<rel>⁰¹<user>⁰¹`.
     const z1 = k.indexOf('\u0000', s);
     if (z1 === -1) return false; // the revision key `D <id> t`
     const z2 = k.indexOf('\u0000', z1 + 2);
     const z3 = k.indexOf('\u0000', z2 + 2);
-    if (byObject) {
-      if (rel !== undefined && (z2 - z1 - 2 !== rel.length || !k.startsWith(rel, z1 + 2))) return false;
-      if (usr !== undefined && (z3 - z2 - 2 !== usr.length || !k.startsWith(usr, z2 + 2))) return false;
-      if (d.deleted.length === limit) return true;
-      const colon = k.indexOf(':', s);
-      // part(type) part(user) part(relation) part(id), each a slice of this key with its terminator.
-      const byUser =
-        userBase +
-        k.slice(s, colon) +
-        TERM +
-        k.slice(z2 + 2, z3 + 2) +
-        k.slice(z1 + 2, z2 + 2) +
-        k.slice(colon + 1, z1 + 2);
-      d.add(k.slice(s, z1), k.slice(z1 + 2, z2), k.slice(z2 + 2, z3), k, byUser, v);
-      last = k;
-      return false;
-    }
-    // The by-user scan's prefix holds the type, the user and any relation: every key matches.
+    if (rel !== undefined && (z2 - z1 - 2 !== rel.length || !k.startsWith(rel, z1 + 2))) return false;
+    if (usr !== undefined && (z3 - z2 - 2 !== usr.length || !k.startsWith(usr, z2 + 2))) return false;
     if (d.deleted.length === limit) return true;
-    const z4 = k.indexOf('\u0000', z3 + 2);
-    const object = `${k.slice(s, z1)}:${k.slice(z3 + 2, z4)}`;
-    const primary = tupleBase + object + TERM + k.slice(z2 + 2, z3 + 2) + k.slice(z1 + 2, z2 + 2);
-    d.add(object, k.slice(z2 + 2, z3), k.slice(z1 + 2, z2), primary, k, v);
+    d.add(k.slice(s, z1), k.slice(z1 + 2, z2), k.slice(z2 + 2, z3), k, v);
     last = k;
     return false;
   };

@@ -21,7 +21,17 @@ import type {
 } from '../domain/types.js';
 import { changesSince, readChanges, revisionAt, revisionTime } from './changes.js';
 import { CheckpointGenerations, readCheckpoint, writeAllChunks } from './checkpoint.js';
-import { decodeJson, decodeRevision, encodeJson, key, prefixEnd, STORE, TOMBSTONE } from './codec.js';
+import {
+  decodeJson,
+  decodeRevision,
+  decodeTupleValue,
+  encodeJson,
+  key,
+  prefixEnd,
+  STORE,
+  TOMBSTONE,
+  withValue,
+} from './codec.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedMutex, type Kv, type KvWriter } from './kv.js';
 import { Reclaimer } from './reclaim.js';
@@ -54,6 +64,8 @@ import type {
   TupleWrite,
   WriteResult,
 } from './types.js';
+
+type TupleId = Pick<TupleKey, 'object' | 'relation' | 'user'>;
 
 async function* nothing<T>(): AsyncGenerator<T> {}
 
@@ -127,13 +139,20 @@ export class KvStorage implements Storage {
     for (const listener of this.listeners) listener(event);
   }
 
-  /** Loads the live stores and resumes the reclamation of tombstoned ones. */
+  /** Loads the live stores, resumes the reclamation of tombstoned ones and drops stale by-user keys. */
   async init(): Promise<this> {
     for await (const [, v] of this.kv.entries({ gt: STORE, lt: prefixEnd(STORE) })) {
       const s = decodeJson<Store>(v);
       this.stores.set(s.id, s);
     }
     for await (const k of this.kv.keys({ gt: TOMBSTONE, lt: prefixEnd(TOMBSTONE) })) this.scheduleReclaim(k.slice(1));
+    // By-user keys an older version wrote: nothing reads or maintains them now (readsByUser).
+    if (this.options.reclaim !== false)
+      for (const id of this.stores.keys()) {
+        const stale = key.byUser(id);
+        for await (const _ of this.kv.keys({ gte: stale, lt: prefixEnd(stale), limit: 1 }))
+          this.reclaimer.scheduleStale(stale);
+      }
     return this;
   }
 
@@ -383,6 +402,19 @@ export class KvStorage implements Storage {
   async readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>> {
     if (!this.stores.has(storeId)) return { items: [] };
     return readTuples(this.kv, storeId, filter, page);
+  }
+
+  /** No by-user keys (Storage.readsByUser): the engine reads that shape from its index. */
+  readonly readsByUser = false;
+
+  async tupleValues(storeId: string, keys: readonly TupleId[]): Promise<(Tuple | undefined)[]> {
+    if (!this.stores.has(storeId)) return keys.map(() => undefined);
+    const values = await this.kv.getMany(keys.map((t) => key.tuple(storeId, t)));
+    return values.map((v, i) => {
+      if (v === undefined) return undefined;
+      const value = decodeTupleValue(v);
+      return { key: withValue(keys[i] as TupleId, value), timestamp: value.timestamp };
+    });
   }
 
   async scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }> {

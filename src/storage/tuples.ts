@@ -21,8 +21,9 @@ import type { Page, PageRequest, TupleFilter } from './types.js';
 type TupleId = Pick<TupleKey, 'object' | 'relation' | 'user'>;
 
 /** One way to serve a filter: a key range (tag + prefix under the store) and a residual test. */
-interface Scan {
-  readonly tag: 't' | 'u';
+export interface Scan {
+  /** The cursor tag: 't' object scans, 'u' by-user positions, 'v' kvScanFor's type scan for the by-user shape. */
+  readonly tag: 't' | 'u' | 'v';
   readonly prefix: string;
   readonly decode: (suffix: string) => TupleId | undefined;
   readonly match: (t: TupleId) => boolean;
@@ -34,10 +35,12 @@ const escaped = (s: string): string => part(s).slice(0, -2);
  * Picks the scan for a Read filter shape (docs/reference/http-api.md §4.12):
  *   no object → every tuple (relation/user, if any, filtered);
  *   `T:id` [+ relation [+ user]] → that object's key prefix; `T:id` + user → object prefix, filtered;
- *   `T:` + user [+ relation] → the by-user index prefix, exact;
+ *   `T:` + user [+ relation] → the by-user positions (`<type><user><rel><id>`, codec.ts), exact:
+ *     PostgreSQL's by-user index, or the store's in-memory index (engine/commands/read.ts);
  *   `T:` alone [+ relation] → every object of the type (the API rejects it; storage still serves).
- * Object scans come back in (object, relation, user) byte order; the by-user index in
+ * Object scans come back in (object, relation, user) byte order; the by-user shape in
  * (relation, object id) order. Both are stable, and a cursor is tied to its scan by its tag.
+ * The key-value backends serve the by-user shape with kvScanFor.
  */
 export function scanFor(f: TupleFilter): Scan {
   const rel = f.relation || undefined;
@@ -52,7 +55,7 @@ export function scanFor(f: TupleFilter): Scan {
   const colon = f.object.indexOf(':');
   if (colon === f.object.length - 1) {
     const type = f.object.slice(0, -1);
-    // `{object:"T:", user[, relation]}` → the by-user index; ordered by (relation, object id).
+    // `{object:"T:", user[, relation]}` → by-user positions; ordered by (relation, object id).
     if (user)
       return {
         tag: 'u',
@@ -64,6 +67,30 @@ export function scanFor(f: TupleFilter): Scan {
   }
   if (rel) return byObject(part(f.object) + part(rel) + (user ? part(user) : ''), () => true);
   return byObject(part(f.object), (t) => !user || t.user === user);
+}
+
+/** True for the by-user filter shape `{object: "T:", user[, relation]}`. */
+export function isByUserFilter(f: TupleFilter): boolean {
+  return !!f.user && !!f.object && f.object.indexOf(':') === f.object.length - 1;
+}
+
+/**
+ * `scanFor` on the key-value backends, which keep no by-user keys (Storage.readsByUser): the
+ * by-user shape scans its object type instead, in object order, the user and any relation
+ * matched on each key. Exact, but it reads every tuple of the type: the engine serves that shape
+ * from the store's index (engine/commands/read.ts) and only direct storage callers get this scan.
+ * Its cursors have their own tag: a cursor of another shape is still refused.
+ */
+export function kvScanFor(f: TupleFilter): Scan {
+  if (!isByUserFilter(f)) return scanFor(f);
+  const rel = f.relation || undefined;
+  const user = f.user as string;
+  // Only a matching tuple decodes: a cursor is the position of a tuple this filter returned.
+  const decode = (suffix: string): TupleId | undefined => {
+    const t = decodeTupleKey(suffix);
+    return t && t.user === user && (!rel || t.relation === rel) ? t : undefined;
+  };
+  return { tag: 'v', prefix: escaped(f.object as string), decode, match: () => true };
 }
 
 /**
@@ -78,16 +105,16 @@ export function resumeAfter(scan: Scan, token: string | undefined): string | und
   );
 }
 
-/** A page of tuples matching `filter`, resuming after `page.after`. */
+/** A page of tuples matching `filter`, resuming after `page.after` (the key-value backends). */
 export async function readTuples(
   kv: Kv,
   storeId: string,
   filter: TupleFilter,
   page: PageRequest,
 ): Promise<Page<Tuple>> {
-  const scan = scanFor(filter);
+  const scan = kvScanFor(filter);
   const after = resumeAfter(scan, page.after);
-  const base = scan.tag === 't' ? key.tuples(storeId) : key.byUser(storeId);
+  const base = key.tuples(storeId);
   const from = base + scan.prefix;
   // The revision key (`D <id> t` itself) falls in the unfiltered range; it does not decode.
   const range = after === undefined ? { gte: from } : { gt: base + after };

@@ -256,8 +256,29 @@ export interface Storage {
   deleteExpired(storeId: string, now: number, limit: number): Promise<WriteResult>;
   /** The earliest `expires_at` (ms) among the store's tuples, undefined when none expires (or the store is unknown). */
   firstExpiry(storeId: string): Promise<number | undefined>;
-  /** Tuples matching the filter, in a stable order (object, relation, user). */
+  /**
+   * Tuples matching the filter, in a stable order: (object, relation, user), or for the by-user
+   * shape `{object: "T:", user[, relation]}` where `readsByUser`, (relation, object id)
+   * (tuples.ts scanFor).
+   */
   readTuples(storeId: string, filter: TupleFilter, page: PageRequest): Promise<Page<Tuple>>;
+  /**
+   * Whether the by-user Read shape is served from an index of the datastore (PostgreSQL). The
+   * key-value backends keep none: one key per tuple makes a bulk import about a fifth faster and
+   * a delete write one key instead of two. Their `readTuples` still answers that shape, by
+   * scanning the object type; the engine serves it from the store's in-memory index and
+   * `tupleValues` instead (engine/commands/read.ts).
+   */
+  readonly readsByUser: boolean;
+  /**
+   * The stored tuples at these keys, in order, undefined where none is stored (or the store is
+   * unknown); required where `readsByUser` is false. Example: after writing doc:1#viewer@user:anne,
+   * tupleValues(s, [that key, doc:2#viewer@user:anne]) → [its Tuple, undefined].
+   */
+  tupleValues?(
+    storeId: string,
+    keys: readonly Pick<TupleKey, 'object' | 'relation' | 'user'>[],
+  ): Promise<(Tuple | undefined)[]>;
   /** Every tuple of the store with the revision it was read at; used to build the index. */
   scanTuples(storeId: string): Promise<{ revision: number; tuples: AsyncIterable<TupleKey> }>;
   /** Changes oldest first, with the cursor after each one. */

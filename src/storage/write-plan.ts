@@ -1,5 +1,5 @@
 // Tuple writes: the existence rules of docs/reference/http-api.md §4.11 checked against the stored tuples, and
-// the one batch that applies a write (tuples, by-user index, changelog, type and time indexes,
+// the one batch that applies a write (tuples, expiry entries, changelog, type and time indexes,
 // revision). The caller holds the store's mutex from planWrite until the batch has committed.
 
 import { nextTurn } from '../domain/turn.js';
@@ -134,7 +134,7 @@ function expiryKey(storeId: string, t: TupleKey, expiresAt: string): string {
   return key.expiry(storeId, Date.parse(expiresAt), t);
 }
 
-/** The ops removing one stored tuple (its key `k`, by-user and expiry entries) and its changelog entry. */
+/** The ops removing one stored tuple (its key `k` and expiry entry) and its changelog entry. */
 function deleteOps(
   storeId: string,
   k: string,
@@ -144,7 +144,7 @@ function deleteOps(
   ops: KvOp[],
   changes: StoredChange[],
 ): void {
-  ops.push({ type: 'del', key: k }, { type: 'del', key: key.userIndex(storeId, t) });
+  ops.push({ type: 'del', key: k });
   if (stored.expires_at !== undefined) ops.push({ type: 'del', key: expiryKey(storeId, t, stored.expires_at) });
   const was = {
     ...(stored.condition ? { condition: stored.condition } : {}),
@@ -185,7 +185,7 @@ export async function planWrite(kv: Kv, storeId: string, state: StoreState, w: T
       throw writeErrors.conflict(t, sameCondition(stored.condition, t.condition) ? 'expires_at' : 'condition');
     existing.set(k, { condition: t.condition, expires_at: t.expires_at });
     const value = encodeTupleValue(timestamp, t.condition, t.expires_at);
-    ops.push({ type: 'put', key: k, value }, { type: 'put', key: key.userIndex(storeId, t), value });
+    ops.push({ type: 'put', key: k, value });
     if (t.expires_at !== undefined)
       ops.push({ type: 'put', key: expiryKey(storeId, t, t.expires_at), value: new Uint8Array(0) });
     changes.push({ op: 'write', tuple: t, timestamp });
@@ -209,22 +209,22 @@ const PLAN_SLICE = 4096;
  * writes with onDuplicate 'ignore' (an identical stored tuple skipped, a different one a
  * conflict), built for 50,000 tuples at a time. Each key is built once (looked up, then written),
  * tuples without condition or expiry share one value, and the changelog is one bulk record per
- * object type (codec.ts BULK_WRITE) with one per-type index entry: two keys per tuple, not four.
- * The revision's changes are grouped by object type (types in the order of their first tuple,
- * request order within a type); ReadChanges, Watch and past views list each one. The caller
- * passes no key twice.
+ * object type (codec.ts BULK_WRITE) with one per-type index entry: one key per tuple (the key-value
+ * backends keep no by-user keys, Storage.readsByUser). The revision's changes are grouped by
+ * object type (types in the order of their first tuple, request order within a type);
+ * ReadChanges, Watch and past views list each one. The caller passes no key twice.
  *
- * The plain tuples' keys go into the batch sorted (each range on its own: tuples, then by user):
- * LevelDB inserts a batch into its memtable (a skip list) one key at a time, and a key next to the
- * previous one finds its path there in cache, where a key anywhere in a 128 MB memtable misses it
- * at most levels. Measured on LevelDB alone, 1M tuples in 50,000-tuple batches: its threads' CPU
- * 5.5 → 3.9 µs per tuple. A batch is applied whole, so the order of its distinct keys changes
- * nothing else (a wrong order would cost only that speed). The sort is key-sort.ts's radix sort,
- * one step per array (≈ 5-10 ms at 50,000 keys, about a slice's work): in the 3M import the two
- * sorts cost 0.31-0.36 µs per tuple of the calling thread's CPU where slices of PLAN_SLICE keys
- * sorted on their own, then `flat().sort()` of the runs, cost 0.53-0.57. The work is done in
- * slices of PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the
- * store's mutex throughout.
+ * The plain tuples' keys go into the batch sorted: LevelDB inserts a batch into its memtable (a
+ * skip list) one key at a time, and a key next to the previous one finds its path there in cache,
+ * where a key anywhere in a 128 MB memtable misses it at most levels. Measured on LevelDB alone,
+ * 1M tuples in 50,000-tuple batches: its threads' CPU 5.5 → 3.9 µs per tuple. A batch is applied
+ * whole, so the order of its distinct keys changes nothing else (a wrong order would cost only
+ * that speed). The sort is key-sort.ts's radix sort, one step (≈ 5-10 ms at 50,000 keys, about a
+ * slice's work): in the 3M import, when by-user keys were sorted too, the two sorts cost
+ * 0.31-0.36 µs per tuple of the calling thread's CPU where slices of PLAN_SLICE keys sorted on
+ * their own, then `flat().sort()` of the runs, cost 0.53-0.57. The work is done in slices of
+ * PLAN_SLICE tuples with a turn of the event loop between them; the caller holds the store's
+ * mutex throughout.
  *
  * With `writer` (the backend's native batch, Kv.writer) those sorted plain keys are put straight
  * into it, in the same order, and `ops` holds the rest of the batch (to add after them): no op
@@ -278,7 +278,6 @@ export async function planImport(
   const empty = new Uint8Array(0);
   // The keys of the new plain tuples (one shared value), sorted into the batch at the end.
   const plainKeys: string[] = [];
-  const plainUsers: string[] = [];
   let seq = 0;
   let done = 0;
   for (const [type, members] of groups) {
@@ -297,14 +296,8 @@ export async function planImport(
         };
         if (logged.expires_at !== undefined)
           ops.push({ type: 'put', key: expiryKey(storeId, logged, logged.expires_at), value: empty });
-        ops.push(
-          { type: 'put', key: keys[i] as string, value },
-          { type: 'put', key: key.userIndex(storeId, t), value },
-        );
-      } else {
-        plainKeys.push(keys[i] as string);
-        plainUsers.push(key.userIndex(storeId, t));
-      }
+        ops.push({ type: 'put', key: keys[i] as string, value });
+      } else plainKeys.push(keys[i] as string);
       flat.push(t.object, t.relation, t.user, extra);
       written.push(logged);
     }
@@ -312,18 +305,11 @@ export async function planImport(
     bulkOps(ops, storeId, revision + u32(seq - 1), type, flat);
   }
   if (written.length === 0) return { ops, ms, result: { revision: state.revision, timestamp, deleted: [], written } };
-  // Binary strings: code unit order is byte order, LevelDB's order. Each sort is one step.
+  // Binary strings: code unit order is byte order, LevelDB's order. The sort is one step.
   await nextTurn();
   sortBinaryKeys(plainKeys, key.tuples(storeId).length);
-  await nextTurn();
-  sortBinaryKeys(plainUsers, key.byUser(storeId).length);
-  if (writer) {
-    await putAll(writer, plainKeys, plain);
-    await putAll(writer, plainUsers, plain);
-  } else {
-    for (const k of plainKeys) ops.push({ type: 'put', key: k, value: plain });
-    for (const k of plainUsers) ops.push({ type: 'put', key: k, value: plain });
-  }
+  if (writer) await putAll(writer, plainKeys, plain);
+  else for (const k of plainKeys) ops.push({ type: 'put', key: k, value: plain });
   endRevisionOps(ops, storeId, rev, ms);
   return { ops, ms, result: { revision: rev, timestamp, deleted: [], written } };
 }

@@ -1,6 +1,6 @@
 // Delete by filter below the HTTP layer: the key-value backends' one-step `deleteMatching`
 // (src/storage/delete-matching.ts) leaves exactly what deleting the same keys through
-// `writeTuples` leaves (tuples, by-user and expiry indexes, changelog with each tuple's prior
+// `writeTuples` leaves (tuples, expiry index, changelog with each tuple's prior
 // state), on LevelDB and memory; and the engine's relation-only filter neither scans a store whose
 // index never saw the relation nor holds up the store's other writes while it scans.
 
@@ -95,7 +95,7 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     ['an object type', { object: 'doc:' }],
     ['an object type and relation', { object: 'doc:', relation: 'owner' }],
     ['one object', { object: 'doc:d1' }],
-    ['an object type and user (by-user index)', { object: 'doc:', user: 'user:u4' }],
+    ['an object type and user (a type scan)', { object: 'doc:', user: 'user:u4' }],
     ['a userset user', { object: 'doc:', user: 'group:g1#member' }],
     // Tuples of two object types: one changelog entry per change, as a Write logs them.
     ['a user across object types', { user: 'user:u3' }],
@@ -124,7 +124,7 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     expect(await changesAfter(a, sa, before)).toEqual(await changesAfter(b, sb, before));
     expect(await everything(a, sa)).toEqual(await everything(b, sb));
     expect(await everything(a, sa, filter)).toEqual([]);
-    // The by-user index and the expiry index lost the same entries.
+    // Reads of a type for one user agree; the expiry index lost the same entries.
     for (const user of ['user:u2', 'user:u4', 'group:g1#member'])
       expect(await everything(a, sa, { object: 'doc:', user })).toEqual(
         await everything(b, sb, { object: 'doc:', user }),
@@ -240,7 +240,7 @@ describe.each(['leveldb', 'memory'] as const)('deleteMatching on %s', (kind) => 
     expect(await everything(a, s)).toEqual([]);
   });
 
-  it('an object type and a user (the by-user scan): requests of a limit resume in order', async () => {
+  it('an object type and a user (a type scan): requests of a limit resume in order', async () => {
     const a = await open(kind);
     closers.push(() => a.close());
     const s = (await a.createStore('by-user')).id;

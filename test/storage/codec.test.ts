@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { decodeTupleKey, decodeUserIndexKey, key, part, parts, prefixEnd } from '../../src/storage/codec.js';
+import { decodeTupleKey, decodeUserIndexKey, key, part, parts, prefixEnd, userPosition } from '../../src/storage/codec.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/cursor.js';
 import { MemoryKv } from '../../src/storage/memory.js';
 import { collect } from './helpers.js';
@@ -12,14 +12,12 @@ const bytes = (s: string): number[] => [...Buffer.from(s, 'utf8')];
 const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 describe('codec', () => {
-  it('pins the tuple and by-user key layouts (golden)', () => {
+  it('pins the tuple key and by-user position layouts (golden)', () => {
     const t = { object: 'doc:1', relation: 'viewer', user: 'user:é' };
     expect(key.tuple(STORE, t)).toBe(`D${STORE}tdoc:1\u0000\u0001viewer\u0000\u0001user:\u00c3\u00a9\u0000\u0001`);
-    expect(key.userIndex(STORE, t)).toBe(
-      `D${STORE}udoc\u0000\u0001user:\u00c3\u00a9\u0000\u0001viewer\u0000\u00011\u0000\u0001`,
-    );
+    expect(userPosition(t)).toBe(`doc\u0000\u0001user:\u00c3\u00a9\u0000\u0001viewer\u0000\u00011\u0000\u0001`);
     expect(decodeTupleKey(key.tuple(STORE, t).slice(key.tuples(STORE).length))).toEqual(t);
-    expect(decodeUserIndexKey(key.userIndex(STORE, t).slice(key.byUser(STORE).length))).toEqual(t);
+    expect(decodeUserIndexKey(userPosition(t))).toEqual(t);
   });
 
   const samples = [

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
-import { key } from '../../src/storage/codec.js';
+import { key, userPosition } from '../../src/storage/codec.js';
 import { sortBinaryKeys } from '../../src/storage/key-sort.js';
 
 const STORE = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
@@ -99,11 +99,11 @@ describe('sortBinaryKeys', () => {
         SHARED,
       );
       expectSorted(
-        ts.map((t) => key.userIndex(STORE, t)),
+        ts.map((t) => key.byUser(STORE) + userPosition(t)),
         SHARED,
       );
       // The same keys with no shared prefix declared: the comparison starts at char 0.
-      expectSorted(ts.map((t) => key.userIndex(STORE, t)));
+      expectSorted(ts.map((t) => key.byUser(STORE) + userPosition(t)));
     });
 
   it('sorts keys that are prefixes of others, and duplicates, over NUL, 0x01, 0x80 and 0xff', () => {
@@ -156,7 +156,7 @@ describe('sortBinaryKeys', () => {
   });
 
   it('sorts correctly again after a larger sort (its scratch is kept)', () => {
-    const big = tuples(40, 10000).map((t) => key.userIndex(STORE, t));
+    const big = tuples(40, 10000).map((t) => key.byUser(STORE) + userPosition(t));
     expectSorted(big, SHARED);
     expectSorted(big.slice(0, 100), SHARED);
     expectSorted(

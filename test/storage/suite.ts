@@ -7,7 +7,7 @@ import type { TupleKey } from '../../src/domain/types.js';
 import type { TupleWrite } from '../../src/storage/types.js';
 import { allTuples, collect, deletes, rejectsWith, str, tk, writes, type TestStorage } from './helpers.js';
 import { changeLog } from './change-log.js';
-import { readShapes } from './read-shapes.js';
+import { readShapes, storageTarget } from './read-shapes.js';
 
 export interface Harness {
   readonly storage: TestStorage;
@@ -848,8 +848,10 @@ export function storageSuite(name: string, open: () => Promise<Harness>, shared 
     });
 
     readShapes(
-      () => s,
-      () => id,
+      storageTarget(
+        () => s,
+        () => id,
+      ),
     );
 
     changeLog(

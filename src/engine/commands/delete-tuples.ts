@@ -1,14 +1,18 @@
 // Delete by filter: the store, then, through the store writer (state/store-writer.ts), the stored
-// tuples the filter selects, gathered through the storage contract's `readTuples` (pages of at
-// most 100) and bounded by the request's limit, deleted in one `writeTuples` call: each request
-// is one atomic batch and one revision. Reading and deleting run as one step of the store's write
-// order; a tuple that vanished between the two (another writer) is skipped, not an error. A dry
-// run only reads.
+// tuples the filter selects, gathered through Read (./read.ts readPage: the datastore's, or the
+// index's for the by-user shape on a datastore without a by-user index) and bounded by the
+// request's limit, deleted in one `writeTuples` call: each request is one atomic batch and one
+// revision. Reading and deleting run as one step of the store's write order; a tuple that
+// vanished between the two (another writer) is skipped, not an error. A dry run only reads.
+// Where the datastore deletes by filter itself (Storage.deleteMatching), it does, except for the
+// by-user shape that its Read does not serve from an index.
 
 import type { TupleKey } from '../../domain/types.js';
-import type { Storage, TupleFilter, WriteResult } from '../../storage/types.js';
+import { isByUserFilter } from '../../storage/tuples.js';
+import type { TupleFilter, WriteResult } from '../../storage/types.js';
 import type { DeleteTuplesFilter, DeleteTuplesInput, DeleteTuplesOutput } from '../contract.js';
 import type { EngineParts } from './parts.js';
+import { readPage } from './read.js';
 import { storeOf } from './request-steps.js';
 
 export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Promise<DeleteTuplesOutput> {
@@ -20,14 +24,14 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
     revision: await e.storage.revision(storeId),
   });
   if (input.dryRun) {
-    const found = await matching(e.storage, storeId, filter, limit);
+    const found = await matching(e, storeId, filter, limit);
     return { tuples: found.keys, more: found.more, revision: await e.storage.revision(storeId) };
   }
   if (!e.storage.ordersWrites && (await namesUnknown(e, storeId, filter))) return none();
   if (!keyed(filter)) {
     // No key range serves the filter: read it without holding the store's write order, so a
     // scan of the whole store never holds up other writes; delete what it found in one step.
-    const found = await matching(e.storage, storeId, filter, limit);
+    const found = await matching(e, storeId, filter, limit);
     if (found.keys.length === 0) return none();
     return e.writer.write(storeId, async (commit) => {
       const res = await commit((storage) =>
@@ -38,7 +42,7 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
   }
   return e.writer.write(storeId, async (commit) => {
     const { deleteMatching } = e.storage;
-    if (deleteMatching) {
+    if (deleteMatching && (e.storage.readsByUser || !isByUserFilter(readFilterOf(filter)))) {
       let more = false;
       // The index looks the deleted keys up while the datastore commits them (StoreIndex.prepare).
       const index = e.indexes.peek(storeId);
@@ -50,7 +54,7 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
       });
       return { tuples: res.deleted, more, revision: res.revision };
     }
-    const found = await matching(e.storage, storeId, filter, limit);
+    const found = await matching(e, storeId, filter, limit);
     if (found.keys.length === 0) return none();
     const res = await commit((storage) =>
       storage.writeTuples(storeId, { writes: [], deletes: found.keys, onDuplicate: 'error', onMissing: 'ignore' }),
@@ -88,7 +92,7 @@ export const MAX_DELETE_BY_FILTER = 10_000;
 /** The tuples a request without `limit` removes (the reply lists each one). */
 export const DEFAULT_DELETE_BY_FILTER = 1000;
 
-/** The storage contract's page bound for `readTuples`. */
+/** The pages Read gathers the matches in. */
 const READ_PAGE = 1000;
 
 /**
@@ -109,7 +113,7 @@ export interface Matching {
 
 /** The first `limit` tuples the filter selects, and whether more remain. */
 export async function matching(
-  storage: Storage,
+  e: EngineParts,
   storeId: string,
   filter: DeleteTuplesFilter,
   limit: number,
@@ -119,13 +123,13 @@ export async function matching(
   let after: string | undefined;
   for (;;) {
     const want = Math.min(READ_PAGE, limit - keys.length);
-    const page = await storage.readTuples(storeId, read, { pageSize: want, after });
+    const page = await readPage(e, storeId, read, { pageSize: want, after });
     for (const t of page.items) keys.push({ user: t.key.user, relation: t.key.relation, object: t.key.object });
     if (page.next === undefined) return { keys, more: false };
     after = page.next;
     if (keys.length >= limit) {
       // A backend may hand out a cursor at the end of the data: one probe says whether any is left.
-      const probe = await storage.readTuples(storeId, read, { pageSize: 1, after });
+      const probe = await readPage(e, storeId, read, { pageSize: 1, after });
       return { keys, more: probe.items.length > 0 };
     }
   }

@@ -81,6 +81,8 @@ export class PgStorage implements Storage {
   readonly kind = 'postgres';
   /** latch_write takes the store's row lock inside the statement (docs/architecture.md). */
   readonly ordersWrites = true;
+  /** Its by-user Read shape is served by an index of the tuples table (Storage.readsByUser). */
+  readonly readsByUser = true;
   readonly db: Db;
   readonly cluster: PgClusterRegistry;
   private readonly mutex = new KeyedMutex();
