@@ -4,7 +4,7 @@
 // `flat().sort()` of the runs). Two data sets: the chunks of the NDJSON file bench/import.ts makes
 // (`/tmp/latch-import-<N>.ndjson`; run that bench once at the size first), and as many tuples with
 // random 26-char ids (no order in the input, long shared prefixes only in the types). Each sort
-// gets keys built afresh the way planImport builds them (key.tuple, key.userIndex, tuple order), so
+// gets keys built afresh the way planImport builds them (key.tuple, and by-user positions as keys, tuple order), so
 // they are scattered in the heap as there, not warm in the cache from the previous sort. CPU from
 // process.cpuUsage around the two sorts of a chunk (tuple keys, by-user positions), methods interleaved
 // chunk by chunk, the median of `--rounds`; every result is checked against `sort()` first.
