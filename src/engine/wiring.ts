@@ -21,6 +21,7 @@ import { ExpirySweeper } from './state/expiry-sweeper.js';
 import { RevisionFeed } from './state/revision-feed.js';
 import { WatchFeed } from './state/watch-feed.js';
 import { ListingCache } from './state/listing-cache.js';
+import { USER_LISTS } from './commands/read.js';
 import { ModelCache } from './state/model-cache.js';
 import { PastViews } from './state/past-views.js';
 import { Preload } from './state/preload.js';
@@ -113,6 +114,7 @@ export function wireEngine(
     writer,
     results: new ResultCache(config.cacheSize),
     listings: new ListingCache(),
+    userLists: new ListingCache(USER_LISTS),
     checker: createWalkerChecker({ workers: config.workers, resolveDepth: config.resolveDepth, now: clock }),
     permissionIndexes,
     pastViews: new PastViews(storage, indexes, feed, { ...DEFAULT_HISTORY_LIMITS, ...config.history }),

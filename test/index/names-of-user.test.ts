@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { TupleKey } from '../../src/domain/types.js';
 import { StoreIndex, type IndexSnapshot } from '../../src/index/store-index.js';
 import type { WriteResult } from '../../src/storage/types.js';
+import { smallestAfter } from '../../src/engine/commands/read.js';
+import { userPosition } from '../../src/storage/codec.js';
 
 const USERS = ['user:anne', 'user:bob', 'user:*', 'group:eng#member', 'group:eng#admin', 'doc:7'];
 const RELATIONS = ['viewer', 'editor', 'parent'];
@@ -66,6 +68,49 @@ describe('IndexSnapshot.namesOfUser', () => {
       for (const t of deleted) live.delete(id(t));
       for (const t of written) live.set(id(t), t);
       expectSame(ix.snapshot(), live); // base entries masked, overlay adds listed
+    }
+    ix.close();
+  });
+});
+
+describe('smallestAfter (Read by user of a user with more tuples than a list keeps)', () => {
+  it('pages through the user’s positions in order, a page at a time, from any cursor', async () => {
+    const tuples: TupleKey[] = [];
+    const next = random(11);
+    for (let i = 0; i < 3000; i++)
+      tuples.push({ object: `doc:${next(100000)}`, relation: RELATIONS[next(3)] as string, user: 'user:anne' });
+    tuples.push(
+      { object: 'doc:\u00e9', relation: 'viewer', user: 'user:anne' },
+      { object: 'doc:x', relation: 'viewer', user: 'user:bob' },
+    );
+    const live = new Map(tuples.map((t) => [id(t), t]));
+    const ix = StoreIndex.build(live.values(), 1);
+    ix.apply({
+      revision: 2,
+      timestamp: '',
+      written: [{ object: 'doc:new', relation: 'editor', user: 'user:anne' }],
+      deleted: [tuples[0] as TupleKey],
+    });
+    live.delete(id(tuples[0] as TupleKey));
+    live.set('doc:new#editor@user:anne', { object: 'doc:new', relation: 'editor', user: 'user:anne' });
+    const s = ix.snapshot();
+    for (const rel of [undefined, 'viewer']) {
+      const want = [...live.values()]
+        .filter((t) => t.user === 'user:anne' && (!rel || t.relation === rel))
+        .map(userPosition)
+        .sort();
+      for (const size of [1, 7, 100, want.length + 1]) {
+        const seen: string[] = [];
+        let after: string | undefined;
+        for (let more = true; more;) {
+          const page = await smallestAfter(s, 'doc', 'user:anne', rel, after, size);
+          expect(page.positions.length).toBe(page.more ? size : Math.min(size, want.length - seen.length));
+          seen.push(...page.positions);
+          after = page.positions[page.positions.length - 1];
+          more = page.more;
+        }
+        expect(seen).toEqual(want);
+      }
     }
     ix.close();
   });

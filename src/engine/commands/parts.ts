@@ -37,6 +37,8 @@ export interface EngineParts {
   readonly results: ResultCache;
   /** Complete answers of paged listings. */
   readonly listings: ListingCache;
+  /** The sorted positions of the last users paged through by Read by user (./read.ts). */
+  readonly userLists: ListingCache;
   /** The wasm walker, inline and on the worker pool. */
   readonly checker: WalkerChecker;
   readonly permissionIndexes: PermissionIndexes;

@@ -17,6 +17,7 @@ export async function holdStore(e: EngineParts, storeId: string): Promise<void> 
 export function releaseStore(e: EngineParts, storeId: string): void {
   e.permissionIndexes.dropStore(storeId);
   e.listings.dropStore(storeId);
+  e.userLists.dropStore(storeId);
   e.pastViews.forgetStore(storeId);
   e.feed.releaseStore(storeId);
 }

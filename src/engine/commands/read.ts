@@ -15,6 +15,7 @@ import { decodeUserIndexKey, part, userPosition } from '../../storage/codec.js';
 import { encodeCursor } from '../../storage/cursor.js';
 import { sortBinaryKeys } from '../../storage/key-sort.js';
 import { isByUserFilter, resumeAfter, scanFor } from '../../storage/tuples.js';
+import type { IndexSnapshot } from '../../index/store-index.js';
 import type { PageRequest, TupleFilter } from '../../storage/types.js';
 import type { ReadInput } from '../contract.js';
 import type { EngineParts } from './parts.js';
@@ -39,6 +40,16 @@ export function readPage(
 /** Positions gathered between two turns of the event loop (a user with a million tuples takes many). */
 const GATHER_SLICE = 8192;
 
+/**
+ * The longest list of one user's positions sorted and kept for the next pages (≈ 80 bytes each:
+ * 40 MB), and how many such lists are kept (`EngineParts.userLists`). A longer list is never held:
+ * each page streams the user's tuples and keeps only the page's worth after its cursor
+ * (`smallestAfter`), so memory stays bounded by the page whatever the user holds, and each page
+ * costs a pass over them.
+ */
+const MAX_LIST = 500_000;
+export const USER_LISTS = 2;
+
 async function readByUser(
   e: EngineParts,
   storeId: string,
@@ -46,26 +57,24 @@ async function readByUser(
   page: PageRequest,
 ): Promise<Page<Tuple>> {
   const scan = scanFor(filter);
-  const after = resumeAfter(scan, page.after);
-  const positions = await userPositions(e, storeId, filter, page.pageSize);
-  let i = after === undefined ? 0 : upperBound(positions, after);
   const items: Tuple[] = [];
+  let after = resumeAfter(scan, page.after);
   let last = '';
-  while (i < positions.length) {
+  for (;;) {
     // One more than the page needs: it tells whether a next page exists.
-    const want = positions.slice(i, i + page.pageSize + 1 - items.length);
-    i += want.length;
-    const keys = want.map((p) => decodeUserIndexKey(p) as TupleKey);
+    const { positions, more } = await positionsAfter(e, storeId, filter, after, page.pageSize + 1 - items.length);
+    const keys = positions.map((p) => decodeUserIndexKey(p) as TupleKey);
     const values = await tupleValues(e, storeId, keys);
     for (let j = 0; j < values.length; j++) {
       const v = values[j];
       if (v === undefined) continue; // deleted after the index listed it
       if (items.length === page.pageSize) return { items, next: encodeCursor(scan.tag, last) };
       items.push(v);
-      last = want[j] as string;
+      last = positions[j] as string;
     }
+    if (!more) return { items };
+    after = positions[positions.length - 1];
   }
-  return { items };
 }
 
 function tupleValues(e: EngineParts, storeId: string, keys: readonly TupleKey[]): Promise<(Tuple | undefined)[]> {
@@ -75,42 +84,108 @@ function tupleValues(e: EngineParts, storeId: string, keys: readonly TupleKey[])
 }
 
 /**
- * The user's tuples of the filter's type (and relation) at the index's current revision, as
- * sorted by-user positions. A list longer than one page is kept in the listing cache for the next
- * pages while the index stays at that revision (a user with 100,000 tuples is gathered and sorted
- * once, not once per page).
+ * The first `want` by-user positions after `after` (all when undefined) of the filter's user,
+ * type and relation, in order, at the index's current revision, and whether more follow. A list
+ * of at most MAX_LIST is gathered, sorted and kept for the next pages while the index stays at
+ * that revision (a user with 100,000 tuples is sorted once, not once per page); a longer one is
+ * streamed each time (`smallestAfter`).
  */
-async function userPositions(
+async function positionsAfter(
   e: EngineParts,
   storeId: string,
   filter: TupleFilter,
-  pageSize: number,
-): Promise<readonly string[]> {
-  const object = filter.object as string;
+  after: string | undefined,
+  want: number,
+): Promise<{ positions: readonly string[]; more: boolean }> {
+  const type = (filter.object as string).slice(0, -1);
   const user = filter.user as string;
-  const type = object.slice(0, -1);
   const rel = filter.relation || undefined;
   const index = await e.indexes.get(storeId);
   const snap = index.snapshot();
   const stamp = { index, revision: snap.revision, modelId: '', validUntil: Infinity };
-  const cacheKey = `${storeId}\u0000read-by-user\u0000${type}\u0000${user}\u0000${rel ?? ''}`;
-  const cached = e.listings.peek(cacheKey, stamp, 0);
-  if (cached) return cached;
-  const positions: string[] = [];
-  snap.pin();
-  try {
-    let n = 0;
-    for (const [relation, object] of snap.namesOfUser(type, user, rel)) {
-      positions.push(userPosition({ object, relation, user }));
-      if (++n % GATHER_SLICE === 0) await nextTurn();
+  const cacheKey = `${storeId}\u0000${type}\u0000${user}\u0000${rel ?? ''}`;
+  let list = e.userLists.peek(cacheKey, stamp, 0);
+  if (!list) {
+    const gathered: string[] = [];
+    let whole = true;
+    snap.pin();
+    try {
+      let n = 0;
+      for (const [relation, object] of snap.namesOfUser(type, user, rel)) {
+        if (n === MAX_LIST) {
+          whole = false;
+          break;
+        }
+        gathered.push(userPosition({ object, relation, user }));
+        if (++n % GATHER_SLICE === 0) await nextTurn();
+      }
+      if (!whole) return await smallestAfter(snap, type, user, rel, after, want);
+    } finally {
+      snap.unpin();
     }
-  } finally {
-    snap.unpin();
+    // Binary strings: code unit order is the by-user order of every backend.
+    list = sortBinaryKeys(gathered, part(type).length + part(user).length);
+    if (list.length > want) e.userLists.set(cacheKey, stamp, list);
   }
-  // Binary strings: code unit order is the by-user order of every backend.
-  sortBinaryKeys(positions, part(type).length + part(user).length);
-  if (positions.length > pageSize) e.listings.set(cacheKey, stamp, positions);
-  return positions;
+  const from = after === undefined ? 0 : upperBound(list, after);
+  return { positions: list.slice(from, from + want), more: from + want < list.length };
+}
+
+/**
+ * `positionsAfter` for a user with more than MAX_LIST tuples of the type: one pass over them,
+ * keeping the `want` smallest positions after `after` in a max-heap (memory of one page), then
+ * those in order. The caller holds the snapshot's pin.
+ */
+export async function smallestAfter(
+  snap: IndexSnapshot,
+  type: string,
+  user: string,
+  rel: string | undefined,
+  after: string | undefined,
+  want: number,
+): Promise<{ positions: readonly string[]; more: boolean }> {
+  const heap: string[] = [];
+  let more = false;
+  let n = 0;
+  for (const [relation, object] of snap.namesOfUser(type, user, rel)) {
+    if (++n % GATHER_SLICE === 0) await nextTurn();
+    const p = userPosition({ object, relation, user });
+    if (after !== undefined && p <= after) continue;
+    if (heap.length < want) heapPush(heap, p);
+    else {
+      more = true;
+      if (p < (heap[0] as string)) heapReplaceTop(heap, p);
+    }
+  }
+  return { positions: sortBinaryKeys(heap, part(type).length + part(user).length), more };
+}
+
+/** Adds `p` to the max-heap `h` (its greatest element first). */
+function heapPush(h: string[], p: string): void {
+  let i = h.length;
+  h.push(p);
+  while (i > 0) {
+    const up = (i - 1) >> 1;
+    if ((h[up] as string) >= p) break;
+    h[i] = h[up] as string;
+    i = up;
+  }
+  h[i] = p;
+}
+
+/** Replaces the greatest element of the max-heap `h` by `p` (smaller). */
+function heapReplaceTop(h: string[], p: string): void {
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= h.length) break;
+    const r = l + 1;
+    const c = r < h.length && (h[r] as string) > (h[l] as string) ? r : l;
+    if ((h[c] as string) <= p) break;
+    h[i] = h[c] as string;
+    i = c;
+  }
+  h[i] = p;
 }
 
 /** The first index in sorted `list` whose element is greater than `p`. */

@@ -22,6 +22,7 @@ export async function deleteStore(e: EngineParts, storeId: string): Promise<void
   if (!(await e.storage.deleteStore(storeId))) throw fail.storeNotFound();
   e.feed.dropStore(storeId);
   e.listings.dropStore(storeId);
+  e.userLists.dropStore(storeId);
   e.permissionIndexes.dropStore(storeId);
   e.pastViews.forgetStore(storeId);
 }
