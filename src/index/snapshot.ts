@@ -313,6 +313,21 @@ export class IndexSnapshot implements TupleView {
     }
   }
 
+  /** A user string's (subject node, subjRel), undefined when the snapshot has never seen it. */
+  private subject(user: string): readonly [number, number] | undefined {
+    const hash = user.lastIndexOf('#');
+    const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));
+    const sr = hash === -1 ? 0 : (this.nameId(user.slice(hash + 1)) ?? -1) + 1;
+    return subj === undefined || sr < 0 ? undefined : [subj, sr];
+  }
+
+  /** The base's reverse entries [lo, hi) of subject node `subj` (a node of the base). */
+  private reverseRange(subj: number): readonly [number, number] {
+    const rn = this.base.w('revNode');
+    const m = u32();
+    return [m[rn + subj] ?? 0, m[rn + subj + 1] ?? 0];
+  }
+
   /**
    * Every tuple `<objectType>:<any id>#<relation>@user` of this snapshot, any relation when
    * `relation` is undefined, as its (relation, object) names, in no particular order: what Read by
@@ -320,20 +335,16 @@ export class IndexSnapshot implements TupleView {
    * stored). A generator that reads shared memory: pin the snapshot to hold it across waits.
    */
   *namesOfUser(objectType: string, user: string, relation?: string): Generator<readonly [string, string]> {
-    const hash = user.lastIndexOf('#');
-    const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));
-    const sr = hash === -1 ? 0 : (this.nameId(user.slice(hash + 1)) ?? -1) + 1;
+    const s = this.subject(user);
     const rel = relation === undefined ? -1 : this.nameId(relation);
     const type = this.nameId(objectType);
-    if (subj === undefined || sr < 0 || rel === undefined || type === undefined) return;
+    if (s === undefined || rel === undefined || type === undefined) return;
+    const [subj, sr] = s;
     const names = this.dict.nameList;
     const nodes = this.dict.nodeList;
     if (subj < this.base.layout.nodes) {
-      const rn = this.base.w('revNode');
       const re = this.base.w('revEnt');
-      const m0 = u32();
-      const lo = m0[rn + subj] ?? 0;
-      const hi = m0[rn + subj + 1] ?? 0;
+      const [lo, hi] = this.reverseRange(subj);
       for (let i = lo; i < hi; i++) {
         const m = u32();
         const meta = m[re + 2 * i + 1] ?? 0;
@@ -354,19 +365,15 @@ export class IndexSnapshot implements TupleView {
   }
 
   *objects(objectType: string, relation: string, user: string): Iterable<TupleEntry> {
-    const hash = user.lastIndexOf('#');
-    const subj = this.nodeId(hash === -1 ? user : user.slice(0, hash));
-    const sr = hash === -1 ? 0 : (this.nameId(user.slice(hash + 1)) ?? -1) + 1;
+    const s = this.subject(user);
     const rel = this.nameId(relation);
     const type = this.nameId(objectType);
-    if (subj === undefined || sr < 0 || rel === undefined || type === undefined) return;
+    if (s === undefined || rel === undefined || type === undefined) return;
+    const [subj, sr] = s;
     const want = (rel | (sr << COND_SHIFT)) >>> 0;
     if (subj < this.base.layout.nodes) {
-      const rn = this.base.w('revNode');
       const re = this.base.w('revEnt');
-      const m0 = u32();
-      const lo = m0[rn + subj] ?? 0;
-      const hi = m0[rn + subj + 1] ?? 0;
+      const [lo, hi] = this.reverseRange(subj);
       for (let i = lo; i < hi; i++) {
         const m = u32();
         if (m[re + 2 * i + 1] !== want) continue;

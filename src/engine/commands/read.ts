@@ -18,6 +18,7 @@ import { isByUserFilter, resumeAfter, scanFor } from '../../storage/tuples.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
 import type { PageRequest, TupleFilter } from '../../storage/types.js';
 import type { ReadInput } from '../contract.js';
+import { firstAfter } from '../evaluation/list/pages.js';
 import type { EngineParts } from './parts.js';
 import { storeOf } from './request-steps.js';
 
@@ -127,7 +128,7 @@ async function positionsAfter(
     list = sortBinaryKeys(gathered, part(type).length + part(user).length);
     if (list.length > want) e.userLists.set(cacheKey, stamp, list);
   }
-  const from = after === undefined ? 0 : upperBound(list, after);
+  const from = firstAfter(list, after);
   return { positions: list.slice(from, from + want), more: from + want < list.length };
 }
 
@@ -186,16 +187,4 @@ function heapReplaceTop(h: string[], p: string): void {
     i = c;
   }
   h[i] = p;
-}
-
-/** The first index in sorted `list` whose element is greater than `p`. */
-function upperBound(list: readonly string[], p: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((list[mid] as string) <= p) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
