@@ -105,6 +105,8 @@ export class KvStorage implements Storage {
   private readonly states = new Map<string, StoreState>();
   /** One process owns the data: the service queues a store's writes (see Storage.ordersWrites). */
   readonly ordersWrites = false;
+  /** No by-user keys (Storage.readsByUser): the engine reads that shape from its index. */
+  readonly readsByUser = false;
   private readonly mutex = new KeyedMutex();
   private readonly reclaimer: Reclaimer;
   private readonly checkpoints: CheckpointGenerations;
@@ -403,9 +405,6 @@ export class KvStorage implements Storage {
     if (!this.stores.has(storeId)) return { items: [] };
     return readTuples(this.kv, storeId, filter, page);
   }
-
-  /** No by-user keys (Storage.readsByUser): the engine reads that shape from its index. */
-  readonly readsByUser = false;
 
   async tupleValues(storeId: string, keys: readonly TupleId[]): Promise<(Tuple | undefined)[]> {
     if (!this.stores.has(storeId)) return keys.map(() => undefined);
