@@ -148,6 +148,20 @@ function suite(name: string, open: () => Promise<{ server: Server; close: () => 
         },
         // the same tuple twice in one chunk
         { tuples: [viewer(1), viewer(2), viewer(1)], code: 'cannot_allow_duplicate_tuples_in_one_request', index: 2 },
+        // the parser's checks of a tuple of exactly {user, relation, object}: the user's length,
+        // the relation's pattern, the object's, a value that is not a string
+        {
+          tuples: [viewer(1), { user: `user:${'u'.repeat(508)}`, relation: 'viewer', object: 'doc:d1' }],
+          code: 'validation_error',
+          index: 1,
+        },
+        {
+          tuples: [viewer(1), viewer(2), { user: 'user:x', relation: 'view:er', object: 'doc:d1' }],
+          code: 'validation_error',
+          index: 2,
+        },
+        { tuples: [{ user: 'user:x', relation: 'viewer', object: 'd' }], code: 'validation_error', index: 0 },
+        { tuples: [viewer(1), { user: 7, relation: 'viewer', object: 'doc:d1' }], code: 'validation_error', index: 1 },
       ];
       for (const c of cases) {
         const r = await call(s.base, 'POST', `/stores/${store}/tuples/import`, ndjson(c.tuples), {
@@ -187,6 +201,21 @@ function suite(name: string, open: () => Promise<{ server: Server; close: () => 
       expect((await changes(s, store)).length).toBe(1);
       const after = await importChunk(s, store, [viewer(0)]);
       expect(after.revision).toBe(before.revision);
+    });
+
+    it('a field a tuple key does not have is dropped: stored, logged and exported without it', async () => {
+      const store = await storeWithModel(s.base, 'import-extra');
+      const sent = [
+        viewer(1),
+        { ...viewer(2), note: 'not a field of TupleKey' },
+        { object: 'doc:d3', user: 'user:u3', relation: 'viewer' },
+      ];
+      expect((await importChunk(s, store, sent)).written).toBe(3);
+      const want = [viewer(1), viewer(2), viewer(3)];
+      expect(await exported(s, store)).toEqual(want);
+      const logged = (await changes(s, store)).map((c) => c.tuple_key);
+      expect(logged.map(key)).toEqual(want.map(key));
+      for (const t of logged) expect(Object.keys(t).sort()).toEqual(['condition', 'object', 'relation', 'user']);
     });
 
     it('export → import into another store gives the same tuples (conditions and expiries included)', async () => {
