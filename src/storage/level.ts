@@ -185,8 +185,18 @@ class LevelKv implements Kv {
     if (this.#broken) return undefined;
     const b = this.db.batch();
     const opens = this.#opens;
+    const raw = rawPut(b);
+    let counted = false;
     return {
-      put: (key, value) => void b.put(key, value),
+      // The first put goes through the batch's `put` (which counts it: a batch `write` finds
+      // empty is not written), the rest straight to the native batch (see rawPut).
+      put: (key, value) => {
+        if (counted && raw !== undefined) raw(key, value);
+        else {
+          b.put(key, value);
+          counted = true;
+        }
+      },
       del: (key) => void b.del(key),
       write: async (sync) => {
         if (this.#broken || this.#opens !== opens) {
@@ -240,6 +250,25 @@ class LevelKv implements Kv {
     await this.db.close();
     await clearHolderPid(this.path);
   }
+}
+
+/**
+ * The native put of a classic-level chained batch (its `_put`, abstract-level's interface to the
+ * implementation), bound to `batch`; undefined when it has none. abstract-level's `put` checks
+ * the batch is open and the key and value valid, clones an op object with its encodings, encodes
+ * the key (utf8: a string stays a string) and value (view: a Uint8Array stays one), and calls
+ * `_put(key, value)`: for this database, with no prewrite hook and no 'write' listener, the same
+ * call. An import chunk puts 50,000 keys into one batch: the op object and the checks were
+ * ≈ 96 bytes allocated (the sampling heap profiler, 3M import) and ≈ 0.05 µs each on the main
+ * thread. A put into a batch whose database closed
+ * meanwhile reaches the native batch; its `write` then fails as it would have (the batch is not
+ * open), unwritten.
+ */
+function rawPut(batch: object): ((key: string, value: Uint8Array) => void) | undefined {
+  const put = (batch as { _put?: unknown })._put;
+  return typeof put === 'function'
+    ? (put as (this: object, key: string, value: Uint8Array) => void).bind(batch)
+    : undefined;
 }
 
 /** On Node `Level` is classic-level, whose manual compaction the `level` package's types leave out. */

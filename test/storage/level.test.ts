@@ -241,6 +241,40 @@ describe('storage: leveldb on disk', () => {
     expect(await bytes(['a', 'c', 'd'])).toEqual([[1], undefined, undefined]);
     await w.write(true);
     expect(await bytes(['a', 'b', 'c', 'd'])).toEqual([undefined, [1], undefined, [2]]);
+    // Puts only, many with one value (an import chunk's keys), a del among them: all written, in
+    // order (the del of a key put before it removes it; a put after a del restores it).
+    const many = kv.writer?.();
+    if (!many) throw new Error('LevelDB gives a writer');
+    const shared = new Uint8Array([3]);
+    const keys = Array.from({ length: 1000 }, (_, i) => `k${String(i).padStart(4, '0')}`);
+    for (const k of keys) many.put(k, shared);
+    many.del('k0001');
+    many.del('k0002');
+    many.put('k0002', new Uint8Array([4]));
+    await many.write(true);
+    const got = await bytes(keys);
+    expect(got[0]).toEqual([3]);
+    expect(got[1]).toBeUndefined();
+    expect(got[2]).toEqual([4]);
+    expect(got.slice(3).every((v) => v?.length === 1 && v[0] === 3)).toBe(true);
+    const entries: string[] = [];
+    for await (const k of kv.keys({ gte: 'k', lt: 'l' })) entries.push(k);
+    expect(entries).toEqual(keys.filter((k) => k !== 'k0001'));
     await kv.close();
+  });
+
+  it("a writer's puts after its database closed are not written: its write fails", async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const kv = await openLevelKv(dir);
+    const w = kv.writer?.();
+    if (!w) throw new Error('LevelDB gives a writer');
+    w.put('a', new Uint8Array([1]));
+    await kv.close();
+    w.put('b', new Uint8Array([1]));
+    await expect(w.write(true)).rejects.toThrow();
+    const again = await openLevelKv(dir);
+    expect(await again.getMany(['a', 'b'])).toEqual([undefined, undefined]);
+    await again.close();
   });
 });
