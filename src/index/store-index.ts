@@ -351,10 +351,15 @@ export class StoreIndex {
    * tuple of the index has it); else true, the ids in `found` (`sr`: subject relation + 1, or 0).
    */
   private lookUp(t: Pick<TupleKey, 'object' | 'relation' | 'user'>): boolean {
+    const obj = this.dict.nodes.get(t.object);
+    return obj !== undefined && this.lookUpAt(obj, t);
+  }
+
+  /** `lookUp` with the object's id `obj` known. */
+  private lookUpAt(obj: number, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): boolean {
     const d = this.dict;
-    const obj = d.nodes.get(t.object);
     const rel = d.names.get(t.relation);
-    if (obj === undefined || rel === undefined) return false;
+    if (rel === undefined) return false;
     const user = t.user;
     const hash = user.lastIndexOf('#');
     const subj = d.nodes.get(hash === -1 ? user : user.slice(0, hash));
@@ -439,8 +444,22 @@ export class StoreIndex {
    * A bulk import's hint to the storage (HeldHint): reads only the tuples this may hold.
    */
   mayHold(t: TupleKey): boolean {
-    return this.lookUp(t);
+    // An import chunk's tuples come grouped by object (a document's tuples together), and most
+    // of a new store's objects are new: the previous tuple's object answers without a lookup
+    // (hashing the string and a probe of a table of millions of nodes, a cache miss). Its id
+    // cannot change; its absence holds while no node is added.
+    const h = this.held;
+    const d = this.dict;
+    if (t.object !== h.object || (h.id < 0 && h.nodes !== d.nodeList.length)) {
+      h.object = t.object;
+      h.id = d.nodes.get(t.object) ?? -1;
+      h.nodes = d.nodeList.length;
+    }
+    return h.id >= 0 && this.lookUpAt(h.id, t);
   }
+
+  /** The object `mayHold` looked up last, its id (-1: absent) and the dictionary's node count then. */
+  private readonly held = { object: '', id: -1, nodes: 0 };
 
   /** Resolves when no background merge is running. */
   async settled(): Promise<void> {

@@ -434,6 +434,24 @@ describe("mayHold (a bulk import's hint to the storage)", () => {
     // Known strings in a combination never written: may be held (the storage reads it).
     expect(ix.mayHold(tk('doc:2#viewer@user:bob'))).toBe(true);
   });
+
+  it('answers each tuple of a run of the same object, and an object interned between two calls', () => {
+    const ix = StoreIndex.build(seed.map(tk), 1);
+    // The same object, one tuple after the other: each answered on its own strings.
+    expect(ix.mayHold(tk('doc:1#viewer@user:anne'))).toBe(true);
+    expect(ix.mayHold(tk('doc:1#viewer@user:new'))).toBe(false);
+    expect(ix.mayHold(tk('doc:1#owner@user:anne'))).toBe(false);
+    expect(ix.mayHold(tk('doc:1#viewer@user:anne'))).toBe(true);
+    // An object absent, then written: held from then on (its string asked again, equal not identical).
+    expect(ix.mayHold(tk('doc:later#viewer@user:anne'))).toBe(false);
+    expect(ix.mayHold(tk('doc:later#viewer@user:bob'))).toBe(false);
+    ix.apply(write(2, ['doc:later#viewer@user:anne']));
+    expect(ix.mayHold(tk(['doc:', 'later#viewer@user:anne'].join('')))).toBe(true);
+    // Absent still when other nodes were added meanwhile.
+    expect(ix.mayHold(tk('doc:never#viewer@user:anne'))).toBe(false);
+    ix.apply(write(3, ['doc:other#viewer@user:anne']));
+    expect(ix.mayHold(tk('doc:never#viewer@user:anne'))).toBe(false);
+  });
 });
 
 describe('snapshot retirement', () => {
