@@ -156,6 +156,24 @@ function lowerBound(w: Uint32Array, b: number, count: number, order: Compare): n
 }
 
 /**
+ * `lowerBound` over the first `end` records searched from the top: records end-1, end-2, end-4, …
+ * until one is below the probe, then a binary search between the last two. An insertBatch's puts
+ * are placed from the last down, each below the one before: a put above every record left (in
+ * key order, every record of an import of new objects, ids above the overlay's) is placed after
+ * one comparison, one among them after ≈ 2·log2 of its distance from the top (a chunk of 50,000
+ * puts spread over a million records: ≈ 9), where a binary search over all of them takes ≈ 20.
+ */
+function placeBelow(w: Uint32Array, b: number, end: number, order: Compare): number {
+  let hi = end;
+  for (let step = 1; ; step *= 2) {
+    const i = hi - step;
+    if (i < 0) return lowerBound(w, b, hi, order);
+    if (order(w, b + i * 4, probe, 0) < 0) return i + 1 + lowerBound(w, b + (i + 1) * 4, hi - i - 1, order);
+    hi = i;
+  }
+}
+
+/**
  * Records (obj, rel, subj, meta) sorted in `order`, unique per key, kept in a shared-memory Region
  * owned by the overlay. Inserts and removes shift with `copyWithin` and a publication copies with
  * `copyWithin` too: both stay inside the one SharedArrayBuffer (memmove), where a `set()` from a
@@ -283,10 +301,11 @@ class SortedRecords {
     // Records [0, end) of the list are not placed yet; [o, n + m) is the merged upper part.
     let end = n;
     let o = n + m;
+    const order = this.order;
     for (let q = (m - 1) * 4; q >= 0; q -= 4) {
       setProbe(puts[q] as number, puts[q + 1] as number, puts[q + 2] as number, (puts[q + 3] as number) & SR_MASK);
-      const p = lowerBound(w, b, end, this.order);
-      const same = p < end && this.order(w, b + p * 4, probe, 0) === 0; // replaced by the put
+      const p = placeBelow(w, b, end, order);
+      const same = p < end && order(w, b + p * 4, probe, 0) === 0; // replaced by the put
       const above = same ? p + 1 : p;
       w.copyWithin(b + (o - (end - above)) * 4, b + above * 4, b + end * 4);
       o -= end - above + 1;

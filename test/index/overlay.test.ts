@@ -75,6 +75,32 @@ describe('Overlay batches', () => {
     }
   });
 
+  it('writeAll of batches placed above the records, below them and among them: as applied one by one', () => {
+    const base = emptyBase();
+    const [x, y] = [new Overlay(base), new Overlay(base)];
+    /** `n` records of objects from `first` on (an import chunk of new objects), a few subjects each. */
+    const objects = (first: number, n: number, seed: number): Uint32Array => {
+      const w = records(n, seed);
+      for (let i = 0; i < n; i++) w[i * 4] = first + Math.floor(i / 3);
+      return w;
+    };
+    try {
+      // Above every record (the next chunk's new objects), below every record, then both and
+      // among them, with keys already added (a meta change).
+      const batches = [objects(1000, 900, 3), objects(5000, 900, 5), objects(0, 600, 9), records(2000, 17)];
+      batches.forEach((words, i) => {
+        x.writeAll(2 + i, words);
+        oneByOne(y, 2 + i, false, words);
+        expect(x.image().copyWords(), `batch ${i}`).toEqual(y.image().copyWords());
+      });
+      expect(x.size).toBeGreaterThan(2000);
+    } finally {
+      x.drop();
+      y.drop();
+      base.drop();
+    }
+  });
+
   it('applyAll of a logged tail (writes, deletes, re-adds) equals apply of each change; the log replays the same', () => {
     const base = emptyBase();
     const tail = new ChangeLog();
