@@ -110,6 +110,13 @@ export function prefixEnd(prefix: string): string {
 }
 
 /**
+ * key.tuple's parts for `join`, reused: a 9-element array literal per key was ≈ 120 bytes
+ * allocated per tuple of an import (50,000 keys a chunk); with it reused, same-run 3M import pairs
+ * took 3.49 / 3.40 µs of the server's main thread per tuple against 3.71 / 3.51.
+ */
+const TUPLE_PARTS = [DATA, '', 't', '', TERM, '', TERM, '', TERM];
+
+/**
  * Key builders for one store. The tuple keys' plain case (every component ASCII without NUL) is
  * one `join`: a flat string at once, where `+` builds a rope of cons strings that the sort of a
  * bulk import's keys and LevelDB's UTF-8 conversion each flatten later (measured, 500k tuples,
@@ -124,9 +131,17 @@ export const key = {
   tuples: (id: string): string => DATA + id + 't',
   tuple: (id: string, t: Pick<TupleKey, 'object' | 'relation' | 'user'>): string => {
     const { object, relation, user } = t;
-    if (plainAscii(object) && plainAscii(relation) && plainAscii(user))
-      return [DATA, id, 't', object, TERM, relation, TERM, user, TERM].join('');
-    return DATA + id + 't' + part(object) + part(relation) + part(user);
+    if (!(plainAscii(object) && plainAscii(relation) && plainAscii(user)))
+      return DATA + id + 't' + part(object) + part(relation) + part(user);
+    // One reused array, its slots emptied after the join so it holds no key's strings.
+    const p = TUPLE_PARTS;
+    p[1] = id;
+    p[3] = object;
+    p[5] = relation;
+    p[7] = user;
+    const k = p.join('');
+    p[1] = p[3] = p[5] = p[7] = '';
+    return k;
   },
   /**
    * Where older versions kept a by-user index (`D <id> u <type><user><relation><id>`); none is
