@@ -6,19 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SR_MASK } from '../../src/abi.js';
 import { buildBase, ColumnBuilder, drain } from '../../src/index/base.js';
 import { u32 } from '../../src/index/memory.js';
-
-/** A deterministic stream of u32s (xorshift), so a failure reproduces. */
-function numbers(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
+import { numbers } from './helpers.js';
 
 interface Entry {
   readonly rel: number;

@@ -26,3 +26,16 @@ export function everyTuple(s: IndexSnapshot): string[] {
   }
   return out.sort();
 }
+
+/** A deterministic stream of u32s (xorshift), so a failure reproduces. */
+export function numbers(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+}

@@ -2,7 +2,15 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { decodeTupleKey, decodeUserIndexKey, key, part, parts, prefixEnd, userPosition } from '../../src/storage/codec.js';
+import {
+  decodeTupleKey,
+  decodeUserIndexKey,
+  key,
+  part,
+  parts,
+  prefixEnd,
+  userPosition,
+} from '../../src/storage/codec.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/cursor.js';
 import { MemoryKv } from '../../src/storage/memory.js';
 import { collect } from './helpers.js';
