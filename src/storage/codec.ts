@@ -7,6 +7,7 @@
 // bytewise order and the memory backend can compare keys with `<`. Layout:
 //
 //   M <name>                         a datastore secret (text)        Storage.secret
+//   M ~no-by-user-keys               marker: no by-user key is left   KvStorage.init
 //   S <storeId>                      store record (JSON)              listing order = id order
 //   T <storeId>                      tombstone of a deleted store     (reclaimed in background)
 //   D <storeId> t                    the store's revision (decimal)   sorts right before its tuples
@@ -31,6 +32,12 @@
 import type { RelationshipCondition, TupleKey } from '../domain/types.js';
 
 const META = 'M';
+
+/**
+ * The meta name marking a datastore with no by-user key left (key.byUser): stored once an open
+ * finds none, so later opens skip the look. `~` keeps it apart from secret names.
+ */
+export const NO_BY_USER_KEYS = '~no-by-user-keys';
 export const STORE = 'S';
 export const TOMBSTONE = 'T';
 const DATA = 'D';

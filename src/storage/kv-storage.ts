@@ -27,6 +27,7 @@ import {
   decodeTupleValue,
   encodeJson,
   key,
+  NO_BY_USER_KEYS,
   prefixEnd,
   STORE,
   TOMBSTONE,
@@ -148,14 +149,28 @@ export class KvStorage implements Storage {
       this.stores.set(s.id, s);
     }
     for await (const k of this.kv.keys({ gt: TOMBSTONE, lt: prefixEnd(TOMBSTONE) })) this.scheduleReclaim(k.slice(1));
-    // By-user keys an older version wrote: nothing reads or maintains them now (readsByUser).
-    if (this.options.reclaim !== false)
-      for (const id of this.stores.keys()) {
-        const stale = key.byUser(id);
-        for await (const _ of this.kv.keys({ gte: stale, lt: prefixEnd(stale), limit: 1 }))
-          this.reclaimer.scheduleStale(stale);
-      }
+    if (this.options.reclaim !== false) await this.dropStaleByUserKeys();
     return this;
+  }
+
+  /**
+   * By-user keys an older version wrote: nothing reads or maintains them now (readsByUser). Each
+   * store is looked at (one seek) and those that have some are cleaned in the background, until
+   * an open finds none: then a marker (codec.ts NO_BY_USER_KEYS) is stored, no version writes
+   * them again, and later opens look no more.
+   */
+  private async dropStaleByUserKeys(): Promise<void> {
+    const marker = key.meta(NO_BY_USER_KEYS);
+    if (await this.kv.get(marker)) return;
+    let stale = 0;
+    for (const id of this.stores.keys()) {
+      const prefix = key.byUser(id);
+      for await (const _ of this.kv.keys({ gte: prefix, lt: prefixEnd(prefix), limit: 1 })) {
+        this.reclaimer.scheduleStale(prefix);
+        stale++;
+      }
+    }
+    if (stale === 0) await this.kv.batch([{ type: 'put', key: marker, value: new Uint8Array(1) }], true);
   }
 
   /** Lets queued mutations finish, stops reclamation (it resumes at the next open), closes. */

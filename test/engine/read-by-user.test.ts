@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuthorizationModelInput, TupleKey } from '../../src/domain/types.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/config.js';
 import { LatchService } from '../../src/engine/service.js';
-import { key, userPosition } from '../../src/storage/codec.js';
+import { key, NO_BY_USER_KEYS, userPosition } from '../../src/storage/codec.js';
 import { openLevelKv, openLevelStorage } from '../../src/storage/level.js';
 import { openMemoryStorage } from '../../src/storage/memory.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
@@ -229,23 +229,38 @@ describe('by-user keys of an older version', () => {
     await first.writeTuples(store, { writes: tuples, deletes: [], onDuplicate: 'error', onMissing: 'error' });
     const keys = await first.countStoreKeys(store);
     await first.close();
-    // What an older version left: one by-user key per tuple, with the tuple's value.
+    // What an older version left: one by-user key per tuple, with the tuple's value, and no
+    // marker (an empty directory's first open stored it: this version never writes those keys).
     const kv = await openLevelKv(dir);
+    const marker = key.meta(NO_BY_USER_KEYS);
+    expect(await kv.get(marker)).toBeDefined();
     const value = await kv.get(key.tuple(store, tuples[0] as TupleKey));
     await kv.batch(
-      tuples.map((t) => ({
-        type: 'put' as const,
-        key: key.byUser(store) + userPosition(t),
-        value: value as Uint8Array,
-      })),
+      [
+        { type: 'del', key: marker },
+        ...tuples.map((t) => ({
+          type: 'put' as const,
+          key: key.byUser(store) + userPosition(t),
+          value: value as Uint8Array,
+        })),
+      ],
       true,
     );
     await kv.close();
     const again = await openLevelStorage(dir);
-    closers.push(() => again.close());
     await again.settled();
     expect(await again.countStoreKeys(store)).toBe(keys);
     const page = await again.readTuples(store, { object: 'doc:', user: 'user:anne' }, { pageSize: 5000 });
     expect(page.items).toHaveLength(2500);
+    await again.close();
+    // The open that found some stored no marker; the next finds none and stores it.
+    const check = await openLevelKv(dir);
+    expect(await check.get(marker)).toBeUndefined();
+    await check.close();
+    const last = await openLevelStorage(dir);
+    await last.close();
+    const after = await openLevelKv(dir);
+    expect(await after.get(marker)).toBeDefined();
+    await after.close();
   });
 });
