@@ -8,11 +8,10 @@
 // by-user shape that its Read does not serve from an index.
 
 import type { TupleKey } from '../../domain/types.js';
-import { isByUserFilter } from '../../storage/tuples.js';
 import type { TupleFilter, WriteResult } from '../../storage/types.js';
 import type { DeleteTuplesFilter, DeleteTuplesInput, DeleteTuplesOutput } from '../contract.js';
 import type { EngineParts } from './parts.js';
-import { readPage } from './read.js';
+import { readFromIndex, readPage } from './read.js';
 import { storeOf } from './request-steps.js';
 
 export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Promise<DeleteTuplesOutput> {
@@ -42,7 +41,7 @@ export async function deleteTuples(e: EngineParts, input: DeleteTuplesInput): Pr
   }
   return e.writer.write(storeId, async (commit) => {
     const { deleteMatching } = e.storage;
-    if (deleteMatching && (e.storage.readsByUser || !isByUserFilter(readFilterOf(filter)))) {
+    if (deleteMatching && !readFromIndex(e.storage, readFilterOf(filter))) {
       let more = false;
       // The index looks the deleted keys up while the datastore commits them (StoreIndex.prepare).
       const index = e.indexes.peek(storeId);

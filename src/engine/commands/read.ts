@@ -16,7 +16,7 @@ import { encodeCursor } from '../../storage/cursor.js';
 import { sortBinaryKeys } from '../../storage/key-sort.js';
 import { isByUserFilter, resumeAfter, scanFor } from '../../storage/tuples.js';
 import type { IndexSnapshot } from '../../index/store-index.js';
-import type { PageRequest, TupleFilter } from '../../storage/types.js';
+import type { PageRequest, Storage, TupleFilter } from '../../storage/types.js';
 import type { ReadInput } from '../contract.js';
 import { firstAfter } from '../evaluation/list/pages.js';
 import type { EngineParts } from './parts.js';
@@ -27,6 +27,11 @@ export async function read(e: EngineParts, input: ReadInput): Promise<Page<Tuple
   return readPage(e, input.storeId, input.filter, input);
 }
 
+/** True when the engine serves `filter` from the index: the by-user shape on a datastore without a by-user index. */
+export function readFromIndex(storage: Storage, filter: TupleFilter): boolean {
+  return !storage.readsByUser && isByUserFilter(filter);
+}
+
 /** A page of the store's tuples matching `filter`: the datastore's Read, or the index's for the by-user shape. */
 export function readPage(
   e: EngineParts,
@@ -34,8 +39,8 @@ export function readPage(
   filter: TupleFilter,
   page: PageRequest,
 ): Promise<Page<Tuple>> {
-  if (e.storage.readsByUser || !isByUserFilter(filter)) return e.storage.readTuples(storeId, filter, page);
-  return readByUser(e, storeId, filter, page);
+  if (readFromIndex(e.storage, filter)) return readByUser(e, storeId, filter, page);
+  return e.storage.readTuples(storeId, filter, page);
 }
 
 /** Positions gathered between two turns of the event loop (a user with a million tuples takes many). */
@@ -108,19 +113,13 @@ async function positionsAfter(
   let list = e.userLists.peek(cacheKey, stamp, 0);
   if (!list) {
     const gathered: string[] = [];
-    let whole = true;
     snap.pin();
     try {
-      let n = 0;
       for (const [relation, object] of snap.namesOfUser(type, user, rel)) {
-        if (n === MAX_LIST) {
-          whole = false;
-          break;
-        }
+        if (gathered.length === MAX_LIST) return await smallestAfter(snap, type, user, rel, after, want);
         gathered.push(userPosition({ object, relation, user }));
-        if (++n % GATHER_SLICE === 0) await nextTurn();
+        if (gathered.length % GATHER_SLICE === 0) await nextTurn();
       }
-      if (!whole) return await smallestAfter(snap, type, user, rel, after, want);
     } finally {
       snap.unpin();
     }
