@@ -13,8 +13,8 @@ import {
   type ImportTuplesInput,
 } from '../engine/contract.js';
 import { endpoint, type Endpoint } from './endpoint.js';
-import { tupleKey } from './tuple-key-parsers.js';
-import { byteLength, isObj, list, modelId, modelIdValue, P, storeId } from './validate.js';
+import { importedTupleKey } from './tuple-key-parsers.js';
+import { isObj, list, modelId, modelIdValue, storeId } from './validate.js';
 
 /** The import route's body limit: MAX_IMPORT_CHUNK tuples of ≈ 600 bytes each, with room for conditions. */
 export const IMPORT_BODY_LIMIT = 32 * 1024 * 1024;
@@ -26,46 +26,6 @@ export const IMPORT_MODEL_HEADER = 'latch-authorization-model-id';
 function at(index: number, err: unknown): unknown {
   if (!(err instanceof AppError)) return err;
   return new AppError(err.code, `tuple_keys[${index}]: ${err.message}`, { fields: { tuple_index: index } });
-}
-
-/**
- * One tuple of an import chunk, parsed as `tupleKey` parses a written tuple. An item that is
- * exactly `{user, relation, object}` (no other field) with string values that pass tupleKey's
- * checks of them (every tuple of a plain import) is itself the TupleKey, where `tupleKey` would
- * copy it into a new object: a chunk's tuples live from its decoding until its revision is applied
- * to the index, across many turns of the event loop, so a copy of each (50,000 a chunk) is moved
- * by two young-generation collections and then promoted. Anything else (a condition, an expiry, a
- * field more or fewer, a value of another type or failing a check) goes through `tupleKey`, which
- * returns its copy or throws its error.
- */
-function importKey(v: unknown): unknown {
-  if (isObj(v)) {
-    const user = v['user'];
-    const relation = v['relation'];
-    const object = v['object'];
-    if (
-      typeof user === 'string' &&
-      typeof relation === 'string' &&
-      typeof object === 'string' &&
-      fieldCount(v) === 3 &&
-      byteLength(user) <= MAX_USER_BYTES &&
-      (relation === '' || P.relation.test(relation)) &&
-      (object === '' || P.object.test(object))
-    )
-      return v;
-  }
-  return tupleKey(v, 'tuple_keys', true);
-}
-
-/** TupleKey.User's limit in UTF-8 bytes (tupleKey's `maxBytes`). */
-const MAX_USER_BYTES = 512;
-
-/** The enumerable fields of `o`, counted without an array of their names. */
-function fieldCount(o: object): number {
-  let n = 0;
-  // Inherited ones count too: an item whose prototype adds a field is not taken as is.
-  for (const _ in o) n++;
-  return n;
 }
 
 const importTuples = endpoint<ImportTuplesInput>({
@@ -96,7 +56,7 @@ const importTuples = endpoint<ImportTuplesInput>({
     // tuples need no second array.
     for (let i = 0; i < items.length; i++) {
       try {
-        items[i] = importKey(items[i]);
+        items[i] = importedTupleKey(items[i]);
       } catch (err) {
         throw at(i, err);
       }

@@ -236,10 +236,13 @@ export function byteLength(s: string): number {
   return s.length * 3 <= 512 ? s.length : Buffer.byteLength(s, 'utf8');
 }
 
+/** True when `value` takes at most `n` bytes in UTF-8 (encoded only when its length leaves a doubt). */
+export function fitsBytes(value: string, n: number): boolean {
+  return value.length <= n && (value.length * 3 <= n || Buffer.byteLength(value, 'utf8') <= n);
+}
+
 export function maxBytes(value: string, n: number, message: string, field: string): string {
-  if (value.length > n || (value.length * 3 > n && Buffer.byteLength(value, 'utf8') > n)) {
-    throw violation(message, field, REASON.maxBytes(n));
-  }
+  if (!fitsBytes(value, n)) throw violation(message, field, REASON.maxBytes(n));
   return value;
 }
 
